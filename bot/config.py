@@ -1,0 +1,147 @@
+"""The policy of a memory repository (`.memrepo/config.yml`), parsed into plain data.
+
+The policy is reviewed like any other memory change, so parsing is strict: an unknown key or
+a value of the wrong type is an error that names the key, not a silent default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+import yaml
+
+CONFIG_PATH = ".memrepo/config.yml"
+
+MERGE_MODES = ("auto", "explicit", "review")
+DREAM_TRIGGERS = ("step-count", "compaction", "off")
+DREAM_STRATEGIES = ("verbatim", "llm")
+
+
+class PolicyError(ValueError):
+    """The policy file is not valid; the message names the key and what is wrong."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    file_chars: int = 20000
+    core_chars: int = 65536
+    system_depth: int = 2
+    tree_lines: int = 500
+    tree_chars: int = 20000
+    tree_children: int = 50
+
+
+@dataclass(frozen=True)
+class DirectCommit:
+    max_changed_lines: int = 40
+
+
+@dataclass(frozen=True)
+class Dream:
+    trigger: str = "step-count"
+    steps: int = 25
+    strategy: str = "verbatim"
+
+
+@dataclass(frozen=True)
+class Policy:
+    merge: str = "explicit"
+    merge_instructions: str = ""
+    protected: tuple[str, ...] = ()
+    direct_commit: DirectCommit = field(default_factory=DirectCommit)
+    dream: Dream = field(default_factory=Dream)
+    limits: Limits = field(default_factory=Limits)
+
+
+DEFAULT_POLICY = Policy()
+
+
+def _kind(value: Any) -> str:
+    return "nothing" if value is None else type(value).__name__
+
+
+def _positive_int(key: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise PolicyError(f"'{key}' must be a positive whole number, found {value!r}")
+    return value
+
+
+def _choice(key: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise PolicyError(f"'{key}' must be one of {', '.join(choices)}, found {value!r}")
+    return value
+
+
+def _section(cls: type, key: str, raw: Any, check: dict[str, Any]) -> Any:
+    if raw is None:
+        return cls()
+    if not isinstance(raw, dict):
+        raise PolicyError(f"'{key}' must be a mapping, found {_kind(raw)}")
+    known = {f.name for f in fields(cls)}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise PolicyError(
+            f"unknown key '{key}.{unknown[0]}' (allowed: {', '.join(sorted(known))})"
+        )
+    values = {name: check[name](f"{key}.{name}", value) for name, value in raw.items()}
+    return replace(cls(), **values)
+
+
+def parse_policy(text: str | None) -> Policy:
+    """Parse the text of `.memrepo/config.yml`; absent or empty text gives the defaults."""
+    if text is None or not text.strip():
+        return DEFAULT_POLICY
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise PolicyError(f"not valid YAML: {yaml_problem(exc)}") from None
+    if raw is None:
+        return DEFAULT_POLICY
+    if not isinstance(raw, dict):
+        raise PolicyError(f"must be a mapping of keys to values, found {_kind(raw)}")
+    known = {f.name for f in fields(Policy)}
+    unknown = sorted(set(map(str, raw)) - known)
+    if unknown:
+        raise PolicyError(f"unknown key '{unknown[0]}' (allowed: {', '.join(sorted(known))})")
+
+    values: dict[str, Any] = {}
+    if "merge" in raw:
+        values["merge"] = _choice("merge", raw["merge"], MERGE_MODES)
+    if "merge_instructions" in raw:
+        text_value = raw["merge_instructions"]
+        if text_value is not None and not isinstance(text_value, str):
+            raise PolicyError(f"'merge_instructions' must be text, found {_kind(text_value)}")
+        values["merge_instructions"] = text_value or ""
+    if "protected" in raw:
+        globs = raw["protected"] or []
+        if not isinstance(globs, list) or not all(isinstance(g, str) and g for g in globs):
+            raise PolicyError("'protected' must be a list of path patterns such as system/persona.md")
+        values["protected"] = tuple(globs)
+    values["direct_commit"] = _section(
+        DirectCommit, "direct_commit", raw.get("direct_commit"),
+        {"max_changed_lines": _positive_int},
+    )
+    values["dream"] = _section(
+        Dream, "dream", raw.get("dream"),
+        {
+            "trigger": lambda k, v: _choice(k, v, DREAM_TRIGGERS),
+            "steps": _positive_int,
+            "strategy": lambda k, v: _choice(k, v, DREAM_STRATEGIES),
+        },
+    )
+    values["limits"] = _section(
+        Limits, "limits", raw.get("limits"),
+        {f.name: _positive_int for f in fields(Limits)},
+    )
+    return replace(DEFAULT_POLICY, **values)
+
+
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line from a PyYAML error: what is wrong and where."""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    mark = getattr(exc, "problem_mark", None)
+    if mark is not None:
+        return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
+    return problem
+

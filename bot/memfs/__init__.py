@@ -1,0 +1,1 @@
+"""The memory repository: format, validation, memory tool, prompt compile and sync."""

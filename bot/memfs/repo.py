@@ -1,0 +1,373 @@
+"""The memory repository on disk: the imperative shell around git.
+
+Object-level work (reading trees at a commit, writing a commit of a few files) runs
+in-process through libgit2 (pygit2): a memory tool call must cost a few milliseconds, and
+GitPython's pure-Python index rewrites the whole index on every commit. Commands that need
+git's transports and credential helpers (fetch, push) go through GitPython in `sync.py`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from bot import messages
+from bot.config import CONFIG_PATH, Policy, PolicyError, parse_policy
+from bot.errors import MemrepoError
+from bot.identity import Identity
+from bot.memfs import refs
+
+MAIN = "main"
+FILE_MODE = pygit2.enums.FileMode.BLOB if hasattr(pygit2, "enums") else 0o100644
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    sha: str
+    parents: tuple[str, ...]
+    author_name: str
+    author_email: str
+    time: int
+    offset_minutes: int
+    message: str
+
+    @property
+    def summary(self) -> str:
+        return self.message.split("\n", 1)[0]
+
+
+class MemoryRepo:
+    """A memory repository's working clone."""
+
+    def __init__(self, root: Path, git: pygit2.Repository) -> None:
+        self.root = root
+        self.git = git
+
+    # ----------------------------------------------------------------- opening
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] | None = None) -> MemoryRepo:
+        root = Path(path or ".").expanduser()
+        if not root.exists():
+            raise MemrepoError(messages.REPO_MISSING.format(path=root))
+        if not root.is_dir():
+            raise MemrepoError(messages.REPO_NOT_DIR.format(path=root))
+        root = root.resolve()
+        if refs.git_dirs(root) is None:
+            raise MemrepoError(messages.REPO_NOT_GIT.format(path=root))
+        try:
+            git = pygit2.Repository(str(root))
+        except pygit2.GitError as exc:
+            raise MemrepoError(messages.REPO_NOT_GIT.format(path=root) + f" ({exc})") from None
+        if git.is_bare:
+            raise MemrepoError(messages.REPO_BARE.format(path=root))
+        repo = cls(root, git)
+        if repo.head_sha() is None:
+            raise MemrepoError(messages.REPO_NO_COMMITS.format(path=root))
+        if not repo.looks_like_memory():
+            raise MemrepoError(messages.REPO_NOT_MEMORY.format(path=root))
+        return repo
+
+    def looks_like_memory(self) -> bool:
+        tree = self._tree("HEAD")
+        return tree is not None and ("system" in tree or ".memrepo" in tree)
+
+    # ----------------------------------------------------------------- reading
+    def head_sha(self) -> str | None:
+        """HEAD's commit, read from the ref files (no process, no object access)."""
+        return refs.resolve(self.root)
+
+    def branch(self) -> str | None:
+        try:
+            return None if self.git.head_is_detached else self.git.head.shorthand
+        except pygit2.GitError:
+            return None
+
+    def _commit(self, rev: str) -> pygit2.Commit | None:
+        try:
+            obj = self.git.revparse_single(rev)
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+        commit = obj.peel(pygit2.Commit)
+        return commit
+
+    def _tree(self, rev: str) -> pygit2.Tree | None:
+        commit = self._commit(rev)
+        return None if commit is None else commit.tree
+
+    def resolve(self, rev: str) -> str | None:
+        commit = self._commit(rev)
+        return None if commit is None else str(commit.id)
+
+    def read(self, path: str, rev: str = "HEAD") -> bytes | None:
+        """A file's bytes at a commit, or None when it is not a file there."""
+        tree = self._tree(rev)
+        if tree is None:
+            return None
+        try:
+            entry = tree[path]
+        except KeyError:
+            return None
+        if entry.type_str != "blob":
+            return None
+        return self.git[entry.id].data
+
+    def blob_id(self, path: str, rev: str = "HEAD") -> str | None:
+        tree = self._tree(rev)
+        if tree is None:
+            return None
+        try:
+            entry = tree[path]
+        except KeyError:
+            return None
+        return str(entry.id)
+
+    def is_folder(self, path: str, rev: str = "HEAD") -> bool:
+        tree = self._tree(rev)
+        if tree is None:
+            return False
+        try:
+            return tree[path].type_str == "tree"
+        except KeyError:
+            return False
+
+    def files(self, rev: str = "HEAD", prefix: str = "") -> dict[str, bytes]:
+        """Every file at a commit (under `prefix`, a folder), path -> bytes."""
+        tree = self._tree(rev)
+        out: dict[str, bytes] = {}
+        if tree is None:
+            return out
+        if prefix:
+            try:
+                entry = tree[prefix.rstrip("/")]
+            except KeyError:
+                return out
+            if entry.type_str != "tree":
+                return out
+            tree = self.git[entry.id]
+            base = prefix.rstrip("/") + "/"
+        else:
+            base = ""
+        self._walk(tree, base, out, with_data=True)
+        return out
+
+    def paths(self, rev: str = "HEAD") -> dict[str, str]:
+        """Every file path at a commit -> its blob id (no contents read)."""
+        tree = self._tree(rev)
+        out: dict[str, str] = {}
+        if tree is not None:
+            self._walk(tree, "", out, with_data=False)
+        return out
+
+    def _walk(self, tree: pygit2.Tree, base: str, out: dict, *, with_data: bool) -> None:
+        for entry in tree:
+            path = base + entry.name
+            if entry.type_str == "tree":
+                self._walk(self.git[entry.id], path + "/", out, with_data=with_data)
+            elif entry.type_str == "blob":
+                out[path] = self.git[entry.id].data if with_data else str(entry.id)
+
+    def policy(self, rev: str = "HEAD") -> Policy:
+        data = self.read(CONFIG_PATH, rev)
+        try:
+            return parse_policy(None if data is None else data.decode("utf-8", "replace"))
+        except PolicyError as exc:
+            raise MemrepoError(messages.BAD_CONFIG.format(problem=exc)) from None
+
+    def commit_info(self, rev: str) -> CommitInfo | None:
+        commit = self._commit(rev)
+        return None if commit is None else _info(commit)
+
+    def log(self, rev: str = "HEAD", path: str | None = None, first_parent: bool = False
+            ) -> Iterator[CommitInfo]:
+        """Commits reachable from `rev`, newest first; with `path`, those that changed it."""
+        head = self._commit(rev)
+        if head is None:
+            return
+        sort = pygit2.enums.SortMode.TIME | pygit2.enums.SortMode.TOPOLOGICAL
+        walker = self.git.walk(head.id, sort)
+        if first_parent:
+            walker.simplify_first_parent()
+        for commit in walker:
+            if path is not None and not self._touches(commit, path):
+                continue
+            yield _info(commit)
+
+    def _touches(self, commit: pygit2.Commit, path: str) -> bool:
+        def entry_id(tree: pygit2.Tree) -> str | None:
+            try:
+                return str(tree[path].id)
+            except KeyError:
+                return None
+
+        mine = entry_id(commit.tree)
+        if not commit.parents:
+            return mine is not None
+        return all(entry_id(parent.tree) != mine for parent in commit.parents)
+
+    def dirty_paths(self) -> list[str]:
+        """Tracked files whose working copy or staged copy differs from HEAD."""
+        status = self.git.status(untracked_files="no")
+        return sorted(path for path, flags in status.items()
+                      if flags not in (pygit2.enums.FileStatus.CURRENT,
+                                       pygit2.enums.FileStatus.IGNORED))
+
+    # ----------------------------------------------------------------- writing
+    @contextmanager
+    def lock(self, timeout: float = 30.0) -> Iterator[None]:
+        """Serialise memrepo's writers on this clone (threads and processes alike)."""
+        path = Path(self.git.path) / "memrepo.lock"
+        deadline = time.monotonic() + timeout
+        with open(path, "a+") as handle:
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise MemrepoError(messages.REPO_LOCKED.format(path=self.root)) from None
+                    time.sleep(0.005)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def commit(
+        self,
+        changes: Mapping[str, bytes | None],
+        message: str,
+        author: Identity,
+        *,
+        parent: str,
+        committer: Identity | None = None,
+        author_time: tuple[int, int] | None = None,
+        update_worktree: bool = True,
+    ) -> str:
+        """Commit `changes` (path -> new bytes, None deletes) on top of `parent` and move
+        the checked-out branch there; the working tree and index follow for those paths.
+
+        Only the named paths change, whatever else is staged. If anything fails before the
+        branch moves, the working tree and index are put back exactly as they were.
+        """
+        base = self.git[parent].peel(pygit2.Commit)
+        tree_id = self.build_tree(base.tree, changes)
+        when = author_time or (int(time.time()), _local_offset())
+        a = pygit2.Signature(author.name, author.email, when[0], when[1])
+        c_id = committer or author
+        c = pygit2.Signature(c_id.name, c_id.email, int(time.time()), _local_offset())
+        sha = self.git.create_commit(None, a, c, message, tree_id, [base.id])
+        if update_worktree:
+            self.move_branch(str(sha), expected=parent, changed=list(changes))
+        return str(sha)
+
+    def build_tree(self, tree: pygit2.Tree, changes: Mapping[str, bytes | None]) -> pygit2.Oid:
+        index = pygit2.Index()
+        index.read_tree(tree)
+        for path, data in changes.items():
+            if data is None:
+                if path in index:
+                    index.remove(path)
+            else:
+                blob = self.git.create_blob(data)
+                index.add(pygit2.IndexEntry(path, blob, FILE_MODE))
+        return index.write_tree(self.git)
+
+    def move_branch(self, sha: str, *, expected: str, changed: list[str] | None = None) -> None:
+        """Point the checked-out branch at `sha` (which must follow `expected`) and bring
+        the working tree and index along. With `changed`, only those paths are touched."""
+        if self.head_sha() != expected:
+            raise MemrepoError(messages.HEAD_MOVED)
+        new_tree = self.git[sha].peel(pygit2.Commit).tree
+        if changed is None:
+            old = self.paths(expected)
+            new = self.paths(sha)
+            changed = sorted(p for p in set(old) | set(new) if old.get(p) != new.get(p))
+        saved = {path: _read_file(self.root / path) for path in changed}
+        index = self.git.index
+        index.read()
+        try:
+            for path in changed:
+                try:
+                    entry = new_tree[path]
+                    data = self.git[entry.id].data if entry.type_str == "blob" else None
+                except KeyError:
+                    data = None
+                _write_file(self.root, path, data)
+                if data is None:
+                    if path in index:
+                        index.remove(path)
+                else:
+                    index.add(path)
+            index.write()
+            ref = self.git.head.name if not self.git.head_is_detached else "HEAD"
+            self.git.references[ref].set_target(sha, f"memrepo: {self.commit_info(sha).summary}")
+        except BaseException:
+            for path, data in saved.items():
+                _write_file(self.root, path, data)
+            index.read(force=True)
+            raise
+
+    # ------------------------------------------------------------- local config
+    def get_config(self, key: str) -> str | None:
+        try:
+            return self.git.config[key]
+        except KeyError:
+            return None
+
+    def set_config(self, key: str, value: str | None) -> None:
+        config = self.git.config
+        if value is None:
+            if key in config:
+                del config[key]
+        else:
+            config[key] = value
+
+
+def _info(commit: pygit2.Commit) -> CommitInfo:
+    return CommitInfo(
+        sha=str(commit.id),
+        parents=tuple(str(p) for p in commit.parent_ids),
+        author_name=commit.author.name,
+        author_email=commit.author.email,
+        time=commit.author.time,
+        offset_minutes=commit.author.offset,
+        message=commit.message,
+    )
+
+
+def _local_offset() -> int:
+    return -(time.altzone if time.daylight and time.localtime().tm_isdst else time.timezone) // 60
+
+
+def _read_file(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _write_file(root: Path, path: str, data: bytes | None) -> None:
+    target = root / path
+    if data is None:
+        try:
+            target.unlink()
+        except FileNotFoundError:
+            return
+        parent = target.parent
+        while parent != root:
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+            parent = parent.parent
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.memrepo-tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, target)

@@ -1,0 +1,1 @@
+"""HTTP ingress (GitHub webhooks, agent event stream). Filled in by the integrator."""
