@@ -48,7 +48,7 @@ class Dream:
 class Policy:
     merge: str = "explicit"
     merge_instructions: str = ""
-    protected: tuple[str, ...] = ()
+    protected: tuple[str, ...] = ("system/persona.md",)
     direct_commit: DirectCommit = field(default_factory=DirectCommit)
     dream: Dream = field(default_factory=Dream)
     limits: Limits = field(default_factory=Limits)

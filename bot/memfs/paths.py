@@ -11,7 +11,11 @@ from bot import messages
 from bot.errors import MemrepoError
 
 MAX_PATH = 400
-_RESERVED = ((".git", "git's own data (.git/)"), (".memrepo", "memrepo's machine state (.memrepo/)"))
+_RESERVED = (
+    (".git", "git's own data (.git/)"),
+    (".memrepo", "memrepo's machine state (.memrepo/)"),
+    (".github", "the repository's CI configuration (.github/)"),
+)
 _CONTROL = re.compile(r"[\x01-\x1f\x7f]")
 
 

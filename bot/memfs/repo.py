@@ -25,7 +25,8 @@ from bot.identity import Identity
 from bot.memfs import refs
 
 MAIN = "main"
-FILE_MODE = pygit2.enums.FileMode.BLOB if hasattr(pygit2, "enums") else 0o100644
+FILE_MODE = pygit2.GIT_FILEMODE_BLOB
+LINK_MODE = pygit2.GIT_FILEMODE_LINK
 
 
 @dataclass(frozen=True)
@@ -139,31 +140,39 @@ class MemoryRepo:
 
     def files(self, rev: str = "HEAD", prefix: str = "") -> dict[str, bytes]:
         """Every file at a commit (under `prefix`, a folder), path -> bytes."""
-        tree = self._tree(rev)
         out: dict[str, bytes] = {}
-        if tree is None:
-            return out
-        if prefix:
-            try:
-                entry = tree[prefix.rstrip("/")]
-            except KeyError:
-                return out
-            if entry.type_str != "tree":
-                return out
-            tree = self.git[entry.id]
-            base = prefix.rstrip("/") + "/"
-        else:
-            base = ""
-        self._walk(tree, base, out, with_data=True)
+        tree, base = self._subtree(rev, prefix)
+        if tree is not None:
+            self._walk(tree, base, out, with_data=True)
         return out
 
-    def paths(self, rev: str = "HEAD") -> dict[str, str]:
-        """Every file path at a commit -> its blob id (no contents read)."""
-        tree = self._tree(rev)
+    def paths(self, rev: str = "HEAD", prefix: str = "") -> dict[str, str]:
+        """Every file path at a commit (under `prefix`) -> its blob id (no contents read)."""
         out: dict[str, str] = {}
+        tree, base = self._subtree(rev, prefix)
         if tree is not None:
-            self._walk(tree, "", out, with_data=False)
+            self._walk(tree, base, out, with_data=False)
         return out
+
+    def _subtree(self, rev: str, prefix: str) -> tuple[pygit2.Tree | None, str]:
+        tree = self._tree(rev)
+        if tree is None or not prefix:
+            return tree, ""
+        try:
+            entry = tree[prefix.rstrip("/")]
+        except KeyError:
+            return None, ""
+        if entry.type_str != "tree":
+            return None, ""
+        return self.git[entry.id], prefix.rstrip("/") + "/"
+
+    def mode(self, path: str, rev: str = "HEAD") -> int | None:
+        """The git file mode of a path at a commit (symbolic links have their own)."""
+        tree = self._tree(rev)
+        try:
+            return None if tree is None else tree[path].filemode
+        except KeyError:
+            return None
 
     def _walk(self, tree: pygit2.Tree, base: str, out: dict, *, with_data: bool) -> None:
         for entry in tree:

@@ -1,0 +1,1 @@
+"""One module per `memrepo` subcommand; each exposes `register(subparsers)`."""

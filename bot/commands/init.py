@@ -1,0 +1,28 @@
+"""`memrepo init`: create a memory repository."""
+
+from __future__ import annotations
+
+import argparse
+
+from bot import messages
+from bot.memfs.create import init_repository
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("init", help="create a memory repository (with its policy, hook and first commit)",
+                       description="Create a memory repository in a new or empty folder.")
+    p.add_argument("directory", nargs="?", default=".", metavar="DIR")
+    p.add_argument("--remote", metavar="URL", help="connect it to this remote (see `repository set`)")
+    p.add_argument("--agent-id", default="agent", metavar="ID", help="the agent that writes it")
+    p.add_argument("--agent-name", metavar="NAME", help="the agent's display name in history")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    repo = init_repository(args.directory, args.agent_id, args.agent_name)
+    print(messages.INIT_DONE.format(path=repo.root, agent_id=args.agent_id, commit=repo.head_sha()[:12]))
+    if args.remote:
+        from bot.memfs import sync
+
+        print(sync.set_remote(repo, args.remote))
+    return 0

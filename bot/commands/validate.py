@@ -1,0 +1,43 @@
+"""`memrepo validate`: the pre-commit hook, CI and people run the same rules."""
+
+from __future__ import annotations
+
+import argparse
+
+from bot import messages
+from bot.memfs import checks
+from bot.memfs.repo import MemoryRepo
+from bot.memfs.validate import format_problems
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("validate", help="check memory files against the format rules and limits",
+                       description="Check memory files. Exit 0 when valid, 1 with the problems otherwise.")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="only these files or folders")
+    p.add_argument("--repo", default=".", metavar="DIR")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--staged", action="store_true", help="check what is staged for the next commit")
+    mode.add_argument("--base", metavar="REV", help="check what changed since REV (pull requests)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    repo = MemoryRepo.open(args.repo)
+    base = "HEAD"
+    if args.staged:
+        changes = checks.staged(repo)
+    elif args.base:
+        changes = checks.between(repo, args.base)
+        base = args.base
+    else:
+        changes = checks.worktree(repo, args.paths)
+    if args.paths and (args.staged or args.base):
+        wanted = tuple(p.strip("/") for p in args.paths)
+        changes = {p: c for p, c in changes.items()
+                   if any(p == w or p.startswith(w + "/") for w in wanted)}
+    problems = checks.check(repo, changes, base)
+    if problems:
+        print(format_problems(problems))
+        return 1
+    print(messages.VALIDATE_OK.format(count=len(changes)))
+    return 0

@@ -1,0 +1,191 @@
+"""Memory tool calls as agents send them, normalised into one plain shape.
+
+Letta's (`file_path`, `old_string`, ...), Anthropic's (`path`, `old_str`, `/memories/...`)
+and MemGPT's (`core_memory_append(label, content)`) spellings all become a `Call`. Pure:
+nothing here touches the repository.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot import messages
+from bot.errors import MemrepoError
+from bot.memfs import paths
+
+# command -> {canonical parameter: accepted spellings}; `reason` and `expected_revision`
+# are accepted by every command.
+_PARAMS: dict[str, dict[str, tuple[str, ...]]] = {
+    "view": {"path": ("path", "file_path"), "view_range": ("view_range",)},
+    "create": {
+        "path": ("path", "file_path"),
+        "file_text": ("file_text", "content", "text"),
+        "description": ("description",),
+    },
+    "str_replace": {
+        "path": ("path", "file_path"),
+        "old": ("old_str", "old_string"),
+        "new": ("new_str", "new_string"),
+    },
+    "insert": {
+        "path": ("path", "file_path"),
+        "insert_line": ("insert_line",),
+        "insert_text": ("insert_text", "new_str", "text"),
+    },
+    "delete": {"path": ("path", "file_path")},
+    "rename": {"old_path": ("old_path", "path", "file_path"), "new_path": ("new_path",)},
+    "update_description": {"path": ("path", "file_path"), "description": ("description",)},
+    "apply_patch": {"patch": ("input", "patch")},
+    "core_memory_append": {"label": ("label",), "content": ("content",)},
+    "core_memory_replace": {
+        "label": ("label",),
+        "old": ("old_content",),
+        "new": ("new_content",),
+    },
+}
+_REQUIRED: dict[str, tuple[str, ...]] = {
+    "view": (),
+    "create": ("path", "file_text"),
+    "str_replace": ("path", "old", "new"),
+    "insert": ("path", "insert_line", "insert_text"),
+    "delete": ("path",),
+    "rename": ("old_path", "new_path"),
+    "update_description": ("path", "description"),
+    "apply_patch": ("patch",),
+    "core_memory_append": ("label", "content"),
+    "core_memory_replace": ("label", "old", "new"),
+}
+_COMMAND_ALIASES = {"memory_apply_patch": "apply_patch", "patch": "apply_patch"}
+_COMMON = {"reason": ("reason",), "expected_revision": ("expected_revision",)}
+_META = ("command", "name", "tool", "type", "arguments", "input_schema")
+_ANTHROPIC_ROOT = "/memories"
+COMMANDS = tuple(_PARAMS)
+WRITE_COMMANDS = tuple(c for c in COMMANDS if c != "view")
+
+
+@dataclass(frozen=True)
+class Call:
+    command: str
+    args: dict[str, Any] = field(default_factory=dict)
+    reason: str | None = None
+    expected_revision: str | None = None
+
+    @property
+    def writes(self) -> bool:
+        return self.command != "view"
+
+
+def parse_call(raw: object) -> Call:
+    """A Call from a mapping or its JSON text, or a MemrepoError naming what is wrong."""
+    if isinstance(raw, (str, bytes)):
+        try:
+            raw = json.loads(raw)
+        except ValueError as exc:
+            raise MemrepoError(messages.CALL_NOT_JSON.format(error=exc)) from None
+    if not isinstance(raw, Mapping):
+        raise MemrepoError(messages.CALL_NOT_OBJECT.format(kind=type(raw).__name__))
+    data = dict(raw)
+    # {"name": "memory", "arguments": {...}} and {"name": "core_memory_append", "input": {...}}
+    nested = data.get("arguments", data.get("input") if isinstance(data.get("input"), Mapping) else None)
+    if isinstance(nested, str):
+        try:
+            nested = json.loads(nested)
+        except ValueError as exc:
+            raise MemrepoError(messages.CALL_NOT_JSON.format(error=exc)) from None
+    if isinstance(nested, Mapping):
+        outer_name = data.get("name") or data.get("tool")
+        data = dict(nested)
+        if "command" not in data and isinstance(outer_name, str):
+            data["command"] = outer_name
+    command = data.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise MemrepoError(messages.CALL_NO_COMMAND.format(commands=", ".join(COMMANDS)))
+    command = _COMMAND_ALIASES.get(command.strip(), command.strip())
+    if command not in _PARAMS:
+        raise MemrepoError(messages.CALL_UNKNOWN_COMMAND.format(
+            command=command, commands=", ".join(COMMANDS)))
+
+    spellings = {**_PARAMS[command], **_COMMON}
+    by_spelling = {alias: name for name, aliases in spellings.items() for alias in aliases}
+    args: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in _META:
+            continue
+        name = by_spelling.get(key)
+        if name is None:
+            accepted = sorted(alias for aliases in spellings.values() for alias in aliases)
+            raise MemrepoError(messages.CALL_UNKNOWN_PARAM.format(
+                command=command, param=key, accepted=", ".join(accepted)))
+        if name in args and args[name] != value:
+            raise MemrepoError(messages.CALL_DUPLICATE_PARAM.format(command=command, param=name))
+        args[name] = value
+    missing = [name for name in _REQUIRED[command] if args.get(name) is None]
+    if missing:
+        raise MemrepoError(messages.CALL_MISSING_PARAM.format(
+            command=command, param=" or ".join(spellings[missing[0]])))
+
+    reason = args.pop("reason", None)
+    if reason is not None and not isinstance(reason, str):
+        raise MemrepoError(messages.CALL_WRONG_TYPE.format(param="reason", expected="text",
+                                                          kind=type(reason).__name__))
+    expected = args.pop("expected_revision", None)
+    if expected is not None and (not isinstance(expected, str) or not expected.strip()):
+        raise MemrepoError(messages.CALL_WRONG_TYPE.format(
+            param="expected_revision", expected="a commit id", kind=type(expected).__name__))
+    _check_types(command, args)
+    _normalise_paths(command, args)
+    return Call(command, args, (reason or "").strip() or None, expected.strip() if expected else None)
+
+
+_TEXT_PARAMS = ("file_text", "old", "new", "insert_text", "description", "patch", "content", "label")
+
+
+def _check_types(command: str, args: dict[str, Any]) -> None:
+    for name in _TEXT_PARAMS:
+        if name in args and args[name] is not None and not isinstance(args[name], str):
+            raise MemrepoError(messages.CALL_WRONG_TYPE.format(
+                param=name, expected="text", kind=type(args[name]).__name__))
+        if isinstance(args.get(name), str) and "\0" in args[name]:
+            raise MemrepoError(messages.CALL_BINARY.format(param=name))
+    if "insert_line" in args:
+        line = args["insert_line"]
+        if isinstance(line, str) and line.strip().lstrip("-").isdigit():
+            line = int(line)
+        if isinstance(line, bool) or not isinstance(line, int):
+            raise MemrepoError(messages.CALL_WRONG_TYPE.format(
+                param="insert_line", expected="a whole number", kind=type(line).__name__))
+        args["insert_line"] = line
+    if "view_range" in args and args["view_range"] is not None:
+        rng = args["view_range"]
+        if (not isinstance(rng, (list, tuple)) or len(rng) != 2
+                or not all(isinstance(n, int) and not isinstance(n, bool) for n in rng)):
+            raise MemrepoError(messages.CALL_BAD_RANGE)
+        args["view_range"] = (rng[0], rng[1])
+
+
+def _strip_root(raw: object) -> object:
+    """Anthropic's memory tool roots every path at `/memories`."""
+    if isinstance(raw, str):
+        text = raw.strip()
+        if text == _ANTHROPIC_ROOT or text == _ANTHROPIC_ROOT + "/":
+            return ""
+        if text.startswith(_ANTHROPIC_ROOT + "/"):
+            return text[len(_ANTHROPIC_ROOT) + 1:]
+    return raw
+
+
+def _normalise_paths(command: str, args: dict[str, Any]) -> None:
+    if command == "view":
+        raw = _strip_root(args.get("path"))
+        args["path"] = "" if raw in (None, "", ".", "/") else paths.normalize(raw, add_md=False)
+        return
+    if command in ("core_memory_append", "core_memory_replace"):
+        args["path"] = paths.normalize("system/" + str(args.pop("label")).strip())
+        return
+    for name in ("path", "old_path", "new_path"):
+        if name in args:
+            folder_ok = command in ("delete", "rename")
+            args[name] = paths.normalize(_strip_root(args[name]), add_md=not folder_ok)

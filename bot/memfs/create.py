@@ -1,0 +1,97 @@
+"""`memrepo init`: a new memory repository from `templates/memory/`, its first commit and its
+pre-commit hook."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+from pathlib import Path
+
+import pygit2
+
+from bot import identity, messages
+from bot.errors import MemrepoError
+from bot.memfs.repo import MAIN, MemoryRepo
+from bot.memfs.tool import AGENT_ID_KEY, AGENT_NAME_KEY
+from bot.templating import render, templates_root
+
+TEMPLATE_DIR = "memory"
+
+
+def template_files(agent_id: str, agent_name: str) -> dict[str, bytes]:
+    """The files of a new memory repository: `*.j2` rendered, everything else verbatim."""
+    root = templates_root() / TEMPLATE_DIR
+    out: dict[str, bytes] = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = path.relative_to(root).as_posix()
+        if rel.endswith(".j2"):
+            text = render(f"{TEMPLATE_DIR}/{rel}", agent_id=agent_id, agent_name=agent_name)
+            out[rel[: -len(".j2")]] = text.encode("utf-8")
+        else:
+            out[rel] = path.read_bytes()
+    return out
+
+
+def install_hook(repo: MemoryRepo) -> Path:
+    hook = Path(repo.git.path) / "hooks" / "pre-commit"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text(render("hooks/pre-commit.j2", python=sys.executable), encoding="utf-8")
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return hook
+
+
+def _author(agent_id: str, agent_name: str) -> identity.Identity:
+    """The person running init when git knows them; otherwise the agent it is made for."""
+    try:
+        config = pygit2.Config.get_global_config()
+        return identity.Identity(config["user.name"], config["user.email"])
+    except (KeyError, OSError, pygit2.GitError):
+        return identity.agent(agent_id, agent_name)
+
+
+def init_repository(
+    directory: str | os.PathLike[str], agent_id: str = "agent", agent_name: str | None = None
+) -> MemoryRepo:
+    """Create a memory repository in a new or empty folder; refuses to touch anything else."""
+    agent_id = identity.check_agent_id(agent_id)
+    agent_name = (agent_name or agent_id).strip() or agent_id
+    root = Path(directory).expanduser()
+    if root.exists() and not root.is_dir():
+        raise MemrepoError(messages.INIT_NOT_DIR.format(path=root))
+    if root.exists() and any(root.iterdir()):
+        what = "a git repository" if (root / ".git").exists() else "not empty"
+        raise MemrepoError(messages.INIT_NOT_EMPTY.format(path=root, what=what))
+    created = not root.exists()
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        git = pygit2.init_repository(str(root), initial_head=MAIN)
+        files = template_files(agent_id, agent_name)
+        index = git.index
+        for rel, data in files.items():
+            target = root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            index.add(rel)
+        index.write()
+        author = _author(agent_id, agent_name)
+        signature = pygit2.Signature(author.name, author.email)
+        git.create_commit("HEAD", signature, signature, messages.INIT_COMMIT,
+                          index.write_tree(), [])
+        repo = MemoryRepo(root.resolve(), git)
+        repo.set_config(AGENT_ID_KEY, agent_id)
+        repo.set_config(AGENT_NAME_KEY, agent_name)
+        install_hook(repo)
+        return repo
+    except BaseException:
+        _remove_tree(root, keep_root=not created)
+        raise
+
+
+def _remove_tree(root: Path, keep_root: bool) -> None:
+    if keep_root:
+        for child in root.iterdir():
+            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+    else:
+        shutil.rmtree(root, ignore_errors=True)

@@ -1,0 +1,321 @@
+"""The memory tool: an agent's tool call becomes exactly one validated commit, or nothing.
+
+Order of a write: parse the call, take the clone's lock, refuse a dirty tree, check the
+agent's `expected_revision`, compute the new contents from HEAD (pure, `edits.py`), check
+path safety and `read_only`, validate, commit, and only then push. Every refusal happens
+before the first byte is written, so a refused call leaves the working tree and HEAD as
+they were; a push that fails leaves the commit queued and says so.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bot import identity, messages
+from bot.errors import MemrepoError
+from bot.memfs import document, edits, patch, paths, validate
+from bot.memfs.calls import Call, parse_call
+from bot.memfs.repo import LINK_MODE, MemoryRepo
+
+AGENT_ID_KEY = "memrepo.agentId"
+AGENT_NAME_KEY = "memrepo.agentName"
+
+
+@dataclass
+class ToolResult:
+    """What the agent (and the harness) learns from a call."""
+
+    ok: bool
+    command: str
+    message: str
+    commit: str | None = None
+    revision: str | None = None
+    pushed: bool | None = None
+    paths: list[str] = field(default_factory=list)
+    content: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class MemoryTool:
+    """Applies memory tool calls to one clone as one agent."""
+
+    def __init__(
+        self,
+        repo: MemoryRepo | str | os.PathLike[str],
+        agent_id: str | None = None,
+        agent_name: str | None = None,
+        *,
+        push: bool = True,
+    ) -> None:
+        self.repo = repo if isinstance(repo, MemoryRepo) else MemoryRepo.open(repo)
+        agent_id = agent_id or self.repo.get_config(AGENT_ID_KEY)
+        if not agent_id:
+            raise MemrepoError(messages.NO_AGENT_ID)
+        agent_name = agent_name or self.repo.get_config(AGENT_NAME_KEY)
+        self.identity = identity.agent(agent_id, agent_name)
+        self.push = push
+        self._sizes: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ entry
+    def call(self, raw: object) -> ToolResult:
+        """Apply one call. Never raises for bad input: a refusal is a result with ok False."""
+        command = raw.get("command", "?") if isinstance(raw, dict) else "?"
+        try:
+            call = parse_call(raw)
+            command = call.command
+            if not call.writes:
+                return self._view(call)
+            return self._write(call)
+        except MemrepoError as exc:
+            content = exc.details.get("content")
+            return ToolResult(
+                ok=False,
+                command=str(command),
+                message=exc.message,
+                revision=self.repo.head_sha(),
+                content=content if isinstance(content, str) else None,
+            )
+
+    # ------------------------------------------------------------------- view
+    def _view(self, call: Call) -> ToolResult:
+        head = self.repo.head_sha()
+        path = call.args["path"]
+        data = self.repo.read(path, head) if path else None
+        if data is None and path and not path.endswith(".md"):
+            alt = self.repo.read(path + ".md", head)
+            if alt is not None:
+                path, data = path + ".md", alt
+        if data is not None:
+            text = _decode(data, path)
+            content = edits.numbered(text, call.args.get("view_range"))
+            return ToolResult(True, "view", content, revision=head, paths=[path], content=content)
+        if path and not self.repo.is_folder(path, head):
+            raise MemrepoError(messages.NOT_FOUND.format(path=path))
+        listing = self._listing(path, head)
+        return ToolResult(True, "view", listing, revision=head, paths=[path or "."], content=listing)
+
+    def _listing(self, folder: str, head: str | None) -> str:
+        prefix = folder.rstrip("/") + "/" if folder else ""
+        lines = [messages.VIEW_LISTING_HEADER.format(folder=folder or ".", revision=(head or "")[:12])]
+        for path, data in sorted(self.repo.files(head or "HEAD", folder).items()):
+            if path.startswith(".") or "/." in path or not path.startswith(prefix):
+                continue
+            doc = document.try_parse(data.decode("utf-8", "replace"))
+            description = doc.description if doc else ""
+            size = len(data.decode("utf-8", "replace"))
+            lines.append(f"{path} ({size:,} chars)" + (f" — {description}" if description else ""))
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ write
+    def _write(self, call: Call) -> ToolResult:
+        repo = self.repo
+        with repo.lock():
+            head = repo.head_sha()
+            assert head is not None  # MemoryRepo.open refuses repositories without commits
+            dirty = repo.dirty_paths()
+            if dirty:
+                raise MemrepoError(messages.DIRTY.format(
+                    paths=", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else ""), root=repo.root))
+            changes = self._plan(call, head)
+            self._check_revision(call, head, changes)
+            self._check_safety(changes, head)
+            problems = self._validate(changes, head)
+            if problems:
+                raise MemrepoError(validate.format_problems(problems) + "\n" + messages.FIX_AND_RETRY)
+            message = call.reason or _default_reason(call, sorted(changes))
+            sha = repo.commit(changes, message, self.identity, parent=head)
+        pushed, note = self._push()
+        summary = messages.COMMITTED.format(sha=sha[:12], message=message.splitlines()[0], note=note)
+        return ToolResult(True, call.command, summary, commit=sha, revision=repo.head_sha(),
+                          pushed=pushed, paths=sorted(changes))
+
+    def _push(self) -> tuple[bool | None, str]:
+        if not self.push:
+            return False, messages.NOT_PUSHED_DISABLED
+        from bot.memfs import sync  # the sync module imports GitPython; only load it when pushing
+
+        result = sync.push(self.repo)
+        if result.pushed:
+            return True, messages.PUSHED
+        if result.reason == sync.NO_REMOTE:
+            return None, messages.NO_REMOTE_NOTE
+        return False, messages.NOT_PUSHED.format(reason=result.reason)
+
+    # ------------------------------------------------------------------- plan
+    def _read_text(self, path: str, head: str) -> str:
+        data = self.repo.read(path, head)
+        if data is None:
+            if self.repo.is_folder(path, head):
+                raise MemrepoError(messages.IS_FOLDER.format(path=path))
+            raise MemrepoError(messages.NOT_FOUND.format(path=path))
+        return _decode(data, path)
+
+    def _existing(self, path: str, head: str) -> str:
+        """Letta lets agents omit `.md`; find what the path names at HEAD."""
+        if self.repo.read(path, head) is not None or self.repo.is_folder(path, head):
+            return path
+        if not path.endswith(".md") and self.repo.read(path + ".md", head) is not None:
+            return path + ".md"
+        raise MemrepoError(messages.NOT_FOUND.format(path=path))
+
+    def _plan(self, call: Call, head: str) -> dict[str, bytes | None]:
+        """New contents (None: deleted) of every path the call changes."""
+        a = call.args
+        c = call.command
+        new: dict[str, str | None]
+        if c == "create":
+            path = a["path"]
+            if self.repo.is_folder(path, head):
+                raise MemrepoError(messages.IS_FOLDER.format(path=path))
+            current = self.repo.read(path, head)
+            if current is not None and call.expected_revision is None:
+                raise MemrepoError(messages.CREATE_EXISTS.format(path=path),
+                                   content=_decode(current, path))
+            if current is None and (self.repo.root / path).exists():
+                raise MemrepoError(messages.UNTRACKED_IN_WAY.format(path=path))
+            new = {path: edits.created(a["file_text"], a.get("description"))}
+        elif c in ("str_replace", "core_memory_replace"):
+            new = {a["path"]: edits.replaced(self._read_text(a["path"], head), a["old"], a["new"], a["path"])}
+        elif c == "insert":
+            text = self._read_text(a["path"], head)
+            new = {a["path"]: edits.inserted(text, a["insert_line"], a["insert_text"], a["path"])}
+        elif c == "core_memory_append":
+            new = {a["path"]: edits.appended(self._read_text(a["path"], head), a["content"])}
+        elif c == "update_description":
+            text = self._read_text(a["path"], head)
+            new = {a["path"]: edits.with_description(text, a["description"], a["path"])}
+        elif c == "delete":
+            path = self._existing(a["path"], head)
+            new = {p: None for p in self._files_under(path, head)}
+        elif c == "rename":
+            new = self._rename(a["old_path"], a["new_path"], head)
+        elif c == "apply_patch":
+            ops = patch.parse_patch(a["patch"])
+            for op in ops:
+                op.path = paths.normalize(op.path)
+                if op.move_to:
+                    op.move_to = paths.normalize(op.move_to)
+            new = patch.apply_patch(ops, lambda p: _maybe_text(self.repo.read(p, head), p))
+        else:  # pragma: no cover - parse_call only lets known commands through
+            raise MemrepoError(messages.CALL_UNKNOWN_COMMAND.format(command=c, commands=""))
+        changes = {p: (None if t is None else t.encode("utf-8")) for p, t in new.items()}
+        if all(self.repo.read(p, head) == data for p, data in changes.items()):
+            raise MemrepoError(messages.NO_CHANGE.format(paths=", ".join(sorted(changes))))
+        return changes
+
+    def _files_under(self, path: str, head: str) -> list[str]:
+        if self.repo.read(path, head) is not None:
+            return [path]
+        return sorted(self.repo.files(head, path))
+
+    def _rename(self, old: str, new: str, head: str) -> dict[str, str | None]:
+        old = self._existing(old, head)
+        is_file = self.repo.read(old, head) is not None
+        if is_file and old.endswith(".md") and "." not in new.rsplit("/", 1)[-1]:
+            new += ".md"
+        if new == old:
+            raise MemrepoError(messages.RENAME_SAME.format(path=old))
+        if paths.is_under(new, old):
+            raise MemrepoError(messages.RENAME_INTO_ITSELF.format(old=old, new=new))
+        if self.repo.read(new, head) is not None or self.repo.is_folder(new, head):
+            raise MemrepoError(messages.RENAME_EXISTS.format(path=new))
+        out: dict[str, str | None] = {}
+        for path in self._files_under(old, head):
+            target = new + path[len(old):]
+            out[path] = None
+            out[target] = _decode(self.repo.read(path, head) or b"", path)
+        return out
+
+    # ----------------------------------------------------------------- checks
+    def _check_revision(self, call: Call, head: str, changes: dict[str, bytes | None]) -> None:
+        """Optimistic concurrency: refuse when a file the call touches moved since the
+        revision the agent saw, and hand back the current content to redo the edit."""
+        if call.expected_revision is None:
+            return
+        seen = self.repo.resolve(call.expected_revision)
+        if seen is None:
+            raise MemrepoError(messages.UNKNOWN_REVISION.format(revision=call.expected_revision))
+        if seen == head:
+            return
+        for path in sorted(changes):
+            if self.repo.blob_id(path, seen) != self.repo.blob_id(path, head):
+                current = self.repo.read(path, head)
+                raise MemrepoError(
+                    messages.REVISION_CONFLICT.format(
+                        path=path, seen=seen[:12], head=head[:12],
+                        state="its current content is attached" if current is not None
+                        else "it no longer exists"),
+                    content=None if current is None else _decode(current, path),
+                )
+
+    def _check_safety(self, changes: dict[str, bytes | None], head: str) -> None:
+        root = self.repo.root
+        for path in sorted(changes):
+            if self.repo.mode(path, head) == LINK_MODE:
+                raise MemrepoError(messages.PATH_SYMLINK.format(path=path))
+            current = root
+            for part in path.split("/"):
+                current = current / part
+                if current.is_symlink():
+                    target = Path(os.path.realpath(current))
+                    if target != root and root not in target.parents:
+                        raise MemrepoError(messages.PATH_SYMLINK.format(path=path))
+                    raise MemrepoError(messages.PATH_SYMLINK_INSIDE.format(path=path))
+            old = self.repo.read(path, head)
+            if old is not None and validate.needs_frontmatter(path):
+                doc = document.try_parse(old.decode("utf-8", "replace"))
+                if doc is not None and doc.frontmatter.get("read_only") is True:
+                    raise MemrepoError(f"{path}: {messages.READ_ONLY_FILE}. {messages.READ_ONLY_HINT}")
+
+    def _validate(self, changes: dict[str, bytes | None], head: str) -> list[validate.Problem]:
+        policy = self.repo.policy(head)
+        pairs = {p: (data, self.repo.read(p, head)) for p, data in changes.items()}
+        core = None
+        if any(validate.is_core(p) for p in changes):
+            before = self._core_sizes(head)
+            after = dict(before)
+            for path, data in changes.items():
+                if validate.is_core(path):
+                    if data is None:
+                        after.pop(path, None)
+                    else:
+                        after[path] = validate.core_size({path: data})
+            core = (sum(before.values()), sum(after.values()))
+        return validate.validate_changes(pairs, policy, core)
+
+    def _core_sizes(self, head: str) -> dict[str, int]:
+        """Characters of each core file at HEAD, cached by blob id across calls."""
+        sizes: dict[str, int] = {}
+        for path, blob in self.repo.paths(head, "system").items():
+            if not validate.is_core(path):
+                continue
+            if blob not in self._sizes:
+                self._sizes[blob] = validate.core_size({path: self.repo.read(path, head) or b""})
+            sizes[path] = self._sizes[blob]
+        return sizes
+
+
+def _decode(data: bytes, path: str) -> str:
+    text, problem = validate.decode(data)
+    if text is None:
+        raise MemrepoError(f"{path}: {problem}")
+    return text
+
+
+def _maybe_text(data: bytes | None, path: str) -> str | None:
+    return None if data is None else _decode(data, path)
+
+
+def _default_reason(call: Call, changed: list[str]) -> str:
+    a = call.args
+    target = a.get("path") or a.get("old_path") or ", ".join(changed)
+    if call.command == "rename":
+        return messages.DEFAULT_REASON["rename"].format(old=a["old_path"], new=a["new_path"])
+    if call.command == "apply_patch":
+        target = ", ".join(changed[:4]) + (" ..." if len(changed) > 4 else "")
+    return messages.DEFAULT_REASON[call.command].format(path=target)
