@@ -57,6 +57,15 @@ class Policy:
 DEFAULT_POLICY = Policy()
 
 
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load_yaml(text: str) -> Any:
+    """yaml.safe_load through libyaml when PyYAML has it (about 10x faster: the memory tool
+    parses frontmatter and policy on every call)."""
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader
+
+
 def _kind(value: Any) -> str:
     return "nothing" if value is None else type(value).__name__
 
@@ -93,7 +102,7 @@ def parse_policy(text: str | None) -> Policy:
     if text is None or not text.strip():
         return DEFAULT_POLICY
     try:
-        raw = yaml.safe_load(text)
+        raw = load_yaml(text)
     except yaml.YAMLError as exc:
         raise PolicyError(f"not valid YAML: {yaml_problem(exc)}") from None
     if raw is None:

@@ -231,3 +231,108 @@ COMPILE_REPO_HELP = "the memory repository's working clone (default: the current
 COMPILE_SYSTEM_PROMPT_HELP = "a UTF-8 text file whose text goes before the memory block"
 COMPILE_MEMORY_DIR_HELP = "how the prompt names the memory folder in paths (default: $MEMORY_DIR)"
 SYSTEM_PROMPT_UNREADABLE = "cannot read the system prompt file {path}: {reason}"
+
+# Sync and remotes.
+SYNC_NO_REMOTE = "no remote"
+SYNC_NOT_CONFIGURED = (
+    "{path} is not connected to a remote; connect one with `memrepo repository set <url>`"
+)
+SYNC_DIRTY = (
+    "tracked files have uncommitted changes ({paths}); commit or discard them before syncing"
+)
+SYNC_DIRTY_QUEUED = (
+    "the remote's main moved, and replaying onto it would touch a working tree with "
+    "uncommitted changes ({paths}); the commit stays local until they are committed or discarded"
+)
+SYNC_UNREACHABLE = "remote unreachable ({problem}); the commit stays local and goes out with the next push or sync"
+SYNC_REFUSED = "the remote refused the push ({problem}); the commit stays local"
+SYNC_BUSY = (
+    "the remote's main kept moving ({attempts} attempts); the commit stays local and goes out "
+    "with the next push or sync"
+)
+SYNC_CONFLICT = (
+    "could not replay {count} local commit(s) onto the remote's main: {problems}. "
+    "Local main was reset to the remote's main ({remote}); the local commit(s) are kept at {backup}. "
+    "Recover with `git cherry-pick {remote}..{backup}` (then `memrepo repository sync`), "
+    "or redo the edit"
+)
+SYNC_CONFLICT_LINES = "{path} was changed differently on both sides ({where})"
+SYNC_CONFLICT_DELETED = "{path} was deleted on one side and changed on the other"
+SYNC_CONFLICT_ADDED = "{path} was added on both sides with different content"
+SYNC_CONFLICT_NOT_TEXT = "{path} was changed on both sides and is not UTF-8 text, so it cannot be merged"
+SYNC_CONFLICT_INVALID = "{path} does not validate once merged ({problem})"
+SYNC_FAILED = "not synced: {reason}"
+SYNC_UP_TO_DATE = "in sync with {url} at {sha}"
+SYNC_PUSHED = "pushed {count} commit(s) to {url}; main is at {sha}"
+SYNC_PUSHED_REPLAYED = (
+    "replayed {replayed} local commit(s) onto the remote's newer main and pushed them to {url}; "
+    "main is at {sha}"
+)
+SYNC_FAST_FORWARDED = "fast-forwarded main by {count} commit(s) from {url}; main is at {sha}"
+
+REMOTE_URL_EMPTY = "the remote URL is empty; give a git URL such as https://github.com/owner/memory.git or a path"
+REMOTE_URL_BAD_CHARS = "the remote URL '{url}' contains whitespace or control characters"
+REMOTE_URL_OPTION = "the remote URL '{url}' starts with '-'; give a git URL or a path"
+REMOTE_SET_UNREACHABLE = "cannot reach {url} ({problem}); nothing was changed"
+REMOTE_SET_NO_MAIN = (
+    "{url} has branches ({branches}) but no main; memrepo syncs main only, so nothing was changed"
+)
+REMOTE_SET_DIVERGED = (
+    "{url} and {path} both have history of their own ({count} local commit(s); the remote's main "
+    "is at {remote} and does not contain local main {local}); nothing was changed. Clone the remote "
+    "and redo the local edits there, or connect an empty repository"
+)
+REMOTE_SET_DIRTY = (
+    "tracked files have uncommitted changes ({paths}); commit or discard them before taking the "
+    "remote's history"
+)
+REMOTE_SET_PUSH_FAILED = "connected to {url} but could not push main ({reason}); nothing was changed"
+REMOTE_SET_PUSHED = "connected to {url}: pushed main ({count} commit(s)) to the empty remote"
+REMOTE_SET_ADOPTED = (
+    "connected to {url}: took the remote's main ({sha}); the local initial commit is kept at {backup}"
+)
+REMOTE_SET_FAST_FORWARDED = "connected to {url}: fast-forwarded main by {count} commit(s) to {sha}"
+REMOTE_SET_AHEAD = "connected to {url}: pushed {count} local commit(s); main is at {sha}"
+REMOTE_SET_IN_SYNC = "connected to {url}: already in sync at {sha}"
+REMOTE_UNSET = "disconnected from {url}"
+REMOTE_UNSET_UNPUSHED = (
+    "disconnected from {url}; {count} local commit(s) were never pushed and stay in the local history"
+)
+REMOTE_UNSET_NONE = "no remote was connected; nothing to do"
+
+REPOSITORY_HELP = "connect memory to a remote and sync it (set, status, unset, sync)"
+REPOSITORY_SET_HELP = "connect to a remote (GitHub URL, path of a bare repository, any git URL)"
+REPOSITORY_URL_HELP = "the remote's git URL or path"
+REPOSITORY_STATUS_HELP = "show the remote, unpushed and unpulled commits, last sync and backups"
+REPOSITORY_FETCH_HELP = "fetch first, so that 'behind' is current"
+REPOSITORY_UNSET_HELP = "disconnect from the remote (local history is kept)"
+REPOSITORY_SYNC_HELP = "fetch, fast-forward or replay local commits, then push"
+REPOSITORY_DIR_HELP = "the memory repository (default: the current folder)"
+STATUS_REMOTE = "remote"
+STATUS_HEAD = "head"
+STATUS_AHEAD = "ahead"
+STATUS_BEHIND = "behind"
+STATUS_LAST_SYNC = "last sync"
+STATUS_BACKUPS = "backups"
+STATUS_NO_REMOTE = "none (connect one with `memrepo repository set <url>`)"
+STATUS_NEVER = "never"
+STATUS_NONE = "none"
+STATUS_AHEAD_VALUE = "{count} commit(s) not pushed"
+STATUS_BEHIND_VALUE = "{count} commit(s) not pulled (as of {when})"
+STATUS_LAST_FETCH = "the last fetch"
+STATUS_JUST_NOW = "this fetch"
+STATUS_UNKNOWN = "unknown (never fetched)"
+STATUS_FETCH_FAILED = "fetch failed: {problem}"
+
+# memrepo demo.
+DEMO_REMOTE = "1. A bare repository stands in for the team's GitHub remote: {path}"
+DEMO_INIT = "2. `memrepo init` creates the memory of agent {agent} ({agent_id}) in {path} and connects it:"
+DEMO_EDITS = "3. The agent edits its memory through the memory tool (one call, one commit, pushed):"
+DEMO_PERSON = "4. {name}, a person on the team, commits a decision to the same memory from their own clone."
+DEMO_SYNCED = "5. The agent syncs: {summary}"
+DEMO_PROMPT = "6. The agent's system prompt, compiled from committed memory at {sha}:"
+DEMO_HISTORY = "7. History: every change has a writer, and the role says which kind:"
+DEMO_LOG_LINE = "   {sha}  {role:<10}  {author:<18}  {summary}"
+DEMO_DONE = "Every step did what it says."
+DEMO_STEP_FAILED = "demo step failed: {what}"
+DEMO_GIT_FAILED = "demo: git {command} failed: {error}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -42,13 +43,17 @@ def install_hook(repo: MemoryRepo) -> Path:
     return hook
 
 
-def _author(agent_id: str, agent_name: str) -> identity.Identity:
-    """The person running init when git knows them; otherwise the agent it is made for."""
-    try:
-        config = pygit2.Config.get_global_config()
-        return identity.Identity(config["user.name"], config["user.email"])
-    except (KeyError, OSError, pygit2.GitError):
-        return identity.agent(agent_id, agent_name)
+def _author(root: Path, agent_id: str, agent_name: str) -> identity.Identity:
+    """The person running init when git knows them; otherwise the agent it is made for.
+    Asked of git itself so that its whole configuration (and GIT_CONFIG_*) counts."""
+    def get(key: str) -> str:
+        done = subprocess.run(["git", "config", "--get", key], cwd=root, capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    name, email = get("user.name"), get("user.email")
+    if name and email:
+        return identity.Identity(name, email)
+    return identity.agent(agent_id, agent_name)
 
 
 def init_repository(
@@ -75,7 +80,7 @@ def init_repository(
             target.write_bytes(data)
             index.add(rel)
         index.write()
-        author = _author(agent_id, agent_name)
+        author = _author(root, agent_id, agent_name)
         signature = pygit2.Signature(author.name, author.email)
         git.create_commit("HEAD", signature, signature, messages.INIT_COMMIT,
                           index.write_tree(), [])

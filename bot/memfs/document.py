@@ -14,7 +14,7 @@ import frontmatter
 import yaml
 
 from bot import messages
-from bot.config import yaml_problem
+from bot.config import load_yaml, yaml_problem
 
 
 class DocumentError(ValueError):
@@ -47,7 +47,7 @@ def parse(text: str) -> Document:
     """Parse a memory document; the frontmatter must be a YAML mapping (or empty)."""
     head, body = split(text)
     try:
-        data = yaml.safe_load(head) if head.strip() else {}
+        data = load_yaml(head) if head.strip() else {}
     except yaml.YAMLError as exc:
         raise DocumentError(messages.BAD_YAML.format(problem=yaml_problem(exc))) from None
     if data is None:

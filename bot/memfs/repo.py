@@ -50,6 +50,7 @@ class MemoryRepo:
     def __init__(self, root: Path, git: pygit2.Repository) -> None:
         self.root = root
         self.git = git
+        self._policies: dict[str | None, Policy] = {}
 
     # ----------------------------------------------------------------- opening
     @classmethod
@@ -183,11 +184,15 @@ class MemoryRepo:
                 out[path] = self.git[entry.id].data if with_data else str(entry.id)
 
     def policy(self, rev: str = "HEAD") -> Policy:
-        data = self.read(CONFIG_PATH, rev)
-        try:
-            return parse_policy(None if data is None else data.decode("utf-8", "replace"))
-        except PolicyError as exc:
-            raise MemrepoError(messages.BAD_CONFIG.format(problem=exc)) from None
+        """The policy at a commit, parsed once per version of the file."""
+        blob = self.blob_id(CONFIG_PATH, rev)
+        if blob not in self._policies:
+            data = None if blob is None else self.git[blob].data
+            try:
+                self._policies[blob] = parse_policy(None if data is None else data.decode("utf-8", "replace"))
+            except PolicyError as exc:
+                raise MemrepoError(messages.BAD_CONFIG.format(problem=exc)) from None
+        return self._policies[blob]
 
     def commit_info(self, rev: str) -> CommitInfo | None:
         commit = self._commit(rev)

@@ -1,0 +1,55 @@
+"""Shared fixtures: every test runs with its own git configuration (a person's identity,
+`main` as the default branch) so results do not depend on the machine's settings."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bot.memfs.create import init_repository
+from bot.memfs.repo import MemoryRepo
+
+PERSON_NAME = "Pat Person"
+PERSON_EMAIL = "pat@example.com"
+
+
+@pytest.fixture(autouse=True)
+def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    config = home / ".gitconfig"
+    config.write_text(
+        f"[user]\n\tname = {PERSON_NAME}\n\temail = {PERSON_EMAIL}\n"
+        "[init]\n\tdefaultBranch = main\n"
+        "[protocol \"file\"]\n\tallow = always\n"
+    )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+                "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        monkeypatch.delenv(key, raising=False)
+    return home
+
+
+def git(cwd: Path | str, *args: str) -> str:
+    """Run git for a test's setup or checks; fail loudly with git's own message."""
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> MemoryRepo:
+    """A fresh memory repository made by `memrepo init` for agent a1 (Ada)."""
+    return init_repository(tmp_path / "memory", "a1", "Ada")
+
+
+@pytest.fixture
+def bare_remote(tmp_path: Path) -> Path:
+    """An empty bare repository standing in for the GitHub remote."""
+    path = tmp_path / "remote.git"
+    git(tmp_path, "init", "--bare", "-b", "main", str(path))
+    return path
