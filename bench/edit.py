@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.memfs.create import init_repository  # noqa: E402
-from bot.memfs.tool import MemoryTool  # noqa: E402
+from bot.memfs.create import init_repository
+from bot.memfs.tool import MemoryTool
 
 SYSTEM_BLOCKS = 40
 EXTERNAL_FILES = 500
@@ -49,7 +49,7 @@ def build(root: Path) -> None:
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def main() -> None:

@@ -63,7 +63,7 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def load_yaml(text: str) -> Any:
     """yaml.safe_load through libyaml when PyYAML has it (about 10x faster: the memory tool
     parses frontmatter and policy on every call)."""
-    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader
+    return yaml.load(text, Loader=_Loader)
 
 
 def _kind(value: Any) -> str:
@@ -88,7 +88,7 @@ def _section(cls: type, key: str, raw: Any, check: dict[str, Any]) -> Any:
     if not isinstance(raw, dict):
         raise PolicyError(f"'{key}' must be a mapping, found {_kind(raw)}")
     known = {f.name for f in fields(cls)}
-    unknown = sorted(set(raw) - known)
+    unknown = sorted(str(name) for name in raw if name not in known)
     if unknown:
         raise PolicyError(
             f"unknown key '{key}.{unknown[0]}' (allowed: {', '.join(sorted(known))})"
@@ -123,7 +123,7 @@ def parse_policy(text: str | None) -> Policy:
             raise PolicyError(f"'merge_instructions' must be text, found {_kind(text_value)}")
         values["merge_instructions"] = text_value or ""
     if "protected" in raw:
-        globs = raw["protected"] or []
+        globs = [] if raw["protected"] is None else raw["protected"]
         if not isinstance(globs, list) or not all(isinstance(g, str) and g for g in globs):
             raise PolicyError("'protected' must be a list of path patterns such as system/persona.md")
         values["protected"] = tuple(globs)
@@ -146,11 +146,12 @@ def parse_policy(text: str | None) -> Policy:
     return replace(DEFAULT_POLICY, **values)
 
 
-def yaml_problem(exc: yaml.YAMLError) -> str:
-    """One line from a PyYAML error: what is wrong and where."""
+def yaml_problem(exc: yaml.YAMLError, first_line: int = 1) -> str:
+    """One line from a PyYAML error: what is wrong and where, counting lines of the file
+    from `first_line` (frontmatter starts on the file's second line)."""
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     mark = getattr(exc, "problem_mark", None)
     if mark is not None:
-        return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
+        return f"{problem} (line {mark.line + first_line}, column {mark.column + 1})"
     return problem
 

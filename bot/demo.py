@@ -85,7 +85,10 @@ def _story(base: Path, out: Callable[[str], None]) -> None:
         before = repo.head_sha()
         result = tool.call(call)
         mark = "ok " if result.ok else "refused"
-        out(f"   [{mark}] {call['command']}: {result.message.splitlines()[0]}")
+        first, *rest = result.message.splitlines()
+        out(f"   [{mark}] {call['command']}: {first}")
+        for line in rest:
+            out(f"             {line}")
         expected = "succeeds" if should_succeed else "is refused"
         _check(result.ok == should_succeed, f"{call['command']} {expected}")
         if result.ok:
@@ -103,7 +106,7 @@ def _story(base: Path, out: Callable[[str], None]) -> None:
     out(messages.DEMO_PERSON.format(name=PERSON[0]))
 
     result = sync.sync(repo)
-    out("   " + messages.DEMO_SYNCED.format(summary=result.summary))
+    out(messages.DEMO_SYNCED.format(summary=result.summary))
     remote_head = _git(remote, "rev-parse", "main").strip()
     _check(repo.head_sha() == remote_head, "the agent's clone matches the remote")
     _check(b"keep the nightly job" in (repo.read("reference/projects/ledger.md") or b""),

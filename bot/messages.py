@@ -47,6 +47,7 @@ BAD_CONFIG = ".memrepo/config.yml: {problem}"
 
 # Paths given to the memory tool.
 PATH_EMPTY = "path is empty; give a path such as system/human.md"
+PATH_NOT_TEXT = "path must be text, found {kind}"
 PATH_NUL = "path contains a NUL character"
 PATH_ABSOLUTE = "path '{path}' is absolute; give a path inside the memory repository, such as system/human.md"
 PATH_HOME = "path '{path}' refers to a home folder; give a path inside the memory repository"
@@ -180,26 +181,37 @@ PATCH_NO_HUNKS = (
 )
 PATCH_MOVE_MISPLACED = "line {line}: '*** Move to:' must come right after an '*** Update File:' line"
 PATCH_EOF_MISPLACED = "line {line}: '*** End of File' must end a hunk of an '*** Update File:' section"
-PATCH_HUNK_EMPTY = "line {line}: this hunk has no lines; give ' context', '-removed' and '+added' lines after '@@'"
+PATCH_HUNK_EMPTY = (
+    "line {line}: this hunk has no lines; give ' context', '-removed' and '+added' lines after '@@'"
+)
 PATCH_HUNK_NO_CHANGE = "line {line}: this hunk changes nothing (it has no '-' or '+' lines)"
 PATCH_SAME_PATH = (
     "line {line}: {path} is already changed by the section at line {first}; "
     "put all changes to one file in one section"
 )
 PATCH_TWICE = "{path}: the patch changes this file twice; put all changes to one file in one section"
-PATCH_ADD_EXISTS = "{path}: cannot add the file, it already exists; use '*** Update File: {path}' to change it"
-PATCH_UPDATE_MISSING = "{path}: cannot update the file, it does not exist; use '*** Add File: {path}' to create it"
+PATCH_ADD_EXISTS = (
+    "{path}: cannot add the file, it already exists; use '*** Update File: {path}' to change it"
+)
+PATCH_UPDATE_MISSING = (
+    "{path}: cannot update the file, it does not exist; use '*** Add File: {path}' to create it"
+)
 PATCH_DELETE_MISSING = "{path}: cannot delete the file, it does not exist"
 PATCH_MOVE_EXISTS = "{path}: cannot move the file to {move_to}, which already exists"
 PATCH_HEADER_MISSING = (
     "{path}: hunk {hunk} (patch line {line}) names '@@ {header}', but no line{where} contains that text"
 )
-PATCH_NO_MATCH = "{path}: hunk {hunk} (patch line {line}) does not match the file{where}; it looked for:\n{lines}"
+PATCH_NO_MATCH = (
+    "{path}: hunk {hunk} (patch line {line}) does not match the file{where}; it looked for:\n{lines}"
+)
 PATCH_AMBIGUOUS = (
     "{path}: hunk {hunk} (patch line {line}) matches {count} places in the file{where}; add context "
     "lines, or an '@@' line with the heading above the change. It looked for:\n{lines}"
 )
-PATCH_NOT_AT_END = "{path}: hunk {hunk} (patch line {line}) is marked '*** End of File' but does not match the end of the file; it looked for:\n{lines}"
+PATCH_NOT_AT_END = (
+    "{path}: hunk {hunk} (patch line {line}) is marked '*** End of File' but does not match the end "
+    "of the file; it looked for:\n{lines}"
+)
 PATCH_WHERE_HEADER = " after the line containing '{header}'"
 PATCH_WHERE_HUNK = " after hunk {hunk}"
 PATCH_LOOKED_LINE = "    |{text}"
@@ -242,14 +254,12 @@ SYNC_DIRTY = (
 )
 SYNC_DIRTY_QUEUED = (
     "the remote's main moved, and replaying onto it would touch a working tree with "
-    "uncommitted changes ({paths}); the commit stays local until they are committed or discarded"
+    "uncommitted changes ({paths})"
 )
-SYNC_UNREACHABLE = "remote unreachable ({problem}); the commit stays local and goes out with the next push or sync"
-SYNC_REFUSED = "the remote refused the push ({problem}); the commit stays local"
-SYNC_BUSY = (
-    "the remote's main kept moving ({attempts} attempts); the commit stays local and goes out "
-    "with the next push or sync"
-)
+SYNC_UNREACHABLE = "remote unreachable: {problem}"
+SYNC_REFUSED = "the remote refused the push: {problem}"
+SYNC_BUSY = "the remote's main kept moving ({attempts} attempts)"
+SYNC_NOT_ON_MAIN = "the clone has {branch} checked out, not main; memrepo syncs main only"
 SYNC_CONFLICT = (
     "could not replay {count} local commit(s) onto the remote's main: {problems}. "
     "Local main was reset to the remote's main ({remote}); the local commit(s) are kept at {backup}. "
@@ -261,7 +271,7 @@ SYNC_CONFLICT_DELETED = "{path} was deleted on one side and changed on the other
 SYNC_CONFLICT_ADDED = "{path} was added on both sides with different content"
 SYNC_CONFLICT_NOT_TEXT = "{path} was changed on both sides and is not UTF-8 text, so it cannot be merged"
 SYNC_CONFLICT_INVALID = "{path} does not validate once merged ({problem})"
-SYNC_FAILED = "not synced: {reason}"
+SYNC_FAILED = "not synced ({reason}); local commits stay local and the next push or sync sends them"
 SYNC_UP_TO_DATE = "in sync with {url} at {sha}"
 SYNC_PUSHED = "pushed {count} commit(s) to {url}; main is at {sha}"
 SYNC_PUSHED_REPLAYED = (
@@ -270,7 +280,9 @@ SYNC_PUSHED_REPLAYED = (
 )
 SYNC_FAST_FORWARDED = "fast-forwarded main by {count} commit(s) from {url}; main is at {sha}"
 
-REMOTE_URL_EMPTY = "the remote URL is empty; give a git URL such as https://github.com/owner/memory.git or a path"
+REMOTE_URL_EMPTY = (
+    "the remote URL is empty; give a git URL such as https://github.com/owner/memory.git or a path"
+)
 REMOTE_URL_BAD_CHARS = "the remote URL '{url}' contains whitespace or control characters"
 REMOTE_URL_OPTION = "the remote URL '{url}' starts with '-'; give a git URL or a path"
 REMOTE_SET_UNREACHABLE = "cannot reach {url} ({problem}); nothing was changed"

@@ -49,7 +49,7 @@ def parse(text: str) -> Document:
     try:
         data = load_yaml(head) if head.strip() else {}
     except yaml.YAMLError as exc:
-        raise DocumentError(messages.BAD_YAML.format(problem=yaml_problem(exc))) from None
+        raise DocumentError(messages.BAD_YAML.format(problem=yaml_problem(exc, first_line=2))) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -23,11 +23,12 @@ def normalize(raw: object, *, add_md: bool = True) -> str:
     """The repository path the agent means, or a MemrepoError saying what is wrong.
 
     Accepts Letta's optional leading `memory/` and omitted `.md`; refuses absolute paths,
-    home folders, `..`, NUL and control characters, and git's and memrepo's own folders.
+    home folders, `..`, NUL and control characters, git's folders at any depth (as git
+    does, in any letter case) and memrepo's and CI's own top-level folders.
     """
     if not isinstance(raw, str):
         raise MemrepoError(messages.PATH_EMPTY if raw is None else
-                           f"path must be text, found {type(raw).__name__}")
+                           messages.PATH_NOT_TEXT.format(kind=type(raw).__name__))
     path = raw.strip()
     if "\0" in path:
         raise MemrepoError(messages.PATH_NUL)
@@ -37,20 +38,25 @@ def normalize(raw: object, *, add_md: bool = True) -> str:
         raise MemrepoError(messages.PATH_BAD_CHARS.format(path=path.encode("unicode_escape").decode()))
     if len(path) > MAX_PATH:
         raise MemrepoError(messages.PATH_TOO_LONG.format(path=path[:40] + "...", limit=MAX_PATH))
-    if path.startswith(("~", "$HOME", "${HOME}")):
-        raise MemrepoError(messages.PATH_HOME.format(path=path))
-    if path.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[\\/]", path):
-        raise MemrepoError(messages.PATH_ABSOLUTE.format(path=path))
-    parts = [part for part in path.replace("\\", "/").split("/") if part not in ("", ".")]
-    if ".." in parts:
-        raise MemrepoError(messages.PATH_PARENT.format(path=path))
+    parts = [part.strip() for part in path.replace("\\", "/").split("/")]
+    parts = [part for part in parts if part not in ("", ".")]
+    if path.startswith(("/", "\\")):
+        raise MemrepoError(messages.PATH_ABSOLUTE.format(path=raw.strip()))
     if parts and parts[0] == "memory" and len(parts) > 1:
         parts = parts[1:]
+    joined = "/".join(parts)
+    if joined.startswith(("~", "$HOME", "${HOME}")):
+        raise MemrepoError(messages.PATH_HOME.format(path=raw.strip()))
+    if re.match(r"^[A-Za-z]:([\\/]|$)", joined):
+        raise MemrepoError(messages.PATH_ABSOLUTE.format(path=raw.strip()))
+    if ".." in parts:
+        raise MemrepoError(messages.PATH_PARENT.format(path=raw.strip()))
     if not parts:
         raise MemrepoError(messages.PATH_EMPTY)
-    for name, area in _RESERVED:
-        if parts[0] == name:
-            raise MemrepoError(messages.PATH_RESERVED.format(path=path, area=area))
+    for index, part in enumerate(parts):
+        for name, area in _RESERVED:
+            if part.lower() == name and (index == 0 or name == ".git"):
+                raise MemrepoError(messages.PATH_RESERVED.format(path=raw.strip(), area=area))
     result = "/".join(parts)
     if add_md and not result.endswith(".md") and "." not in parts[-1]:
         result += ".md"

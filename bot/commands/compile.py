@@ -1,0 +1,41 @@
+"""`memrepo compile`: print the agent's system prompt as the agent would see it now, so a
+person can check what committed memory puts in front of the model."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from bot import messages
+from bot.errors import MemrepoError
+from bot.memfs.compile import DEFAULT_MEMORY_DIR
+from bot.memfs.prompt import PromptCompiler
+from bot.memfs.repo import MemoryRepo
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("compile", help=messages.COMPILE_HELP,
+                                   description=messages.COMPILE_HELP)
+    parser.add_argument("--repo", metavar="DIR", default=".", help=messages.COMPILE_REPO_HELP)
+    parser.add_argument("--system-prompt", metavar="FILE", help=messages.COMPILE_SYSTEM_PROMPT_HELP)
+    parser.add_argument("--memory-dir", metavar="TEXT", default=DEFAULT_MEMORY_DIR,
+                        help=messages.COMPILE_MEMORY_DIR_HELP)
+    parser.set_defaults(func=run)
+
+
+def read_system_prompt(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        reason = f"not valid UTF-8 (first bad byte at offset {exc.start})"
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+    raise MemrepoError(messages.SYSTEM_PROMPT_UNREADABLE.format(path=path, reason=reason))
+
+
+def run(args: argparse.Namespace) -> int:
+    system_prompt = read_system_prompt(args.system_prompt) if args.system_prompt else ""
+    repo = MemoryRepo.open(args.repo)
+    compiled = PromptCompiler(repo.root, memory_dir=args.memory_dir, repo=repo).compile(system_prompt)
+    print(compiled.text)
+    return 0

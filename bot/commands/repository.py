@@ -1,0 +1,83 @@
+"""`memrepo repository`: connect memory to a remote (GitHub, a bare repository, any git URL)
+and sync it. The agent's memory tool pushes after every commit by itself; these commands are
+for the person who sets things up or wants to see where the clone stands."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from bot import messages
+from bot.errors import MemrepoError
+from bot.memfs.repo import MemoryRepo
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("repository", help=messages.REPOSITORY_HELP,
+                                   description=messages.REPOSITORY_HELP)
+    sub = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
+
+    def action(name: str, help_text: str, func: Callable[[argparse.Namespace], int]
+               ) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument("--repo", metavar="DIR", default=".", help=messages.REPOSITORY_DIR_HELP)
+        p.set_defaults(func=func)
+        return p
+
+    set_parser = action("set", messages.REPOSITORY_SET_HELP, run_set)
+    set_parser.add_argument("url", metavar="URL", help=messages.REPOSITORY_URL_HELP)
+    status_parser = action("status", messages.REPOSITORY_STATUS_HELP, run_status)
+    status_parser.add_argument("--fetch", action="store_true", help=messages.REPOSITORY_FETCH_HELP)
+    action("unset", messages.REPOSITORY_UNSET_HELP, run_unset)
+    action("sync", messages.REPOSITORY_SYNC_HELP, run_sync)
+
+
+def run_set(args: argparse.Namespace) -> int:
+    from bot.memfs import sync
+
+    print(sync.set_remote(MemoryRepo.open(args.repo), args.url))
+    return 0
+
+
+def run_unset(args: argparse.Namespace) -> int:
+    from bot.memfs import sync
+
+    print(sync.unset_remote(MemoryRepo.open(args.repo)))
+    return 0
+
+
+def run_sync(args: argparse.Namespace) -> int:
+    from bot.memfs import sync
+
+    repo = MemoryRepo.open(args.repo)
+    result = sync.sync(repo)
+    if not result.pushed:
+        raise MemrepoError(messages.SYNC_FAILED.format(reason=result.reason))
+    print(result.summary)
+    return 0
+
+
+def run_status(args: argparse.Namespace) -> int:
+    from bot.memfs import sync
+
+    repo = MemoryRepo.open(args.repo)
+    st = sync.status(repo, fetch=args.fetch)
+    when = messages.STATUS_JUST_NOW if st.fetched else messages.STATUS_LAST_FETCH
+    head = (st.head or "")[:12] + (f" ({st.branch})" if st.branch else "")
+    rows: list[tuple[str, str]] = [(messages.STATUS_REMOTE, st.url or messages.STATUS_NO_REMOTE),
+                                   (messages.STATUS_HEAD, head)]
+    if st.url is not None:
+        rows += [
+            (messages.STATUS_AHEAD, messages.STATUS_UNKNOWN if st.ahead is None
+             else messages.STATUS_AHEAD_VALUE.format(count=st.ahead)),
+            (messages.STATUS_BEHIND, messages.STATUS_UNKNOWN if st.behind is None
+             else messages.STATUS_BEHIND_VALUE.format(count=st.behind, when=when)),
+            (messages.STATUS_LAST_SYNC, st.last_sync or messages.STATUS_NEVER),
+        ]
+        if st.fetch_error:
+            rows.append(("", messages.STATUS_FETCH_FAILED.format(problem=st.fetch_error)))
+    rows.append((messages.STATUS_BACKUPS, ", ".join(st.backups) if st.backups else messages.STATUS_NONE))
+    width = max(len(label) for label, _ in rows) + 2
+    for label, value in rows:
+        print(f"{label + ':' if label else '':<{width}}{value}")
+    return 0

@@ -1,0 +1,132 @@
+"""The agent's compiled system prompt, cached on (HEAD sha, sha256 of the system prompt).
+
+The agent asks for its prompt on every model call, so a cache hit must cost next to
+nothing: it reads HEAD from the ref files (`refs.resolve`) and compares, without starting a
+process or opening the repository. A miss reads the commit's files in-process through
+pygit2, only those the prompt shows (a tree cut by its limits leaves the rest unread) and
+only blobs it has not parsed before, so a commit that changes one file costs one parse.
+Only committed HEAD is compiled; the working tree is never read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot import messages
+from bot.config import CONFIG_PATH, DEFAULT_POLICY, Limits, PolicyError, parse_policy
+from bot.errors import MemrepoError
+from bot.memfs import refs
+from bot.memfs.compile import (
+    DEFAULT_MEMORY_DIR,
+    NO_CONTENT,
+    Entry,
+    compile_prompt,
+    needs_content,
+    read_document,
+    render_memory,
+)
+from bot.memfs.repo import MemoryRepo
+
+
+@dataclass(frozen=True)
+class CompiledPrompt:
+    text: str
+    head_sha: str
+    cache_hit: bool
+
+
+class PromptCompiler:
+    """Compiles one memory repository's prompt and remembers the last result.
+
+    `limits` overrides the repository's policy (tests, benchmarks); by default the limits
+    come from `.memrepo/config.yml` at the compiled commit. A policy that does not parse
+    falls back to the default limits: validation reports it, and the agent keeps its memory
+    meanwhile. Safe to share between threads (misses are serialised).
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, memory_dir: str = DEFAULT_MEMORY_DIR,
+                 limits: Limits | None = None, repo: MemoryRepo | None = None) -> None:
+        self.root = repo.root if repo is not None else Path(root).expanduser().resolve()
+        self.memory_dir = memory_dir
+        self._limits = limits
+        self._repo = repo
+        self._lock = threading.Lock()
+        self._hit: tuple[tuple[str, bytes], CompiledPrompt] | None = None
+        self._memory: tuple[str, str] | None = None  # (head sha, memory block)
+        self._entries: dict[str, Entry] = {}  # blob id -> what the prompt needs of it
+        self._policy: tuple[str | None, Limits] = (None, DEFAULT_POLICY.limits)
+
+    def compile(self, system_prompt: str = "") -> CompiledPrompt:
+        """The prompt for committed HEAD; `cache_hit` says whether it was reused."""
+        head = refs.resolve(self.root)
+        key = (head or "", hashlib.sha256(system_prompt.encode("utf-8", "surrogatepass")).digest())
+        hit = self._hit
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        with self._lock:
+            return self._compile(key, system_prompt)
+
+    def _compile(self, key: tuple[str, bytes], system_prompt: str) -> CompiledPrompt:
+        head = key[0]
+        if self._memory is None or self._memory[0] != head:
+            self._memory = (head, self._memory_block(head))
+        text = compile_prompt(system_prompt, self._memory[1])
+        self._hit = (key, CompiledPrompt(text, head, cache_hit=True))
+        return CompiledPrompt(text, head, cache_hit=False)
+
+    def _memory_block(self, head: str) -> str:
+        if self._repo is None:
+            self._repo = MemoryRepo.open(self.root)  # raises the standard errors
+        if not head or self._repo.resolve(head) is None:
+            raise MemrepoError(messages.REPO_NO_COMMITS.format(path=self.root))
+        blobs = self._repo.paths(head)
+        entries = _Entries(blobs, self._repo.git.odb.read, self._entries)
+        limits = self._limits or self._read_limits(blobs.get(CONFIG_PATH))
+        memory = render_memory(entries, limits, self.memory_dir)
+        self._entries = entries.seen  # this commit's blobs only: the cache cannot grow for ever
+        return memory
+
+    def _read_limits(self, blob: str | None) -> Limits:
+        if self._policy[0] == blob:
+            return self._policy[1]
+        limits = DEFAULT_POLICY.limits
+        if blob is not None:
+            with contextlib.suppress(PolicyError):
+                limits = parse_policy(self._repo.git[blob].data.decode("utf-8", "replace")).limits
+        self._policy = (blob, limits)
+        return limits
+
+
+class _Entries(Mapping[str, Entry]):
+    """path -> Entry for one commit, reading and parsing a blob only when the prompt shows
+    it (the files a tree cut by its limits leaves out are never read), and each blob once:
+    from `known` (the previous commit's) or by reading it."""
+
+    def __init__(self, blobs: dict[str, str], read: Callable[[str], tuple[object, bytes]],
+                 known: dict[str, Entry]) -> None:
+        self.blobs = blobs
+        self.read = read
+        self.known = known
+        self.seen: dict[str, Entry] = {}
+
+    def __getitem__(self, path: str) -> Entry:
+        blob = self.blobs[path]
+        if not needs_content(path):
+            return NO_CONTENT
+        entry = self.seen.get(blob) or self.known.get(blob)
+        if entry is None:
+            entry = read_document(self.read(blob)[1])
+        self.seen[blob] = entry
+        return entry
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.blobs)
+
+    def __len__(self) -> int:
+        return len(self.blobs)

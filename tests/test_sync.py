@@ -1,0 +1,443 @@
+"""Sync against real bare remotes under tmp_path: round trips, replay, conflicts, outages,
+connecting a remote, and redaction of credentials. No mocks."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bot import identity
+from bot.errors import MemrepoError
+from bot.memfs import sync
+from bot.memfs.repo import MemoryRepo
+
+HUMAN = "---\ndescription: what I know about the person\n---\nName: Sam\n"
+PERSONA = "---\ndescription: who I am\n---\nI am a helpful agent.\n"
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def new_memory(path: Path) -> MemoryRepo:
+    """A freshly initialised memory repository: one commit, like `memrepo init` makes (the
+    folder's name goes in the message, so two of them never share their first commit)."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    (path / "system").mkdir()
+    (path / "system/persona.md").write_text(PERSONA)
+    (path / "system/human.md").write_text(HUMAN)
+    (path / ".memrepo").mkdir()
+    (path / ".memrepo/config.yml").write_text("")
+    git(path, "add", "-A")
+    git(path, "-c", "user.name=memrepo init", "-c", "user.email=init@example.com",
+        "commit", "-q", "-m", f"Initial memory ({path.name})")
+    return MemoryRepo.open(path)
+
+
+def new_bare(path: Path) -> Path:
+    """A bare remote that refuses any forced update, so a forced push would fail the test."""
+    git(path.parent, "init", "-q", "--bare", "-b", "main", str(path))
+    git(path, "config", "receive.denyNonFastForwards", "true")
+    git(path, "config", "receive.denyDeletes", "true")
+    return path
+
+
+def clone(remote: Path, path: Path) -> MemoryRepo:
+    git(remote.parent, "clone", "-q", str(remote), str(path))
+    return MemoryRepo.open(path)
+
+
+def edit(repo: MemoryRepo, path: str, change, agent_id: str = "a1", message: str | None = None) -> str:
+    """Commit one change of one file the way the memory tool does (without validation)."""
+    head = repo.head_sha()
+    old = repo.read(path, head)
+    new = change(old.decode() if old is not None else None)
+    return repo.commit({path: None if new is None else new.encode()}, message or f"edit {path}",
+                       identity.agent(agent_id), parent=head)
+
+
+def append(line: str):
+    return lambda text: text + line + "\n"
+
+
+def remote_main(remote: Path) -> str:
+    return git(remote, "rev-parse", "refs/heads/main")
+
+
+def remote_file(remote: Path, path: str) -> str:
+    return git(remote, "show", f"main:{path}") + "\n"
+
+
+def is_ancestor(remote: Path, old: str, new: str) -> bool:
+    return subprocess.run(["git", "merge-base", "--is-ancestor", old, new], cwd=remote).returncode == 0
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[Path, MemoryRepo, MemoryRepo]:
+    """A bare remote and two clones of it (A connected it, B cloned it)."""
+    remote = new_bare(tmp_path / "remote.git")
+    a = new_memory(tmp_path / "a")
+    sync.set_remote(a, str(remote))
+    b = clone(remote, tmp_path / "b")
+    return remote, a, b
+
+
+# ----------------------------------------------------------------- push / sync
+def test_push_without_remote_is_not_an_error(tmp_path: Path) -> None:
+    repo = new_memory(tmp_path / "m")
+    result = sync.push(repo)
+    assert result.pushed is False
+    assert result.reason == sync.NO_REMOTE == "no remote"
+
+
+def test_round_trip_between_two_clones(pair) -> None:
+    remote, a, b = pair
+    sha = edit(a, "system/human.md", append("Likes tea."), agent_id="a1")
+    result = sync.push(a)
+    assert result.pushed and result.sent == 1 and result.head == sha
+    assert remote_main(remote) == sha
+    assert a.get_config(sync.LAST_SYNC_KEY).endswith("Z")
+
+    result = sync.sync(b)
+    assert result.pushed and result.pulled == 1 and result.head == sha
+    assert b.head_sha() == sha
+    assert "Likes tea." in (b.root / "system/human.md").read_text()
+    assert b.dirty_paths() == []
+
+    sha2 = edit(b, "reference/notes.md", lambda _: "---\ndescription: notes\n---\nhi\n", agent_id="b1")
+    assert sync.push(b).pushed
+    assert sync.sync(a).head == sha2
+    assert (a.root / "reference/notes.md").read_text().endswith("hi\n")
+    assert sync.sync(a).pushed  # nothing to do is still a success
+    assert sync.sync(a).summary == f"in sync with {remote} at {a.head_sha()[:12]}"
+
+
+def test_non_fast_forward_is_replayed_and_both_appends_survive(pair) -> None:
+    remote, a, b = pair
+    edit(a, "system/human.md", append("From A."), agent_id="agent-a")
+    assert sync.push(a).pushed
+    a_tip = remote_main(remote)
+
+    b_local = edit(b, "system/human.md", append("From B."), agent_id="agent-b", message="B learns")
+    b_info = b.commit_info(b_local)
+    result = sync.push(b)
+    assert result.pushed and result.replayed == 1 and result.attempts == 2
+
+    new_tip = remote_main(remote)
+    assert new_tip != b_local  # replayed: a new commit on top of A's
+    assert is_ancestor(remote, a_tip, new_tip)  # nothing forced
+    text = remote_file(remote, "system/human.md")
+    assert text.count("From A.") == 1 and text.count("From B.") == 1
+    assert text.index("From A.") < text.index("From B.")
+    info = b.commit_info(new_tip)
+    assert (info.author_name, info.author_email, info.time, info.message) == (
+        b_info.author_name, b_info.author_email, b_info.time, b_info.message)
+    assert info.parents == (a_tip,)
+    assert b.head_sha() == new_tip
+    assert b.dirty_paths() == []
+    assert (b.root / "system/human.md").read_text() == text
+
+    assert sync.sync(a).head == new_tip
+    log = git(a.root, "log", "--format=%ae %s")
+    assert log.splitlines()[:2] == [
+        "agent-b@agents.memrepo B learns", "agent-a@agents.memrepo edit system/human.md"]
+
+
+def test_several_local_commits_replay_in_order(pair) -> None:
+    remote, a, b = pair
+    edit(a, "system/persona.md", append("A's persona line."))
+    assert sync.push(a).pushed
+    for i in range(3):
+        edit(b, "system/human.md", append(f"B fact {i}."), agent_id="b1", message=f"fact {i}")
+    edit(b, "reference/new.md", lambda _: "---\ndescription: new\n---\n", agent_id="b1", message="new file")
+    result = sync.push(b)
+    assert result.pushed and result.replayed == 4
+    subjects = git(remote, "log", "--format=%s", "main").splitlines()
+    assert subjects[:5] == ["new file", "fact 2", "fact 1", "fact 0", "edit system/persona.md"]
+    assert "A's persona line." in remote_file(remote, "system/persona.md")
+
+
+def test_sync_replays_when_both_moved(pair) -> None:
+    remote, a, b = pair
+    edit(a, "system/human.md", append("A."))
+    assert sync.push(a).pushed
+    edit(b, "system/persona.md", append("B."))
+    result = sync.sync(b)
+    assert result.pushed and result.replayed == 1 and result.pulled == 1
+    assert "replayed 1 local commit(s)" in result.summary
+    assert remote_main(remote) == b.head_sha()
+
+
+def test_real_conflict_sets_local_commits_aside(pair) -> None:
+    remote, a, b = pair
+    edit(a, "system/human.md", lambda t: t.replace("Name: Sam", "Name: Samantha"))
+    assert sync.push(a).pushed
+    remote_tip = remote_main(remote)
+
+    edit(b, "system/persona.md", append("Unrelated but local."), agent_id="b1")
+    b_local = edit(b, "system/human.md", lambda t: t.replace("Name: Sam", "Name: Samuel"), agent_id="b1")
+    with pytest.raises(MemrepoError) as caught:
+        sync.push(b)
+    message = str(caught.value)
+    backup = caught.value.details["backup"]
+    assert backup.startswith("refs/memrepo/backup/") and backup.endswith(b_local[:8])
+    assert "system/human.md" in message and backup in message
+    assert "2 local commit(s)" in message
+    assert "git cherry-pick" in message
+    assert "\n" not in message
+    assert b.head_sha() == remote_tip == remote_main(remote)
+    assert str(b.git.references[backup].target) == b_local
+    assert b.dirty_paths() == []
+    assert "Samantha" in (b.root / "system/human.md").read_text()
+    assert sync.backups(b) == [backup]
+    assert sync.status(b).backups == [backup]
+
+
+def test_delete_against_modify_is_a_conflict(pair) -> None:
+    remote, a, b = pair
+    edit(a, "system/human.md", append("more"))
+    assert sync.push(a).pushed
+    edit(b, "system/human.md", lambda _: None)
+    with pytest.raises(MemrepoError, match="deleted on one side"):
+        sync.push(b)
+    assert b.head_sha() == remote_main(remote)
+
+
+def test_replay_that_does_not_validate_is_set_aside(pair) -> None:
+    remote, a, b = pair
+    # A person marks the file read_only on the remote; the agent's append merges cleanly
+    # as text but may not change a read_only file.
+    edit(a, "system/human.md", lambda t: t.replace("description:", "read_only: true\ndescription:"))
+    assert sync.push(a).pushed
+    edit(b, "system/human.md", append("Agent note."))
+    with pytest.raises(MemrepoError, match="does not validate once merged"):
+        sync.push(b)
+    assert b.head_sha() == remote_main(remote)
+
+
+def test_unreachable_remote_queues_the_commit(pair, tmp_path: Path) -> None:
+    remote, a, _ = pair
+    sha = edit(a, "system/human.md", append("Queued."))
+    away = tmp_path / "away.git"
+    remote.rename(away)
+    result = sync.push(a)
+    assert result.pushed is False
+    assert result.reason.startswith("remote unreachable")
+    assert "\n" not in result.reason
+    assert a.head_sha() == sha
+    with pytest.raises(MemrepoError, match="not connected"):
+        sync.sync(new_memory(tmp_path / "lonely"))
+    assert sync.sync(a).pushed is False
+
+    away.rename(remote)
+    result = sync.sync(a)
+    assert result.pushed and result.sent == 1
+    assert remote_main(remote) == sha
+
+
+def test_sync_refuses_uncommitted_changes(pair) -> None:
+    _, a, _ = pair
+    (a.root / "system/human.md").write_text(HUMAN + "typed by hand\n")
+    with pytest.raises(MemrepoError, match="uncommitted changes"):
+        sync.sync(a)
+
+
+def test_push_keeps_commit_local_when_replay_would_touch_dirty_tree(pair) -> None:
+    _, a, b = pair
+    edit(a, "system/human.md", append("A."))
+    assert sync.push(a).pushed
+    sha = edit(b, "system/persona.md", append("B."))
+    (b.root / "system/human.md").write_text(HUMAN + "typed by hand\n")
+    result = sync.push(b)
+    assert result.pushed is False and "uncommitted changes" in result.reason
+    assert b.head_sha() == sha
+    assert (b.root / "system/human.md").read_text().endswith("typed by hand\n")
+
+
+def test_status_counts_and_fetch(pair) -> None:
+    remote, a, b = pair
+    st = sync.status(b)
+    assert st.url == str(remote) and st.ahead == 0 and st.behind == 0 and st.branch == "main"
+    edit(a, "system/human.md", append("A."))
+    sync.push(a)
+    edit(b, "system/persona.md", append("B1."))
+    edit(b, "system/persona.md", append("B2."))
+    assert (sync.status(b).ahead, sync.status(b).behind) == (2, 0)
+    st = sync.status(b, fetch=True)
+    assert st.fetched and (st.ahead, st.behind) == (2, 1)
+    assert st.remote_head == remote_main(remote)
+
+
+# ----------------------------------------------------------------- set / unset
+def test_set_on_empty_remote_pushes_and_sets_upstream(tmp_path: Path) -> None:
+    remote = new_bare(tmp_path / "r.git")
+    repo = new_memory(tmp_path / "m")
+    edit(repo, "system/human.md", append("x"))
+    said = sync.set_remote(repo, str(remote))
+    assert said.startswith("connected to") and "2 commit(s)" in said
+    assert remote_main(remote) == repo.head_sha()
+    assert repo.get_config("branch.main.remote") == "origin"
+    assert repo.get_config("branch.main.merge") == "refs/heads/main"
+    again = sync.set_remote(repo, str(remote))
+    assert "already in sync" in again
+
+
+def test_set_adopts_remote_history_into_fresh_clone(tmp_path: Path) -> None:
+    remote = new_bare(tmp_path / "r.git")
+    first = new_memory(tmp_path / "first")
+    edit(first, "system/human.md", append("Remote knowledge."))
+    sync.set_remote(first, str(remote))
+    fresh = new_memory(tmp_path / "fresh")
+    fresh_initial = fresh.head_sha()
+    said = sync.set_remote(fresh, str(remote))
+    assert "took the remote's main" in said
+    assert fresh.head_sha() == remote_main(remote)
+    assert "Remote knowledge." in (fresh.root / "system/human.md").read_text()
+    [backup] = sync.backups(fresh)
+    assert backup in said
+    assert str(fresh.git.references[backup].target) == fresh_initial
+    assert fresh.dirty_paths() == []
+
+
+def test_set_refuses_diverged_histories(tmp_path: Path) -> None:
+    remote = new_bare(tmp_path / "r.git")
+    first = new_memory(tmp_path / "first")
+    sync.set_remote(first, str(remote))
+    before_remote = remote_main(remote)
+    other = new_memory(tmp_path / "other")
+    local = edit(other, "system/human.md", append("Local work."))
+    with pytest.raises(MemrepoError, match="history of their own") as caught:
+        sync.set_remote(other, str(remote))
+    assert "nothing was changed" in str(caught.value)
+    assert sync.remote_url(other) is None
+    assert other.resolve(sync.TRACKING_REF) is None
+    assert other.head_sha() == local
+    assert remote_main(remote) == before_remote
+    assert sync.backups(other) == []
+
+
+def test_set_fast_forwards_and_pushes_ahead(pair) -> None:
+    remote, a, b = pair
+    assert sync.unset_remote(b).startswith("disconnected from")
+    assert sync.unset_remote(b) == "no remote was connected; nothing to do"
+    edit(a, "system/human.md", append("A1."))
+    edit(a, "system/human.md", append("A2."))
+    sync.push(a)
+    said = sync.set_remote(b, str(remote))
+    assert "fast-forwarded main by 2 commit(s)" in said
+    assert b.head_sha() == remote_main(remote)
+    sync.unset_remote(b)
+    edit(b, "system/persona.md", append("B."))
+    said = sync.set_remote(b, str(remote))
+    assert "pushed 1 local commit(s)" in said
+    assert remote_main(remote) == b.head_sha()
+
+
+def test_set_unreachable_leaves_nothing_configured(tmp_path: Path) -> None:
+    repo = new_memory(tmp_path / "m")
+    with pytest.raises(MemrepoError, match="cannot reach") as caught:
+        sync.set_remote(repo, str(tmp_path / "missing.git"))
+    assert "nothing was changed" in str(caught.value)
+    assert sync.remote_url(repo) is None
+    assert repo.get_config("branch.main.remote") is None
+
+
+def test_set_unreachable_keeps_the_previous_remote(pair, tmp_path: Path) -> None:
+    remote, a, _ = pair
+    tracking = a.resolve(sync.TRACKING_REF)
+    with pytest.raises(MemrepoError):
+        sync.set_remote(a, str(tmp_path / "missing.git"))
+    assert sync.remote_url(a) == str(remote)
+    assert a.resolve(sync.TRACKING_REF) == tracking
+
+
+@pytest.mark.parametrize("url", ["", "  ", "a b", "x\0y", "-oProxyCommand=x", "tab\there"])
+def test_set_rejects_bad_urls(tmp_path: Path, url: str) -> None:
+    repo = new_memory(tmp_path / "m")
+    with pytest.raises(MemrepoError, match="remote URL"):
+        sync.set_remote(repo, url)
+    assert sync.remote_url(repo) is None
+
+
+def test_set_refuses_remote_without_main(tmp_path: Path) -> None:
+    remote = new_bare(tmp_path / "r.git")
+    src = new_memory(tmp_path / "src")
+    git(src.root, "push", "-q", str(remote), "main:refs/heads/master")
+    repo = new_memory(tmp_path / "m")
+    with pytest.raises(MemrepoError, match="no main"):
+        sync.set_remote(repo, str(remote))
+    assert sync.remote_url(repo) is None
+
+
+# ----------------------------------------------------------------- credentials
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("https://user:ghp_abcdefghijklmnop@github.com/o/r.git", "https://***@github.com/o/r.git"),
+        ("https://x-access-token:ghs_secret123456@github.com/o/r", "https://***@github.com/o/r"),
+        ("fatal: unable to access 'https://tok@host/r.git/': refused",
+         "fatal: unable to access 'https://***@host/r.git/': refused"),
+        ("x-access-token:abc@github.com/o/r", "***@github.com/o/r"),
+        ("token ghp_abcdefghijklmnopqrstuvwxyz in text", "token *** in text"),
+        ("/srv/memory.git", "/srv/memory.git"),
+        ("git@github.com:o/r.git", "git@github.com:o/r.git"),
+    ],
+)
+def test_redact(raw: str, shown: str) -> None:
+    assert sync.redact(raw) == shown
+
+
+def test_token_never_leaves_status_push_or_errors(tmp_path: Path) -> None:
+    secret = "ghp_SuperSecretToken1234567890"
+    url = f"https://user:{secret}@127.0.0.1:9/o/memory.git"
+    repo = new_memory(tmp_path / "m")
+    with pytest.raises(MemrepoError) as caught:
+        sync.set_remote(repo, url)
+    assert secret not in str(caught.value) and "https://***@127.0.0.1:9/o/memory.git" in str(caught.value)
+    assert sync.remote_url(repo) is None
+
+    repo.git.remotes.create("origin", url)
+    st = sync.status(repo, fetch=True)
+    assert st.url == "https://***@127.0.0.1:9/o/memory.git"
+    assert st.fetch_error and secret not in st.fetch_error
+    edit(repo, "system/human.md", append("x"))
+    result = sync.push(repo)
+    assert result.pushed is False and secret not in result.reason
+    assert secret not in sync.unset_remote(repo)
+
+
+def test_push_from_a_clone_that_is_only_behind_fast_forwards(pair) -> None:
+    remote, a, b = pair
+    edit(a, "system/human.md", append("A."))
+    assert sync.push(a).pushed
+    result = sync.push(b)
+    assert result.pushed and result.replayed == 0
+    assert b.head_sha() == remote_main(remote)
+    assert "A." in (b.root / "system/human.md").read_text()
+
+
+def test_only_main_is_synced(pair) -> None:
+    _, a, _ = pair
+    git(a.root, "checkout", "-q", "-b", "side")
+    result = sync.push(a)
+    assert result.pushed is False and "side" in result.reason
+    with pytest.raises(MemrepoError, match="not main"):
+        sync.sync(a)
+
+
+def test_remote_that_refuses_the_push_keeps_the_commit_local(pair) -> None:
+    remote, a, _ = pair
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'memory is frozen' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    sha = edit(a, "system/human.md", append("x"))
+    result = sync.push(a)
+    assert result.pushed is False
+    assert result.reason == "the remote refused the push: remote rejected (pre-receive hook declined)"
+    assert a.head_sha() == sha
+    hook.unlink()
+    assert sync.push(a).pushed
