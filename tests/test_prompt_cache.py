@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 from pathlib import Path
 
@@ -165,15 +164,6 @@ def test_missing_repository_is_a_memrepo_error(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ the command
-@pytest.fixture
-def commands(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Only the subcommands whose modules exist (the others are built alongside)."""
-    present = tuple(name for name in cli.COMMANDS
-                    if importlib.util.find_spec(f"bot.commands.{name}") is not None)
-    monkeypatch.setattr(cli, "COMMANDS", present)
-
-
-@pytest.mark.usefixtures("commands")
 def test_cli_prints_the_prompt(repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["compile", "--repo", str(repo)]) == 0
     out = capsys.readouterr().out
@@ -189,7 +179,6 @@ def test_cli_prints_the_prompt(repo: Path, tmp_path: Path, capsys: pytest.Captur
     assert "<projection>/mem/system/persona.md</projection>" in out
 
 
-@pytest.mark.usefixtures("commands")
 @pytest.mark.parametrize("case", ["missing-repo", "not-memory", "missing-system-prompt"])
 def test_cli_errors_are_one_line(case: str, repo: Path, tmp_path: Path,
                                  capsys: pytest.CaptureFixture[str]) -> None:

@@ -45,13 +45,6 @@ def append(repo: MemoryRepo, line: str, path: str = "system/human.md") -> str:
     return repo.commit({path: text.encode()}, f"add {line}", identity.agent("a1"), parent=head)
 
 
-@pytest.fixture(autouse=True)
-def only_this_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Build the parser with this subcommand only, so these tests do not depend on the other
-    subcommands' modules (written by others, possibly mid-change)."""
-    monkeypatch.setattr(cli, "COMMANDS", ("repository",))
-
-
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = cli.main(["repository", *argv])
     out, err = capsys.readouterr()

@@ -79,20 +79,23 @@ def _commit(repo: MemoryRepo, rev: str) -> str:
 
 def check(repo: MemoryRepo, changes: Changes, base: str = "HEAD") -> list[validate.Problem]:
     """Validate `changes` made on top of `base`, under the policy they bring (or the base's),
-    including the limit on all of system/ together."""
+    including the limit on all of system/ together. The memory tool, sync's replay and
+    `memrepo validate` all decide through here."""
     policy = repo.policy(base)
     new_config = changes.get(CONFIG_PATH, (None, None))[0]
     if new_config is not None:
         # A broken new config is reported as a problem of the file itself.
         with contextlib.suppress(PolicyError, UnicodeDecodeError):
             policy = parse_policy(new_config.decode("utf-8"))
-    core_before = repo.files(base, "system")
-    core_after = dict(core_before)
-    for path, (data, _) in changes.items():
-        if validate.is_core(path):
-            if data is None:
-                core_after.pop(path, None)
-            else:
-                core_after[path] = data
-    core = (validate.core_size(core_before), validate.core_size(core_after))
+    core = None
+    if any(validate.is_core(path) for path in changes):
+        before = repo.core_sizes(base)
+        after = dict(before)
+        for path, (data, _) in changes.items():
+            if validate.is_core(path):
+                if data is None:
+                    after.pop(path, None)
+                else:
+                    after[path] = validate.core_size({path: data})
+        core = (sum(before.values()), sum(after.values()))
     return validate.validate_changes(changes, policy, core)

@@ -23,6 +23,7 @@ from bot.config import CONFIG_PATH, Policy, PolicyError, parse_policy
 from bot.errors import MemrepoError
 from bot.identity import Identity
 from bot.memfs import refs
+from bot.memfs.validate import core_size, is_core
 
 MAIN = "main"
 FILE_MODE = pygit2.GIT_FILEMODE_BLOB
@@ -51,6 +52,7 @@ class MemoryRepo:
         self.root = root
         self.git = git
         self._policies: dict[str | None, Policy] = {}
+        self._chars: dict[str, int] = {}  # blob id -> characters, for the core-size limit
 
     # ----------------------------------------------------------------- opening
     @classmethod
@@ -193,6 +195,16 @@ class MemoryRepo:
             except PolicyError as exc:
                 raise MemrepoError(messages.BAD_CONFIG.format(problem=exc)) from None
         return self._policies[blob]
+
+    def core_sizes(self, rev: str = "HEAD") -> dict[str, int]:
+        """Characters of each core memory file at a commit, counted once per blob."""
+        sizes: dict[str, int] = {}
+        for path, blob in self.paths(rev, "system").items():
+            if is_core(path):
+                if blob not in self._chars:
+                    self._chars[blob] = core_size({path: self.git[blob].data})
+                sizes[path] = self._chars[blob]
+        return sizes
 
     def commit_info(self, rev: str) -> CommitInfo | None:
         commit = self._commit(rev)

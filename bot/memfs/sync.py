@@ -30,9 +30,9 @@ import pygit2
 
 from bot import messages
 from bot.errors import MemrepoError
+from bot.memfs import checks
 from bot.memfs.merge import merge3
 from bot.memfs.repo import MemoryRepo
-from bot.memfs.validate import core_size, is_core, validate_changes
 
 REMOTE = "origin"
 BRANCH = "main"
@@ -291,17 +291,7 @@ def _replay_commit(repo: MemoryRepo, commit: pygit2.Commit, tip: pygit2.Commit) 
         raise _ReplayFailed(problems)
     if not changes:
         return tip
-    tip_sha = str(tip.id)
-    policy = repo.policy(tip_sha)
-    core = None
-    if any(is_core(path) for path in changes):
-        before_files = repo.files(tip_sha, "system")
-        after_files = {**before_files, **{p: d for p, d in changes.items() if d is not None}}
-        for path, data in changes.items():
-            if data is None:
-                after_files.pop(path, None)
-        core = (core_size(before_files), core_size(after_files))
-    found = validate_changes({p: (d, _blob(repo, tip.tree, p)) for p, d in changes.items()}, policy, core)
+    found = checks.check(repo, {p: (d, _blob(repo, tip.tree, p)) for p, d in changes.items()}, str(tip.id))
     if found:
         raise _ReplayFailed([
             messages.SYNC_CONFLICT_INVALID.format(path=p.path, problem=p.message) for p in found

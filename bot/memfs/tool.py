@@ -16,7 +16,7 @@ from typing import Any
 
 from bot import identity, messages
 from bot.errors import MemrepoError
-from bot.memfs import document, edits, patch, paths, validate
+from bot.memfs import checks, document, edits, patch, paths, validate
 from bot.memfs.calls import Call, parse_call
 from bot.memfs.repo import LINK_MODE, MemoryRepo
 
@@ -59,7 +59,6 @@ class MemoryTool:
         agent_name = agent_name or self.repo.get_config(AGENT_NAME_KEY)
         self.identity = identity.agent(agent_id, agent_name)
         self.push = push
-        self._sizes: dict[str, int] = {}
 
     # ------------------------------------------------------------------ entry
     def call(self, raw: object) -> ToolResult:
@@ -273,31 +272,7 @@ class MemoryTool:
                     raise MemrepoError(f"{path}: {messages.READ_ONLY_FILE}. {messages.READ_ONLY_HINT}")
 
     def _validate(self, changes: dict[str, bytes | None], head: str) -> list[validate.Problem]:
-        policy = self.repo.policy(head)
-        pairs = {p: (data, self.repo.read(p, head)) for p, data in changes.items()}
-        core = None
-        if any(validate.is_core(p) for p in changes):
-            before = self._core_sizes(head)
-            after = dict(before)
-            for path, data in changes.items():
-                if validate.is_core(path):
-                    if data is None:
-                        after.pop(path, None)
-                    else:
-                        after[path] = validate.core_size({path: data})
-            core = (sum(before.values()), sum(after.values()))
-        return validate.validate_changes(pairs, policy, core)
-
-    def _core_sizes(self, head: str) -> dict[str, int]:
-        """Characters of each core file at HEAD, cached by blob id across calls."""
-        sizes: dict[str, int] = {}
-        for path, blob in self.repo.paths(head, "system").items():
-            if not validate.is_core(path):
-                continue
-            if blob not in self._sizes:
-                self._sizes[blob] = validate.core_size({path: self.repo.read(path, head) or b""})
-            sizes[path] = self._sizes[blob]
-        return sizes
+        return checks.check(self.repo, {p: (data, self.repo.read(p, head)) for p, data in changes.items()}, head)
 
 
 def _decode(data: bytes, path: str) -> str:
