@@ -11,6 +11,8 @@ from typing import Any
 
 import yaml
 
+from bot import messages
+
 CONFIG_PATH = ".memrepo/config.yml"
 
 MERGE_MODES = ("auto", "explicit", "review")
@@ -72,13 +74,13 @@ def _kind(value: Any) -> str:
 
 def _positive_int(key: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise PolicyError(f"'{key}' must be a positive whole number, found {value!r}")
+        raise PolicyError(messages.POLICY_NOT_POSITIVE.format(key=key, value=value))
     return value
 
 
 def _choice(key: str, value: Any, choices: tuple[str, ...]) -> str:
     if value not in choices:
-        raise PolicyError(f"'{key}' must be one of {', '.join(choices)}, found {value!r}")
+        raise PolicyError(messages.POLICY_NOT_CHOICE.format(key=key, choices=", ".join(choices), value=value))
     return value
 
 
@@ -86,13 +88,12 @@ def _section(cls: type, key: str, raw: Any, check: dict[str, Any]) -> Any:
     if raw is None:
         return cls()
     if not isinstance(raw, dict):
-        raise PolicyError(f"'{key}' must be a mapping, found {_kind(raw)}")
+        raise PolicyError(messages.POLICY_NOT_SECTION.format(key=key, kind=_kind(raw)))
     known = {f.name for f in fields(cls)}
     unknown = sorted(str(name) for name in raw if name not in known)
     if unknown:
-        raise PolicyError(
-            f"unknown key '{key}.{unknown[0]}' (allowed: {', '.join(sorted(known))})"
-        )
+        raise PolicyError(messages.POLICY_UNKNOWN_KEY.format(
+            key=f"{key}.{unknown[0]}", allowed=", ".join(sorted(known))))
     values = {name: check[name](f"{key}.{name}", value) for name, value in raw.items()}
     return replace(cls(), **values)
 
@@ -104,15 +105,15 @@ def parse_policy(text: str | None) -> Policy:
     try:
         raw = load_yaml(text)
     except yaml.YAMLError as exc:
-        raise PolicyError(f"not valid YAML: {yaml_problem(exc)}") from None
+        raise PolicyError(messages.POLICY_BAD_YAML.format(problem=yaml_problem(exc))) from None
     if raw is None:
         return DEFAULT_POLICY
     if not isinstance(raw, dict):
-        raise PolicyError(f"must be a mapping of keys to values, found {_kind(raw)}")
+        raise PolicyError(messages.POLICY_NOT_MAPPING.format(kind=_kind(raw)))
     known = {f.name for f in fields(Policy)}
     unknown = sorted(set(map(str, raw)) - known)
     if unknown:
-        raise PolicyError(f"unknown key '{unknown[0]}' (allowed: {', '.join(sorted(known))})")
+        raise PolicyError(messages.POLICY_UNKNOWN_KEY.format(key=unknown[0], allowed=", ".join(sorted(known))))
 
     values: dict[str, Any] = {}
     if "merge" in raw:
@@ -120,12 +121,12 @@ def parse_policy(text: str | None) -> Policy:
     if "merge_instructions" in raw:
         text_value = raw["merge_instructions"]
         if text_value is not None and not isinstance(text_value, str):
-            raise PolicyError(f"'merge_instructions' must be text, found {_kind(text_value)}")
+            raise PolicyError(messages.POLICY_NOT_TEXT.format(key="merge_instructions", kind=_kind(text_value)))
         values["merge_instructions"] = text_value or ""
     if "protected" in raw:
         globs = [] if raw["protected"] is None else raw["protected"]
         if not isinstance(globs, list) or not all(isinstance(g, str) and g for g in globs):
-            raise PolicyError("'protected' must be a list of path patterns such as system/persona.md")
+            raise PolicyError(messages.POLICY_PROTECTED)
         values["protected"] = tuple(globs)
     values["direct_commit"] = _section(
         DirectCommit, "direct_commit", raw.get("direct_commit"),

@@ -45,8 +45,19 @@ TOO_DEEP = (
 )
 BAD_CONFIG = ".memrepo/config.yml: {problem}"
 
+# The policy file (.memrepo/config.yml); shown after "path: ".
+POLICY_NOT_POSITIVE = "'{key}' must be a positive whole number, found {value!r}"
+POLICY_NOT_CHOICE = "'{key}' must be one of {choices}, found {value!r}"
+POLICY_NOT_SECTION = "'{key}' must be a mapping, found {kind}"
+POLICY_NOT_TEXT = "'{key}' must be text, found {kind}"
+POLICY_BAD_YAML = "not valid YAML: {problem}"
+POLICY_NOT_MAPPING = "must be a mapping of keys to values, found {kind}"
+POLICY_UNKNOWN_KEY = "unknown key '{key}' (allowed: {allowed})"
+POLICY_PROTECTED = "'protected' must be a list of path patterns such as system/persona.md"
+
 # Paths given to the memory tool.
 PATH_EMPTY = "path is empty; give a path such as system/human.md"
+PATH_PROBLEM = "{path}: {problem}"
 PATH_NOT_TEXT = "path must be text, found {kind}"
 PATH_NUL = "path contains a NUL character"
 PATH_ABSOLUTE = "path '{path}' is absolute; give a path inside the memory repository, such as system/human.md"
@@ -140,7 +151,9 @@ REVISION_CONFLICT = (
 PATH_SYMLINK_INSIDE = (
     "path '{path}' goes through a symbolic link; the memory tool writes only regular files"
 )
-READ_ONLY_HINT = "A person owns it: propose the change to them instead."
+READ_ONLY_REFUSED = (
+    "{path}: " + READ_ONLY_FILE + ". A person owns it: propose the change to them instead."
+)
 FIX_AND_RETRY = "Nothing was written. Fix the problems above and call the tool again."
 COMMITTED = "Committed {sha} \"{message}\"; {note}"
 PUSHED = "pushed to origin/main."

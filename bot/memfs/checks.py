@@ -4,7 +4,10 @@ tree, or a range of commits) and hand it to the pure validator."""
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterable
+
+import pygit2
 
 from bot import messages
 from bot.config import CONFIG_PATH, PolicyError, parse_policy
@@ -16,8 +19,11 @@ Changes = dict[str, tuple[bytes | None, bytes | None]]
 
 
 def staged(repo: MemoryRepo) -> Changes:
-    """Files whose staged copy differs from HEAD: what the next commit would change."""
-    index = repo.git.index
+    """Files whose staged copy differs from HEAD: what the next commit would change. In
+    git's pre-commit hook that is the index git names in GIT_INDEX_FILE (`git commit -a` and
+    `git commit PATH` stage into another index file than .git/index)."""
+    index_file = os.environ.get("GIT_INDEX_FILE")
+    index = pygit2.Index(os.path.abspath(index_file)) if index_file else repo.git.index
     index.read()
     head = repo.paths("HEAD")
     changes: Changes = {}

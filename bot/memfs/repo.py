@@ -64,6 +64,8 @@ class MemoryRepo:
             raise MemrepoError(messages.REPO_NOT_DIR.format(path=root))
         root = root.resolve()
         if refs.git_dirs(root) is None:
+            if (root / "HEAD").is_file() and (root / "objects").is_dir() and (root / "refs").is_dir():
+                raise MemrepoError(messages.REPO_BARE.format(path=root))
             raise MemrepoError(messages.REPO_NOT_GIT.format(path=root))
         try:
             git = pygit2.Repository(str(root))

@@ -269,7 +269,7 @@ class MemoryTool:
             if old is not None and validate.needs_frontmatter(path):
                 doc = document.try_parse(old.decode("utf-8", "replace"))
                 if doc is not None and doc.frontmatter.get("read_only") is True:
-                    raise MemrepoError(f"{path}: {messages.READ_ONLY_FILE}. {messages.READ_ONLY_HINT}")
+                    raise MemrepoError(messages.READ_ONLY_REFUSED.format(path=path))
 
     def _validate(self, changes: dict[str, bytes | None], head: str) -> list[validate.Problem]:
         return checks.check(self.repo, {p: (data, self.repo.read(p, head)) for p, data in changes.items()}, head)
@@ -278,7 +278,7 @@ class MemoryTool:
 def _decode(data: bytes, path: str) -> str:
     text, problem = validate.decode(data)
     if text is None:
-        raise MemrepoError(f"{path}: {problem}")
+        raise MemrepoError(messages.PATH_PROBLEM.format(path=path, problem=problem))
     return text
 
 
