@@ -237,6 +237,10 @@ INIT_NOT_EMPTY = (
     "(to connect an existing memory repository to a remote, use `memrepo repository set URL`)"
 )
 INIT_COMMIT = "Create memory repository"
+INIT_REMOTE_FAILED = (
+    "the memory repository in {path} was created, but connecting it failed: {problem}. "
+    "Connect it later with `memrepo repository set {url} --repo {path}`"
+)
 INIT_DONE = "Created memory repository in {path} for agent {agent_id} ({commit})."
 
 # memrepo validate.

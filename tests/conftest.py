@@ -33,6 +33,18 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     return home
 
 
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """`memrepo ARGV` in this process: (exit code, stdout, stderr); argparse exits count too."""
+    from bot import cli
+
+    try:
+        code = cli.main(list(argv))
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def git(cwd: Path | str, *args: str) -> str:
     """Run git for a test's setup or checks; fail loudly with git's own message."""
     done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)

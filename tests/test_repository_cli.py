@@ -11,6 +11,7 @@ import pytest
 from bot import cli, identity
 from bot.memfs import sync
 from bot.memfs.repo import MemoryRepo
+from tests.conftest import run_cli
 
 HUMAN = "---\ndescription: what I know about the person\n---\nName: Sam\n"
 
@@ -46,9 +47,7 @@ def append(repo: MemoryRepo, line: str, path: str = "system/human.md") -> str:
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = cli.main(["repository", *argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_cli(capsys, "repository", *argv)
 
 
 def assert_one_line_error(err: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from bot import messages
+from bot.errors import MemrepoError
 from bot.memfs.create import init_repository
 
 
@@ -24,5 +25,9 @@ def run(args: argparse.Namespace) -> int:
     if args.remote:
         from bot.memfs import sync
 
-        print(sync.set_remote(repo, args.remote))
+        try:
+            print(sync.set_remote(repo, args.remote))
+        except MemrepoError as exc:
+            raise MemrepoError(messages.INIT_REMOTE_FAILED.format(
+                path=repo.root, problem=exc, url=sync.redact(args.remote))) from None
     return 0

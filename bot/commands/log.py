@@ -34,6 +34,6 @@ def run(args: argparse.Namespace) -> int:
             sha=info.sha[:10], when=when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
             role=role_of(info.author_email), author=info.author_name, summary=info.summary))
         shown += 1
-    if shown == 0:
+    if shown == 0 and args.max_count != 0:
         print(messages.LOG_EMPTY.format(path=path or "memory"))
     return 0

@@ -15,6 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Check memory files. Exit 0 when valid, 1 with the problems otherwise.")
     p.add_argument("paths", nargs="*", metavar="PATH", help="only these files or folders")
     p.add_argument("--repo", default=".", metavar="DIR")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing when memory is valid")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--staged", action="store_true", help="check what is staged for the next commit")
     mode.add_argument("--base", metavar="REV", help="check what changed since REV (pull requests)")
@@ -39,5 +40,6 @@ def run(args: argparse.Namespace) -> int:
     if problems:
         print(format_problems(problems))
         return 1
-    print(messages.VALIDATE_OK.format(count=len(changes)))
+    if not args.quiet:
+        print(messages.VALIDATE_OK.format(count=len(changes)))
     return 0

@@ -68,7 +68,10 @@ def init_repository(
     if root.exists() and any(root.iterdir()):
         what = "a git repository" if (root / ".git").exists() else "not empty"
         raise MemrepoError(messages.INIT_NOT_EMPTY.format(path=root, what=what))
-    created = not root.exists()
+    created = root.absolute()
+    while not created.parent.exists():
+        created = created.parent  # the topmost folder this call creates, removed on failure
+    created = created if not root.exists() else None
     root.mkdir(parents=True, exist_ok=True)
     try:
         git = pygit2.init_repository(str(root), initial_head=MAIN)
@@ -90,13 +93,9 @@ def init_repository(
         install_hook(repo)
         return repo
     except BaseException:
-        _remove_tree(root, keep_root=not created)
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        else:  # the folder was there and empty: empty it again
+            for child in root.iterdir():
+                shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
         raise
-
-
-def _remove_tree(root: Path, keep_root: bool) -> None:
-    if keep_root:
-        for child in root.iterdir():
-            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
-    else:
-        shutil.rmtree(root, ignore_errors=True)

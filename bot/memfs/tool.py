@@ -53,10 +53,12 @@ class MemoryTool:
         push: bool = True,
     ) -> None:
         self.repo = repo if isinstance(repo, MemoryRepo) else MemoryRepo.open(repo)
-        agent_id = agent_id or self.repo.get_config(AGENT_ID_KEY)
+        configured = self.repo.get_config(AGENT_ID_KEY)
+        agent_id = agent_id or configured
         if not agent_id:
             raise MemrepoError(messages.NO_AGENT_ID)
-        agent_name = agent_name or self.repo.get_config(AGENT_NAME_KEY)
+        if agent_name is None and agent_id == configured:
+            agent_name = self.repo.get_config(AGENT_NAME_KEY)
         self.identity = identity.agent(agent_id, agent_name)
         self.push = push
 
