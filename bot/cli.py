@@ -19,11 +19,19 @@ from bot.errors import MemrepoError
 COMMANDS = ("init", "validate", "tool", "compile", "log", "repository", "demo")
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps every command's help on the line of its name (argparse would wrap `repository`)."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=20, width=100)
+        self._action_max_length = 18
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memrepo",
         description=messages.CLI_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"memrepo {__version__}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)

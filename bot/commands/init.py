@@ -10,7 +10,7 @@ from bot.memfs.create import init_repository
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("init", help="create a memory repository (with its policy, hook and first commit)",
+    p = sub.add_parser("init", help="create a memory repository: policy, validation hook, first commit",
                        description="Create a memory repository in a new or empty folder.")
     p.add_argument("directory", nargs="?", default=".", metavar="DIR")
     p.add_argument("--remote", metavar="URL", help="connect it to this remote (see `repository set`)")
