@@ -365,3 +365,11 @@ DEMO_LOG_LINE = "   {sha}  {role:<10}  {author:<18}  {summary}"
 DEMO_DONE = "Every step did what it says."
 DEMO_STEP_FAILED = "demo step failed: {what}"
 DEMO_GIT_FAILED = "demo: git {command} failed: {error}"
+
+# memrepo localhub.
+LOCALHUB_SERVING = (
+    "localhub serving {url} (REST: {api}, git: {url}/<owner>/<repo>.git), data in {data}. "
+    "Create a token: curl -X POST {url}/_localhub/tokens -d '{{\"login\": \"you\"}}'"
+)
+LOCALHUB_BAD_PORT = "port {port} is not a TCP port (0-65535)"
+LOCALHUB_CANNOT_START = "localhub cannot start on {host}:{port} with data in {data}: {error}"

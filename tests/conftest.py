@@ -65,3 +65,21 @@ def bare_remote(tmp_path: Path) -> Path:
     path = tmp_path / "remote.git"
     git(tmp_path, "init", "--bare", "-b", "main", str(path))
     return path
+
+
+@pytest.fixture
+def localhub(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """localhub on a free loopback port, with its data in this test's folder."""
+    from bot.forge.localhub.server import LocalhubServer
+
+    with LocalhubServer(tmp_path / "localhub-data") as server:
+        yield server
+
+
+def localhub_token(server, login: str) -> str:  # type: ignore[no-untyped-def]
+    """A token for `login` (the account is created on first use)."""
+    import requests
+
+    resp = requests.post(f"{server.url}/_localhub/tokens", json={"login": login}, timeout=10)
+    resp.raise_for_status()
+    return resp.json()["token"]

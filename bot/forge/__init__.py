@@ -1,0 +1,1 @@
+"""Talking to the forge (GitHub, GitHub Enterprise, or localhub on this machine)."""

@@ -1,0 +1,147 @@
+"""The localhub Flask application (app factory): REST under `/api/v3`, git smart HTTP at
+`/<owner>/<repo>.git`, and localhub's own admin endpoints under `/_localhub/`.
+
+Authentication follows GitHub: `Authorization: token|Bearer <token>` (or an app's JWT) for
+REST, HTTP Basic with the token as password (`x-access-token:<token>@`) for git. Every REST
+response carries GitHub's rate-limit and request-id headers.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import secrets
+import threading
+import time
+from pathlib import Path
+
+from flask import Flask, Response, g, request
+
+from bot.forge.localhub.errors import ApiError
+from bot.forge.localhub.hub import Hub
+
+API = "/api/v3"
+RATE_LIMIT = 5000
+RATE_WINDOW = 3600
+
+# One module per concern; each exposes register(app, hub).
+MODULES = (
+    "admin",        # /_localhub/: accounts, tokens, apps, faults, delivery modes
+    "apps",         # GitHub App flow: JWT -> installation access token
+    "rest_repos",   # user, repositories
+    "rest_git",     # git refs, commits, compare
+    "rest_pulls",   # pull requests, merge, update-branch, mergeability
+    "rest_issues",  # issue comments, labels
+    "rest_reviews",  # pull request reviews
+    "rest_statuses",  # commit statuses
+    "rest_hooks",   # repository webhooks, deliveries
+    "webhooks",     # delivering events to hooks
+    "git_http",     # git smart HTTP through `git http-backend`
+    "faults",       # fault injection
+)
+
+
+class _RateLimits:
+    """Requests per token per hour, as GitHub counts them for `x-ratelimit-*`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._used: dict[str, tuple[int, int]] = {}
+
+    def count(self, key: str) -> tuple[int, int]:
+        window = int(time.time()) // RATE_WINDOW
+        with self._lock:
+            start, used = self._used.get(key, (window, 0))
+            if start != window:
+                start, used = window, 0
+            used += 1
+            self._used[key] = (start, used)
+        return used, (start + 1) * RATE_WINDOW
+
+
+def _credentials() -> tuple[str | None, str | None]:
+    """(scheme, secret) from the Authorization header."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, value = header.strip().partition(" ")
+    scheme = scheme.lower()
+    value = value.strip()
+    if scheme in ("token", "bearer") and value:
+        return scheme, value
+    if scheme == "basic" and value:
+        try:
+            decoded = base64.b64decode(value).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return "basic", None
+        _, _, password = decoded.partition(":")
+        return "basic", password or None
+    return None, None
+
+
+def create_app(data_dir: str | Path, *, public_url: str | None = None, hub: Hub | None = None) -> Flask:
+    app = Flask("localhub")
+    app.config["MAX_CONTENT_LENGTH"] = 100 * 1024 * 1024
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    hub = hub or Hub(Path(data_dir), public_url)
+    app.extensions["localhub"] = hub
+    limits = _RateLimits()
+
+    @app.before_request
+    def authenticate() -> Response | None:
+        g.user = None
+        g.token = None
+        g.app_id = None
+        scheme, secret = _credentials()
+        if secret is None:
+            return None
+        if scheme == "bearer" and secret.count(".") == 2:
+            from bot.forge.localhub.apps import app_from_jwt
+
+            g.app_id = app_from_jwt(hub, secret)  # raises 401 for a bad JWT
+            return None
+        found = hub.token_user(secret)
+        if found is None:
+            raise ApiError(401, "Bad credentials")
+        g.user, g.token = found
+        return None
+
+    @app.after_request
+    def github_headers(resp: Response) -> Response:
+        resp.headers["X-GitHub-Request-Id"] = (
+            f"{secrets.token_hex(2).upper()}:{secrets.token_hex(3).upper()}:"
+            f"{secrets.token_hex(4).upper()}:{secrets.token_hex(4).upper()}:{secrets.token_hex(4).upper()}"
+        )
+        if request.path.startswith(API):
+            key = g.token["token"] if getattr(g, "token", None) is not None else request.remote_addr or "-"
+            used, reset = limits.count(str(key))
+            resp.headers["X-RateLimit-Limit"] = str(RATE_LIMIT)
+            resp.headers["X-RateLimit-Remaining"] = str(max(RATE_LIMIT - used, 0))
+            resp.headers["X-RateLimit-Reset"] = str(reset)
+            resp.headers["X-RateLimit-Used"] = str(used)
+            resp.headers["X-RateLimit-Resource"] = "core"
+            resp.headers["X-GitHub-Api-Version-Selected"] = "2022-11-28"
+            resp.headers.setdefault("X-GitHub-Media-Type", "github.v3; format=json")
+        return resp
+
+    @app.errorhandler(ApiError)
+    def api_error(exc: ApiError) -> Response:
+        return exc.response()
+
+    @app.errorhandler(404)
+    def unknown_route(_: Exception) -> Response:
+        return ApiError(404, "Not Found").response()
+
+    @app.errorhandler(405)
+    def wrong_method(_: Exception) -> Response:
+        return ApiError(404, "Not Found").response()
+
+    @app.errorhandler(413)
+    def too_large(_: Exception) -> Response:
+        return ApiError(413, "Payload too large").response()
+
+    @app.errorhandler(400)
+    def bad_request(_: Exception) -> Response:
+        return ApiError(400, "Problems parsing JSON").response()
+
+    for name in MODULES:
+        importlib.import_module(f"bot.forge.localhub.{name}").register(app, hub)
+    return app

@@ -1,0 +1,62 @@
+"""GitHub's error bodies: `{"message", "documentation_url", "status"}`, plus `errors` on 422."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, jsonify
+
+DOCS = "https://docs.github.com/rest"
+
+
+class ApiError(Exception):
+    """Raised anywhere in a request; answered with GitHub's shape for that status."""
+
+    def __init__(self, status: int, message: str, *, errors: list[dict[str, Any]] | None = None,
+                 doc: str = DOCS, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.errors = errors
+        self.doc = doc
+        self.headers = headers or {}
+
+    def response(self) -> Response:
+        body: dict[str, Any] = {"message": self.message, "documentation_url": self.doc, "status": str(self.status)}
+        if self.errors is not None:
+            body["errors"] = self.errors
+        resp = jsonify(body)
+        resp.status_code = self.status
+        for key, value in self.headers.items():
+            resp.headers[key] = value
+        return resp
+
+
+def not_found() -> ApiError:
+    return ApiError(404, "Not Found")
+
+
+def unauthorized() -> ApiError:
+    return ApiError(401, "Bad credentials", doc="https://docs.github.com/rest")
+
+
+def validation(resource: str, field: str, code: str = "invalid", message: str | None = None) -> ApiError:
+    error: dict[str, Any] = {"resource": resource, "field": field, "code": code}
+    if message is not None:
+        error = {"resource": resource, "code": "custom", "field": field, "message": message}
+    return ApiError(422, "Validation Failed", errors=[error])
+
+
+def json_body() -> dict[str, Any]:
+    """The request's JSON object, or GitHub's 400 for anything else."""
+    from flask import request
+
+    if not request.data:
+        return {}
+    try:
+        data = request.get_json(force=True, silent=False)
+    except Exception:  # werkzeug raises BadRequest subclasses for malformed JSON
+        raise ApiError(400, "Problems parsing JSON") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "Problems parsing JSON")
+    return data

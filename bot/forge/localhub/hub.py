@@ -1,0 +1,155 @@
+"""The forge's state and the operations every endpoint shares: accounts, tokens,
+repositories (bare git repositories under `repos/`), URLs, and the event bus that webhooks
+listen on."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pygit2
+from flask import g, has_request_context, request
+
+from bot.forge.localhub.errors import ApiError, not_found
+from bot.forge.localhub.store import Store, now
+
+Listener = Callable[["Event"], None]
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something happened that GitHub would send a webhook for. `data` holds ids and values
+    the payload builder needs (pull number, before/after shas, ...), read again when built."""
+
+    name: str
+    action: str | None
+    repo_id: int
+    sender_id: int
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+class Hub:
+    def __init__(self, data_dir: Path, public_url: str | None = None) -> None:
+        self.data_dir = Path(data_dir)
+        self.repos_dir = self.data_dir / "repos"
+        self.repos_dir.mkdir(parents=True, exist_ok=True)
+        self.store = Store(self.data_dir / "localhub.sqlite3")
+        self.public_url = public_url.rstrip("/") if public_url else None
+        self._listeners: list[Listener] = []
+        self._listeners_lock = threading.Lock()
+        self.on_close: list[Callable[[], None]] = []
+
+    def close(self) -> None:
+        """Stop background work (webhook delivery, mergeability) and close the database."""
+        for stop in list(self.on_close):
+            stop()
+        self.store.close()
+
+    # ------------------------------------------------------------------ URLs
+    def web_url(self) -> str:
+        if self.public_url:
+            return self.public_url
+        if has_request_context():
+            return request.host_url.rstrip("/")
+        raise RuntimeError("localhub has no public URL yet")
+
+    def api_url(self) -> str:
+        return self.web_url() + "/api/v3"
+
+    # ------------------------------------------------------------------ accounts
+    def user(self, user_id: int) -> Any:
+        row = self.store.one("SELECT * FROM users WHERE id = ?", user_id)
+        if row is None:
+            raise not_found()
+        return row
+
+    def user_by_login(self, login: str) -> Any | None:
+        return self.store.one("SELECT * FROM users WHERE login = ?", login)
+
+    def ensure_user(self, login: str, kind: str = "User") -> Any:
+        with self.store.tx() as db:
+            row = db.execute("SELECT * FROM users WHERE login = ?", (login,)).fetchone()
+            if row is not None:
+                return row
+            user_id = self.store.next_id(db, "user", 1001)
+            db.execute("INSERT INTO users (id, login, type, created_at) VALUES (?, ?, ?, ?)",
+                       (user_id, login, kind, now()))
+            return db.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone()
+
+    def issue_token(self, user_id: int, *, installation_id: int | None = None,
+                    ttl: float | None = None, prefix: str = "ghp_") -> tuple[str, float | None]:
+        token = prefix + secrets.token_hex(18)
+        expires = now() + ttl if ttl else None
+        with self.store.tx() as db:
+            db.execute("INSERT INTO tokens (token, user_id, installation_id, expires_at, created_at)"
+                       " VALUES (?, ?, ?, ?, ?)", (token, user_id, installation_id, expires, now()))
+        return token, expires
+
+    def token_user(self, token: str) -> tuple[Any, Any] | None:
+        """(user row, token row) for a live token, else None."""
+        row = self.store.one("SELECT * FROM tokens WHERE token = ?", token)
+        if row is None or (row["expires_at"] is not None and row["expires_at"] < now()):
+            return None
+        return self.user(row["user_id"]), row
+
+    def current_user(self) -> Any:
+        user = getattr(g, "user", None)
+        if user is None:
+            raise ApiError(401, "Requires authentication")
+        return user
+
+    # ------------------------------------------------------------------ repositories
+    def repo(self, owner: str, name: str) -> Any:
+        """The repository row, or GitHub's 404 (also for names that are not valid)."""
+        row = self.store.one(
+            "SELECT repos.* FROM repos JOIN users ON users.id = repos.owner_id "
+            "WHERE users.login = ? AND repos.name = ?", owner, name.removesuffix(".git"))
+        if row is None:
+            raise not_found()
+        return row
+
+    def repo_by_id(self, repo_id: int) -> Any:
+        row = self.store.one("SELECT * FROM repos WHERE id = ?", repo_id)
+        if row is None:
+            raise not_found()
+        return row
+
+    def repo_path(self, repo: Any) -> Path:
+        owner = self.user(repo["owner_id"])["login"]
+        return self.repos_dir / owner / f"{repo['name']}.git"
+
+    def git(self, repo: Any) -> pygit2.Repository:
+        return pygit2.Repository(str(self.repo_path(repo)))
+
+    def full_name(self, repo: Any) -> str:
+        return f"{self.user(repo['owner_id'])['login']}/{repo['name']}"
+
+    def refs(self, repo: Any) -> dict[str, str]:
+        """Every branch and tag of a repository: ref name -> sha."""
+        git = self.git(repo)
+        return {name: str(git.references[name].resolve().target)
+                for name in git.references if name.startswith(("refs/heads/", "refs/tags/"))}
+
+    def ref_moved(self, repo: Any, ref: str, before: str | None, after: str | None, sender_id: int) -> None:
+        """A branch or tag changed (push over git, a REST ref update, a merge): record it and
+        emit GitHub's `push` event. `None` stands for "did not exist"."""
+        with self.store.tx() as db:
+            db.execute("UPDATE repos SET pushed_at = ?, updated_at = ? WHERE id = ?", (now(), now(), repo["id"]))
+        self.emit("push", None, repo["id"], sender_id, ref=ref, before=before, after=after)
+
+    # ------------------------------------------------------------------ events
+    def subscribe(self, listener: Listener) -> None:
+        with self._listeners_lock:
+            self._listeners.append(listener)
+
+    def emit(self, name: str, action: str | None, repo_id: int, sender_id: int, **data: Any) -> None:
+        """Tell every listener (webhook delivery, mergeability) that something happened."""
+        event = Event(name, action, repo_id, sender_id, data)
+        with self._listeners_lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener(event)

@@ -1,0 +1,74 @@
+"""Users and repositories: `GET /user`, `GET /users/{login}`, `POST /user/repos`,
+`GET /repos/{owner}/{repo}`."""
+
+from __future__ import annotations
+
+import re
+
+import pygit2
+from flask import Blueprint, Flask, jsonify
+
+from bot.forge.localhub import shapes
+from bot.forge.localhub.errors import ApiError, json_body, not_found
+from bot.forge.localhub.hub import Hub
+from bot.forge.localhub.store import now
+
+REPO_NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+
+
+def register(app: Flask, hub: Hub) -> None:
+    bp = Blueprint("github_repos", __name__, url_prefix="/api/v3")
+
+    @bp.get("/user")
+    def me():  # type: ignore[no-untyped-def]
+        return jsonify(shapes.user(hub, hub.current_user()))
+
+    @bp.get("/users/<login>")
+    def get_user(login: str):  # type: ignore[no-untyped-def]
+        hub.current_user()
+        row = hub.user_by_login(login)
+        if row is None:
+            raise not_found()
+        return jsonify(shapes.user(hub, row))
+
+    @bp.post("/user/repos")
+    def create_repo():  # type: ignore[no-untyped-def]
+        user = hub.current_user()
+        body = json_body()
+        name = body.get("name")
+        if not isinstance(name, str) or not REPO_NAME.match(name) or name in (".", "..") or name.endswith(".git"):
+            raise ApiError(422, "Repository creation failed.", errors=[{
+                "resource": "Repository", "code": "custom", "field": "name",
+                "message": "name is not a valid repository name"}])
+        description = body.get("description")
+        private = bool(body.get("private", False))
+        with hub.store.tx() as db:
+            if db.execute("SELECT id FROM repos WHERE owner_id = ? AND name = ?", (user["id"], name)).fetchone():
+                raise ApiError(422, "Repository creation failed.", errors=[{
+                    "resource": "Repository", "code": "custom", "field": "name",
+                    "message": "name already exists on this account"}])
+            repo_id = hub.store.next_id(db, "repo", 500001)
+            db.execute("INSERT INTO repos (id, owner_id, name, description, private, created_at, updated_at) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       (repo_id, user["id"], name, description, int(private), now(), now()))
+            row = db.execute("SELECT * FROM repos WHERE id = ?", (repo_id,)).fetchone()
+            path = hub.repo_path(row)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            git = pygit2.init_repository(str(path), bare=True, initial_head="main")
+            git.config["http.receivepack"] = "true"
+            git.config["receive.denyNonFastForwards"] = "false"
+        if body.get("auto_init"):
+            signature = pygit2.Signature(user["login"], f"{user['id']}+{user['login']}@users.noreply.localhub")
+            tree = git.TreeBuilder()
+            tree.insert("README.md", git.create_blob(f"# {name}\n\n{description or ''}\n".encode()),
+                        pygit2.GIT_FILEMODE_BLOB)
+            sha = git.create_commit("refs/heads/main", signature, signature, "Initial commit", tree.write(), [])
+            hub.ref_moved(row, "refs/heads/main", None, str(sha), user["id"])
+        return jsonify(shapes.repository(hub, hub.repo_by_id(repo_id))), 201
+
+    @bp.get("/repos/<owner>/<repo>")
+    def get_repo(owner: str, repo: str):  # type: ignore[no-untyped-def]
+        hub.current_user()
+        return jsonify(shapes.repository(hub, hub.repo(owner, repo)))
+
+    app.register_blueprint(bp)
