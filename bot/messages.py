@@ -373,3 +373,167 @@ LOCALHUB_SERVING = (
 )
 LOCALHUB_BAD_PORT = "port {port} is not a TCP port (0-65535)"
 LOCALHUB_CANNOT_START = "localhub cannot start on {host}:{port} with data in {data}: {error}"
+
+# Forge client.
+FORGE_NEEDS_CREDENTIALS = (
+    "the forge client needs a token, or a GitHub App id and private key (with an installation id, or the "
+    "repository whose installation to find)"
+)
+FORGE_BAD_REPOSITORY = "'{repository}' is not a repository name of the form owner/name"
+FORGE_BAD_MERGE_METHOD = "merge method '{method}' is not one of merge, squash, rebase"
+FORGE_NOT_FOUND = "{operation}: not found (GitHub answered {answer})"
+FORGE_UNAUTHORIZED = (
+    "{operation}: GitHub refused the credentials (answered {answer}); check the token, or the App's private key "
+    "and installation"
+)
+FORGE_FORBIDDEN = (
+    "{operation}: not permitted (GitHub answered {answer}); the token or App installation lacks a permission"
+)
+FORGE_CONFLICT = "{operation}: conflict (GitHub answered {answer}); re-read the current state and decide again"
+FORGE_NOT_ALLOWED = "{operation}: GitHub does not allow this now (answered {answer})"
+FORGE_INVALID = "{operation}: GitHub refused the request as invalid (answered {answer})"
+FORGE_REJECTED = "{operation}: GitHub answered {answer}"
+FORGE_RATE_LIMITED = (
+    "{operation}: rate limited by GitHub (answered {answer}); it asks to wait {wait:.0f}s, more than the "
+    "{left:.0f}s left for this call; try again after {retry_at}"
+)
+FORGE_GAVE_UP = "{operation}: gave up after {attempts} attempt(s) in {elapsed:.1f}s; GitHub's last answer: {answer}"
+FORGE_UNCERTAIN_WRITE = (
+    "{operation}: {answer}; the change may or may not have been made, so it was not sent again; re-read before "
+    "trying again"
+)
+FORGE_BAD_ANSWER = "{operation}: GitHub's answer is not what its API documents ({problem})"
+FORGE_NOT_A_FILE = "{operation}: '{path}' is a {kind}, not a file"
+FORGE_ANSWER_STATUS = "HTTP {status}: {message}"
+FORGE_ANSWER_NO_BODY = "HTTP {status}"
+FORGE_ANSWER_TIMEOUT = "no answer ({error})"
+FORGE_ANSWER_NOT_SENT = "could not connect ({error})"
+FORGE_OP_INSTALLATION = "find the GitHub App installation of {repo}"
+FORGE_OP_INSTALLATION_TOKEN = "get an installation token for GitHub App {app_id} (installation {installation})"
+FORGE_OP_OPEN_PULL = "open a pull request from {head} into {base} in {repo}"
+FORGE_OP_FIND_PULL = "look for the pull request from {head} into {base} in {repo}"
+FORGE_OP_READ_PULL = "read pull request #{number} of {repo}"
+FORGE_OP_LIST_PULLS = "list the open pull requests of {repo}"
+FORGE_OP_MERGE = "merge pull request #{number} of {repo} at {sha}"
+FORGE_OP_IS_MERGED = "check whether pull request #{number} of {repo} is merged"
+FORGE_OP_COMMENT = "comment on #{number} of {repo}"
+FORGE_OP_ADD_LABELS = "add labels {labels} to #{number} of {repo}"
+FORGE_OP_REMOVE_LABEL = "remove label {label} from #{number} of {repo}"
+FORGE_OP_SET_STATUS = "set status '{context}' to {state} on {sha} in {repo}"
+FORGE_OP_COMBINED_STATUS = "read the combined status of {ref} in {repo}"
+FORGE_OP_REVIEWS = "list the reviews of pull request #{number} of {repo}"
+FORGE_OP_COMPARE = "compare {base}...{head} in {repo}"
+FORGE_OP_PULLS_FOR_COMMIT = "list the pull requests of commit {sha} in {repo}"
+FORGE_OP_GET_REF = "read ref {ref} of {repo}"
+FORGE_OP_UPDATE_REF = "move ref {ref} of {repo} to {sha}"
+FORGE_OP_READ_FILE = "read {path} at {ref} in {repo}"
+FORGE_OP_UPDATE_BRANCH = "update the branch of pull request #{number} of {repo}"
+MERGE_DONE = "merged pull request #{number} as {sha}"
+MERGE_DONE_AFTER_LOST_ANSWER = (
+    "the merge of #{number} got {answer}; GitHub then reported it merged (as {sha}); it was not sent again"
+)
+MERGE_ALREADY = "pull request #{number} was already merged (as {sha})"
+MERGE_HEAD_MOVED = "pull request #{number} was not merged: its head is no longer {sha} ({answer}); re-read it"
+MERGE_BASE_MOVED = "pull request #{number} was not merged: its base branch moved ({answer}); re-read it"
+MERGE_NOT_MERGEABLE = "pull request #{number} cannot be merged ({answer})"
+MERGE_NOT_MERGED_AFTER_LOST_ANSWER = (
+    "the merge of #{number} got {answer}; GitHub then reported it not merged; it was not sent again, re-read it "
+    "and decide again"
+)
+MERGE_NOT_SENT = "the merge of #{number} never reached GitHub ({answer}); nothing was merged"
+MERGE_RATE_LIMITED = "the merge of #{number} was refused by a rate limit ({answer}); not merged, retry in {wait:.0f}s"
+MERGE_UNKNOWN = (
+    "the merge of #{number} got {answer} and whether it merged could not be checked ({check}); re-read it before "
+    "deciding"
+)
+FORGE_BAD_APP_KEY = "GitHub App {app_id}: its private key cannot sign a token ({problem})"
+
+# Transcripts and search.
+TRANSCRIPT_ID_TYPE = "{field} must be text, found {kind}"
+TRANSCRIPT_ID_BAD = (
+    "{field} {value!r} is not valid: use 1-{limit} letters, digits, '.', '_' or '-', starting "
+    "with a letter or digit and without '..' (it names a file)"
+)
+TRANSCRIPT_KIND_BAD = "kind {value!r} is not one of: {kinds}"
+TRANSCRIPT_SOURCE_BAD = (
+    "source {value!r} is not valid; use one of: {sources} (a tool name is letters, digits, "
+    "'.', '_', '/' or '-'; a URI has no spaces)"
+)
+TRANSCRIPT_SOURCE_NEEDED = "a {kind} message needs a source: tool:<name>, the tool that produced it"
+TRANSCRIPT_TEXT_TYPE = "text must be a string, found {kind}"
+TRANSCRIPT_TEXT_EMPTY = "text is empty; a transcript row needs the message's text"
+TRANSCRIPT_TEXT_NUL = "text contains a NUL character; transcripts hold text, not binary data"
+TRANSCRIPT_TEXT_LONG = "text has {size:,} characters, over the limit of {limit:,} for one transcript row"
+TRANSCRIPT_TEXT_SURROGATE = "text is not valid Unicode (a lone surrogate at character {offset})"
+TRANSCRIPT_TIME_BAD = (
+    "{what} {value!r} is not a date or time; use ISO 8601 such as 2024-05-01 or "
+    "2024-05-01T14:30:00Z (without a zone, UTC)"
+)
+TRANSCRIPT_ROW_NOT_OBJECT = "a row must be a JSON object, found {kind}"
+TRANSCRIPT_ROW_UNKNOWN = "unknown field(s) {keys} (allowed: {allowed})"
+TRANSCRIPT_ROW_MISSING = "missing field(s) {keys}"
+TRANSCRIPT_TORN = (
+    "{log}: an unfinished last line ({size} bytes at offset {offset}) was moved to {torn}; "
+    "every earlier row is intact"
+)
+TRANSCRIPT_LINE_NOT_JSON = "not valid JSON"
+TRANSCRIPT_LOG_DAMAGED = (
+    "{log}, line {line}: {problem}; the transcript log is damaged there (fix or remove that line, "
+    "then run `memrepo transcript rebuild`)"
+)
+TRANSCRIPT_INDEX_BEHIND = (
+    "the row was saved, but indexing it failed ({error}); the index catches up the next time it is opened"
+)
+TRANSCRIPT_INDEX_DAMAGED = "the search index {path} could not be read ({error}); it is built again from the logs"
+TRANSCRIPT_INDEX_REBUILT = "the search index of agent {agent} was rebuilt from its logs ({reason})"
+TRANSCRIPT_REASON_LOG_GONE = "the log of conversation {conversation} is gone"
+TRANSCRIPT_REASON_LOG_SHRANK = "the log of conversation {conversation} is shorter than what was indexed"
+TRANSCRIPT_REASON_OLD = "it was made by another version of the tokenizer or schema"
+TRANSCRIPT_UNKNOWN_AGENT = "no transcripts for agent {agent!r}; known agents: {known}"
+TRANSCRIPT_NO_AGENTS = "none yet (add a message with `memrepo transcript append`)"
+TRANSCRIPT_UNKNOWN_CONVERSATION = "agent {agent} has no conversation {conversation!r}; its conversations: {known}"
+TRANSCRIPT_AFTER_MISSING = (
+    "message {after} is not in conversation {conversation} of agent {agent}; give the id of a "
+    "message of that conversation (or no `after` to read from the start)"
+)
+TRANSCRIPT_HOME_NOT_DIR = "{path} is a file; MEMREPO_HOME or --home must be a folder"
+IMPORT_UNREADABLE = "cannot read {path}: {reason}"
+IMPORT_NOT_JSON = "line {line}: not valid JSON ({error})"
+IMPORT_NOT_UTF8 = "line {line}: not valid UTF-8"
+IMPORT_ROW_BAD = "line {line}: {problem}"
+IMPORT_INVALID = "{path}: {count} invalid row(s), so nothing was imported:\n{problems}"
+IMPORT_MORE = "  ... and {count} more"
+IMPORT_DONE = (
+    "imported {imported} row(s) from {path}; {duplicates} duplicate(s) skipped (same message_id)"
+)
+IMPORT_PROGRESS = "\rimporting {done:,}/{total:,} rows [{bar}] {percent:3d}%"
+REBUILD_DONE = "rebuilt the search index of agent {agent}: {count:,} message(s) from {logs} log(s)"
+REBUILD_NOTHING = "no transcripts in {home}; nothing to index"
+SEARCH_NO_WORDS = "the query has no words to search for"
+SEARCH_BAD_K = "-k must be a whole number from 1 to {limit}, found {value!r}"
+SEARCH_EMPTY_RANGE = "since {since} is not before until {until}; nothing can match"
+SEARCH_BAD_SOURCE = (
+    "source filter {value!r} is not valid; use user, agent, human, tool, external, "
+    "tool:<name> or external:<uri>"
+)
+SEARCH_UNKNOWN_CONVERSATION = "no conversation {conversation!r} in the transcripts of {agents}"
+SEARCH_NO_RESULTS = "no messages match {query!r}"
+SEARCH_RESULT = "{rank}. score {score:.4f}  {time}  {agent}/{conversation}  {kind} ({source})  {message_id}"
+SEARCH_SNIPPET = "   {snippet}"
+TRANSCRIPT_WARNING = "memrepo: warning: {message}"
+HOME_HELP = (
+    "where transcripts and indexes live (default: $MEMREPO_HOME, else $XDG_DATA_HOME/memrepo "
+    "or ~/.local/share/memrepo)"
+)
+TRANSCRIPT_HELP = "append, import and reindex agent transcripts (append-only JSON Lines logs)"
+TRANSCRIPT_APPEND_HELP = "append one message to a conversation's log and index it; prints the new message id"
+TRANSCRIPT_TEXT_HELP = "the message text ('-' reads it from standard input)"
+TRANSCRIPT_SOURCE_HELP = "user, agent, human, tool:<name> or external:<uri> (default: by kind)"
+TRANSCRIPT_TIME_HELP = "the time the message says it has (ISO 8601, recorded as stated_at; captured_at is always now)"
+TRANSCRIPT_IMPORT_HELP = "import JSON Lines rows (all rows are checked before any is written)"
+TRANSCRIPT_REBUILD_HELP = "rebuild the search index from the logs"
+SEARCH_HELP = "search transcripts (BM25 over words, stems, Korean, Japanese and Chinese)"
+SEARCH_QUERY_HELP = "words to look for (any of them; more matches rank higher); \"quoted words\" match as a phrase"
+SEARCH_SINCE_HELP = "only messages captured at or after this ISO 8601 date or time (UTC without a zone)"
+SEARCH_UNTIL_HELP = "only messages captured at or before this time (a date alone covers its whole day)"
+SEARCH_JSON_HELP = "print a JSON list of results"

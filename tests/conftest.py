@@ -69,11 +69,18 @@ def bare_remote(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def localhub(tmp_path: Path):  # type: ignore[no-untyped-def]
-    """localhub on a free loopback port, with its data in this test's folder."""
+    """localhub on a free loopback port, with its data in this test's folder. Every /api/v3
+    answer is checked against GitHub's OpenAPI description (tests/conformance.py); the test
+    fails at teardown if one does not conform."""
     from bot.forge.localhub.server import LocalhubServer
+    from tests.conformance import Recorder
 
     with LocalhubServer(tmp_path / "localhub-data") as server:
+        recorder = Recorder.install(server.app)
         yield server
+    report = recorder.report()
+    if report:
+        pytest.fail(report, pytrace=False)
 
 
 def localhub_token(server, login: str) -> str:  # type: ignore[no-untyped-def]

@@ -16,7 +16,8 @@ from tests.conftest import localhub_token
 
 
 def client(server: LocalhubServer, token: str) -> github.Github:
-    return github.Github(auth=github.Auth.Token(token), base_url=server.api_url, retry=None)
+    return github.Github(auth=github.Auth.Token(token), base_url=server.api_url, retry=None,
+                         seconds_between_requests=0, seconds_between_writes=0)
 
 
 def git_url(server: LocalhubServer, token: str, full_name: str) -> str:
@@ -26,11 +27,13 @@ def git_url(server: LocalhubServer, token: str, full_name: str) -> str:
 def test_pygithub_creates_and_reads_a_repository(localhub: LocalhubServer) -> None:
     gh = client(localhub, localhub_token(localhub, "alice"))
     assert gh.get_user().login == "alice"
+    assert gh.get_user("alice").id == gh.get_user().id
     repo = gh.get_user().create_repo("memory", description="Ada's memory", auto_init=True)
     assert repo.full_name == "alice/memory"
     assert repo.default_branch == "main"
     again = gh.get_repo("alice/memory")
-    assert (again.id, again.description, again.clone_url) == (repo.id, "Ada's memory", f"{localhub.url}/alice/memory.git")
+    expected = (repo.id, "Ada's memory", f"{localhub.url}/alice/memory.git")
+    assert (again.id, again.description, again.clone_url) == expected
 
 
 def test_duplicate_repository_is_github_422(localhub: LocalhubServer) -> None:

@@ -27,6 +27,7 @@ RATE_WINDOW = 3600
 # One module per concern; each exposes register(app, hub).
 MODULES = (
     "admin",        # /_localhub/: accounts, tokens, apps, faults, delivery modes
+    "webhooks",     # delivering events to hooks (first listener: a push is sent before what it causes)
     "apps",         # GitHub App flow: JWT -> installation access token
     "rest_repos",   # user, repositories
     "rest_git",     # git refs, commits, compare
@@ -35,7 +36,6 @@ MODULES = (
     "rest_reviews",  # pull request reviews
     "rest_statuses",  # commit statuses
     "rest_hooks",   # repository webhooks, deliveries
-    "webhooks",     # delivering events to hooks
     "git_http",     # git smart HTTP through `git http-backend`
     "faults",       # fault injection
 )

@@ -1,11 +1,317 @@
-"""Being written: see app.MODULES."""
+"""Issues as far as pull requests need them: `GET /repos/{o}/{r}/issues/{n}` (a pull
+request seen as an issue), issue comments, and labels.
+
+Issues and pull requests share numbers on GitHub; localhub has only pull requests, so an
+issue number that is not a pull request's is GitHub's 404. Labels that do not exist yet are
+created when added to an issue, as GitHub does. Comments emit `issue_comment` events, label
+changes `pull_request` `labeled`/`unlabeled` ones.
+"""
 
 from __future__ import annotations
 
-from flask import Flask
+import math
+import re
+from typing import Any
+from urllib.parse import urlencode
 
+from flask import Blueprint, Flask, Response, jsonify, request
+
+from bot.forge.localhub import shapes
+from bot.forge.localhub.errors import ApiError, json_body, not_found
 from bot.forge.localhub.hub import Hub
+from bot.forge.localhub.store import now
+
+DEFAULT_LABEL_COLOR = "ededed"
+COLOR = re.compile(r"^[0-9A-Fa-f]{6}$")
+PER_PAGE = 30
+MAX_PER_PAGE = 100
+
+# GitHub's own messages.
+LABEL_NOT_FOUND = "Label does not exist"
+BAD_JSON = "Problems parsing JSON"
+VALIDATION_FAILED = "Validation Failed"
+
+
+def paginate(items: list[Any]) -> Response:
+    """GitHub's page-number pagination: `per_page` (max 100), `page`, and a `Link` header,
+    which PyGithub's PaginatedList follows."""
+    try:
+        per_page = min(max(int(request.args.get("per_page", PER_PAGE)), 1), MAX_PER_PAGE)
+        page = max(int(request.args.get("page", 1)), 1)
+    except ValueError:
+        per_page, page = PER_PAGE, 1
+    resp = jsonify(items[(page - 1) * per_page:page * per_page])
+    last = max(1, math.ceil(len(items) / per_page))
+    args = request.args.to_dict()
+
+    def link(number: int, rel: str) -> str:
+        return f'<{request.base_url}?{urlencode({**args, "per_page": per_page, "page": number})}>; rel="{rel}"'
+
+    links = []
+    if page < last:
+        links += [link(page + 1, "next"), link(last, "last")]
+    if page > 1:
+        links += [link(1, "first"), link(min(page - 1, last), "prev")]
+    if links:
+        resp.headers["Link"] = ", ".join(links)
+    return resp
+
+
+def pull_or_404(hub: Hub, repo: Any, number: int) -> Any:
+    """The pull request row numbered `number`: localhub's only kind of issue."""
+    row = hub.store.one("SELECT * FROM pulls WHERE repo_id = ? AND number = ?", repo["id"], number)
+    if row is None:
+        raise not_found()
+    return row
+
+
+def touch_pull(hub: Hub, pull: Any) -> None:
+    """Comments and labels update the issue's `updated_at`, as on GitHub."""
+    with hub.store.tx() as db:
+        db.execute("UPDATE pulls SET updated_at = ? WHERE id = ?", (now(), pull["id"]))
+
+
+def _label_names(value: Any) -> list[str]:
+    """Label names from any body GitHub accepts: `["a"]`, `{"labels": ["a"]}`,
+    `{"labels": [{"name": "a"}]}` or `[{"name": "a"}]`."""
+    if isinstance(value, dict):
+        value = value.get("labels", [])
+    if not isinstance(value, list):
+        raise ApiError(422, VALIDATION_FAILED, errors=[{"resource": "Label", "code": "invalid", "field": "labels"}])
+    names: list[str] = []
+    for item in value:
+        name = item.get("name") if isinstance(item, dict) else item
+        if not isinstance(name, str) or not name.strip():
+            raise ApiError(422, VALIDATION_FAILED, errors=[{"resource": "Label", "code": "invalid", "field": "name"}])
+        name = name.strip()
+        if name.lower() not in (n.lower() for n in names):
+            names.append(name)
+    return names
+
+
+def _json_any() -> Any:
+    """The request's JSON, object or array (label endpoints take both)."""
+    if not request.data:
+        return {}
+    try:
+        return request.get_json(force=True, silent=False)
+    except Exception:  # werkzeug raises BadRequest subclasses for malformed JSON
+        raise ApiError(400, BAD_JSON) from None
+
+
+def _color(value: Any) -> str:
+    if value is None:
+        return DEFAULT_LABEL_COLOR
+    if not isinstance(value, str) or not COLOR.match(value.removeprefix("#")):
+        raise ApiError(422, VALIDATION_FAILED, errors=[{"resource": "Label", "code": "invalid", "field": "color"}])
+    return value.removeprefix("#").lower()
+
+
+def ensure_label(hub: Hub, repo: Any, name: str) -> Any:
+    """The label named `name` (any case), created with GitHub's default colour if missing."""
+    with hub.store.tx() as db:
+        row = db.execute("SELECT * FROM labels WHERE repo_id = ? AND name = ?", (repo["id"], name)).fetchone()
+        if row is not None:
+            return row
+        label_id = hub.store.next_id(db, "label", 2_000_001)
+        db.execute("INSERT INTO labels (id, repo_id, name, color) VALUES (?, ?, ?, ?)",
+                   (label_id, repo["id"], name, DEFAULT_LABEL_COLOR))
+        return db.execute("SELECT * FROM labels WHERE id = ?", (label_id,)).fetchone()
+
+
+def _issue_label_rows(hub: Hub, repo: Any, number: int) -> list[Any]:
+    return hub.store.all(
+        "SELECT labels.* FROM labels JOIN issue_labels ON issue_labels.label_id = labels.id "
+        "WHERE issue_labels.repo_id = ? AND issue_labels.number = ?", repo["id"], number)
 
 
 def register(app: Flask, hub: Hub) -> None:
-    return None
+    bp = Blueprint("github_issues", __name__, url_prefix="/api/v3/repos/<owner>/<repo>")
+
+    def emit_labels(repo: Any, pull: Any, added: list[str], removed: list[str]) -> None:
+        sender = hub.current_user()["id"]
+        for name in removed:
+            hub.emit("pull_request", "unlabeled", repo["id"], sender, number=pull["number"], label=name)
+        for name in added:
+            hub.emit("pull_request", "labeled", repo["id"], sender, number=pull["number"], label=name)
+
+    def set_issue_labels(repo: Any, pull: Any, names: list[str], *, replace: bool) -> None:
+        """Add `names` to the issue (or make them its only labels when `replace`), emitting an
+        event for each label that actually came or went."""
+        before = {row["id"]: row["name"] for row in _issue_label_rows(hub, repo, pull["number"])}
+        wanted = [ensure_label(hub, repo, name) for name in names]
+        wanted_ids = {row["id"] for row in wanted}
+        with hub.store.tx() as db:
+            if replace:
+                for label_id in set(before) - wanted_ids:
+                    db.execute("DELETE FROM issue_labels WHERE repo_id = ? AND number = ? AND label_id = ?",
+                               (repo["id"], pull["number"], label_id))
+            for row in wanted:
+                db.execute("INSERT OR IGNORE INTO issue_labels (repo_id, number, label_id) VALUES (?, ?, ?)",
+                           (repo["id"], pull["number"], row["id"]))
+        removed = [before[i] for i in before if replace and i not in wanted_ids]
+        added = [row["name"] for row in wanted if row["id"] not in before]
+        if added or removed:
+            touch_pull(hub, pull)
+        emit_labels(repo, pull, added, removed)
+
+    # ------------------------------------------------------------------ the issue itself
+    @bp.get("/issues/<int:number>")
+    def get_issue(owner: str, repo: str, number: int):  # type: ignore[no-untyped-def]
+        hub.current_user()
+        row = hub.repo(owner, repo)
+        return jsonify(shapes.issue(hub, row, pull_or_404(hub, row, number)))
+
+    # ------------------------------------------------------------------ comments
+    @bp.post("/issues/<int:number>/comments")
+    def create_comment(owner: str, repo: str, number: int):  # type: ignore[no-untyped-def]
+        user = hub.current_user()
+        row = hub.repo(owner, repo)
+        pull = pull_or_404(hub, row, number)
+        body = json_body().get("body")
+        if not isinstance(body, str) or not body:
+            raise ApiError(422, VALIDATION_FAILED,
+                           errors=[{"resource": "IssueComment", "code": "missing_field", "field": "body"}])
+        with hub.store.tx() as db:
+            comment_id = hub.store.next_id(db, "comment", 1_000_000_001)
+            db.execute("INSERT INTO comments (id, repo_id, number, user_id, body, created_at, updated_at) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)", (comment_id, row["id"], number, user["id"], body, now(), now()))
+        touch_pull(hub, pull)
+        hub.emit("issue_comment", "created", row["id"], user["id"], number=number, comment_id=comment_id)
+        comment = hub.store.one("SELECT * FROM comments WHERE id = ?", comment_id)
+        return jsonify(shapes.comment(hub, row, comment)), 201
+
+    @bp.get("/issues/<int:number>/comments")
+    def list_comments(owner: str, repo: str, number: int):  # type: ignore[no-untyped-def]
+        hub.current_user()
+        row = hub.repo(owner, repo)
+        pull_or_404(hub, row, number)
+        rows = hub.store.all("SELECT * FROM comments WHERE repo_id = ? AND number = ? ORDER BY id", row["id"], number)
+        since = request.args.get("since")
+        items = [shapes.comment(hub, row, c) for c in rows]
+        if since:
+            items = [c for c in items if c["updated_at"] >= since]
+        return paginate(items)
+
+    def comment_or_404(repo: Any, comment_id: int) -> Any:
+        found = hub.store.one("SELECT * FROM comments WHERE id = ? AND repo_id = ?", comment_id, repo["id"])
+        if found is None:
+            raise not_found()
+        return found
+
+    @bp.get("/issues/comments/<int:comment_id>")
+    def get_comment(owner: str, repo: str, comment_id: int):  # type: ignore[no-untyped-def]
+        hub.current_user()
+        row = hub.repo(owner, repo)
+        return jsonify(shapes.comment(hub, row, comment_or_404(row, comment_id)))
+
+    @bp.patch("/issues/comments/<int:comment_id>")
+    def edit_comment(owner: str, repo: str, comment_id: int):  # type: ignore[no-untyped-def]
+        hub.current_user()
+        row = hub.repo(owner, repo)
+        comment_or_404(row, comment_id)
+        body = json_body().get("body")
+        if not isinstance(body, str) or not body:
+            raise ApiError(422, VALIDATION_FAILED,
+                           errors=[{"resource": "IssueComment", "code": "missing_field", "field": "body"}])
+        with hub.store.tx() as db:
+            db.execute("UPDATE comments SET body = ?, updated_at = ? WHERE id = ?", (body, now(), comment_id))
+        return jsonify(shapes.comment(hub, row, comment_or_404(row, comment_id)))
+
+    @bp.delete("/issues/comments/<int:comment_id>")
+    def delete_comment(owner: str, repo: str, comment_id: int):  # type: ignore[no-untyped-def]
+        hub.current_user()
+        row = hub.repo(owner, repo)
+        comment_or_404(row, comment_id)
+        with hub.store.tx() as db:
+            db.execute("DELETE FROM comments WHERE id = ?", (comment_id,))
+        return Response(status=204)
+
+    # ------------------------------------------------------------------ repository labels
+    @bp.get("/labels")
+    def list_labels(owner: str, repo: str):  # type: ignore[no-untyped-def]
+        hub.current_user()
+        row = hub.repo(owner, repo)
+        rows = hub.store.all("SELECT * FROM labels WHERE repo_id = ? ORDER BY name COLLATE NOCASE", row["id"])
+        return paginate([shapes.label(hub, row, r) for r in rows])
+
+    @bp.post("/labels")
+    def create_label(owner: str, repo: str):  # type: ignore[no-untyped-def]
+        hub.current_user()
+        row = hub.repo(owner, repo)
+        body = json_body()
+        name = body.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise ApiError(422, VALIDATION_FAILED,
+                           errors=[{"resource": "Label", "code": "missing_field", "field": "name"}])
+        color = _color(body.get("color"))
+        description = body.get("description")
+        with hub.store.tx() as db:
+            if db.execute("SELECT id FROM labels WHERE repo_id = ? AND name = ?", (row["id"], name)).fetchone():
+                raise ApiError(422, VALIDATION_FAILED,
+                               errors=[{"resource": "Label", "code": "already_exists", "field": "name"}])
+            label_id = hub.store.next_id(db, "label", 2_000_001)
+            db.execute("INSERT INTO labels (id, repo_id, name, color, description) VALUES (?, ?, ?, ?, ?)",
+                       (label_id, row["id"], name.strip(), color, description))
+        return jsonify(shapes.label(hub, row, hub.store.one("SELECT * FROM labels WHERE id = ?", label_id))), 201
+
+    @bp.get("/labels/<path:name>")
+    def get_label(owner: str, repo: str, name: str):  # type: ignore[no-untyped-def]
+        hub.current_user()
+        row = hub.repo(owner, repo)
+        found = hub.store.one("SELECT * FROM labels WHERE repo_id = ? AND name = ?", row["id"], name)
+        if found is None:
+            raise not_found()
+        return jsonify(shapes.label(hub, row, found))
+
+    # ------------------------------------------------------------------ an issue's labels
+    @bp.get("/issues/<int:number>/labels")
+    def issue_labels(owner: str, repo: str, number: int):  # type: ignore[no-untyped-def]
+        hub.current_user()
+        row = hub.repo(owner, repo)
+        pull_or_404(hub, row, number)
+        return paginate(shapes.labels_of(hub, row, number))
+
+    @bp.post("/issues/<int:number>/labels")
+    def add_labels(owner: str, repo: str, number: int):  # type: ignore[no-untyped-def]
+        hub.current_user()
+        row = hub.repo(owner, repo)
+        pull = pull_or_404(hub, row, number)
+        set_issue_labels(row, pull, _label_names(_json_any()), replace=False)
+        return jsonify(shapes.labels_of(hub, row, number))
+
+    @bp.put("/issues/<int:number>/labels")
+    def replace_labels(owner: str, repo: str, number: int):  # type: ignore[no-untyped-def]
+        hub.current_user()
+        row = hub.repo(owner, repo)
+        pull = pull_or_404(hub, row, number)
+        set_issue_labels(row, pull, _label_names(_json_any()), replace=True)
+        return jsonify(shapes.labels_of(hub, row, number))
+
+    @bp.delete("/issues/<int:number>/labels")
+    def remove_all_labels(owner: str, repo: str, number: int):  # type: ignore[no-untyped-def]
+        hub.current_user()
+        row = hub.repo(owner, repo)
+        pull = pull_or_404(hub, row, number)
+        set_issue_labels(row, pull, [], replace=True)
+        return Response(status=204)
+
+    @bp.delete("/issues/<int:number>/labels/<path:name>")
+    def remove_label(owner: str, repo: str, number: int, name: str):  # type: ignore[no-untyped-def]
+        hub.current_user()
+        row = hub.repo(owner, repo)
+        pull = pull_or_404(hub, row, number)
+        found = hub.store.one(
+            "SELECT labels.* FROM labels JOIN issue_labels ON issue_labels.label_id = labels.id "
+            "WHERE issue_labels.repo_id = ? AND issue_labels.number = ? AND labels.name = ?",
+            row["id"], number, name)
+        if found is None:
+            raise ApiError(404, LABEL_NOT_FOUND)
+        with hub.store.tx() as db:
+            db.execute("DELETE FROM issue_labels WHERE repo_id = ? AND number = ? AND label_id = ?",
+                       (row["id"], number, found["id"]))
+        touch_pull(hub, pull)
+        emit_labels(row, pull, [], [found["name"]])
+        return jsonify(shapes.labels_of(hub, row, number))
+
+    app.register_blueprint(bp)

@@ -21,7 +21,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.get("/user")
     def me():  # type: ignore[no-untyped-def]
-        return jsonify(shapes.user(hub, hub.current_user()))
+        return jsonify(shapes.user(hub, hub.current_user(), view="private"))
 
     @bp.get("/users/<login>")
     def get_user(login: str):  # type: ignore[no-untyped-def]
@@ -29,7 +29,7 @@ def register(app: Flask, hub: Hub) -> None:
         row = hub.user_by_login(login)
         if row is None:
             raise not_found()
-        return jsonify(shapes.user(hub, row))
+        return jsonify(shapes.user(hub, row, view="public"))
 
     @bp.post("/user/repos")
     def create_repo():  # type: ignore[no-untyped-def]

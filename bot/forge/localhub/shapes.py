@@ -24,12 +24,14 @@ def node_id(kind: str, ident: int | str) -> str:
     return base64.b64encode(f"0:{kind}{ident}".encode()).decode().rstrip("=")
 
 
-def user(hub: Hub, row: Any) -> dict[str, Any]:
-    """GitHub's simple-user."""
+def user(hub: Hub, row: Any, *, view: str = "simple") -> dict[str, Any]:
+    """GitHub's simple-user; `view="public"` adds public-user's profile fields (`GET
+    /users/{username}`), `view="private"` also the private counts GitHub shows only to the
+    account itself (`GET /user`)."""
     api = hub.api_url()
     login = row["login"]
     url = f"{api}/users/{login}"
-    return {
+    data: dict[str, Any] = {
         "login": login,
         "id": row["id"],
         "node_id": node_id("User", row["id"]),
@@ -50,6 +52,37 @@ def user(hub: Hub, row: Any) -> dict[str, Any]:
         "user_view_type": "public",
         "site_admin": False,
     }
+    if view in ("public", "private"):
+        counts = hub.store.one(
+            "SELECT COALESCE(SUM(private = 0), 0) AS public, COALESCE(SUM(private = 1), 0) AS private "
+            "FROM repos WHERE owner_id = ?", row["id"])
+        data.update({
+            "name": row["name"],
+            "company": None,
+            "blog": "",
+            "location": None,
+            "email": row["email"],
+            "hireable": None,
+            "bio": None,
+            "twitter_username": None,
+            "public_repos": counts["public"],
+            "public_gists": 0,
+            "followers": 0,
+            "following": 0,
+            "created_at": timestamp(row["created_at"]),
+            "updated_at": timestamp(row["created_at"]),
+        })
+        if view == "private":
+            data.update({
+                "private_gists": 0,
+                "total_private_repos": counts["private"],
+                "owned_private_repos": counts["private"],
+                "disk_usage": 0,
+                "collaborators": 0,
+                "two_factor_authentication": False,
+                "plan": {"name": "free", "space": 976562499, "collaborators": 0, "private_repos": 10000},
+            })
+    return data
 
 
 def user_by_id(hub: Hub, user_id: int) -> dict[str, Any]:
@@ -162,4 +195,503 @@ def repository(hub: Hub, row: Any, *, full: bool = True) -> dict[str, Any]:
             "network_count": 0,
             "subscribers_count": 0,
         })
+    return data
+
+
+# ---------------------------------------------------------------- issues, comments, labels, reviews, statuses, hooks
+# Used by rest_issues, rest_reviews, rest_statuses, rest_hooks and (projected onto the webhook
+# schemas) by payloads. Pull requests are localhub's only issues: an issue is a pull's row.
+
+ISSUE_ID_BASE = 700_000_000  # GitHub gives a pull request's issue its own id; localhub derives it
+
+
+def issue_id(pull: Any) -> int:
+    return ISSUE_ID_BASE + int(pull["id"])
+
+
+def author_association(repo: Any, user_id: int) -> str:
+    """OWNER for the repository's owner; everyone else can push to a localhub repository."""
+    return "OWNER" if user_id == repo["owner_id"] else "COLLABORATOR"
+
+
+def reactions(url: str) -> dict[str, Any]:
+    return {"url": url, "total_count": 0, "+1": 0, "-1": 0, "laugh": 0, "confused": 0,
+            "heart": 0, "hooray": 0, "eyes": 0, "rocket": 0}
+
+
+def repo_api(hub: Hub, repo: Any) -> str:
+    return f"{hub.api_url()}/repos/{hub.full_name(repo)}"
+
+
+def repo_web(hub: Hub, repo: Any) -> str:
+    return f"{hub.web_url()}/{hub.full_name(repo)}"
+
+
+def label(hub: Hub, repo: Any, row: Any) -> dict[str, Any]:
+    """GitHub's label."""
+    from urllib.parse import quote
+
+    return {
+        "id": row["id"],
+        "node_id": node_id("Label", row["id"]),
+        "url": f"{repo_api(hub, repo)}/labels/{quote(row['name'], safe='')}",
+        "name": row["name"],
+        "color": row["color"],
+        "default": False,
+        "description": row["description"],
+    }
+
+
+def labels_of(hub: Hub, repo: Any, number: int) -> list[dict[str, Any]]:
+    """The labels on issue (pull request) `number`, by name as GitHub lists them."""
+    rows = hub.store.all(
+        "SELECT labels.* FROM labels JOIN issue_labels ON issue_labels.label_id = labels.id "
+        "WHERE issue_labels.repo_id = ? AND issue_labels.number = ? ORDER BY labels.name COLLATE NOCASE",
+        repo["id"], number)
+    return [label(hub, repo, row) for row in rows]
+
+
+def comment(hub: Hub, repo: Any, row: Any) -> dict[str, Any]:
+    """GitHub's issue-comment."""
+    api = repo_api(hub, repo)
+    url = f"{api}/issues/comments/{row['id']}"
+    return {
+        "id": row["id"],
+        "node_id": node_id("IssueComment", row["id"]),
+        "url": url,
+        "html_url": f"{repo_web(hub, repo)}/pull/{row['number']}#issuecomment-{row['id']}",
+        "body": row["body"],
+        "user": user_by_id(hub, row["user_id"]),
+        "created_at": timestamp(row["created_at"]),
+        "updated_at": timestamp(row["updated_at"]),
+        "issue_url": f"{api}/issues/{row['number']}",
+        "author_association": author_association(repo, row["user_id"]),
+        "performed_via_github_app": None,
+        "reactions": reactions(f"{url}/reactions"),
+        "pin": None,
+        "minimized": None,
+    }
+
+
+def issue(hub: Hub, repo: Any, pull: Any) -> dict[str, Any]:
+    """GitHub's issue for a pull request (with the `pull_request` key PyGithub's `as_issue()` reads)."""
+    api = repo_api(hub, repo)
+    web = repo_web(hub, repo)
+    number = pull["number"]
+    url = f"{api}/issues/{number}"
+    comments = hub.store.one("SELECT COUNT(*) AS n FROM comments WHERE repo_id = ? AND number = ?",
+                             repo["id"], number)["n"]
+    closed_by = None
+    if pull["state"] == "closed" and pull["merged_by_id"] is not None:
+        closed_by = user_by_id(hub, pull["merged_by_id"])
+    zero = {"total": 0, "completed": 0, "percent_completed": 0}
+    return {
+        "id": issue_id(pull),
+        "node_id": node_id("PullRequest", pull["id"]),
+        "url": url,
+        "repository_url": api,
+        "labels_url": f"{url}/labels{{/name}}",
+        "comments_url": f"{url}/comments",
+        "events_url": f"{url}/events",
+        "html_url": f"{web}/pull/{number}",
+        "number": number,
+        "state": pull["state"],
+        "state_reason": None,
+        "title": pull["title"],
+        "body": pull["body"],
+        "user": user_by_id(hub, pull["user_id"]),
+        "labels": labels_of(hub, repo, number),
+        "assignee": None,
+        "assignees": [],
+        "milestone": None,
+        "locked": False,
+        "active_lock_reason": None,
+        "comments": comments,
+        "pull_request": {
+            "url": f"{api}/pulls/{number}",
+            "html_url": f"{web}/pull/{number}",
+            "diff_url": f"{web}/pull/{number}.diff",
+            "patch_url": f"{web}/pull/{number}.patch",
+            "merged_at": timestamp(pull["merged_at"]),
+        },
+        "closed_at": timestamp(pull["closed_at"]),
+        "created_at": timestamp(pull["created_at"]),
+        "updated_at": timestamp(pull["updated_at"]),
+        "draft": bool(pull["draft"]),
+        "closed_by": closed_by,
+        "timeline_url": f"{url}/timeline",
+        "type": None,
+        "performed_via_github_app": None,
+        "author_association": author_association(repo, pull["user_id"]),
+        "reactions": reactions(f"{url}/reactions"),
+        "sub_issues_summary": zero,
+        "parent_issue_url": None,
+        "pinned_comment": None,
+        "issue_dependencies_summary": {"blocked_by": 0, "blocking": 0, "total_blocked_by": 0, "total_blocking": 0},
+        "issue_field_values": [],
+    }
+
+
+def review(hub: Hub, repo: Any, row: Any) -> dict[str, Any]:
+    """GitHub's pull-request-review (REST: upper-case state)."""
+    api = repo_api(hub, repo)
+    html = f"{repo_web(hub, repo)}/pull/{row['number']}#pullrequestreview-{row['id']}"
+    pull_url = f"{api}/pulls/{row['number']}"
+    return {
+        "id": row["id"],
+        "node_id": node_id("PullRequestReview", row["id"]),
+        "user": user_by_id(hub, row["user_id"]),
+        "body": row["body"] or "",
+        "state": row["state"],
+        "html_url": html,
+        "pull_request_url": pull_url,
+        "_links": {"html": {"href": html}, "pull_request": {"href": pull_url}},
+        "submitted_at": timestamp(row["submitted_at"]),
+        "commit_id": row["commit_id"],
+        "author_association": author_association(repo, row["user_id"]),
+    }
+
+
+def status(hub: Hub, repo: Any, row: Any, *, simple: bool = False) -> dict[str, Any]:
+    """GitHub's status (with `creator`), or simple-commit-status as the combined status lists it."""
+    creator = hub.user(row["creator_id"])
+    data: dict[str, Any] = {
+        "url": f"{repo_api(hub, repo)}/statuses/{row['sha']}",
+        "avatar_url": f"{hub.web_url()}/avatars/{creator['login']}",
+        "id": row["id"],
+        "node_id": node_id("StatusContext", row["id"]),
+        "state": row["state"],
+        "description": row["description"],
+        "target_url": row["target_url"],
+        "context": row["context"],
+        "created_at": timestamp(row["created_at"]),
+        "updated_at": timestamp(row["updated_at"]),
+    }
+    if simple:
+        data["required"] = None
+    else:
+        data["creator"] = user(hub, creator)
+    return data
+
+
+SECRET_MASK = "********"  # GitHub never shows a hook's secret again
+
+
+def hook_config(config: dict[str, Any]) -> dict[str, Any]:
+    shown = {"content_type": config.get("content_type", "form"), "insecure_ssl": str(config.get("insecure_ssl", "0")),
+             "url": config.get("url")}
+    if config.get("secret"):
+        shown["secret"] = SECRET_MASK
+    return shown
+
+
+def hook_last_response(hub: Hub, hook_id: int) -> dict[str, Any]:
+    """`{code, status, message}` of the hook's latest finished delivery ("unused" before any)."""
+    row = hub.store.one("SELECT status_code, status FROM deliveries WHERE hook_id = ? AND status != 'pending' "
+                        "ORDER BY id DESC LIMIT 1", hook_id)
+    if row is None:
+        return {"code": None, "status": "unused", "message": None}
+    ok = row["status"] == "OK"
+    return {"code": row["status_code"] or None, "status": "active" if ok else "failed", "message": row["status"]}
+
+
+def hook(hub: Hub, repo: Any, row: Any) -> dict[str, Any]:
+    """GitHub's hook (repository webhook)."""
+    import json
+
+    url = f"{repo_api(hub, repo)}/hooks/{row['id']}"
+    return {
+        "type": "Repository",
+        "id": row["id"],
+        "name": "web",
+        "active": bool(row["active"]),
+        "events": json.loads(row["events"]),
+        "config": hook_config(json.loads(row["config"])),
+        "updated_at": timestamp(row["updated_at"]),
+        "created_at": timestamp(row["created_at"]),
+        "url": url,
+        "test_url": f"{url}/test",
+        "ping_url": f"{url}/pings",
+        "deliveries_url": f"{url}/deliveries",
+        "last_response": hook_last_response(hub, row["id"]),
+    }
+
+
+def delivery(hub: Hub, repo: Any, row: Any, *, full: bool = False) -> dict[str, Any]:
+    """GitHub's hook-delivery-item, or hook-delivery (with request and response) when `full`."""
+    import json
+
+    data: dict[str, Any] = {
+        "id": row["id"],
+        "guid": row["guid"],
+        "delivered_at": timestamp(row["delivered_at"] or row["created_at"]),
+        "redelivery": bool(row["redelivery"]),
+        "duration": round(row["duration"] or 0.0, 3),
+        "status": row["status"],
+        "status_code": row["status_code"] or 0,
+        "event": row["event"],
+        "action": row["action"],
+        "installation_id": None,
+        "repository_id": row["repo_id"],
+        "throttled_at": None,
+    }
+    if full:
+        data["url"] = f"{repo_api(hub, repo)}/hooks/{row['hook_id']}/deliveries/{row['id']}"
+        data["request"] = {
+            "headers": json.loads(row["request_headers"]) if row["request_headers"] else None,
+            "payload": json.loads(row["payload"]),
+        }
+        data["response"] = {
+            "headers": json.loads(row["response_headers"]) if row["response_headers"] else None,
+            "payload": row["response_body"],
+        }
+    return data
+
+
+# ---------------------------------------------------------------- git and pull requests
+# Used by rest_git and rest_pulls; pull_request() is also what webhook payloads carry.
+
+def git_person(sig: Any) -> dict[str, Any]:
+    """A git signature as GitHub's git-user (`{name, email, date}`)."""
+    return {"name": sig.name, "email": sig.email, "date": timestamp(sig.time)}
+
+
+def account_of(hub: Hub, sig: Any) -> dict[str, Any] | None:
+    """The account a commit's author or committer email belongs to (its noreply address or
+    the email it set), as GitHub links commits to users; None for anyone else."""
+    import re
+
+    email = sig.email or ""
+    match = re.match(r"^(\d+)\+[^@]+@users\.noreply\.", email)
+    row = None
+    if match:
+        row = hub.store.one("SELECT * FROM users WHERE id = ?", int(match.group(1)))
+    elif email:
+        row = hub.store.one("SELECT * FROM users WHERE email = ? COLLATE NOCASE", email)
+    return user(hub, row) if row is not None else None
+
+
+def unsigned() -> dict[str, Any]:
+    return {"verified": False, "reason": "unsigned", "signature": None, "payload": None, "verified_at": None}
+
+
+def git_commit(hub: Hub, repo: Any, commit: Any) -> dict[str, Any]:
+    """GitHub's git-commit (`GET /git/commits/{sha}`, the `commit` of a contents write)."""
+    api = repo_api(hub, repo)
+    web = repo_web(hub, repo)
+    sha = str(commit.id)
+    return {
+        "sha": sha,
+        "node_id": node_id("Commit", sha),
+        "url": f"{api}/git/commits/{sha}",
+        "html_url": f"{web}/commit/{sha}",
+        "author": git_person(commit.author),
+        "committer": git_person(commit.committer),
+        "tree": {"sha": str(commit.tree_id), "url": f"{api}/git/trees/{commit.tree_id}"},
+        "message": commit.message.rstrip("\n"),
+        "parents": [{"sha": str(p), "url": f"{api}/git/commits/{p}", "html_url": f"{web}/commit/{p}"}
+                    for p in commit.parent_ids],
+        "verification": unsigned(),
+    }
+
+
+def diff_entry(hub: Hub, repo: Any, ref: str, change: Any) -> dict[str, Any]:
+    """GitHub's diff-entry for a merging.FileChange seen at `ref`."""
+    from urllib.parse import quote
+
+    path = quote(change.filename)
+    data: dict[str, Any] = {
+        "sha": change.sha,
+        "filename": change.filename,
+        "status": change.status,
+        "additions": change.additions,
+        "deletions": change.deletions,
+        "changes": change.changes,
+        "blob_url": f"{repo_web(hub, repo)}/blob/{ref}/{path}",
+        "raw_url": f"{repo_web(hub, repo)}/raw/{ref}/{path}",
+        "contents_url": f"{repo_api(hub, repo)}/contents/{path}?ref={ref}",
+    }
+    if change.patch is not None:
+        data["patch"] = change.patch
+    if change.previous_filename:
+        data["previous_filename"] = change.previous_filename
+    return data
+
+
+def commit(hub: Hub, repo: Any, git: Any, commit: Any, *, files: bool = False) -> dict[str, Any]:
+    """GitHub's commit (`GET /commits/{ref}` with `files` and `stats`, lists without)."""
+    api = repo_api(hub, repo)
+    web = repo_web(hub, repo)
+    sha = str(commit.id)
+    data: dict[str, Any] = {
+        "url": f"{api}/commits/{sha}",
+        "sha": sha,
+        "node_id": node_id("Commit", sha),
+        "html_url": f"{web}/commit/{sha}",
+        "comments_url": f"{api}/commits/{sha}/comments",
+        "commit": {
+            "url": f"{api}/git/commits/{sha}",
+            "author": git_person(commit.author),
+            "committer": git_person(commit.committer),
+            "message": commit.message.rstrip("\n"),
+            "tree": {"sha": str(commit.tree_id), "url": f"{api}/git/trees/{commit.tree_id}"},
+            "comment_count": 0,
+            "verification": unsigned(),
+        },
+        "author": account_of(hub, commit.author),
+        "committer": account_of(hub, commit.committer),
+        "parents": [{"sha": str(p), "url": f"{api}/commits/{p}", "html_url": f"{web}/commit/{p}"}
+                    for p in commit.parent_ids],
+    }
+    if files:
+        from bot.forge.localhub import merging
+
+        changes = merging.commit_changes(git, commit)
+        additions = sum(c.additions for c in changes)
+        deletions = sum(c.deletions for c in changes)
+        data["stats"] = {"total": additions + deletions, "additions": additions, "deletions": deletions}
+        data["files"] = [diff_entry(hub, repo, sha, c) for c in changes]
+    return data
+
+
+def git_ref(hub: Hub, repo: Any, name: str, target: Any) -> dict[str, Any]:
+    """GitHub's git-ref for `refs/...` pointing at a commit or an annotated tag object."""
+    api = repo_api(hub, repo)
+    kind = "tag" if getattr(target, "type_str", "commit") == "tag" else "commit"
+    sha = str(target.id)
+    return {
+        "ref": name,
+        "node_id": node_id("Ref", f"{repo['id']}:{name}"),
+        "url": f"{api}/git/{name}",
+        "object": {"type": kind, "sha": sha, "url": f"{api}/git/{kind}s/{sha}"},
+    }
+
+
+def branch(hub: Hub, repo: Any, git: Any, name: str, tip: Any) -> dict[str, Any]:
+    """GitHub's branch-with-protection, protection from localhub's rule for the branch."""
+    from urllib.parse import quote
+
+    from bot.forge.localhub import mergeability
+
+    api = repo_api(hub, repo)
+    rule = mergeability.protection(repo, name)
+    url = f"{api}/branches/{quote(name)}"
+    contexts = [str(c) for c in (rule or {}).get("required_status_checks") or []]
+    checks: dict[str, Any] = {
+        "enforcement_level": "non_admins" if contexts else "off",
+        "contexts": contexts,
+        "checks": [{"context": c, "app_id": None} for c in contexts],
+    }
+    protection: dict[str, Any] = {"enabled": rule is not None, "required_status_checks": checks}
+    if rule is not None:
+        checks.update({"url": f"{url}/protection/required_status_checks", "strict": bool(rule.get("strict")),
+                       "contexts_url": f"{url}/protection/required_status_checks/contexts"})
+        protection["url"] = f"{url}/protection"
+        count = int(rule.get("required_approving_review_count") or 0)
+        if count:
+            protection["required_pull_request_reviews"] = {
+                "url": f"{url}/protection/required_pull_request_reviews",
+                "dismiss_stale_reviews": False,
+                "require_code_owner_reviews": False,
+                "required_approving_review_count": count,
+                "require_last_push_approval": False,
+            }
+    return {
+        "name": name,
+        "commit": commit(hub, repo, git, tip),
+        "_links": {"self": url, "html": f"{repo_web(hub, repo)}/tree/{quote(name)}"},
+        "protected": rule is not None,
+        "protection": protection,
+        "protection_url": f"{url}/protection",
+    }
+
+
+def pull_request(hub: Hub, row: Any, *, simple: bool = False) -> dict[str, Any]:
+    """GitHub's pull-request (webhook payloads, GET/create/update), or pull-request-simple
+    (lists) when `simple`. `mergeable_state` is worked out live: reviews, statuses and
+    protection change it without the head or base moving."""
+    from bot.forge.localhub import mergeability, merging
+
+    repo = hub.repo_by_id(row["repo_id"])
+    owner = hub.user(repo["owner_id"])
+    api = repo_api(hub, repo)
+    web = repo_web(hub, repo)
+    number = row["number"]
+    url = f"{api}/pulls/{number}"
+    html = f"{web}/pull/{number}"
+    repo_shape = repository(hub, repo, full=False)
+    owner_shape = user(hub, owner)
+
+    def side(ref: str, sha: str) -> dict[str, Any]:
+        return {"label": f"{owner['login']}:{ref}", "ref": ref, "sha": sha, "user": owner_shape, "repo": repo_shape}
+
+    data: dict[str, Any] = {
+        "url": url,
+        "id": row["id"],
+        "node_id": node_id("PullRequest", row["id"]),
+        "html_url": html,
+        "diff_url": f"{html}.diff",
+        "patch_url": f"{html}.patch",
+        "issue_url": f"{api}/issues/{number}",
+        "commits_url": f"{url}/commits",
+        "review_comments_url": f"{url}/comments",
+        "review_comment_url": f"{api}/pulls/comments{{/number}}",
+        "comments_url": f"{api}/issues/{number}/comments",
+        "statuses_url": f"{api}/statuses/{row['head_sha']}",
+        "number": number,
+        "state": row["state"],
+        "locked": False,
+        "title": row["title"],
+        "user": user_by_id(hub, row["user_id"]),
+        "body": row["body"],
+        "labels": labels_of(hub, repo, number),
+        "milestone": None,
+        "active_lock_reason": None,
+        "created_at": timestamp(row["created_at"]),
+        "updated_at": timestamp(row["updated_at"]),
+        "closed_at": timestamp(row["closed_at"]),
+        "merged_at": timestamp(row["merged_at"]),
+        "merge_commit_sha": row["merge_commit_sha"],
+        "assignee": None,
+        "assignees": [],
+        "requested_reviewers": [],
+        "requested_teams": [],
+        "head": side(row["head_ref"], row["head_sha"]),
+        "base": side(row["base_ref"], row["base_sha"]),
+        "_links": {
+            "self": {"href": url},
+            "html": {"href": html},
+            "issue": {"href": f"{api}/issues/{number}"},
+            "comments": {"href": f"{api}/issues/{number}/comments"},
+            "review_comments": {"href": f"{url}/comments"},
+            "review_comment": {"href": f"{api}/pulls/comments{{/number}}"},
+            "commits": {"href": f"{url}/commits"},
+            "statuses": {"href": f"{api}/statuses/{row['head_sha']}"},
+        },
+        "author_association": author_association(repo, row["user_id"]),
+        "auto_merge": None,
+        "draft": bool(row["draft"]),
+    }
+    if simple:
+        return data
+    comments = hub.store.one("SELECT COUNT(*) AS n FROM comments WHERE repo_id = ? AND number = ?",
+                             repo["id"], number)["n"]
+    try:
+        commits, additions, deletions, changed = merging.range_stats(hub.git(repo), row["base_sha"], row["head_sha"])
+    except (KeyError, ValueError):  # objects gone (a repository replaced on disk)
+        commits = additions = deletions = changed = 0
+    data.update({
+        "merged": row["merged_at"] is not None,
+        "mergeable": None if row["mergeable"] is None else bool(row["mergeable"]),
+        "rebaseable": None if row["rebaseable"] is None else bool(row["rebaseable"]),
+        "mergeable_state": mergeability.state(hub, repo, row),
+        "merged_by": user_by_id(hub, row["merged_by_id"]) if row["merged_by_id"] is not None else None,
+        "comments": comments,
+        "review_comments": 0,
+        "maintainer_can_modify": False,
+        "commits": commits,
+        "additions": additions,
+        "deletions": deletions,
+        "changed_files": changed,
+    })
     return data

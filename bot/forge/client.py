@@ -1,0 +1,869 @@
+"""The forge client: the one narrow interface memrepo uses to talk to GitHub, GitHub
+Enterprise or localhub (only the base URL differs).
+
+Built on PyGithub's `Requester` (authentication, base URL, JSON, its exception types), with
+PyGithub's own retries and request spacing turned off: this client alone decides what is sent
+again, because PyGithub's default retry re-sends a merge that failed with a 5xx. The rules are
+pure functions in `bot.forge.retry`; errors are the types in `bot.forge.errors`.
+
+Each attempt is exactly one HTTP request (PyGithub's lazy objects can add hidden requests, so
+requests are made through the requester and answers parsed into the dataclasses below).
+A merge is sent once: when its answer is lost the client asks GitHub whether it merged.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+import math
+import random
+import re
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import github
+import jwt
+import requests
+
+from bot import messages
+from bot.forge.errors import (
+    BadAnswer,
+    Conflict,
+    ForgeConfigError,
+    ForgeError,
+    Invalid,
+    NotFound,
+    RateLimited,
+    Unavailable,
+    UncertainWrite,
+    client_error,
+)
+from bot.forge.retry import (
+    WRITE_NOT_REPEATED,
+    Action,
+    Failure,
+    FailureKind,
+    MergeOutcome,
+    OpKind,
+    RetryPolicy,
+    classify_exception,
+    classify_status,
+    decide,
+    merge_check_outcome,
+    merge_refusal_outcome,
+    token_needs_refresh,
+    write_delay,
+)
+
+__all__ = [
+    "GITHUB_API_URL",
+    "AppCredentials",
+    "CombinedStatus",
+    "Comment",
+    "CommitStatus",
+    "Comparison",
+    "FileContent",
+    "ForgeClient",
+    "MergeOutcome",
+    "MergeResult",
+    "NewPullRequest",
+    "PullRequest",
+    "Ref",
+    "RetryPolicy",
+    "Review",
+    "StatusUpdate",
+    "TokenCredentials",
+]
+
+GITHUB_API_URL = "https://api.github.com"
+MERGE_METHODS = ("merge", "squash", "rebase")
+MAX_PAGES = 50
+PER_PAGE = 100
+ANSWER_CHARS = 300
+
+log = logging.getLogger("memrepo.forge")
+T = TypeVar("T")
+
+
+# ---------------------------------------------------------------------------------------- credentials
+@dataclass(frozen=True)
+class TokenCredentials:
+    """A personal access token, or any token GitHub accepts as `Authorization: token`."""
+
+    token: str = field(repr=False)
+
+
+@dataclass(frozen=True)
+class AppCredentials:
+    """A GitHub App: its id and private key (PEM); the installation is found from the client's
+    repository when `installation_id` is None."""
+
+    app_id: int | str
+    private_key: str = field(repr=False)
+    installation_id: int | None = None
+
+
+Credentials = TokenCredentials | AppCredentials
+
+
+class _LiveToken(github.Auth.Auth):
+    """The installation token the client holds; refreshed by the client (before expiry, under
+    its retry rules), never inside a request as PyGithub's AppInstallationAuth would."""
+
+    def __init__(self, value: str = "") -> None:
+        self.value = value
+
+    @property
+    def token_type(self) -> str:
+        return "token"
+
+    @property
+    def token(self) -> str:
+        return self.value
+
+    @property
+    def _masked_token(self) -> str:
+        return "token (removed)"
+
+
+# ---------------------------------------------------------------------------------------- data in and out
+@dataclass(frozen=True)
+class NewPullRequest:
+    head: str
+    base: str
+    title: str
+    body: str = ""
+    labels: tuple[str, ...] = ()
+    draft: bool = False
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    """A pull request as GitHub reports it. `mergeable` is None while GitHub computes it (and
+    always in lists, which do not carry it)."""
+
+    number: int
+    url: str
+    title: str
+    body: str
+    state: str
+    merged: bool
+    draft: bool
+    head_ref: str
+    head_sha: str
+    base_ref: str
+    base_sha: str
+    mergeable: bool | None
+    mergeable_state: str | None
+    labels: tuple[str, ...]
+    author: str
+    merge_commit_sha: str | None
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    """What a merge call did; `status` is the HTTP status of the merge answer (None if lost),
+    `retry_after` is set when a rate limit refused it."""
+
+    outcome: MergeOutcome
+    number: int
+    sha: str | None
+    detail: str
+    status: int | None = None
+    retry_after: float | None = None
+
+    @property
+    def merged(self) -> bool:
+        return self.outcome.merged
+
+
+@dataclass(frozen=True)
+class Comment:
+    id: int
+    url: str
+    body: str
+    author: str
+
+
+@dataclass(frozen=True)
+class StatusUpdate:
+    state: str  # error, failure, pending, success
+    context: str
+    description: str | None = None
+    target_url: str | None = None
+
+
+@dataclass(frozen=True)
+class CommitStatus:
+    context: str
+    state: str
+    description: str | None
+    target_url: str | None
+
+
+@dataclass(frozen=True)
+class CombinedStatus:
+    state: str
+    sha: str
+    statuses: tuple[CommitStatus, ...]
+
+
+@dataclass(frozen=True)
+class Review:
+    id: int
+    author: str
+    state: str
+    commit_id: str | None
+    body: str
+    submitted_at: str | None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    status: str  # ahead, behind, diverged, identical
+    ahead_by: int
+    behind_by: int
+    total_commits: int
+    merge_base_sha: str | None
+    commits: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Ref:
+    ref: str  # refs/heads/main
+    sha: str
+
+
+@dataclass(frozen=True)
+class FileContent:
+    path: str
+    ref: str
+    sha: str
+    content: bytes
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8")
+
+
+# ---------------------------------------------------------------------------------------- parsing
+def _login(user: Any) -> str:
+    return str(user.get("login") or "") if isinstance(user, dict) else ""
+
+
+def _pull(data: Any) -> PullRequest:
+    head = data.get("head") or {}
+    base = data.get("base") or {}
+    mergeable = data.get("mergeable")
+    return PullRequest(
+        number=int(data["number"]),
+        url=str(data.get("html_url") or data.get("url") or ""),
+        title=str(data.get("title") or ""),
+        body=str(data.get("body") or ""),
+        state=str(data.get("state") or ""),
+        merged=bool(data.get("merged") or data.get("merged_at")),
+        draft=bool(data.get("draft")),
+        head_ref=str(head.get("ref") or ""),
+        head_sha=str(head.get("sha") or ""),
+        base_ref=str(base.get("ref") or ""),
+        base_sha=str(base.get("sha") or ""),
+        mergeable=mergeable if isinstance(mergeable, bool) else None,
+        mergeable_state=data.get("mergeable_state"),
+        labels=tuple(str(label["name"]) for label in data.get("labels") or ()),
+        author=_login(data.get("user")),
+        merge_commit_sha=data.get("merge_commit_sha"),
+    )
+
+
+def _status(data: Any) -> CommitStatus:
+    return CommitStatus(str(data.get("context") or "default"), str(data["state"]), data.get("description"),
+                        data.get("target_url"))
+
+
+def _review(data: Any) -> Review:
+    return Review(int(data["id"]), _login(data.get("user")), str(data.get("state") or ""), data.get("commit_id"),
+                  str(data.get("body") or ""), data.get("submitted_at"))
+
+
+def _full_ref(ref: str) -> str:
+    """`main`, `heads/main` and `refs/heads/main` all name refs/heads/main."""
+    ref = ref.removeprefix("refs/")
+    if not ref.startswith(("heads/", "tags/", "pull/", "notes/")):
+        ref = f"heads/{ref}"
+    return ref
+
+
+def _next_link(link: str | None) -> str | None:
+    """The rel="next" URL of a Link header (GitHub's pagination)."""
+    if not link:
+        return None
+    for part in link.split(","):
+        match = re.match(r'\s*<([^>]+)>\s*;.*\brel="?next"?', part)
+        if match:
+            return match.group(1)
+    return None
+
+
+def _decode(body: str | bytes | None) -> Any:
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+        return {"message": text.strip()[:ANSWER_CHARS]}
+
+
+def _message(data: Any) -> str:
+    """GitHub's `message`, with the validation errors of a 422 appended."""
+    if not isinstance(data, dict):
+        return "" if data is None else str(data)[:ANSWER_CHARS]
+    message = str(data.get("message") or data.get("data") or "")
+    details = []
+    for error in data.get("errors") or ():
+        if isinstance(error, dict):
+            details.append(str(error.get("message") or error.get("code") or ""))
+        elif isinstance(error, str):
+            details.append(error)
+    details = [d for d in details if d]
+    if details:
+        message = f"{message} ({'; '.join(details)})" if message else "; ".join(details)
+    return message[:ANSWER_CHARS]
+
+
+class _Answer(Exception):
+    """A non-2xx answer to a request made without PyGithub's check (status-sensitive calls)."""
+
+    def __init__(self, status: int, headers: Mapping[str, str], data: Any) -> None:
+        super().__init__(status)
+        self.status = status
+        self.headers = headers
+        self.data = data
+
+
+@dataclass
+class _Attempt:
+    value: Any = None
+    failure: Failure | None = None
+    answer: str = ""
+    data: Any = None
+
+
+# ---------------------------------------------------------------------------------------- the client
+class ForgeClient:
+    """Operations on one repository (`owner/name`) of one forge.
+
+    `min_write_interval` spaces mutating requests (GitHub asks for about one second; 0 for
+    localhub tests); `policy` bounds retries and total time per operation; `timeout` is the
+    per-request timeout, rounded up to whole seconds (PyGithub's unit). The clock, sleep and jitter are
+    injectable for tests.
+    """
+
+    def __init__(self, repository: str, credentials: Credentials, *, base_url: str = GITHUB_API_URL,
+                 policy: RetryPolicy | None = None, timeout: float = 30, min_write_interval: float = 1.0,
+                 token_refresh_margin: float = 300.0, user_agent: str = "memrepo",
+                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time,
+                 sleep: Callable[[float], None] = time.sleep, jitter: Callable[[], float] = random.random) -> None:
+        owner, _, name = repository.partition("/")
+        if not owner or not name or "/" in name:
+            raise ForgeConfigError(messages.FORGE_BAD_REPOSITORY.format(repository=repository))
+        self.repository = repository
+        self._owner, self._name = owner, name
+        self._repo_path = f"/repos/{urllib.parse.quote(owner)}/{urllib.parse.quote(name)}"
+        self._policy = policy or RetryPolicy()
+        self._min_write_interval = min_write_interval
+        self._refresh_margin = token_refresh_margin
+        self._clock, self._wall, self._sleep, self._jitter = clock, wall, sleep, jitter
+        self._write_lock = threading.Lock()
+        self._last_write_end: float | None = None
+        self._token_lock = threading.RLock()
+        self._secrets: list[str] = []
+        self._app: AppCredentials | None = None
+        self._integration: github.GithubIntegration | None = None
+        self._live = _LiveToken()
+        self._token_expires: float | None = None
+        self._installation_id: int | None = None
+        settings: dict[str, Any] = {"base_url": base_url.rstrip("/"), "timeout": max(1, math.ceil(timeout)),
+                                    "user_agent": user_agent, "retry": None, "seconds_between_requests": None,
+                                    "seconds_between_writes": None}
+        auth: github.Auth.Auth
+        if isinstance(credentials, TokenCredentials) and credentials.token:
+            auth = github.Auth.Token(credentials.token)
+            self._secrets.append(credentials.token)
+        elif isinstance(credentials, AppCredentials) and credentials.app_id and credentials.private_key:
+            self._app = credentials
+            self._installation_id = credentials.installation_id
+            self._integration = github.GithubIntegration(
+                auth=github.Auth.AppAuth(credentials.app_id, credentials.private_key), **settings)
+            auth = self._live
+        else:
+            raise ForgeConfigError(messages.FORGE_NEEDS_CREDENTIALS)
+        self._gh = github.Github(auth=auth, lazy=True, **settings)
+        self._requester = self._gh.requester
+
+    def close(self) -> None:
+        self._gh.close()
+        if self._integration is not None:
+            self._integration.close()
+
+    def __enter__(self) -> ForgeClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------------------------ pull requests
+    def open_pull_request(self, new: NewPullRequest) -> PullRequest:
+        """Open a pull request (and label it). When GitHub's answer is lost, the open pull
+        request from `head` into `base` is looked up instead of sending the request again.
+        If labelling fails, the pull request exists: the error is the labelling's."""
+        op = messages.FORGE_OP_OPEN_PULL.format(head=new.head, base=new.base, repo=self.repository)
+        body = {"title": new.title, "head": new.head, "base": new.base, "body": new.body, "draft": new.draft}
+        try:
+            _, data = self._run(op, OpKind.WRITE, self._call("POST", f"{self._repo_path}/pulls", body=body))
+            pr = self._parse(op, _pull, data)
+        except UncertainWrite as lost:
+            try:
+                found = self._find_open_pull(new.head, new.base)
+            except ForgeError:
+                found = None
+            if found is None:
+                raise lost from None
+            pr = found
+        if new.labels:
+            pr = replace(pr, labels=self.add_labels(pr.number, new.labels))
+        return pr
+
+    def _find_open_pull(self, head: str, base: str) -> PullRequest | None:
+        op = messages.FORGE_OP_FIND_PULL.format(head=head, base=base, repo=self.repository)
+        owner, _, branch = head.rpartition(":")
+        params = {"state": "open", "head": f"{owner or self._owner}:{branch}", "base": base}
+        for item in self._paginate(op, f"{self._repo_path}/pulls", params):
+            pr = self._parse(op, _pull, item)
+            if pr.head_ref == branch and pr.base_ref == base:
+                return pr
+        return None
+
+    def get_pull_request(self, number: int) -> PullRequest:
+        op = messages.FORGE_OP_READ_PULL.format(number=number, repo=self.repository)
+        _, data = self._run(op, OpKind.READ, self._call("GET", f"{self._repo_path}/pulls/{int(number)}"))
+        return self._parse(op, _pull, data)
+
+    def wait_for_mergeability(self, number: int, *, timeout: float = 60.0, interval: float = 0.25) -> PullRequest:
+        """Read the pull request until GitHub has computed `mergeable` (it does so in the
+        background after a push), or `timeout` passes; the last read is returned either way."""
+        start = self._clock()
+        while True:
+            pr = self.get_pull_request(number)
+            if pr.mergeable is not None or pr.state != "open" or self._clock() - start >= timeout:
+                return pr
+            self._sleep(interval)
+            interval = min(interval * 1.5, 5.0)
+
+    def list_open_pull_requests(self, label: str | None = None, *, base: str | None = None) -> list[PullRequest]:
+        """Open pull requests, with `label` if given (lists carry no `mergeable`)."""
+        op = messages.FORGE_OP_LIST_PULLS.format(repo=self.repository)
+        params: dict[str, Any] = {"state": "open"}
+        if base:
+            params["base"] = base
+        pulls = [self._parse(op, _pull, item) for item in self._paginate(op, f"{self._repo_path}/pulls", params)]
+        return [pr for pr in pulls if label is None or label in pr.labels]
+
+    def pull_requests_for_commit(self, sha: str) -> list[PullRequest]:
+        op = messages.FORGE_OP_PULLS_FOR_COMMIT.format(sha=sha, repo=self.repository)
+        items = self._paginate(op, f"{self._repo_path}/commits/{urllib.parse.quote(sha)}/pulls", {})
+        return [self._parse(op, _pull, item) for item in items]
+
+    def is_merged(self, number: int) -> bool:
+        """GitHub's own answer (`GET .../merge`: 204 merged, 404 not)."""
+        op = messages.FORGE_OP_IS_MERGED.format(number=number, repo=self.repository)
+        path = f"{self._repo_path}/pulls/{int(number)}/merge"
+
+        def call() -> bool:
+            status, headers, body = self._requester.requestJson("GET", path)
+            if status == 204:
+                return True
+            data = _decode(body)
+            if status == 404 and isinstance(data, dict | type(None)):
+                return False
+            raise _Answer(status, headers, data)
+
+        return self._run(op, OpKind.READ, call)
+
+    def merge(self, number: int, expected_head_sha: str, *, method: str = "merge", title: str | None = None,
+              message: str | None = None) -> MergeResult:
+        """Merge if the head is still `expected_head_sha`. Sent exactly once: a lost answer
+        (5xx, timeout) is resolved by asking GitHub whether it merged; a moved head or base,
+        or a refusal, comes back as an outcome to re-read and decide on."""
+        if method not in MERGE_METHODS:
+            raise ForgeConfigError(messages.FORGE_BAD_MERGE_METHOD.format(method=method))
+        op = messages.FORGE_OP_MERGE.format(number=number, repo=self.repository, sha=expected_head_sha[:12])
+        body: dict[str, Any] = {"sha": expected_head_sha, "merge_method": method}
+        if title is not None:
+            body["commit_title"] = title
+        if message is not None:
+            body["commit_message"] = message
+        self._ensure_credentials()
+        attempt = self._attempt(self._call("PUT", f"{self._repo_path}/pulls/{int(number)}/merge", body=body),
+                                write=True)
+        failure = attempt.failure
+        if failure is None:
+            _, data = attempt.value
+            if isinstance(data, dict) and data.get("merged"):
+                sha = data.get("sha")
+                return MergeResult(MergeOutcome.MERGED, number, sha, messages.MERGE_DONE.format(number=number, sha=sha),
+                                   200)
+            answer = _message(data) or "merged: false"
+            return MergeResult(MergeOutcome.NOT_MERGEABLE, number, None,
+                               messages.MERGE_NOT_MERGEABLE.format(number=number, answer=answer), 200)
+        decision = decide(OpKind.MERGE, failure, 1, 0.0, self._policy, 0.0)
+        log.info("merge #%s: %s (%s)", number, decision.reason, attempt.answer)
+        if decision.action is Action.CHECK_MERGED:
+            return self._after_lost_merge(number, attempt.answer, failure.status)
+        if failure.kind is FailureKind.RATE_LIMITED:
+            return MergeResult(MergeOutcome.NOT_MERGED, number, None,
+                               messages.MERGE_RATE_LIMITED.format(number=number, answer=attempt.answer,
+                                                                  wait=failure.wait or 0.0),
+                               failure.status, failure.wait)
+        if failure.kind is FailureKind.NOT_SENT:
+            return MergeResult(MergeOutcome.NOT_MERGED, number, None,
+                               messages.MERGE_NOT_SENT.format(number=number, answer=attempt.answer))
+        status = failure.status or 0
+        outcome = merge_refusal_outcome(status, failure.message)
+        if outcome is MergeOutcome.HEAD_MOVED:
+            text = messages.MERGE_HEAD_MOVED.format(number=number, sha=expected_head_sha, answer=attempt.answer)
+            return MergeResult(outcome, number, None, text, status)
+        if outcome is MergeOutcome.BASE_MOVED:
+            return MergeResult(outcome, number, None,
+                               messages.MERGE_BASE_MOVED.format(number=number, answer=attempt.answer), status)
+        if outcome is MergeOutcome.NOT_MERGEABLE:
+            return self._refused_merge(number, attempt.answer, status)
+        if status == 401 and self._app is not None:
+            with self._token_lock:
+                self._token_expires = None  # the next call gets a new installation token
+        raise client_error(op, status, attempt.answer, errors=_errors(attempt.data))
+
+    def _after_lost_merge(self, number: int, answer: str, status: int | None) -> MergeResult:
+        try:
+            merged: bool | None = self.is_merged(number)
+        except ForgeError as exc:
+            return MergeResult(MergeOutcome.UNKNOWN, number, None,
+                               messages.MERGE_UNKNOWN.format(number=number, answer=answer, check=exc.answer or exc),
+                               status)
+        outcome = merge_check_outcome(merged)
+        if outcome is MergeOutcome.NOT_MERGED:
+            return MergeResult(outcome, number, None,
+                               messages.MERGE_NOT_MERGED_AFTER_LOST_ANSWER.format(number=number, answer=answer), status)
+        sha: str | None = None
+        try:
+            sha = self.get_pull_request(number).merge_commit_sha
+        except ForgeError as exc:
+            log.warning("merge #%s: merged, but re-reading it failed: %s", number, exc)
+        return MergeResult(outcome, number, sha,
+                           messages.MERGE_DONE_AFTER_LOST_ANSWER.format(number=number, answer=answer, sha=sha), status)
+
+    def _refused_merge(self, number: int, answer: str, status: int) -> MergeResult:
+        """405 "not mergeable" is also GitHub's answer for a pull request merged earlier."""
+        try:
+            pr = self.get_pull_request(number)
+        except ForgeError:
+            pr = None
+        if pr is not None and pr.merged:
+            return MergeResult(MergeOutcome.ALREADY_MERGED, number, pr.merge_commit_sha,
+                               messages.MERGE_ALREADY.format(number=number, sha=pr.merge_commit_sha), status)
+        return MergeResult(MergeOutcome.NOT_MERGEABLE, number, None,
+                           messages.MERGE_NOT_MERGEABLE.format(number=number, answer=answer), status)
+
+    def update_branch(self, number: int, expected_head_sha: str | None = None) -> bool:
+        """Ask GitHub to merge the base into the pull request's head (202: accepted)."""
+        op = messages.FORGE_OP_UPDATE_BRANCH.format(number=number, repo=self.repository)
+        body = {"expected_head_sha": expected_head_sha} if expected_head_sha else {}
+        try:
+            self._run(op, OpKind.WRITE, self._call("PUT", f"{self._repo_path}/pulls/{int(number)}/update-branch",
+                                                   body=body))
+        except Invalid as exc:
+            if "expected head sha" in exc.answer.lower().replace("_", " "):
+                raise Conflict(messages.FORGE_CONFLICT.format(operation=op, answer=exc.answer), operation=op,
+                               status=exc.status, answer=exc.answer) from None
+            raise
+        return True
+
+    # ------------------------------------------------------------------------------------ issues side
+    def comment(self, number: int, body: str) -> Comment:
+        op = messages.FORGE_OP_COMMENT.format(number=number, repo=self.repository)
+        _, data = self._run(op, OpKind.WRITE, self._call("POST", f"{self._repo_path}/issues/{int(number)}/comments",
+                                                         body={"body": body}))
+        return self._parse(op, lambda d: Comment(int(d["id"]), str(d.get("html_url") or d.get("url") or ""),
+                                                 str(d.get("body") or ""), _login(d.get("user"))), data)
+
+    def add_labels(self, number: int, labels: Sequence[str]) -> tuple[str, ...]:
+        """Add labels; returns every label the pull request now has."""
+        op = messages.FORGE_OP_ADD_LABELS.format(labels=", ".join(labels), number=number, repo=self.repository)
+        _, data = self._run(op, OpKind.IDEMPOTENT_WRITE, self._call(
+            "POST", f"{self._repo_path}/issues/{int(number)}/labels", body={"labels": list(labels)}))
+        return self._parse(op, lambda d: tuple(str(item["name"]) for item in d), data)
+
+    def remove_label(self, number: int, label: str) -> bool:
+        """Remove a label; False when the pull request did not have it."""
+        op = messages.FORGE_OP_REMOVE_LABEL.format(label=label, number=number, repo=self.repository)
+        path = f"{self._repo_path}/issues/{int(number)}/labels/{urllib.parse.quote(label, safe='')}"
+
+        def call() -> bool:
+            try:
+                self._requester.requestJsonAndCheck("DELETE", path)
+            except github.GithubException as exc:
+                if exc.status == 404 and "label does not exist" in _message(exc.data).lower():
+                    return False
+                raise
+            return True
+
+        return self._run(op, OpKind.IDEMPOTENT_WRITE, call)
+
+    # ------------------------------------------------------------------------------------ statuses, reviews
+    def set_status(self, sha: str, update: StatusUpdate) -> CommitStatus:
+        op = messages.FORGE_OP_SET_STATUS.format(context=update.context, state=update.state, sha=sha[:12],
+                                                 repo=self.repository)
+        body = {"state": update.state, "context": update.context}
+        if update.description is not None:
+            body["description"] = update.description
+        if update.target_url is not None:
+            body["target_url"] = update.target_url
+        _, data = self._run(op, OpKind.IDEMPOTENT_WRITE,
+                            self._call("POST", f"{self._repo_path}/statuses/{urllib.parse.quote(sha)}", body=body))
+        return self._parse(op, _status, data)
+
+    def combined_status(self, ref: str) -> CombinedStatus:
+        op = messages.FORGE_OP_COMBINED_STATUS.format(ref=ref, repo=self.repository)
+        _, data = self._run(op, OpKind.READ, self._call(
+            "GET", f"{self._repo_path}/commits/{urllib.parse.quote(ref, safe='/')}/status",
+            params={"per_page": PER_PAGE}))
+        return self._parse(op, lambda d: CombinedStatus(str(d["state"]), str(d["sha"]),
+                                                        tuple(_status(s) for s in d.get("statuses") or ())), data)
+
+    def list_reviews(self, number: int) -> list[Review]:
+        op = messages.FORGE_OP_REVIEWS.format(number=number, repo=self.repository)
+        items = self._paginate(op, f"{self._repo_path}/pulls/{int(number)}/reviews", {})
+        return [self._parse(op, _review, item) for item in items]
+
+    # ------------------------------------------------------------------------------------ git
+    def compare(self, base: str, head: str) -> Comparison:
+        op = messages.FORGE_OP_COMPARE.format(base=base, head=head, repo=self.repository)
+        path = (f"{self._repo_path}/compare/{urllib.parse.quote(base, safe='/')}"
+                f"...{urllib.parse.quote(head, safe='/')}")
+        _, data = self._run(op, OpKind.READ, self._call("GET", path))
+
+        def parse(d: Any) -> Comparison:
+            merge_base = d.get("merge_base_commit") or {}
+            return Comparison(str(d["status"]), int(d["ahead_by"]), int(d["behind_by"]),
+                              int(d.get("total_commits") or 0), merge_base.get("sha"),
+                              tuple(str(c["sha"]) for c in d.get("commits") or ()))
+
+        return self._parse(op, parse, data)
+
+    def get_ref(self, ref: str) -> Ref:
+        name = _full_ref(ref)
+        op = messages.FORGE_OP_GET_REF.format(ref=f"refs/{name}", repo=self.repository)
+        _, data = self._run(op, OpKind.READ, self._call(
+            "GET", f"{self._repo_path}/git/ref/{urllib.parse.quote(name, safe='/')}"))
+        return self._parse(op, lambda d: Ref(str(d["ref"]), str(d["object"]["sha"])), data)
+
+    def update_ref(self, ref: str, sha: str, *, force: bool = False) -> Ref:
+        """Move a ref to `sha` (fast-forward only unless `force`); a refused fast-forward is a
+        Conflict (re-read and decide again)."""
+        name = _full_ref(ref)
+        op = messages.FORGE_OP_UPDATE_REF.format(ref=f"refs/{name}", sha=sha[:12], repo=self.repository)
+        try:
+            _, data = self._run(op, OpKind.IDEMPOTENT_WRITE, self._call(
+                "PATCH", f"{self._repo_path}/git/refs/{urllib.parse.quote(name, safe='/')}",
+                body={"sha": sha, "force": force}))
+        except Invalid as exc:
+            if "fast forward" in exc.answer.lower() or "fast-forward" in exc.answer.lower():
+                raise Conflict(messages.FORGE_CONFLICT.format(operation=op, answer=exc.answer), operation=op,
+                               status=exc.status, answer=exc.answer) from None
+            raise
+        return self._parse(op, lambda d: Ref(str(d["ref"]), str(d["object"]["sha"])), data)
+
+    def read_file(self, path: str, ref: str) -> FileContent:
+        """A file's bytes at a ref (files over 1 MB come through the git blob API)."""
+        op = messages.FORGE_OP_READ_FILE.format(path=path, ref=ref, repo=self.repository)
+        _, data = self._run(op, OpKind.READ, self._call(
+            "GET", f"{self._repo_path}/contents/{urllib.parse.quote(path.strip('/'))}", params={"ref": ref}))
+        if isinstance(data, list) or (isinstance(data, dict) and data.get("type") not in (None, "file")):
+            kind = "directory" if isinstance(data, list) else str(data.get("type"))
+            raise NotFound(messages.FORGE_NOT_A_FILE.format(operation=op, path=path, kind=kind), operation=op,
+                           status=200, answer=kind)
+        if isinstance(data, dict) and data.get("encoding") == "none" and data.get("sha"):
+            _, data = self._run(op, OpKind.READ, self._call("GET", f"{self._repo_path}/git/blobs/{data['sha']}"))
+            data = {**data, "path": path}
+
+        def parse(d: Any) -> FileContent:
+            raw = d.get("content") or ""
+            if d.get("encoding", "base64") != "base64":
+                raise ValueError(f"encoding {d.get('encoding')}")
+            return FileContent(str(d.get("path") or path), ref, str(d["sha"]), base64.b64decode(raw))
+
+        return self._parse(op, parse, data)
+
+    # ------------------------------------------------------------------------------------ machinery
+    def _call(self, verb: str, path: str, *, params: Mapping[str, Any] | None = None,
+              body: Any = None) -> Callable[[], tuple[dict[str, Any], Any]]:
+        """One request through PyGithub's requester (raises GithubException for >= 400)."""
+        return lambda: self._requester.requestJsonAndCheck(verb, path, parameters=dict(params) if params else None,
+                                                           input=body)
+
+    def _paginate(self, op: str, path: str, params: Mapping[str, Any]) -> list[Any]:
+        """Every page (each page one retried read), following GitHub's Link headers."""
+        items: list[Any] = []
+        url: str | None = path
+        query: dict[str, Any] | None = {**params, "per_page": PER_PAGE}
+        for _ in range(MAX_PAGES):
+            if url is None:
+                break
+            headers, data = self._run(op, OpKind.READ, self._call("GET", url, params=query))
+            if not isinstance(data, list):
+                raise BadAnswer(messages.FORGE_BAD_ANSWER.format(operation=op, problem="expected a list"),
+                                operation=op, status=200)
+            items.extend(data)
+            url, query = _next_link(headers.get("link") or headers.get("Link")), None
+        return items
+
+    def _parse(self, op: str, parse: Callable[[Any], T], data: Any) -> T:
+        try:
+            return parse(data)
+        except (KeyError, TypeError, ValueError, AttributeError, binascii.Error) as exc:
+            raise BadAnswer(messages.FORGE_BAD_ANSWER.format(operation=op, problem=f"{type(exc).__name__}: {exc}"),
+                            operation=op, status=200) from None
+
+    def _redact(self, text: str) -> str:
+        for secret in (*self._secrets, self._live.value):
+            if secret:
+                text = text.replace(secret, "***")
+        return text
+
+    def _attempt(self, call: Callable[[], T], *, write: bool) -> _Attempt:
+        """Make one request (spacing writes), and say what failed if it did."""
+        if not write:
+            return self._classified(call)
+        with self._write_lock:
+            delay = write_delay(self._last_write_end, self._min_write_interval, self._clock())
+            if delay > 0:
+                self._sleep(delay)
+            try:
+                return self._classified(call)
+            finally:
+                self._last_write_end = self._clock()
+
+    def _classified(self, call: Callable[[], T]) -> _Attempt:
+        try:
+            return _Attempt(value=call())
+        except github.GithubException as exc:
+            status, headers, data = exc.status, exc.headers or {}, exc.data
+        except _Answer as exc:
+            status, headers, data = exc.status, exc.headers, exc.data
+        except requests.exceptions.RequestException as exc:
+            failure = classify_exception(exc)
+            template = messages.FORGE_ANSWER_NOT_SENT if failure.kind is FailureKind.NOT_SENT \
+                else messages.FORGE_ANSWER_TIMEOUT
+            answer = self._redact(template.format(error=failure.message[:ANSWER_CHARS]))
+            return _Attempt(failure=replace(failure, message=answer), answer=answer)
+        message = self._redact(_message(data))
+        failure = classify_status(int(status), headers, message, self._wall(), self._policy)
+        if failure is None:  # PyGithub raised for a status below 400: treat it as GitHub's refusal
+            failure = Failure(FailureKind.CLIENT_ERROR, int(status), message)
+        template = messages.FORGE_ANSWER_STATUS if message else messages.FORGE_ANSWER_NO_BODY
+        return _Attempt(failure=failure, answer=template.format(status=status, message=message), data=data)
+
+    def _run(self, op: str, kind: OpKind, call: Callable[[], T], *, credentials: bool = True) -> T:
+        """Send until it succeeds or the policy gives up; `kind` says what may be repeated."""
+        start = self._clock()
+        attempt = 0
+        refreshed = False
+        while True:
+            attempt += 1
+            if credentials:
+                self._ensure_credentials()
+            result = self._attempt(call, write=kind is not OpKind.READ)
+            if result.failure is None:
+                return result.value
+            failure = result.failure
+            elapsed = self._clock() - start
+            decision = decide(kind, failure, attempt, elapsed, self._policy, self._jitter(),
+                              can_refresh_credentials=credentials and self._app is not None and not refreshed)
+            log.info("%s: attempt %d: %s -> %s %.2fs (%s)", op, attempt, result.answer, decision.action.value,
+                     decision.delay, decision.reason)
+            if decision.action is Action.RETRY:
+                self._sleep(decision.delay)
+                continue
+            if decision.action is Action.REFRESH_CREDENTIALS:
+                refreshed = True
+                with self._token_lock:
+                    self._token_expires = None
+                continue
+            raise self._final_error(op, failure, decision.reason, result, attempt, elapsed)
+
+    def _final_error(self, op: str, failure: Failure, reason: str, result: _Attempt, attempts: int,
+                     elapsed: float) -> ForgeError:
+        answer = result.answer
+        if failure.kind is FailureKind.CLIENT_ERROR:
+            return client_error(op, failure.status or 0, answer, errors=_errors(result.data))
+        if failure.kind is FailureKind.RATE_LIMITED:
+            wait = failure.wait or 0.0
+            retry_at = datetime.fromtimestamp(self._wall() + wait, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+            left = max(0.0, self._policy.max_total_seconds - elapsed)
+            return RateLimited(messages.FORGE_RATE_LIMITED.format(operation=op, answer=answer, wait=wait, left=left,
+                                                                  retry_at=retry_at),
+                               operation=op, status=failure.status, answer=answer, retry_after=wait)
+        if reason == WRITE_NOT_REPEATED:
+            return UncertainWrite(messages.FORGE_UNCERTAIN_WRITE.format(operation=op, answer=answer), operation=op,
+                                  status=failure.status, answer=answer)
+        return Unavailable(messages.FORGE_GAVE_UP.format(operation=op, attempts=attempts, elapsed=elapsed,
+                                                         answer=answer),
+                           operation=op, status=failure.status, answer=answer, attempts=attempts)
+
+    # ------------------------------------------------------------------------------------ App tokens
+    def _ensure_credentials(self) -> None:
+        """With App credentials: get an installation token if there is none or it expires
+        within the refresh margin (so a long operation never starts with a dying token)."""
+        if self._app is None:
+            return
+        with self._token_lock:
+            if not token_needs_refresh(self._token_expires, self._wall(), self._refresh_margin):
+                return
+            integration = self._integration
+            assert integration is not None
+            try:
+                self._refresh_installation_token(integration)
+            except (ValueError, TypeError, jwt.PyJWTError) as exc:  # the key cannot sign a JWT
+                raise ForgeConfigError(messages.FORGE_BAD_APP_KEY.format(app_id=self._app.app_id,
+                                                                         problem=type(exc).__name__)) from None
+
+    def _refresh_installation_token(self, integration: github.GithubIntegration) -> None:
+        assert self._app is not None
+        if self._installation_id is None:
+            op = messages.FORGE_OP_INSTALLATION.format(repo=self.repository)
+            self._installation_id = self._run(
+                op, OpKind.READ, lambda: int(integration.get_repo_installation(self._owner, self._name).id),
+                credentials=False)
+        installation = self._installation_id
+        op = messages.FORGE_OP_INSTALLATION_TOKEN.format(app_id=self._app.app_id, installation=installation)
+        grant = self._run(op, OpKind.IDEMPOTENT_WRITE, lambda: integration.get_access_token(installation),
+                          credentials=False)
+        self._live.value = grant.token
+        expires = grant.expires_at
+        self._token_expires = expires.timestamp() if expires is not None else self._wall() + 3600
+        log.info("installation token for %s refreshed; expires in %.0fs", self.repository,
+                 self._token_expires - self._wall())
+
+
+def _errors(data: Any) -> list[Any]:
+    if isinstance(data, dict) and isinstance(data.get("errors"), list):
+        return list(data["errors"])
+    return []
+
