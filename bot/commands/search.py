@@ -1,0 +1,45 @@
+"""`memrepo search QUERY`: BM25 search over agent transcripts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from bot import messages
+from bot.commands.transcript import add_home, open_store
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("search", help=messages.SEARCH_HELP, description=messages.SEARCH_HELP)
+    parser.add_argument("query", metavar="QUERY", help=messages.SEARCH_QUERY_HELP)
+    parser.add_argument("--agent", metavar="AGENT", help="only this agent's transcripts (default: every agent)")
+    parser.add_argument("--conversation", metavar="ID", help="only this conversation")
+    parser.add_argument("--kind", action="append", metavar="KIND", help="only this kind of message (repeatable)")
+    parser.add_argument("--source", action="append", metavar="SOURCE",
+                        help="only this source (repeatable; 'tool' or 'external' for any tool or URI)")
+    parser.add_argument("--since", metavar="ISO", help=messages.SEARCH_SINCE_HELP)
+    parser.add_argument("--until", metavar="ISO", help=messages.SEARCH_UNTIL_HELP)
+    parser.add_argument("-k", type=int, default=10, metavar="N", help="how many results (default: 10)")
+    parser.add_argument("--json", action="store_true", help=messages.SEARCH_JSON_HELP)
+    add_home(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    with open_store(args) as store:
+        hits = store.search(args.query, agent=args.agent, conversation=args.conversation, kinds=args.kind,
+                            sources=args.source, since=args.since, until=args.until, k=args.k)
+    if args.json:
+        print(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
+        return 0
+    if not hits:
+        print(messages.SEARCH_NO_RESULTS.format(query=args.query))
+        return 0
+    for rank, hit in enumerate(hits, 1):
+        if rank > 1:
+            print()
+        print(messages.SEARCH_RESULT.format(
+            rank=rank, score=hit.score, time=hit.captured_at, agent=hit.agent_id, conversation=hit.conversation_id,
+            kind=hit.kind, source=hit.source, message_id=hit.message_id))
+        print(messages.SEARCH_SNIPPET.format(snippet=hit.snippet))
+    return 0

@@ -1,0 +1,277 @@
+"""Transcript rows: their fields, their validation and their ids, as pure functions.
+
+A row is one JSON object on one line of `<agent>/<conversation>.jsonl`:
+
+    message_id       "m_" + 26 Crockford base32 characters (48-bit milliseconds, 80 random
+                     bits: time-ordered, unique across processes without a lock); imported
+                     rows keep their own id if it is a safe path component
+    agent_id         the agent (a safe path component, the same rule as agent ids elsewhere)
+    conversation_id  the conversation (a safe path component)
+    kind             user | assistant | reasoning | tool_call | tool_result | system | compaction
+    source           user | agent | human | tool:<name> | external:<uri>
+    captured_at      when the store wrote the row, by its own clock (UTC, ISO 8601 with Z,
+                     microseconds); `import` keeps the file's time instead
+    stated_at        optional: the time the caller said the message has (`at=`, `--time`);
+                     never used for ordering or filtering, only carried
+    imported_at      optional: when `import` wrote the row (its captured_at is the file's)
+    text             the message, non-empty text without NUL characters
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+
+from bot import messages
+from bot.errors import MemrepoError
+
+KINDS = ("user", "assistant", "reasoning", "tool_call", "tool_result", "system", "compaction")
+SOURCES = ("user", "agent", "human", "tool:<name>", "external:<uri>")
+
+# Who usually says each kind of message, when the caller does not say.
+DEFAULT_SOURCE = {
+    "user": "user", "assistant": "agent", "reasoning": "agent", "tool_call": "agent",
+    "compaction": "agent", "system": "human",
+}
+
+MAX_TEXT_CHARS = 4_000_000
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_TOOL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
+_URI = re.compile(r"^[^\s\x00-\x1f\x7f]{1,2048}$")
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_CANONICAL_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
+ID_LIMITS = {"agent_id": 64, "conversation_id": 128, "message_id": 128}
+ROW_KEYS = ("message_id", "agent_id", "conversation_id", "kind", "source", "captured_at",
+            "stated_at", "imported_at", "text")
+_REQUIRED = ("agent_id", "conversation_id", "kind", "text")
+
+
+@dataclass(frozen=True)
+class Message:
+    """One transcript row."""
+
+    message_id: str
+    agent_id: str
+    conversation_id: str
+    kind: str
+    source: str
+    captured_at: str
+    text: str
+    stated_at: str | None = None
+    imported_at: str | None = None
+
+    def to_row(self) -> dict[str, str]:
+        """The JSON object of the log line: fixed key order, optional times only when set."""
+        data = asdict(self)
+        return {key: data[key] for key in ROW_KEYS if data[key] is not None}
+
+
+class MessageNotFoundError(MemrepoError):
+    """`read(after=...)` named a message id that the conversation does not have."""
+
+
+# ---------------------------------------------------------------------------- validation
+
+def check_id(value: object, field: str) -> str:
+    """An id that is safe as a file name on every system: letters, digits, '.', '_', '-',
+    starting with a letter or digit (so never '.', '..' or hidden), and no '..' inside."""
+    limit = ID_LIMITS[field]
+    if not isinstance(value, str):
+        raise MemrepoError(messages.TRANSCRIPT_ID_TYPE.format(field=field, kind=type(value).__name__))
+    if not value or len(value) > limit or not _ID.match(value) or ".." in value:
+        raise MemrepoError(messages.TRANSCRIPT_ID_BAD.format(field=field, value=value, limit=limit))
+    return value
+
+
+def check_kind(value: object) -> str:
+    if value not in KINDS:
+        raise MemrepoError(messages.TRANSCRIPT_KIND_BAD.format(value=value, kinds=", ".join(KINDS)))
+    return value  # type: ignore[return-value]
+
+
+def check_source(value: object) -> str:
+    """user, agent, human, tool:<name> or external:<uri>."""
+    if isinstance(value, str):
+        if value in ("user", "agent", "human"):
+            return value
+        family, _, rest = value.partition(":")
+        if family == "tool" and _TOOL.match(rest):
+            return value
+        if family == "external" and _URI.match(rest):
+            return value
+    raise MemrepoError(messages.TRANSCRIPT_SOURCE_BAD.format(value=value, sources=", ".join(SOURCES)))
+
+
+def default_source(kind: str) -> str:
+    source = DEFAULT_SOURCE.get(kind)
+    if source is None:
+        raise MemrepoError(messages.TRANSCRIPT_SOURCE_NEEDED.format(kind=kind))
+    return source
+
+
+def check_text(value: object) -> str:
+    if not isinstance(value, str):
+        raise MemrepoError(messages.TRANSCRIPT_TEXT_TYPE.format(kind=type(value).__name__))
+    if not value.strip():
+        raise MemrepoError(messages.TRANSCRIPT_TEXT_EMPTY)
+    if "\x00" in value:
+        raise MemrepoError(messages.TRANSCRIPT_TEXT_NUL)
+    if len(value) > MAX_TEXT_CHARS:
+        raise MemrepoError(messages.TRANSCRIPT_TEXT_LONG.format(size=len(value), limit=MAX_TEXT_CHARS))
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise MemrepoError(messages.TRANSCRIPT_TEXT_SURROGATE.format(offset=exc.start)) from None
+    return value
+
+
+# ----------------------------------------------------------------------------- times
+
+def format_time(moment: datetime) -> str:
+    """UTC, ISO 8601, microseconds, Z: sorts as text in time order."""
+    if moment.tzinfo is None:
+        raise ValueError("naive datetime")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(text: object, *, what: str = "time") -> datetime:
+    """ISO 8601 with or without a time and a zone; a time without a zone is UTC."""
+    moment, _ = parse_time_bound(text, what=what)
+    return moment
+
+
+def parse_time_bound(text: object, *, what: str = "time") -> tuple[datetime, bool]:
+    """(moment, date_only): a date alone is its first moment, UTC; `date_only` lets `until`
+    cover the whole day."""
+    if isinstance(text, datetime):
+        return (text if text.tzinfo else text.replace(tzinfo=UTC)), False
+    if not isinstance(text, str) or not text.strip():
+        raise MemrepoError(messages.TRANSCRIPT_TIME_BAD.format(what=what, value=text))
+    raw = text.strip()
+    candidate = raw[:-1] + "+00:00" if raw[-1:] in ("Z", "z") else raw
+    try:
+        moment = datetime.fromisoformat(candidate)
+    except ValueError:
+        raise MemrepoError(messages.TRANSCRIPT_TIME_BAD.format(what=what, value=text)) from None
+    date_only = len(raw) <= 10 and ":" not in raw and "T" not in raw.upper()
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC), date_only
+
+
+def time_range(since: object | None, until: object | None) -> tuple[int | None, int | None]:
+    """[since, until) in microseconds since the epoch; a date-only `until` ends with its day."""
+    lo = hi = None
+    if since is not None:
+        lo = to_micros(parse_time(since, what="since"))
+    if until is not None:
+        moment, date_only = parse_time_bound(until, what="until")
+        hi = to_micros(moment + timedelta(days=1)) if date_only else to_micros(moment) + 1
+    if lo is not None and hi is not None and hi <= lo:
+        raise MemrepoError(messages.SEARCH_EMPTY_RANGE.format(since=since, until=until))
+    return lo, hi
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def to_micros(moment: datetime) -> int:
+    delta = moment - _EPOCH
+    return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def canonical_time(value: object, what: str) -> str:
+    """A time as the store writes it (a stored value is returned as it is, cheaply)."""
+    if isinstance(value, str) and _CANONICAL_TIME.match(value):
+        try:
+            datetime.fromisoformat(value)
+            return value
+        except ValueError:
+            pass
+    return format_time(parse_time(value, what=what))
+
+
+def micros_of(stamp: str) -> int:
+    """Microseconds of a stored captured_at."""
+    return to_micros(datetime.fromisoformat(stamp))
+
+
+# ------------------------------------------------------------------------------- ids
+
+class IdFactory:
+    """ULID-like ids: monotonic within a process (same millisecond -> random part + 1)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last_ms = -1
+        self._last_rand = 0
+
+    def new(self, ms: int | None = None) -> str:
+        with self._lock:
+            now = int(time.time() * 1000) if ms is None else ms
+            if now <= self._last_ms:
+                now = self._last_ms
+                rand = (self._last_rand + 1) & ((1 << 80) - 1)
+            else:
+                rand = secrets.randbits(80)
+            self._last_ms, self._last_rand = now, rand
+        value = (now << 80) | rand
+        chars = []
+        for _ in range(26):
+            chars.append(_CROCKFORD[value & 31])
+            value >>= 5
+        return "m_" + "".join(reversed(chars))
+
+
+new_id = IdFactory().new
+
+
+# ---------------------------------------------------------------------------- building
+
+def build(agent_id: object, conversation_id: object, kind: object, text: object, *,
+          source: object | None, captured_at: str, message_id: str | None = None,
+          stated_at: object | None = None, imported_at: str | None = None) -> Message:
+    """A validated Message (raises MemrepoError naming the first bad field)."""
+    kind = check_kind(kind)
+    return Message(
+        message_id=check_id(message_id, "message_id") if message_id is not None else new_id(),
+        agent_id=check_id(agent_id, "agent_id"),
+        conversation_id=check_id(conversation_id, "conversation_id"),
+        kind=kind,
+        source=check_source(source) if source is not None else default_source(kind),
+        captured_at=captured_at,
+        text=check_text(text),
+        stated_at=canonical_time(stated_at, "time") if stated_at is not None else None,
+        imported_at=imported_at,
+    )
+
+
+def from_row(row: object, *, imported_at: str | None = None) -> Message:
+    """A Message from a JSON object (a log line or a row to import), validated.
+
+    Imports (`imported_at` given) may leave out message_id, source and captured_at; a log
+    line has them all."""
+    if not isinstance(row, Mapping):
+        raise MemrepoError(messages.TRANSCRIPT_ROW_NOT_OBJECT.format(kind=type(row).__name__))
+    unknown = sorted(set(row) - set(ROW_KEYS))
+    if unknown:
+        raise MemrepoError(messages.TRANSCRIPT_ROW_UNKNOWN.format(
+            keys=", ".join(unknown), allowed=", ".join(ROW_KEYS)))
+    required = _REQUIRED if imported_at is not None else (*_REQUIRED, "message_id", "source", "captured_at")
+    missing = [key for key in required if row.get(key) is None]
+    if missing:
+        raise MemrepoError(messages.TRANSCRIPT_ROW_MISSING.format(keys=", ".join(missing)))
+    captured = row.get("captured_at")
+    captured_at = canonical_time(captured, "captured_at") if captured is not None else imported_at
+    stored_import = row.get("imported_at")
+    if imported_at is None and stored_import is not None:
+        imported_at = canonical_time(stored_import, "imported_at")
+    return build(row["agent_id"], row["conversation_id"], row["kind"], row["text"],
+                 source=row.get("source"), captured_at=captured_at or "", message_id=row.get("message_id"),
+                 stated_at=row.get("stated_at"), imported_at=imported_at)

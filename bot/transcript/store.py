@@ -1,0 +1,474 @@
+"""TranscriptStore: the API the agent session runtime and the dreamer use.
+
+Appends go to the log first (the truth), then to the index, under the agent's lock. The
+first time a store touches an agent's index it catches up with the logs (rows that another
+process wrote but did not index, a torn tail, a missing or outdated index file); after that
+its own appends keep the index current, and other processes' appends index themselves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bot import messages
+from bot.errors import MemrepoError
+from bot.transcript import home as homes
+from bot.transcript import log, snippet
+from bot.transcript.index import Index
+from bot.transcript.log import TranscriptWarning
+from bot.transcript.model import (
+    Message,
+    MessageNotFoundError,
+    build,
+    check_id,
+    check_kind,
+    check_source,
+    format_time,
+    from_row,
+    time_range,
+)
+from bot.transcript.search import Filters, top_k
+from bot.transcript.tokenize import parse_query
+
+MAX_K = 1000
+IMPORT_CHUNK = 1000
+MAX_PROBLEMS_SHOWN = 20
+
+
+@dataclass(frozen=True)
+class Hit(Message):
+    """A search result: the message, its BM25 score (higher is better) and a snippet."""
+
+    score: float = 0.0
+    snippet: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {**self.to_row(), "score": self.score, "snippet": self.snippet}
+
+
+@dataclass
+class ImportReport:
+    imported: int = 0
+    duplicates: int = 0
+    by_agent: dict[str, int] = field(default_factory=dict)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class TranscriptStore:
+    """Append-only transcripts of every agent under one home folder, with their search indexes.
+
+    `fsync`: fsync every append (default; see log.py). `clock`: the store's clock, a function
+    returning an aware datetime (tests pass a fake one)."""
+
+    def __init__(self, home: str | os.PathLike[str] | None = None, *, fsync: bool = True,
+                 clock: Callable[[], datetime] = _now) -> None:
+        self.home = homes.resolve(home)
+        self.fsync = fsync
+        self.clock = clock
+        self.warnings: list[str] = []
+        self._local = threading.local()
+        self._fresh: set[str] = set()
+        self._fresh_lock = threading.Lock()
+        self._all_indexes: list[Index] = []
+
+    # ---------------------------------------------------------------- plumbing
+
+    def close(self) -> None:
+        for index in self._all_indexes:
+            with contextlib.suppress(sqlite3.Error):
+                index.close()
+        self._all_indexes.clear()
+        self._local = threading.local()
+
+    def __enter__(self) -> TranscriptStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _warn(self, text: str) -> None:
+        self.warnings.append(text)
+        warnings.warn(text, TranscriptWarning, stacklevel=3)
+
+    def _stamp(self) -> str:
+        return format_time(self.clock())
+
+    def _connection(self, agent_id: str) -> Index:
+        """This thread's connection to the agent's index file (a damaged file is replaced)."""
+        indexes: dict[str, Index] = self._local.__dict__.setdefault("indexes", {})
+        index = indexes.get(agent_id)
+        if index is None:
+            path = homes.index_path(self.home, agent_id)
+            try:
+                index = Index(path)
+            except sqlite3.DatabaseError as exc:
+                self._discard(path, exc)
+                index = Index(path)
+            indexes[agent_id] = index
+            self._all_indexes.append(index)
+        return index
+
+    def _discard(self, path: Path, problem: Exception) -> None:
+        self._warn(messages.TRANSCRIPT_INDEX_DAMAGED.format(path=path, error=problem))
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(path) + suffix).unlink(missing_ok=True)
+
+    def _index(self, agent_id: str) -> Index:
+        """This thread's connection to the agent's index, caught up with the logs once."""
+        index = self._connection(agent_id)
+        if agent_id not in self._fresh:
+            with log.locked(homes.agent_folder(self.home, agent_id)):
+                index = self._catch_up_safely(agent_id, index)
+            with self._fresh_lock:
+                self._fresh.add(agent_id)
+        return index
+
+    def _catch_up_safely(self, agent_id: str, index: Index) -> Index:
+        """Catch up; an index file SQLite cannot read is deleted and built again from the logs."""
+        try:
+            self._catch_up(agent_id, index)
+            return index
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise
+            index.close()
+            self._discard(index.path, exc)
+            self._local.__dict__.setdefault("indexes", {}).pop(agent_id, None)
+            fresh = self._connection(agent_id)
+            self._catch_up(agent_id, fresh)
+            return fresh
+
+    def _logs(self, agent_id: str) -> dict[str, Path]:
+        folder = homes.agent_folder(self.home, agent_id)
+        if not folder.is_dir():
+            return {}
+        return {p.name[: -len(log.SUFFIX)]: p for p in sorted(folder.iterdir())
+                if p.name.endswith(log.SUFFIX) and p.is_file()}
+
+    def _repair(self, path: Path) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TranscriptWarning)
+            torn = log.repair(path, fsync=self.fsync)
+        if torn is not None:
+            self._warn(torn.describe())
+
+    def _catch_up(self, agent_id: str, index: Index) -> None:
+        """Index what the logs have beyond the recorded offsets (caller holds the lock)."""
+        logs = self._logs(agent_id)
+        if not index.current():
+            self._rebuild(agent_id, index, logs, reason=None)
+            return
+        offsets = index.offsets()
+        for conversation in sorted(set(offsets) - set(logs)):
+            reason = messages.TRANSCRIPT_REASON_LOG_GONE.format(conversation=conversation)
+            self._rebuild(agent_id, index, logs, reason=reason)
+            return
+        sizes = {}
+        for conversation, path in logs.items():
+            self._repair(path)
+            sizes[conversation] = log.complete_size(path)[1]
+            if sizes[conversation] < offsets.get(conversation, 0):
+                reason = messages.TRANSCRIPT_REASON_LOG_SHRANK.format(conversation=conversation)
+                self._rebuild(agent_id, index, logs, reason=reason)
+                return
+        behind = [c for c in logs if sizes[c] > offsets.get(c, 0)]
+        if not behind:
+            return
+        index.begin()
+        try:
+            for conversation in behind:
+                self._index_log(index, logs[conversation], conversation, offsets.get(conversation, 0),
+                                sizes[conversation])
+            index.commit()
+        except BaseException:
+            index.rollback()
+            raise
+
+    def _index_log(self, index: Index, path: Path, conversation: str, start: int, end: int) -> int:
+        items = ((offset, message) for offset, _, message in log.rows(path, start, end))
+        added, skipped = index.add(items)
+        index.set_offset(conversation, end)
+        for message_id in skipped:
+            self._warn(f"{path}: message {message_id} appears twice; the search index keeps the first")
+        return added
+
+    def _rebuild(self, agent_id: str, index: Index, logs: dict[str, Path], reason: str | None) -> int:
+        if reason is not None:
+            self._warn(messages.TRANSCRIPT_INDEX_REBUILT.format(agent=agent_id, reason=reason))
+        index.begin()
+        try:
+            index.reset()
+            index.bulk_start()
+            count = 0
+            for conversation, path in logs.items():
+                self._repair(path)
+                count += self._index_log(index, path, conversation, 0, log.complete_size(path)[1])
+            index.bulk_finish()
+            index.create_indexes()
+            index.commit()
+        except BaseException:
+            index.rollback()
+            raise
+        return count
+
+    # ------------------------------------------------------------------ writing
+
+    def append(self, agent_id: str, conversation_id: str, kind: str, text: str,
+               source: str | None = None, at: datetime | str | None = None) -> Message:
+        """Append one message (captured_at = the store's clock; `at` is kept as stated_at)."""
+        message = build(agent_id, conversation_id, kind, text, source=source, captured_at=self._stamp(),
+                        stated_at=at)
+        self._write(agent_id, {conversation_id: [message]})
+        return message
+
+    def _write(self, agent_id: str, groups: dict[str, list[Message]],
+               progress: Callable[[int], None] | None = None) -> None:
+        folder = homes.agent_folder(self.home, agent_id)
+        with log.locked(folder):
+            for conversation, rows in groups.items():
+                path = homes.log_path(self.home, agent_id, conversation)
+                self._repair(path)
+                for start in range(0, len(rows), IMPORT_CHUNK):
+                    chunk = rows[start : start + IMPORT_CHUNK]
+                    log.append(path, b"".join(log.serialize(m) for m in chunk), fsync=self.fsync)
+                    if progress is not None:
+                        progress(len(chunk))
+            try:
+                self._index_locked(agent_id, list(groups))
+            except sqlite3.Error as exc:
+                self._warn(messages.TRANSCRIPT_INDEX_BEHIND.format(error=exc))
+
+    def _index_locked(self, agent_id: str, conversations: Sequence[str]) -> None:
+        index = self._connection(agent_id)
+        if agent_id not in self._fresh:
+            self._catch_up_safely(agent_id, index)
+            with self._fresh_lock:
+                self._fresh.add(agent_id)
+            return
+        index.begin()
+        try:
+            for conversation in conversations:
+                path = homes.log_path(self.home, agent_id, conversation)
+                end = log.complete_size(path)[1]
+                start = index.offset(conversation)
+                if end > start:
+                    self._index_log(index, path, conversation, start, end)
+            index.commit()
+        except BaseException:
+            index.rollback()
+            raise
+
+    def rebuild(self, agent: str | None = None) -> dict[str, int]:
+        """Rebuild indexes from the logs (one agent, or all); returns messages per agent."""
+        agents = [self._known(agent)] if agent is not None else self.agents()
+        done = {}
+        for agent_id in agents:
+            index = Index(homes.index_path(self.home, agent_id))
+            try:
+                with log.locked(homes.agent_folder(self.home, agent_id)):
+                    done[agent_id] = self._rebuild(agent_id, index, self._logs(agent_id), reason=None)
+            finally:
+                index.close()
+            with self._fresh_lock:
+                self._fresh.add(agent_id)
+        return done
+
+    def refresh(self, agent: str | None = None) -> None:
+        """Catch the index up with the logs again (rows written by other means)."""
+        with self._fresh_lock:
+            if agent is None:
+                self._fresh.clear()
+            else:
+                self._fresh.discard(agent)
+
+    # ------------------------------------------------------------------ reading
+
+    def agents(self) -> list[str]:
+        root = homes.transcripts(self.home)
+        if not root.is_dir():
+            return []
+        return sorted(p.name for p in root.iterdir() if self._has_logs(p.name))
+
+    def _has_logs(self, agent_id: str) -> bool:
+        try:
+            with os.scandir(homes.agent_folder(self.home, agent_id)) as entries:
+                return any(e.name.endswith(log.SUFFIX) for e in entries)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+
+    def _known(self, agent_id: str) -> str:
+        check_id(agent_id, "agent_id")
+        if not homes.agent_folder(self.home, agent_id).is_dir() or (
+                agent_id not in self._fresh and not self._has_logs(agent_id)):
+            known = self.agents()
+            raise MemrepoError(messages.TRANSCRIPT_UNKNOWN_AGENT.format(
+                agent=agent_id, known=", ".join(known) if known else messages.TRANSCRIPT_NO_AGENTS))
+        return agent_id
+
+    def conversations(self, agent_id: str) -> list[str]:
+        return sorted(self._logs(self._known(agent_id)))
+
+    def read(self, agent_id: str, conversation_id: str, after: str | None = None) -> list[Message]:
+        """The conversation's messages in log order; with `after`, those after that message."""
+        known = self.conversations(agent_id)
+        check_id(conversation_id, "conversation_id")
+        if conversation_id not in known:
+            raise MemrepoError(messages.TRANSCRIPT_UNKNOWN_CONVERSATION.format(
+                agent=agent_id, conversation=conversation_id, known=", ".join(known)))
+        path = homes.log_path(self.home, agent_id, conversation_id)
+        folder = homes.agent_folder(self.home, agent_id)
+        size, complete = log.complete_size(path)
+        if size != complete:
+            with log.locked(folder):
+                self._repair(path)
+        with log.locked(folder, exclusive=False):
+            rows = [message for _, _, message in log.rows(path)]
+        if after is None:
+            return rows
+        for i, message in enumerate(rows):
+            if message.message_id == after:
+                return rows[i + 1 :]
+        raise MessageNotFoundError(messages.TRANSCRIPT_AFTER_MISSING.format(
+            after=after, conversation=conversation_id, agent=agent_id), message_id=after)
+
+    # ------------------------------------------------------------------- search
+
+    def search(self, query: str, agent: str | None = None, conversation: str | None = None,
+               kinds: Iterable[str] | None = None, sources: Iterable[str] | None = None,
+               since: datetime | str | None = None, until: datetime | str | None = None,
+               k: int = 10) -> list[Hit]:
+        """The k best messages for `query` by BM25, best first (see search.py).
+
+        BM25's statistics are per agent (one index file each, as DESIGN.md has it): a
+        search over all agents ranks each agent's messages against its own transcripts and
+        merges the results by score."""
+        units = parse_query(query)
+        if not units:
+            raise MemrepoError(messages.SEARCH_NO_WORDS)
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+            raise MemrepoError(messages.SEARCH_BAD_K.format(limit=MAX_K, value=k))
+        kind_list = tuple(check_kind(x) for x in kinds) if kinds is not None else None
+        source_list = tuple(_check_source_filter(s) for s in sources) if sources is not None else None
+        since_us, until_us = time_range(since, until)
+        agents = [self._known(agent)] if agent is not None else self.agents()
+        if conversation is not None:
+            check_id(conversation, "conversation_id")
+            agents = [a for a in agents if homes.log_path(self.home, a, conversation).is_file()]
+            if not agents:
+                raise MemrepoError(messages.SEARCH_UNKNOWN_CONVERSATION.format(
+                    conversation=conversation, agents=agent or "any agent"))
+        filters = Filters(conversations=(conversation,) if conversation is not None else None,
+                          kinds=kind_list, sources=source_list, since_us=since_us, until_us=until_us)
+        marked = [t for u in units for t in u.tokens]
+        hits: list[Hit] = []
+        for agent_id in agents:
+            index = self._index(agent_id)
+            with index.snapshot():
+                best = top_k(index, units, k, filters)
+                found = index.messages([s.rowid for s in best], agent_id)
+            for scored in best:
+                message = found[scored.rowid]
+                hits.append(Hit(**message.__dict__, score=scored.score,
+                                snippet=snippet.make(message.text, marked)))
+        hits.sort(key=lambda h: (-h.score, h.agent_id, h.message_id))
+        return hits[:k]
+
+    # ------------------------------------------------------------------- import
+
+    def import_lines(self, lines: Iterable[bytes], name: str = "input",
+                     progress: Callable[[int, int], None] | None = None) -> ImportReport:
+        """Import JSON Lines rows: every row is checked first; one bad row imports nothing.
+
+        A row may leave out message_id (a new one is made), source (by kind) and
+        captured_at (the import time); the row's captured_at is kept, and imported_at
+        records when it was imported. Rows whose message_id the agent already has, or that
+        came earlier in the file, are skipped as duplicates."""
+        stamp = self._stamp()
+        problems: list[str] = []
+        parsed: list[Message] = []
+        for number, raw in enumerate(lines, 1):
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                problems.append(messages.IMPORT_NOT_UTF8.format(line=number))
+                continue
+            try:
+                row = json.loads(text)
+            except ValueError as exc:
+                problems.append(messages.IMPORT_NOT_JSON.format(line=number, error=exc))
+                continue
+            try:
+                parsed.append(from_row(row, imported_at=stamp))
+            except MemrepoError as exc:
+                problems.append(messages.IMPORT_ROW_BAD.format(line=number, problem=exc))
+        if problems:
+            shown = problems[:MAX_PROBLEMS_SHOWN]
+            if len(problems) > MAX_PROBLEMS_SHOWN:
+                shown.append(messages.IMPORT_MORE.format(count=len(problems) - MAX_PROBLEMS_SHOWN))
+            raise MemrepoError(messages.IMPORT_INVALID.format(
+                path=name, count=len(problems), problems="\n".join("  " + p for p in shown)), problems=problems)
+        report = ImportReport()
+        seen: set[str] = set()
+        by_agent: dict[str, list[Message]] = {}
+        for message in parsed:
+            if message.message_id in seen:
+                report.duplicates += 1
+                continue
+            seen.add(message.message_id)
+            by_agent.setdefault(message.agent_id, []).append(message)
+        fresh: dict[str, dict[str, list[Message]]] = {}
+        for agent_id, rows in by_agent.items():
+            if (homes.agent_folder(self.home, agent_id)).is_dir():
+                existing = self._index(agent_id).existing([m.message_id for m in rows])
+            else:
+                existing = set()
+            report.duplicates += sum(1 for m in rows if m.message_id in existing)
+            for message in rows:
+                if message.message_id not in existing:
+                    fresh.setdefault(agent_id, {}).setdefault(message.conversation_id, []).append(message)
+        total = sum(len(rows) for groups in fresh.values() for rows in groups.values())
+        done = 0
+
+        def advance(count: int) -> None:
+            nonlocal done
+            done += count
+            if progress is not None:
+                progress(done, total)
+
+        for agent_id, groups in fresh.items():
+            self._write(agent_id, groups, advance)
+            report.by_agent[agent_id] = sum(len(rows) for rows in groups.values())
+        report.imported = total
+        return report
+
+    def import_file(self, path: str | os.PathLike[str],
+                    progress: Callable[[int, int], None] | None = None) -> ImportReport:
+        try:
+            with open(path, "rb") as f:
+                lines = f.read().splitlines()
+        except OSError as exc:
+            raise MemrepoError(messages.IMPORT_UNREADABLE.format(path=path, reason=exc.strerror or exc)) from None
+        return self.import_lines(lines, str(path), progress)
+
+
+def _check_source_filter(value: object) -> str:
+    if value in ("tool", "external"):
+        return value  # type: ignore[return-value]
+    try:
+        return check_source(value)
+    except MemrepoError:
+        raise MemrepoError(messages.SEARCH_BAD_SOURCE.format(value=value)) from None
