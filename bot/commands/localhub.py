@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import logging
 import os
 from pathlib import Path
@@ -38,10 +40,14 @@ def run_serve(args: argparse.Namespace) -> int:
         raise MemrepoError(messages.LOCALHUB_BAD_PORT.format(port=args.port))
     try:
         data.mkdir(parents=True, exist_ok=True)
-        server = LocalhubServer(data, args.host, args.port)
+        with contextlib.redirect_stderr(io.StringIO()):  # werkzeug prints its own advice, then exits
+            server = LocalhubServer(data, args.host, args.port)
     except OSError as exc:
         raise MemrepoError(messages.LOCALHUB_CANNOT_START.format(
             host=args.host, port=args.port, data=data, error=exc.strerror or exc)) from None
+    except SystemExit:
+        raise MemrepoError(messages.LOCALHUB_CANNOT_START.format(
+            host=args.host, port=args.port, data=data, error="the address is in use")) from None
     if args.access_log:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
         logging.getLogger("localhub.access").setLevel(logging.INFO)

@@ -1,0 +1,46 @@
+"""`memrepo localhub serve`: serves on the port it names, and refuses bad ports in one line."""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.conftest import run_cli
+
+
+def test_serve_answers_and_stops_cleanly(tmp_path: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "localhub", "serve", "--port", "0",
+                             "--data", str(tmp_path / "data")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        url = re.search(r"serving (http://\S+) ", line).group(1)  # type: ignore[union-attr]
+        assert requests.get(f"{url}/_localhub/health", timeout=10).json() == {"ok": True}
+        token = requests.post(f"{url}/_localhub/tokens", json={"login": "alice"}, timeout=10).json()["token"]
+        me = requests.get(f"{url}/api/v3/user", headers={"Authorization": f"token {token}"}, timeout=10)
+        assert me.json()["login"] == "alice"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert (tmp_path / "data" / "localhub.sqlite3").exists()
+
+
+def test_bad_port_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run_cli(capsys, "localhub", "serve", "--port", "70000", "--data", str(tmp_path))
+    assert code == 1 and err == "memrepo: port 70000 is not a TCP port (0-65535)\n"
+
+
+def test_port_in_use_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, _, err = run_cli(capsys, "localhub", "serve", "--port", str(port), "--data", str(tmp_path))
+    assert code == 1
+    assert err.startswith(f"memrepo: localhub cannot start on 127.0.0.1:{port}") and err.count("\n") == 1
