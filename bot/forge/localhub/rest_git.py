@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import math
 from datetime import datetime
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 import pygit2
 from flask import Blueprint, Flask, Response, jsonify, request
@@ -22,9 +21,8 @@ from flask import Blueprint, Flask, Response, jsonify, request
 from bot.forge.localhub import merging, shapes
 from bot.forge.localhub.errors import ApiError, json_body, not_found
 from bot.forge.localhub.hub import Hub
+from bot.forge.localhub.paging import MAX_PER_PAGE, PER_PAGE, paginate
 
-PER_PAGE = 30
-MAX_PER_PAGE = 100
 MAX_COMPARE_COMMITS = 250  # GitHub lists at most 250 commits of a comparison
 INLINE_LIMIT = 1024 * 1024  # the contents API inlines files up to 1 MB
 CONTENT_RETRIES = 3
@@ -52,30 +50,6 @@ CONFLICT = "Conflict"
 
 
 # ---------------------------------------------------------------------------- helpers
-
-def paginate(items: list[Any]) -> Response:
-    """GitHub's page-number pagination with the `Link` header PyGithub follows."""
-    try:
-        per_page = min(max(int(request.args.get("per_page", PER_PAGE)), 1), MAX_PER_PAGE)
-        page = max(int(request.args.get("page", 1)), 1)
-    except ValueError:
-        per_page, page = PER_PAGE, 1
-    resp = jsonify(items[(page - 1) * per_page:page * per_page])
-    last = max(1, math.ceil(len(items) / per_page))
-    args = request.args.to_dict()
-
-    def link(number: int, rel: str) -> str:
-        return f'<{request.base_url}?{urlencode({**args, "per_page": per_page, "page": number})}>; rel="{rel}"'
-
-    links = []
-    if page < last:
-        links += [link(page + 1, "next"), link(last, "last")]
-    if page > 1:
-        links += [link(1, "first"), link(min(page - 1, last), "prev")]
-    if links:
-        resp.headers["Link"] = ", ".join(links)
-    return resp
-
 
 def required_string(body: dict[str, Any], field: str) -> str:
     value = body.get(field)

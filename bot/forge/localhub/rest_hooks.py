@@ -17,7 +17,7 @@ from flask import Blueprint, Flask, Response, jsonify
 from bot.forge.localhub import shapes
 from bot.forge.localhub.errors import ApiError, json_body, not_found
 from bot.forge.localhub.hub import Hub
-from bot.forge.localhub.rest_issues import paginate
+from bot.forge.localhub.paging import paginate
 from bot.forge.localhub.store import dumps, now
 from bot.forge.localhub.webhooks import deliverer
 

@@ -9,52 +9,24 @@ changes `pull_request` `labeled`/`unlabeled` ones.
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
-from urllib.parse import urlencode
 
 from flask import Blueprint, Flask, Response, jsonify, request
 
 from bot.forge.localhub import shapes
 from bot.forge.localhub.errors import ApiError, json_body, not_found
 from bot.forge.localhub.hub import Hub
+from bot.forge.localhub.paging import paginate
 from bot.forge.localhub.store import now
 
 DEFAULT_LABEL_COLOR = "ededed"
 COLOR = re.compile(r"^[0-9A-Fa-f]{6}$")
-PER_PAGE = 30
-MAX_PER_PAGE = 100
 
 # GitHub's own messages.
 LABEL_NOT_FOUND = "Label does not exist"
 BAD_JSON = "Problems parsing JSON"
 VALIDATION_FAILED = "Validation Failed"
-
-
-def paginate(items: list[Any]) -> Response:
-    """GitHub's page-number pagination: `per_page` (max 100), `page`, and a `Link` header,
-    which PyGithub's PaginatedList follows."""
-    try:
-        per_page = min(max(int(request.args.get("per_page", PER_PAGE)), 1), MAX_PER_PAGE)
-        page = max(int(request.args.get("page", 1)), 1)
-    except ValueError:
-        per_page, page = PER_PAGE, 1
-    resp = jsonify(items[(page - 1) * per_page:page * per_page])
-    last = max(1, math.ceil(len(items) / per_page))
-    args = request.args.to_dict()
-
-    def link(number: int, rel: str) -> str:
-        return f'<{request.base_url}?{urlencode({**args, "per_page": per_page, "page": number})}>; rel="{rel}"'
-
-    links = []
-    if page < last:
-        links += [link(page + 1, "next"), link(last, "last")]
-    if page > 1:
-        links += [link(1, "first"), link(min(page - 1, last), "prev")]
-    if links:
-        resp.headers["Link"] = ", ".join(links)
-    return resp
 
 
 def pull_or_404(hub: Hub, repo: Any, number: int) -> Any:

@@ -30,7 +30,7 @@ from bot.forge.localhub.mergeability import (
     set_protection,
     state,
 )
-from bot.forge.localhub.rest_git import paginate
+from bot.forge.localhub.paging import paginate
 from bot.forge.localhub.store import now
 
 log = logging.getLogger("localhub.pulls")

@@ -15,7 +15,8 @@ from flask import Blueprint, Flask, jsonify
 from bot.forge.localhub import shapes
 from bot.forge.localhub.errors import ApiError, json_body, not_found
 from bot.forge.localhub.hub import Hub
-from bot.forge.localhub.rest_issues import paginate, pull_or_404
+from bot.forge.localhub.paging import paginate
+from bot.forge.localhub.rest_issues import pull_or_404
 from bot.forge.localhub.store import now
 
 STATES = {"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED", "COMMENT": "COMMENTED"}

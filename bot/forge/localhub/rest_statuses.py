@@ -17,7 +17,7 @@ from flask import Blueprint, Flask, jsonify, request
 from bot.forge.localhub import shapes
 from bot.forge.localhub.errors import ApiError, json_body
 from bot.forge.localhub.hub import Hub
-from bot.forge.localhub.rest_issues import MAX_PER_PAGE, PER_PAGE, paginate
+from bot.forge.localhub.paging import MAX_PER_PAGE, PER_PAGE, paginate
 from bot.forge.localhub.store import now
 
 STATES = ("error", "failure", "pending", "success")
