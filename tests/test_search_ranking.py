@@ -9,6 +9,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.errors import MemrepoError
 from bot.transcript import TranscriptStore, bm25, search
@@ -252,9 +254,19 @@ def test_no_transcripts_at_all(tmp_path: Path) -> None:
             s.search("anything", agent="ada")
 
 
-def test_settled_is_strict() -> None:
-    found = [search.Scored(1, 5.0, "a"), search.Scored(2, 3.0, "b"), search.Scored(3, 1.0, "c")]
-    assert [s.rowid for s in search.settled(found, 2, 2.0)] == [1, 2]
-    assert search.settled(found, 2, 3.0) is None  # an unseen message could tie
-    assert search.settled(found, 5, 0.5) is None  # too few found while others may exist
-    assert [s.rowid for s in search.settled(found, 5, float("-inf"))] == [1, 2, 3]
+WORDS = ["remembering", "remembered", "remember", "dying", "die", "skies", "sky", "possibility", "possibly",
+         "generously", "generous", "running", "ran", "runs", "user's", "users", "don't", "2024", "memory", "memories",
+         "ability", "abilities", "organization", "organize"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), min_size=1, max_size=15), st.lists(st.sampled_from(WORDS), min_size=1,
+                                                                          max_size=3))
+def test_snippet_marks_every_word_that_matched(text_words: list[str], query_words: list[str]) -> None:
+    from bot.transcript.snippet import marks
+    from bot.transcript.tokenize import _tokenize_any
+
+    text = " ".join(text_words) + "."
+    wanted = set(tokenize(" ".join(query_words), query=True))
+    expected = [w for w in text_words if set(_tokenize_any(w, False)) & wanted]
+    assert [text[a:b].lower() for a, b in marks(text, wanted)] == [w.lower() for w in expected]

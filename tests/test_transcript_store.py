@@ -414,3 +414,16 @@ def test_warnings_are_python_warnings_too(tmp_path: Path) -> None:
         s.read("ada", "c1")
     assert [w.category for w in caught] == [TranscriptWarning]
     assert os.path.getsize(homes.log_path(home, "ada", "c1").with_name("c1.jsonl.torn")) == 2
+
+
+def test_a_failed_write_is_a_clear_error(store: TranscriptStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from bot.transcript import log
+
+    def full(*args: object, **kwargs: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(log, "append", full)
+    with pytest.raises(MemrepoError, match=r"cannot write to .*c1\.jsonl: No space left on device"):
+        store.append("ada", "c1", "user", "hello")

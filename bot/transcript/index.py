@@ -118,6 +118,10 @@ class Index:
     def commit(self) -> None:
         self.conn.execute("COMMIT")
 
+    def compact(self) -> None:
+        """Give the disk back after a rebuild (its write-ahead log holds the whole index)."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[None]:
         """One read transaction: statistics, frequencies and matches all of the same moment."""
@@ -304,6 +308,11 @@ class Index:
                 fields = dict(zip(MESSAGE_COLUMNS, values, strict=True))
                 out[rowid] = Message(agent_id=agent_id, **fields)
         return out
+
+    def count_filtered(self, where: str, params: Sequence[object], cap: int) -> int:
+        """How many messages pass the filters, counting no further than `cap`."""
+        return self.conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM messages m WHERE {where} LIMIT ?)",
+                                 (*params, cap)).fetchone()[0]
 
     def filtered(self, where: str, params: Sequence[object], cap: int) -> list[tuple[int, str, int, str]]:
         """Up to `cap` rows (rowid, tokens, length, message_id) passing the filters."""

@@ -96,16 +96,6 @@ def _any(units: Sequence[Unit]) -> str:
     return " OR ".join(f"({match(u)})" for u in units)
 
 
-def settled(found: Sequence[Scored], k: int, bound: float) -> list[Scored] | None:
-    """The k best of `found` if every message not in it scores below `bound`... strictly
-    less than the k-th best; None when that is not proven."""
-    best = sorted(found, key=lambda s: s.key)[:k]
-    if len(best) < k:
-        return best if bound == float("-inf") else None
-    threshold = best[-1].score
-    return best if threshold > bound + _EPS * max(1.0, abs(bound)) else None
-
-
 class _Query:
     """One query against one index snapshot: statistics, bounds and scoring."""
 
@@ -171,10 +161,8 @@ def top_k(index: Index, units: Sequence[Unit], k: int, filters: Filters = Filter
         return []
     query = _Query(index, live, n, total, df, skylines)
     where, params = filters.sql()
-    if filters.narrow:
-        rows = index.filtered(where, params, SCAN_LIMIT + 1)
-        if len(rows) <= SCAN_LIMIT:
-            return scan(query, rows, k)
+    if filters.narrow and index.count_filtered(where, params, SCAN_LIMIT + 1) <= SCAN_LIMIT:
+        return scan(query, index.filtered(where, params, SCAN_LIMIT), k)
 
     lengths = index.lengths(generation, top)
     found = _maxscore(query, live, k, where, params, lengths, defer=True)

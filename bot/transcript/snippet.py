@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
-from bot.transcript.tokenize import ascii_words, normalize, spans, word_token
+from bot.transcript.tokenize import normalize, spans, word_token
 
 OPEN = "**"
 CLOSE = "**"
@@ -24,7 +25,10 @@ _SPACE = re.compile(r"\s+")
 def marks(text: str, wanted: set[str]) -> list[tuple[int, int]]:
     """(start, end) of every part of `text` that produced one of the `wanted` tokens."""
     if text.isascii():
-        return [(m.start(), m.end()) for m in ascii_words(text) if word_token(m.group(0)) in wanted]
+        finder = _candidates(frozenset(wanted))
+        if finder is None:
+            return []
+        return [(m.start(), m.end()) for m in finder.finditer(text.lower()) if word_token(m.group(0)) in wanted]
     found: list[tuple[int, int]] = []
     for span in spans(text):
         if not wanted.intersection(span.tokens):
@@ -49,6 +53,17 @@ def marks(text: str, wanted: set[str]) -> list[tuple[int, int]]:
             found.append((span.start + i, span.start + j))
             i = j
     return found
+
+
+@lru_cache(maxsize=256)
+def _candidates(wanted: frozenset[str]) -> re.Pattern[str] | None:
+    """ASCII words that may stem to a wanted token: a stem keeps all but at most its last
+    two letters of the word (Porter2's irregular forms too), so only words starting that way
+    are stemmed again to check."""
+    prefixes = sorted({t[: max(1, len(t) - 2)] for t in wanted if t.isascii()})
+    if not prefixes:
+        return None
+    return re.compile(r"(?<![a-z0-9'])(?:" + "|".join(map(re.escape, prefixes)) + r")[a-z0-9]*(?:'[a-z0-9]+)*")
 
 
 def window(text: str, found: list[tuple[int, int]], width: int) -> tuple[int, int]:

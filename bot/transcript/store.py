@@ -201,7 +201,7 @@ class TranscriptStore:
         added, skipped = index.add(items)
         index.set_offset(conversation, end)
         for message_id in skipped:
-            self._warn(f"{path}: message {message_id} appears twice; the search index keeps the first")
+            self._warn(messages.TRANSCRIPT_DUPLICATE_ID.format(log=path, message_id=message_id))
         return added
 
     def _rebuild(self, agent_id: str, index: Index, logs: dict[str, Path], reason: str | None) -> int:
@@ -221,6 +221,8 @@ class TranscriptStore:
         except BaseException:
             index.rollback()
             raise
+        with contextlib.suppress(sqlite3.OperationalError):  # busy readers: SQLite checkpoints later
+            index.compact()
         return count
 
     # ------------------------------------------------------------------ writing
@@ -242,7 +244,11 @@ class TranscriptStore:
                 self._repair(path)
                 for start in range(0, len(rows), IMPORT_CHUNK):
                     chunk = rows[start : start + IMPORT_CHUNK]
-                    log.append(path, b"".join(log.serialize(m) for m in chunk), fsync=self.fsync)
+                    try:
+                        log.append(path, b"".join(log.serialize(m) for m in chunk), fsync=self.fsync)
+                    except OSError as exc:
+                        raise MemrepoError(messages.TRANSCRIPT_WRITE_FAILED.format(
+                            log=path, reason=exc.strerror or exc)) from None
                     if progress is not None:
                         progress(len(chunk))
             try:
