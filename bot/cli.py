@@ -16,7 +16,7 @@ from bot import __version__, messages
 from bot.errors import MemrepoError
 
 # Order is the order of `memrepo --help`.
-COMMANDS = ("init", "validate", "tool", "compile", "log", "repository", "localhub", "transcript", "search",
+COMMANDS = ("init", "validate", "tool", "compile", "log", "repository", "localhub", "transcript", "search", "dream",
             "demo")
 
 

@@ -1,0 +1,89 @@
+"""Which forge API and repository a memory clone's `origin` belongs to, and with what token.
+
+Pure: the remote URL and the environment come in as values. github.com's API is
+https://api.github.com; any other host follows GitHub Enterprise's (and localhub's)
+convention `<scheme>://<host>[:port]/api/v3`; MEMREPO_FORGE_API_URL overrides both. The
+token comes from MEMREPO_FORGE_TOKEN, else GITHUB_TOKEN, else the password of the remote URL
+(`https://x-access-token:<token>@host/...`, as localhub clones and GitHub Apps write it).
+Tokens are never part of an error message or a repr.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from bot import messages
+from bot.errors import MemrepoError
+from bot.forge.client import GITHUB_API_URL
+from bot.memfs.sync import redact
+
+API_URL_ENV = "MEMREPO_FORGE_API_URL"
+TOKEN_ENVS = ("MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")
+GITHUB_HOSTS = ("github.com", "www.github.com")
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+_SCP = re.compile(r"^(?:[^@/]+@)?(?P<host>[^:/]+):(?P<path>[^/].*)$")
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+@dataclass(frozen=True)
+class ForgeTarget:
+    api_url: str
+    repository: str  # owner/name
+    host: str
+    token: str | None = field(default=None, repr=False)
+
+    @property
+    def loopback(self) -> bool:
+        """localhub and other local forges need no spacing between writes."""
+        return self.host in LOOPBACK
+
+
+def _repository(path: str, shown: str) -> str:
+    parts = [p for p in path.strip("/").split("/") if p]
+    if len(parts) != 2:
+        raise MemrepoError(messages.DREAM_REMOTE_NOT_FORGE.format(url=shown))
+    owner, name = parts[0], parts[1].removesuffix(".git")
+    if not (_NAME.match(owner) and _NAME.match(name)):
+        raise MemrepoError(messages.DREAM_REMOTE_NOT_FORGE.format(url=shown))
+    return f"{owner}/{name}"
+
+
+def forge_target(remote_url: str | None, env: Mapping[str, str]) -> ForgeTarget:
+    """The forge of `remote_url` (origin's URL), or a MemrepoError saying why there is none."""
+    if not remote_url:
+        raise MemrepoError(messages.DREAM_NO_REMOTE)
+    shown = redact(remote_url)
+    embedded: str | None = None
+    parsed = urllib.parse.urlsplit(remote_url)
+    if parsed.scheme in ("http", "https"):
+        host = (parsed.hostname or "").lower()
+        port = parsed.port if parsed.port else None
+        scheme = parsed.scheme
+        embedded = urllib.parse.unquote(parsed.password) if parsed.password else None
+        repository = _repository(parsed.path, shown)
+    elif parsed.scheme in ("ssh", "git+ssh"):
+        host, port, scheme = (parsed.hostname or "").lower(), None, "https"
+        repository = _repository(parsed.path, shown)
+    elif not parsed.scheme or len(parsed.scheme) == 1:  # scp-like git@host:owner/name.git (C: is a drive)
+        match = _SCP.match(remote_url)
+        if match is None or "/" in match.group("host") or len(match.group("host")) == 1:
+            raise MemrepoError(messages.DREAM_REMOTE_NOT_FORGE.format(url=shown))
+        host, port, scheme = match.group("host").lower(), None, "https"
+        repository = _repository(match.group("path"), shown)
+    else:
+        raise MemrepoError(messages.DREAM_REMOTE_NOT_FORGE.format(url=shown))
+    if not host:
+        raise MemrepoError(messages.DREAM_REMOTE_NOT_FORGE.format(url=shown))
+    override = (env.get(API_URL_ENV) or "").strip()
+    if override:
+        api_url = override.rstrip("/")
+    elif host in GITHUB_HOSTS:
+        api_url = GITHUB_API_URL
+    else:
+        netloc = f"[{host}]" if ":" in host else host
+        api_url = f"{scheme}://{netloc}{f':{port}' if port else ''}/api/v3"
+    token = next((env[name].strip() for name in TOKEN_ENVS if (env.get(name) or "").strip()), None) or embedded
+    return ForgeTarget(api_url, repository, host, token)

@@ -1,0 +1,237 @@
+"""The provenance block at the end of a dream's pull request body (DESIGN.md §9).
+
+    <!-- memrepo:provenance
+    version: 1
+    dream_id: ...
+    ...
+    -->
+
+Machine-readable for the integrator and `memrepo why`, invisible in GitHub's rendering.
+Rendering never lets the YAML contain `--` (strings holding it are double-quoted with the
+second dash escaped as `\\x2d`), so no text in the block can end the HTML comment early or
+fake a second block; the YAML is ASCII (other characters are escaped). Parsing looks at the
+last block in the body (anything before it, even a quoted block, is ignored) and is strict
+about the block's schema: a block that is present but wrong raises ProvenanceError rather
+than being half-trusted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from bot import messages
+from bot.config import load_yaml
+from bot.dream.ids import is_dream_id
+from bot.errors import MemrepoError
+from bot.transcript.model import check_id, parse_time
+
+OPENER = "<!-- memrepo:provenance"
+CLOSER = "-->"
+VERSION = 1
+TRIGGERS = ("step-count", "compaction", "manual")
+KEYS = ("version", "dream_id", "agent_id", "conversation_id", "base_commit", "trigger", "strategy", "model",
+        "transcript", "changes")
+TRANSCRIPT_KEYS = ("first_message_id", "last_message_id", "first_at", "last_at", "count")
+CHANGE_KEYS = ("path", "summary", "message_ids")
+_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+_OPENER = re.compile(re.escape(OPENER) + r"(?=\s)")
+
+
+class ProvenanceError(MemrepoError):
+    """A provenance block is present but does not follow the schema."""
+
+
+@dataclass(frozen=True)
+class TranscriptRange:
+    first_message_id: str
+    last_message_id: str
+    first_at: str
+    last_at: str
+    count: int
+
+    @property
+    def text(self) -> str:
+        """`<first-id>..<last-id>`, the Transcript-Range trailer's value."""
+        return f"{self.first_message_id}..{self.last_message_id}"
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str
+    summary: str
+    message_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Provenance:
+    dream_id: str
+    agent_id: str
+    conversation_id: str
+    base_commit: str
+    trigger: str
+    strategy: str
+    model: str | None
+    transcript: TranscriptRange
+    changes: tuple[Change, ...]
+    version: int = VERSION
+
+    def as_data(self) -> dict[str, Any]:
+        """Plain data in the contract's key order."""
+        t = self.transcript
+        return {
+            "version": self.version,
+            "dream_id": self.dream_id,
+            "agent_id": self.agent_id,
+            "conversation_id": self.conversation_id,
+            "base_commit": self.base_commit,
+            "trigger": self.trigger,
+            "strategy": self.strategy,
+            "model": self.model,
+            "transcript": {"first_message_id": t.first_message_id, "last_message_id": t.last_message_id,
+                           "first_at": t.first_at, "last_at": t.last_at, "count": t.count},
+            "changes": [{"path": c.path, "summary": c.summary, "message_ids": list(c.message_ids)}
+                        for c in self.changes],
+        }
+
+
+# ------------------------------------------------------------------------------ render
+class _Dumper(yaml.SafeDumper):
+    """Strings containing `--` are double-quoted, so their dashes can be escaped afterwards."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = '"' if "--" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def render_provenance(provenance: Provenance) -> str:
+    """The block, ending with `-->` and a newline; `parse_provenance` reads it back exactly."""
+    check_data(provenance.as_data())
+    # ASCII only: YAML folds some Unicode line breaks (U+0085, U+2028) in plain scalars, so any
+    # non-ASCII character is written as an escape inside double quotes, which reads back exactly.
+    text = yaml.dump(provenance.as_data(), Dumper=_Dumper, sort_keys=False, allow_unicode=False,
+                     default_flow_style=False, width=1 << 30)
+    # Every `--` left in the text is inside a double-quoted scalar, where `\x2d` is a dash.
+    text = text.replace("--", "-\\x2d")
+    return f"{OPENER}\n{text}{CLOSER}\n"
+
+
+# ------------------------------------------------------------------------------- parse
+def parse_provenance(body: str | None) -> Provenance | None:
+    """The provenance of a pull request body: None when it has no block; ProvenanceError
+    when the (last) block is there but is not valid YAML or breaks the schema."""
+    if not body:
+        return None
+    starts = [m.start() for m in _OPENER.finditer(body)]
+    if not starts:
+        return None
+    start = starts[-1] + len(OPENER)
+    end = body.find(CLOSER, start)
+    if end < 0:
+        raise ProvenanceError(messages.DREAM_PROVENANCE_BAD.format(problem="the block is not closed with -->"))
+    try:
+        data = load_yaml(body[start:end])
+    except yaml.YAMLError as exc:
+        problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ProvenanceError(messages.DREAM_PROVENANCE_BAD.format(problem=f"not valid YAML ({problem})")) from None
+    return from_data(data)
+
+
+def from_data(data: object) -> Provenance:
+    check_data(data)
+    assert isinstance(data, dict)
+    t = data["transcript"]
+    return Provenance(
+        dream_id=data["dream_id"], agent_id=data["agent_id"], conversation_id=data["conversation_id"],
+        base_commit=data["base_commit"], trigger=data["trigger"], strategy=data["strategy"], model=data["model"],
+        transcript=TranscriptRange(t["first_message_id"], t["last_message_id"], t["first_at"], t["last_at"],
+                                   t["count"]),
+        changes=tuple(Change(c["path"], c["summary"], tuple(c["message_ids"])) for c in data["changes"]),
+        version=data["version"],
+    )
+
+
+def _bad(problem: str) -> ProvenanceError:
+    return ProvenanceError(messages.DREAM_PROVENANCE_BAD.format(problem=problem))
+
+
+def _exact_keys(value: object, keys: tuple[str, ...], where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _bad(f"{where} must be a mapping, found {type(value).__name__}")
+    unknown = sorted(str(k) for k in value if k not in keys)
+    if unknown:
+        raise _bad(f"{where}: unknown key(s) {', '.join(unknown)}")
+    missing = [k for k in keys if k not in value]
+    if missing:
+        raise _bad(f"{where}: missing key(s) {', '.join(missing)}")
+    return value
+
+
+def _text(value: object, where: str, *, empty: bool = False) -> str:
+    if not isinstance(value, str) or (not empty and not value.strip()):
+        raise _bad(f"{where} must be {'text' if empty else 'non-empty text'}, found {value!r}"[:200])
+    return value
+
+
+def _id(value: object, field: str, where: str) -> str:
+    try:
+        return check_id(value, field)
+    except MemrepoError as exc:
+        raise _bad(f"{where}: {exc}") from None
+
+
+def _time(value: object, where: str) -> str:
+    text = _text(value, where)
+    try:
+        parse_time(text, what=where)
+    except MemrepoError:
+        raise _bad(f"{where} {text!r} is not an ISO 8601 time") from None
+    return text
+
+
+def _int(value: object, where: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise _bad(f"{where} must be a whole number of at least {minimum}, found {value!r}")
+    return value
+
+
+def check_data(data: object) -> None:
+    """Raise ProvenanceError naming the first field that breaks the schema."""
+    d = _exact_keys(data, KEYS, "provenance")
+    if isinstance(d["version"], bool) or d["version"] != VERSION:
+        raise _bad(f"version must be {VERSION}, found {d['version']!r}")
+    if not is_dream_id(d["dream_id"]):
+        raise _bad(f"dream_id {d['dream_id']!r} is not a dream id (YYYYMMDDTHHMMSSZ-<8 hex>)")
+    _id(d["agent_id"], "agent_id", "agent_id")
+    _id(d["conversation_id"], "conversation_id", "conversation_id")
+    if not isinstance(d["base_commit"], str) or not _SHA.match(d["base_commit"]):
+        raise _bad(f"base_commit {d['base_commit']!r} is not a full commit id")
+    if d["trigger"] not in TRIGGERS:
+        raise _bad(f"trigger must be one of {', '.join(TRIGGERS)}, found {d['trigger']!r}")
+    _text(d["strategy"], "strategy")
+    if d["model"] is not None:
+        _text(d["model"], "model")
+    t = _exact_keys(d["transcript"], TRANSCRIPT_KEYS, "transcript")
+    _id(t["first_message_id"], "message_id", "transcript.first_message_id")
+    _id(t["last_message_id"], "message_id", "transcript.last_message_id")
+    _time(t["first_at"], "transcript.first_at")
+    _time(t["last_at"], "transcript.last_at")
+    _int(t["count"], "transcript.count", 1)
+    if not isinstance(d["changes"], list):
+        raise _bad(f"changes must be a list, found {type(d['changes']).__name__}")
+    for number, raw in enumerate(d["changes"], 1):
+        where = f"changes[{number}]"
+        c = _exact_keys(raw, CHANGE_KEYS, where)
+        _text(c["path"], f"{where}.path")
+        _text(c["summary"], f"{where}.summary", empty=True)
+        if not isinstance(c["message_ids"], list):
+            raise _bad(f"{where}.message_ids must be a list, found {type(c['message_ids']).__name__}")
+        for message_id in c["message_ids"]:
+            _id(message_id, "message_id", f"{where}.message_ids")

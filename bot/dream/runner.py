@@ -1,0 +1,515 @@
+"""A dream run, the imperative shell: git, the transcript store, the strategy, the forge.
+
+    fetch origin ─> base = origin's main ─> cursor at base ─> transcript after the cursor
+      ─> any open dream of this conversation on the forge? (then remember, stop)
+      ─> worktree at base (detached) ─> strategy proposes ─> memory tool applies each call
+         (dreamer identity, validated like an agent's call) ─> worktree removed, always
+      ─> ONE commit on base: the net change + the cursor file, dreamer identity, trailers
+      ─> branch memrepo/dream/<id> ─> push (never forced) ─> open the pull request
+
+Decisions where the contract leaves room:
+- The base is always origin's `main` as fetched now, never the clone's own `main`: the
+  dream must rest on what reviewers see and where the cursor lives. The clone's working
+  tree, index and `main` are never touched, so a dirty tree or unpushed agent commits do
+  not stop a dream (they reach `main` by the agent's own push; the integrator reconciles).
+- A run that finds nothing to change (say, no user statements for the verbatim strategy)
+  opens nothing and leaves the cursor where it is: moving it would need a pull request of
+  its own, noise for reviewers, and reading the same messages again next time is cheap.
+- Anything that fails before the pull request exists removes what the run made: the
+  worktree, the local branch and the pushed branch; the cursor, which only moves inside
+  the dream's own commit, stays. Retrying makes a new dream for the same range; before a
+  pull request is opened the forge is asked whether one for the conversation is open, and
+  if so it is reported instead of opening another.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pygit2
+
+from bot import identity, messages
+from bot.dream import triggers
+from bot.dream.cursor import Cursor, cursor_path, parse_cursor, render_cursor
+from bot.dream.forge_target import ForgeTarget, forge_target
+from bot.dream.ids import BRANCH_PREFIX, LABEL, branch_name, new_dream_id
+from bot.dream.provenance import Change, Provenance, ProvenanceError, TranscriptRange, parse_provenance
+from bot.dream.render import commit_message, pr_body, title
+from bot.dream.state import TriggerStates
+from bot.dream.strategies import DreamInput, Proposal, ProposedCall, Strategy, get_strategy
+from bot.errors import MemrepoError
+from bot.forge.client import ForgeClient, NewPullRequest, PullRequest, RetryPolicy, TokenCredentials
+from bot.forge.errors import ForgeError
+from bot.memfs import checks, validate
+from bot.memfs.repo import MemoryRepo
+from bot.memfs.sync import BRANCH, REMOTE, redact, remote_url, status
+from bot.memfs.tool import AGENT_ID_KEY, MemoryTool, ToolResult
+from bot.transcript import MessageNotFoundError, TranscriptStore
+from bot.transcript.model import Message
+
+DREAM_RETRY = RetryPolicy(max_total_seconds=30.0, max_attempts=5, backoff_base=0.5, backoff_cap=5.0)
+GIT_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class DreamResult:
+    """What a run did: `status` is one of triggers.OPENED, ALREADY_OPEN or NOTHING; `message`
+    is one line for people."""
+
+    status: str
+    message: str
+    dream_id: str | None = None
+    pr: int | None = None
+    url: str | None = None
+    provenance: Provenance | None = None
+    base_commit: str | None = None
+
+
+@dataclass(frozen=True)
+class OpenDream:
+    pr: PullRequest
+    provenance: Provenance
+
+
+# ------------------------------------------------------------------------------- git shell
+def _git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never", "LC_ALL": "C", "LANGUAGE": "C"})
+    if not any(k in os.environ for k in ("GIT_SSH_COMMAND", "GIT_SSH")):
+        env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes"
+    return env
+
+
+def _git(cwd: Path, *args: str) -> tuple[int, str]:
+    """(status, output) of a git command; the output is redacted (git echoes URLs)."""
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=_git_env(),
+                              timeout=GIT_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return 124, f"git {args[0]} did not finish within {GIT_TIMEOUT:.0f}s"
+    except OSError as exc:
+        return 127, f"git could not be run ({exc})"
+    return done.returncode, redact((done.stdout or "") + (done.stderr or ""))
+
+
+def _problem(output: str) -> str:
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    for prefix in ("fatal:", "error:", "remote: error:", "!"):
+        for line in lines:
+            if line.startswith(prefix):
+                return line[len(prefix):].strip()[:300] or "git failed"
+    return lines[-1][:300] if lines else "git failed"
+
+
+@contextlib.contextmanager
+def worktree(repo: MemoryRepo, base: str) -> Iterator[Path]:
+    """A linked worktree detached at `base`, removed afterwards whatever happens."""
+    holder = Path(tempfile.mkdtemp(prefix="memrepo-dream-"))
+    path = holder / "worktree"
+    _git(repo.root, "worktree", "prune")  # forget worktrees of runs that were killed
+    code, out = _git(repo.root, "worktree", "add", "--detach", str(path), base)
+    if code != 0:
+        shutil.rmtree(holder, ignore_errors=True)
+        raise MemrepoError(messages.DREAM_WORKTREE_FAILED.format(problem=_problem(out)))
+    try:
+        yield path
+    finally:
+        _git(repo.root, "worktree", "remove", "--force", str(path))
+        shutil.rmtree(holder, ignore_errors=True)
+        _git(repo.root, "worktree", "prune")
+
+
+def _push_branch(repo: MemoryRepo, branch: str) -> None:
+    ref = f"refs/heads/{branch}"
+    code, out = _git(repo.root, "push", "--porcelain", REMOTE, f"{ref}:{ref}")
+    line = next((ln for ln in out.splitlines() if f"{ref}:{ref}" in ln), None)
+    if code != 0 or line is None or line.startswith("!"):
+        reason = line.split("\t")[-1] if line else _problem(out)
+        raise MemrepoError(messages.DREAM_PUSH_FAILED.format(branch=branch, problem=reason.strip() or "rejected"))
+
+
+def _delete_remote_branch(repo: MemoryRepo, branch: str) -> str | None:
+    """Delete the pushed branch (a deletion, never a forced update); None or the problem."""
+    code, out = _git(repo.root, "push", "--porcelain", REMOTE, f":refs/heads/{branch}")
+    if code == 0 or "remote ref does not exist" in out:
+        return None
+    return _problem(out)
+
+
+def _delete_local_branch(repo: MemoryRepo, branch: str) -> None:
+    """The dream's branch lives on the remote; the clone keeps no ref per dream."""
+    for ref in (f"refs/heads/{branch}", f"refs/remotes/{REMOTE}/{branch}"):
+        with contextlib.suppress(KeyError, pygit2.GitError):
+            repo.git.references.delete(ref)
+
+
+# ------------------------------------------------------------------------------ reading
+def fetch_base(repo: MemoryRepo) -> str:
+    """origin's main, fetched now."""
+    state = status(repo, fetch=True)
+    if state.fetch_error is not None:
+        raise MemrepoError(messages.DREAM_FETCH_FAILED.format(url=state.url, problem=state.fetch_error))
+    if state.remote_head is None:
+        raise MemrepoError(messages.DREAM_REMOTE_NO_MAIN.format(url=state.url))
+    return state.remote_head
+
+
+def read_cursor(repo: MemoryRepo, base: str, agent_id: str, conversation_id: str) -> Cursor | None:
+    path = cursor_path(agent_id, conversation_id)
+    data = repo.read(path, base)
+    return None if data is None else parse_cursor(data, f"{path} at {base[:12]}")
+
+
+def text_files(repo: MemoryRepo, rev: str) -> dict[str, str]:
+    """Every file at `rev` that is text (binary files are not memory)."""
+    out = {}
+    for path, data in repo.files(rev).items():
+        text, _ = validate.decode(data)
+        if text is not None:
+            out[path] = text
+    return out
+
+
+def transcript_range(window: Sequence[Message]) -> TranscriptRange:
+    return TranscriptRange(window[0].message_id, window[-1].message_id, window[0].captured_at,
+                           window[-1].captured_at, len(window))
+
+
+# -------------------------------------------------------------------------------- forge
+def make_client(target: ForgeTarget, retry: RetryPolicy | None = None) -> ForgeClient:
+    if not target.token:
+        raise MemrepoError(messages.DREAM_NO_TOKEN.format(repository=target.repository))
+    return ForgeClient(target.repository, TokenCredentials(target.token), base_url=target.api_url,
+                       policy=retry or DREAM_RETRY, timeout=30, min_write_interval=0.0 if target.loopback else 1.0)
+
+
+def find_open_dream(client: ForgeClient, agent_id: str, conversation_id: str) -> OpenDream | None:
+    """The open dream pull request (labelled `memrepo:dream`, or on a dream branch in case
+    labelling failed) of this agent and conversation, if any. Bodies without a valid
+    provenance block are not dreams memrepo can account for: skipped."""
+    for pr in client.list_open_pull_requests():
+        if LABEL not in pr.labels and not pr.head_ref.startswith(BRANCH_PREFIX):
+            continue
+        try:
+            found = parse_provenance(pr.body)
+        except ProvenanceError:
+            continue
+        if found is not None and found.agent_id == agent_id and found.conversation_id == conversation_id:
+            return OpenDream(pr, found)
+    return None
+
+
+def _already_open(open_dream: OpenDream, window_range: TranscriptRange) -> DreamResult:
+    p, pr = open_dream.provenance, open_dream.pr
+    same = (p.transcript.first_message_id, p.transcript.last_message_id) == \
+        (window_range.first_message_id, window_range.last_message_id)
+    template = messages.DREAM_DUPLICATE if same else messages.DREAM_ALREADY_OPEN
+    text = template.format(number=pr.number, url=pr.url, dream=p.dream_id, conversation=p.conversation_id,
+                           range=p.transcript.text)
+    return DreamResult(triggers.ALREADY_OPEN, text, p.dream_id, pr.number, pr.url, p, p.base_commit)
+
+
+def _pull_of_branch(client: ForgeClient, branch: str) -> PullRequest | None:
+    try:
+        return next((pr for pr in client.list_open_pull_requests() if pr.head_ref == branch), None)
+    except ForgeError:
+        return None
+
+
+# ------------------------------------------------------------------------------ applying
+def apply_calls(worktree_path: Path, proposal: Proposal, dream_id: str) -> list[tuple[ProposedCall, ToolResult]]:
+    """Each call through the memory tool in the worktree, as the dreamer; the first refusal
+    fails the dream (the worktree is thrown away, so nothing of it survives)."""
+    tool = MemoryTool(worktree_path, dream_id, "memrepo dreamer", push=False)
+    tool.identity = identity.dreamer(dream_id)
+    done = []
+    for number, proposed in enumerate(proposal.calls, 1):
+        result = tool.call(proposed.call)
+        if not result.ok:
+            raise MemrepoError(messages.DREAM_CALL_REFUSED.format(
+                number=number, total=len(proposal.calls), command=result.command,
+                problem=" ".join(result.message.split())[:400]))
+        done.append((proposed, result))
+    return done
+
+
+def _net_changes(repo: MemoryRepo, base: str, tip: str) -> dict[str, bytes | None]:
+    before, after = repo.paths(base), repo.paths(tip)
+    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    return {p: repo.read(p, tip) for p in changed}
+
+
+def _provenance_changes(applied: Sequence[tuple[ProposedCall, ToolResult]], net: Mapping[str, object]
+                        ) -> tuple[Change, ...]:
+    changes = []
+    for proposed, result in applied:
+        for path in result.paths:
+            if path in net:
+                changes.append(Change(path, proposed.summary, proposed.message_ids))
+    return tuple(changes)
+
+
+# ----------------------------------------------------------------------------------- run
+def run_dream(
+    repo: MemoryRepo | str | os.PathLike[str],
+    agent_id: str | None = None,
+    conversation_id: str | None = None,
+    *,
+    trigger: str = "manual",
+    strategy: str | Strategy | None = None,
+    home: str | os.PathLike[str] | None = None,
+    store: TranscriptStore | None = None,
+    client: ForgeClient | None = None,
+    env: Mapping[str, str] | None = None,
+    retry: RetryPolicy | None = None,
+    now: datetime | None = None,
+) -> DreamResult:
+    """One dream for one conversation. Raises MemrepoError (one line) when it cannot run or
+    fails; every failure before the pull request exists leaves nothing behind."""
+    repo = repo if isinstance(repo, MemoryRepo) else MemoryRepo.open(repo)
+    env = os.environ if env is None else env
+    agent_id = agent_id or repo.get_config(AGENT_ID_KEY)
+    if not agent_id:
+        raise MemrepoError(messages.DREAM_NO_AGENT)
+    if trigger not in ("step-count", "compaction", "manual"):
+        raise MemrepoError(messages.DREAM_BAD_TRIGGER.format(trigger=trigger))
+    origin = remote_url(repo)
+    if not origin:
+        raise MemrepoError(messages.DREAM_NO_REMOTE)
+    own_client = client is None
+    client = client or make_client(forge_target(origin, env), retry)
+    try:
+        return _run(repo, agent_id, conversation_id, trigger, strategy, home, store, client, now)
+    finally:
+        if own_client:
+            client.close()
+
+
+def _run(repo: MemoryRepo, agent_id: str, conversation_id: str | None, trigger: str, strategy: str | Strategy | None,
+         home: str | os.PathLike[str] | None, store: TranscriptStore | None, client: ForgeClient,
+         now: datetime | None) -> DreamResult:
+    own_store = store is None
+    store = store or TranscriptStore(home)
+    try:
+        conversation_id = conversation_id or only_conversation(store, agent_id)
+        known = store.conversations(agent_id)  # an unknown agent: the store's error, listing the agents
+        if conversation_id not in known:
+            raise MemrepoError(messages.TRANSCRIPT_UNKNOWN_CONVERSATION.format(
+                agent=agent_id, conversation=conversation_id, known=", ".join(known)))
+        base = fetch_base(repo)
+        cursor = read_cursor(repo, base, agent_id, conversation_id)
+        after = cursor.through_message_id if cursor else None
+        try:
+            window = store.read(agent_id, conversation_id, after=after)
+        except MessageNotFoundError:
+            raise MemrepoError(messages.DREAM_CURSOR_MISSING.format(
+                path=cursor_path(agent_id, conversation_id), base=base[:12], message=after,
+                agent=agent_id, conversation=conversation_id)) from None
+    finally:
+        if own_store:
+            store.close()
+    if not window:
+        text = messages.DREAM_NOTHING_NEW.format(agent=agent_id, conversation=conversation_id,
+                                                 cursor=after or "the start")
+        return DreamResult(triggers.NOTHING, text, base_commit=base)
+    window_range = transcript_range(window)
+    open_dream = find_open_dream(client, agent_id, conversation_id)
+    if open_dream is not None:
+        return _already_open(open_dream, window_range)
+    policy = repo.policy(base)
+    chosen = strategy if strategy is not None and not isinstance(strategy, str) else \
+        get_strategy(strategy or policy.dream.strategy)
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    dream_id = new_dream_id(moment)
+    dream = DreamInput(agent_id, conversation_id, tuple(window), text_files(repo, base), policy, base)
+    try:
+        return _dream(repo, client, chosen, dream, dream_id, trigger, moment)
+    except PullRequestKept:
+        raise
+    except MemrepoError as exc:
+        raise MemrepoError(messages.DREAM_FAILED.format(dream=dream_id, problem=exc), cause=exc) from None
+
+
+def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: DreamInput, dream_id: str, trigger: str,
+           moment: datetime) -> DreamResult:
+    """Propose and apply in a worktree, squash with the cursor, push, open: the part of a run
+    that leaves nothing behind when it fails."""
+    base, window = dream.base_commit, dream.messages
+    with worktree(repo, base) as path:
+        proposal = chosen.propose(dream)
+        applied = apply_calls(path, proposal, dream_id)
+        tip = MemoryRepo.open(path).head_sha() or base
+    net = _net_changes(repo, base, tip)
+    if not net:
+        text = messages.DREAM_NOTHING_TO_CHANGE.format(count=len(window), conversation=dream.conversation_id,
+                                                       strategy=chosen.name, summary=proposal.summary)
+        return DreamResult(triggers.NOTHING, text, base_commit=base)
+    window_range = transcript_range(window)
+    provenance = Provenance(dream_id, dream.agent_id, dream.conversation_id, base, trigger, chosen.name,
+                            proposal.model, window_range, _provenance_changes(applied, net))
+    cursor_file = cursor_path(dream.agent_id, dream.conversation_id)
+    stamp = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    new_cursor = Cursor(window[-1].message_id, window[-1].captured_at, dream_id, stamp)
+    changes: dict[str, bytes | None] = {**net, cursor_file: render_cursor(new_cursor)}
+    problems = checks.check(repo, {p: (d, repo.read(p, base)) for p, d in changes.items()}, base)
+    if problems:
+        raise MemrepoError(messages.DREAM_INVALID.format(
+            problems="; ".join(f"{p.path}: {p.message}" for p in problems)[:500]))
+    sha = _squash(repo, base, changes, commit_message(provenance, proposal.summary), dream_id, moment)
+    branch = branch_name(dream_id)
+    repo.git.references.create(f"refs/heads/{branch}", sha)
+    try:
+        pr = _publish(repo, client, branch, provenance, proposal.summary, window, cursor_file, window_range)
+    finally:
+        _delete_local_branch(repo, branch)
+    if isinstance(pr, DreamResult):
+        return pr
+    text = messages.DREAM_OPENED.format(dream=dream_id, number=pr.number, url=pr.url,
+                                        changes=len(provenance.changes), count=window_range.count,
+                                        range=window_range.text)
+    return DreamResult(triggers.OPENED, text, dream_id, pr.number, pr.url, provenance, base)
+
+
+def _squash(repo: MemoryRepo, base: str, changes: Mapping[str, bytes | None], message: str, dream_id: str,
+            moment: datetime) -> str:
+    """One commit on `base` with every change, by the dreamer."""
+    who = identity.dreamer(dream_id)
+    signature = pygit2.Signature(who.name, who.email, int(moment.timestamp()), 0)
+    base_commit = repo.git[base].peel(pygit2.Commit)
+    tree = repo.build_tree(base_commit.tree, changes)
+    return str(repo.git.create_commit(None, signature, signature, message, tree, [base_commit.id]))
+
+
+def _publish(repo: MemoryRepo, client: ForgeClient, branch: str, provenance: Provenance, summary: str,
+             window: Sequence[Message], cursor_file: str, window_range: TranscriptRange) -> PullRequest | DreamResult:
+    """Push the branch and open the pull request; on any failure the pushed branch is deleted."""
+    _push_branch(repo, branch)
+    try:
+        open_dream = find_open_dream(client, provenance.agent_id, provenance.conversation_id)
+        if open_dream is not None:  # another run opened one meanwhile
+            _delete_remote_branch(repo, branch)
+            return _already_open(open_dream, window_range)
+        new = NewPullRequest(head=branch, base=BRANCH, title=title(provenance),
+                             body=pr_body(provenance, summary, window, cursor_file), labels=(LABEL,))
+        try:
+            return client.open_pull_request(new)
+        except ForgeError:
+            existing = _pull_of_branch(client, branch)
+            if existing is None:
+                raise
+        if LABEL not in existing.labels:
+            try:
+                client.add_labels(existing.number, (LABEL,))
+            except ForgeError as exc:
+                raise PullRequestKept(messages.DREAM_PR_UNLABELLED.format(
+                    number=existing.number, url=existing.url, problem=exc)) from None
+        return existing
+    except PullRequestKept:
+        raise
+    except BaseException as exc:
+        problem = _delete_remote_branch(repo, branch)
+        if problem is not None and isinstance(exc, MemrepoError):
+            raise MemrepoError(messages.DREAM_BRANCH_LEFT.format(error=exc, branch=branch, problem=problem)) \
+                from None
+        raise
+
+
+class PullRequestKept(MemrepoError):
+    """A failure after the pull request exists: its branch stays, and the error says so."""
+
+
+def only_conversation(store: TranscriptStore, agent_id: str) -> str:
+    """The agent's conversation when it has exactly one; otherwise a clear error."""
+    known = store.conversations(agent_id)
+    if len(known) == 1:
+        return known[0]
+    raise MemrepoError(messages.DREAM_WHICH_CONVERSATION.format(agent=agent_id, known=", ".join(known)))
+
+
+# ----------------------------------------------------------------------------- triggers
+@dataclass(frozen=True)
+class EventResult:
+    """What handling a trigger event did: `result` is set when a dream ran."""
+
+    ran: bool
+    message: str
+    trigger: str | None = None
+    result: DreamResult | None = None
+
+
+@contextlib.contextmanager
+def _running(states: TriggerStates, agent_id: str, conversation_id: str) -> Iterator[bool]:
+    """True when this process may run the conversation's dream now (no other run is on)."""
+    folder = states.home / "dreams" / agent_id
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f".{conversation_id}.run.lock", "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def handle_event(repo: MemoryRepo | str | os.PathLike[str], agent_id: str, conversation_id: str, event: str,
+                 *, home: str | os.PathLike[str] | None = None, **run: object) -> EventResult:
+    """Count or act on a trigger event (`step`, `compaction`, `manual`, `closed`) for one
+    conversation, running a dream when triggers.decide says so. `run` goes to run_dream."""
+    repo = repo if isinstance(repo, MemoryRepo) else MemoryRepo.open(repo)
+    states = TriggerStates(home)
+    policy = repo.policy("HEAD").dream
+    with states.locked(agent_id):
+        decision = triggers.decide(states.load(agent_id, conversation_id), event, policy)
+        states.save(agent_id, conversation_id, decision.state)
+    if not decision.run or decision.trigger is None:
+        return EventResult(False, decision.reason)
+    trigger = decision.trigger
+    with _running(states, agent_id, conversation_id) as free:
+        if not free:
+            return EventResult(False, messages.DREAM_RUNNING.format(conversation=conversation_id), trigger)
+        try:
+            result = run_dream(repo, agent_id, conversation_id, trigger=trigger, home=home, **run)  # type: ignore[arg-type]
+        except BaseException:
+            with states.locked(agent_id):
+                states.save(agent_id, conversation_id,
+                            triggers.after(states.load(agent_id, conversation_id), trigger, triggers.FAILED))
+            raise
+        with states.locked(agent_id):
+            current = states.load(agent_id, conversation_id)
+            states.save(agent_id, conversation_id, triggers.after(current, trigger, result.status,
+                                                                  dream_id=result.dream_id, pr=result.pr))
+    message = result.message
+    if result.status == triggers.ALREADY_OPEN:
+        message += " " + messages.DREAM_REMEMBERED.format(trigger=trigger)
+    return EventResult(True, message, trigger, result)
+
+
+def on_step(repo: MemoryRepo | str | os.PathLike[str], agent_id: str, conversation_id: str,
+            **kw: object) -> EventResult:
+    """The session calls this after each assistant step."""
+    return handle_event(repo, agent_id, conversation_id, "step", **kw)  # type: ignore[arg-type]
+
+
+def on_compaction(repo: MemoryRepo | str | os.PathLike[str], agent_id: str, conversation_id: str,
+                  **kw: object) -> EventResult:
+    """The session calls this when it compacted the conversation's context."""
+    return handle_event(repo, agent_id, conversation_id, "compaction", **kw)  # type: ignore[arg-type]
+
+
+def dream_closed(repo: MemoryRepo | str | os.PathLike[str], agent_id: str, conversation_id: str,
+                 **kw: object) -> EventResult:
+    """The integrator (or session) calls this when a dream's pull request was merged or
+    closed; a trigger remembered meanwhile runs now."""
+    return handle_event(repo, agent_id, conversation_id, "closed", **kw)  # type: ignore[arg-type]

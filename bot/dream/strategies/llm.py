@@ -1,0 +1,224 @@
+"""The llm strategy: an OpenAI-compatible chat endpoint proposes memory tool calls.
+
+Configuration comes from the environment: MEMREPO_LLM_URL (e.g. http://host/v1; the
+`/chat/completions` path is added), MEMREPO_LLM_MODEL, the key from MEMREPO_LLM_API_KEY or
+OPENAI_API_KEY (optional for local servers), MEMREPO_LLM_TIMEOUT seconds (default 120).
+
+Protocol (chosen over function calling because every OpenAI-compatible server supports it):
+one chat completion with `response_format: {"type": "json_object"}`; the system message
+describes the memory tool, the user message is JSON with the repository's merge
+instructions, the memory files at the base commit and the transcript since the cursor. The
+answer must be one JSON object
+
+    {"summary": "what changes and why",
+     "calls": [{"command": "str_replace", "path": "...", ..., "reason": "why",
+                "message_ids": ["m_..."]}]}
+
+where each call is a memory tool call plus the ids of the transcript messages it rests on.
+The answer is checked whole before anything is applied: not JSON, a wrong shape, an unknown
+command, a path outside the repository or under `.memrepo/`, `.github/` or `.git/`, a
+message id not in the transcript shown: the dream fails and nothing is written. The runner
+then applies each call through the memory tool, which validates it like an agent's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import requests
+
+from bot import messages
+from bot.dream.strategies import DreamInput, Proposal, ProposedCall
+from bot.errors import MemrepoError
+from bot.memfs.calls import WRITE_COMMANDS, parse_call
+
+NAME = "llm"
+URL_ENV = "MEMREPO_LLM_URL"
+MODEL_ENV = "MEMREPO_LLM_MODEL"
+KEY_ENVS = ("MEMREPO_LLM_API_KEY", "OPENAI_API_KEY")
+TIMEOUT_ENV = "MEMREPO_LLM_TIMEOUT"
+DEFAULT_TIMEOUT = 120.0
+MAX_MEMORY_CHARS = 200_000
+MAX_MESSAGE_CHARS = 8_000
+MAX_CALLS = 50
+ANSWER_KEYS = ("summary", "calls")
+SKIPPED_PREFIXES = (".memrepo/", ".github/", ".git/")
+
+
+# ------------------------------------------------------------------------- request (pure)
+def endpoint(url: str) -> str:
+    url = url.rstrip("/")
+    return url if url.endswith("/chat/completions") else url + "/chat/completions"
+
+
+def memory_payload(files: Mapping[str, str], budget: int = MAX_MEMORY_CHARS) -> list[dict[str, Any]]:
+    """Memory files for the prompt: system/ first, then the rest, until the budget is spent;
+    files beyond it are listed by path only."""
+    ordered = sorted((p for p in files if not p.startswith(SKIPPED_PREFIXES)),
+                     key=lambda p: (not p.startswith("system/"), p))
+    out: list[dict[str, Any]] = []
+    left = budget
+    for path in ordered:
+        text = files[path]
+        if len(text) <= left:
+            out.append({"path": path, "content": text})
+            left -= len(text)
+        else:
+            out.append({"path": path, "content": None, "omitted": f"{len(text)} characters not shown"})
+    return out
+
+
+def transcript_payload(dream: DreamInput) -> list[dict[str, Any]]:
+    rows = []
+    for m in dream.messages:
+        text = m.text
+        if len(text) > MAX_MESSAGE_CHARS:
+            text = text[:MAX_MESSAGE_CHARS] + f" [... {len(m.text) - MAX_MESSAGE_CHARS} more characters]"
+        rows.append({"message_id": m.message_id, "captured_at": m.captured_at, "kind": m.kind,
+                     "source": m.source, "text": text})
+    return rows
+
+
+def build_request(dream: DreamInput, model: str) -> dict[str, Any]:
+    """The chat completion request body."""
+    data = {
+        "agent_id": dream.agent_id,
+        "conversation_id": dream.conversation_id,
+        "base_commit": dream.base_commit,
+        "merge_instructions": dream.policy.merge_instructions,
+        "file_chars_limit": dream.policy.limits.file_chars,
+        "memory": memory_payload(dream.files),
+        "transcript": transcript_payload(dream),
+    }
+    return {
+        "model": model,
+        "temperature": 0,
+        "response_format": {"type": "json_object"},
+        "messages": [
+            {"role": "system", "content": messages.DREAM_LLM_SYSTEM},
+            {"role": "user", "content": json.dumps(data, ensure_ascii=False)},
+        ],
+    }
+
+
+# -------------------------------------------------------------------------- answer (pure)
+def _invalid(problem: str) -> MemrepoError:
+    return MemrepoError(messages.DREAM_LLM_INVALID.format(problem=problem))
+
+
+def _unfenced(text: str) -> str:
+    """Models sometimes wrap JSON in a ```json fence even in JSON mode; take it off."""
+    stripped = text.strip()
+    if stripped.startswith("```") and stripped.endswith("```") and "\n" in stripped:
+        stripped = stripped[stripped.index("\n") + 1 : -3].strip()
+    return stripped
+
+
+def parse_answer(content: object, dream: DreamInput, model: str | None) -> Proposal:
+    """The proposal in the model's answer, checked whole; MemrepoError on the first problem."""
+    if not isinstance(content, str) or not content.strip():
+        raise _invalid("the answer is empty")
+    try:
+        data = json.loads(_unfenced(content))
+    except ValueError as exc:
+        raise _invalid(f"not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise _invalid(f"expected a JSON object with summary and calls, found {type(data).__name__}")
+    unknown = sorted(str(k) for k in data if k not in ANSWER_KEYS)
+    if unknown:
+        raise _invalid(f"unknown key(s) {', '.join(unknown)} (expected summary and calls)")
+    summary, calls = data.get("summary"), data.get("calls")
+    if not isinstance(summary, str) or not summary.strip():
+        raise _invalid("summary must be non-empty text")
+    if not isinstance(calls, list):
+        raise _invalid(f"calls must be a list, found {type(calls).__name__}")
+    if len(calls) > MAX_CALLS:
+        raise _invalid(f"{len(calls)} calls, more than the {MAX_CALLS} one dream may make")
+    known = {m.message_id for m in dream.messages}
+    proposed = []
+    for number, raw in enumerate(calls, 1):
+        where = f"call {number}"
+        if not isinstance(raw, dict):
+            raise _invalid(f"{where} must be an object, found {type(raw).__name__}")
+        call = dict(raw)
+        ids = call.pop("message_ids", None)
+        if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
+            raise _invalid(f"{where}: message_ids must be a non-empty list of transcript message ids")
+        strangers = [i for i in ids if i not in known]
+        if strangers:
+            raise _invalid(f"{where}: message id {strangers[0]!r} is not in the transcript since the cursor")
+        try:
+            parsed = parse_call(call)
+        except MemrepoError as exc:
+            raise _invalid(f"{where}: {exc}") from None
+        if parsed.command not in WRITE_COMMANDS:
+            raise _invalid(f"{where}: {parsed.command} is not an edit; propose edits only")
+        if not parsed.reason:
+            raise _invalid(f"{where}: reason (why the change is made) is missing")
+        proposed.append(ProposedCall(call, parsed.reason, tuple(dict.fromkeys(ids))))
+    return Proposal(tuple(proposed), summary.strip(), model)
+
+
+# -------------------------------------------------------------------------------- shell
+class LlmStrategy:
+    """Calls the endpoint once per dream; every failure is one MemrepoError line."""
+
+    name = NAME
+
+    def __init__(self, url: str, model: str, api_key: str | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 session: requests.Session | None = None) -> None:
+        self.url = endpoint(url)
+        self.model = model
+        self._key = api_key
+        self.timeout = timeout
+        self.session = session or requests.Session()
+
+    def __repr__(self) -> str:
+        return f"LlmStrategy(url={self.url!r}, model={self.model!r})"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> LlmStrategy:
+        env = os.environ if env is None else env
+        url, model = (env.get(URL_ENV) or "").strip(), (env.get(MODEL_ENV) or "").strip()
+        if not url or not model:
+            raise MemrepoError(messages.DREAM_LLM_NOT_CONFIGURED)
+        key = next((env[k].strip() for k in KEY_ENVS if (env.get(k) or "").strip()), None)
+        raw_timeout = (env.get(TIMEOUT_ENV) or "").strip()
+        try:
+            timeout = float(raw_timeout) if raw_timeout else DEFAULT_TIMEOUT
+            if timeout <= 0:
+                raise ValueError
+        except ValueError:
+            raise MemrepoError(messages.DREAM_LLM_BAD_TIMEOUT.format(value=raw_timeout)) from None
+        return cls(url, model, key, timeout)
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._key, "***") if self._key else text
+
+    def propose(self, dream: DreamInput) -> Proposal:
+        return parse_answer(self.complete(build_request(dream, self.model)), dream, self.model)
+
+    def complete(self, body: dict[str, Any]) -> str:
+        """The content of the first choice's message."""
+        headers = {"Content-Type": "application/json"}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        try:
+            resp = self.session.post(self.url, json=body, headers=headers, timeout=self.timeout)
+        except requests.exceptions.Timeout:
+            raise MemrepoError(messages.DREAM_LLM_TIMEOUT.format(url=self.url, seconds=self.timeout)) from None
+        except requests.exceptions.RequestException as exc:
+            raise MemrepoError(messages.DREAM_LLM_UNREACHABLE.format(
+                url=self.url, problem=self._redact(type(exc).__name__))) from None
+        if resp.status_code != 200:
+            text = " ".join(resp.text.split())[:200]
+            raise MemrepoError(messages.DREAM_LLM_STATUS.format(url=self.url, status=resp.status_code,
+                                                               answer=self._redact(text) or "no body"))
+        try:
+            content = resp.json()["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise _invalid("the endpoint's answer has no choices[0].message.content") from None
+        return content if isinstance(content, str) else json.dumps(content)

@@ -1,0 +1,180 @@
+"""The verbatim strategy (default, no LLM): what the user said, word for word, with its date.
+
+Only messages of kind `user` whose source is `user` are recorded (never assistant text,
+tool output or external content). Each becomes a record
+
+    ### 2026-03-14T09:30:12.123456Z · m_01HV...
+
+    > the message, every line quoted
+
+in `conversations/<conversation-id>/<YYYY-MM>.md` (month of the store's `captured_at`, UTC;
+a date written in the message is never used). Records are only ever appended: a statement
+that supersedes an earlier one stands beside it with its own date, and nothing earlier is
+rewritten (memory that keeps only the current value cannot answer questions about the past).
+When a month's file would exceed `limits.file_chars`, records continue in
+`<YYYY-MM>-part-<N>.md`; a single message too long for one file is split into pieces.
+
+The planner is pure (texts in, memory tool calls out), so every rule is tested by table.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from bot import messages
+from bot.dream.strategies import DreamInput, Proposal, ProposedCall
+from bot.errors import MemrepoError
+from bot.memfs import document, edits
+from bot.transcript.model import Message
+
+NAME = "verbatim"
+FOLDER = "conversations"
+_MIN_ROOM = 64  # characters a part file must have left for records, else the limit is too small
+
+
+def selected(window: Sequence[Message]) -> list[Message]:
+    """The user's own statements: kind user, source user."""
+    return [m for m in window if m.kind == "user" and m.source == "user"]
+
+
+def month_of(message: Message) -> str:
+    return message.captured_at[:7]
+
+
+def part_path(conversation_id: str, month: str, part: int) -> str:
+    suffix = "" if part == 1 else f"-part-{part}"
+    return f"{FOLDER}/{conversation_id}/{month}{suffix}.md"
+
+
+def _part_pattern(conversation_id: str, month: str) -> re.Pattern[str]:
+    return re.compile(rf"^{re.escape(FOLDER)}/{re.escape(conversation_id)}/{re.escape(month)}"
+                      r"(?:-part-(?P<n>[1-9][0-9]*))?\.md$")
+
+
+def quote(text: str) -> str:
+    """Every line of `text` as a markdown quote line (an empty line is a bare `>`)."""
+    return "\n".join(f"> {line}" if line else ">" for line in text.split("\n"))
+
+
+def record(message: Message, text: str | None = None, piece: tuple[int, int] | None = None) -> str:
+    """One record, starting with a blank line and ending with a newline."""
+    where = f" (piece {piece[0]} of {piece[1]})" if piece else ""
+    body = quote(message.text if text is None else text)
+    return f"\n### {message.captured_at} · {message.message_id}{where}\n\n{body}\n"
+
+
+def empty_part(conversation_id: str, month: str, part: int) -> str:
+    """A new month file: frontmatter with a description, and a title."""
+    description = messages.DREAM_VERBATIM_DESCRIPTION.format(conversation=conversation_id, month=month)
+    title = messages.DREAM_VERBATIM_TITLE.format(conversation=conversation_id, month=month)
+    if part > 1:
+        description += messages.DREAM_VERBATIM_PART.format(part=part)
+        title += messages.DREAM_VERBATIM_PART.format(part=part)
+    return document.render({"description": description}, f"# {title}\n")
+
+
+def _pieces(message: Message, room: int) -> list[str]:
+    """The records of one message, each at most `room` characters. A message whose record
+    does not fit in an empty part file is cut into pieces of its text (joined without
+    separators, they give the message back exactly)."""
+    whole = record(message)
+    if len(whole) <= room:
+        return [whole]
+    budget = room - len(record(message, "", (999999, 999999))) + 1  # +1: the empty quote's ">"
+    if budget < 3:
+        raise MemrepoError(messages.DREAM_VERBATIM_TOO_SMALL.format(limit=room))
+    text = message.text
+    chunks: list[str] = []
+    start = 0
+    while start < len(text):
+        lo, hi = start + 1, min(len(text), start + budget)
+        while lo < hi:  # the longest piece whose quoted form fits (quoting only grows with length)
+            mid = (lo + hi + 1) // 2
+            if len(quote(text[start:mid])) <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        chunks.append(text[start:lo])
+        start = lo
+    total = len(chunks)
+    return [record(message, chunk, (i, total)) for i, chunk in enumerate(chunks, 1)]
+
+
+@dataclass
+class _File:
+    path: str
+    text: str
+    existing: bool
+    start: str  # the text as it was at the base commit ("" for a new file)
+    message_ids: list[str] = field(default_factory=list)
+
+
+def plan(window: Sequence[Message], conversation_id: str, files: Mapping[str, str], file_chars: int) -> Proposal:
+    """The memory tool calls that record the user's statements in `window` (a statement
+    already recorded in one of the conversation's files is not recorded twice)."""
+    recorded = "".join(files.values())
+    statements = [m for m in selected(window) if f"· {m.message_id}\n" not in recorded
+                  and f"· {m.message_id} (piece " not in recorded]
+    if not statements:
+        return Proposal((), messages.DREAM_VERBATIM_NOTHING.format(count=len(window)), None)
+    months: dict[str, list[Message]] = {}
+    for message in statements:
+        months.setdefault(month_of(message), []).append(message)
+    touched: list[_File] = []
+    room = file_chars - len(empty_part(conversation_id, "0000-00", 10**6))
+    if room < _MIN_ROOM:
+        raise MemrepoError(messages.DREAM_VERBATIM_TOO_SMALL.format(limit=file_chars))
+    for month in sorted(months):
+        pattern = _part_pattern(conversation_id, month)
+        parts = {int(m.group("n") or 1): path for path in files if (m := pattern.match(path))}
+        number = max(parts) if parts else 1
+        current = _File(parts[number], files[parts[number]], True, files[parts[number]]) if parts else \
+            _File(part_path(conversation_id, month, number), empty_part(conversation_id, month, number), False, "")
+        for message in months[month]:
+            for piece in _pieces(message, room):
+                if len(_appended(current.text, piece)) > file_chars and (current.message_ids or current.existing):
+                    if current.message_ids:
+                        touched.append(current)
+                    number += 1
+                    current = _File(part_path(conversation_id, month, number),
+                                    empty_part(conversation_id, month, number), False, "")
+                current.text = _appended(current.text, piece)
+                if message.message_id not in current.message_ids:
+                    current.message_ids.append(message.message_id)
+        if current.message_ids:
+            touched.append(current)
+    calls = tuple(_call(f) for f in touched)
+    paths = ", ".join(f.path for f in touched)
+    summary = messages.DREAM_VERBATIM_SUMMARY.format(
+        count=len(statements), conversation=conversation_id, first=statements[0].captured_at,
+        last=statements[-1].captured_at, paths=paths, window=len(window))
+    return Proposal(calls, summary, None)
+
+
+def _appended(text: str, block: str) -> str:
+    """What `insert` at the end does (the same pure edit the memory tool applies)."""
+    return edits.inserted(text, -1, block, "")
+
+
+def _call(f: _File) -> ProposedCall:
+    count = len(f.message_ids)
+    if f.existing:
+        block = f.text[len(f.start if f.start.endswith("\n") else f.start + "\n"):]
+        call = {"command": "insert", "path": f.path, "insert_line": -1, "insert_text": block}
+        summary = messages.DREAM_VERBATIM_APPEND.format(count=count, path=f.path)
+    else:
+        call = {"command": "create", "path": f.path, "file_text": f.text}
+        summary = messages.DREAM_VERBATIM_CREATE.format(count=count, path=f.path)
+    call["reason"] = summary
+    return ProposedCall(call, summary, tuple(f.message_ids))
+
+
+class VerbatimStrategy:
+    name = NAME
+
+    def propose(self, dream: DreamInput) -> Proposal:
+        prefix = f"{FOLDER}/{dream.conversation_id}/"
+        files = {p: t for p, t in dream.files.items() if p.startswith(prefix)}
+        return plan(dream.messages, dream.conversation_id, files, dream.policy.limits.file_chars)

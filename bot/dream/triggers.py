@@ -1,0 +1,94 @@
+"""When a dream runs: pure decisions over a conversation's trigger state (table-tested).
+
+Events: `step` (one assistant step), `compaction` (the harness compacted the context),
+`manual` (on demand) and `closed` (the open dream's pull request was closed or merged).
+The policy's `dream.trigger` names the automatic trigger: `step-count` (every `dream.steps`
+assistant steps), `compaction`, or `off`; `manual` always asks for a dream.
+
+At most one dream per conversation is open. A trigger that arrives while one is open is
+remembered as `pending` and fires when that dream is closed (the `closed` event) or, if
+nobody says so, at the next trigger, because every attempt asks the forge again whether a
+dream is open (the state file may be stale: a person may have merged it on GitHub).
+A failed attempt is remembered the same way, so no trigger is ever lost: when a dream is
+decided, its trigger is written down as pending before the run starts (a crash leaves it
+pending), and only an attempt that opened a pull request or found nothing clears it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from bot.config import Dream
+
+EVENTS = ("step", "compaction", "manual", "closed")
+
+# What an attempt ended with (the runner reports one of these).
+OPENED = "opened"  # a pull request was opened
+ALREADY_OPEN = "already-open"  # the forge has an open dream for the conversation: remembered
+NOTHING = "nothing"  # nothing new since the cursor, or nothing to change
+FAILED = "failed"  # the attempt failed before a pull request existed
+OUTCOMES = (OPENED, ALREADY_OPEN, NOTHING, FAILED)
+
+
+@dataclass(frozen=True)
+class TriggerState:
+    """Per agent and conversation; `steps` counts assistant steps since the last attempt."""
+
+    steps: int = 0
+    pending: str | None = None
+    open_dream: str | None = None
+    open_pr: int | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    run: bool
+    trigger: str | None  # step-count, compaction or manual: what the provenance records
+    state: TriggerState  # the state to keep whatever happens next
+    reason: str
+
+
+def decide(state: TriggerState, event: str, policy: Dream) -> Decision:
+    """Should a dream run now, and as which trigger?"""
+    if event not in EVENTS:
+        raise ValueError(f"unknown dream event {event!r}; expected one of {', '.join(EVENTS)}")
+    wanted: str | None = None
+    new = state
+    if event == "step":
+        new = replace(state, steps=state.steps + 1)
+        if policy.trigger == "step-count" and new.steps >= policy.steps:
+            wanted = "step-count"
+    elif event == "compaction":
+        if policy.trigger == "compaction":
+            wanted = "compaction"
+    elif event == "manual":
+        wanted = "manual"
+    else:  # closed
+        new = replace(state, open_dream=None, open_pr=None)
+        if state.pending is not None:
+            return Decision(True, state.pending, replace(new, steps=0),
+                            "the open dream was closed; its pending trigger fires")
+        return Decision(False, None, new, "the open dream was closed; nothing is pending")
+    if wanted is None:
+        if event == "step" and policy.trigger == "step-count":
+            return Decision(False, None, new, f"{new.steps} of {policy.steps} assistant steps")
+        return Decision(False, None, new, f"the policy's trigger is {policy.trigger}")
+    running = replace(new, steps=0, pending=wanted)
+    if new.open_pr is not None:
+        return Decision(True, wanted, running, "a dream is recorded as open: the forge is asked again before running")
+    return Decision(True, wanted, running, f"trigger {wanted}")
+
+
+def after(state: TriggerState, trigger: str, outcome: str, *, dream_id: str | None = None,
+          pr: int | None = None) -> TriggerState:
+    """The state after an attempt as `trigger` ended with `outcome`. `state` is the state as
+    saved now (steps counted during the run are kept)."""
+    if outcome not in OUTCOMES:
+        raise ValueError(f"unknown dream outcome {outcome!r}")
+    if outcome == OPENED:
+        return TriggerState(state.steps, None, dream_id, pr)
+    if outcome == ALREADY_OPEN:
+        return TriggerState(state.steps, state.pending or trigger, dream_id, pr)
+    if outcome == NOTHING:
+        return TriggerState(state.steps, None, None, None)
+    return replace(state, pending=state.pending or trigger)

@@ -1,0 +1,272 @@
+"""The integrator's decision: one pure function from the pull request as re-read now (and the
+policy at its base) to the one action to take. DESIGN.md §10 is the table it implements.
+
+Order of the checks, and why:
+1. not a memrepo pull request -> nothing (the bot only touches what memrepo opened);
+2. a merge answer that came after the state was read: merged -> publish; refused or lost ->
+   re-read (the state in hand is stale, so nothing else is decided from it);
+3. merged -> publish the head event once; closed -> nothing; draft -> nothing;
+4. attempts exhausted -> give up (comment, `memrepo:conflict`), so no job loops forever;
+5. no validation for exactly this head -> validate; invalid -> failure status and comment
+   (dreams are closed, anything else stays open for a person);
+6. mergeability unknown -> wait with backoff; not mergeable -> close (`auto` dreams) or resolve
+   once per head, then `memrepo:conflict` for a person. Conflicts come before reviews, so a
+   person reviews the resolved version and an approval is not spent on a head about to move;
+7. review needed and no approval of this head by someone else, or changes requested ->
+   `memrepo:needs-review` and a pending status;
+8. status not yet success -> set it (branch protection may require it); then merge with the
+   head sha, which GitHub refuses if the head moved since.
+
+Decisions beyond the table (documented in the report and tests):
+- `auto` closes only dreams on conflict: a dream's transcript is covered again by a later
+  dream, an agent edit's change would be lost, so agent edits are resolved as in `explicit`.
+- a CHANGES_REQUESTED review (latest per reviewer, any commit) blocks the merge in every mode:
+  a person asked to stop, and `auto` does not overrule them.
+- an unknown merge mode is treated as `review`, the strictest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from fnmatch import fnmatchcase
+
+from bot import messages
+from bot.config import Policy
+from bot.integrator.state import (
+    DEFAULT_TUNING,
+    DREAM_BRANCH_PREFIX,
+    EDIT_BRANCH_PREFIX,
+    LABEL_AGENT_EDIT,
+    LABEL_CONFLICT,
+    LABEL_DREAM,
+    LABEL_NEEDS_REVIEW,
+    LABEL_PREFIX,
+    LABEL_UNTRUSTED,
+    MERGE_METHOD,
+    Action,
+    Kind,
+    LastMerge,
+    MergeAnswer,
+    PullState,
+    Review,
+    Tuning,
+)
+
+STATUS_DESCRIPTION_CHARS = 140  # GitHub refuses longer commit status descriptions
+MAX_LISTED = 20  # problems or history lines listed in one comment
+
+
+# ------------------------------------------------------------------------------- what a pull request is
+def _branch(ref: str) -> str:
+    return ref.removeprefix("refs/heads/")
+
+
+def is_memrepo(state: PullState) -> bool:
+    """Opened by memrepo: any `memrepo:` label, or a dream or agent-edit branch."""
+    branch = _branch(state.head_ref)
+    return any(label.startswith(LABEL_PREFIX) for label in state.labels) or branch.startswith(
+        (DREAM_BRANCH_PREFIX, EDIT_BRANCH_PREFIX))
+
+
+def is_dream(state: PullState) -> bool:
+    """A dream that can be closed and dreamt again: labelled or branched as a dream, and not
+    also marked as an agent's edit (which nothing would redo)."""
+    dream = LABEL_DREAM in state.labels or _branch(state.head_ref).startswith(DREAM_BRANCH_PREFIX)
+    edit = LABEL_AGENT_EDIT in state.labels or _branch(state.head_ref).startswith(EDIT_BRANCH_PREFIX)
+    return dream and not edit
+
+
+def merge_mode(policy: Policy) -> str:
+    mode = policy.merge
+    return mode if mode in ("auto", "explicit", "review") else "review"
+
+
+def protected_paths(paths: Iterable[str], globs: Iterable[str]) -> list[str]:
+    """Changed paths a protected pattern matches. Patterns are fnmatch globs on the whole
+    path (`*` also crosses `/`); a pattern ending in `/` protects everything under it."""
+    patterns = [g for g in globs if g]
+    found = []
+    for path in paths:
+        for pattern in patterns:
+            if (pattern.endswith("/") and path.startswith(pattern)) or fnmatchcase(path, pattern):
+                found.append(path)
+                break
+    return found
+
+
+def review_needed(state: PullState, policy: Policy) -> bool:
+    """Policy `review`, a protected path touched, or content from an untrusted source."""
+    return (merge_mode(policy) == "review" or LABEL_UNTRUSTED in state.labels
+            or bool(protected_paths(state.changed_paths, policy.protected)))
+
+
+def latest_reviews(reviews: Iterable[Review], author: str) -> dict[str, Review]:
+    """The review that counts for each reviewer other than the author: their latest approval
+    or change request (comments do not change it; a dismissal clears it), as GitHub does.
+    Logins compare case-insensitively, as GitHub's do."""
+    by_reviewer: dict[str, Review] = {}
+    me = author.casefold()
+    for review in sorted(reviews, key=lambda r: r.order):
+        who = review.author.casefold()
+        if not who or who == me:
+            continue
+        state = review.state.upper()
+        if state in ("APPROVED", "CHANGES_REQUESTED"):
+            by_reviewer[who] = review
+        elif state == "DISMISSED":
+            by_reviewer.pop(who, None)
+    return by_reviewer
+
+
+def changes_requested(state: PullState) -> bool:
+    return any(r.state.upper() == "CHANGES_REQUESTED" for r in latest_reviews(state.reviews, state.author).values())
+
+
+def approved(state: PullState) -> bool:
+    """Approved by someone other than the author for exactly the current head, and nobody's
+    latest review requests changes."""
+    latest = latest_reviews(state.reviews, state.author).values()
+    if any(r.state.upper() == "CHANGES_REQUESTED" for r in latest):
+        return False
+    return bool(state.head_sha) and any(
+        r.state.upper() == "APPROVED" and r.commit_id == state.head_sha for r in latest)
+
+
+def backoff(attempts: int, tuning: Tuning) -> float:
+    """Seconds before the next look: doubling from `wait_base`, capped at `wait_cap`."""
+    step = max(0, min(attempts, 32))
+    return float(max(0.0, min(tuning.wait_cap, tuning.wait_base * (2 ** step))))
+
+
+# ------------------------------------------------------------------------------------------- text
+def _listed(lines: Iterable[str]) -> str:
+    items = [" ".join(str(line).split()) for line in lines]
+    shown = [f"- {item}" for item in items[:MAX_LISTED] if item]
+    if len(items) > MAX_LISTED:
+        shown.append(messages.INTEGRATOR_MORE.format(count=len(items) - MAX_LISTED))
+    return "\n".join(shown) or f"- {messages.INTEGRATOR_NOTHING_LISTED}"
+
+
+def _description(text: str) -> str:
+    text = " ".join(text.split())
+    if len(text) <= STATUS_DESCRIPTION_CHARS:
+        return text
+    return text[: STATUS_DESCRIPTION_CHARS - 1] + "…"
+
+
+def _invalid_texts(state: PullState, closing: bool) -> tuple[str, str]:
+    problems = state.validation.problems if state.validation else ()
+    first = " ".join(str(problems[0]).split()) if problems else messages.INTEGRATOR_NOTHING_LISTED
+    description = _description(messages.INTEGRATOR_STATUS_INVALID.format(count=len(problems), first=first))
+    outcome = messages.INTEGRATOR_INVALID_CLOSED if closing else messages.INTEGRATOR_INVALID_OPEN
+    comment = messages.INTEGRATOR_INVALID_COMMENT.format(
+        sha=state.head_sha[:12], problems=_listed(problems), outcome=outcome)
+    return description, comment
+
+
+# ------------------------------------------------------------------------------------------ rows
+def _publish(state: PullState, sha: str | None) -> Action:
+    if state.head_published:
+        return Action(Kind.NOTHING, messages.INTEGRATOR_WHY_MERGED)
+    return Action(Kind.PUBLISH_HEAD, messages.INTEGRATOR_WHY_PUBLISH, sha=sha or state.merge_commit_sha)
+
+
+def _give_up(state: PullState, tuning: Tuning) -> Action:
+    comment = messages.INTEGRATOR_GIVE_UP_COMMENT.format(
+        attempts=state.attempts, history=_listed(state.history), label=LABEL_CONFLICT)
+    return Action(Kind.GIVE_UP, messages.INTEGRATOR_WHY_GIVE_UP.format(attempts=state.attempts,
+                                                                      limit=tuning.max_attempts),
+                  sha=state.head_sha or None, comment=comment, labels=(LABEL_CONFLICT,))
+
+
+def _after_merge(state: PullState, last: LastMerge, tuning: Tuning) -> Action:
+    """The merge answered after this state was read: only a merge is believed; anything else
+    means the state is stale, so read it again (asking first whether it merged if unsure)."""
+    if last.answer.merged:
+        return _publish(state, last.sha)
+    if state.attempts >= tuning.max_attempts:
+        return _give_up(state, tuning)
+    if last.answer is MergeAnswer.UNKNOWN:
+        return Action(Kind.REREAD, messages.INTEGRATOR_WHY_UNKNOWN, delay=backoff(state.attempts, tuning),
+                      check_merged=True)
+    if last.answer is MergeAnswer.NOT_MERGED:
+        wait = last.retry_after if last.retry_after is not None and last.retry_after > 0 else 0.0
+        reason = messages.INTEGRATOR_WHY_NOT_MERGED_LOST if last.lost else messages.INTEGRATOR_WHY_NOT_MERGED
+        return Action(Kind.REREAD, reason, delay=float(min(wait, 3600.0)))
+    return Action(Kind.REREAD, messages.INTEGRATOR_WHY_REFUSED.format(answer=last.answer.value))
+
+
+def _invalid(state: PullState) -> Action:
+    if is_dream(state):
+        description, comment = _invalid_texts(state, closing=True)
+        return Action(Kind.COMMENT_AND_CLOSE, messages.INTEGRATOR_WHY_INVALID_CLOSE, sha=state.head_sha,
+                      status="failure", description=description, comment=comment)
+    if state.status == "failure":
+        return Action(Kind.NOTHING, messages.INTEGRATOR_WHY_INVALID_WAITING)
+    description, comment = _invalid_texts(state, closing=False)
+    return Action(Kind.SET_STATUS, messages.INTEGRATOR_WHY_INVALID_OPEN, sha=state.head_sha,
+                  status="failure", description=description, comment=comment)
+
+
+def _not_mergeable(state: PullState, policy: Policy) -> Action:
+    mode = merge_mode(policy)
+    if mode == "auto" and is_dream(state):
+        return Action(Kind.COMMENT_AND_CLOSE, messages.INTEGRATOR_WHY_CONFLICT_CLOSE, sha=state.head_sha,
+                      comment=messages.INTEGRATOR_CONFLICT_CLOSED_COMMENT.format(base=state.base_ref or "main"))
+    if not state.resolution_tried:
+        return Action(Kind.RESOLVE, messages.INTEGRATOR_WHY_RESOLVE.format(mode=mode), sha=state.head_sha,
+                      base_sha=state.base_sha or None)
+    if LABEL_CONFLICT not in state.labels:
+        return Action(Kind.MARK_CONFLICT, messages.INTEGRATOR_WHY_CONFLICT_MARK, sha=state.head_sha,
+                      labels=(LABEL_CONFLICT,),
+                      comment=messages.INTEGRATOR_CONFLICT_COMMENT.format(
+                          base=state.base_ref or "main", sha=state.head_sha[:12], label=LABEL_CONFLICT))
+    return Action(Kind.NOTHING, messages.INTEGRATOR_WHY_CONFLICT_WAITING)
+
+
+def _needs_review(state: PullState) -> Action:
+    if LABEL_NEEDS_REVIEW in state.labels and state.status == "pending":
+        return Action(Kind.NOTHING, messages.INTEGRATOR_WHY_REVIEW_WAITING)
+    why = messages.INTEGRATOR_WHY_CHANGES_REQUESTED if changes_requested(state) else messages.INTEGRATOR_WHY_REVIEW
+    return Action(Kind.MARK_NEEDS_REVIEW, why, sha=state.head_sha, labels=(LABEL_NEEDS_REVIEW,),
+                  status="pending", description=messages.INTEGRATOR_STATUS_REVIEW)
+
+
+def decide(state: PullState, policy: Policy, tuning: Tuning = DEFAULT_TUNING) -> Action:
+    """The one action for this pull request now. Total: any state gives an action.
+
+    MERGE is returned only for an open, non-draft pull request whose validation is valid for
+    exactly the current head sha, that GitHub reports mergeable, and that is approved by
+    someone other than its author where a review is needed; it carries that head sha.
+    """
+    if not is_memrepo(state):
+        return Action(Kind.NOTHING, messages.INTEGRATOR_WHY_NOT_MEMREPO)
+    if state.last_merge is not None and state.last_merge.answer.merged:
+        return _publish(state, state.last_merge.sha)
+    if state.merged:
+        return _publish(state, state.merge_commit_sha)
+    if state.state != "open":
+        return Action(Kind.NOTHING, messages.INTEGRATOR_WHY_CLOSED)
+    if state.last_merge is not None:
+        return _after_merge(state, state.last_merge, tuning)
+    if state.draft:
+        return Action(Kind.NOTHING, messages.INTEGRATOR_WHY_DRAFT)
+    if state.attempts >= tuning.max_attempts:
+        return _give_up(state, tuning)
+    if not state.head_sha:
+        return Action(Kind.WAIT, messages.INTEGRATOR_WHY_NO_HEAD, delay=backoff(state.attempts, tuning))
+    validation = state.validation
+    if validation is None or validation.sha != state.head_sha:
+        return Action(Kind.VALIDATE, messages.INTEGRATOR_WHY_VALIDATE, sha=state.head_sha)
+    if not validation.valid:
+        return _invalid(state)
+    if state.mergeable is None:
+        return Action(Kind.WAIT, messages.INTEGRATOR_WHY_MERGEABLE_UNKNOWN, delay=backoff(state.attempts, tuning))
+    if state.mergeable is not True:
+        return _not_mergeable(state, policy)
+    if (review_needed(state, policy) and not approved(state)) or changes_requested(state):
+        return _needs_review(state)
+    if state.status != "success":
+        return Action(Kind.SET_STATUS, messages.INTEGRATOR_WHY_STATUS_SUCCESS, sha=state.head_sha,
+                      status="success", description=messages.INTEGRATOR_STATUS_VALID)
+    return Action(Kind.MERGE, messages.INTEGRATOR_WHY_MERGE, sha=state.head_sha, method=MERGE_METHOD)
