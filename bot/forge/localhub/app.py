@@ -77,9 +77,13 @@ def _credentials() -> tuple[str | None, str | None]:
     return None, None
 
 
-def create_app(data_dir: str | Path, *, public_url: str | None = None, hub: Hub | None = None) -> Flask:
+MAX_BODY = 100 * 1024 * 1024  # git pushes of a memory repository stay far below this
+
+
+def create_app(data_dir: str | Path, *, public_url: str | None = None, hub: Hub | None = None,
+               max_body: int = MAX_BODY) -> Flask:
     app = Flask("localhub")
-    app.config["MAX_CONTENT_LENGTH"] = 100 * 1024 * 1024
+    app.config["MAX_CONTENT_LENGTH"] = max_body
     app.json.sort_keys = False  # type: ignore[attr-defined]
     hub = hub or Hub(Path(data_dir), public_url)
     app.extensions["localhub"] = hub
