@@ -582,11 +582,11 @@ DREAM_NOTHING_TO_CHANGE = (
 )
 DREAM_ALREADY_OPEN = (
     "dream {dream} for conversation {conversation} is still open as pull request #{number} ({url}, "
-    "messages {range}); no other dream is opened until it is merged or closed"
+    "messages {range}); no other dream is opened until it is merged or closed."
 )
 DREAM_DUPLICATE = (
     "pull request #{number} ({url}, dream {dream}) already covers the same messages {range} of conversation "
-    "{conversation}; not opening another"
+    "{conversation}; not opening another."
 )
 DREAM_REMEMBERED = "The {trigger} trigger is remembered and fires when it is merged or closed."
 DREAM_RUNNING = "a dream for conversation {conversation} is running now; this trigger is folded into it"
@@ -818,3 +818,34 @@ EVENTS_BAD_TOKEN = "the bearer token is not valid"
 EVENTS_UNKNOWN_REPO = "{repo} is not a repository this server serves"
 HEALTH_OK = "ok"
 CONTEXT_BAD_DATE_WEIGHT = "date_weight must be a number from 0 to {limit:g}, found {value!r}"
+
+# Integrator jobs.
+INTEGRATOR_NO_CREDENTIALS = (
+    "the integrator needs forge credentials: set one of {tokens} to a token, or {app} with "
+    "MEMREPO_APP_PRIVATE_KEY (or MEMREPO_APP_PRIVATE_KEY_FILE) for a GitHub App"
+)
+INTEGRATOR_APP_KEY_UNREADABLE = "{name} names {path}, which cannot be read ({error})"
+INTEGRATOR_GIT_FAILED = "git {what} for {repo} failed: {problem}"
+INTEGRATOR_OP_CLOSE = "close pull request #{number} of {repo}"
+INTEGRATOR_PULL_GONE = "the pull request no longer exists"
+INTEGRATOR_TOO_MANY_STEPS = "{steps} decisions in one run; coming back shortly to continue"
+INTEGRATOR_RESOLUTION_COMMIT = """\
+Merge {base} into {branch}: conflicts resolved by memrepo
+
+Markdown-aware three-way merge (frontmatter key by key, lists as a union) of the files both
+sides changed; validated before it was pushed.
+
+Files both sides changed:
+{paths}{notes}
+"""
+INTEGRATOR_CONFLICT_DETAILS = "\nWhat could not be merged automatically:\n\n{details}\n"
+INTEGRATOR_NOTE_VALIDATED = "validated {sha}: {count} problem(s)"
+INTEGRATOR_NOTE_WAITED = "waited {seconds:.1f}s: {why}"
+INTEGRATOR_NOTE_MERGE = "merge at {sha}: {outcome}"
+INTEGRATOR_NOTE_RESOLVED = "resolved conflicts with {base}: pushed {sha}"
+INTEGRATOR_NOTE_RESOLVE_STALE = "resolution of {sha} not pushed: the branch moved meanwhile"
+INTEGRATOR_NOTE_RESOLVE_FAILED = "resolution of {sha} failed: {count} conflict(s) or problem(s)"
+INTEGRATOR_NOTE_REREAD = "re-read: {why}"
+WORKER_STARTING = "memrepo worker: serving queue(s) {queues} on {redis}; work folder {work_dir}"
+WORKER_RECONCILE = "memrepo worker: reconciling {repos} every {seconds:g}s"
+WORKER_BAD_INTERVAL = "--reconcile-every must be 0 (off) or a positive number of seconds, found {value}"

@@ -66,3 +66,10 @@ def test_oversized_body_is_413(tmp_path: Path) -> None:
         assert resp.status_code == 413
         assert set(resp.json()) >= {"message", "documentation_url"}
         assert requests.get(f"{server.url}/_localhub/health", timeout=10).status_code == 200
+
+
+def test_json_is_read_whatever_the_content_type(localhub: LocalhubServer) -> None:
+    """`curl -d '{...}'` sends application/x-www-form-urlencoded; GitHub reads JSON anyway."""
+    resp = requests.post(f"{localhub.url}/_localhub/tokens", data='{"login": "ada"}', timeout=10,
+                         headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert resp.status_code == 201 and resp.json()["login"] == "ada"

@@ -22,6 +22,11 @@ Rules, applied to NFKC-normalised, case-folded text:
 
 Tokens never contain ASCII punctuation or spaces, so FTS5's `ascii` tokenizer keeps each one
 whole and its counts (document length, term frequency) equal this module's exactly.
+
+Queries (not the index) leave out English function words ("what", "did", "the", ...):
+in a question they carry no topic, yet unless a word is in half the messages or more its
+idf is real and it pulls up messages that merely share it. A query made only of such words
+keeps them, so "how is it" still searches; quoted phrases keep every word.
 """
 
 from __future__ import annotations
@@ -225,6 +230,34 @@ def _tokenize_any(text: str, query: bool) -> list[str]:
     return tokens
 
 
+# English function words left out of queries (see the module docstring). Written as words;
+# queries compare their tokens (stemmed). Words whose stem is shared with content words are not
+# here ("may" the month, "own"/"owned", "like", "near"/"nearly", "past", "let", "quit").
+_STOPWORD_TEXT = """
+a an the this that these those some any each every either neither no nor not all both few many much more
+most other another such same
+i me my mine myself we us our ours ourselves you your yours yourself yourselves he him his himself
+she her hers herself it its itself they them their theirs themselves
+what which who whom whose when where why how
+am is are was were be been being have has had having do does did doing done
+will would shall should can could might must ought
+about above across after against along among around at before behind below beneath beside besides
+between beyond by down during except for from in inside into of off on onto out outside over
+since through throughout till to toward towards under until up upon via with within without
+and but or so yet if then than because as while although though whether
+also just only again further once here there now ever even still very too rather
+im ive id youre youve youd youll hes shes weve were theyre theyve theyd thats whats whos wheres
+theres heres hows dont doesnt didnt isnt arent wasnt werent havent hasnt hadnt cant couldnt
+wouldnt shouldnt wont mustnt
+"""
+ENGLISH_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+@lru_cache(maxsize=1)
+def _stopword_tokens() -> frozenset[str]:
+    return frozenset(t for w in ENGLISH_STOPWORDS for t in tokenize(w))
+
+
 @dataclass(frozen=True)
 class Unit:
     """One thing a query looks for: a token, or a quoted phrase (tokens next to each other)."""
@@ -243,23 +276,29 @@ class Unit:
 _QUOTES = re.compile(r'["\u201c\u201d]')
 
 
+# Tokens a query leaves out; None means the English function words above. Set to an empty
+# set to search with every word (the benchmark measures the search both ways).
+QUERY_STOPWORDS: frozenset[str] | None = None
+
+
 def parse_query(query: str) -> list[Unit]:
     """Units of a query, in order and without repeats: unquoted words are single tokens
-    (ranked by BM25 as an OR), quoted parts are phrases. An unclosed quote runs to the end."""
+    (ranked by BM25 as an OR), quoted parts are phrases. An unclosed quote runs to the end.
+    Unquoted function words are left out unless the query has nothing else."""
+    parts: list[tuple[tuple[str, ...], bool]] = []  # (tokens, quoted)
+    for i, part in enumerate(_QUOTES.split(query)):
+        if i % 2:
+            parts.append((tuple(tokenize(part)), True))
+        else:
+            parts.extend(((token,), False) for token in tokenize(part, query=True))
+    stop = _stopword_tokens() if QUERY_STOPWORDS is None else QUERY_STOPWORDS
+    kept = [p for p in parts if p[0] and (p[1] or p[0][0] not in stop)]
     units: list[Unit] = []
     seen: set[tuple[str, ...]] = set()
-
-    def add(tokens: tuple[str, ...]) -> None:
+    for tokens, _ in kept or parts:
         if tokens and tokens not in seen:
             seen.add(tokens)
             units.append(Unit(tokens))
-
-    for i, part in enumerate(_QUOTES.split(query)):
-        if i % 2:
-            add(tuple(tokenize(part)))
-        else:
-            for token in tokenize(part, query=True):
-                add((token,))
     return units
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from flask import Response, jsonify
@@ -48,14 +49,16 @@ def validation(resource: str, field: str, code: str = "invalid", message: str | 
 
 
 def json_body() -> dict[str, Any]:
-    """The request's JSON object, or GitHub's 400 for anything else."""
+    """The request's JSON object, or GitHub's 400 for anything else. Like GitHub, the body
+    is read as JSON whatever the Content-Type says (`curl -d` sends a form type)."""
     from flask import request
 
-    if not request.data:
+    raw = request.get_data(cache=True)
+    if not raw:
         return {}
     try:
-        data = request.get_json(force=True, silent=False)
-    except Exception:  # werkzeug raises BadRequest subclasses for malformed JSON
+        data = json.loads(raw)
+    except ValueError:
         raise ApiError(400, "Problems parsing JSON") from None
     if not isinstance(data, dict):
         raise ApiError(400, "Problems parsing JSON")
