@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bot import cli
 from tests.conftest import run_cli
 
 
@@ -148,3 +149,19 @@ def test_search_filters_on_the_command_line(capsys: pytest.CaptureFixture[str], 
     assert [h["message_id"] for h in json.loads(out)] == [tool]
     _code, out, _ = run_cli(capsys, "search", "filter", "--home", home, "--json", "--until", "2000-01-01")
     assert json.loads(out) == []
+
+
+def test_search_with_context_ranks_the_turn_after_a_match(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home = str(tmp_path / "home")
+    for kind, text in (("user", "where did you park the bicycle"), ("assistant", "behind the library"),
+                       ("user", "unrelated chatter about lunch")):
+        assert cli.main(["transcript", "append", "--home", home, "--agent", "ada", "--conversation", "c1",
+                         "--kind", kind, "--text", text]) == 0
+    capsys.readouterr()
+    assert cli.main(["search", "--home", home, "--agent", "ada", "--json", "bicycle"]) == 0
+    plain = [hit["text"] for hit in json.loads(capsys.readouterr().out)]
+    assert cli.main(["search", "--home", home, "--agent", "ada", "--json", "--context", "bicycle"]) == 0
+    context = [hit["text"] for hit in json.loads(capsys.readouterr().out)]
+    assert plain == ["where did you park the bicycle"]
+    assert context[:2] == ["where did you park the bicycle", "behind the library"]
+    assert "unrelated chatter about lunch" not in context

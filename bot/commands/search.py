@@ -1,12 +1,15 @@
-"""`memrepo search QUERY`: BM25 search over agent transcripts."""
+"""`memrepo search QUERY`: BM25 search over agent transcripts; `--context` re-ranks with the
+neighbouring turns and the dates the query names (bench/locomo.py measures both)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from functools import partial
 
 from bot import messages
 from bot.commands.transcript import add_home, open_store
+from bot.transcript.retrieval import search_in_context
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,14 +24,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--until", metavar="ISO", help=messages.SEARCH_UNTIL_HELP)
     parser.add_argument("-k", type=int, default=10, metavar="N", help="how many results (default: 10)")
     parser.add_argument("--json", action="store_true", help=messages.SEARCH_JSON_HELP)
+    parser.add_argument("--context", action="store_true",
+                        help="also rank by the neighbouring turns and the dates the query names (better recall; "
+                        "a result may be the turn next to the one with the words)")
     add_home(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     with open_store(args) as store:
-        hits = store.search(args.query, agent=args.agent, conversation=args.conversation, kinds=args.kind,
-                            sources=args.source, since=args.since, until=args.until, k=args.k)
+        search = partial(search_in_context, store) if args.context else store.search
+        hits = search(args.query, agent=args.agent, conversation=args.conversation, kinds=args.kind,
+                      sources=args.source, since=args.since, until=args.until, k=args.k)
     if args.json:
         print(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
         return 0

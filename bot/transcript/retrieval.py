@@ -93,7 +93,7 @@ def search_in_context(store: TranscriptStore, query: str, agent: str | None = No
             hits.extend(found)
             bounds.append(bound)
         hits.sort(key=lambda h: (-h.score, h.agent_id, h.message_id))
-        hits = hits[:k]
+        hits = [hit for hit in hits[:k] if hit.score > 0]  # nothing matched and no neighbour did: noise
         bound = max(bounds, default=0.0)
         settled = bound == 0.0 or (len(hits) == k and hits[-1].score > bound + _EPS * max(1.0, bound))
         if settled or size >= MAX_K:
