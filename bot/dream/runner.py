@@ -51,7 +51,7 @@ from bot.forge.client import ForgeClient, NewPullRequest, PullRequest, RetryPoli
 from bot.forge.errors import ForgeError
 from bot.memfs import checks, validate
 from bot.memfs.repo import MemoryRepo
-from bot.memfs.sync import BRANCH, REMOTE, redact, remote_url, status
+from bot.memfs.sync import BRANCH, REMOTE, git_problem, redact, remote_url, status
 from bot.memfs.tool import AGENT_ID_KEY, MemoryTool, ToolResult
 from bot.transcript import MessageNotFoundError, TranscriptStore
 from bot.transcript.model import Message
@@ -101,15 +101,6 @@ def _git(cwd: Path, *args: str) -> tuple[int, str]:
     return done.returncode, redact((done.stdout or "") + (done.stderr or ""))
 
 
-def _problem(output: str) -> str:
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
-    for prefix in ("fatal:", "error:", "remote: error:", "!"):
-        for line in lines:
-            if line.startswith(prefix):
-                return line[len(prefix):].strip()[:300] or "git failed"
-    return lines[-1][:300] if lines else "git failed"
-
-
 @contextlib.contextmanager
 def worktree(repo: MemoryRepo, base: str) -> Iterator[Path]:
     """A linked worktree detached at `base`, removed afterwards whatever happens."""
@@ -119,7 +110,7 @@ def worktree(repo: MemoryRepo, base: str) -> Iterator[Path]:
     code, out = _git(repo.root, "worktree", "add", "--detach", str(path), base)
     if code != 0:
         shutil.rmtree(holder, ignore_errors=True)
-        raise MemrepoError(messages.DREAM_WORKTREE_FAILED.format(problem=_problem(out)))
+        raise MemrepoError(messages.DREAM_WORKTREE_FAILED.format(problem=git_problem(out)))
     try:
         yield path
     finally:
@@ -133,7 +124,7 @@ def _push_branch(repo: MemoryRepo, branch: str) -> None:
     code, out = _git(repo.root, "push", "--porcelain", REMOTE, f"{ref}:{ref}")
     line = next((ln for ln in out.splitlines() if f"{ref}:{ref}" in ln), None)
     if code != 0 or line is None or line.startswith("!"):
-        reason = line.split("\t")[-1] if line else _problem(out)
+        reason = line.split("\t")[-1] if line else git_problem(out)
         raise MemrepoError(messages.DREAM_PUSH_FAILED.format(branch=branch, problem=reason.strip() or "rejected"))
 
 
@@ -142,7 +133,7 @@ def _delete_remote_branch(repo: MemoryRepo, branch: str) -> str | None:
     code, out = _git(repo.root, "push", "--porcelain", REMOTE, f":refs/heads/{branch}")
     if code == 0 or "remote ref does not exist" in out:
         return None
-    return _problem(out)
+    return git_problem(out)
 
 
 def _delete_local_branch(repo: MemoryRepo, branch: str) -> None:

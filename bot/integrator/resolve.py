@@ -36,7 +36,7 @@ import yaml
 from bot import messages
 from bot.config import DEFAULT_POLICY, Policy
 from bot.memfs.document import Document, DocumentError, parse
-from bot.memfs.merge import Conflict, merge3
+from bot.memfs.merge import Conflict, join_lines, merge3, split_lines
 from bot.memfs.validate import validate_file
 
 READ_ONLY = "read_only"
@@ -201,20 +201,6 @@ class LLMResolver:
 
 
 # -------------------------------------------------------------------------------------- body units
-def _lines(text: str) -> tuple[list[str], bool]:
-    """Lines as merge3 counts them, and whether the text ends with a newline."""
-    if not text:
-        return [], True
-    parts = text.split("\n")
-    if parts[-1] == "":
-        return parts[:-1], True
-    return parts, False
-
-
-def _join(lines: list[str], eol: bool) -> str:
-    return "\n".join(lines) + ("\n" if eol and lines else "")
-
-
 def _units(lines: list[str], grouped: bool) -> tuple[list[str], set[str], set[str]]:
     """(units, list items, lines inside code fences): each list item with its continuation
     lines joined into one unit (when `grouped`); other lines as they are."""
@@ -306,7 +292,7 @@ def merge_text(base: str, ours: str, theirs: str, *, lists: bool = True,
     `lists`). Returns (text, []) or (None, conflict descriptions); `offset` is added to line
     numbers (the frontmatter's lines above a body)."""
     grouped = lists and not any(_JOIN in text for text in (base, ours, theirs))
-    (b_lines, b_eol), (o_lines, o_eol), (t_lines, t_eol) = _lines(base), _lines(ours), _lines(theirs)
+    (b_lines, b_eol), (o_lines, o_eol), (t_lines, t_eol) = split_lines(base), split_lines(ours), split_lines(theirs)
     (b_units, b_items, b_code), (o_units, o_items, o_code), (t_units, t_items, t_code) = (
         _units(x, grouped) for x in (b_lines, o_lines, t_lines))
     items = (b_items | o_items | t_items) - (b_code | o_code | t_code)  # code that looks like a list is code
@@ -322,14 +308,14 @@ def merge_text(base: str, ours: str, theirs: str, *, lists: bool = True,
     conflicts: list[Conflict] = []
     o_now, t_now = o_units, t_units
     for _ in range(MAX_ROUNDS):
-        merged = merge3(_join(b_units, b_eol), _join(o_now, o_eol), _join(t_now, t_eol))
+        merged = merge3(join_lines(b_units, b_eol), join_lines(o_now, o_eol), join_lines(t_now, t_eol))
         if merged.text is not None:
-            out_units, eol = _lines(merged.text)
+            out_units, eol = split_lines(merged.text)
             if lists:
                 out_units = _dedupe(out_units, items, b_units, o_units, t_units)
             if grouped:
                 out_units = [line for unit in out_units for line in unit.split(_JOIN)]
-            text = _join(out_units, eol)
+            text = join_lines(out_units, eol)
             return text, []
         conflicts = merged.conflicts
         if not all(listy(c) for c in conflicts):

@@ -51,7 +51,7 @@ class Merge:
         return not self.conflicts
 
 
-def _lines(text: str) -> tuple[list[str], bool]:
+def split_lines(text: str) -> tuple[list[str], bool]:
     """(lines without their newline, whether the text ends with a newline)."""
     if not text:
         return [], True
@@ -61,7 +61,7 @@ def _lines(text: str) -> tuple[list[str], bool]:
     return parts, False
 
 
-def _join(lines: list[str], eol: bool) -> str:
+def join_lines(lines: list[str], eol: bool) -> str:
     if not lines:
         return ""
     return "\n".join(lines) + ("\n" if eol else "")
@@ -105,9 +105,9 @@ def _union(ours: list[str], theirs: list[str]) -> list[str]:
 
 def merge3(base: str, ours: str, theirs: str) -> Merge:
     """Merge two edits (`ours`, `theirs`) of the same `base` text."""
-    b, b_eol = _lines(base)
-    o, o_eol = _lines(ours)
-    t, t_eol = _lines(theirs)
+    b, b_eol = split_lines(base)
+    o, o_eol = split_lines(ours)
+    t, t_eol = split_lines(theirs)
     out: list[str] = []
     conflicts: list[Conflict] = []
     iz = io = it = 0
@@ -132,4 +132,4 @@ def merge3(base: str, ours: str, theirs: str) -> Merge:
     if conflicts:
         return Merge(None, conflicts)
     eol = t_eol if o_eol == b_eol else o_eol
-    return Merge(_join(out, eol))
+    return Merge(join_lines(out, eol))

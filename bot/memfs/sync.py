@@ -149,15 +149,14 @@ def _git(repo: MemoryRepo, command: str, *args: str) -> tuple[int, str, str]:
     return int(status or 0), out or "", err or ""
 
 
-def _problem(text: str) -> str:
-    """The line of git's output that says what went wrong, redacted."""
+def git_problem(text: str) -> str:
+    """The line of git's output that says what went wrong, redacted (git echoes URLs)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    for prefix in ("fatal:", "error:", "remote: error:"):
+    for prefix in ("fatal:", "error:", "remote: error:", "!"):
         for line in lines:
             if line.startswith(prefix):
-                line = line[len(prefix):].strip()
-                return redact(line)[:300] or "git failed"
-    return redact(lines[0])[:300] if lines else "git failed"
+                return redact(line[len(prefix):].strip())[:300] or "git failed"
+    return redact(lines[-1])[:300] if lines else "git failed"
 
 
 def remote_url(repo: MemoryRepo) -> str | None:
@@ -176,7 +175,7 @@ def _fetch(repo: MemoryRepo) -> tuple[str | None, str | None]:
         return repo.resolve(TRACKING_REF), None
     if _NO_REMOTE_MAIN in err:
         return None, None
-    return None, _problem(err or out)
+    return None, git_problem(err or out)
 
 
 def _push_once(repo: MemoryRepo) -> tuple[str, str]:
@@ -186,11 +185,11 @@ def _push_once(repo: MemoryRepo) -> tuple[str, str]:
     if status == 0 and line is not None and not line.startswith("!"):
         return "ok", ""
     if line is None:
-        return "unreachable", _problem(err or out)
+        return "unreachable", git_problem(err or out)
     summary = line.split("\t")[-1]
     if any(word in summary or word in err for word in _MOVED):
         return "moved", redact(summary)
-    return "refused", redact(summary.replace("[", "").replace("]", "").strip() or _problem(err))
+    return "refused", redact(summary.replace("[", "").replace("]", "").strip() or git_problem(err))
 
 
 # --------------------------------------------------------------------- helpers
@@ -494,7 +493,7 @@ def _restoring(repo: MemoryRepo) -> Iterator[None]:
 def _heads(repo: MemoryRepo) -> tuple[list[str] | None, str | None]:
     status_, out, err = _git(repo, "ls_remote", "--heads", REMOTE)
     if status_ != 0:
-        return None, _problem(err or out)
+        return None, git_problem(err or out)
     names = [line.split("\t", 1)[1] for line in out.splitlines() if "\t" in line]
     return [n.removeprefix("refs/heads/") for n in names], None
 
