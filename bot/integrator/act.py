@@ -1,0 +1,280 @@
+"""Carry out one `Action` of `decide`: statuses, comments, labels, closing, merging with the
+expected head sha, resolving in the workspace, publishing the head event.
+
+Each function does what its action says and reports what the job does next (`Applied`):
+decide again on a state it updated itself (the forge was only written to, so re-reading
+would show nothing new), re-read the pull request (something moved), wait, or stop. Writes
+are made so that doing one twice is harmless (statuses and labels are idempotent; a comment
+or a close is only made by an action that the state after it no longer leads to), because a
+job can be retried after a crash at any point.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from enum import Enum
+
+from redis import Redis
+
+from bot import messages
+from bot.config import Policy
+from bot.dream.ids import is_dream_id
+from bot.dream.provenance import ProvenanceError, parse_provenance
+from bot.forge.client import ForgeClient, PullRequest, StatusUpdate
+from bot.integrator.decide import is_dream
+from bot.integrator.resolve import Resolver
+from bot.integrator.state import (
+    DREAM_BRANCH_PREFIX,
+    LABEL_CONFLICT,
+    LABEL_NEEDS_REVIEW,
+    STATUS_CONTEXT,
+    Action,
+    Kind,
+    LastMerge,
+    PullState,
+)
+from bot.integrator.workspace import Workspace
+from bot.notify.events import HeadEvent, publish_head
+from bot.queue import PREFIX, pr_key
+
+log = logging.getLogger("memrepo.integrator")
+
+PUBLISHED_TTL = 30 * 24 * 3600
+TRIED_TTL = 7 * 24 * 3600
+MAX_CONFLICTS_LISTED = 20
+
+
+class Next(Enum):
+    """What the job does after an action."""
+
+    DECIDE = "decide"  # decide again on the updated state, without re-reading
+    REREAD = "reread"  # read the pull request again, then decide
+    WAIT = "wait"  # come back after `delay` seconds
+    STOP = "stop"  # nothing more to do until something happens
+
+
+@dataclass(frozen=True)
+class Applied:
+    next: Next
+    state: PullState | None = None
+    delay: float = 0.0
+    check_merged: bool = False
+    note: str = ""  # one line for the history of attempts (the give-up comment lists them)
+
+
+@dataclass
+class Actor:
+    """What acting on one pull request needs; `pull` is the pull request as last read."""
+
+    repo: str
+    client: ForgeClient
+    workspace: Workspace
+    redis: Redis
+    pull: PullRequest
+    policy: Policy
+    resolver: Resolver | None = None
+    on_dream_closed: Callable[[str, PullRequest, bool], None] | None = None
+    conflicts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()
+
+
+# ------------------------------------------------------------------------------------ Redis marks
+def published_key(repo: str, number: int) -> str:
+    return f"{PREFIX}published:{pr_key(repo, number)}"
+
+
+def tried_key(repo: str, number: int, head_sha: str) -> str:
+    return f"{PREFIX}resolution-tried:{pr_key(repo, number)}:{head_sha}"
+
+
+def is_published(redis: Redis, repo: str, number: int) -> bool:
+    return bool(redis.exists(published_key(repo, number)))
+
+
+def resolution_tried(redis: Redis, repo: str, number: int, head_sha: str) -> bool:
+    return bool(redis.exists(tried_key(repo, number, head_sha)))
+
+
+# ------------------------------------------------------------------------------------ helpers
+def dream_id_of(pull: PullRequest) -> str | None:
+    """The dream a pull request carries: its provenance block, else its branch name."""
+    try:
+        provenance = parse_provenance(pull.body)
+    except ProvenanceError:
+        provenance = None
+    if provenance is not None and is_dream_id(provenance.dream_id):
+        return provenance.dream_id
+    tail = pull.head_ref.removeprefix("refs/heads/").removeprefix(DREAM_BRANCH_PREFIX)
+    return tail if pull.head_ref.removeprefix("refs/heads/").startswith(DREAM_BRANCH_PREFIX) and is_dream_id(
+        tail) else None
+
+
+def _status(actor: Actor, sha: str, state: str, description: str | None) -> None:
+    actor.client.set_status(sha, StatusUpdate(state, STATUS_CONTEXT, description))
+
+
+def _dream_closed(actor: Actor, merged: bool) -> None:
+    """Tell whoever wants to know that a dream ended (the hook must not fail the job)."""
+    if actor.on_dream_closed is None or not is_dream(PullState.from_pull(actor.pull)):
+        return
+    try:
+        actor.on_dream_closed(actor.repo, actor.pull, merged)
+    except Exception:  # a hook's failure is logged; the merge or close stands
+        log.exception("%s: the dream-closed hook failed", pr_key(actor.repo, actor.pull.number))
+
+
+def _conflict_details(actor: Actor) -> str:
+    lines = [f"- `{path}`: {why}" for path, whys in sorted(actor.conflicts.items()) for why in whys]
+    lines += [f"- {problem}" for problem in actor.problems]
+    if not lines:
+        return ""
+    shown = lines[:MAX_CONFLICTS_LISTED]
+    if len(lines) > MAX_CONFLICTS_LISTED:
+        shown.append(messages.INTEGRATOR_MORE.format(count=len(lines) - MAX_CONFLICTS_LISTED))
+    return messages.INTEGRATOR_CONFLICT_DETAILS.format(details="\n".join(shown))
+
+
+# ------------------------------------------------------------------------------------ actions
+def apply(actor: Actor, state: PullState, action: Action) -> Applied:
+    """Do `action` for the pull request `state` describes."""
+    handler = _HANDLERS[action.kind]
+    return handler(actor, state, action)
+
+
+def _nothing(actor: Actor, state: PullState, action: Action) -> Applied:
+    return Applied(Next.STOP)
+
+
+def _validate(actor: Actor, state: PullState, action: Action) -> Applied:
+    verdict = actor.workspace.validate(state.base_sha, action.sha or state.head_sha)
+    note = messages.INTEGRATOR_NOTE_VALIDATED.format(sha=verdict.sha[:12], count=len(verdict.problems))
+    return Applied(Next.DECIDE, replace(state, validation=verdict), note=note)
+
+
+def _set_status(actor: Actor, state: PullState, action: Action) -> Applied:
+    sha = action.sha or state.head_sha
+    _status(actor, sha, action.status or "pending", action.description)
+    if action.comment:
+        actor.client.comment(state.number, action.comment)
+    return Applied(Next.DECIDE, replace(state, status=action.status))
+
+
+def _comment_and_close(actor: Actor, state: PullState, action: Action) -> Applied:
+    if action.status and action.sha:
+        _status(actor, action.sha, action.status, action.description)
+    if action.comment:
+        actor.client.comment(state.number, action.comment)
+    actor.client.close_pull_request(state.number)
+    _dream_closed(actor, merged=False)
+    return Applied(Next.STOP, replace(state, state="closed"))
+
+
+def _wait(actor: Actor, state: PullState, action: Action) -> Applied:
+    return Applied(Next.WAIT, delay=action.delay, note=messages.INTEGRATOR_NOTE_WAITED.format(
+        seconds=action.delay, why=action.reason))
+
+
+def _needs_review(actor: Actor, state: PullState, action: Action) -> Applied:
+    missing = [label for label in action.labels if label not in state.labels]
+    if missing:
+        actor.client.add_labels(state.number, missing)
+    if action.status and action.sha:
+        _status(actor, action.sha, action.status, action.description)
+    return Applied(Next.STOP)
+
+
+def _merge(actor: Actor, state: PullState, action: Action) -> Applied:
+    sha = action.sha or state.head_sha
+    result = actor.client.merge(state.number, sha, method=action.method or "merge")
+    log.info("%s: merge at %s: %s", pr_key(actor.repo, state.number), sha[:12], result.outcome.value)
+    note = messages.INTEGRATOR_NOTE_MERGE.format(sha=sha[:12], outcome=result.outcome.value)
+    return Applied(Next.DECIDE, replace(state, last_merge=LastMerge.from_result(result)), note=note)
+
+
+def _resolve(actor: Actor, state: PullState, action: Action) -> Applied:
+    base = action.base_sha or state.base_sha
+    head = action.sha or state.head_sha
+    outcome = actor.workspace.resolve(base, head, state.head_ref, actor.policy, actor.resolver)
+    if outcome.pushed:
+        note = messages.INTEGRATOR_NOTE_RESOLVED.format(base=base[:12], sha=outcome.pushed[:12])
+        return Applied(Next.REREAD, note=note)
+    if outcome.stale:
+        return Applied(Next.REREAD, note=messages.INTEGRATOR_NOTE_RESOLVE_STALE.format(sha=head[:12]))
+    actor.conflicts, actor.problems = outcome.conflicts, outcome.problems
+    actor.redis.set(tried_key(actor.repo, state.number, head), "1", ex=TRIED_TTL)
+    count = len(outcome.conflicts) or len(outcome.problems)
+    return Applied(Next.DECIDE, replace(state, resolution_tried=True),
+                   note=messages.INTEGRATOR_NOTE_RESOLVE_FAILED.format(sha=head[:12], count=count))
+
+
+def _mark_conflict(actor: Actor, state: PullState, action: Action) -> Applied:
+    missing = [label for label in action.labels if label not in state.labels]
+    if missing:
+        actor.client.add_labels(state.number, missing)
+        if action.comment:
+            actor.client.comment(state.number, action.comment + _conflict_details(actor))
+    return Applied(Next.STOP)
+
+
+def _give_up(actor: Actor, state: PullState, action: Action) -> Applied:
+    # Decide answers GIVE_UP for as long as the attempts stay exhausted; the comment is made
+    # once, by the run that adds the label.
+    missing = [label for label in action.labels if label not in state.labels]
+    if missing:
+        actor.client.add_labels(state.number, missing)
+        if action.comment:
+            actor.client.comment(state.number, action.comment)
+    return Applied(Next.STOP)
+
+
+def _publish(actor: Actor, state: PullState, action: Action) -> Applied:
+    pull = actor.pull
+    sha = action.sha or pull.merge_commit_sha
+    if not sha:
+        pull = actor.client.get_pull_request(state.number)
+        sha = pull.merge_commit_sha
+    if not sha:  # merged, but the forge does not say into what yet: look again shortly
+        return Applied(Next.WAIT, delay=1.0)
+    before = None
+    base_ref = pull.base_ref or state.base_ref or "main"
+    try:
+        if actor.workspace.fetch_commit(base_ref, sha):
+            before = actor.workspace.first_parent(sha)
+    except Exception as exc:  # the event matters more than its `before`
+        log.warning("%s: could not read the parent of %s: %s", pr_key(actor.repo, state.number), sha[:12], exc)
+    event = HeadEvent(repo=actor.repo, sha=sha, before=before, cause="merge", pr=state.number,
+                      dream_id=dream_id_of(pull))
+    publish_head(actor.redis, event)
+    actor.redis.set(published_key(actor.repo, state.number), sha, ex=PUBLISHED_TTL)
+    if LABEL_NEEDS_REVIEW in pull.labels or LABEL_CONFLICT in pull.labels:
+        for label in (LABEL_NEEDS_REVIEW, LABEL_CONFLICT):
+            if label in pull.labels:
+                try:
+                    actor.client.remove_label(state.number, label)
+                except Exception as exc:  # tidying labels of a merged pull request is optional
+                    log.info("%s: could not remove %s: %s", pr_key(actor.repo, state.number), label, exc)
+    _dream_closed(actor, merged=True)
+    return Applied(Next.STOP, replace(state, head_published=True))
+
+
+def _reread(actor: Actor, state: PullState, action: Action) -> Applied:
+    return Applied(Next.REREAD, delay=action.delay, check_merged=action.check_merged,
+                   note=messages.INTEGRATOR_NOTE_REREAD.format(why=action.reason))
+
+
+_HANDLERS: dict[Kind, Callable[[Actor, PullState, Action], Applied]] = {
+    Kind.NOTHING: _nothing,
+    Kind.VALIDATE: _validate,
+    Kind.SET_STATUS: _set_status,
+    Kind.COMMENT_AND_CLOSE: _comment_and_close,
+    Kind.WAIT: _wait,
+    Kind.MARK_NEEDS_REVIEW: _needs_review,
+    Kind.MERGE: _merge,
+    Kind.RESOLVE: _resolve,
+    Kind.MARK_CONFLICT: _mark_conflict,
+    Kind.PUBLISH_HEAD: _publish,
+    Kind.REREAD: _reread,
+    Kind.GIVE_UP: _give_up,
+}

@@ -1,0 +1,244 @@
+"""How an integrator job gets what it works with: Redis, a forge client per repository, git
+credentials for the workspace, a work folder, tuning and the conflict resolver.
+
+rq runs job functions by dotted path with plain arguments (`integrate("owner/name", 12)`), so
+a job cannot be handed its collaborators; it asks `get_context()`, which is built once per
+process from the environment (`Context.from_env`) unless a test or the `memrepo worker`
+command installed one with `set_context`. A forked rq work horse inherits the installed one.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from redis import Redis
+
+from bot import messages
+from bot.errors import MemrepoError
+from bot.forge.client import GITHUB_API_URL, AppCredentials, ForgeClient, PullRequest, RetryPolicy, TokenCredentials
+from bot.integrator.resolve import LLMResolver, Resolver
+from bot.integrator.state import DEFAULT_TUNING, Tuning
+from bot.queue import connect
+from bot.settings import BOT_LOGIN, redis_url_from_env
+
+GITHUB_URL = "MEMREPO_GITHUB_URL"  # the forge's REST API base (GitHub Enterprise: https://host/api/v3)
+GIT_URL = "MEMREPO_GIT_URL"  # where repositories are cloned from, when it is not derived from the API URL
+TOKEN_ENVS = ("MEMREPO_GITHUB_TOKEN", "MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")
+APP_ID = "MEMREPO_APP_ID"
+APP_KEY = "MEMREPO_APP_PRIVATE_KEY"
+APP_KEY_FILE = "MEMREPO_APP_PRIVATE_KEY_FILE"
+WORK_DIR = "MEMREPO_WORK_DIR"
+LOCK_TTL = "MEMREPO_LOCK_TTL"  # seconds a crashed worker's lock on a repository outlives it
+LLM_URL = "MEMREPO_LLM_URL"
+LLM_MODEL = "MEMREPO_LLM_MODEL"
+LLM_KEYS = ("MEMREPO_LLM_API_KEY", "OPENAI_API_KEY")
+
+TOKEN_MARGIN = 300.0  # an installation token is replaced this many seconds before it expires
+
+
+def git_base_url(api_url: str) -> str:
+    """Where `owner/name.git` lives for a REST API base: github.com for api.github.com, and the
+    host itself for GitHub Enterprise's and localhub's `<host>/api/v3`."""
+    api = api_url.rstrip("/")
+    if api == GITHUB_API_URL:
+        return "https://github.com"
+    return api.removesuffix("/api/v3")
+
+
+@dataclass(frozen=True)
+class Remote:
+    """A repository's git URL (never with credentials in it) and how to get a token for it;
+    the token travels in an HTTP header per command, so it is never written to git config."""
+
+    url: str
+    token: Callable[[], str | None] = field(default=lambda: None, repr=False)
+
+    def auth_header(self) -> str | None:
+        token = self.token()
+        if not token:
+            return None
+        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+        return f"Authorization: Basic {basic}"
+
+
+class _AppTokens:
+    """Installation tokens of a GitHub App for git over HTTPS (the forge client keeps its own
+    for the REST API); one per repository's installation, renewed before it expires."""
+
+    def __init__(self, credentials: AppCredentials, api_url: str) -> None:
+        self._credentials = credentials
+        self._api_url = api_url
+        self._lock = threading.Lock()
+        self._tokens: dict[str, tuple[str, float]] = {}
+
+    def token(self, repo: str) -> str:
+        import github
+
+        with self._lock:
+            held = self._tokens.get(repo)
+            if held and held[1] - TOKEN_MARGIN > time.time():
+                return held[0]
+            auth = github.Auth.AppAuth(self._credentials.app_id, self._credentials.private_key)
+            with github.GithubIntegration(auth=auth, base_url=self._api_url) as integration:
+                owner, _, name = repo.partition("/")
+                installation = self._credentials.installation_id or integration.get_repo_installation(owner, name).id
+                grant = integration.get_access_token(int(installation))
+            expires = grant.expires_at.timestamp() if grant.expires_at else time.time() + 3600
+            self._tokens[repo] = (grant.token, expires)
+            return grant.token
+
+
+@dataclass
+class Context:
+    """Everything a job needs. `forge(repo)` makes a forge client for one repository;
+    `remote(repo)` says where its git lives. `lock_ttl` is how long a crashed worker's lock on
+    a repository outlives it; `inline_wait` is the longest wait slept inside a job (longer
+    ones are scheduled with rq's scheduler). `on_dream_closed(repo, pull, merged)` is called
+    once a dream's pull request is merged or closed by the integrator."""
+
+    redis: Redis
+    forge: Callable[[str], ForgeClient]
+    remote: Callable[[str], Remote]
+    work_dir: Path
+    tuning: Tuning = DEFAULT_TUNING
+    lock_ttl: float = 120.0
+    lock_wait: float | None = None
+    inline_wait: float = 5.0
+    resolver: Resolver | None = None
+    on_dream_closed: Callable[[str, PullRequest, bool], None] | None = None
+    bot_login: str | None = None
+
+    @property
+    def lock_wait_seconds(self) -> float:
+        """How long a job waits for a repository's lock: long enough for a dead holder's lock
+        to expire, so a crashed worker delays a job but never fails it."""
+        return self.lock_wait if self.lock_wait is not None else self.lock_ttl + 10.0
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, *, redis: Redis | None = None) -> Context:
+        """The production context; a missing or malformed setting is a MemrepoError naming it."""
+        env = os.environ if environ is None else environ
+        redis = redis if redis is not None else connect(redis_url_from_env(env))
+        api_url = (env.get(GITHUB_URL) or "").strip() or GITHUB_API_URL
+        git_url = ((env.get(GIT_URL) or "").strip() or git_base_url(api_url)).rstrip("/")
+        credentials = credentials_from_env(env)
+        loopback = any(host in api_url for host in ("://127.0.0.1", "://localhost", "://[::1]"))
+
+        def forge(repo: str) -> ForgeClient:
+            return ForgeClient(repo, credentials, base_url=api_url, policy=RetryPolicy(),
+                               min_write_interval=0.0 if loopback else 1.0)
+
+        if isinstance(credentials, TokenCredentials):
+            token = credentials.token
+
+            def remote(repo: str) -> Remote:
+                return Remote(f"{git_url}/{repo}.git", lambda: token)
+        else:
+            tokens = _AppTokens(credentials, api_url)
+
+            def remote(repo: str) -> Remote:
+                return Remote(f"{git_url}/{repo}.git", lambda: tokens.token(repo))
+
+        return cls(redis=redis, forge=forge, remote=remote, work_dir=work_dir_from_env(env),
+                   lock_ttl=_seconds(env, LOCK_TTL, 120.0), resolver=resolver_from_env(env),
+                   bot_login=(env.get(BOT_LOGIN) or "").strip() or None)
+
+
+def credentials_from_env(env: Mapping[str, str]) -> TokenCredentials | AppCredentials:
+    """A token (MEMREPO_GITHUB_TOKEN, MEMREPO_FORGE_TOKEN or GITHUB_TOKEN), or a GitHub App's id
+    and private key (MEMREPO_APP_ID with MEMREPO_APP_PRIVATE_KEY or ..._FILE)."""
+    app_id = (env.get(APP_ID) or "").strip()
+    if app_id:
+        key = env.get(APP_KEY) or ""
+        key_file = (env.get(APP_KEY_FILE) or "").strip()
+        if not key.strip() and key_file:
+            try:
+                key = Path(key_file).expanduser().read_text()
+            except OSError as exc:
+                raise MemrepoError(messages.INTEGRATOR_APP_KEY_UNREADABLE.format(
+                    name=APP_KEY_FILE, path=key_file, error=exc.strerror or exc)) from None
+        if not key.strip():
+            raise MemrepoError(messages.SETTING_MISSING.format(name=f"{APP_KEY} (or {APP_KEY_FILE})"))
+        return AppCredentials(app_id, key)
+    for name in TOKEN_ENVS:
+        token = (env.get(name) or "").strip()
+        if token:
+            return TokenCredentials(token)
+    raise MemrepoError(messages.INTEGRATOR_NO_CREDENTIALS.format(tokens=", ".join(TOKEN_ENVS), app=APP_ID))
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise MemrepoError(messages.SETTING_NOT_POSITIVE.format(name=name, value=raw))
+    return value
+
+
+def work_dir_from_env(env: Mapping[str, str]) -> Path:
+    """MEMREPO_WORK_DIR, else `integrator/` in MEMREPO_HOME or the user's cache folder."""
+    explicit = (env.get(WORK_DIR) or "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    home = (env.get("MEMREPO_HOME") or "").strip()
+    if home:
+        return Path(home).expanduser() / "integrator"
+    cache = (env.get("XDG_CACHE_HOME") or "").strip() or str(Path("~/.cache").expanduser())
+    return Path(cache) / "memrepo" / "integrator"
+
+
+def resolver_from_env(env: Mapping[str, str]) -> Resolver | None:
+    """The LLM resolver when MEMREPO_LLM_URL and MEMREPO_LLM_MODEL are set; else None (the
+    rules alone, overlaps left for a person)."""
+    url = (env.get(LLM_URL) or "").strip()
+    model = (env.get(LLM_MODEL) or "").strip()
+    if not url or not model:
+        return None
+    key = next((env[k].strip() for k in LLM_KEYS if (env.get(k) or "").strip()), None)
+    return LLMResolver(url, model, key)
+
+
+_lock = threading.Lock()
+_current: Context | None = None
+
+
+def set_context(context: Context | None) -> None:
+    """Install the context jobs in this process use (None: build it from the environment on
+    next use)."""
+    global _current
+    with _lock:
+        _current = context
+
+
+def get_context() -> Context:
+    global _current
+    with _lock:
+        if _current is None:
+            _current = Context.from_env()
+        return _current
+
+
+@contextmanager
+def using(context: Context) -> Iterator[Context]:
+    """`with using(ctx):` jobs run in this block use `ctx`; the previous one is restored."""
+    global _current
+    with _lock:
+        previous, _current = _current, context
+    try:
+        yield context
+    finally:
+        with _lock:
+            _current = previous
+

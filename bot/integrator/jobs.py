@@ -1,0 +1,302 @@
+"""The integrator's rq jobs: `integrate(repo, number)`, `integrate_commit(repo, sha)`,
+`reconcile(repo)`, and `wake(repo, number)` (a delayed nudge).
+
+`integrate` never trusts a webhook payload: it re-reads the pull request, its reviews, its
+validation status and the base through the forge and git, builds the plain `PullState`,
+lets the pure `decide` choose, acts (`bot.integrator.act`) and loops, re-deciding after each
+action, until an action says stop or wait. It acts only while holding the repository's lock,
+so two merges of one memory never race; a crashed worker's lock expires (`Context.lock_ttl`)
+and rq retries the job (`bot.queue` enqueues with `Retry`), which starts by reading again.
+
+Waits: up to `Context.inline_wait` seconds are slept inside the job with the lock released
+(GitHub computes mergeability within a second or two; leaving and coming back would cost
+more). Longer ones schedule `wake` with rq's scheduler (`memrepo worker` runs it): `wake`
+enqueues `integrate` through the collapsing enqueue, so a webhook that arrives meanwhile and
+the wake-up end up as one job. The job itself never re-enqueues its own id while it runs
+(rq's bookkeeping at the end of the run would overwrite it; see `bot.queue`).
+
+Attempts (`PullState.attempts`: merge sends, re-reads, waits, resolutions) are kept in Redis
+per pull request, head sha and number of reviews, so they survive re-enqueues and a new push
+or review starts over, as the give-up comment promises.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+
+from redis import Redis
+from rq.job import get_current_job
+
+from bot import messages
+from bot.config import DEFAULT_POLICY, Policy
+from bot.errors import MemrepoError
+from bot.forge.client import ForgeClient, PullRequest
+from bot.forge.errors import NotFound, RateLimited
+from bot.integrator import act
+from bot.integrator.context import Context, get_context
+from bot.integrator.decide import decide, is_memrepo
+from bot.integrator.state import STATUS_CONTEXT, Kind, PullState, Review, Validation
+from bot.integrator.workspace import Workspace
+from bot.queue import (
+    PREFIX,
+    QUEUE,
+    RESULT_TTL,
+    RepoLock,
+    collapsing,
+    enqueue_integrate,
+    get_queue,
+    job_key,
+    pr_key,
+    repo_key,
+    repo_lock,
+)
+
+log = logging.getLogger("memrepo.integrator")
+
+WAKE = "bot.integrator.jobs.wake"
+REPOS_KEY = f"{PREFIX}repos"  # every repository an integrator job has seen (the periodic reconcile's list)
+PROGRESS_TTL = 24 * 3600
+MAX_STEPS = 60  # decisions in one run; a run that needs more comes back later (never loops forever)
+MAX_STALE_READS = 5
+
+
+# ------------------------------------------------------------------------------------ progress
+@dataclass
+class Progress:
+    """Attempts and what was tried, for one pull request at one head and review count."""
+
+    key: str
+    attempts: int = 0
+    history: list[str] = field(default_factory=list)
+
+
+def _progress_key(repo: str, number: int) -> str:
+    return f"{PREFIX}progress:{pr_key(repo, number)}"
+
+
+def load_progress(redis: Redis, repo: str, number: int, head_sha: str, reviews: int) -> Progress:
+    key = f"{head_sha}:{reviews}"
+    raw = redis.get(_progress_key(repo, number))
+    if raw:
+        try:
+            data = json.loads(raw)
+            if data.get("key") == key:
+                return Progress(key, int(data.get("attempts", 0)), [str(h) for h in data.get("history", [])])
+        except (ValueError, TypeError, AttributeError):
+            pass
+    return Progress(key)
+
+
+def save_progress(redis: Redis, repo: str, number: int, progress: Progress) -> None:
+    data = {"key": progress.key, "attempts": progress.attempts, "history": progress.history[-50:]}
+    redis.set(_progress_key(repo, number), json.dumps(data), ex=PROGRESS_TTL)
+
+
+# ------------------------------------------------------------------------------------ one run
+@dataclass(frozen=True)
+class RunResult:
+    """How a run ended: `summary` is its last decision's reason; `wait` seconds when it must
+    come back (None: an event will bring it back, or nothing is left to do)."""
+
+    summary: str
+    kind: Kind | None = None
+    wait: float | None = None
+
+
+class _Stale(Exception):
+    """The head the forge reported is not fetchable yet (it moved meanwhile): read again."""
+
+
+class Integration:
+    """One run of `integrate` for one pull request, under the repository's lock."""
+
+    def __init__(self, ctx: Context, repo: str, number: int, client: ForgeClient, lock: RepoLock) -> None:
+        self.ctx = ctx
+        self.repo = repo
+        self.number = int(number)
+        self.client = client
+        self.lock = lock
+        self.workspace = Workspace(ctx.work_dir, repo, ctx.remote(repo))
+        self.validations: dict[tuple[str, str], Validation] = {}
+        self.progress = Progress("")
+        self.key = pr_key(repo, number)
+
+    # ---------------------------------------------------------------------- reading
+    def read(self) -> tuple[PullRequest, PullState, Policy]:
+        """The pull request and everything decide needs, as the forge and git have it now."""
+        for _ in range(MAX_STALE_READS):
+            try:
+                return self._read_once()
+            except _Stale:
+                time.sleep(0.2)
+        return self._read_once()
+
+    def _read_once(self) -> tuple[PullRequest, PullState, Policy]:
+        pull = self.client.get_pull_request(self.number)
+        state = PullState.from_pull(pull)
+        policy = DEFAULT_POLICY
+        reviews: tuple[Review, ...] = ()
+        known: dict[str, object] = {"head_published": act.is_published(self.ctx.redis, self.repo, self.number)}
+        if pull.state == "open" and not pull.merged and is_memrepo(state) and pull.head_sha:
+            fetched = self.workspace.fetch(pull.base_ref or "main", self.number)
+            if not self.workspace.has(pull.head_sha):
+                raise _Stale()
+            base_sha = fetched.base_sha or pull.base_sha
+            policy = self.workspace.policy(base_sha)
+            reviews = tuple(Review(r.author, r.state, r.commit_id, order=i)
+                            for i, r in enumerate(self.client.list_reviews(self.number)))
+            combined = self.client.combined_status(pull.head_sha)
+            status = next((s.state for s in combined.statuses if s.context == STATUS_CONTEXT), None)
+            known.update(base_sha=base_sha, reviews=reviews, status=status,
+                         changed_paths=self.workspace.changed_paths(base_sha, pull.head_sha),
+                         validation=self.validations.get((pull.head_sha, base_sha)),
+                         resolution_tried=act.resolution_tried(self.ctx.redis, self.repo, self.number, pull.head_sha))
+        self.progress = load_progress(self.ctx.redis, self.repo, self.number, pull.head_sha, len(reviews))
+        known.update(attempts=self.progress.attempts, history=tuple(self.progress.history))
+        return pull, replace(state, **known), policy  # type: ignore[arg-type]
+
+    # ---------------------------------------------------------------------- the loop
+    def _count(self, note: str, attempt: bool) -> None:
+        if attempt:
+            self.progress.attempts += 1
+        if note:
+            self.progress.history.append(note)
+        if attempt or note:
+            save_progress(self.ctx.redis, self.repo, self.number, self.progress)
+
+    def _pause(self, seconds: float) -> None:
+        """Sleep without holding the repository, so other pull requests of it move meanwhile."""
+        if seconds <= 0:
+            return
+        lock = self.lock
+        lock.release()
+        time.sleep(seconds)
+        if not lock.acquire(timeout=self.ctx.lock_wait_seconds):
+            raise MemrepoError(messages.REPO_LOCK_BUSY.format(repo=self.repo, seconds=self.ctx.lock_wait_seconds))
+
+    def run(self) -> RunResult:
+        pull, state, policy = self.read()
+        actor = act.Actor(self.repo, self.client, self.workspace, self.ctx.redis, pull, policy, self.ctx.resolver,
+                          self.ctx.on_dream_closed)
+        reason = ""
+        kind: Kind | None = None
+        for _ in range(MAX_STEPS):
+            action = decide(state, policy, self.ctx.tuning)
+            reason, kind = action.reason, action.kind
+            log.info("%s: %s (%s)", self.key, action.kind.value, action.reason)
+            applied = act.apply(actor, state, action)
+            counted = action.kind in (Kind.MERGE, Kind.REREAD, Kind.WAIT, Kind.RESOLVE)
+            self._count(applied.note, counted)
+            if not self.lock.extend():  # it lapsed: another integrator may act now; start over
+                raise MemrepoError(messages.INTEGRATOR_LOCK_LOST.format(repo=self.repo))
+            if applied.next is act.Next.STOP:
+                return RunResult(reason, kind)
+            if applied.next is act.Next.DECIDE:
+                assert applied.state is not None
+                state = replace(applied.state, attempts=self.progress.attempts,
+                                history=tuple(self.progress.history))
+                if state.validation is not None:
+                    self.validations[(state.head_sha, state.base_sha)] = state.validation
+                continue
+            if applied.delay > self.ctx.inline_wait:
+                return RunResult(reason, kind, wait=applied.delay)
+            self._pause(applied.delay)
+            if applied.check_merged:
+                self.client.is_merged(self.number)  # GitHub's own answer first; the read below carries it
+            pull, state, policy = self.read()
+            actor.pull, actor.policy = pull, policy
+        return RunResult(messages.INTEGRATOR_TOO_MANY_STEPS.format(steps=MAX_STEPS), kind, wait=1.0)
+
+
+# ------------------------------------------------------------------------------------ scheduling
+def wake_job_id(repo: str, number: int) -> str:
+    return "wake-" + job_key(repo, number).removeprefix("integrate-")
+
+
+def schedule_wake(redis: Redis, repo: str, number: int, delay: float) -> None:
+    """`integrate(repo, number)` again in `delay` seconds, through rq's scheduler (the worker
+    runs it with `with_scheduler=True`)."""
+    queue = get_queue(redis, QUEUE)
+    queue.enqueue_in(timedelta(seconds=max(0.0, delay)), WAKE, repo, int(number), job_id=wake_job_id(repo, number),
+                     result_ttl=RESULT_TTL, job_timeout=60)
+    log.info("%s: back in %.1fs", pr_key(repo, number), delay)
+
+
+def remember_repo(redis: Redis, repo: str) -> None:
+    redis.sadd(REPOS_KEY, repo_key(repo))
+
+
+def known_repos(redis: Redis) -> list[str]:
+    return sorted(m.decode() if isinstance(m, bytes) else str(m) for m in redis.smembers(REPOS_KEY))
+
+
+# ------------------------------------------------------------------------------------ the jobs
+@collapsing
+def integrate(repo: str, number: int, *, context: Context | None = None) -> str:
+    """Bring one pull request as far as it can go now; returns what the last decision said."""
+    ctx = context or get_context()
+    remember_repo(ctx.redis, repo)
+    client = ctx.forge(repo)
+    try:
+        with repo_lock(ctx.redis, repo, ctx.lock_ttl, wait=ctx.lock_wait_seconds) as lock:
+            try:
+                result = Integration(ctx, repo, number, client, lock).run()
+            except NotFound:
+                log.info("%s: gone", pr_key(repo, number))
+                return messages.INTEGRATOR_PULL_GONE
+            except RateLimited as exc:
+                result = RunResult(str(exc), None, wait=max(1.0, exc.retry_after))
+    finally:
+        client.close()
+    if result.wait is not None:
+        schedule_wake(ctx.redis, repo, number, result.wait)
+    return result.summary
+
+
+def wake(repo: str, number: int) -> str:
+    """A scheduled nudge: enqueue `integrate` (collapsed with any job already waiting)."""
+    job = get_current_job()
+    redis = job.connection if job is not None else get_context().redis
+    return enqueue_integrate(redis, repo, number).outcome
+
+
+@collapsing
+def integrate_commit(repo: str, sha: str, *, context: Context | None = None) -> list[int]:
+    """A status or check changed on `sha`: enqueue the open pull requests whose head it is."""
+    ctx = context or get_context()
+    remember_repo(ctx.redis, repo)
+    client = ctx.forge(repo)
+    try:
+        pulls = client.pull_requests_for_commit(sha)
+    finally:
+        client.close()
+    numbers = [p.number for p in pulls if p.state == "open" and p.head_sha.lower() == sha.lower()
+               and is_memrepo(PullState.from_pull(p))]
+    for number in numbers:
+        enqueue_integrate(ctx.redis, repo, number)
+    return numbers
+
+
+@collapsing
+def reconcile(repo: str, *, context: Context | None = None) -> list[int]:
+    """Enqueue every open memrepo pull request (labelled, or on a memrepo/ branch) that has no
+    job waiting: a lost webhook delivery delays a merge but never strands it."""
+    ctx = context or get_context()
+    remember_repo(ctx.redis, repo)
+    client = ctx.forge(repo)
+    try:
+        pulls = client.list_open_pull_requests()
+    finally:
+        client.close()
+    queued = []
+    for pull in pulls:
+        if not is_memrepo(PullState.from_pull(pull)):
+            continue
+        if enqueue_integrate(ctx.redis, repo, pull.number).outcome == "queued":
+            queued.append(pull.number)
+    log.info("reconcile %s: %d open memrepo pull request(s), %d enqueued", repo, len(pulls), len(queued))
+    return queued

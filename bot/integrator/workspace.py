@@ -1,0 +1,279 @@
+"""The integrator's git side: one bare mirror per repository under the work folder, kept up to
+date by fetching exactly the refs a job looks at; validation of a pull request's head against
+its base; and resolution of conflicts with the base, pushed to the pull request's branch.
+
+Everything past the fetch runs in-process over git objects (pygit2), not in a checked-out
+worktree: a tree read from the object store is as clean as a fresh worktree (nothing left over
+from an earlier job can leak in), costs no checkout, and two jobs never share a working tree.
+The validator is the memory core's own (`checks.check`, the pre-commit hook's rules) over the
+changes the pull request makes since its merge base, on top of the current base: what `main`
+would become. Pushes are never forced: a resolution is a merge commit whose first parent is
+the pull request's head, so the push is a fast-forward, and a head that moved meanwhile makes
+git refuse it (then the job re-reads and decides again).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import subprocess
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pygit2
+
+from bot import messages
+from bot.config import Policy
+from bot.errors import MemrepoError
+from bot.identity import INTEGRATOR
+from bot.integrator.context import Remote
+from bot.integrator.resolve import Resolver, resolve_tree
+from bot.integrator.state import Validation
+from bot.memfs import checks
+from bot.memfs.repo import MemoryRepo
+from bot.memfs.sync import git_problem, redact
+
+log = logging.getLogger("memrepo.integrator.workspace")
+
+GIT_TIMEOUT = 300.0
+BASE_REFS = "refs/memrepo/base/"
+PULL_REFS = "refs/memrepo/pull/"
+
+
+class WorkspaceError(MemrepoError):
+    """A git operation of the workspace failed (fetch, push); the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What a fetch found: the base branch's tip and the pull request's head as the forge has
+    them now (None when the ref is gone)."""
+
+    base_sha: str | None
+    head_sha: str | None
+
+
+@dataclass(frozen=True)
+class ResolveOutcome:
+    """A resolution: `pushed` is the new head (a merge commit by the integrator) when it was
+    pushed; `stale` when the head moved before the push (re-read); else `conflicts` (path ->
+    why) or `problems` (the merged tree does not validate) for a person."""
+
+    pushed: str | None = None
+    stale: bool = False
+    conflicts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()
+    notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never", "LC_ALL": "C", "LANGUAGE": "C"})
+    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        env.pop(key, None)
+    return env
+
+
+def _text(data: bytes) -> str:
+    """Memory files are UTF-8; anything else goes through the resolver byte-for-byte."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+class Workspace:
+    """The bare mirror of one repository (`<work_dir>/<owner>/<name>.git`). Callers hold the
+    repository's lock while they use it (the integrator acts on a repository in one place at a
+    time); a file lock also keeps two processes on one machine from fetching into it at once."""
+
+    def __init__(self, work_dir: Path, repo: str, remote: Remote) -> None:
+        owner, _, name = repo.lower().partition("/")
+        self.repo = repo
+        self.remote = remote
+        self.path = Path(work_dir) / owner / f"{name}.git"
+
+    # ------------------------------------------------------------------------------ git
+    def _git(self, *args: str, timeout: float = GIT_TIMEOUT) -> tuple[int, str]:
+        """(status, output) of `git ARGS` in the mirror; output redacted (git echoes URLs)."""
+        env = _env()
+        header = self.remote.auth_header()
+        if header:  # per command, in the environment: never in a config file or the process list
+            env.update({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "http.extraHeader",
+                        "GIT_CONFIG_VALUE_0": header})
+        try:
+            done = subprocess.run(["git", "--git-dir", str(self.path), *args], capture_output=True, text=True,
+                                  env=env, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return 124, f"git {args[0]} did not finish within {timeout:.0f}s"
+        except OSError as exc:
+            return 127, f"git could not be run ({exc})"
+        return done.returncode, redact((done.stdout or "") + (done.stderr or ""))
+
+    def _ensure(self) -> None:
+        if (self.path / "HEAD").is_file():
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        code, out = self._git("init", "--bare", "--quiet")
+        if code != 0:
+            raise WorkspaceError(messages.INTEGRATOR_GIT_FAILED.format(what="init", repo=self.repo,
+                                                                       problem=git_problem(out)))
+        self._git("config", "gc.auto", "0")  # a job must not pause for a gc; `memrepo` runs none
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.parent / f".{self.path.name}.lock", "a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def memory(self) -> MemoryRepo:
+        """The mirror as a MemoryRepo (reopened, so objects fetched since are seen)."""
+        return MemoryRepo(self.path, pygit2.Repository(str(self.path)))
+
+    def has(self, sha: str) -> bool:
+        try:
+            return isinstance(pygit2.Repository(str(self.path)).get(sha), pygit2.Commit)
+        except (ValueError, pygit2.GitError, FileNotFoundError):
+            return False
+
+    # ------------------------------------------------------------------------------ fetch
+    def fetch(self, base_ref: str, number: int | None = None) -> Fetched:
+        """Fetch the base branch and, with `number`, the pull request's head (GitHub keeps
+        `refs/pull/N/head` for every pull request, whatever happens to its branch)."""
+        refspecs = [f"+refs/heads/{base_ref}:{BASE_REFS}{base_ref}"]
+        if number is not None:
+            refspecs.append(f"+refs/pull/{int(number)}/head:{PULL_REFS}{int(number)}")
+        with self._locked():
+            self._ensure()
+            code, out = self._git("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", self.remote.url,
+                                  *refspecs)
+            if code != 0:
+                raise WorkspaceError(messages.INTEGRATOR_GIT_FAILED.format(what="fetch", repo=self.repo,
+                                                                           problem=git_problem(out)))
+        git = pygit2.Repository(str(self.path))
+
+        def tip(ref: str) -> str | None:
+            try:
+                return str(git.references[ref].peel(pygit2.Commit).id)
+            except (KeyError, pygit2.GitError):
+                return None
+
+        return Fetched(tip(f"{BASE_REFS}{base_ref}"),
+                       tip(f"{PULL_REFS}{int(number)}") if number is not None else None)
+
+    def fetch_commit(self, base_ref: str, sha: str) -> bool:
+        """Make `sha` (a merge commit on the base) available; True when it is."""
+        if self.has(sha):
+            return True
+        self.fetch(base_ref)
+        return self.has(sha)
+
+    def first_parent(self, sha: str) -> str | None:
+        git = pygit2.Repository(str(self.path))
+        try:
+            commit = git[sha].peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+        return str(commit.parent_ids[0]) if commit.parent_ids else None
+
+    # ------------------------------------------------------------------------------ reading
+    def merge_base(self, base_sha: str, head_sha: str) -> str | None:
+        git = pygit2.Repository(str(self.path))
+        found = git.merge_base(base_sha, head_sha)
+        return None if found is None else str(found)
+
+    def changed_paths(self, base_sha: str, head_sha: str) -> tuple[str, ...]:
+        """Paths the pull request changes: its head against the merge base with the base, as
+        GitHub's "files changed" shows them (changes the base made meanwhile are not its)."""
+        repo = self.memory()
+        since = self.merge_base(base_sha, head_sha) or base_sha
+        return tuple(checks.between(repo, since, head_sha))
+
+    def policy(self, base_sha: str) -> Policy:
+        return self.memory().policy(base_sha)
+
+    def validate(self, base_sha: str, head_sha: str) -> Validation:
+        """The validator's verdict on what merging `head_sha` into `base_sha` brings: the
+        changes since their merge base, checked on top of the base under its policy (or the
+        one the change brings) with the limit on all of system/ together."""
+        repo = self.memory()
+        since = self.merge_base(base_sha, head_sha) or base_sha
+        changes = checks.between(repo, since, head_sha)
+        try:
+            problems = checks.check(repo, changes, base_sha)
+        except MemrepoError as exc:  # e.g. the base's own policy file is broken
+            return Validation(head_sha, False, (str(exc),))
+        return Validation(head_sha, not problems, tuple(f"{p.path}: {p.message}" for p in problems))
+
+    # ------------------------------------------------------------------------------ resolving
+    def resolve(self, base_sha: str, head_sha: str, head_ref: str, policy: Policy,
+                resolver: Resolver | None = None) -> ResolveOutcome:
+        """Bring `base_sha` into the pull request's branch at `head_sha`: a markdown-aware
+        three-way merge of the trees (`resolve_tree`), committed by the integrator with both
+        parents, validated, and pushed to `head_ref` (never forced)."""
+        repo = self.memory()
+        git = repo.git
+        since = self.merge_base(base_sha, head_sha)
+        base_files = repo.files(since) if since else {}
+        ours = repo.files(head_sha)
+        theirs = repo.files(base_sha)
+        tree = resolve_tree({p: _text(d) for p, d in base_files.items()}, {p: _text(d) for p, d in ours.items()},
+                            {p: _text(d) for p, d in theirs.items()}, policy.merge_instructions,
+                            resolver=resolver, policy=policy)
+        if not tree.clean:
+            return ResolveOutcome(conflicts=dict(tree.conflicts), notes=dict(tree.notes))
+        ours_text = {p: _text(d) for p, d in ours.items()}
+        writes = {p: (None if t is None else _bytes(t)) for p, t in tree.writes(ours_text).items()}
+        head = git[head_sha].peel(pygit2.Commit)
+        tree_id = repo.build_tree(head.tree, writes)
+        now = (int(time.time()), 0)
+        who = pygit2.Signature(INTEGRATOR.name, INTEGRATOR.email, *now)
+        both = [p for p in sorted(set(ours) | set(theirs))
+                if base_files.get(p) not in (ours.get(p), theirs.get(p)) and ours.get(p) != theirs.get(p)]
+        message = messages.INTEGRATOR_RESOLUTION_COMMIT.format(branch=head_ref, base=base_sha[:12],
+                                                               paths=_listed(both or sorted(writes)),
+                                                               notes=_notes(tree.notes))
+        merged = str(git.create_commit(None, who, who, message, tree_id, [head.id, git[base_sha].peel(
+            pygit2.Commit).id]))
+        verdict = self.validate(base_sha, merged)
+        if not verdict.valid:
+            return ResolveOutcome(problems=verdict.problems, notes=dict(tree.notes))
+        pushed = self.push(merged, head_ref)
+        if not pushed:
+            return ResolveOutcome(stale=True)
+        return ResolveOutcome(pushed=merged, notes=dict(tree.notes))
+
+    def push(self, sha: str, branch: str) -> bool:
+        """Push `sha` to `branch` as a fast-forward; False when the forge refuses it because the
+        branch moved (the caller re-reads), an error for anything else."""
+        ref = f"refs/heads/{branch.removeprefix('refs/heads/')}"
+        with self._locked():
+            code, out = self._git("push", "--porcelain", self.remote.url, f"{sha}:{ref}")
+        line = next((ln for ln in out.splitlines() if f":{ref}" in ln), None)
+        if code == 0 and line is not None and not line.startswith("!"):
+            return True
+        lowered = out.lower()
+        if "non-fast-forward" in lowered or "fetch first" in lowered or "rejected" in lowered \
+                or "stale info" in lowered:
+            log.info("push of %s to %s refused: the branch moved", sha[:12], ref)
+            return False
+        raise WorkspaceError(messages.INTEGRATOR_GIT_FAILED.format(what="push", repo=self.repo,
+                                                                   problem=git_problem(out)))
+
+
+def _listed(paths: list[str]) -> str:
+    return "\n".join(f"- {p}" for p in paths) or "-"
+
+
+def _notes(notes: Mapping[str, tuple[str, ...]]) -> str:
+    lines = [f"- {path}: {note}" for path, items in sorted(notes.items()) for note in items]
+    return ("\n\n" + "\n".join(lines)) if lines else ""
