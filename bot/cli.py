@@ -17,7 +17,7 @@ from bot.errors import MemrepoError
 
 # Order is the order of `memrepo --help`.
 COMMANDS = ("init", "validate", "tool", "compile", "log", "repository", "localhub", "transcript", "search", "dream",
-            "demo", "worker")
+            "demo", "worker", "serve")
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):

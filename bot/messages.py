@@ -875,3 +875,15 @@ SERVE_BAD_PORT = "--port must be from 0 to 65535, found {port}"
 SERVE_CANNOT_BIND = "cannot listen on {host}:{port}: {error}"
 SERVE_SERVING = "memrepo serve: webhook receiver at http://{host}:{port}/webhooks/github, agent events at " \
                 "http://{host}:{port}/v1/repos/<owner>/<repo>/events (Ctrl-C stops)"
+
+# Agent head subscriber.
+SUBSCRIBER_BAD_URL = "the event stream URL must look like http(s)://host/v1/repos/<owner>/<repo>/events, found {url}"
+SUBSCRIBER_UNAUTHORIZED = "the event stream at {url} refused the agent token (401): check MEMREPO_AGENT_TOKEN; " \
+                          "retrying every {seconds:g}s"
+SUBSCRIBER_NOT_FOUND = "the event stream at {url} does not serve this repository (404): check MEMREPO_REPOS; " \
+                       "retrying every {seconds:g}s"
+SUBSCRIBER_STATUS = "the event stream at {url} answered HTTP {status}"
+SUBSCRIBER_DROPPED = "the event stream at {url} dropped: {error}"
+SUBSCRIBER_BAD_EVENT = "ignored a head event that is not valid: {error}"
+SUBSCRIBER_SYNC_FAILED = "could not bring {path} up to date with its remote: {reason}"
+SUBSCRIBER_CALLBACK_FAILED = "the on_head callback failed: {error}"

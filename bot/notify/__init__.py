@@ -1,4 +1,5 @@
-"""Telling running agents that memory moved: head events on Redis pub/sub (events.py)."""
+"""Telling running agents that memory moved: head events on Redis pub/sub (events.py), and the
+agents' side that follows them over the receiver's event stream (subscriber.py)."""
 
 from __future__ import annotations
 

