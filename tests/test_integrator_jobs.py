@@ -402,3 +402,29 @@ def test_a_long_wait_is_scheduled_with_rqs_scheduler(world: World) -> None:
 
     registry = ScheduledJobRegistry(queue=get_queue(world.redis))
     assert registry.get_job_ids() == [jobs.wake_job_id(REPO, 7)]
+
+
+def test_a_job_for_a_pull_request_closed_meanwhile_does_nothing(world: World) -> None:
+    """Out of order: a synchronize delivery handled after the pull request was closed."""
+    number, head, _ = world.open_dream({FACTS: FACTS_TEXT + "- has a dog called Bo\n"})
+    world.client().close_pull_request(number)
+    with world.subscribe() as sub:
+        world.integrate(number)
+        assert drain(sub, 0.2) == []
+    pull = world.pull(number)
+    assert (pull.state, pull.merged) == ("closed", False)
+    assert world.merges_on_main() == 0
+    assert world.status(head) == (None, None)
+    assert world.comments(number) == []
+
+
+def test_a_job_for_a_pull_request_whose_branch_was_deleted_does_nothing(world: World) -> None:
+    number, _, _ = world.open_dream({FACTS: FACTS_TEXT + "- likes rain\n"})
+    branch = world.pull(number).head_ref.removeprefix("refs/heads/")
+    gone = requests.delete(f"{world.server.api_url}/repos/{REPO}/git/refs/heads/{branch}", timeout=10,
+                           headers={"Authorization": f"token {world.token}"})
+    assert gone.status_code == 204
+    world.integrate(number)
+    pull = world.pull(number)
+    assert pull.merged is False
+    assert world.merges_on_main() == 0
