@@ -62,7 +62,7 @@ WAIT_SECONDS = 2.0  # how long enqueue waits for a job that is just ending or be
 PREFIX = "memrepo:"
 _KEY_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
 
-Outcome = Literal["queued", "pending", "dirty"]
+Outcome = Literal["queued", "pending", "dirty", "duplicate"]
 
 
 # ---------------------------------------------------------------------------------- connecting
@@ -146,6 +146,9 @@ def _state_keys(job_id: str) -> tuple[str, str, str]:
 
 # ---------------------------------------------------------------------------------- Lua
 _DECIDE = """
+if KEYS[5] and not redis.call('SET', KEYS[5], ARGV[4], 'NX', 'EX', ARGV[5]) then
+  return 'duplicate'
+end
 local status = redis.call('HGET', KEYS[1], 'status')
 if status == 'queued' or status == 'deferred' or status == 'scheduled' or status == 'created'
    or status == 'ready_to_enqueue' or status == 'rate_limited' then
@@ -203,7 +206,8 @@ _SHAS: dict[str, str] = {}
 @dataclass(frozen=True)
 class Enqueued:
     """What one enqueue did: `queued` (a new job), `pending` (one was already waiting) or
-    `dirty` (one is running and will run once more)."""
+    `dirty` (one is running and will run once more); `duplicate`: the webhook delivery given
+    to it had been seen already, so nothing was done."""
 
     job_id: str
     outcome: Outcome
@@ -214,15 +218,28 @@ def get_queue(redis: Redis, name: str = QUEUE) -> Queue:
 
 
 def enqueue_collapsed(redis: Redis, func: str, args: Iterable[Any], job_id: str, *, queue: str = QUEUE,
-                      wait: float = WAIT_SECONDS, **options: Any) -> Enqueued:
+                      wait: float = WAIT_SECONDS, delivery: tuple[str, int] | None = None,
+                      **options: Any) -> Enqueued:
     """Enqueue `func(*args)` as job `job_id` unless one is already waiting (see the module's
-    docstring); `options` go to rq (job_timeout, retry, ...)."""
+    docstring); `options` go to rq (job_timeout, retry, ...).
+
+    `delivery=(guid, ttl)`: first `remember_delivery(redis, guid, ttl)`, in the same script
+    (one round trip for a webhook delivery): outcome `duplicate`, and nothing else done, when
+    the GUID was seen already. Undo it with `forget_delivery` if this raises."""
     guard, run, dirty = _state_keys(job_id)
     token = secrets.token_hex(8)
     deadline = time.monotonic() + wait
     pause = 0.005
+    keys = [Job.key_for(job_id), guard, run, dirty]
+    argv: list[Any] = [token, GUARD_MS, DIRTY_TTL]
+    if delivery is not None:
+        keys.append(delivery_key(delivery[0]))
+        argv += [str(int(time.time())), int(delivery[1])]
     while True:
-        decision = _run(redis, _DECIDE, [Job.key_for(job_id), guard, run, dirty], [token, GUARD_MS, DIRTY_TTL])
+        decision = _run(redis, _DECIDE, keys, argv)
+        if decision == "duplicate":
+            return Enqueued(job_id, "duplicate")
+        keys, argv = keys[:4], argv[:3]  # remembered on the first pass; a retry only decides
         if decision != "wait":
             break
         if time.monotonic() >= deadline:
@@ -244,21 +261,21 @@ def enqueue_collapsed(redis: Redis, func: str, args: Iterable[Any], job_id: str,
     return Enqueued(job_id, "queued")
 
 
-def enqueue_integrate(redis: Redis, repo: str, number: int) -> Enqueued:
+def enqueue_integrate(redis: Redis, repo: str, number: int, *, delivery: tuple[str, int] | None = None) -> Enqueued:
     """`integrate(repo, number)`, collapsed on the pull request key."""
-    return enqueue_collapsed(redis, INTEGRATE, (repo, int(number)), job_key(repo, number))
+    return enqueue_collapsed(redis, INTEGRATE, (repo, int(number)), job_key(repo, number), delivery=delivery)
 
 
-def enqueue_integrate_commit(redis: Redis, repo: str, sha: str) -> Enqueued:
+def enqueue_integrate_commit(redis: Redis, repo: str, sha: str, *, delivery: tuple[str, int] | None = None) -> Enqueued:
     """`integrate_commit(repo, sha)`: a status or check changed on a commit; the job finds the
     pull requests whose head it is (the payload does not say)."""
-    return enqueue_collapsed(redis, INTEGRATE_COMMIT, (repo, sha.lower()), commit_job_key(repo, sha))
+    return enqueue_collapsed(redis, INTEGRATE_COMMIT, (repo, sha.lower()), commit_job_key(repo, sha), delivery=delivery)
 
 
-def enqueue_reconcile(redis: Redis, repo: str) -> Enqueued:
+def enqueue_reconcile(redis: Redis, repo: str, *, delivery: tuple[str, int] | None = None) -> Enqueued:
     """`reconcile(repo)`: `main` moved, so open pull requests may have become (un)mergeable
     without any event of their own."""
-    return enqueue_collapsed(redis, RECONCILE, (repo,), reconcile_job_key(repo))
+    return enqueue_collapsed(redis, RECONCILE, (repo,), reconcile_job_key(repo), delivery=delivery)
 
 
 def queue_depths(redis: Redis) -> dict[str, int]:

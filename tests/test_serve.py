@@ -11,6 +11,7 @@ import os
 import queue
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -299,12 +300,35 @@ def test_serve_in_production_answers_health_and_stops_on_sigterm(redis_url: str,
         match = re.search(r"http://127\.0\.0\.1:(\d+)/webhooks/github", line)
         assert match, line
         assert requests.get(f"http://127.0.0.1:{match.group(1)}/healthz", timeout=10).status_code == 200
+        # gunicorn's master is the process itself; its 2 workers (the default) boot one after the other.
+        deadline = time.monotonic() + 15
+        while len(workers := _children(process.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(workers) == 2, workers
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=15) == 0
+        assert not any(_alive(pid) for pid in workers)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_serve_in_production_names_a_busy_port_in_one_line(capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:1/0")
+    monkeypatch.setenv("MEMREPO_WEBHOOK_SECRET", "s")
+    monkeypatch.setenv("MEMREPO_AGENT_TOKEN", "t")
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        code, out, err = run_cli(capsys, "serve", "--port", str(port))
+    assert code == 1 and out == ""
+    assert err.strip().splitlines() == [f"memrepo: cannot listen on 127.0.0.1:{port}: Address already in use"], err
+
+
+def test_serve_in_production_refuses_no_workers(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, "serve", "--port", "0", "--workers", "0")
+    assert code == 1 and err.strip() == "memrepo: --workers and --threads must be at least 1, found 0 and 16"
 
 
 # ------------------------------------------------------------------------------ the GitHub App manifest

