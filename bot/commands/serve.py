@@ -32,8 +32,6 @@ DEFAULT_WORKERS = 2
 DEFAULT_THREADS = 16
 GUNICORN_BACKLOG = 2048
 GRACEFUL_SECONDS = 10
-BAD_WORKERS = "--workers and --threads must be at least 1, found {workers} and {threads}"
-NO_GUNICORN = "memrepo serve needs gunicorn (pip install gunicorn)"
 
 
 def default_data_dir() -> Path:
@@ -169,12 +167,12 @@ def run_production(host: str, port: int, workers: int = DEFAULT_WORKERS, threads
     from webhooks import create_app
 
     if workers < 1 or threads < 1:
-        raise MemrepoError(BAD_WORKERS.format(workers=workers, threads=threads))
+        raise MemrepoError(messages.SERVE_BAD_WORKERS.format(workers=workers, threads=threads))
     settings = Settings.from_env()  # a missing or bad variable: a MemrepoError naming it
     try:
         import gunicorn  # noqa: F401
     except ImportError:
-        raise MemrepoError(NO_GUNICORN) from None
+        raise MemrepoError(messages.SERVE_NO_GUNICORN) from None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     app = create_app(settings)  # in the master, before the fork: Redis connects lazily, per process
     listener = _listen(host, port)
