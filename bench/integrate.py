@@ -30,10 +30,8 @@ import argparse
 import contextlib
 import json
 import os
-import queue
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -54,11 +52,9 @@ from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.memfs.prompt import PromptCompiler
 from bot.notify.subscriber import HeadSubscriber
+from bot.serve.child import LocalStack
 
 ROOT = Path(__file__).resolve().parent.parent
-SERVICE_ENV = ("REDIS_URL", "MEMREPO_WEBHOOK_SECRET", "MEMREPO_AGENT_TOKEN", "MEMREPO_REPOS", "MEMREPO_BOT_LOGIN",
-               "MEMREPO_SSE_HEARTBEAT")
-START_TIMEOUT = 60.0
 ROUND_TIMEOUT = 30.0
 HUMAN = "system/human.md"
 BURST = "reference/burst.md"
@@ -91,70 +87,7 @@ def dream_body(dream_id: str, base: str, path: str) -> str:
     return "A dream.\n\n" + render_provenance(provenance)
 
 
-class Served:
-    """`memrepo serve --local --port 0 --data DIR` as a subprocess; its output read on a thread."""
-
-    def __init__(self, data: Path) -> None:
-        env = {k: v for k, v in os.environ.items() if k not in SERVICE_ENV}
-        self.data = data
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "serve", "--local", "--port", "0", "--data", str(data)],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            start_new_session=True)
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.output: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-        self.urls: dict[str, str] = {}
-        deadline = time.monotonic() + START_TIMEOUT
-        while "agent token" not in self.urls:
-            line = self.lines.get(timeout=max(0.1, deadline - time.monotonic()))
-            if line is None:
-                raise RuntimeError("serve --local exited at start:\n" + "".join(self.output))
-            match = re.match(r"^\s+([a-zA-Z ()]+):\s+(\S+)", line)
-            if match:
-                self.urls[match.group(1).strip()] = match.group(2)
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.output.append(line)
-            self.lines.put(line)
-        self.lines.put(None)
-
-    @property
-    def api(self) -> str:
-        return self.urls["localhub REST"]
-
-    @property
-    def web(self) -> str:
-        return self.api.removesuffix("/api/v3")
-
-    @property
-    def receiver(self) -> str:
-        return self.urls["receiver"].removesuffix("/webhooks/github")
-
-    @property
-    def agent_token(self) -> str:
-        return self.urls["agent token"]
-
-    @property
-    def worker_log(self) -> Path:
-        return self.data / "logs" / "worker.log"
-
-    def stop(self, timeout: float = 40.0) -> int | None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-        try:
-            return self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            print(f"serve --local did not stop in {timeout:g} s after SIGINT; killing its process group")
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.kill()
-            return self.process.wait()
-
-
-def delivery_count(served: Served, token: str, repo: str) -> int:
+def delivery_count(served: LocalStack, token: str, repo: str) -> int:
     """Webhook deliveries localhub recorded for the repository's hooks."""
     headers = {"Authorization": f"token {token}"}
     total = 0
@@ -170,7 +103,7 @@ def delivery_count(served: Served, token: str, repo: str) -> int:
     return total
 
 
-def stalled(served: Served, token: str, repo: str, why: str) -> None:
+def stalled(served: LocalStack, token: str, repo: str, why: str) -> None:
     print(f"STALL: {why}")
     with contextlib.suppress(Exception):
         print(f"  webhook deliveries recorded by localhub: {delivery_count(served, token, repo)}")
@@ -350,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"integrator benchmark: serve --local, {args.agents} agents, {args.rounds} latency rounds, burst of "
           f"{args.burst}, {cores} cores, temp {tmp}")
 
-    served: Served | None = None
+    served: LocalStack | None = None
     agents: list[Agent] = []
     clients: list[ForgeClient] = []
     result: dict = {"bench": "integrate", "agents": args.agents, "rounds": args.rounds, "burst_size": args.burst,
@@ -358,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     code = 0
     try:
         began = time.monotonic()
-        served = Served(tmp / "data")
+        served = LocalStack(tmp / "data")
         print(f"  serve --local up in {time.monotonic() - began:.1f} s; receiver {served.receiver}")
         token = requests.post(f"{served.web}/_localhub/tokens", json={"login": "alice"}, timeout=10).json()["token"]
         requests.post(f"{served.api}/user/repos", json={"name": "memory"},

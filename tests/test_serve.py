@@ -5,7 +5,6 @@ one-line start-up error naming it. The GitHub App manifest is well formed."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import queue
@@ -28,15 +27,13 @@ from bot.forge.client import ForgeClient, NewPullRequest, RetryPolicy, TokenCred
 from bot.integrator.state import LABEL_DREAM
 from bot.memfs import sync
 from bot.memfs.create import init_repository
+from bot.serve.child import SERVICE_ENV, LocalStack
 from tests.conftest import git, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
-START_TIMEOUT = 60.0
 MERGE_TIMEOUT = 30.0
 FACTS = "reference/facts.md"
 FACTS_TEXT = "---\ndescription: Facts about the person.\n---\n# Facts\n\n- lives in Berlin\n- likes tea\n"
-SERVICE_ENV = ("REDIS_URL", "MEMREPO_WEBHOOK_SECRET", "MEMREPO_AGENT_TOKEN", "MEMREPO_REPOS", "MEMREPO_BOT_LOGIN",
-               "MEMREPO_SSE_HEARTBEAT")
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -70,67 +67,9 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-class Served:
-    """`memrepo serve --local` as a subprocess; its stdout read on a thread."""
-
-    def __init__(self, data: Path) -> None:
-        env = {k: v for k, v in os.environ.items() if k not in SERVICE_ENV}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "serve", "--local", "--port", "0", "--data", str(data)],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.output: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-        self.urls: dict[str, str] = {}
-        deadline = time.monotonic() + START_TIMEOUT
-        while "agent token" not in self.urls:
-            line = self.lines.get(timeout=max(0.1, deadline - time.monotonic()))
-            if line is None:
-                raise AssertionError("serve --local exited at start:\n" + "".join(self.output))
-            match = re.match(r"^\s+([a-zA-Z ()]+):\s+(\S+)", line)
-            if match:
-                self.urls[match.group(1).strip()] = match.group(2)
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.output.append(line)
-            self.lines.put(line)
-        self.lines.put(None)
-
-    @property
-    def api(self) -> str:
-        return self.urls["localhub REST"]
-
-    @property
-    def web(self) -> str:
-        return self.api.removesuffix("/api/v3")
-
-    @property
-    def receiver(self) -> str:
-        return self.urls["receiver"].removesuffix("/webhooks/github")
-
-    @property
-    def agent_token(self) -> str:
-        return self.urls["agent token"]
-
-    def stop(self, timeout: float = 40.0) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-        try:
-            return self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            for pid in _children(self.process.pid):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            self.process.kill()
-            self.process.wait()
-            raise
-
-
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
-    s = Served(tmp_path / "data")
+def served(tmp_path: Path) -> Iterator[LocalStack]:
+    s = LocalStack(tmp_path / "data")
     try:
         yield s
     finally:
@@ -168,7 +107,7 @@ def _dream_body(dream_id: str, base: str, path: str) -> str:
 
 
 # ------------------------------------------------------------------------------ serve --local
-def test_serve_local_merges_a_dream_announces_it_and_stops_cleanly(served: Served, tmp_path: Path) -> None:
+def test_serve_local_merges_a_dream_announces_it_and_stops_cleanly(served: LocalStack, tmp_path: Path) -> None:
     # The printed URLs answer.
     assert requests.get(f"{served.receiver}/healthz", timeout=10).status_code == 200
     assert requests.get(f"{served.web}/_localhub/health", timeout=10).json() == {"ok": True}
@@ -239,7 +178,7 @@ def test_serve_local_merges_a_dream_announces_it_and_stops_cleanly(served: Serve
 
 
 def test_serve_local_keeps_its_tokens_across_restarts_and_stops_on_sigterm(tmp_path: Path) -> None:
-    first = Served(tmp_path / "data")
+    first = LocalStack(tmp_path / "data")
     try:
         token = first.agent_token
         children = _children(first.process.pid)
@@ -248,7 +187,7 @@ def test_serve_local_keeps_its_tokens_across_restarts_and_stops_on_sigterm(tmp_p
     finally:
         first.stop()
     assert not any(_alive(pid) for pid in children)
-    second = Served(tmp_path / "data")
+    second = LocalStack(tmp_path / "data")
     try:
         assert second.agent_token == token
     finally:
