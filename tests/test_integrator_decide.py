@@ -117,9 +117,21 @@ ROWS: list[tuple[str, PullState, Policy, Kind, dict[str, Any]]] = [
     ("invalid-untrusted-open", pr(validation=INVALID, labels=(LABEL_UNTRUSTED,), head_ref="feature/x"), AUTO,
      Kind.SET_STATUS, {"status": "failure"}),
     # mergeability unknown
-    ("mergeable-unknown", pr(mergeable=None), AUTO, Kind.WAIT, {"delay": 1.0}),
-    ("mergeable-unknown-backoff", pr(mergeable=None, attempts=3), EXPLICIT, Kind.WAIT, {"delay": 8.0}),
+    ("mergeable-unknown", pr(mergeable=None), AUTO, Kind.WAIT, {"delay": 0.2}),
+    ("mergeable-unknown-backoff", pr(mergeable=None, attempts=3), EXPLICIT, Kind.WAIT, {"delay": 1.6}),
     ("mergeable-unknown-capped", pr(mergeable=None, attempts=9), REVIEW, Kind.WAIT, {"delay": 60.0}),
+    # GitHub still computing: git's trial merge stands in, so no wait
+    ("mergeable-unknown-merges-cleanly", pr(mergeable=None, merges_cleanly=True), EXPLICIT, Kind.MERGE,
+     {"sha": HEAD}),
+    ("mergeable-unknown-merges-cleanly-review", pr(mergeable=None, merges_cleanly=True), REVIEW,
+     Kind.MARK_NEEDS_REVIEW, {}),
+    ("mergeable-unknown-conflicts-locally", pr(mergeable=None, merges_cleanly=False), EXPLICIT, Kind.RESOLVE,
+     {"sha": HEAD}),
+    ("mergeable-unknown-conflicts-locally-auto-dream", pr(mergeable=None, merges_cleanly=False), AUTO,
+     Kind.COMMENT_AND_CLOSE, {}),
+    # GitHub's answer wins over git's
+    ("not-mergeable-believed", pr(mergeable=False, merges_cleanly=True), EXPLICIT, Kind.RESOLVE, {}),
+    ("mergeable-believed", pr(mergeable=True, merges_cleanly=False), EXPLICIT, Kind.MERGE, {}),
     # not mergeable
     ("conflict-auto-dream-closed", pr(mergeable=False, mergeable_state="dirty"), AUTO, Kind.COMMENT_AND_CLOSE,
      {"status": None}),
@@ -273,7 +285,7 @@ def test_conflict_comments() -> None:
 
 
 def test_tuning_bounds_attempts_and_waits() -> None:
-    tuning = Tuning(max_attempts=2, wait_base=0.5, wait_cap=3.0)
+    tuning = Tuning(max_attempts=2, wait_base=0.5, wait_cap=3.0, mergeable_wait_base=0.5)
     assert decide(pr(mergeable=None, attempts=1), AUTO, tuning).delay == 1.0
     assert decide(pr(mergeable=None, attempts=2), AUTO, tuning).kind is Kind.GIVE_UP
     assert backoff(50, tuning) == 3.0
@@ -367,6 +379,7 @@ STATES = st.builds(
     base_ref=st.sampled_from(["main", ""]),
     mergeable=st.none() | st.booleans(),
     mergeable_state=st.none() | st.sampled_from(["clean", "dirty", "blocked", "unknown", "behind"]),
+    merges_cleanly=st.none() | st.booleans(),
     labels=LABELS,
     author=WHO,
     changed_paths=PATHS,
@@ -386,7 +399,7 @@ POLICIES = st.builds(
     protected=st.lists(st.sampled_from(["system/persona.md", "system/*", "skills/", "[", "*", "a[!b]"])
                        | st.text(max_size=10), max_size=3).map(tuple),
 )
-TUNINGS = st.builds(Tuning, st.integers(-1, 20), st.floats(0, 100), st.floats(0, 1000))
+TUNINGS = st.builds(Tuning, st.integers(-1, 20), st.floats(0, 100), st.floats(0, 1000), st.floats(0, 100))
 
 
 @settings(max_examples=600)
@@ -397,7 +410,7 @@ def test_decide_is_total_and_never_merges_unsafely(state: PullState, policy: Pol
     if action.kind is Kind.MERGE:
         assert state.validation is not None and state.validation.valid
         assert state.validation.sha == state.head_sha == action.sha and action.sha
-        assert state.mergeable is True
+        assert state.mergeable is True or (state.mergeable is None and state.merges_cleanly is True)
         assert state.state == "open" and not state.merged and not state.draft and state.last_merge is None
         if review_needed(state, policy):
             others = [r for r in state.reviews if r.author and r.author.casefold() != state.author.casefold()]
@@ -429,7 +442,7 @@ def _act(state: PullState, action: Action) -> PullState:
     elif action.kind is Kind.WAIT:
         changes.update(mergeable=True)
     elif action.kind is Kind.RESOLVE:
-        changes.update(head_sha=OLD, mergeable=None, validation=None, status=None)
+        changes.update(head_sha=OLD, mergeable=None, merges_cleanly=True, validation=None, status=None)
     elif action.kind is Kind.MARK_NEEDS_REVIEW:
         changes.update(labels=(*state.labels, *action.labels), status=action.status,
                        reviews=(approve(sha=state.head_sha),))
@@ -455,3 +468,18 @@ def test_a_healthy_pull_request_gets_merged(policy: Policy, mergeable: bool | No
         state = _act(state, action)
     assert Kind.MERGE in seen and Kind.PUBLISH_HEAD in seen and seen[-1] is Kind.NOTHING, seen
     assert state.merged and state.head_published
+
+
+def test_a_resolution_is_merged_without_waiting_for_mergeability() -> None:
+    """Right after a resolution the head contains the base and git's trial merge is clean:
+    waiting for the forge to compute mergeability would only let another merge move main and
+    spoil the resolution."""
+    state = pr(mergeable=False)
+    seen = []
+    for _ in range(8):
+        action = decide(state, EXPLICIT)
+        seen.append(action.kind)
+        if action.kind in (Kind.MERGE, Kind.NOTHING):
+            break
+        state = _act(state, action)
+    assert seen == [Kind.RESOLVE, Kind.VALIDATE, Kind.MERGE], seen

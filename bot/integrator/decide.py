@@ -9,9 +9,12 @@ Order of the checks, and why:
 4. attempts exhausted -> give up (comment, `memrepo:conflict`), so no job loops forever;
 5. no validation for exactly this head -> validate; invalid -> failure status and comment
    (dreams are closed, anything else stays open for a person);
-6. mergeability unknown -> wait with backoff; not mergeable -> close (`auto` dreams) or resolve
-   once per head, then `memrepo:conflict` for a person. Conflicts come before reviews, so a
-   person reviews the resolved version and an approval is not spent on a head about to move;
+6. mergeability: GitHub's answer, or while it is still computing, git's own trial merge of
+   the fetched commits (so a resolution is merged before anything else moves main, and a
+   burst does not wait on GitHub); neither known -> wait with a short backoff; not mergeable
+   -> close (`auto` dreams) or resolve once per head, then `memrepo:conflict` for a person.
+   Conflicts come before reviews, so a person reviews the resolved version and an approval is
+   not spent on a head about to move;
 7. review needed and no approval of this head by someone else, or changes requested ->
    `memrepo:needs-review` and a pending status;
 8. status not yet success -> set it (branch protection may require it); then merge with the
@@ -28,6 +31,7 @@ Decisions beyond the table (documented in the report and tests):
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from fnmatch import fnmatchcase
 
 from bot import messages
@@ -236,7 +240,8 @@ def decide(state: PullState, policy: Policy, tuning: Tuning = DEFAULT_TUNING) ->
     """The one action for this pull request now. Total: any state gives an action.
 
     MERGE is returned only for an open, non-draft pull request whose validation is valid for
-    exactly the current head sha, that GitHub reports mergeable, and that is approved by
+    exactly the current head sha, that GitHub reports mergeable (or, while GitHub has no
+    answer yet, that merges cleanly in git's trial merge), and that is approved by
     someone other than its author where a review is needed; it carries that head sha.
     """
     if not is_memrepo(state):
@@ -260,9 +265,11 @@ def decide(state: PullState, policy: Policy, tuning: Tuning = DEFAULT_TUNING) ->
         return Action(Kind.VALIDATE, messages.INTEGRATOR_WHY_VALIDATE, sha=state.head_sha)
     if not validation.valid:
         return _invalid(state)
-    if state.mergeable is None:
-        return Action(Kind.WAIT, messages.INTEGRATOR_WHY_MERGEABLE_UNKNOWN, delay=backoff(state.attempts, tuning))
-    if state.mergeable is not True:
+    mergeable = state.mergeable if state.mergeable is not None else state.merges_cleanly
+    if mergeable is None:
+        return Action(Kind.WAIT, messages.INTEGRATOR_WHY_MERGEABLE_UNKNOWN,
+                      delay=backoff(state.attempts, replace(tuning, wait_base=tuning.mergeable_wait_base)))
+    if mergeable is False:
         return _not_mergeable(state, policy)
     if (review_needed(state, policy) and not approved(state)) or changes_requested(state):
         return _needs_review(state)

@@ -152,6 +152,7 @@ class Integration:
             combined = self.client.combined_status(pull.head_sha)
             status = next((s.state for s in combined.statuses if s.context == STATUS_CONTEXT), None)
             known.update(base_sha=base_sha, reviews=reviews, status=status,
+                         merges_cleanly=self.workspace.merges_cleanly(base_sha, pull.head_sha),
                          changed_paths=self.workspace.changed_paths(base_sha, pull.head_sha),
                          validation=self.validations.get((pull.head_sha, base_sha)),
                          resolution_tried=act.resolution_tried(self.ctx.redis, self.repo, self.number, pull.head_sha))

@@ -115,7 +115,9 @@ class PullState:
     `resolution_tried`: a resolution of conflicts with the base was already tried for this
     head and did not produce a new head. `head_published`: the head event for this pull
     request's merge was published. `history`: one line per thing the job tried, for the
-    give-up comment.
+    give-up comment. `merges_cleanly`: git's own answer, from the fetched commits, to whether
+    head and base merge without conflicts (None: not known); it stands in for `mergeable`
+    while GitHub is still computing that, so a burst of pull requests does not wait on it.
     """
 
     number: int
@@ -128,6 +130,7 @@ class PullState:
     base_ref: str = "main"
     mergeable: bool | None = None
     mergeable_state: str | None = None
+    merges_cleanly: bool | None = None
     labels: tuple[str, ...] = ()
     author: str = ""
     changed_paths: tuple[str, ...] = ()
@@ -158,6 +161,8 @@ class Tuning:
 
     max_attempts: int = 10
     wait_base: float = 1.0
+    # GitHub computes `mergeable` in the background, usually within a second: look again soon
+    mergeable_wait_base: float = 0.2
     wait_cap: float = 60.0
 
 

@@ -191,6 +191,16 @@ class Workspace:
         found = git.merge_base(base_sha, head_sha)
         return None if found is None else str(found)
 
+    def merges_cleanly(self, base_sha: str, head_sha: str) -> bool | None:
+        """Whether git merges the two without a conflict (None: a commit is missing here). A
+        trial merge in memory: nothing is written."""
+        git = pygit2.Repository(str(self.path))
+        try:
+            index = git.merge_commits(base_sha, head_sha)
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+        return index.conflicts is None
+
     def changed_paths(self, base_sha: str, head_sha: str) -> tuple[str, ...]:
         """Paths the pull request changes: its head against the merge base with the base, as
         GitHub's "files changed" shows them (changes the base made meanwhile are not its)."""

@@ -32,7 +32,11 @@ from bot.forge.localhub.store import now
 
 log = logging.getLogger("localhub.mergeability")
 
-FALLBACK_DELAY = 1.0  # seconds after a change before the merge is tried unprompted
+# Seconds after a change before the merge is tried unprompted. A read starts it at once; the
+# fallback is for pull requests nobody reads, and while main moves faster than this (a burst
+# of merges) it is skipped for keys already outdated, so one merge does not cost a trial merge
+# of every open pull request.
+FALLBACK_DELAY = 5.0
 
 # GitHub's refusals when protection blocks a merge.
 REVIEW_REQUIRED_ONE = "At least 1 approving review is required by reviewers with write access."

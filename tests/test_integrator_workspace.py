@@ -1,0 +1,36 @@
+"""The integrator's workspace answers whether a head merges into its base cleanly, from git
+alone (it stands in for GitHub's `mergeable` while GitHub is still computing it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.integrator.context import Remote
+from bot.integrator.workspace import Workspace
+from tests.conftest import git
+
+
+def _commit(clone: Path, name: str, text: str, message: str) -> str:
+    (clone / name).write_text(text)
+    git(clone, "add", name)
+    git(clone, "commit", "-q", "-m", message)
+    return git(clone, "rev-parse", "HEAD").strip()
+
+
+def test_merges_cleanly_says_what_a_trial_merge_says(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path / "work", "alice/memory", Remote("unused"))
+    workspace.path.parent.mkdir(parents=True)
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(workspace.path))
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(workspace.path), str(clone))
+    root = _commit(clone, "facts.md", "- one\n- two\n- three\n", "root")
+    base = _commit(clone, "facts.md", "- one\n- two\n- three\n- from main\n", "main adds a line")
+    git(clone, "checkout", "-q", "-b", "other", root)
+    other_file = _commit(clone, "notes.md", "elsewhere\n", "another file")
+    same_line = _commit(clone, "facts.md", "- one\n- two\n- three\n- from the branch\n", "same place")
+    git(clone, "push", "-q", "origin", "main", "other", f"{other_file}:refs/heads/clean")
+
+    assert workspace.merges_cleanly(base, other_file) is True
+    assert workspace.merges_cleanly(base, same_line) is False
+    assert workspace.merges_cleanly(base, base) is True
+    assert workspace.merges_cleanly(base, "0" * 40) is None  # not fetched here: unknown, not "clean"
