@@ -23,6 +23,7 @@ from bot.integrator import jobs
 from bot.integrator.context import using
 from bot.queue import QUEUE, enqueue_integrate, get_queue, job_key, lock_key
 from tests.conftest import run_cli
+from tests.redis_server import RedisServer
 from tests.test_integrator_jobs import FACTS, FACTS_TEXT, FAST, REPO, World, built_world, doc, drain
 
 MERGE_PATH = f"/repos/{REPO}/pulls/*/merge"
@@ -224,3 +225,41 @@ def test_dropped_webhook_deliveries_are_caught_by_reconciliation(world: World, r
     assert code == 0, err
     assert "memrepo worker" in out
     assert_settled(world, [first, second], closed=(invalid,))
+
+
+# ------------------------------------------------------------------------------ Redis restarting
+def test_redis_restarting_under_load_strands_nothing_and_merges_nothing_twice(
+        localhub: LocalhubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Redis has no persistence here: a restart loses the queue, the locks and the attempt
+    counters while a worker is merging. Reconciliation finds every open dream again, and merge
+    by head sha keeps a pull request from being merged twice."""
+    with RedisServer() as server, built_world(localhub, tmp_path, server.url) as world:
+        numbers = [world.open_dream({FACTS: FACTS_TEXT + f"- fact {i}\n"})[0] for i in range(3)]
+        numbers += [world.open_dream({f"reference/topic-{i}.md": doc(f"Topic {i}.", f"- note {i}\n")})[0]
+                    for i in range(3)]
+        for number in numbers:
+            assert enqueue_integrate(world.redis, REPO, number).outcome == "queued"
+        env = {**os.environ, "REDIS_URL": server.url, "MEMREPO_GITHUB_URL": world.server.api_url,
+               "MEMREPO_GITHUB_TOKEN": world.token, "MEMREPO_WORK_DIR": str(tmp_path / "first-work")}
+        code = "from bot.cli import main; raise SystemExit(main(['worker', '--reconcile-every', '0']))"
+        proc = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            _wait_for(lambda: world.merges_on_main() >= 1, 60, "a first merge")
+            server.stop()
+            time.sleep(0.5)
+            server.start()  # same port, empty
+            assert get_queue(world.redis).count == 0  # the queue is gone with the restart
+            for key, value in {"REDIS_URL": server.url, "MEMREPO_GITHUB_URL": world.server.api_url,
+                               "MEMREPO_GITHUB_TOKEN": world.token, "MEMREPO_WORK_DIR": str(tmp_path / "cli-work"),
+                               "MEMREPO_REPOS": REPO}.items():
+                monkeypatch.setenv(key, value)
+            status, _, err = run_cli(capsys, "worker", "--burst")  # reconciles first, then works the queue
+            assert status == 0, err
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        assert_settled(world, numbers)
+        facts = world.main_file(FACTS)
+        assert all(facts.count(f"- fact {i}\n") == 1 for i in range(3)), facts  # resolved, none lost
