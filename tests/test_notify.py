@@ -149,3 +149,19 @@ def test_a_subscription_to_a_stopped_redis_raises_redis_errors(tmp_path: Any) ->
                 sub.get(timeout=0.05)
         sub.close()  # closing after the server went away does not raise
         conn.close()
+
+
+def test_one_head_move_is_announced_once_and_a_merge_says_which_pull_request(client: redis.Redis) -> None:
+    """GitHub sends a push event for the integrator's own merge: agents hear of the move once,
+    and the merge event (naming the pull request) is not lost if the push came first."""
+    with subscribe(client, "alice/memory") as sub:
+        assert publish_head(client, event(cause="push")) == 1
+        assert publish_head(client, event(cause="push")) is None  # a redelivery of the same move
+        assert publish_head(client, event(cause="merge", pr=7)) == 1
+        assert publish_head(client, event(cause="push")) is None
+        assert publish_head(client, event(cause="merge", pr=7)) is None
+        assert [(e.cause, e.pr) for e in (sub.get(timeout=5), sub.get(timeout=5))] == [("push", None), ("merge", 7)]
+        assert sub.get(timeout=0.2) is None
+        assert publish_head(client, event(sha=SHA1, before=SHA2)) == 1  # a new move is announced
+        assert sub.get(timeout=5).sha == SHA1
+    assert last_head(client, "alice/memory").sha == SHA1

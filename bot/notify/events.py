@@ -122,14 +122,31 @@ class HeadEvent:
         return cls.from_dict(data)
 
 
-def publish_head(redis: Redis, event: HeadEvent) -> int:
+# Publish unless the newest event already announced this sha: GitHub sends a push event for
+# every merge the integrator makes, so each merge would otherwise reach agents twice. A merge
+# event still follows a push event for the same sha, because it says which pull request.
+_PUBLISH = """
+local last = redis.call('GET', KEYS[1])
+if last then
+  local ok, seen = pcall(cjson.decode, last)
+  if ok and type(seen) == 'table' and seen['sha'] == ARGV[2] and (ARGV[3] == 'push' or seen['cause'] == 'merge') then
+    return -1
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[4])
+return redis.call('PUBLISH', KEYS[2], ARGV[1])
+"""
+
+
+def publish_head(redis: Redis, event: HeadEvent) -> int | None:
     """Publish `event` and remember it as the newest of its repository; the number of
-    subscribers that got it."""
+    subscribers that got it, or None when the newest event already announced its sha."""
     text = event.to_json()
-    pipe = redis.pipeline(transaction=True)
-    pipe.set(LAST_PREFIX + repo_key(event.repo), text, ex=LAST_TTL)
-    pipe.publish(channel(event.repo), text)
-    _, receivers = pipe.execute()
+    receivers = redis.eval(_PUBLISH, 2, LAST_PREFIX + repo_key(event.repo), channel(event.repo),
+                           text, event.sha, event.cause, LAST_TTL)
+    if int(receivers) < 0:
+        log.info("head of %s at %s already announced; not again (%s)", event.repo, event.sha, event.cause)
+        return None
     log.info("head of %s moved to %s (%s)", event.repo, event.sha, event.cause)
     return int(receivers)
 
