@@ -16,8 +16,8 @@ from bot import __version__, messages
 from bot.errors import MemrepoError
 
 # Order is the order of `memrepo --help`.
-COMMANDS = ("init", "validate", "tool", "compile", "log", "repository", "localhub", "transcript", "search", "dream",
-            "demo", "worker", "serve")
+COMMANDS = ("init", "validate", "tool", "compile", "log", "why", "at", "repository", "localhub", "transcript", "search",
+            "dream", "demo", "worker", "serve", "mcp")
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):

@@ -1,5 +1,6 @@
-"""`memrepo compile`: print the agent's system prompt as the agent would see it now, so a
-person can check what committed memory puts in front of the model."""
+"""`memrepo compile`: print the agent's system prompt as the agent would see it now (or, with
+`--at DATE`, as it would have seen it then), so a person can check what committed memory puts in
+front of the model."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from bot import messages
 from bot.errors import MemrepoError
 from bot.memfs.compile import DEFAULT_MEMORY_DIR
+from bot.memfs.history import compile_at, parse_when
 from bot.memfs.prompt import PromptCompiler
 from bot.memfs.repo import MemoryRepo
 
@@ -20,6 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--system-prompt", metavar="FILE", help=messages.COMPILE_SYSTEM_PROMPT_HELP)
     parser.add_argument("--memory-dir", metavar="TEXT", default=DEFAULT_MEMORY_DIR,
                         help=messages.COMPILE_MEMORY_DIR_HELP)
+    parser.add_argument("--at", metavar="DATE", help=messages.COMPILE_AT_HELP)
     parser.set_defaults(func=run)
 
 
@@ -34,7 +37,11 @@ def read_system_prompt(path: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    when = parse_when(args.at) if args.at is not None else None
     system_prompt = read_system_prompt(args.system_prompt) if args.system_prompt else ""
+    if when is not None:
+        print(compile_at(args.repo, when, system_prompt, memory_dir=args.memory_dir)["text"])
+        return 0
     repo = MemoryRepo.open(args.repo)
     compiled = PromptCompiler(repo.root, memory_dir=args.memory_dir, repo=repo).compile(system_prompt)
     print(compiled.text)

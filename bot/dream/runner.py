@@ -38,6 +38,7 @@ from pathlib import Path
 import pygit2
 
 from bot import identity, messages
+from bot.config import Dream
 from bot.dream import triggers
 from bot.dream.cursor import Cursor, cursor_path, parse_cursor, render_cursor
 from bot.dream.forge_target import ForgeTarget, forge_target
@@ -455,12 +456,14 @@ def _running(states: TriggerStates, agent_id: str, conversation_id: str) -> Iter
 
 
 def handle_event(repo: MemoryRepo | str | os.PathLike[str], agent_id: str, conversation_id: str, event: str,
-                 *, home: str | os.PathLike[str] | None = None, **run: object) -> EventResult:
+                 *, home: str | os.PathLike[str] | None = None, dream_policy: Dream | None = None,
+                 **run: object) -> EventResult:
     """Count or act on a trigger event (`step`, `compaction`, `manual`, `closed`) for one
-    conversation, running a dream when triggers.decide says so. `run` goes to run_dream."""
+    conversation, running a dream when triggers.decide says so. `run` goes to run_dream.
+    `dream_policy` replaces the policy's `dream` section (a session's `/sleeptime` setting)."""
     repo = repo if isinstance(repo, MemoryRepo) else MemoryRepo.open(repo)
     states = TriggerStates(home)
-    policy = repo.policy("HEAD").dream
+    policy = dream_policy or repo.policy("HEAD").dream
     with states.locked(agent_id):
         decision = triggers.decide(states.load(agent_id, conversation_id), event, policy)
         states.save(agent_id, conversation_id, decision.state)

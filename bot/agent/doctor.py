@@ -1,0 +1,97 @@
+"""`/doctor`: how memory stands against its limits, as pure functions over the files at HEAD.
+
+Reports the size of core memory (`system/`) against `limits.core_chars`, the largest core
+blocks, files over (or within 10% of) `limits.file_chars`, memory documents without a
+description (the prompt's tree shows descriptions, so a file without one is hard to find),
+commits not yet pushed, backups that sync set aside, and the event stream's state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from bot import messages
+from bot.config import Limits
+from bot.memfs import document, validate
+
+LARGEST = 5
+NEAR = 0.9  # a file at 90% of its limit is reported as close to it
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    core_chars: int
+    core_limit: int
+    file_limit: int
+    largest: tuple[tuple[str, int], ...]
+    over: tuple[tuple[str, int], ...]
+    near: tuple[tuple[str, int], ...]
+    undescribed: tuple[str, ...]
+    pending: int | None
+    backups: tuple[str, ...]
+    stream: str | None
+
+    @property
+    def healthy(self) -> bool:
+        return not (self.over or self.undescribed or self.pending or self.backups
+                    or self.core_chars > self.core_limit)
+
+
+def _chars(data: bytes) -> int:
+    text, _ = validate.decode(data)
+    return len(text) if text is not None else len(data)
+
+
+def diagnose(files: Mapping[str, bytes], limits: Limits, *, pending: int | None = None,
+             backups: Sequence[str] = (), stream: str | None = None) -> DoctorReport:
+    """The report for `files` (path -> bytes at HEAD) under `limits`."""
+    core = {p: _chars(d) for p, d in files.items() if validate.is_core(p)}
+    docs = {p: d for p, d in files.items() if validate.is_memory_document(p)}
+    sizes = {p: _chars(d) for p, d in docs.items()}
+    largest = tuple(sorted(core.items(), key=lambda item: (-item[1], item[0]))[:LARGEST])
+    over = tuple(sorted((p, n) for p, n in sizes.items() if n > limits.file_chars))
+    near = tuple(sorted((p, n) for p, n in sizes.items() if NEAR * limits.file_chars <= n <= limits.file_chars))
+    undescribed = []
+    for path, data in sorted(docs.items()):
+        text, _ = validate.decode(data)
+        doc = document.try_parse(text) if text is not None else None
+        if doc is None or not doc.description:
+            undescribed.append(path)
+    return DoctorReport(sum(core.values()), limits.core_chars, limits.file_chars, largest, over, near,
+                        tuple(undescribed), pending, tuple(backups), stream)
+
+
+def _percent(part: int, whole: int) -> int:
+    return round(100 * part / whole) if whole else 0
+
+
+def render(report: DoctorReport) -> str:
+    """The report as lines for a person."""
+    lines = [messages.AGENT_DOCTOR_CORE.format(chars=report.core_chars, limit=report.core_limit,
+                                               percent=_percent(report.core_chars, report.core_limit))]
+    if report.largest:
+        lines.append(messages.AGENT_DOCTOR_LARGEST)
+        lines += [messages.AGENT_DOCTOR_BLOCK.format(path=p, chars=n, percent=_percent(n, report.file_limit))
+                  for p, n in report.largest]
+    for path, chars in report.over:
+        lines.append(messages.AGENT_DOCTOR_OVER.format(path=path, chars=chars, limit=report.file_limit))
+    for path, chars in report.near:
+        lines.append(messages.AGENT_DOCTOR_NEAR.format(path=path, chars=chars, limit=report.file_limit))
+    if report.undescribed:
+        lines.append(messages.AGENT_DOCTOR_UNDESCRIBED.format(count=len(report.undescribed),
+                                                              paths=", ".join(report.undescribed)))
+    else:
+        lines.append(messages.AGENT_DOCTOR_ALL_DESCRIBED)
+    if report.pending is None:
+        lines.append(messages.AGENT_DOCTOR_NO_REMOTE)
+    elif report.pending:
+        lines.append(messages.AGENT_DOCTOR_PENDING.format(count=report.pending))
+    else:
+        lines.append(messages.AGENT_DOCTOR_NOTHING_PENDING)
+    if report.backups:
+        lines.append(messages.AGENT_DOCTOR_BACKUPS.format(refs=", ".join(report.backups)))
+    if report.stream is not None:
+        lines.append(messages.AGENT_DOCTOR_STREAM.format(state=report.stream))
+    lines.append(messages.AGENT_DOCTOR_HEALTHY if report.healthy else messages.AGENT_DOCTOR_ATTENTION)
+    return "\n".join(lines)

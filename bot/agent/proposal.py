@@ -1,0 +1,107 @@
+"""An agent edit as a pull request (the shell: git, worktree, forge).
+
+    fetch origin ─> base = origin's main ─> worktree at base ─> the same tool call, applied
+      and validated there as the agent ─> ONE commit on base (the agent's identity, trailers)
+      ─> branch memrepo/edit/<agent-id>/<short id> ─> push (never forced) ─> pull request
+         labelled memrepo:agent-edit (and memrepo:untrusted when the turn saw external content)
+
+The clone's own `main`, index and working tree are never touched: the edit is not in memory
+until the pull request is merged. The call is applied again at the remote's `main` (not at
+the clone's HEAD) so the pull request's diff is exactly the edit, whatever the clone holds
+that is not pushed yet. Anything that fails before the pull request exists removes what was
+made (worktree, local and pushed branch); a pull request whose labels could not be set is
+closed again, because without `memrepo:untrusted` nothing would hold it for a person.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import time
+from dataclasses import dataclass, replace
+
+import pygit2
+
+from bot import identity, messages
+from bot.agent import render
+from bot.agent.routing import Route
+from bot.dream.runner import _delete_remote_branch, _push_branch, fetch_base, worktree
+from bot.errors import MemrepoError
+from bot.forge.client import ForgeClient, NewPullRequest
+from bot.forge.errors import ForgeError
+from bot.integrator.state import EDIT_BRANCH_PREFIX
+from bot.memfs.calls import parse_call
+from bot.memfs.repo import MemoryRepo
+from bot.memfs.sync import BRANCH
+from bot.memfs.tool import MemoryTool
+
+
+@dataclass(frozen=True)
+class EditProposal:
+    number: int
+    url: str
+    branch: str
+    commit: str
+    base: str
+    paths: tuple[str, ...]
+    labels: tuple[str, ...]
+
+
+def branch_name(agent_id: str, short_id: str | None = None) -> str:
+    """`memrepo/edit/<agent-id>/<short id>` (DESIGN.md §9); the short id is 8 random hex digits."""
+    return f"{EDIT_BRANCH_PREFIX}{agent_id}/{short_id or secrets.token_hex(4)}"
+
+
+def propose_edit(repo: MemoryRepo, raw_call: object, route: Route, client: ForgeClient, *, agent_id: str,
+                 agent_name: str | None, conversation_id: str, turn: int) -> EditProposal:
+    """Open the pull request for one edit; MemrepoError (one line) when it cannot, with
+    nothing left behind."""
+    base = fetch_base(repo)
+    call = parse_call(raw_call)
+    with worktree(repo, base) as path:
+        result = MemoryTool(path, agent_id, agent_name, push=False).call(raw_call)
+        if not result.ok:
+            raise MemrepoError(messages.AGENT_EDIT_NOT_APPLICABLE.format(base=base[:12], problem=result.message))
+        tip = MemoryRepo.open(path).head_sha() or base
+    branch = branch_name(agent_id)
+    info = repo.commit_info(tip)
+    reason = call.reason or (info.message if info is not None else call.command)
+    ctx = render.EditContext(agent_id, conversation_id, turn, call.command, reason, tuple(result.paths), base,
+                             branch, route)
+    sha = _commit(repo, base, tip, render.commit_message(ctx), identity.agent(agent_id, agent_name))
+    ref = f"refs/heads/{branch}"
+    repo.git.references.create(ref, sha)
+    try:
+        _push_branch(repo, branch)
+    finally:
+        with contextlib.suppress(KeyError, pygit2.GitError):
+            repo.git.references.delete(ref)
+    try:
+        pr = client.open_pull_request(NewPullRequest(head=branch, base=BRANCH, title=render.title(ctx),
+                                                     body=render.body(ctx)))
+    except BaseException:
+        _delete_remote_branch(repo, branch)
+        raise
+    try:
+        labels = client.add_labels(pr.number, route.labels)
+    except ForgeError as exc:
+        _withdraw(repo, client, pr.number, branch)
+        raise MemrepoError(messages.AGENT_EDIT_UNLABELLED.format(number=pr.number, problem=exc)) from None
+    pr = replace(pr, labels=labels)
+    return EditProposal(pr.number, pr.url, branch, sha, base, tuple(result.paths), tuple(pr.labels))
+
+
+def _commit(repo: MemoryRepo, base: str, tip: str, message: str, who: identity.Identity) -> str:
+    """One commit on `base` with the tree the call produced at `tip`, by the agent."""
+    tree = repo.git[tip].peel(pygit2.Commit).tree
+    signature = pygit2.Signature(who.name, who.email, int(time.time()), 0)
+    parent = repo.git[base].peel(pygit2.Commit)
+    return str(repo.git.create_commit(None, signature, signature, message, tree.id, [parent.id]))
+
+
+def _withdraw(repo: MemoryRepo, client: ForgeClient, number: int, branch: str) -> None:
+    """Close an unlabelled pull request and delete its branch (best effort: the error that
+    led here is the one reported)."""
+    with contextlib.suppress(ForgeError):
+        client.close_pull_request(number)
+    _delete_remote_branch(repo, branch)

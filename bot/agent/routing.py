@@ -1,0 +1,107 @@
+"""Where one memory edit of the agent goes: straight to `main`, or to a pull request (pure).
+
+An edit becomes a pull request, never a direct commit, when any of these holds:
+- it changes more lines than the policy's `direct_commit.max_changed_lines` (a large rewrite
+  deserves a diff a person or the integrator looks at before it is the truth);
+- it touches a path the policy's `protected` globs match (those always need a review);
+- the turn it was made in saw content from an `external:` source (a web page, an e-mail, a
+  fetched document): such content may carry instructions aimed at the agent, so the edit
+  is labelled `memrepo:untrusted` and waits for a person's approval.
+
+"Changed lines" counts like `git diff --numstat`: lines added plus lines removed, over every
+file the edit changes; a file moved without a change in its content counts nothing.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from bot import messages
+from bot.config import Policy
+from bot.integrator.decide import protected_paths
+from bot.integrator.state import LABEL_AGENT_EDIT, LABEL_UNTRUSTED
+
+EXTERNAL_PREFIX = "external:"
+
+
+@dataclass(frozen=True)
+class EditFacts:
+    """What the decision needs to know of one edit, as plain data."""
+
+    paths: tuple[str, ...]
+    changed_lines: int
+    external_sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Route:
+    """The decision: `direct` (commit and push to main) or a pull request with `labels`."""
+
+    direct: bool
+    labels: tuple[str, ...] = ()
+    too_large: bool = False
+    max_changed_lines: int = 0
+    changed_lines: int = 0
+    protected: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+
+    @property
+    def untrusted(self) -> bool:
+        return bool(self.sources)
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """Why the edit is a pull request, one phrase per reason, for the agent and reviewers."""
+        out = []
+        if self.sources:
+            out.append(messages.AGENT_ROUTE_UNTRUSTED.format(sources=", ".join(self.sources)))
+        if self.protected:
+            out.append(messages.AGENT_ROUTE_PROTECTED.format(paths=", ".join(self.protected)))
+        if self.too_large:
+            out.append(messages.AGENT_ROUTE_TOO_LARGE.format(lines=self.changed_lines,
+                                                             limit=self.max_changed_lines))
+        return tuple(out)
+
+
+def route_edit(facts: EditFacts, policy: Policy) -> Route:
+    """Direct commit or pull request for one edit under `policy` (see the module docstring)."""
+    limit = policy.direct_commit.max_changed_lines
+    too_large = facts.changed_lines > limit
+    protected = tuple(protected_paths(facts.paths, policy.protected))
+    sources = external_sources(facts.external_sources)
+    if not (too_large or protected or sources):
+        return Route(True, max_changed_lines=limit, changed_lines=facts.changed_lines)
+    labels = (LABEL_AGENT_EDIT, LABEL_UNTRUSTED) if sources else (LABEL_AGENT_EDIT,)
+    return Route(False, labels, too_large, limit, facts.changed_lines, protected, sources)
+
+
+def external_sources(sources: Iterable[str]) -> tuple[str, ...]:
+    """The `external:` sources among `sources`, each once, in the order first seen."""
+    return tuple(dict.fromkeys(s for s in sources if s.startswith(EXTERNAL_PREFIX)))
+
+
+def _lines(data: bytes | None) -> list[str]:
+    return [] if data is None else data.decode("utf-8", "replace").splitlines()
+
+
+def changed_lines(changes: Mapping[str, tuple[bytes | None, bytes | None]]) -> int:
+    """Lines added plus lines removed by `changes` (path -> (before, after), None: absent).
+    A deleted file whose exact content reappears under a new path is a move: it counts 0."""
+    deleted = [p for p, (before, after) in changes.items() if before is not None and after is None]
+    created = [p for p, (before, after) in changes.items() if before is None and after is not None]
+    moved: set[str] = set()
+    for old in deleted:
+        twin = next((new for new in created if new not in moved and changes[new][1] == changes[old][0]), None)
+        if twin is not None:
+            moved.update((old, twin))
+    total = 0
+    for path, (before, after) in changes.items():
+        if path in moved:
+            continue
+        matcher = difflib.SequenceMatcher(None, _lines(before), _lines(after), autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag != "equal":
+                total += (i2 - i1) + (j2 - j1)
+    return total

@@ -1,0 +1,397 @@
+"""AgentSession: what an agent harness drives to give its agent memory.
+
+    session = AgentSession("memory", "c1", events_url=..., agent_token=...)
+    prompt = session.system_prompt()                       # compiled from committed HEAD, cached
+    session.record("user", "I moved to Paris.")            # transcript row; a user message starts a turn
+    result = session.handle_tool_call({...})               # the memory tool, guarded (see below)
+    session.record("assistant", "Noted.")                  # counts a step for the dream trigger
+    print(session.command("/doctor").text)                 # slash commands typed by the user
+    session.close()
+
+Where a write goes is decided here, where it happens, not by instructions to the model:
+each edit is previewed (validated, nothing written), then `routing.route_edit` sends it
+straight to `main` (commit + push) or to a pull request labelled `memrepo:agent-edit`, and
+also `memrepo:untrusted` when the current turn (`turns.py`) saw content from an `external:`
+source. Such a pull request needs a person's approval before the integrator merges it.
+
+Dreams: an `assistant` row is a step, a `compaction` row a compaction, `/dream` (or
+`dream()`) the manual trigger, all through `bot.dream.runner.handle_event` under the
+repository's policy or the agent's `/sleeptime` setting. Automatic dreams run on one
+background thread (a dream takes seconds; the agent's turn should not wait); manual ones run
+now and answer with their outcome. A dream that cannot run (the forge is down, say) changes
+neither memory nor the cursor, and its trigger is remembered for the next attempt.
+
+Following `main`: with an events URL and the agent token, a `HeadSubscriber` keeps the clone
+on the newest `main` (fetch, fast-forward, or replay the agent's unpushed commits; reconnect
+with backoff; sync on every (re)connect, so a move missed while the stream was down is
+caught). The prompt cache is keyed by HEAD, so the next `system_prompt()` after a move is
+recompiled with nothing else to do.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections import deque
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from bot import messages
+from bot.agent import doctor, sleeptime, turns
+from bot.agent.commands import Command, parse_command
+from bot.agent.proposal import propose_edit
+from bot.agent.routing import EditFacts, Route, changed_lines, route_edit
+from bot.agent.tool import EditResult, SessionTool
+from bot.config import Dream
+from bot.dream.forge_target import forge_target
+from bot.dream.runner import handle_event, make_client
+from bot.dream.strategies import Strategy
+from bot.errors import MemrepoError
+from bot.forge.client import RetryPolicy
+from bot.memfs import sync
+from bot.memfs.prompt import CompiledPrompt, PromptCompiler
+from bot.memfs.repo import MemoryRepo
+from bot.memfs.tool import AGENT_ID_KEY, AGENT_NAME_KEY
+from bot.notify.events import HeadEvent
+from bot.notify.subscriber import HeadSubscriber
+from bot.transcript import TranscriptStore
+from bot.transcript.model import Message, check_id
+
+log = logging.getLogger("memrepo.agent")
+
+NOTES_PATH = "system/notes.md"
+SUMMARY_CHARS = 60
+DREAM_MESSAGES = 50  # outcomes of recent dreams kept for the harness
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What a slash command did: `text` is for the person who typed it."""
+
+    ok: bool
+    text: str
+    command: str | None = None
+
+
+class AgentSession:
+    """One agent, one conversation, one memory clone. Not for use from several harness
+    threads at once; its own background threads (dreams, the event stream) are safe."""
+
+    def __init__(self, repo: MemoryRepo | str | os.PathLike[str], conversation_id: str, *,
+                 agent_id: str | None = None, agent_name: str | None = None, system_prompt: str = "",
+                 home: str | os.PathLike[str] | None = None, store: TranscriptStore | None = None,
+                 events_url: str | None = None, agent_token: str | None = None,
+                 env: Mapping[str, str] | None = None, strategy: str | Strategy | None = None,
+                 forge_retry: RetryPolicy | None = None, background_dreams: bool = True,
+                 subscriber_options: Mapping[str, Any] | None = None) -> None:
+        self.repo = repo if isinstance(repo, MemoryRepo) else MemoryRepo.open(repo)
+        configured = self.repo.get_config(AGENT_ID_KEY)
+        self.agent_id = agent_id or configured
+        if not self.agent_id:
+            raise MemrepoError(messages.NO_AGENT_ID)
+        if agent_name is None and self.agent_id == configured:
+            agent_name = self.repo.get_config(AGENT_NAME_KEY)
+        self.agent_name = agent_name
+        self.conversation_id = check_id(conversation_id, "conversation_id")
+        self.tool = SessionTool(self.repo, self.agent_id, agent_name)
+        self.base_prompt = system_prompt
+        self.compiler = PromptCompiler(self.repo.root)
+        self.last_prompt: CompiledPrompt | None = None
+        self._own_store = store is None
+        self.store = store or TranscriptStore(home)
+        self.env = os.environ if env is None else env
+        self.strategy = strategy
+        self.forge_retry = forge_retry
+        self.turn = turns.Turn()
+        self.dream_messages: deque[str] = deque(maxlen=DREAM_MESSAGES)
+        self.head_moves = 0
+        self._background = background_dreams
+        self._dreams: ThreadPoolExecutor | None = None
+        self._pending: list[Future[str]] = []
+        self._lock = threading.Lock()
+        self.subscriber: HeadSubscriber | None = None
+        if events_url is not None:
+            self.follow(events_url, agent_token or "", **dict(subscriber_options or {}))
+
+    # ------------------------------------------------------------------ lifecycle
+    def close(self) -> None:
+        """Stop following, let a running dream finish, close what the session opened."""
+        if self.subscriber is not None:
+            self.subscriber.stop()
+        if self._dreams is not None:
+            self._dreams.shutdown(wait=True)
+            self._dreams = None
+        if self._own_store:
+            self.store.close()
+
+    def __enter__(self) -> AgentSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ the prompt
+    def prompt(self) -> CompiledPrompt:
+        """The compiled prompt with its HEAD and whether the cache served it."""
+        self.last_prompt = self.compiler.compile(self.base_prompt)
+        return self.last_prompt
+
+    def system_prompt(self) -> str:
+        """The system prompt for the next model call: compiled from committed HEAD, reused
+        while HEAD has not moved."""
+        return self.prompt().text
+
+    # ------------------------------------------------------------------ the transcript
+    def begin_turn(self) -> turns.Turn:
+        """Start a new turn explicitly (recording a message the user typed does it too)."""
+        self.turn = turns.begin(self.turn)
+        return self.turn
+
+    def record(self, kind: str, text: str, source: str | None = None, *, at: Any = None) -> Message:
+        """Append one transcript row (captured_at from the store's clock; `at`, a time the
+        caller claims, is only carried as stated_at). Its source feeds the turn's trust; an
+        `assistant` row counts a dream step and a `compaction` row is the compaction trigger."""
+        message = self.store.append(self.agent_id, self.conversation_id, kind, text, source=source, at=at)
+        self.turn = turns.after_row(self.turn, message.kind, message.source)
+        if message.kind == "assistant":
+            self._trigger("step")
+        elif message.kind == "compaction":
+            self._trigger("compaction")
+        return message
+
+    # ------------------------------------------------------------------ memory tool
+    def handle_tool_call(self, call: object) -> EditResult:
+        """One memory tool call from the model. Views and small trusted edits behave as
+        MemoryTool's; the rest become pull requests (see the module docstring). Never raises
+        for bad input: refusals are results with ok False."""
+        return self._edit(call, self.turn.external)
+
+    def _edit(self, call: object, external: tuple[str, ...]) -> EditResult:
+        try:
+            preview = self.tool.preview(call)
+            policy = self.repo.policy(preview.head)
+        except MemrepoError as exc:
+            return self.tool.refusal(call, exc)
+        if not preview.call.writes:
+            return EditResult.of(self.tool.call(call), "view")
+        facts = EditFacts(preview.paths, changed_lines(preview.changes), external)
+        route = route_edit(facts, policy)
+        if route.direct:
+            return EditResult.of(self.tool.call(call), "direct")
+        return self._propose(call, preview.call.command, route)
+
+    def _propose(self, call: object, command: str, route: Route) -> EditResult:
+        reasons = "; ".join(route.reasons)
+        head = self.repo.head_sha()
+        if sync.remote_url(self.repo) is None:
+            return EditResult(False, command, messages.AGENT_EDIT_NEEDS_REMOTE.format(reasons=reasons),
+                              revision=head, route="refused")
+        try:
+            client = make_client(forge_target(sync.remote_url(self.repo), self.env), self.forge_retry)
+            try:
+                made = propose_edit(self.repo, call, route, client, agent_id=self.agent_id,
+                                    agent_name=self.agent_name, conversation_id=self.conversation_id,
+                                    turn=self.turn.number)
+            finally:
+                client.close()
+        except Exception as exc:  # MemrepoError, or anything unexpected: the agent is told, nothing is kept
+            if not isinstance(exc, MemrepoError):
+                log.exception("opening a pull request for an edit")
+            problem = exc if isinstance(exc, MemrepoError) else f"{type(exc).__name__}: {exc}"
+            return EditResult(False, command, messages.AGENT_EDIT_PR_FAILED.format(reasons=reasons, problem=problem),
+                              revision=head, route="refused")
+        after = messages.AGENT_EDIT_NEXT_REVIEW if route.untrusted else messages.AGENT_EDIT_NEXT_INTEGRATOR
+        text = messages.AGENT_EDIT_OPENED.format(number=made.number, url=made.url, branch=made.branch,
+                                                 reasons=reasons, next=after)
+        return EditResult(True, command, text, commit=made.commit, revision=head, pushed=False,
+                          paths=list(made.paths), route="pull-request", pull_request=made.number, url=made.url,
+                          branch=made.branch, labels=list(made.labels))
+
+    # ------------------------------------------------------------------ dreams
+    def dream_policy(self, repo: MemoryRepo | None = None) -> Dream:
+        """The dream trigger in force: the policy at HEAD, under the agent's /sleeptime setting."""
+        repo = repo or self.repo
+        return sleeptime.effective(repo.policy("HEAD").dream, repo.get_config(sleeptime.CONFIG_KEY))
+
+    def dream(self) -> str:
+        """A dream now (the manual trigger), answered with its outcome in one line."""
+        return self._attempt("manual")[1]
+
+    def wait_for_dreams(self, timeout: float | None = None) -> list[str]:
+        """Wait for the automatic dreams started so far; their messages, in order."""
+        with self._lock:
+            pending, self._pending = self._pending, []
+        return [f.result(timeout) for f in pending]
+
+    def _trigger(self, event: str) -> None:
+        if not self._background:
+            self._run_event(event)
+            return
+        with self._lock:
+            if self._dreams is None:
+                self._dreams = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"memrepo-dream-{self.agent_id}")
+            self._pending.append(self._dreams.submit(self._run_event, event))
+
+    def _run_event(self, event: str) -> str:
+        return self._attempt(event)[1]
+
+    def _attempt(self, event: str) -> tuple[bool, str]:
+        """Handle one trigger event: (no failure, one line). Runs on the dream thread too, so it
+        opens its own view of the clone. Outcomes of dreams that ran or failed are kept in
+        `dream_messages` (the step counts in between are not)."""
+        try:
+            repo = MemoryRepo.open(self.repo.root)
+            outcome = handle_event(repo, self.agent_id, self.conversation_id, event, home=self.store.home,
+                                   dream_policy=self.dream_policy(repo), store=self.store, strategy=self.strategy,
+                                   retry=self.forge_retry, env=self.env)
+            ok, text, ran = True, outcome.message, outcome.ran
+        except MemrepoError as exc:
+            ok, text, ran = False, messages.AGENT_DREAM_FAILED.format(problem=exc), True
+        except Exception as exc:  # a background thread must never die silently
+            log.exception("dream trigger %s", event)
+            ok, text, ran = False, messages.AGENT_DREAM_CRASHED.format(error=f"{type(exc).__name__}: {exc}"), True
+        if ran:
+            with self._lock:
+                self.dream_messages.append(text)
+        return ok, text
+
+    # ------------------------------------------------------------------ following main
+    def follow(self, events_url: str, token: str, **options: Any) -> HeadSubscriber:
+        """Follow `main` through the receiver's event stream (replacing any earlier one)."""
+        if self.subscriber is not None:
+            self.subscriber.stop()
+        self.subscriber = HeadSubscriber(self.repo.root, events_url, token, self._on_head, **options).start()
+        return self.subscriber
+
+    def _on_head(self, event: HeadEvent | None, head: str | None) -> None:
+        with self._lock:
+            self.head_moves += 1
+        log.info("memory of %s moved to %s; the next prompt is recompiled", self.agent_id, head)
+
+    def stream_state(self) -> str:
+        """One line: is the event stream connected, and if not, why."""
+        sub = self.subscriber
+        if sub is None:
+            return messages.AGENT_STREAM_OFF
+        url = sync.redact(sub.url)
+        if sub.connected.is_set():
+            return messages.AGENT_STREAM_CONNECTED.format(url=url)
+        return messages.AGENT_STREAM_DOWN.format(url=url, problem=sub.last_error or messages.AGENT_STREAM_CONNECTING)
+
+    # ------------------------------------------------------------------ slash commands
+    def command(self, text: str) -> CommandResult:
+        """A slash command as the user typed it; never raises for bad input."""
+        try:
+            parsed = parse_command(text)
+        except MemrepoError as exc:
+            return CommandResult(False, exc.message)
+        try:
+            return self._dispatch(parsed)
+        except MemrepoError as exc:
+            return CommandResult(False, exc.message, parsed.name)
+        except Exception as exc:
+            log.exception("/%s", parsed.name)
+            return CommandResult(False, messages.AGENT_COMMAND_CRASHED.format(
+                command=parsed.name, error=f"{type(exc).__name__}: {exc}"), parsed.name)
+
+    def _dispatch(self, c: Command) -> CommandResult:
+        if c.name == "memory-repository":
+            return self._repository(c)
+        if c.name == "dream":
+            ok, text = self._attempt("manual")
+            return CommandResult(ok, text, c.name)
+        if c.name == "sleeptime":
+            return CommandResult(True, self._sleeptime(c), c.name)
+        if c.name == "recompile":
+            self.compiler = PromptCompiler(self.repo.root)  # drops every cached parse, too
+            compiled = self.prompt()
+            return CommandResult(True, messages.AGENT_RECOMPILED.format(sha=compiled.head_sha[:12],
+                                                                        chars=len(compiled.text)), c.name)
+        if c.name == "remember":
+            result = self.remember(str(c.value))
+            return CommandResult(result.ok, messages.AGENT_REMEMBERED.format(path=NOTES_PATH, result=result.message)
+                                 if result.ok else result.message, c.name)
+        return CommandResult(True, self.doctor(), c.name)
+
+    def _repository(self, c: Command) -> CommandResult:
+        name = c.name
+        if c.action == "set":
+            return CommandResult(True, sync.set_remote(self.repo, str(c.value)), name)
+        if c.action == "unset":
+            return CommandResult(True, sync.unset_remote(self.repo), name)
+        if c.action == "sync":
+            result = sync.sync(self.repo)
+            if not result.pushed:
+                return CommandResult(False, messages.SYNC_FAILED.format(reason=result.reason), name)
+            return CommandResult(True, result.summary, name)
+        return CommandResult(True, self._status(), name)
+
+    def _status(self) -> str:
+        st = sync.status(self.repo, fetch=True)
+        when = messages.STATUS_JUST_NOW if st.fetched else messages.STATUS_LAST_FETCH
+        rows = [(messages.STATUS_REMOTE, st.url or messages.STATUS_NO_REMOTE),
+                (messages.STATUS_HEAD, (st.head or "")[:12] + (f" ({st.branch})" if st.branch else ""))]
+        if st.url is not None:
+            rows += [
+                (messages.STATUS_AHEAD, messages.STATUS_UNKNOWN if st.ahead is None
+                 else messages.STATUS_AHEAD_VALUE.format(count=st.ahead)),
+                (messages.STATUS_BEHIND, messages.STATUS_UNKNOWN if st.behind is None
+                 else messages.STATUS_BEHIND_VALUE.format(count=st.behind, when=when)),
+                (messages.STATUS_LAST_SYNC, st.last_sync or messages.STATUS_NEVER),
+            ]
+            if st.fetch_error:
+                rows.append(("", messages.STATUS_FETCH_FAILED.format(problem=st.fetch_error)))
+        rows.append((messages.STATUS_BACKUPS, ", ".join(st.backups) if st.backups else messages.STATUS_NONE))
+        rows.append((messages.AGENT_STATUS_STREAM, self.stream_state()))
+        width = max(len(label) for label, _ in rows) + 2
+        return "\n".join(f"{label + ':' if label else '':<{width}}{value}" for label, value in rows)
+
+    def _sleeptime(self, c: Command) -> str:
+        if c.action is not None:
+            setting = sleeptime.render_setting(c.action, c.value if isinstance(c.value, int) else None)
+            self.repo.set_config(sleeptime.CONFIG_KEY, setting)
+            return messages.AGENT_SLEEPTIME_SET.format(what=_when(self.dream_policy()))
+        policy = self.repo.policy("HEAD").dream
+        setting = self.repo.get_config(sleeptime.CONFIG_KEY)
+        if setting is None or sleeptime.effective(policy, setting) == policy:
+            return messages.AGENT_SLEEPTIME_SHOW_POLICY.format(what=_when(policy))
+        return messages.AGENT_SLEEPTIME_SHOW_SETTING.format(what=_when(self.dream_policy()), policy=_when(policy))
+
+    def remember(self, text: str) -> EditResult:
+        """A note the user asked for, dated by the store's clock, appended to system/notes.md.
+        The user typed it, so it is trusted whatever the turn saw; size and protected paths
+        still decide between a direct commit and a pull request."""
+        date = self.store.clock().strftime("%Y-%m-%d")
+        lines = text.strip().splitlines()
+        entry = "\n".join([f"- {date}: {lines[0]}", *(f"  {line}" if line else "" for line in lines[1:])])
+        summary = " ".join(text.split())
+        if len(summary) > SUMMARY_CHARS:
+            summary = summary[: SUMMARY_CHARS - 1].rstrip() + "…"
+        reason = messages.AGENT_REMEMBER_REASON.format(summary=summary)
+        if self.repo.read(NOTES_PATH) is None:
+            call: dict[str, Any] = {"command": "create", "path": NOTES_PATH,
+                                    "description": messages.AGENT_NOTES_DESCRIPTION,
+                                    "file_text": f"# {messages.AGENT_NOTES_TITLE}\n\n{entry}\n", "reason": reason}
+        else:
+            call = {"command": "insert", "path": NOTES_PATH, "insert_line": -1, "insert_text": entry,
+                    "reason": reason}
+        return self._edit(call, ())
+
+    def doctor(self) -> str:
+        """`/doctor`'s report."""
+        st = sync.status(self.repo)
+        report = doctor.diagnose(self.repo.files("HEAD"), self.repo.policy("HEAD").limits,
+                                 pending=st.ahead if st.url is not None else None, backups=st.backups,
+                                 stream=None if self.subscriber is None else self.stream_state())
+        return doctor.render(report)
+
+
+def _when(policy: Dream) -> str:
+    if policy.trigger == "step-count":
+        return messages.AGENT_SLEEPTIME_STEPS.format(steps=policy.steps)
+    if policy.trigger == "compaction":
+        return messages.AGENT_SLEEPTIME_COMPACTION
+    return messages.AGENT_SLEEPTIME_OFF

@@ -1,0 +1,45 @@
+"""`memrepo at DATE [PATH]`: memory as it was at a moment (main's first-parent history)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from bot import messages
+from bot.memfs.history import at, parse_when
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("at", help=messages.AT_HELP,
+                       description=messages.AT_DESCRIPTION.format(forms=messages.HISTORY_DATE_FORMS),
+                       epilog=messages.HISTORY_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("date", metavar="DATE", help=messages.AT_DATE_HELP)
+    p.add_argument("path", nargs="?", metavar="PATH", help=messages.AT_PATH_HELP)
+    p.add_argument("--repo", default=".", metavar="DIR", help=messages.WHY_REPO_HELP)
+    p.add_argument("--json", action="store_true", help=messages.AT_JSON_HELP)
+    p.set_defaults(func=run)
+
+
+def render_at(report: dict) -> str:
+    """A file's text as it was, or the tree's listing under a one-line header."""
+    if report.get("path") is not None:
+        return report["text"]
+    lines = [messages.AT_HEADER.format(
+        when=report["when"], sha=report["commit"][:10], ref=report["ref"],
+        committed=report["committed_at"].replace("T", " "), author=report["author"]["name"], role=report["role"],
+        latest=messages.AT_LATEST if report["latest"] else "", summary=report["summary"])]
+    for f in report["files"]:
+        lines.append(messages.AT_FILE_LINE.format(size=f["size"], path=f["path"],
+                                                  description=f"  — {f['description']}" if f["description"] else ""))
+    if not report["files"]:
+        lines.append(messages.AT_NO_FILES)
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    report = at(args.repo, parse_when(args.date), args.path)
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        print(render_at(report), end="")  # a file's bytes exactly as they were
+    return 0

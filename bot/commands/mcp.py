@@ -1,0 +1,81 @@
+"""`memrepo mcp`: serve a memory to MCP clients (stdio, or streamable HTTP with --http PORT).
+
+The MCP SDK is imported when the command runs, not when the parser is built, so other commands
+do not pay for it."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bot import messages
+from bot.errors import MemrepoError
+from bot.memfs.compile import DEFAULT_MEMORY_DIR
+from bot.settings import AGENT_TOKEN
+
+if TYPE_CHECKING:
+    from bot.notify.subscriber import HeadSubscriber
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("mcp", help=messages.MCP_HELP, description=messages.MCP_DESCRIPTION,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repo", metavar="DIR", default=".", help=messages.MCP_REPO_HELP)
+    parser.add_argument("--http", type=int, metavar="PORT", help=messages.MCP_HTTP_HELP)
+    parser.add_argument("--host", default="127.0.0.1", help=messages.MCP_HOST_HELP)
+    parser.add_argument("--agent-id", metavar="ID", help="defaults to the repository's memrepo.agentId")
+    parser.add_argument("--agent-name", metavar="NAME")
+    parser.add_argument("--no-push", action="store_true", help="commit locally without pushing")
+    parser.add_argument("--home", metavar="DIR", help=messages.HOME_HELP)
+    parser.add_argument("--system-prompt", metavar="FILE", help=messages.MCP_SYSTEM_PROMPT_HELP)
+    parser.add_argument("--memory-dir", metavar="TEXT", default=DEFAULT_MEMORY_DIR,
+                        help=messages.COMPILE_MEMORY_DIR_HELP)
+    parser.add_argument("--events", metavar="URL", help=messages.MCP_EVENTS_HELP)
+    parser.add_argument("--poll", type=float, default=None, metavar="SECONDS", help=messages.MCP_POLL_HELP)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log each HEAD move and tool failure")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from bot.commands.compile import read_system_prompt
+    from bot.mcp import transports
+    from bot.mcp.head import POLL_SECONDS
+    from bot.mcp.server import MemoryServer, Options
+
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO if args.verbose else logging.WARNING,
+                        format="memrepo mcp: %(name)s: %(message)s")
+    poll = POLL_SECONDS if args.poll is None else args.poll
+    if not poll > 0:
+        raise MemrepoError(messages.MCP_BAD_POLL.format(value=args.poll))
+    token = os.environ.get(AGENT_TOKEN, "")
+    if args.events and not token:
+        raise MemrepoError(messages.MCP_EVENTS_NO_TOKEN.format(name=AGENT_TOKEN))
+    options = Options(repo=args.repo, agent_id=args.agent_id, agent_name=args.agent_name, home=args.home,
+                      system_prompt=read_system_prompt(args.system_prompt) if args.system_prompt else "",
+                      memory_dir=args.memory_dir, push=not args.no_push, poll_seconds=poll)
+    app = MemoryServer(options)
+    sock = transports.listen(args.host, args.http) if args.http is not None else None
+    subscriber = _subscriber(app.root, args.events, token) if args.events else None
+    try:
+        if sock is not None:
+            transports.serve_http(app, sock, args.host)
+        else:
+            print(messages.MCP_SERVING_STDIO.format(root=app.root), file=sys.stderr, flush=True)
+            transports.serve_stdio(app)
+    finally:
+        if subscriber is not None:
+            subscriber.stop()
+        if sock is not None:
+            sock.close()
+    return 0
+
+
+def _subscriber(root: Path, url: str, token: str) -> HeadSubscriber:
+    """Follow the receiver's head events: each sync moves HEAD, which the server announces."""
+    from bot.notify.subscriber import HeadSubscriber
+
+    return HeadSubscriber(root, url, token).start()

@@ -1,0 +1,75 @@
+"""Checking an MCP tool call's arguments against its schema, with one line a model can act on
+(a schema validator's own report names JSON pointers and dumps the whole instance)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from bot import messages
+from bot.errors import MemrepoError
+from bot.mcp.catalog import ToolSpec
+
+_KINDS = {str: "text", bool: "true/false", int: "a whole number", float: "a number", list: "a list",
+          dict: "an object", type(None): "null"}
+_EXPECTED = {"string": "text", "integer": "a whole number", "number": "a number", "boolean": "true or false",
+             "array": "a list", "object": "an object"}
+_validators: dict[str, Draft202012Validator] = {}
+
+
+def _kind(value: object) -> str:
+    return _KINDS.get(type(value), type(value).__name__)
+
+
+def _validator(spec: ToolSpec) -> Draft202012Validator:
+    validator = _validators.get(spec.name)
+    if validator is None:
+        validator = _validators[spec.name] = Draft202012Validator(spec.input_schema)
+    return validator
+
+
+def check(spec: ToolSpec, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The arguments with schema defaults filled in, or a MemrepoError saying, in one line, the
+    first thing wrong with them."""
+    args = dict(arguments or {})
+    errors = sorted(_validator(spec).iter_errors(args), key=lambda e: (len(e.absolute_path), list(e.absolute_path)))
+    if errors:
+        raise MemrepoError(describe(spec, errors[0]))
+    for name, prop in spec.properties.items():
+        if name not in args and "default" in prop:
+            args[name] = prop["default"]
+    return args
+
+
+def describe(spec: ToolSpec, error: ValidationError) -> str:
+    """One line for one schema violation."""
+    where = [str(part) for part in error.absolute_path]
+    name = where[0] if where else ""
+    kind = error.validator
+    if kind == "required":
+        missing = next((n for n in spec.required if n not in error.instance), "?")
+        return messages.MCP_ARG_MISSING.format(tool=spec.name, name=missing)
+    if kind == "additionalProperties":
+        extra = sorted(set(error.instance) - set(spec.properties))
+        return messages.MCP_ARG_UNKNOWN.format(tool=spec.name, name=extra[0] if extra else "?",
+                                               accepted=", ".join(spec.properties))
+    if kind == "type":
+        expected = _EXPECTED.get(str(error.validator_value), str(error.validator_value))
+        return messages.MCP_ARG_TYPE.format(tool=spec.name, name=".".join(where), expected=expected,
+                                            kind=_kind(error.instance))
+    if kind == "enum":
+        return messages.MCP_ARG_CHOICE.format(tool=spec.name, name=name,
+                                              choices=", ".join(map(str, error.validator_value)))
+    if kind in ("minimum", "maximum"):
+        low, high = spec.properties[name].get("minimum"), spec.properties[name].get("maximum")
+        bounds = f"from {low} to {high}" if low is not None and high is not None else (
+            f"at least {low}" if low is not None else f"at most {high}")
+        return messages.MCP_ARG_RANGE.format(tool=spec.name, name=name, bounds=bounds, value=error.instance)
+    if kind == "minLength":
+        return messages.MCP_ARG_EMPTY.format(tool=spec.name, name=name)
+    if kind in ("minItems", "maxItems"):
+        return messages.MCP_ARG_PAIR.format(tool=spec.name, name=name)
+    return messages.MCP_ARG_INVALID.format(tool=spec.name, name=name or "arguments")

@@ -1,0 +1,36 @@
+"""`memory_why` and `memory_at`: the history API of bot/memfs/history.py as tool results (the
+text a model reads, and the report itself as structured content)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bot import messages
+from bot.memfs import history
+
+
+def why(root: Path, path: str, line: int | None, *, transcripts: Any = None) -> tuple[str, dict[str, Any]]:
+    """Where `path` (or its line `line`) came from."""
+    report = history.why(root, path, line, transcripts=transcripts)
+    return history.render_why(report), report
+
+
+def at(root: Path, when: str, path: str | None) -> tuple[str, dict[str, Any]]:
+    """Memory, or the file `path`, as main held it at the moment `when` names."""
+    report = history.at(root, history.parse_when(when), path)
+    return render_at(report), report
+
+
+def render_at(report: dict[str, Any]) -> str:
+    """The report of `history.at` as text: which commit, then the file's text or the files."""
+    head = messages.MCP_AT_HEADER.format(
+        when=report["when"], commit=report["commit"][:12], committed_at=report["committed_at"],
+        author=report["author"]["name"], role=report["role"], summary=report["summary"],
+        latest=messages.MCP_AT_LATEST if report.get("latest") else "")
+    if report.get("path") is not None:
+        return head + "\n" + messages.MCP_AT_FILE.format(path=report["path"]) + "\n" + report.get("text", "")
+    lines = [messages.MCP_AT_FILE_LINE.format(path=f["path"], size=f["size"],
+                                              description=f" — {f['description']}" if f["description"] else "")
+             for f in report.get("files", [])]
+    return "\n".join([head, *lines])

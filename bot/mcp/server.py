@@ -1,0 +1,212 @@
+"""The MCP server of one memory clone, on the official SDK's low-level `Server`: the tools of
+catalog.py, the compiled core memory as a resource, and its update announcements (head.py).
+
+The low-level server rather than the decorator API because the tool schemas are data here
+(catalog.py), arguments are checked with one-line messages (arguments.py), and resource
+subscriptions of both protocol eras are served. Handlers run git and searches in worker
+threads so that one slow push does not stall the other clients.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.shared.exceptions import MCPError
+
+from bot import __version__, messages
+from bot.errors import MemrepoError
+from bot.mcp import arguments, search, writes
+from bot.mcp.catalog import (
+    BY_NAME,
+    CORE_MEMORY_DESCRIPTION,
+    CORE_MEMORY_NAME,
+    CORE_MEMORY_TITLE,
+    CORE_MEMORY_URI,
+    SERVER_INSTRUCTIONS,
+    TOOLS,
+    ToolSpec,
+    memory_call,
+)
+from bot.mcp.head import POLL_SECONDS, HeadWatcher
+from bot.memfs.compile import DEFAULT_MEMORY_DIR
+from bot.memfs.prompt import PromptCompiler
+from bot.memfs.repo import MemoryRepo
+from bot.memfs.tool import AGENT_ID_KEY, MemoryTool
+
+log = logging.getLogger("memrepo.mcp")
+
+SERVER_NAME = "memrepo"
+
+
+@dataclass(frozen=True)
+class Options:
+    """How `memrepo mcp` was asked to serve (defaults: as `memrepo tool` and `memrepo compile`)."""
+
+    repo: str | os.PathLike[str] = "."
+    agent_id: str | None = None
+    agent_name: str | None = None
+    home: str | None = None
+    system_prompt: str = ""
+    memory_dir: str = DEFAULT_MEMORY_DIR
+    push: bool = True
+    poll_seconds: float = POLL_SECONDS
+
+
+def _text(text: str, *, error: bool = False, data: dict[str, Any] | None = None) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=data,
+                                is_error=error)
+
+
+class MemoryServer:
+    """One memory clone served to MCP clients; `server` is the SDK server to run on a transport,
+    `watcher.run()` the task that announces HEAD moves (both transports start it)."""
+
+    def __init__(self, options: Options) -> None:
+        repo = MemoryRepo.open(options.repo)  # not a memory: a MemrepoError saying so
+        MemoryTool(repo, options.agent_id, options.agent_name)  # no agent id anywhere: say so now, not per call
+        self.options = options
+        self.root: Path = repo.root
+        self.agent_id = options.agent_id or repo.get_config(AGENT_ID_KEY) or ""
+        self.agent_name = options.agent_name  # None: the memory tool takes the configured one
+        self.compiler = PromptCompiler(self.root, memory_dir=options.memory_dir)
+        self.bus = InMemorySubscriptionBus()
+        self.watcher = HeadWatcher(self.root, CORE_MEMORY_URI, self.bus, interval=options.poll_seconds)
+        self._store: Any = None
+        self.server: Server[Any] = Server(
+            SERVER_NAME,
+            version=__version__,
+            title="memrepo memory",
+            instructions=SERVER_INSTRUCTIONS,
+            get_tool_input_schema=lambda name: BY_NAME[name].input_schema if name in BY_NAME else None,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_read_resource=self._read_resource,
+            on_subscribe_resource=self._subscribe,
+            on_unsubscribe_resource=self._unsubscribe,
+            on_subscriptions_listen=ListenHandler(self.bus),
+        )
+
+    # ------------------------------------------------------------------ tools
+    async def _list_tools(self, ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[_tool(spec) for spec in TOOLS])
+
+    async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+                         ) -> types.CallToolResult:
+        spec = BY_NAME.get(params.name)
+        if spec is None:
+            raise MCPError(types.INVALID_PARAMS, messages.MCP_UNKNOWN_TOOL.format(
+                name=params.name, tools=", ".join(BY_NAME)))
+        try:
+            args = arguments.check(spec, params.arguments)
+            result = await anyio.to_thread.run_sync(self._run_tool, spec, args)
+        except MemrepoError as exc:
+            return _text(exc.message, error=True)
+        except Exception as exc:  # a bug: one line to the client, the traceback to the log
+            log.exception("tool %s", spec.name)
+            return _text(messages.MCP_TOOL_BUG.format(tool=spec.name, error=f"{type(exc).__name__}: {exc}"),
+                         error=True)
+        if spec.command is not None and not spec.read_only and not result.is_error:
+            await self.watcher.check()  # announce our own commit now, not at the next poll
+        return result
+
+    def _run_tool(self, spec: ToolSpec, args: dict[str, Any]) -> types.CallToolResult:
+        """One tool call, blocking (git, network, SQLite): runs in a worker thread."""
+        if spec.command is not None:
+            return self._memory(spec, args)
+        handlers: dict[str, Callable[[dict[str, Any]], types.CallToolResult]] = {
+            "memory_search": self._search, "memory_why": self._why, "memory_at": self._at}
+        return handlers[spec.name](args)
+
+    def _memory(self, spec: ToolSpec, args: dict[str, Any]) -> types.CallToolResult:
+        result = writes.perform(self.root, memory_call(spec, args), agent_id=self.agent_id,
+                                agent_name=self.agent_name, push=self.options.push)
+        text = result.message
+        if not result.ok and result.content is not None and result.content != result.message:
+            text += "\n\n" + result.content
+        return _text(text, error=not result.ok, data=result.to_dict())
+
+    def _transcripts(self) -> Any:
+        if self._store is None:
+            from bot.transcript import TranscriptStore
+
+            self._store = TranscriptStore(self.options.home)
+        return self._store
+
+    def _search(self, args: dict[str, Any]) -> types.CallToolResult:
+        scope, query, k = args["scope"], args["query"], args["k"]
+        files = hits = note = None
+        if scope in ("all", "memory"):
+            texts = search.searchable(MemoryRepo.open(self.root).files("HEAD"))
+            files = search.search_files(texts, query, k)
+        if scope in ("all", "transcripts"):
+            store = self._transcripts()
+            hits = search.search_transcripts(store, self.agent_id, query, k, conversation=args.get("conversation"),
+                                             since=args.get("since"), until=args.get("until"))
+            if hits is None:
+                note = messages.MCP_SEARCH_NO_TRANSCRIPTS.format(agent=self.agent_id, home=store.home)
+        data = {"memory": None if files is None else [hit.to_dict() for hit in files],
+                "transcripts": None if hits is None else [hit.to_dict() for hit in hits]}
+        return _text(search.render(query, files, hits, note), data=data)
+
+    def _why(self, args: dict[str, Any]) -> types.CallToolResult:
+        from bot.mcp import past  # the history modules: loaded on the first history call, not at start
+
+        text, data = past.why(self.root, args["path"], args.get("line"), transcripts=self._transcripts())
+        return _text(text, data=data)
+
+    def _at(self, args: dict[str, Any]) -> types.CallToolResult:
+        from bot.mcp import past
+
+        text, data = past.at(self.root, args["when"], args.get("path"))
+        return _text(text, data=data)
+
+    # -------------------------------------------------------------- resources
+    async def _list_resources(self, ctx: ServerRequestContext[Any], params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[types.Resource(
+            uri=CORE_MEMORY_URI, name=CORE_MEMORY_NAME, title=CORE_MEMORY_TITLE,
+            description=CORE_MEMORY_DESCRIPTION, mime_type="text/plain")])
+
+    async def _read_resource(self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+                             ) -> types.ReadResourceResult:
+        _check_uri(params.uri)
+        try:
+            compiled = await anyio.to_thread.run_sync(self.compiler.compile, self.options.system_prompt)
+        except MemrepoError as exc:
+            raise MCPError(types.INTERNAL_ERROR, exc.message) from None
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=CORE_MEMORY_URI, mime_type="text/plain", text=compiled.text, _meta={"revision": compiled.head_sha})])
+
+    async def _subscribe(self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
+                         ) -> types.EmptyResult:
+        _check_uri(params.uri)
+        self.watcher.subscribe(ctx.session)
+        return types.EmptyResult()
+
+    async def _unsubscribe(self, ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
+                           ) -> types.EmptyResult:
+        self.watcher.unsubscribe(ctx.session)
+        return types.EmptyResult()
+
+
+def _check_uri(uri: str) -> None:
+    if str(uri) != CORE_MEMORY_URI:
+        raise MCPError(types.INVALID_PARAMS, messages.MCP_UNKNOWN_RESOURCE.format(uri=uri, uris=CORE_MEMORY_URI),
+                       data={"uri": str(uri)})
+
+
+def _tool(spec: ToolSpec) -> types.Tool:
+    return types.Tool(
+        name=spec.name, title=spec.title, description=spec.description, input_schema=spec.input_schema,
+        annotations=types.ToolAnnotations(
+            title=spec.title, read_only_hint=spec.read_only, destructive_hint=spec.destructive if not spec.read_only
+            else None, idempotent_hint=spec.read_only, open_world_hint=False))
