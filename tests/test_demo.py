@@ -1,51 +1,203 @@
-"""`memrepo demo`: the whole story runs and checks itself."""
+"""`memrepo demo`: the whole story runs on the embedded default and checks itself.
+
+The story runs once with `--keep DIR --json` (module fixture); each step's evidence is then
+checked, one test per step, against what the kept folder really holds: the agents' clones,
+their transcript stores, and the forge itself (localhub restarted on the kept data, read over
+REST). Another run narrates in a temporary folder that is gone afterwards."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import github
 import pytest
+import requests
 
-from bot import cli, messages
-from tests.conftest import git
+from bot import cli, demo, messages
+from bot.dream.provenance import parse_provenance
+from bot.forge.localhub.server import LocalhubServer
+from bot.identity import INTEGRATOR, role_of
+from bot.transcript import TranscriptStore
+from tests.conftest import PERSON_EMAIL, PERSON_NAME, git
 
 
-def test_demo_in_a_temporary_folder(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+@dataclass
+class Story:
+    code: int
+    timeline: dict[str, Any]
+    base: Path
+    forge: Any  # PyGithub Repository on the restarted localhub
+
+    def step(self, number: int) -> dict[str, Any]:
+        [step] = [s for s in self.timeline["steps"] if s["number"] == number]
+        assert step["ok"] and step["seconds"] > 0
+        return step["evidence"]
+
+    def first_parents(self, clone: str = "ada") -> list[str]:
+        return git(self.base / clone, "rev-list", "--first-parent", "main").split()
+
+
+@pytest.fixture(scope="module")
+def story(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Story]:
+    home = tmp_path_factory.mktemp("demo-home")
+    (home / ".gitconfig").write_text(f"[user]\n\tname = {PERSON_NAME}\n\temail = {PERSON_EMAIL}\n")
+    base = tmp_path_factory.mktemp("demo") / "story"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOME", str(home))
+        mp.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = cli.main(["demo", "--keep", str(base), "--json"])
+        timeline = json.loads(out.getvalue())
+        hub = LocalhubServer(base / "stack" / "localhub").start()
+        try:
+            token = requests.post(f"{hub.url}/_localhub/tokens", json={"login": "auditor"}, timeout=10).json()["token"]
+            gh = github.Github(auth=github.Auth.Token(token), base_url=hub.api_url, retry=None)
+            yield Story(code, timeline, base, gh.get_repo(demo.REPO))
+            gh.close()
+        finally:
+            hub.stop()
+
+
+def test_the_demo_succeeds_within_its_time_limit_and_prints_its_timeline(story: Story) -> None:
+    assert story.code == 0, story.timeline.get("error")
+    assert story.timeline["ok"] is True and story.timeline["error"] is None
+    assert [s["number"] for s in story.timeline["steps"]] == [1, 2, 3, 4, 5, 6]
+    assert all(s["ok"] for s in story.timeline["steps"])
+    assert 0 < story.timeline["seconds"] <= story.timeline["limit_seconds"] == demo.TIME_LIMIT
+
+
+def test_step_1_both_agents_are_connected_to_the_forge_repository(story: Story) -> None:
+    evidence = story.step(1)
+    assert evidence["webhook"].endswith("/webhooks/github")
+    for clone in ("ada", "ben"):
+        url = git(story.base / clone, "remote", "get-url", "origin").strip()
+        assert url.endswith(f"/{demo.REPO}.git")
+        assert git(story.base / clone, "rev-list", "--max-parents=0", "main").strip() == \
+            git(story.base / "ada", "rev-list", "--max-parents=0", "main").strip()  # one shared history
+    assert evidence["main"] in story.first_parents()  # where main was when both had connected
+
+
+def test_step_2_a_small_edit_went_straight_to_main_as_the_agents_commit(story: Story) -> None:
+    evidence = story.step(2)
+    assert evidence["route"] == "direct" and evidence["pushed"] is True
+    commit = evidence["commit"]
+    assert commit in story.first_parents()  # on main itself, not through a pull request
+    email = git(story.base / "ada", "show", "-s", "--format=%ae", commit).strip()
+    assert role_of(email) == "agent"
+    assert "Kim Jiwoo" in git(story.base / "ada", "show", f"{commit}:system/human.md")
+    assert evidence["ben_prompt_revision"] == commit  # Ben followed the push
+
+
+def test_step_3_the_dream_pull_request_carries_provenance_and_was_merged_by_the_integrator(story: Story) -> None:
+    evidence = story.step(3)
+    pull = story.forge.get_pull(evidence["pull_request"])
+    assert pull.merged and pull.merge_commit_sha == evidence["merge_commit"]
+    assert pull.head.ref == f"memrepo/dream/{evidence['dream_id']}"
+    provenance = parse_provenance(pull.body)
+    assert provenance is not None and provenance.agent_id == "ada" and provenance.trigger == "manual"
+    assert provenance.transcript.first_message_id == evidence["transcript"]["first"]
+    with TranscriptStore(story.base / "ada-home") as store:  # the messages it cites exist, as said
+        texts = [m.text for m in store.read("ada", provenance.conversation_id)]
+    assert "The ledger service moves to Postgres 16 in Q1." in texts
+    assert evidence["merge_commit"] in story.first_parents()
+    assert set(evidence["prompt_revisions"].values()) == {evidence["merge_commit"]}
+
+
+def test_step_4_the_persons_edit_and_the_dream_were_both_kept_by_the_integrators_resolution(story: Story) -> None:
+    evidence = story.step(4)
+    assert evidence["mergeable_before"] is False
+    person = story.forge.get_commit(evidence["person_commit"])
+    assert role_of(person.commit.author.email) == "human"
+    assert evidence["person_commit"] in story.first_parents()  # straight on main, on the forge
+    pull = story.forge.get_pull(evidence["pull_request"])
+    assert pull.merged and pull.merge_commit_sha == evidence["merge_commit"]
+    resolutions = [c for c in pull.get_commits() if c.commit.author.email == INTEGRATOR.email]
+    assert len(resolutions) == 1 and len(resolutions[0].parents) == 2
+    path = story.step(3)["path"]
+    text = git(story.base / "ada", "show", f"{evidence['merge_commit']}:{path}")
+    assert "- Sam: finance confirmed" in text and "platform team owns the ledger" in text
+    assert "Postgres 16 in Q1" in text
+
+
+def test_step_5_the_protected_change_waited_for_an_approval_by_a_person(story: Story) -> None:
+    evidence = story.step(5)
+    pull = story.forge.get_pull(evidence["pull_request"])
+    assert pull.merged and pull.head.ref.startswith("memrepo/edit/ben/")
+    assert [(r.user.login, r.state) for r in pull.get_reviews()] == [("sam", "APPROVED")]
+    assert "memrepo:agent-edit" in evidence["labels"]
+    parents = git(story.base / "ada", "rev-parse", f"{evidence['merge_commit']}^1").strip()
+    assert parents == evidence["main_before"]  # nothing else landed meanwhile
+    assert "British English" in git(story.base / "ben", "show", "main:system/persona.md")
+
+
+def test_step_6_why_and_at_answer_from_the_evidence(story: Story) -> None:
+    evidence = story.step(6)
+    [dream] = evidence["why_dream"]["origins"]
+    assert dream["writer"] == "dreamer" and dream["pull_request"]["number"] == story.step(3)["pull_request"]
+    assert dream["dream"]["dream_id"] == story.step(3)["dream_id"]
+    assert [m["text"] for m in dream["transcript"]["messages"]][-1] == "The ledger service moves to Postgres 16 in Q1."
+    [person] = evidence["why_person"]["origins"]
+    assert person["writer"] == "human" and not person.get("pull_request") and not person.get("dream")
+    assert evidence["at"]["commit"] == story.step(5)["main_before"]
+
+
+def test_the_narrated_story_in_a_temporary_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     code = cli.main(["demo"])
     out, err = capsys.readouterr()
-    assert code == 0, err
-    assert err == ""
-    assert out.splitlines()[-1] == "Every step did what it says." == messages.DEMO_DONE
-    for step in range(1, 8):
-        assert f"\n{step}. " in "\n" + out, step
-    assert "[refused]" in out and "[ok ]" in out
+    assert (code, err) == (0, ""), err
+    for step in range(1, 7):
+        assert f"\n{step}. " in out, step
+    assert out.count("[ok]") >= 20
+    assert "Every step did what it says" in out.splitlines()[-1]
+    assert "x-access-token" not in out  # tokens in remote URLs are never shown
     assert list(scratch.iterdir()) == []  # the temporary folder is gone
 
 
-def test_demo_keeps_its_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    base = tmp_path / "story"
-    code = cli.main(["demo", "--dir", str(base)])
-    out, err = capsys.readouterr()
-    assert (code, err) == (0, ""), err
-    assert out.rstrip().endswith(messages.DEMO_DONE)
-    remote, memory = base / "remote.git", base / "agent-memory"
-    assert remote.is_dir() and memory.is_dir()
-    head = git(memory, "rev-parse", "HEAD").strip()
-    assert head == git(remote, "rev-parse", "main").strip()
-    assert git(memory, "status", "--porcelain") == ""
-    emails = git(memory, "log", "--format=%ae").split()
-    assert emails.count("ada@agents.memrepo") >= 3
-    assert "sam@example.com" in emails
+def test_a_folder_in_use_is_refused_in_one_line_and_left_alone(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "notes.md").write_text("mine\n")
+    code = cli.main(["demo", "--keep", str(used)])
+    _, err = capsys.readouterr()
+    assert code == 1 and len(err.splitlines()) == 1 and "not an empty folder" in err and "Traceback" not in err
+    assert [p.name for p in used.iterdir()] == ["notes.md"]
 
-    # A second run in the same folder refuses in one line instead of mixing two stories.
-    code = cli.main(["demo", "--dir", str(base)])
+
+def test_a_failed_step_makes_the_json_timeline_say_so_and_the_exit_code_1(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(base: Path, narrator: demo.Narrator) -> None:
+        with narrator.step(1, "a step that finds something wrong"):
+            narrator.check(False, "the forge has the first commit")
+
+    monkeypatch.setattr(demo, "_story", broken)
+    code = cli.main(["demo", "--keep", str(tmp_path / "story"), "--json"])
     out, err = capsys.readouterr()
-    assert code == 1
-    assert len(err.splitlines()) == 1 and "Traceback" not in err
-    assert git(memory, "rev-parse", "HEAD").strip() == head
+    timeline = json.loads(out)
+    assert code == 1 and err == ""
+    assert timeline["ok"] is False
+    assert timeline["error"] == messages.DEMO_STEP_FAILED.format(what="the forge has the first commit")
+    assert [(s["number"], s["ok"]) for s in timeline["steps"]] == [(1, False)]
+
+
+def test_the_time_limit_is_part_of_success(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(demo, "_story", lambda base, narrator: time.sleep(0.05))
+    monkeypatch.setattr(demo, "TIME_LIMIT", 0.01)
+    code = cli.main(["demo"])
+    _, err = capsys.readouterr()
+    assert code == 1 and "the limit is" in err

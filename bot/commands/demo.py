@@ -1,21 +1,19 @@
-"""`memrepo demo`: the whole loop on one machine, in a temporary folder."""
+"""`memrepo demo`: the whole loop on the embedded default, every step checked."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from bot import demo
+from bot import demo, messages
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="run the memrepo story on this machine and check every step",
-                       description="Create a remote and a memory repository, edit it as an agent, "
-                       "sync with a person's change, compile the prompt and show the history.")
-    p.add_argument("--dir", type=Path, metavar="DIR",
-                   help="work in DIR and keep it afterwards (default: a temporary folder)")
+    p = sub.add_parser("demo", help=messages.DEMO_HELP, description=messages.DEMO_DESCRIPTION)
+    p.add_argument("--keep", type=Path, metavar="DIR", help=messages.DEMO_KEEP_HELP)
+    p.add_argument("--json", action="store_true", help=messages.DEMO_JSON_HELP)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    return demo.run(args.dir)
+    return demo.run(args.keep, as_json=args.json)

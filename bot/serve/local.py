@@ -343,6 +343,9 @@ class LocalStack:
             self.redis.stop()
             self.redis = None
         if self._log_handler is not None:
-            logging.getLogger().removeHandler(self._log_handler)
+            root = logging.getLogger()
+            root.removeHandler(self._log_handler)
             self._log_handler.close()
             self._log_handler = None
+            if not root.handlers:  # streams still open notice Redis is gone a moment later: not news
+                root.addHandler(logging.NullHandler())
