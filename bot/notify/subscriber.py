@@ -270,6 +270,8 @@ class HeadSubscriber:
                 self._error(messages.SUBSCRIBER_DROPPED.format(url=redact(self.url), error=redact(str(exc))),
                             once_key=0)
             except Exception as exc:  # never die silently: record, back off, go on
+                if self._stop.is_set():  # stop() closed the response under the reader: not an error
+                    break
                 log.exception("head subscriber for %s", self.repo)
                 self._error(messages.SUBSCRIBER_DROPPED.format(url=redact(self.url), error=f"{type(exc).__name__}: "
                                                                f"{redact(str(exc))}"))
