@@ -30,9 +30,18 @@ TIMEOUT = 10
 
 def serve(memory: MemoryRepo, tmp_path: Path, *, mode: str = "legacy",
           handler: Callable[[Any], Awaitable[None]] | None = None,
-          body: Callable[[Client, MemoryServer], Awaitable[Any]]) -> Any:
-    """Run `body(client, app)` against a server for `memory`, its HEAD watcher running."""
-    app = MemoryServer(Options(repo=memory.root, home=str(tmp_path / "home"), poll_seconds=0.02))
+          body: Callable[[Client, MemoryServer], Awaitable[Any]], **options: Any) -> Any:
+    """Run `body(client, app)` against a server for `memory`, its HEAD watcher running; the
+    server (its agent session) is closed afterwards."""
+    app = MemoryServer(Options(repo=memory.root, home=str(tmp_path / "home"), poll_seconds=0.02, **options))
+    try:
+        return _run(app, mode, handler, body)
+    finally:
+        app.close()
+
+
+def _run(app: MemoryServer, mode: str, handler: Callable[[Any], Awaitable[None]] | None,
+         body: Callable[[Client, MemoryServer], Awaitable[Any]]) -> Any:
     result: list[Any] = []
 
     async def main() -> None:
@@ -312,14 +321,15 @@ def test_history_errors_are_tool_errors(memory: MemoryRepo, tmp_path: Path, name
 # ------------------------------------------------------------- a remote and head events
 def test_edits_reach_the_remote_and_head_events_reach_the_client(
         tmp_path: Path, receiver: Receiver, rclient: Any) -> None:  # noqa: F811 (fixtures imported above)
-    """With the receiver's event stream followed (as `--events` does), a commit pushed from
-    another clone and announced as a head event syncs the clone, and the client hears of it."""
-    from bot.commands.mcp import _subscriber
-
+    """With the receiver's event stream followed by the server's agent session (as `--events`
+    does), a commit pushed from another clone and announced as a head event syncs the clone, and
+    the client hears of it."""
     world = World(tmp_path)
     memory = world.agent
 
     async def body(client: Client, app: MemoryServer) -> tuple[types.CallToolResult, str]:
+        assert app.session.subscriber is not None
+        assert await anyio.to_thread.run_sync(app.session.subscriber.connected.wait, 10)
         edit = await client.call_tool("core_memory_append", {"label": "human", "content": "Own edit."})
         async with client.listen(resource_subscriptions=[URI]) as events:
             before, sha = await anyio.to_thread.run_sync(world.push_from_other, "From elsewhere.")
@@ -329,13 +339,14 @@ def test_edits_reach_the_remote_and_head_events_reach_the_client(
                     break
         return edit, (await client.read_resource(URI)).contents[0].text
 
-    subscriber = _subscriber(memory.root, receiver.events_url(), TOKEN)
+    app = MemoryServer(Options(repo=memory.root, home=str(tmp_path / "home"), poll_seconds=0.02,
+                               events_url=receiver.events_url(), agent_token=TOKEN))
     try:
-        assert subscriber.connected.wait(10)
-        edit, prompt = serve(memory, tmp_path, mode="auto", body=body)
+        edit, prompt = _run(app, "auto", None, body)
     finally:
-        subscriber.stop()
+        app.close()
+    assert app.session.subscriber is not None and not app.session.subscriber.running  # closed with the server
     assert not edit.is_error, text(edit)
-    assert edit.structured_content["pushed"] is True
+    assert edit.structured_content["pushed"] is True and edit.structured_content["route"] == "direct"
     assert "Own edit." in prompt and "From elsewhere." in prompt
     assert head(memory) == world.remote_main()

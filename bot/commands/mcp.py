@@ -9,16 +9,11 @@ import argparse
 import logging
 import os
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from bot import messages
 from bot.errors import MemrepoError
 from bot.memfs.compile import DEFAULT_MEMORY_DIR
 from bot.settings import AGENT_TOKEN
-
-if TYPE_CHECKING:
-    from bot.notify.subscriber import HeadSubscriber
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,7 +24,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--host", default="127.0.0.1", help=messages.MCP_HOST_HELP)
     parser.add_argument("--agent-id", metavar="ID", help="defaults to the repository's memrepo.agentId")
     parser.add_argument("--agent-name", metavar="NAME")
-    parser.add_argument("--no-push", action="store_true", help="commit locally without pushing")
+    parser.add_argument("--no-push", action="store_true", help=messages.MCP_NO_PUSH_HELP)
+    parser.add_argument("--conversation", metavar="ID", help=messages.MCP_CONVERSATION_HELP)
+    parser.add_argument("--record", action="store_true", help=messages.MCP_RECORD_HELP)
+    parser.add_argument("--background-dreams", action="store_true", help=messages.MCP_BACKGROUND_DREAMS_HELP)
     parser.add_argument("--home", metavar="DIR", help=messages.HOME_HELP)
     parser.add_argument("--system-prompt", metavar="FILE", help=messages.MCP_SYSTEM_PROMPT_HELP)
     parser.add_argument("--memory-dir", metavar="TEXT", default=DEFAULT_MEMORY_DIR,
@@ -56,10 +54,15 @@ def run(args: argparse.Namespace) -> int:
         raise MemrepoError(messages.MCP_EVENTS_NO_TOKEN.format(name=AGENT_TOKEN))
     options = Options(repo=args.repo, agent_id=args.agent_id, agent_name=args.agent_name, home=args.home,
                       system_prompt=read_system_prompt(args.system_prompt) if args.system_prompt else "",
-                      memory_dir=args.memory_dir, push=not args.no_push, poll_seconds=poll)
-    app = MemoryServer(options)
-    sock = transports.listen(args.host, args.http) if args.http is not None else None
-    subscriber = _subscriber(app.root, args.events, token) if args.events else None
+                      memory_dir=args.memory_dir, push=not args.no_push, poll_seconds=poll,
+                      conversation=args.conversation, record=args.record, background_dreams=args.background_dreams,
+                      events_url=args.events or None, agent_token=token if args.events else None)
+    app = MemoryServer(options)  # with --events, its agent session follows the head events (one subscriber)
+    try:
+        sock = transports.listen(args.host, args.http) if args.http is not None else None
+    except MemrepoError:
+        app.close()
+        raise
     try:
         if sock is not None:
             transports.serve_http(app, sock, args.host)
@@ -67,15 +70,7 @@ def run(args: argparse.Namespace) -> int:
             print(messages.MCP_SERVING_STDIO.format(root=app.root), file=sys.stderr, flush=True)
             transports.serve_stdio(app)
     finally:
-        if subscriber is not None:
-            subscriber.stop()
+        app.close()
         if sock is not None:
             sock.close()
     return 0
-
-
-def _subscriber(root: Path, url: str, token: str) -> HeadSubscriber:
-    """Follow the receiver's head events: each sync moves HEAD, which the server announces."""
-    from bot.notify.subscriber import HeadSubscriber
-
-    return HeadSubscriber(root, url, token).start()

@@ -15,6 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from bot.config import DEFAULT_POLICY
+from bot.transcript.model import KINDS
+
 CORE_MEMORY_URI = "memrepo://core-memory"
 CORE_MEMORY_NAME = "core-memory"
 CORE_MEMORY_TITLE = "Compiled core memory"
@@ -26,10 +29,17 @@ SERVER_INSTRUCTIONS = (
     "This server is an agent's long-term memory: a git repository of markdown files. Files under system/ "
     "are the core memory, compiled into the resource " + CORE_MEMORY_URI + "; everything else is read on "
     "demand with memory_view. Every accepted memory_* edit is one commit, checked before it is written; a "
-    "refused edit changes nothing and says what to do instead. Pass `reason` to say why you edit (it becomes "
-    "the commit message). memory_search finds words in memory files and past conversations; memory_why tells "
-    "where a line came from; memory_at shows memory as it was at a past time."
+    "refused edit changes nothing and says what to do instead. A small edit goes straight to main (route "
+    "`direct`). An edit that changes more lines than the memory's policy allows ("
+    + str(DEFAULT_POLICY.direct_commit.max_changed_lines) + " by default), touches a protected path ("
+    + ", ".join(DEFAULT_POLICY.protected) + " by default), or is made in a turn that saw external content goes to a "
+    "pull request instead (route `pull-request`, with its number and URL): it is NOT in memory until a "
+    "person or the integrator merges it, so do not rely on it yet. Pass `reason` to say why you edit (it "
+    "becomes the commit message). memory_search finds words in memory files and past conversations; "
+    "memory_why tells where a line came from; memory_at shows memory as it was at a past time."
 )
+ROUTE_NOTE = (" The result's `route` says where the edit went: `direct` (committed to main), `pull-request` (not in "
+              "main until merged: see `pull_request` and `url`) or `refused` (nothing changed).")
 
 _REASON = {"type": "string", "description": "Why this change is made, in one line; it becomes the commit message."}
 _EXPECTED = {
@@ -65,7 +75,7 @@ class ToolSpec:
 def _edit(name: str, command: str, title: str, description: str, properties: dict[str, Any],
           required: tuple[str, ...], *, destructive: bool = False) -> ToolSpec:
     props = {**properties, "reason": _REASON, "expected_revision": _EXPECTED}
-    return ToolSpec(name, title, description, props, required, command, destructive=destructive)
+    return ToolSpec(name, title, description + ROUTE_NOTE, props, required, command, destructive=destructive)
 
 
 MEMORY_TOOLS: tuple[ToolSpec, ...] = (
@@ -162,8 +172,28 @@ AT_TOOL = ToolSpec(
      "path": {"type": "string", "description": "A file to show as it was then; leave out for the whole memory."}},
     ("when",), read_only=True)
 
+RECORD_TOOL = ToolSpec(
+    "memory_record", "Record a conversation message",
+    "For the agent harness, not the model (offered only when the server runs with --record): append one message "
+    "to this server's conversation transcript, which dreams read and memory_search finds. A `user` message from "
+    "source `user` starts a new turn. A message from an `external:<uri>` source (a fetched page, an e-mail, a "
+    "document) marks the turn untrusted: every memory edit until the next turn goes to a pull request labelled "
+    "memrepo:untrusted that a person must approve. An `assistant` message counts a step towards the next dream.",
+    {"kind": {"type": "string", "enum": list(KINDS), "description": "What the message is."},
+     "text": {"type": "string", "minLength": 1, "description": "The message's text."},
+     "source": {"type": "string",
+                "description": "Who said it: user, agent, human, tool:<name> or external:<uri>. Leave out for the "
+                               "usual one of the kind (user: user; assistant, reasoning, tool_call, compaction: "
+                               "agent; system: human); tool_result needs one."}},
+    ("kind", "text"))
+
 TOOLS: tuple[ToolSpec, ...] = (*MEMORY_TOOLS, SEARCH_TOOL, WHY_TOOL, AT_TOOL)
 BY_NAME: dict[str, ToolSpec] = {spec.name: spec for spec in TOOLS}
+
+
+def tools(*, record: bool = False) -> tuple[ToolSpec, ...]:
+    """The tools a server offers: memory_record only when asked for (it is the harness's tool)."""
+    return (*TOOLS, RECORD_TOOL) if record else TOOLS
 
 
 def memory_call(spec: ToolSpec, arguments: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,11 +1,12 @@
 """Telling MCP clients that the compiled core memory changed, whenever the memory's HEAD moves.
 
 HEAD moves by this server's own tool calls, by a person's commit in the clone, or by a sync
-(the head subscriber fast-forwarding to a new `main`). All of them end in the ref files, so the
-watcher reads HEAD from there (`refs.resolve`: no process, no repository object) a few times a
-second, and right after each of its own writes. Clients hear of it the way their protocol
-version says: a `subscriptions/listen` stream (2026-07-28, through the SDK's subscription bus)
-or a `resources/subscribe` before that (a notification on the client's connection).
+(the agent session's head subscriber, with --events, fast-forwarding to a new `main`). All of
+them end in the ref files, so the watcher reads HEAD from there (`refs.resolve`: no process, no
+repository object) a few times a second, and right after each of its own writes. Clients hear
+of it the way their protocol version says: a `subscriptions/listen` stream (2026-07-28,
+through the SDK's subscription bus) or a `resources/subscribe` before that (a notification on
+the client's connection).
 """
 
 from __future__ import annotations

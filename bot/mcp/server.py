@@ -1,6 +1,12 @@
 """The MCP server of one memory clone, on the official SDK's low-level `Server`: the tools of
 catalog.py, the compiled core memory as a resource, and its update announcements (head.py).
 
+Memory tool calls go through one agent session (bot/agent) made when the server starts
+(writes.py): its conversation is `--conversation` or a fresh `mcp-<hex>`, its agent the
+memory's, and it follows the receiver's head events when given `--events`, so the server runs
+one head subscriber, the session's. Where an edit goes (main, or a pull request) is the
+session's decision, and the tool result carries it as `route`.
+
 The low-level server rather than the decorator API because the tool schemas are data here
 (catalog.py), arguments are checked with one-line messages (arguments.py), and resource
 subscriptions of both protocol eras are served. Handlers run git and searches in worker
@@ -11,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,24 +29,24 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
 
 from bot import __version__, messages
+from bot.agent import AgentSession
 from bot.errors import MemrepoError
+from bot.forge.client import RetryPolicy
 from bot.mcp import arguments, search, writes
 from bot.mcp.catalog import (
-    BY_NAME,
     CORE_MEMORY_DESCRIPTION,
     CORE_MEMORY_NAME,
     CORE_MEMORY_TITLE,
     CORE_MEMORY_URI,
     SERVER_INSTRUCTIONS,
-    TOOLS,
     ToolSpec,
     memory_call,
+    tools,
 )
 from bot.mcp.head import POLL_SECONDS, HeadWatcher
 from bot.memfs.compile import DEFAULT_MEMORY_DIR
 from bot.memfs.prompt import PromptCompiler
 from bot.memfs.repo import MemoryRepo
-from bot.memfs.tool import AGENT_ID_KEY, MemoryTool
 
 log = logging.getLogger("memrepo.mcp")
 
@@ -59,6 +65,13 @@ class Options:
     memory_dir: str = DEFAULT_MEMORY_DIR
     push: bool = True
     poll_seconds: float = POLL_SECONDS
+    conversation: str | None = None  # None: a fresh mcp-<hex> per server process
+    events_url: str | None = None  # the receiver's event stream to follow (with agent_token)
+    agent_token: str | None = None
+    record: bool = False  # offer memory_record (the harness's tool)
+    background_dreams: bool = False  # dream triggers run on a thread instead of in the memory_record call
+    env: Mapping[str, str] | None = None  # where the forge token is looked up (None: os.environ)
+    forge_retry: RetryPolicy | None = None
 
 
 def _text(text: str, *, error: bool = False, data: dict[str, Any] | None = None) -> types.CallToolResult:
@@ -72,21 +85,29 @@ class MemoryServer:
 
     def __init__(self, options: Options) -> None:
         repo = MemoryRepo.open(options.repo)  # not a memory: a MemrepoError saying so
-        MemoryTool(repo, options.agent_id, options.agent_name)  # no agent id anywhere: say so now, not per call
         self.options = options
         self.root: Path = repo.root
-        self.agent_id = options.agent_id or repo.get_config(AGENT_ID_KEY) or ""
-        self.agent_name = options.agent_name  # None: the memory tool takes the configured one
+        self.tools = tools(record=options.record)
+        self.by_name: dict[str, ToolSpec] = {spec.name: spec for spec in self.tools}
+        session = AgentSession(  # no agent id anywhere, a bad conversation id: a MemrepoError now, not per call
+            repo, writes.conversation_id(options.conversation), agent_id=options.agent_id,
+            agent_name=options.agent_name, home=options.home, env=options.env, forge_retry=options.forge_retry,
+            background_dreams=options.background_dreams, events_url=options.events_url,
+            agent_token=options.agent_token)
+        session.tool.push = options.push  # --no-push: direct commits stay local (pull requests still push)
+        self.session = session
+        self.writes = writes.Writes(session)
+        self.agent_id = session.agent_id
+        self.conversation_id = session.conversation_id
         self.compiler = PromptCompiler(self.root, memory_dir=options.memory_dir)
         self.bus = InMemorySubscriptionBus()
         self.watcher = HeadWatcher(self.root, CORE_MEMORY_URI, self.bus, interval=options.poll_seconds)
-        self._store: Any = None
         self.server: Server[Any] = Server(
             SERVER_NAME,
             version=__version__,
             title="memrepo memory",
             instructions=SERVER_INSTRUCTIONS,
-            get_tool_input_schema=lambda name: BY_NAME[name].input_schema if name in BY_NAME else None,
+            get_tool_input_schema=lambda name: self.by_name[name].input_schema if name in self.by_name else None,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
@@ -96,16 +117,20 @@ class MemoryServer:
             on_subscriptions_listen=ListenHandler(self.bus),
         )
 
+    def close(self) -> None:
+        """Stop following head events, let a running dream finish, close the transcripts."""
+        self.writes.close()
+
     # ------------------------------------------------------------------ tools
     async def _list_tools(self, ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[_tool(spec) for spec in TOOLS])
+        return types.ListToolsResult(tools=[_tool(spec) for spec in self.tools])
 
     async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
                          ) -> types.CallToolResult:
-        spec = BY_NAME.get(params.name)
+        spec = self.by_name.get(params.name)
         if spec is None:
             raise MCPError(types.INVALID_PARAMS, messages.MCP_UNKNOWN_TOOL.format(
-                name=params.name, tools=", ".join(BY_NAME)))
+                name=params.name, tools=", ".join(self.by_name)))
         try:
             args = arguments.check(spec, params.arguments)
             result = await anyio.to_thread.run_sync(self._run_tool, spec, args)
@@ -124,23 +149,33 @@ class MemoryServer:
         if spec.command is not None:
             return self._memory(spec, args)
         handlers: dict[str, Callable[[dict[str, Any]], types.CallToolResult]] = {
-            "memory_search": self._search, "memory_why": self._why, "memory_at": self._at}
+            "memory_search": self._search, "memory_why": self._why, "memory_at": self._at,
+            "memory_record": self._record}
         return handlers[spec.name](args)
 
     def _memory(self, spec: ToolSpec, args: dict[str, Any]) -> types.CallToolResult:
-        result = writes.perform(self.root, memory_call(spec, args), agent_id=self.agent_id,
-                                agent_name=self.agent_name, push=self.options.push)
+        result = self.writes.perform(memory_call(spec, args))
         text = result.message
         if not result.ok and result.content is not None and result.content != result.message:
             text += "\n\n" + result.content
         return _text(text, error=not result.ok, data=result.to_dict())
 
-    def _transcripts(self) -> Any:
-        if self._store is None:
-            from bot.transcript import TranscriptStore
+    def _record(self, args: dict[str, Any]) -> types.CallToolResult:
+        try:
+            done = self.writes.record(args["kind"], args["text"], args.get("source"))
+        except MemrepoError as exc:
+            raise MemrepoError(messages.MCP_RECORD_REFUSED.format(problem=exc.message)) from None
+        text = messages.MCP_RECORDED.format(kind=done.row["kind"], source=done.row["source"],
+                                            id=done.row["message_id"], conversation=self.conversation_id,
+                                            turn=done.turn)
+        if done.untrusted:
+            text += " " + messages.MCP_RECORDED_UNTRUSTED.format(sources=", ".join(done.untrusted))
+        if done.dream is not None:
+            text += "\n" + messages.MCP_RECORDED_DREAM.format(outcome=done.dream)
+        return _text(text, data=done.to_dict())
 
-            self._store = TranscriptStore(self.options.home)
-        return self._store
+    def _transcripts(self) -> Any:
+        return self.session.store
 
     def _search(self, args: dict[str, Any]) -> types.CallToolResult:
         scope, query, k = args["scope"], args["query"], args["k"]
