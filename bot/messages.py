@@ -659,6 +659,14 @@ DREAM_PR_UNLABELLED = (
     "label it by hand"
 )
 DREAM_PR_TITLE = "Dream for {agent}/{conversation}: {changes} change(s) from {count} message(s)"
+DREAM_OPENED_UNTRUSTED = (
+    "; it read content from outside the conversation ({sources}), so it is labelled memrepo:untrusted "
+    "and a person must approve it"
+)
+DREAM_PR_LABELS_MISSING = (
+    "pull request #{number} ({url}) was opened but could not be labelled {labels} ({problem}); label it by hand "
+    "(its commit names its external sources, so it waits for a person's approval anyway)"
+)
 DREAM_VERBATIM_DESCRIPTION = (
     "What the user said in conversation {conversation} during {month}, verbatim, each with the time it was "
     "captured (UTC) and its message id"
@@ -997,8 +1005,7 @@ MCP_RECORD_HELP = ("offer the memory_record tool, for the harness to record conv
 MCP_BACKGROUND_DREAMS_HELP = ("run dreams triggered by recorded messages on a background thread (default: in the "
                               "memory_record call that triggers them)")
 MCP_NO_PUSH_HELP = "commit small edits locally without pushing (edits that need review still become pull requests)"
-MCP_EDIT_NEEDS_REMOTE = ("From an MCP client: a person connects it with `memrepo repository set <url> --repo {root}`, "
-                         "then the edit can be retried.")
+MCP_CONNECT_HINT = "A person connects one with `memrepo repository set <url> --repo {root}`; then retry the edit."
 MCP_RECORD_REFUSED = "memory_record: {problem}; nothing was recorded"
 MCP_RECORDED = "recorded {kind} message {id} from {source} in conversation {conversation} (turn {turn})."
 MCP_RECORDED_UNTRUSTED = ("This turn saw external content ({sources}): every memory edit until the next user "
@@ -1118,7 +1125,8 @@ AGENT_EDIT_NEXT_REVIEW = "A person must approve it before it is merged; until th
                          "so do not rely on this edit."
 AGENT_EDIT_NEXT_INTEGRATOR = "The integrator merges it once it is valid; memory changes only then."
 AGENT_EDIT_NEEDS_REMOTE = "This edit was not made: it must go through a pull request ({reasons}), but memory " \
-                          "has no remote. Connect one with /memory-repository set <url>."
+                          "has no remote. {connect}"
+AGENT_CONNECT_HINT = "Connect one with /memory-repository set <url>."
 AGENT_EDIT_PR_FAILED = "This edit was not made: it must go through a pull request ({reasons}), and opening it " \
                        "failed: {problem}. Memory is unchanged; try again later."
 AGENT_EDIT_NOT_APPLICABLE = "the edit does not apply to main as it is on the remote ({base}): {problem}"

@@ -119,6 +119,7 @@ def test_without_a_remote_an_edit_that_needs_a_pull_request_is_refused(memory: M
         said = text(result)
         assert said.startswith("This edit was not made: it must go through a pull request")
         assert "has no remote" in said and f"memrepo repository set <url> --repo {memory.root}" in said
+        assert "/memory-repository" not in said  # a slash command an MCP client cannot type
         assert "Traceback" not in said
     assert "changes 64 lines" in text(large) and PERSONA in text(protected)
     assert memory.head_sha() == before and memory.read("reference/facts.md") is None

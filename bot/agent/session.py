@@ -86,7 +86,8 @@ class AgentSession:
                  events_url: str | None = None, agent_token: str | None = None,
                  env: Mapping[str, str] | None = None, strategy: str | Strategy | None = None,
                  forge_retry: RetryPolicy | None = None, background_dreams: bool = True,
-                 subscriber_options: Mapping[str, Any] | None = None) -> None:
+                 subscriber_options: Mapping[str, Any] | None = None, push: bool = True,
+                 connect_hint: str = messages.AGENT_CONNECT_HINT) -> None:
         self.repo = repo if isinstance(repo, MemoryRepo) else MemoryRepo.open(repo)
         configured = self.repo.get_config(AGENT_ID_KEY)
         self.agent_id = agent_id or configured
@@ -97,6 +98,8 @@ class AgentSession:
         self.agent_name = agent_name
         self.conversation_id = check_id(conversation_id, "conversation_id")
         self.tool = SessionTool(self.repo, self.agent_id, agent_name)
+        self.tool.push = push  # False: direct commits stay local until a sync (pull requests still push)
+        self.connect_hint = connect_hint  # how the person at this harness connects a remote
         self.base_prompt = system_prompt
         self.compiler = PromptCompiler(self.repo.root)
         self.last_prompt: CompiledPrompt | None = None
@@ -187,7 +190,8 @@ class AgentSession:
         reasons = "; ".join(route.reasons)
         head = self.repo.head_sha()
         if sync.remote_url(self.repo) is None:
-            return EditResult(False, command, messages.AGENT_EDIT_NEEDS_REMOTE.format(reasons=reasons),
+            return EditResult(False, command, messages.AGENT_EDIT_NEEDS_REMOTE.format(reasons=reasons,
+                                                                                  connect=self.connect_hint),
                               revision=head, route="refused")
         try:
             client = make_client(forge_target(sync.remote_url(self.repo), self.env), self.forge_retry)

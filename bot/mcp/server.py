@@ -93,8 +93,8 @@ class MemoryServer:
             repo, writes.conversation_id(options.conversation), agent_id=options.agent_id,
             agent_name=options.agent_name, home=options.home, env=options.env, forge_retry=options.forge_retry,
             background_dreams=options.background_dreams, events_url=options.events_url,
-            agent_token=options.agent_token)
-        session.tool.push = options.push  # --no-push: direct commits stay local (pull requests still push)
+            agent_token=options.agent_token, push=options.push,
+            connect_hint=messages.MCP_CONNECT_HINT.format(root=repo.root))
         self.session = session
         self.writes = writes.Writes(session)
         self.agent_id = session.agent_id

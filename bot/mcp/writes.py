@@ -16,12 +16,10 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from bot import messages
 from bot.agent import AgentSession, EditResult
 from bot.transcript.model import check_kind, check_source, check_text, default_source
 
 CONVERSATION_PREFIX = "mcp-"
-_NEEDS_REMOTE = messages.AGENT_EDIT_NEEDS_REMOTE.rsplit("}", 1)[1]  # the refusal's tail, after the reasons
 
 
 def conversation_id(given: str | None = None) -> str:
@@ -54,10 +52,7 @@ class Writes:
         """One memory tool call as the agent: a view, a direct commit, a pull request, or a
         refusal that changes nothing (never raises for bad input). Blocking: git and network."""
         with self._lock:
-            result = self.session.handle_tool_call(call)
-            if result.route == "refused" and result.message.endswith(_NEEDS_REMOTE):  # a slash command hint
-                result.message += " " + messages.MCP_EDIT_NEEDS_REMOTE.format(root=self.session.repo.root)
-            return result
+            return self.session.handle_tool_call(call)
 
     def record(self, kind: str, text: str, source: str | None) -> Recorded:
         """Append one transcript row to the session's conversation; MemrepoError (one line) for
