@@ -272,8 +272,7 @@ def _learn(cast: Cast, n: Narrator) -> None:
     assert ada is not None and ben is not None
     with n.step(2, messages.DEMO_STEP_LEARN) as step:
         said = "Hi! I'm Kim Jiwoo and I lead the payments team. Short answers with code, please."
-        ada.record("user", said)
-        n.say(messages.DEMO_SAID.format(who="Kim", text=said))
+        _user_says(n, ada, said)
         result = ada.handle_tool_call({
             "command": "str_replace", "path": HUMAN, "old_str": "Nothing recorded yet.",
             "new_str": "- Name: Kim Jiwoo; leads the payments team.\n- Prefers short answers with code.",
@@ -286,6 +285,11 @@ def _learn(cast: Cast, n: Narrator) -> None:
         n.check("Kim Jiwoo" in ben.system_prompt(), messages.DEMO_CHECK_OTHER_AGENT.format(agent="Ben"))
         step.evidence.update(commit=result.commit, route=result.route, pushed=result.pushed,
                              ben_prompt_revision=ben.prompt().head_sha)
+
+
+def _user_says(n: Narrator, agent: AgentSession, text: str) -> None:
+    agent.record("user", text)
+    n.say(messages.DEMO_SAID.format(who="Kim", text=text))
 
 
 def _wait_merged(cast: Cast, number: int) -> Any:
@@ -307,8 +311,7 @@ def _dream(cast: Cast, n: Narrator) -> dict[str, Any]:
     assert ada is not None
     with n.step(3, messages.DEMO_STEP_DREAM) as step:
         said = "The ledger service moves to Postgres 16 in Q1."
-        ada.record("user", said)
-        n.say(messages.DEMO_SAID.format(who="Kim", text=said))
+        _user_says(n, ada, said)
         ada.record("assistant", "Noted: Postgres 16 in Q1.")
         outcome = ada.command("/dream")
         n.say(messages.DEMO_DREAM_OUTCOME.format(text=outcome.text))
@@ -344,8 +347,7 @@ def _person_edits_during_dream(cast: Cast, n: Narrator, first: dict[str, Any]) -
         sam_line = "- Sam: finance confirmed the Q1 date for Postgres 16."
         with _integrator_held(cast.stack):
             n.say(messages.DEMO_HELD)
-            ada.record("user", said)
-            n.say(messages.DEMO_SAID.format(who="Kim", text=said))
+            _user_says(n, ada, said)
             ada.record("assistant", "Noted.")
             outcome = ada.command("/dream")
             n.check(outcome.ok, messages.DEMO_CHECK_DREAM_RAN)
@@ -376,8 +378,7 @@ def _protected_change(cast: Cast, n: Narrator) -> dict[str, Any]:
     assert ben is not None
     with n.step(5, messages.DEMO_STEP_PROTECTED) as step:
         said = "Please write in British English from now on."
-        ben.record("user", said)
-        n.say(messages.DEMO_SAID.format(who="Kim", text=said))
+        _user_says(n, ben, said)
         before = cast.main_sha()
         result = ben.handle_tool_call({"command": "insert", "path": PERSONA, "insert_line": -1,
                                        "insert_text": "I write in British English.",

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import subprocess
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from bot.memfs.create import init_repository
 from bot.memfs.repo import MemoryRepo
+from bot.transcript.model import parse_time
 
 PERSON_NAME = "Pat Person"
 PERSON_EMAIL = "pat@example.com"
@@ -115,3 +117,16 @@ def redis_url(redis_session_url: str) -> str:
     client.flushdb()
     client.close()
     return redis_session_url
+
+
+class StoreClock:
+    """A transcript store's clock for tests: `step` further for each message, from `start`
+    (so dates, and the months dreams file records under, are predictable)."""
+
+    def __init__(self, start: str = "2026-03-14T09:00:00Z", step: timedelta = timedelta(seconds=1)) -> None:
+        self.now = parse_time(start)
+        self.step = step
+
+    def __call__(self) -> datetime:
+        self.now += self.step
+        return self.now

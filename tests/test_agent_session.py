@@ -10,7 +10,6 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +30,7 @@ from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.memfs.repo import MemoryRepo
 from bot.transcript import TranscriptStore
-from bot.transcript.model import parse_time
-from tests.conftest import git, localhub_token
+from tests.conftest import StoreClock, git, localhub_token
 from tests.test_integrator_jobs import make_context
 
 REPO = "alice/memory"
@@ -44,15 +42,6 @@ ADDRESS = "Lives at 12 Rose Lane, Bristol."
 FORGED_ADDRESS = "Lives at 9 Harbour Road, Leith."
 
 
-class Clock:
-    """The store's clock: one second per message from a fixed moment."""
-
-    def __init__(self, start: str = "2026-03-14T09:00:00Z") -> None:
-        self.now = parse_time(start)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
 
 
 @dataclass
@@ -111,7 +100,7 @@ def world(localhub: LocalhubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     memory = init_repository(tmp_path / "memory", "a1", "Ada")
     url = localhub.url.replace("http://", f"http://x-access-token:{token}@") + f"/{REPO}.git"
     sync.set_remote(memory, url)
-    store = TranscriptStore(home, fsync=False, clock=Clock())
+    store = TranscriptStore(home, fsync=False, clock=StoreClock())
     yield World(localhub, token, memory, store, home, tmp_path)
     store.close()
 

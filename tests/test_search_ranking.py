@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -14,22 +14,14 @@ from hypothesis import strategies as st
 
 from bot.errors import MemrepoError
 from bot.transcript import TranscriptStore, bm25, search
-from bot.transcript.model import parse_time
 from bot.transcript.tokenize import parse_query, tokenize
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = parse_time("2024-05-01T00:00:00Z")
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(hours=1)
-        return self.now
+from tests.conftest import StoreClock
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> TranscriptStore:
-    with TranscriptStore(tmp_path / "home", fsync=False, clock=Clock()) as s:
+    clock = StoreClock("2024-05-01T00:00:00Z", timedelta(hours=1))
+    with TranscriptStore(tmp_path / "home", fsync=False, clock=clock) as s:
         yield s
 
 

@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from pathlib import Path
 
 import github
@@ -26,21 +25,13 @@ from bot.memfs.create import init_repository
 from bot.memfs.history import render_why, why
 from bot.memfs.repo import MemoryRepo
 from bot.transcript import Message, TranscriptStore
-from bot.transcript.model import parse_time
-from tests.conftest import git, localhub_token, run_cli
+from tests.conftest import StoreClock, git, localhub_token, run_cli
 
 REPO = "alice/memory"
 FAST = RetryPolicy(max_total_seconds=5.0, max_attempts=3, backoff_base=0.05, backoff_cap=0.2)
 RECORD = "conversations/c1/2026-03.md"
 
 
-class Clock:
-    def __init__(self, start: str = "2026-03-14T09:00:00Z") -> None:
-        self.now = parse_time(start)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
 
 
 @dataclass
@@ -92,7 +83,7 @@ def world(localhub: LocalhubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     memory = init_repository(tmp_path / "memory", "a1", "Ada")
     url = localhub.url.replace("http://", f"http://x-access-token:{token}@") + f"/{REPO}.git"
     sync.set_remote(memory, url)
-    store = TranscriptStore(home, fsync=False, clock=Clock())
+    store = TranscriptStore(home, fsync=False, clock=StoreClock())
     yield World(localhub, token, memory, store, home, tmp_path)
     store.close()
 

@@ -61,23 +61,6 @@ def run_status(args: argparse.Namespace) -> int:
     from bot.memfs import sync
 
     repo = MemoryRepo.open(args.repo)
-    st = sync.status(repo, fetch=args.fetch)
-    when = messages.STATUS_JUST_NOW if st.fetched else messages.STATUS_LAST_FETCH
-    head = (st.head or "")[:12] + (f" ({st.branch})" if st.branch else "")
-    rows: list[tuple[str, str]] = [(messages.STATUS_REMOTE, st.url or messages.STATUS_NO_REMOTE),
-                                   (messages.STATUS_HEAD, head)]
-    if st.url is not None:
-        rows += [
-            (messages.STATUS_AHEAD, messages.STATUS_UNKNOWN if st.ahead is None
-             else messages.STATUS_AHEAD_VALUE.format(count=st.ahead)),
-            (messages.STATUS_BEHIND, messages.STATUS_UNKNOWN if st.behind is None
-             else messages.STATUS_BEHIND_VALUE.format(count=st.behind, when=when)),
-            (messages.STATUS_LAST_SYNC, st.last_sync or messages.STATUS_NEVER),
-        ]
-        if st.fetch_error:
-            rows.append(("", messages.STATUS_FETCH_FAILED.format(problem=st.fetch_error)))
-    rows.append((messages.STATUS_BACKUPS, ", ".join(st.backups) if st.backups else messages.STATUS_NONE))
-    width = max(len(label) for label, _ in rows) + 2
-    for label, value in rows:
-        print(f"{label + ':' if label else '':<{width}}{value}")
+    for line in sync.status_lines(sync.status(repo, fetch=args.fetch)):
+        print(line)
     return 0

@@ -95,6 +95,27 @@ class RepoStatus:
     fetch_error: str | None = None
 
 
+def status_lines(st: RepoStatus, extra: tuple[tuple[str, str], ...] = ()) -> list[str]:
+    """`repository status` as a person reads it: one aligned `label: value` line per fact."""
+    when = messages.STATUS_JUST_NOW if st.fetched else messages.STATUS_LAST_FETCH
+    rows = [(messages.STATUS_REMOTE, st.url or messages.STATUS_NO_REMOTE),
+            (messages.STATUS_HEAD, (st.head or "")[:12] + (f" ({st.branch})" if st.branch else ""))]
+    if st.url is not None:
+        rows += [
+            (messages.STATUS_AHEAD, messages.STATUS_UNKNOWN if st.ahead is None
+             else messages.STATUS_AHEAD_VALUE.format(count=st.ahead)),
+            (messages.STATUS_BEHIND, messages.STATUS_UNKNOWN if st.behind is None
+             else messages.STATUS_BEHIND_VALUE.format(count=st.behind, when=when)),
+            (messages.STATUS_LAST_SYNC, st.last_sync or messages.STATUS_NEVER),
+        ]
+        if st.fetch_error:
+            rows.append(("", messages.STATUS_FETCH_FAILED.format(problem=st.fetch_error)))
+    rows.append((messages.STATUS_BACKUPS, ", ".join(st.backups) if st.backups else messages.STATUS_NONE))
+    rows += extra
+    width = max(len(label) for label, _ in rows) + 2
+    return [f"{label + ':' if label else '':<{width}}{value}" for label, value in rows]
+
+
 class _ReplayFailed(Exception):
     def __init__(self, problems: list[str]) -> None:
         super().__init__("; ".join(problems))
