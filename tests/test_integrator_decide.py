@@ -80,6 +80,9 @@ def review(who: str, state: str, order: int, sha: str = HEAD) -> Review:
 
 
 INVALID = Validation(HEAD, False, ("reference/notes.md: missing required field 'description'",))
+MAIL = "external:mailto:pat.person@example.net"
+PAGE = "external:https://example.com/page"
+BOTH_LABELS = (LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED)
 
 # (id, state, policy, expected kind, expected fields)
 ROWS: list[tuple[str, PullState, Policy, Kind, dict[str, Any]]] = [
@@ -192,6 +195,33 @@ ROWS: list[tuple[str, PullState, Policy, Kind, dict[str, Any]]] = [
     ("auto-untrusted-approved", pr(labels=(LABEL_DREAM, LABEL_UNTRUSTED), reviews=(approve(),)), AUTO, Kind.MERGE,
      {}),
     ("unknown-mode-is-review", pr(), Policy(merge="whatever"), Kind.MARK_NEEDS_REVIEW, {}),
+    # untrusted content named by the commits' Source trailers, whatever the labels say
+    ("sources-no-labels-explicit", edit(labels=(), untrusted_sources=(MAIL,)), EXPLICIT, Kind.MARK_NEEDS_REVIEW,
+     {"labels": BOTH_LABELS, "status": "pending", "sha": HEAD}),
+    ("sources-no-labels-auto", edit(labels=(), untrusted_sources=(MAIL,)), AUTO, Kind.MARK_NEEDS_REVIEW,
+     {"labels": BOTH_LABELS}),
+    ("sources-untrusted-label-removed", edit(untrusted_sources=(MAIL,)), AUTO, Kind.MARK_NEEDS_REVIEW,
+     {"labels": BOTH_LABELS}),
+    ("sources-labelled", edit(labels=(LABEL_AGENT_EDIT, LABEL_UNTRUSTED), untrusted_sources=(MAIL,)), AUTO,
+     Kind.MARK_NEEDS_REVIEW, {"labels": BOTH_LABELS, "comment": None}),
+    ("sources-marked-waiting", edit(labels=(LABEL_AGENT_EDIT, LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED), status="pending",
+                                    untrusted_sources=(MAIL,)), AUTO, Kind.NOTHING, {}),
+    ("sources-waiting-untrusted-removed", edit(labels=(LABEL_AGENT_EDIT, LABEL_NEEDS_REVIEW), status="pending",
+                                               untrusted_sources=(MAIL,)), AUTO, Kind.MARK_NEEDS_REVIEW,
+     {"labels": BOTH_LABELS}),
+    ("sources-approved", edit(labels=(), untrusted_sources=(MAIL, PAGE), reviews=(approve(),)), AUTO, Kind.MERGE,
+     {"sha": HEAD}),
+    ("sources-approved-by-author", edit(labels=(), untrusted_sources=(MAIL,), reviews=(approve("agent-1"),)), AUTO,
+     Kind.MARK_NEEDS_REVIEW, {}),
+    ("sources-approved-old-head", edit(labels=(), untrusted_sources=(MAIL,), reviews=(approve(sha=OLD),)), AUTO,
+     Kind.MARK_NEEDS_REVIEW, {}),
+    ("sources-dream", pr(untrusted_sources=(MAIL,)), AUTO, Kind.MARK_NEEDS_REVIEW, {"labels": BOTH_LABELS}),
+    ("sources-conflict-resolved-first", edit(labels=(), untrusted_sources=(MAIL,), mergeable=False), AUTO,
+     Kind.RESOLVE, {}),
+    ("sources-invalid", edit(labels=(), untrusted_sources=(MAIL,), validation=INVALID, status=None), AUTO,
+     Kind.SET_STATUS, {"status": "failure"}),
+    ("sources-not-memrepo", pr(labels=(), head_ref="feature/x", untrusted_sources=(MAIL,)), AUTO, Kind.NOTHING, {}),
+    ("no-sources-no-label", edit(labels=(), untrusted_sources=()), AUTO, Kind.MERGE, {}),
     # status, then merge
     ("valid-status-missing", pr(status=None), AUTO, Kind.SET_STATUS, {"status": "success", "sha": HEAD}),
     ("valid-status-pending", pr(status="pending"), EXPLICIT, Kind.SET_STATUS, {"status": "success"}),
@@ -269,6 +299,35 @@ def test_status_description_fits_github() -> None:
     action = decide(edit(validation=many), EXPLICIT)
     assert action.description is not None and len(action.description) <= 140
     assert "20 more" in (action.comment or "")
+
+
+def test_untrusted_sources_are_named_once_when_the_label_is_added() -> None:
+    action = decide(edit(labels=(), untrusted_sources=(MAIL, "external:https://x.example/`<!--`")), AUTO)
+    assert action.kind is Kind.MARK_NEEDS_REVIEW and MAIL in action.reason
+    comment = action.comment or ""
+    assert f"- `{MAIL}`" in comment and LABEL_UNTRUSTED in comment and "approv" in comment
+    assert "<!--" not in comment and "&lt;!--" in comment  # a source is inert in the comment
+    labelled = decide(edit(labels=(LABEL_AGENT_EDIT, LABEL_UNTRUSTED), untrusted_sources=(MAIL,)), AUTO)
+    assert labelled.kind is Kind.MARK_NEEDS_REVIEW and labelled.comment is None
+    assert review_needed(edit(labels=(), untrusted_sources=(MAIL,)), NONE_PROTECTED)
+    assert not review_needed(edit(labels=()), NONE_PROTECTED)
+
+
+def test_an_untrusted_edit_without_labels_waits_for_an_approval_then_merges() -> None:
+    """The pull request as the integrator first sees it when the labels come after the
+    opening (or never): the commits alone hold it for a person."""
+    state = edit(labels=(), untrusted_sources=(MAIL,), validation=None, status=None)
+    seen = []
+    for _ in range(12):
+        action = decide(state, AUTO)
+        seen.append(action.kind)
+        if action.kind is Kind.MERGE:
+            assert approved(state) and LABEL_UNTRUSTED in state.labels
+        if action.kind is Kind.NOTHING:
+            break
+        state = _act(state, action)
+    assert seen.index(Kind.MARK_NEEDS_REVIEW) < seen.index(Kind.MERGE), seen
+    assert state.merged
 
 
 def test_give_up_comment_says_what_was_tried() -> None:
@@ -367,6 +426,7 @@ LAST = st.none() | st.builds(LastMerge, st.sampled_from(list(MergeAnswer)), st.n
                              st.none() | st.floats(allow_nan=True, allow_infinity=True))
 PATHS = st.lists(st.sampled_from(["system/persona.md", "system/human.md", "reference/a.md", "skills/x/SKILL.md"])
                  | st.text(max_size=15), max_size=4).map(tuple)
+SOURCES = st.lists(st.sampled_from([MAIL, PAGE]) | st.text(max_size=12), max_size=3).map(tuple)
 STATES = st.builds(
     PullState,
     number=st.integers(-1, 10**6),
@@ -383,6 +443,7 @@ STATES = st.builds(
     labels=LABELS,
     author=WHO,
     changed_paths=PATHS,
+    untrusted_sources=SOURCES,
     merge_commit_sha=st.none() | SHAS,
     validation=VALIDATIONS,
     status=st.none() | st.sampled_from(["success", "failure", "pending", "error"]),
@@ -393,6 +454,13 @@ STATES = st.builds(
     head_published=st.booleans(),
     history=st.lists(st.text(max_size=40), max_size=30).map(tuple),
 )
+# Healthy pull requests (valid, mergeable, status set) with anything in what decides about
+# reviews: most of them reach the review check, so MERGE is common and the property bites.
+NEAR_MERGE = st.builds(
+    lambda labels, ref, author, reviews, sources, paths: pr(labels=labels, head_ref=ref, author=author,
+                                                            reviews=reviews, untrusted_sources=sources,
+                                                            changed_paths=paths),
+    LABELS, REFS, WHO, REVIEWS, SOURCES, PATHS)
 POLICIES = st.builds(
     Policy,
     merge=st.sampled_from(["auto", "explicit", "review"]) | st.text(max_size=8),
@@ -403,7 +471,7 @@ TUNINGS = st.builds(Tuning, st.integers(-1, 20), st.floats(0, 100), st.floats(0,
 
 
 @settings(max_examples=600)
-@given(STATES, POLICIES, TUNINGS)
+@given(STATES | NEAR_MERGE, POLICIES, TUNINGS)
 def test_decide_is_total_and_never_merges_unsafely(state: PullState, policy: Policy, tuning: Tuning) -> None:
     action = decide(state, policy, tuning)
     assert isinstance(action, Action) and isinstance(action.kind, Kind) and action.reason
@@ -416,6 +484,10 @@ def test_decide_is_total_and_never_merges_unsafely(state: PullState, policy: Pol
             others = [r for r in state.reviews if r.author and r.author.casefold() != state.author.casefold()]
             assert any(r.state.upper() == "APPROVED" and r.commit_id == state.head_sha for r in others)
             assert approved(state)
+        if state.untrusted_sources:
+            others = [r for r in latest_reviews(state.reviews, state.author).values()]
+            assert any(r.state.upper() == "APPROVED" and r.commit_id == state.head_sha for r in others)
+            assert not any(r.state.upper() == "CHANGES_REQUESTED" for r in others)
     if state.state != "open" or state.merged:
         assert action.kind not in (Kind.MERGE, Kind.RESOLVE, Kind.VALIDATE, Kind.WAIT, Kind.REREAD)
     if not is_memrepo(state):

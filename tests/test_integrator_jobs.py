@@ -29,6 +29,7 @@ from bot.integrator.state import (
     LABEL_CONFLICT,
     LABEL_DREAM,
     LABEL_NEEDS_REVIEW,
+    LABEL_UNTRUSTED,
     STATUS_CONTEXT,
     Tuning,
 )
@@ -42,6 +43,7 @@ REPO = "alice/memory"
 FAST = RetryPolicy(max_total_seconds=15.0, max_attempts=6, backoff_base=0.05, backoff_cap=0.5)
 FACTS = "reference/facts.md"
 FACTS_TEXT = "---\ndescription: Facts about the person.\n---\n# Facts\n\n- lives in Berlin\n- likes tea\n"
+MAIL = "external:mailto:pat.person@example.net"
 
 
 def doc(description: str, body: str) -> str:
@@ -137,6 +139,18 @@ class World:
         sha = self.commit(branch, files)
         pr = self.client().open_pull_request(NewPullRequest(head=branch, base="main", title=f"Agent edit {name}",
                                                             labels=(LABEL_AGENT_EDIT,)))
+        return pr.number, sha
+
+    def open_untrusted_edit(self, files: dict[str, str | None], name: str = "u1") -> tuple[int, str]:
+        """An agent's edit made in a turn that read an e-mail, as its commit says (a `Source`
+        trailer), opened with no labels at all: what the integrator sees between the opening
+        and the labelling, or after someone removed the labels."""
+        branch = f"memrepo/edit/a1/{name}"
+        message = (f"Address changed (per e-mail)\n\nAgent-ID: a1\nConversation-ID: c1\n"
+                   f"Base-Commit: {self.main_sha()}\nSource: {MAIL}\n")
+        sha = self.commit(branch, files, message=message)
+        pr = self.client().open_pull_request(NewPullRequest(head=branch, base="main", title=f"Agent edit {name}"))
+        assert pr.labels == ()
         return pr.number, sha
 
     def pull(self, number: int) -> PullRequest:
@@ -356,6 +370,62 @@ def test_a_protected_path_needs_a_review_even_in_auto_mode(world: World) -> None
     world.approve(number, "bob")
     world.integrate(number)
     assert world.pull(number).merged
+
+
+def test_an_unlabelled_edit_whose_commit_names_an_external_source_waits_for_a_person(world: World) -> None:
+    world.set_policy(merge="auto")  # the most permissive mode: the commits alone must hold it
+    number, head = world.open_untrusted_edit({FACTS: FACTS_TEXT + "- lives at 9 Harbour Road, Leith\n"})
+    assert git(world.clone, "interpret-trailers", "--parse", input_text(world, head)).strip().endswith(
+        f"Source: {MAIL}")
+    world.integrate(number)
+    pull = world.pull(number)
+    assert (pull.state, pull.merged) == ("open", False)
+    assert set(pull.labels) == {LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED}
+    assert world.status(head) == ("pending", "waiting for review")
+    [comment] = world.comments(number)
+    assert f"`{MAIL}`" in comment and "approval" in comment
+    world.integrate(number)  # nothing changed: still waiting, nothing said twice
+    assert not world.pull(number).merged and len(world.comments(number)) == 1
+    # removing the label removes nothing: it comes back, and the pull request still waits
+    assert world.client().remove_label(number, LABEL_UNTRUSTED)
+    world.integrate(number)
+    pull = world.pull(number)
+    assert not pull.merged and LABEL_UNTRUSTED in pull.labels
+    # a person's approval of this head lets it through
+    world.approve(number, "bob")
+    world.integrate(number)
+    pull = world.pull(number)
+    assert pull.merged
+    assert world.merges_on_main() == 1
+    assert "9 Harbour Road" in world.main_file(FACTS)
+
+
+def test_a_resolution_keeps_the_sources_of_the_commits_it_merges(world: World) -> None:
+    number, head = world.open_untrusted_edit({FACTS: FACTS_TEXT + "- lives at 9 Harbour Road, Leith\n"})
+    world.commit("main", {FACTS: FACTS_TEXT + "- works as a nurse\n"})  # main moved meanwhile, same place
+    world.integrate(number)
+    pull = world.pull(number)
+    assert (pull.state, pull.merged) == ("open", False)
+    resolution = pull.head_sha
+    assert resolution != head  # resolved by the integrator, which names no source of its own
+    git(world.clone, "fetch", "-q", "origin", pull.head_ref)
+    author = git(world.clone, "log", "-1", "--format=%ae", resolution).strip()
+    assert author == INTEGRATOR.email
+    assert "Source:" not in git(world.clone, "log", "-1", "--format=%B", resolution)
+    assert set(pull.labels) >= {LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED}
+    assert world.status(resolution) == ("pending", "waiting for review")
+    world.approve(number, "bob")
+    world.integrate(number)
+    assert world.pull(number).merged
+    facts = world.main_file(FACTS)
+    assert "9 Harbour Road" in facts and "works as a nurse" in facts
+
+
+def input_text(world: World, sha: str) -> str:
+    """A file holding the commit's message, for `git interpret-trailers`."""
+    path = world.tmp / f"message-{sha[:12]}.txt"
+    path.write_text(git(world.clone, "log", "-1", "--format=%B", sha))
+    return str(path)
 
 
 def test_a_pull_request_memrepo_did_not_open_is_left_alone(world: World) -> None:

@@ -1,19 +1,27 @@
 """Texts of a dream, as pure functions: the pull request's title and body (from
 templates/pr/dream.md.j2, provenance block last) and the commit message with its trailers
-(templates/commit/dream.txt.j2)."""
+(templates/commit/dream.txt.j2): `Dream-ID`, `Agent-ID`, `Conversation-ID`,
+`Transcript-Range`, `Base-Commit`, and one `Source` per external source the transcript range
+holds (the integrator reads those and waits for a person's approval).
+
+The trailers are the message's last paragraph, as git reads trailers: the text before them
+(the summary may come from a model that read untrusted content) is kept from hiding them from
+git's own tools, which stop reading a message at a `---` line or a scissors line."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot import messages
 from bot.dream.provenance import Provenance, render_provenance
+from bot.integrator.trailers import is_external
 from bot.templating import render
 from bot.transcript.model import Message
 
 QUOTE_CHARS = 160
 TRAILERS = ("Dream-ID", "Agent-ID", "Conversation-ID", "Transcript-Range", "Base-Commit")
+CUT_LINE = "------------------------ >8 ------------------------"  # git's scissors, after the comment char
 
 
 @dataclass(frozen=True)
@@ -55,10 +63,32 @@ def _changes(provenance: Provenance, window: Sequence[Message]) -> list[dict[str
     return out
 
 
-def pr_body(provenance: Provenance, summary: str, window: Sequence[Message], cursor_path: str) -> str:
-    """The pull request body: summary, changes with the messages they rest on, where the
-    dream comes from, and the provenance block at the very end."""
+def external_sources(window: Iterable[Message]) -> tuple[str, ...]:
+    """The `external:` sources of the transcript rows a dream reads, each once, in the order
+    first seen."""
+    return tuple(dict.fromkeys(m.source for m in window if is_external(m.source)))
+
+
+def _inline(text: str) -> str:
+    """Safe inside backticks on one line."""
+    return safe_text(" ".join(text.split())).replace("`", "'")
+
+
+def commit_text(text: str) -> str:
+    """Text for a commit message's body that git reads to its end: a line git would take for
+    the end of the message (one starting with `---`, or a scissors line) is indented by one
+    space, which ends that reading and keeps the words."""
+    lines = text.split("\n")
+    return "\n".join(" " + line if line.startswith("---") or line.endswith(CUT_LINE) else line for line in lines)
+
+
+def pr_body(provenance: Provenance, summary: str, window: Sequence[Message], cursor_path: str,
+            sources: Sequence[str] = ()) -> str:
+    """The pull request body: why a person must approve it when the transcript held external
+    content (`sources`), summary, changes with the messages they rest on, where the dream
+    comes from, and the provenance block at the very end."""
     text = render("pr/dream.md.j2", summary=safe_text(summary), changes=_changes(provenance, window),
+                  sources=[_inline(s) for s in sources],
                   agent_id=provenance.agent_id, conversation_id=provenance.conversation_id,
                   trigger=provenance.trigger, strategy=provenance.strategy, model=provenance.model,
                   transcript=provenance.transcript, base_commit=provenance.base_commit,
@@ -67,13 +97,14 @@ def pr_body(provenance: Provenance, summary: str, window: Sequence[Message], cur
     return text.rstrip("\n") + "\n"
 
 
-def commit_message(provenance: Provenance, summary: str) -> str:
-    """Subject, summary, one line per change, then the trailers as the last paragraph."""
+def commit_message(provenance: Provenance, summary: str, sources: Sequence[str] = ()) -> str:
+    """Subject, summary, one line per change, then the trailers as the last paragraph (one
+    `Source` trailer per external source, as an agent's untrusted edit has them)."""
     changes = [{"path": c.path, "summary": " ".join(c.summary.split())} for c in provenance.changes]
-    text = render("commit/dream.txt.j2", title=title(provenance), summary=summary.strip(), changes=changes,
-                  dream_id=provenance.dream_id, agent_id=provenance.agent_id,
+    text = render("commit/dream.txt.j2", title=title(provenance), summary=commit_text(summary.strip()),
+                  changes=changes, dream_id=provenance.dream_id, agent_id=provenance.agent_id,
                   conversation_id=provenance.conversation_id, transcript=provenance.transcript,
-                  base_commit=provenance.base_commit)
+                  base_commit=provenance.base_commit, sources=[" ".join(s.split()) for s in sources])
     return text.rstrip("\n") + "\n"
 
 

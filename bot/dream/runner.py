@@ -5,7 +5,9 @@
       ─> worktree at base (detached) ─> strategy proposes ─> memory tool applies each call
          (dreamer identity, validated like an agent's call) ─> worktree removed, always
       ─> ONE commit on base: the net change + the cursor file, dreamer identity, trailers
+         (one `Source` per external source among the messages read)
       ─> branch memrepo/dream/<id> ─> push (never forced) ─> open the pull request
+         (labelled memrepo:dream, and memrepo:untrusted when a message read was external)
 
 Decisions where the contract leaves room:
 - The base is always origin's `main` as fetched now, never the clone's own `main`: the
@@ -15,6 +17,12 @@ Decisions where the contract leaves room:
 - A run that finds nothing to change (say, no user statements for the verbatim strategy)
   opens nothing and leaves the cursor where it is: moving it would need a pull request of
   its own, noise for reviewers, and reading the same messages again next time is cheap.
+- A dream whose messages include any from an `external:` source (a page, an e-mail, a
+  fetched document) is untrusted as a whole, whatever the strategy took from them: a model
+  reads every message of the range, and such content can carry instructions aimed at the
+  agent. Its commit names each source in a `Source` trailer (what the integrator reads, so
+  it waits for a person's approval from the moment the branch exists, labels or not), its
+  pull request is labelled `memrepo:untrusted` too and its body says a person must approve.
 - Anything that fails before the pull request exists removes what the run made: the
   worktree, the local branch and the pushed branch; the cursor, which only moves inside
   the dream's own commit, stays. Retrying makes a new dream for the same range; before a
@@ -44,12 +52,13 @@ from bot.dream.cursor import Cursor, cursor_path, parse_cursor, render_cursor
 from bot.dream.forge_target import ForgeTarget, forge_target
 from bot.dream.ids import BRANCH_PREFIX, LABEL, branch_name, new_dream_id
 from bot.dream.provenance import Change, Provenance, ProvenanceError, TranscriptRange, parse_provenance
-from bot.dream.render import commit_message, pr_body, title
+from bot.dream.render import commit_message, external_sources, pr_body, title
 from bot.dream.state import TriggerStates
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall, Strategy, get_strategy
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, NewPullRequest, PullRequest, RetryPolicy, TokenCredentials
 from bot.forge.errors import ForgeError
+from bot.integrator.state import LABEL_UNTRUSTED
 from bot.memfs import checks, validate
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync import BRANCH, REMOTE, git_problem, redact, remote_url, status
@@ -73,6 +82,7 @@ class DreamResult:
     url: str | None = None
     provenance: Provenance | None = None
     base_commit: str | None = None
+    sources: tuple[str, ...] = ()  # external sources among the messages read: a person must approve
 
 
 @dataclass(frozen=True)
@@ -356,11 +366,13 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
     if problems:
         raise MemrepoError(messages.DREAM_INVALID.format(
             problems="; ".join(f"{p.path}: {p.message}" for p in problems)[:500]))
-    sha = _squash(repo, base, changes, commit_message(provenance, proposal.summary), dream_id, moment)
+    sources = external_sources(window)
+    sha = _squash(repo, base, changes, commit_message(provenance, proposal.summary, sources), dream_id, moment)
     branch = branch_name(dream_id)
     repo.git.references.create(f"refs/heads/{branch}", sha)
     try:
-        pr = _publish(repo, client, branch, provenance, proposal.summary, window, cursor_file, window_range)
+        pr = _publish(repo, client, branch, provenance, proposal.summary, window, cursor_file, window_range,
+                      sources)
     finally:
         _delete_local_branch(repo, branch)
     if isinstance(pr, DreamResult):
@@ -368,7 +380,9 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
     text = messages.DREAM_OPENED.format(dream=dream_id, number=pr.number, url=pr.url,
                                         changes=len(provenance.changes), count=window_range.count,
                                         range=window_range.text)
-    return DreamResult(triggers.OPENED, text, dream_id, pr.number, pr.url, provenance, base)
+    if sources:
+        text += messages.DREAM_OPENED_UNTRUSTED.format(sources=", ".join(sources))
+    return DreamResult(triggers.OPENED, text, dream_id, pr.number, pr.url, provenance, base, sources)
 
 
 def _squash(repo: MemoryRepo, base: str, changes: Mapping[str, bytes | None], message: str, dream_id: str,
@@ -382,8 +396,12 @@ def _squash(repo: MemoryRepo, base: str, changes: Mapping[str, bytes | None], me
 
 
 def _publish(repo: MemoryRepo, client: ForgeClient, branch: str, provenance: Provenance, summary: str,
-             window: Sequence[Message], cursor_file: str, window_range: TranscriptRange) -> PullRequest | DreamResult:
-    """Push the branch and open the pull request; on any failure the pushed branch is deleted."""
+             window: Sequence[Message], cursor_file: str, window_range: TranscriptRange,
+             sources: tuple[str, ...] = ()) -> PullRequest | DreamResult:
+    """Push the branch and open the pull request, then label it (GitHub labels in a second
+    call); on any failure the pushed branch is deleted. The commit already names the
+    external sources, so the pull request waits for a person before and without its labels."""
+    labels = (LABEL, LABEL_UNTRUSTED) if sources else (LABEL,)
     _push_branch(repo, branch)
     try:
         open_dream = find_open_dream(client, provenance.agent_id, provenance.conversation_id)
@@ -391,19 +409,23 @@ def _publish(repo: MemoryRepo, client: ForgeClient, branch: str, provenance: Pro
             _delete_remote_branch(repo, branch)
             return _already_open(open_dream, window_range)
         new = NewPullRequest(head=branch, base=BRANCH, title=title(provenance),
-                             body=pr_body(provenance, summary, window, cursor_file), labels=(LABEL,))
+                             body=pr_body(provenance, summary, window, cursor_file, sources), labels=labels)
         try:
             return client.open_pull_request(new)
         except ForgeError:
             existing = _pull_of_branch(client, branch)
             if existing is None:
                 raise
-        if LABEL not in existing.labels:
+        missing = tuple(label for label in labels if label not in existing.labels)
+        if missing:
             try:
-                client.add_labels(existing.number, (LABEL,))
+                client.add_labels(existing.number, missing)
             except ForgeError as exc:
-                raise PullRequestKept(messages.DREAM_PR_UNLABELLED.format(
-                    number=existing.number, url=existing.url, problem=exc)) from None
+                if missing == (LABEL,):
+                    raise PullRequestKept(messages.DREAM_PR_UNLABELLED.format(
+                        number=existing.number, url=existing.url, problem=exc)) from None
+                raise PullRequestKept(messages.DREAM_PR_LABELS_MISSING.format(
+                    number=existing.number, url=existing.url, labels=", ".join(missing), problem=exc)) from None
         return existing
     except PullRequestKept:
         raise

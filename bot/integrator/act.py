@@ -180,6 +180,8 @@ def _needs_review(actor: Actor, state: PullState, action: Action) -> Applied:
     missing = [label for label in action.labels if label not in state.labels]
     if missing:
         actor.client.add_labels(state.number, missing)
+        if action.comment:  # said once: the labels are there now, so the next decision has none
+            actor.client.comment(state.number, action.comment)
     if action.status and action.sha:
         _status(actor, action.sha, action.status, action.description)
     return Applied(Next.STOP)

@@ -16,7 +16,8 @@ Order of the checks, and why:
    Conflicts come before reviews, so a person reviews the resolved version and an approval is
    not spent on a head about to move;
 7. review needed and no approval of this head by someone else, or changes requested ->
-   `memrepo:needs-review` and a pending status;
+   `memrepo:needs-review` and a pending status (and `memrepo:untrusted`, with a comment naming
+   the sources, when the commits name external sources but the label is missing);
 8. status not yet success -> set it (branch protection may require it); then merge with the
    head sha, which GitHub refuses if the head moved since.
 
@@ -26,6 +27,10 @@ Decisions beyond the table (documented in the report and tests):
 - a CHANGES_REQUESTED review (latest per reviewer, any commit) blocks the merge in every mode:
   a person asked to stop, and `auto` does not overrule them.
 - an unknown merge mode is treated as `review`, the strictest.
+- untrusted content is known from the commits (`PullState.untrusted_sources`, their `Source:
+  external:...` trailers) as well as from the `memrepo:untrusted` label: either one needs a
+  person's approval, so neither a pull request opened before its labels were set nor one whose
+  label was removed can be merged without it.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ from bot.integrator.state import (
 
 STATUS_DESCRIPTION_CHARS = 140  # GitHub refuses longer commit status descriptions
 MAX_LISTED = 20  # problems or history lines listed in one comment
+SOURCE_CHARS = 200  # of one external source named in a comment or a reason
 
 
 # ------------------------------------------------------------------------------- what a pull request is
@@ -99,8 +105,9 @@ def protected_paths(paths: Iterable[str], globs: Iterable[str]) -> list[str]:
 
 
 def review_needed(state: PullState, policy: Policy) -> bool:
-    """Policy `review`, a protected path touched, or content from an untrusted source."""
-    return (merge_mode(policy) == "review" or LABEL_UNTRUSTED in state.labels
+    """Policy `review`, a protected path touched, or content from an untrusted source (named
+    by the commits' `Source` trailers, or marked by the label)."""
+    return (merge_mode(policy) == "review" or bool(state.untrusted_sources) or LABEL_UNTRUSTED in state.labels
             or bool(protected_paths(state.changed_paths, policy.protected)))
 
 
@@ -156,6 +163,13 @@ def _description(text: str) -> str:
     if len(text) <= STATUS_DESCRIPTION_CHARS:
         return text
     return text[: STATUS_DESCRIPTION_CHARS - 1] + "…"
+
+
+def _source(text: str) -> str:
+    """A source named by a commit, inert inside a markdown code span on one line (the commit
+    may have been written by anyone), and of a length a comment can show."""
+    flat = " ".join(text.split()).replace("`", "'").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return flat if len(flat) <= SOURCE_CHARS else flat[: SOURCE_CHARS - 1] + "…"
 
 
 def _invalid_texts(state: PullState, closing: bool) -> tuple[str, str]:
@@ -229,11 +243,25 @@ def _not_mergeable(state: PullState, policy: Policy) -> Action:
 
 
 def _needs_review(state: PullState) -> Action:
-    if LABEL_NEEDS_REVIEW in state.labels and state.status == "pending":
+    """Mark it as waiting for a person: `memrepo:needs-review`, a pending status, and when its
+    commits name external sources, `memrepo:untrusted` too (with a comment the first time the
+    label has to be added: the pull request was opened without it, or it was removed)."""
+    labels = (LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED) if state.untrusted_sources else (LABEL_NEEDS_REVIEW,)
+    if all(label in state.labels for label in labels) and state.status == "pending":
         return Action(Kind.NOTHING, messages.INTEGRATOR_WHY_REVIEW_WAITING)
-    why = messages.INTEGRATOR_WHY_CHANGES_REQUESTED if changes_requested(state) else messages.INTEGRATOR_WHY_REVIEW
-    return Action(Kind.MARK_NEEDS_REVIEW, why, sha=state.head_sha, labels=(LABEL_NEEDS_REVIEW,),
-                  status="pending", description=messages.INTEGRATOR_STATUS_REVIEW)
+    comment = None
+    if state.untrusted_sources and LABEL_UNTRUSTED not in state.labels:
+        comment = messages.INTEGRATOR_UNTRUSTED_COMMENT.format(
+            sources=_listed(f"`{_source(s)}`" for s in state.untrusted_sources), label=LABEL_UNTRUSTED)
+    if changes_requested(state):
+        why = messages.INTEGRATOR_WHY_CHANGES_REQUESTED
+    elif state.untrusted_sources:
+        why = messages.INTEGRATOR_WHY_UNTRUSTED.format(
+            sources=", ".join(_source(s) for s in state.untrusted_sources[:MAX_LISTED]))
+    else:
+        why = messages.INTEGRATOR_WHY_REVIEW
+    return Action(Kind.MARK_NEEDS_REVIEW, why, sha=state.head_sha, labels=labels, status="pending",
+                  description=messages.INTEGRATOR_STATUS_REVIEW, comment=comment)
 
 
 def decide(state: PullState, policy: Policy, tuning: Tuning = DEFAULT_TUNING) -> Action:

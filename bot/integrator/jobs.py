@@ -2,7 +2,8 @@
 `reconcile(repo)`, and `wake(repo, number)` (a delayed nudge).
 
 `integrate` never trusts a webhook payload: it re-reads the pull request, its reviews, its
-validation status and the base through the forge and git, builds the plain `PullState`,
+validation status and the base through the forge and git (and, from the fetched commits, the
+external sources their `Source` trailers name), builds the plain `PullState`,
 lets the pure `decide` choose, acts (`bot.integrator.act`) and loops, re-deciding after each
 action, until an action says stop or wait. It acts only while holding the repository's lock,
 so two merges of one memory never race; a crashed worker's lock expires (`Context.lock_ttl`)
@@ -154,6 +155,7 @@ class Integration:
             known.update(base_sha=base_sha, reviews=reviews, status=status,
                          merges_cleanly=self.workspace.merges_cleanly(base_sha, pull.head_sha),
                          changed_paths=self.workspace.changed_paths(base_sha, pull.head_sha),
+                         untrusted_sources=self.workspace.untrusted_sources(base_sha, pull.head_sha),
                          validation=self.validations.get((pull.head_sha, base_sha)),
                          resolution_tried=act.resolution_tried(self.ctx.redis, self.repo, self.number, pull.head_sha))
         self.progress = load_progress(self.ctx.redis, self.repo, self.number, pull.head_sha, len(reviews))

@@ -118,6 +118,10 @@ class PullState:
     give-up comment. `merges_cleanly`: git's own answer, from the fetched commits, to whether
     head and base merge without conflicts (None: not known); it stands in for `mergeable`
     while GitHub is still computing that, so a burst of pull requests does not wait on it.
+    `untrusted_sources`: the `external:` sources named by `Source` trailers of the commits the
+    pull request brings (those reachable from its head and not from its base), read from the
+    fetched commits (`bot.integrator.trailers`); any of them means a person must approve it,
+    whatever its labels say.
     """
 
     number: int
@@ -134,6 +138,7 @@ class PullState:
     labels: tuple[str, ...] = ()
     author: str = ""
     changed_paths: tuple[str, ...] = ()
+    untrusted_sources: tuple[str, ...] = ()
     merge_commit_sha: str | None = None
     validation: Validation | None = None
     status: str | None = None
@@ -177,7 +182,8 @@ class Action:
     - SET_STATUS: `sha`, `status`, `description`, and `comment` when there is one to post.
     - COMMENT_AND_CLOSE: `comment`, and `status`/`description` to set on `sha` first.
     - WAIT: `delay` seconds, then re-enqueue.
-    - MARK_NEEDS_REVIEW: `labels` to add, pending `status` with `description` on `sha`.
+    - MARK_NEEDS_REVIEW: `labels` to add, pending `status` with `description` on `sha`, and
+      `comment` to post when the labels it adds call for one.
     - MERGE: `sha` (the expected head; the merge is refused if the head moved) and `method`.
     - RESOLVE: bring `base_sha` into the branch at `sha`, push, re-enqueue.
     - MARK_CONFLICT / GIVE_UP: `labels` to add and `comment`.

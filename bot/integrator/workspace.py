@@ -33,6 +33,7 @@ from bot.identity import INTEGRATOR
 from bot.integrator.context import Remote
 from bot.integrator.resolve import Resolver, resolve_tree
 from bot.integrator.state import Validation
+from bot.integrator.trailers import external_sources
 from bot.memfs import checks
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync import git_problem, redact
@@ -207,6 +208,22 @@ class Workspace:
         repo = self.memory()
         since = self.merge_base(base_sha, head_sha) or base_sha
         return tuple(checks.between(repo, since, head_sha))
+
+    def untrusted_sources(self, base_sha: str, head_sha: str) -> tuple[str, ...]:
+        """The `external:` sources that `Source` trailers name in the commits the pull request
+        brings: those reachable from its head and not from its base (what merging it adds to
+        the base's history), oldest first. A resolution by the integrator names none of its
+        own and hides none: its first parent is the old head, so the commits it merged stay
+        in this range. When the base is not here, every commit of the head counts (naming a
+        source too many asks a person; one too few could merge untrusted content)."""
+        git = pygit2.Repository(str(self.path))
+        walker = git.walk(head_sha, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+        try:
+            walker.hide(base_sha)
+        except (KeyError, ValueError, pygit2.GitError):
+            log.warning("%s: base %s not in the mirror; reading every commit of %s", self.repo, base_sha[:12],
+                        head_sha[:12])
+        return external_sources(commit.raw_message.decode("utf-8", "replace") for commit in walker)
 
     def policy(self, base_sha: str) -> Policy:
         return self.memory().policy(base_sha)
