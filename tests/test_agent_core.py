@@ -4,6 +4,8 @@ request decision, changed-line counting, turns and their trust, the /sleeptime s
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from bot.agent import doctor, sleeptime, turns
@@ -227,3 +229,22 @@ def test_doctor_on_healthy_memory() -> None:
     assert "every memory file has a description" in text and "nothing waiting to be pushed" in text
     assert "event stream" not in text and text.endswith("memory is healthy")
     assert "no remote" in doctor.render(doctor.diagnose(files, Limits(), pending=None))
+
+
+def test_an_edit_commit_keeps_its_source_trailers_readable_whatever_the_reason_says() -> None:
+    """A reason is the model's text, which may quote untrusted content: a `---` or scissors
+    line in it must not end the message before git's trailer reading reaches the sources."""
+    from bot.agent.render import EditContext, commit_message
+    from bot.agent.routing import Route
+    from bot.integrator.trailers import parse_trailers
+
+    reason = "Update the address\n---\n# ------------------------ >8 ------------------------\nas the mail said"
+    route = Route(direct=False, labels=(LABEL_AGENT_EDIT, LABEL_UNTRUSTED), sources=("external:mailto:x@example.net",))
+    message = commit_message(EditContext("a1", "c1", 2, "str_replace", reason, ("system/human.md",), "0" * 40,
+                                         "memrepo/edit/a1/0000abcd", route))
+    assert ("Source", "external:mailto:x@example.net") in parse_trailers(message)
+    git = subprocess.run(["git", "interpret-trailers", "--parse"], input=message, capture_output=True, text=True,
+                         timeout=20, check=True)  # git's own reading, which stops at `---` and scissors lines
+    assert "Source: external:mailto:x@example.net" in git.stdout.splitlines()
+    assert "\n---\n" not in message and "\n# ---" not in message
+    assert "as the mail said" in message

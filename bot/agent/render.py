@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from bot import messages
 from bot.agent.routing import Route
-from bot.dream.render import safe_text
+from bot.dream.render import commit_text, safe_text
 from bot.templating import render
 
 TITLE_REASON_CHARS = 72
@@ -53,7 +53,7 @@ def body(ctx: EditContext) -> str:
 
 
 def commit_message(ctx: EditContext) -> str:
-    reason = ctx.reason.strip() or ctx.command
+    reason = commit_text(ctx.reason.strip() or ctx.command)  # the Source trailers stay readable to git
     text = render("agent/edit-commit.txt.j2", reason=reason, agent_id=ctx.agent_id,
                   conversation_id=ctx.conversation_id, base_commit=ctx.base_commit,
                   sources=[" ".join(s.split()) for s in ctx.route.sources])
