@@ -271,6 +271,20 @@ def _pull(hooked: Hooked, branch: str = "feature") -> int:
     return open_pull(hooked.server, hooked.bob_token, "alice/memory", branch)
 
 
+def test_a_pushed_commit_is_distinct_unless_another_branch_already_has_it(hooked: Hooked) -> None:
+    checkout = hooked.checkout
+    shared = checkout.commit("shared", {"x.md": "x\n"}, "First on a branch of its own")
+    checkout.push("shared")
+    new = checkout.commit("shared", {"y.md": "y\n"}, "Then only on main")
+    run_git(checkout.path, "push", "-q", "origin", "shared:main")  # main gets both; `shared` keeps the first
+    settle(hooked.server)
+    [to_main] = [d.payload for d in hooked.receiver.got("push") if d.payload["ref"] == "refs/heads/main"
+                 and d.payload["after"] == new]
+    assert [(c["id"], c["distinct"]) for c in to_main["commits"]] == [(shared, False), (new, True)]
+    [created] = [d.payload for d in hooked.receiver.got("push") if d.payload["ref"] == "refs/heads/shared"]
+    assert [(c["id"], c["distinct"]) for c in created["commits"]] == [(shared, True)]
+
+
 def test_push_payloads_describe_created_updated_forced_and_deleted_refs(hooked: Hooked) -> None:
     checkout = hooked.checkout
     first = checkout.commit("topic", {"a.md": "a\n", "README.md": "changed\n"}, "Add a, change README")

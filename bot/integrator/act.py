@@ -200,8 +200,16 @@ def _resolve(actor: Actor, state: PullState, action: Action) -> Applied:
     head = action.sha or state.head_sha
     outcome = actor.workspace.resolve(base, head, state.head_ref, actor.policy, actor.resolver)
     if outcome.pushed:
-        note = messages.INTEGRATOR_NOTE_RESOLVED.format(base=base[:12], sha=outcome.pushed[:12])
-        return Applied(Next.REREAD, note=note)
+        # The push succeeded, so the pull request's head is the resolution: decide on it now
+        # rather than read it back. Anything that moved meanwhile makes the merge by head sha
+        # fail (409/405), and that is re-read.
+        pushed = outcome.pushed
+        note = messages.INTEGRATOR_NOTE_RESOLVED.format(base=base[:12], sha=pushed[:12])
+        resolved = replace(state, head_sha=pushed, validation=outcome.validation, status=None, mergeable=None,
+                           mergeable_state=None, merges_cleanly=True, resolution_tried=False,
+                           changed_paths=actor.workspace.changed_paths(base, pushed),
+                           untrusted_sources=actor.workspace.untrusted_sources(base, pushed))
+        return Applied(Next.DECIDE, resolved, note=note)
     if outcome.stale:
         return Applied(Next.REREAD, note=messages.INTEGRATOR_NOTE_RESOLVE_STALE.format(sha=head[:12]))
     actor.conflicts, actor.problems = outcome.conflicts, outcome.problems

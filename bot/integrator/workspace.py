@@ -61,10 +61,12 @@ class Fetched:
 @dataclass(frozen=True)
 class ResolveOutcome:
     """A resolution: `pushed` is the new head (a merge commit by the integrator) when it was
-    pushed; `stale` when the head moved before the push (re-read); else `conflicts` (path ->
-    why) or `problems` (the merged tree does not validate) for a person."""
+    pushed (with `validation`, the verdict on it); `stale` when the head moved before the push
+    (re-read); else `conflicts` (path -> why) or `problems` (the merged tree does not validate)
+    for a person."""
 
     pushed: str | None = None
+    validation: Validation | None = None
     stale: bool = False
     conflicts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
@@ -277,7 +279,7 @@ class Workspace:
         pushed = self.push(merged, head_ref)
         if not pushed:
             return ResolveOutcome(stale=True)
-        return ResolveOutcome(pushed=merged, notes=dict(tree.notes))
+        return ResolveOutcome(pushed=merged, validation=verdict, notes=dict(tree.notes))
 
     def push(self, sha: str, branch: str) -> bool:
         """Push `sha` to `branch` as a fast-forward; False when the forge refuses it because the

@@ -179,6 +179,22 @@ def _push_commit(hub: Hub, repo: Any, git: pygit2.Repository, commit: pygit2.Com
     }
 
 
+def _reachable_elsewhere(git: pygit2.Repository, others: list[str], before: str | None) -> set[str]:
+    """Commits reachable from another branch but not from `before`: a pushed commit (never
+    reachable from `before`) is GitHub's "distinct" exactly when it is not among them. One walk,
+    bounded by what the other branches have that `before` has not; without `before` the pushed
+    commits were listed with every other branch hidden, so none of them is reachable elsewhere."""
+    if before is None or not others:
+        return set()
+    walker = git.walk(None, pygit2.enums.SortMode.NONE)
+    for tip in others:
+        with contextlib.suppress(KeyError, ValueError):
+            walker.push(tip)
+    with contextlib.suppress(KeyError, ValueError):
+        walker.hide(before)
+    return {str(commit.id) for commit in walker}
+
+
 def push(hub: Hub, repo: Any, ref: str, before: str | None, after: str | None, sender_id: int) -> dict[str, Any]:
     """GitHub's push payload for `ref` moving from `before` to `after` (None: did not exist)."""
     git = hub.git(repo)
@@ -197,11 +213,11 @@ def push(hub: Hub, repo: Any, ref: str, before: str | None, after: str | None, s
             for sha in hidden:
                 with contextlib.suppress(KeyError, ValueError):
                     walker.hide(sha)
+            elsewhere = _reachable_elsewhere(git, others, before)
             for commit in walker:
                 if len(commits) >= PUSH_COMMIT_LIMIT:
                     break
-                distinct = not any(tip == str(commit.id) or git.descendant_of(tip, commit.id) for tip in others)
-                commits.append(_push_commit(hub, repo, git, commit, distinct))
+                commits.append(_push_commit(hub, repo, git, commit, str(commit.id) not in elsewhere))
         if before is not None:
             try:
                 old = git.get(before).peel(pygit2.Commit)
