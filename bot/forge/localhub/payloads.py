@@ -292,17 +292,25 @@ def _commit_object(hub: Hub, repo: Any, sha: str) -> dict[str, Any]:
     }
 
 
+STATUS_BRANCHES = 10  # GitHub's cap on a status event's `branches`
+
+
 def status(hub: Hub, repo: Any, row: Any, sender_id: int) -> dict[str, Any]:
     git = hub.git(repo)
     api = shapes.repo_api(hub, repo)
-    branches = []
-    for name in sorted(git.references):
-        if not name.startswith("refs/heads/"):
-            continue
-        tip = str(git.references[name].peel(pygit2.Commit).id)
-        if tip == row["sha"] or git.descendant_of(tip, row["sha"]):
-            branches.append({"name": name.removeprefix("refs/heads/"),
-                             "commit": {"sha": tip, "url": f"{api}/commits/{tip}"}, "protected": False})
+    tips = {name.removeprefix("refs/heads/"): str(git.references[name].peel(pygit2.Commit).id)
+            for name in sorted(git.references) if name.startswith("refs/heads/")}
+    # GitHub lists at most 10 branches containing the sha; those it heads first, as they cost
+    # no history walk (a status is usually set on a pull request's head).
+    heads = [name for name, tip in tips.items() if tip == row["sha"]]
+    containing = heads[:STATUS_BRANCHES]
+    for name, tip in tips.items():
+        if len(containing) >= STATUS_BRANCHES:
+            break
+        if name not in heads and git.descendant_of(tip, row["sha"]):
+            containing.append(name)
+    branches = [{"name": name, "commit": {"sha": tips[name], "url": f"{api}/commits/{tips[name]}"},
+                 "protected": False} for name in sorted(containing)]
     creator = hub.user(row["creator_id"])
     return {
         "id": row["id"],
