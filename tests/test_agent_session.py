@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import github
 import pytest
 import requests
 
@@ -27,10 +26,9 @@ from bot.integrator import jobs
 from bot.integrator.context import using
 from bot.integrator.state import LABEL_AGENT_EDIT, LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED
 from bot.memfs import sync
-from bot.memfs.create import init_repository
 from bot.memfs.repo import MemoryRepo
 from bot.transcript import TranscriptStore
-from tests.conftest import StoreClock, git, localhub_token
+from tests.conftest import git, memory_on_localhub
 from tests.test_integrator_jobs import make_context
 
 REPO = "alice/memory"
@@ -90,17 +88,7 @@ class World:
 
 @pytest.fixture
 def world(localhub: LocalhubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
-    for name in ("GITHUB_TOKEN", "MEMREPO_FORGE_TOKEN", "MEMREPO_FORGE_API_URL", "MEMREPO_LLM_URL"):
-        monkeypatch.delenv(name, raising=False)
-    home = tmp_path / "home"
-    monkeypatch.setenv("MEMREPO_HOME", str(home))
-    token = localhub_token(localhub, "alice")
-    github.Github(auth=github.Auth.Token(token), base_url=localhub.api_url, retry=None
-                  ).get_user().create_repo("memory")
-    memory = init_repository(tmp_path / "memory", "a1", "Ada")
-    url = localhub.url.replace("http://", f"http://x-access-token:{token}@") + f"/{REPO}.git"
-    sync.set_remote(memory, url)
-    store = TranscriptStore(home, fsync=False, clock=StoreClock())
+    token, memory, store, home = memory_on_localhub(localhub, tmp_path, monkeypatch)
     yield World(localhub, token, memory, store, home, tmp_path)
     store.close()
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import subprocess
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +32,7 @@ from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.memfs.repo import MemoryRepo
 from bot.transcript import Message, TranscriptStore
-from bot.transcript.model import parse_time
-from tests.conftest import git, localhub_token, run_cli
+from tests.conftest import git, localhub_token, memory_on_localhub, run_cli
 from tests.test_integrator_jobs import make_context
 
 REPO = "alice/memory"
@@ -45,15 +43,6 @@ FAST = RetryPolicy(max_total_seconds=3.0, max_attempts=3, backoff_base=0.05, bac
 CURSOR = ".memrepo/cursors/a1/c1.json"
 
 
-class Clock:
-    """The store's clock: one second per message from a fixed moment (months are predictable)."""
-
-    def __init__(self, start: str = "2026-03-14T09:00:00Z") -> None:
-        self.now = parse_time(start)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
 
 
 @dataclass
@@ -128,18 +117,7 @@ class World:
 
 @pytest.fixture
 def world(localhub: LocalhubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
-    for name in ("GITHUB_TOKEN", "MEMREPO_FORGE_TOKEN", "MEMREPO_FORGE_API_URL", "MEMREPO_LLM_URL",
-                 "MEMREPO_LLM_MODEL", "MEMREPO_LLM_API_KEY", "OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    home = tmp_path / "home"
-    monkeypatch.setenv("MEMREPO_HOME", str(home))
-    token = localhub_token(localhub, "alice")
-    github.Github(auth=github.Auth.Token(token), base_url=localhub.api_url, retry=None
-                  ).get_user().create_repo("memory")
-    memory = init_repository(tmp_path / "memory", "a1", "Ada")
-    url = localhub.url.replace("http://", f"http://x-access-token:{token}@") + f"/{REPO}.git"
-    sync.set_remote(memory, url)
-    store = TranscriptStore(home, fsync=False, clock=Clock())
+    token, memory, store, home = memory_on_localhub(localhub, tmp_path, monkeypatch)
     yield World(localhub, token, memory, store, home, tmp_path)
     store.close()
 

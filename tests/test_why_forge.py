@@ -21,11 +21,10 @@ from bot.integrator.context import Remote
 from bot.integrator.resolve import ResolveRequest
 from bot.integrator.workspace import Workspace
 from bot.memfs import sync
-from bot.memfs.create import init_repository
 from bot.memfs.history import render_why, why
 from bot.memfs.repo import MemoryRepo
 from bot.transcript import Message, TranscriptStore
-from tests.conftest import StoreClock, git, localhub_token, run_cli
+from tests.conftest import git, localhub_token, memory_on_localhub, run_cli
 
 REPO = "alice/memory"
 FAST = RetryPolicy(max_total_seconds=5.0, max_attempts=3, backoff_base=0.05, backoff_cap=0.2)
@@ -74,16 +73,7 @@ class World:
 
 @pytest.fixture
 def world(localhub: LocalhubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
-    for name in ("GITHUB_TOKEN", "MEMREPO_FORGE_TOKEN", "MEMREPO_FORGE_API_URL"):
-        monkeypatch.delenv(name, raising=False)
-    home = tmp_path / "home"
-    monkeypatch.setenv("MEMREPO_HOME", str(home))
-    token = localhub_token(localhub, "alice")
-    github.Github(auth=github.Auth.Token(token), base_url=localhub.api_url, retry=None).get_user().create_repo("memory")
-    memory = init_repository(tmp_path / "memory", "a1", "Ada")
-    url = localhub.url.replace("http://", f"http://x-access-token:{token}@") + f"/{REPO}.git"
-    sync.set_remote(memory, url)
-    store = TranscriptStore(home, fsync=False, clock=StoreClock())
+    token, memory, store, home = memory_on_localhub(localhub, tmp_path, monkeypatch)
     yield World(localhub, token, memory, store, home, tmp_path)
     store.close()
 
