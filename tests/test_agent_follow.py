@@ -18,29 +18,19 @@ import redis
 
 from bot.agent import AgentSession
 from bot.errors import MemrepoError
-from bot.queue import connect
-from bot.settings import Settings
 from bot.transcript import TranscriptStore
-from tests.test_notify_subscriber import REPO, TOKEN, Receiver, World, announce, wait_for
-from webhooks import create_app
+from tests.test_notify_subscriber import (  # noqa: F401 (rclient and receiver are fixtures)
+    REPO,
+    TOKEN,
+    Receiver,
+    World,
+    announce,
+    rclient,
+    receiver,
+    wait_for,
+)
 
 FOLLOW = {"backoff_base": 0.05, "backoff_cap": 0.5, "read_timeout": 5.0}
-
-
-@pytest.fixture
-def rclient(redis_url: str) -> Iterator[redis.Redis]:
-    conn = connect(redis_url)
-    yield conn
-    conn.close()
-
-
-@pytest.fixture
-def receiver(redis_url: str) -> Iterator[Receiver]:
-    settings = Settings(redis_url=redis_url, webhook_secret="secret", agent_token=TOKEN,
-                        repos=frozenset({REPO}), heartbeat_seconds=0.2)
-    served = Receiver(create_app(settings)).start()
-    yield served
-    served.stop()
 
 
 @pytest.fixture
@@ -60,7 +50,7 @@ def session(world: World, store: TranscriptStore, url: str, token: str = TOKEN, 
 
 
 def test_a_head_event_moves_memory_and_the_next_prompt_is_recompiled(
-        world: World, store: TranscriptStore, receiver: Receiver, rclient: redis.Redis) -> None:
+        world: World, store: TranscriptStore, receiver: Receiver, rclient: redis.Redis) -> None:  # noqa: F811 (fixtures)
     with session(world, store, receiver.events_url()) as s:
         assert s.subscriber is not None and s.subscriber.connected.wait(10)
         assert wait_for(lambda: s.subscriber.syncs >= 1)
@@ -80,7 +70,7 @@ def test_a_head_event_moves_memory_and_the_next_prompt_is_recompiled(
 
 
 def test_the_session_keeps_working_while_the_stream_is_down_and_catches_up_on_reconnect(
-        world: World, store: TranscriptStore, receiver: Receiver, rclient: redis.Redis) -> None:
+        world: World, store: TranscriptStore, receiver: Receiver, rclient: redis.Redis) -> None:  # noqa: F811 (fixtures)
     with session(world, store, receiver.events_url()) as s:
         assert s.subscriber is not None and s.subscriber.connected.wait(10)
         receiver.stop()
@@ -109,7 +99,7 @@ def test_the_session_keeps_working_while_the_stream_is_down_and_catches_up_on_re
 
 
 def test_a_wrong_agent_token_is_a_clear_state_and_changes_nothing(
-        world: World, store: TranscriptStore, receiver: Receiver) -> None:
+        world: World, store: TranscriptStore, receiver: Receiver) -> None:  # noqa: F811 (fixtures)
     head = world.agent.head_sha()
     with session(world, store, receiver.events_url(), token="wrong-token") as s:
         assert s.subscriber is not None and wait_for(lambda: s.subscriber.errors >= 1)

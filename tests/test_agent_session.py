@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +25,7 @@ from bot.integrator import jobs
 from bot.integrator.context import using
 from bot.integrator.state import LABEL_AGENT_EDIT, LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED
 from bot.memfs import sync
-from bot.memfs.repo import MemoryRepo
-from bot.transcript import TranscriptStore
-from tests.conftest import git, memory_on_localhub
+from tests.conftest import LocalhubMemory, git, memory_on_localhub
 from tests.test_integrator_jobs import make_context
 
 REPO = "alice/memory"
@@ -40,16 +37,7 @@ ADDRESS = "Lives at 12 Rose Lane, Bristol."
 FORGED_ADDRESS = "Lives at 9 Harbour Road, Leith."
 
 
-
-
-@dataclass
-class World:
-    server: LocalhubServer
-    token: str
-    memory: MemoryRepo
-    store: TranscriptStore
-    home: Path
-    tmp: Path
+class World(LocalhubMemory):
 
     def client(self) -> ForgeClient:
         return ForgeClient(REPO, TokenCredentials(self.token), base_url=self.server.api_url, policy=FAST,
@@ -88,9 +76,9 @@ class World:
 
 @pytest.fixture
 def world(localhub: LocalhubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
-    token, memory, store, home = memory_on_localhub(localhub, tmp_path, monkeypatch)
-    yield World(localhub, token, memory, store, home, tmp_path)
-    store.close()
+    world = memory_on_localhub(localhub, tmp_path, monkeypatch, World)
+    yield world
+    world.store.close()
 
 
 def replace_call(old: str, new: str, path: str = HUMAN, reason: str = "Record the address") -> dict[str, Any]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +29,8 @@ from bot.integrator.state import LABEL_DREAM, LABEL_NEEDS_REVIEW, LABEL_UNTRUSTE
 from bot.integrator.trailers import external_sources as integrator_sources
 from bot.memfs import sync
 from bot.memfs.create import init_repository
-from bot.memfs.repo import MemoryRepo
 from bot.transcript import Message, TranscriptStore
-from tests.conftest import git, localhub_token, memory_on_localhub, run_cli
+from tests.conftest import LocalhubMemory, git, localhub_token, memory_on_localhub, run_cli
 from tests.test_integrator_jobs import make_context
 
 REPO = "alice/memory"
@@ -43,16 +41,7 @@ FAST = RetryPolicy(max_total_seconds=3.0, max_attempts=3, backoff_base=0.05, bac
 CURSOR = ".memrepo/cursors/a1/c1.json"
 
 
-
-
-@dataclass
-class World:
-    server: LocalhubServer
-    token: str
-    memory: MemoryRepo
-    store: TranscriptStore
-    home: Path
-    tmp: Path
+class World(LocalhubMemory):
 
     @property
     def gh(self) -> github.Github:
@@ -117,9 +106,9 @@ class World:
 
 @pytest.fixture
 def world(localhub: LocalhubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
-    token, memory, store, home = memory_on_localhub(localhub, tmp_path, monkeypatch)
-    yield World(localhub, token, memory, store, home, tmp_path)
-    store.close()
+    world = memory_on_localhub(localhub, tmp_path, monkeypatch, World)
+    yield world
+    world.store.close()
 
 
 # ------------------------------------------------------------------------ a dream's output

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import github
@@ -22,25 +21,15 @@ from bot.integrator.resolve import ResolveRequest
 from bot.integrator.workspace import Workspace
 from bot.memfs import sync
 from bot.memfs.history import render_why, why
-from bot.memfs.repo import MemoryRepo
 from bot.transcript import Message, TranscriptStore
-from tests.conftest import git, localhub_token, memory_on_localhub, run_cli
+from tests.conftest import LocalhubMemory, git, localhub_token, memory_on_localhub, run_cli
 
 REPO = "alice/memory"
 FAST = RetryPolicy(max_total_seconds=5.0, max_attempts=3, backoff_base=0.05, backoff_cap=0.2)
 RECORD = "conversations/c1/2026-03.md"
 
 
-
-
-@dataclass
-class World:
-    server: LocalhubServer
-    token: str
-    memory: MemoryRepo
-    store: TranscriptStore
-    home: Path
-    tmp: Path
+class World(LocalhubMemory):
 
     def client(self, token: str | None = None) -> ForgeClient:
         return ForgeClient(REPO, TokenCredentials(token or self.token), base_url=self.server.api_url, policy=FAST,
@@ -73,9 +62,9 @@ class World:
 
 @pytest.fixture
 def world(localhub: LocalhubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
-    token, memory, store, home = memory_on_localhub(localhub, tmp_path, monkeypatch)
-    yield World(localhub, token, memory, store, home, tmp_path)
-    store.close()
+    world = memory_on_localhub(localhub, tmp_path, monkeypatch, World)
+    yield world
+    world.store.close()
 
 
 def test_a_dream_line_traces_to_its_pull_request_reviews_provenance_and_messages(world: World) -> None:
