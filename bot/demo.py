@@ -133,6 +133,10 @@ def run(keep: Path | None = None, *, as_json: bool = False, out: Callable[[str],
         if not as_json:
             raise
         error = exc.message
+    except Exception as exc:  # a bug; the timeline still says where the story stopped
+        if not as_json:
+            raise
+        error = messages.INTERNAL_ERROR.format(error=f"{type(exc).__name__}: {exc}")
     if as_json:
         out(json.dumps({"ok": error is None, "seconds": narrator.elapsed(), "limit_seconds": TIME_LIMIT,
                         "error": error, "steps": [asdict(s) for s in narrator.steps]}, indent=2))

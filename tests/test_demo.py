@@ -194,6 +194,19 @@ def test_a_failed_step_makes_the_json_timeline_say_so_and_the_exit_code_1(
     assert [(s["number"], s["ok"]) for s in timeline["steps"]] == [(1, False)]
 
 
+def test_an_unexpected_error_still_ends_the_json_timeline(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    def crashing(base: Path, narrator: demo.Narrator) -> None:
+        with narrator.step(1, "a step that meets a bug"):
+            raise KeyError("boom")
+
+    monkeypatch.setattr(demo, "_story", crashing)
+    code = cli.main(["demo", "--json"])
+    out, err = capsys.readouterr()
+    timeline = json.loads(out)
+    assert code == 1 and err == "" and timeline["ok"] is False and "KeyError" in timeline["error"]
+
+
 def test_the_time_limit_is_part_of_success(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(demo, "_story", lambda base, narrator: time.sleep(0.05))
