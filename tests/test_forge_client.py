@@ -129,6 +129,7 @@ def test_open_read_wait_and_merge_with_the_right_sha(world: World) -> None:
     after = client.get_pull_request(pr.number)
     assert (after.merged, after.state, after.merge_commit_sha) == (True, "closed", result.sha)
     assert client.get_ref("refs/heads/main").sha == result.sha
+    assert client.commit_parents(result.sha) == (main_sha, head_sha)  # where main was, then the branch
     assert client.read_file("note.md", "main").text == "remember this\n"
     assert world.merges_on("main") == 1
 

@@ -673,6 +673,13 @@ class ForgeClient:
 
         return self._parse(op, parse, data)
 
+    def commit_parents(self, sha: str) -> tuple[str, ...]:
+        """The parents of commit `sha`, first parent first (a merge commit's first parent is
+        where its base branch was)."""
+        op = messages.FORGE_OP_GET_COMMIT.format(sha=sha[:12], repo=self.repository)
+        _, data = self._run(op, OpKind.READ, self._call("GET", f"{self._repo_path}/git/commits/{sha}"))
+        return self._parse(op, lambda d: tuple(str(p["sha"]) for p in d["parents"]), data)
+
     def get_ref(self, ref: str) -> Ref:
         name = _full_ref(ref)
         op = messages.FORGE_OP_GET_REF.format(ref=f"refs/{name}", repo=self.repository)

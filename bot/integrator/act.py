@@ -248,10 +248,8 @@ def _publish(actor: Actor, state: PullState, action: Action) -> Applied:
     if not sha:  # merged, but the forge does not say into what yet: look again shortly
         return Applied(Next.WAIT, delay=1.0)
     before = None
-    base_ref = pull.base_ref or state.base_ref or "main"
-    try:
-        if actor.workspace.fetch_commit(base_ref, sha):
-            before = actor.workspace.first_parent(sha)
+    try:  # one REST read, cheaper than fetching the merge into the workspace
+        before = next(iter(actor.client.commit_parents(sha)), None)
     except Exception as exc:  # the event matters more than its `before`
         log.warning("%s: could not read the parent of %s: %s", pr_key(actor.repo, state.number), sha[:12], exc)
     event = HeadEvent(repo=actor.repo, sha=sha, before=before, cause="merge", pr=state.number,

@@ -173,21 +173,6 @@ class Workspace:
         return Fetched(tip(f"{BASE_REFS}{base_ref}"),
                        tip(f"{PULL_REFS}{int(number)}") if number is not None else None)
 
-    def fetch_commit(self, base_ref: str, sha: str) -> bool:
-        """Make `sha` (a merge commit on the base) available; True when it is."""
-        if self.has(sha):
-            return True
-        self.fetch(base_ref)
-        return self.has(sha)
-
-    def first_parent(self, sha: str) -> str | None:
-        git = pygit2.Repository(str(self.path))
-        try:
-            commit = git[sha].peel(pygit2.Commit)
-        except (KeyError, ValueError, pygit2.GitError):
-            return None
-        return str(commit.parent_ids[0]) if commit.parent_ids else None
-
     # ------------------------------------------------------------------------------ reading
     def merge_base(self, base_sha: str, head_sha: str) -> str | None:
         git = pygit2.Repository(str(self.path))
