@@ -84,7 +84,7 @@ class Settings:
             agent_token=require(env, AGENT_TOKEN),
             repos=parse_repos(env.get(REPOS, "")),
             bot_login=(env.get(BOT_LOGIN) or "").strip() or None,
-            heartbeat_seconds=_positive(env, HEARTBEAT, DEFAULT_HEARTBEAT_SECONDS),
+            heartbeat_seconds=positive_setting(env, HEARTBEAT, DEFAULT_HEARTBEAT_SECONDS),
         )
 
 
@@ -121,7 +121,8 @@ def parse_repos(text: str) -> frozenset[str] | None:
     return frozenset(item.lower() for item in items)
 
 
-def _positive(env: Mapping[str, str], name: str, default: float) -> float:
+def positive_setting(env: Mapping[str, str], name: str, default: float) -> float:
+    """A positive, finite number from the environment (`default` when unset); else a start-up error."""
     raw = (env.get(name) or "").strip()
     if not raw:
         return default

@@ -25,7 +25,7 @@ import pygit2
 from bot import identity, messages
 from bot.agent import render
 from bot.agent.routing import Route
-from bot.dream.runner import _delete_remote_branch, _push_branch, fetch_base, worktree
+from bot.dream.runner import delete_remote_branch, fetch_base, push_branch, worktree
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, NewPullRequest
 from bot.forge.errors import ForgeError
@@ -72,7 +72,7 @@ def propose_edit(repo: MemoryRepo, raw_call: object, route: Route, client: Forge
     ref = f"refs/heads/{branch}"
     repo.git.references.create(ref, sha)
     try:
-        _push_branch(repo, branch)
+        push_branch(repo, branch)
     finally:
         with contextlib.suppress(KeyError, pygit2.GitError):
             repo.git.references.delete(ref)
@@ -80,7 +80,7 @@ def propose_edit(repo: MemoryRepo, raw_call: object, route: Route, client: Forge
         pr = client.open_pull_request(NewPullRequest(head=branch, base=BRANCH, title=render.title(ctx),
                                                      body=render.body(ctx)))
     except BaseException:
-        _delete_remote_branch(repo, branch)
+        delete_remote_branch(repo, branch)
         raise
     try:
         labels = client.add_labels(pr.number, route.labels)
@@ -104,4 +104,4 @@ def _withdraw(repo: MemoryRepo, client: ForgeClient, number: int, branch: str) -
     led here is the one reported)."""
     with contextlib.suppress(ForgeError):
         client.close_pull_request(number)
-    _delete_remote_branch(repo, branch)
+    delete_remote_branch(repo, branch)

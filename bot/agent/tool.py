@@ -8,9 +8,7 @@ import contextlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from bot import messages
 from bot.errors import MemrepoError
-from bot.memfs import validate
 from bot.memfs.calls import Call, parse_call
 from bot.memfs.tool import MemoryTool, ToolResult
 
@@ -57,12 +55,7 @@ class SessionTool(MemoryTool):
         assert head is not None  # MemoryRepo.open refuses repositories without commits
         if not call.writes:
             return Preview(call, head)
-        planned = self._plan(call, head)
-        self._check_revision(call, head, planned)
-        self._check_safety(planned, head)
-        problems = self._validate(planned, head)
-        if problems:
-            raise MemrepoError(validate.format_problems(problems) + "\n" + messages.FIX_AND_RETRY)
+        planned = self.checked_changes(call, head)
         return Preview(call, head, {p: (self.repo.read(p, head), data) for p, data in planned.items()})
 
     def refusal(self, raw: object, exc: MemrepoError) -> EditResult:

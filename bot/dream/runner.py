@@ -130,7 +130,7 @@ def worktree(repo: MemoryRepo, base: str) -> Iterator[Path]:
         _git(repo.root, "worktree", "prune")
 
 
-def _push_branch(repo: MemoryRepo, branch: str) -> None:
+def push_branch(repo: MemoryRepo, branch: str) -> None:
     ref = f"refs/heads/{branch}"
     code, out = _git(repo.root, "push", "--porcelain", REMOTE, f"{ref}:{ref}")
     line = next((ln for ln in out.splitlines() if f"{ref}:{ref}" in ln), None)
@@ -139,7 +139,7 @@ def _push_branch(repo: MemoryRepo, branch: str) -> None:
         raise MemrepoError(messages.DREAM_PUSH_FAILED.format(branch=branch, problem=reason.strip() or "rejected"))
 
 
-def _delete_remote_branch(repo: MemoryRepo, branch: str) -> str | None:
+def delete_remote_branch(repo: MemoryRepo, branch: str) -> str | None:
     """Delete the pushed branch (a deletion, never a forced update); None or the problem."""
     code, out = _git(repo.root, "push", "--porcelain", REMOTE, f":refs/heads/{branch}")
     if code == 0 or "remote ref does not exist" in out:
@@ -402,11 +402,11 @@ def _publish(repo: MemoryRepo, client: ForgeClient, branch: str, provenance: Pro
     call); on any failure the pushed branch is deleted. The commit already names the
     external sources, so the pull request waits for a person before and without its labels."""
     labels = (LABEL, LABEL_UNTRUSTED) if sources else (LABEL,)
-    _push_branch(repo, branch)
+    push_branch(repo, branch)
     try:
         open_dream = find_open_dream(client, provenance.agent_id, provenance.conversation_id)
         if open_dream is not None:  # another run opened one meanwhile
-            _delete_remote_branch(repo, branch)
+            delete_remote_branch(repo, branch)
             return _already_open(open_dream, window_range)
         new = NewPullRequest(head=branch, base=BRANCH, title=title(provenance),
                              body=pr_body(provenance, summary, window, cursor_file, sources), labels=labels)
@@ -430,7 +430,7 @@ def _publish(repo: MemoryRepo, client: ForgeClient, branch: str, provenance: Pro
     except PullRequestKept:
         raise
     except BaseException as exc:
-        problem = _delete_remote_branch(repo, branch)
+        problem = delete_remote_branch(repo, branch)
         if problem is not None and isinstance(exc, MemrepoError):
             raise MemrepoError(messages.DREAM_BRANCH_LEFT.format(error=exc, branch=branch, problem=problem)) \
                 from None

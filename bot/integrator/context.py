@@ -26,7 +26,7 @@ from bot.forge.client import GITHUB_API_URL, AppCredentials, ForgeClient, PullRe
 from bot.integrator.resolve import LLMResolver, Resolver
 from bot.integrator.state import DEFAULT_TUNING, Tuning
 from bot.queue import connect
-from bot.settings import BOT_LOGIN, redis_url_from_env
+from bot.settings import BOT_LOGIN, positive_setting, redis_url_from_env
 
 GITHUB_URL = "MEMREPO_GITHUB_URL"  # the forge's REST API base (GitHub Enterprise: https://host/api/v3)
 GIT_URL = "MEMREPO_GIT_URL"  # where repositories are cloned from, when it is not derived from the API URL
@@ -147,7 +147,7 @@ class Context:
                 return Remote(f"{git_url}/{repo}.git", lambda: tokens.token(repo))
 
         return cls(redis=redis, forge=forge, remote=remote, work_dir=work_dir_from_env(env),
-                   lock_ttl=_seconds(env, LOCK_TTL, 120.0), resolver=resolver_from_env(env),
+                   lock_ttl=positive_setting(env, LOCK_TTL, 120.0), resolver=resolver_from_env(env),
                    bot_login=(env.get(BOT_LOGIN) or "").strip() or None)
 
 
@@ -172,19 +172,6 @@ def credentials_from_env(env: Mapping[str, str]) -> TokenCredentials | AppCreden
         if token:
             return TokenCredentials(token)
     raise MemrepoError(messages.INTEGRATOR_NO_CREDENTIALS.format(tokens=", ".join(TOKEN_ENVS), app=APP_ID))
-
-
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = (env.get(name) or "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < float("inf"):
-        raise MemrepoError(messages.SETTING_NOT_POSITIVE.format(name=name, value=raw))
-    return value
 
 
 def work_dir_from_env(env: Mapping[str, str]) -> Path:

@@ -113,6 +113,18 @@ class MemoryTool:
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ write
+    def checked_changes(self, call: Call, head: str) -> dict[str, bytes | None]:
+        """What the write `call` would change on `head` (path -> new bytes, None deletes), after
+        every check a write passes; MemrepoError, saying why, when it would be refused. Writes
+        nothing, so a caller can decide where the change goes first."""
+        changes = self._plan(call, head)
+        self._check_revision(call, head, changes)
+        self._check_safety(changes, head)
+        problems = self._validate(changes, head)
+        if problems:
+            raise MemrepoError(validate.format_problems(problems) + "\n" + messages.FIX_AND_RETRY)
+        return changes
+
     def _write(self, call: Call) -> ToolResult:
         repo = self.repo
         with repo.lock():
@@ -122,12 +134,7 @@ class MemoryTool:
             if dirty:
                 raise MemrepoError(messages.DIRTY.format(
                     paths=", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else ""), root=repo.root))
-            changes = self._plan(call, head)
-            self._check_revision(call, head, changes)
-            self._check_safety(changes, head)
-            problems = self._validate(changes, head)
-            if problems:
-                raise MemrepoError(validate.format_problems(problems) + "\n" + messages.FIX_AND_RETRY)
+            changes = self.checked_changes(call, head)
             message = call.reason or _default_reason(call, sorted(changes))
             sha = repo.commit(changes, message, self.identity, parent=head)
         pushed, note = self._push()
