@@ -126,6 +126,10 @@ def create_app(data_dir: str | Path, *, public_url: str | None = None, hub: Hub 
             resp.headers.setdefault("X-GitHub-Media-Type", "github.v3; format=json")
         return resp
 
+    @app.teardown_request
+    def release_connection(_: BaseException | None) -> None:
+        hub.store.release()
+
     @app.errorhandler(ApiError)
     def api_error(exc: ApiError) -> Response:
         return exc.response()

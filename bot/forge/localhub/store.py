@@ -73,6 +73,9 @@ CREATE INDEX IF NOT EXISTS deliveries_by_hook ON deliveries (hook_id);
 """
 
 
+MAX_IDLE = 16  # pooled connections kept open between requests
+
+
 class Store:
     """SQLite access for localhub. `tx()` gives a connection inside one write transaction;
     `read()` gives one for queries. Rows come back as sqlite3.Row (by column name)."""
@@ -81,19 +84,40 @@ class Store:
         self.path = path
         self._local = threading.local()
         self._lock = threading.RLock()
+        self._idle: list[sqlite3.Connection] = []
+        self._idle_lock = threading.Lock()
         with self._lock:
             self._connection().executescript(SCHEMA)
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        return conn
 
     def _connection(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            self._local.conn = conn
+            with self._idle_lock:
+                conn = self._idle.pop() if self._idle else None
+            self._local.conn = conn = conn or self._open()
         return conn
+
+    def release(self) -> None:
+        """Hand this thread's connection on to the next thread that needs one. The HTTP server
+        runs every request on a new thread, and opening a connection costs more than the
+        queries of most requests."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            return
+        self._local.conn = None
+        with self._idle_lock:
+            if not conn.in_transaction and len(self._idle) < MAX_IDLE:
+                self._idle.append(conn)
+                return
+        conn.close()
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
@@ -128,10 +152,11 @@ class Store:
         return value
 
     def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
+        self.release()
+        with self._idle_lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
             conn.close()
-            self._local.conn = None
 
 
 def now() -> float:
