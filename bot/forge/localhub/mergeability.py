@@ -15,6 +15,7 @@ JSON in `repos.protection`: `{"main": {"required_approving_review_count": 1,
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import json
@@ -206,17 +207,22 @@ class Mergeability:
                 log.exception("background job failed")
 
     # -------------------------------------------------------------- mergeability
-    def reset(self, pull_id: int) -> None:
-        """The head or base moved: forget the result, and try the merge soon."""
+    def reset(self, *pull_ids: int) -> None:
+        """Heads or bases moved: forget the results, and try the merges soon (one transaction
+        for all: a push to a base resets every open pull request onto it)."""
+        keys: list[tuple[int, str]] = []
         with self.hub.store.tx() as db:
-            row = db.execute("SELECT * FROM pulls WHERE id = ?", (pull_id,)).fetchone()
-            if row is None:
-                return
-            new_key = key(row["head_sha"], row["base_sha"])
-            db.execute("UPDATE pulls SET mergeable = NULL, rebaseable = NULL, mergeable_state = 'unknown', "
-                       "mergeable_key = ?, merge_commit_sha = CASE WHEN merged_at IS NULL THEN NULL "
-                       "ELSE merge_commit_sha END WHERE id = ?", (new_key, pull_id))
-        self.later(FALLBACK_DELAY, lambda: self.compute(pull_id, new_key))
+            for pull_id in pull_ids:
+                row = db.execute("SELECT * FROM pulls WHERE id = ?", (pull_id,)).fetchone()
+                if row is None:
+                    continue
+                new_key = key(row["head_sha"], row["base_sha"])
+                db.execute("UPDATE pulls SET mergeable = NULL, rebaseable = NULL, mergeable_state = 'unknown', "
+                           "mergeable_key = ?, merge_commit_sha = CASE WHEN merged_at IS NULL THEN NULL "
+                           "ELSE merge_commit_sha END WHERE id = ?", (new_key, pull_id))
+                keys.append((pull_id, new_key))
+        for pull_id, new_key in keys:
+            self.later(FALLBACK_DELAY, functools.partial(self.compute, pull_id, new_key))
 
     def wanted(self, pull: Any) -> None:
         """Someone read the pull request while its mergeability was unknown: start now."""

@@ -113,6 +113,59 @@ def contains(git: pygit2.Repository, head: str, commit: str) -> bool:
     return head == commit or git.descendant_of(head, commit)
 
 
+def held_by(git: pygit2.Repository, tip: str, commits: set[str],
+            previous: tuple[str, dict[str, bool]] | None = None) -> dict[str, bool]:
+    """Which of `commits` `tip` holds (is or descends from).
+
+    `previous` is an earlier tip of the same branch with its answers. When this tip descends
+    from it, what that one held stays held, and anything else is held only if it is among the
+    commits added since: one short walk instead of a history walk per commit, which is what a
+    push to a base with many open pull requests needs."""
+    def holds(commit: str) -> bool:
+        try:
+            return contains(git, tip, commit)
+        except (KeyError, ValueError, pygit2.GitError):
+            return False
+
+    answers: dict[str, bool] = {}
+    if previous is not None and holds(previous[0]):
+        old_tip, old = previous
+        known = commits & old.keys()
+        added = ({str(c.id) for c in commits_between(git, old_tip, tip)}
+                 if any(not old[c] for c in known) else set())
+        answers = {c: old[c] or c in added for c in known}
+    answers.update({c: holds(c) for c in commits - answers.keys()})
+    return answers
+
+
+def tips_containing(git: pygit2.Repository, commit: str, tips: dict[str, str]) -> set[str]:
+    """The names in `tips` (name -> sha) whose history holds `commit`, in one walk.
+
+    The walk covers only what the tips add over the commit's parents; a tip holds the commit
+    when a chain of children leads from the commit to it inside that set (every commit on such
+    a chain descends from the commit, so none is hidden). Asking `descendant_of` once per tip
+    walks down to a merge base every time, which grows with branches times history."""
+    target = git.get(commit)
+    if not isinstance(target, pygit2.Commit):
+        return set()
+    walker = git.walk(None, SortMode.NONE)
+    for sha in set(tips.values()):
+        walker.push(sha)
+    for parent in target.parent_ids:
+        walker.hide(parent)
+    children: dict[str, list[str]] = {}
+    for seen in walker:
+        for parent in seen.parent_ids:
+            children.setdefault(str(parent), []).append(str(seen.id))
+    holders, frontier = {commit}, [commit]
+    while frontier:
+        for child in children.get(frontier.pop(), ()):
+            if child not in holders:
+                holders.add(child)
+                frontier.append(child)
+    return {name for name, sha in tips.items() if sha in holders}
+
+
 def commits_between(git: pygit2.Repository, base: str | None, head: str,
                     limit: int | None = None) -> list[pygit2.Commit]:
     """Commits reachable from `head` but not from `base`, parents before children (the order

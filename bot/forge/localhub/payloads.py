@@ -21,7 +21,7 @@ from typing import Any
 
 import pygit2
 
-from bot.forge.localhub import shapes
+from bot.forge.localhub import merging, shapes
 from bot.forge.localhub.hub import Event, Hub
 
 ZERO_SHA = "0" * 40
@@ -300,15 +300,9 @@ def status(hub: Hub, repo: Any, row: Any, sender_id: int) -> dict[str, Any]:
     api = shapes.repo_api(hub, repo)
     tips = {name.removeprefix("refs/heads/"): str(git.references[name].peel(pygit2.Commit).id)
             for name in sorted(git.references) if name.startswith("refs/heads/")}
-    # GitHub lists at most 10 branches containing the sha; those it heads first, as they cost
-    # no history walk (a status is usually set on a pull request's head).
-    heads = [name for name, tip in tips.items() if tip == row["sha"]]
-    containing = heads[:STATUS_BRANCHES]
-    for name, tip in tips.items():
-        if len(containing) >= STATUS_BRANCHES:
-            break
-        if name not in heads and git.descendant_of(tip, row["sha"]):
-            containing.append(name)
+    # GitHub lists at most 10 branches containing the sha; those it heads first.
+    holding = merging.tips_containing(git, row["sha"], tips)
+    containing = sorted(holding, key=lambda name: (tips[name] != row["sha"], name))[:STATUS_BRANCHES]
     branches = [{"name": name, "commit": {"sha": tips[name], "url": f"{api}/commits/{tips[name]}"},
                  "protected": False} for name in sorted(containing)]
     creator = hub.user(row["creator_id"])

@@ -197,6 +197,10 @@ def register(app: Flask, hub: Hub) -> None:
                 db.execute("UPDATE pulls SET mergeable_state = ? WHERE id = ? AND mergeable_key = ?",
                            (state(hub, repo, pull), pull["id"], pull["mergeable_key"]))
 
+    # per (repository, branch): its last tip seen here and which open heads that tip holds
+    held_at: dict[tuple[int, str], tuple[str, dict[str, bool]]] = {}
+    held_lock = threading.Lock()
+
     def followed(event: Event, branch: str) -> None:
         after = event.data.get("after")
         sender = event.sender_id
@@ -216,21 +220,30 @@ def register(app: Flask, hub: Hub) -> None:
             engine.reset(pull["id"])
             hub.emit("pull_request", "synchronize", repo["id"], sender, number=pull["number"],
                      before=pull["head_sha"], after=after)
-        for pull in hub.store.all("SELECT * FROM pulls WHERE repo_id = ? AND state = 'open' AND base_ref = ?",
-                                  repo["id"], branch):
-            if after is None:
+        onto = hub.store.all("SELECT * FROM pulls WHERE repo_id = ? AND state = 'open' AND base_ref = ?",
+                             repo["id"], branch)
+        if after is None:
+            for pull in onto:
                 close(pull, sender)
                 hub.emit("pull_request", "closed", repo["id"], sender, number=pull["number"], merged=False)
-                continue
-            if merging.contains(git, after, pull["head_sha"]):
+            return
+        # A pull request whose head the base now holds was merged by this push, as on GitHub.
+        with held_lock:
+            previous = held_at.get((repo["id"], branch))
+        held = merging.held_by(git, after, {p["head_sha"] for p in onto}, previous)
+        with held_lock:
+            held_at[(repo["id"], branch)] = (after, held)
+        moved = []
+        for pull in onto:
+            if held[pull["head_sha"]]:
                 close(pull, sender, merged_sha=pull["head_sha"])
                 hub.emit("pull_request", "closed", repo["id"], sender, number=pull["number"], merged=True)
-                continue
-            if pull["base_sha"] == after:
-                continue
+            elif pull["base_sha"] != after:
+                moved.append(pull["id"])
+        if moved:
             with hub.store.tx() as db:
-                db.execute("UPDATE pulls SET base_sha = ? WHERE id = ?", (after, pull["id"]))
-            engine.reset(pull["id"])
+                db.executemany("UPDATE pulls SET base_sha = ? WHERE id = ?", [(after, i) for i in moved])
+            engine.reset(*moved)
 
     hub.subscribe(on_event)
 
