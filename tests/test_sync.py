@@ -3,7 +3,9 @@ connecting a remote, and redaction of credentials. No mocks."""
 
 from __future__ import annotations
 
+import http.server
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -441,3 +443,72 @@ def test_remote_that_refuses_the_push_keeps_the_commit_local(pair) -> None:
     assert a.head_sha() == sha
     hook.unlink()
     assert sync.push(a).pushed
+
+
+# ----------------------------------------------------------------- credentials on the first request
+@pytest.mark.parametrize(
+    ("url", "header"),
+    [
+        ("https://x-access-token:tok@github.com/o/r.git", "Authorization: Basic eC1hY2Nlc3MtdG9rZW46dG9r"),
+        ("http://user:p%40ss@127.0.0.1:8080/o/r.git", "Authorization: Basic dXNlcjpwQHNz"),
+        ("https://tokenonly@github.com/o/r.git", None),  # no password: git asks its helpers
+        ("https://github.com/o/r.git", None),
+        ("git@github.com:o/r.git", None),
+        ("ssh://user:pw@host/r.git", None),
+        ("/srv/memory.git", None),
+        ("http://[::1:bad/r.git", None),
+        (None, None),
+    ],
+)
+def test_basic_auth_header(url: str | None, header: str | None) -> None:
+    assert sync.basic_auth_header(url) == header
+
+
+class _Recorder:
+    """An HTTP server that answers 401 to everything and records each request's Authorization."""
+
+    def __init__(self) -> None:
+        seen: list[str | None] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                seen.append(self.headers.get("Authorization"))
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Basic realm="test"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.seen = seen
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def recorder():
+    server = _Recorder()
+    yield server
+    server.close()
+
+
+def test_fetch_sends_the_urls_credentials_on_its_first_request(tmp_path: Path, recorder: _Recorder) -> None:
+    repo = new_memory(tmp_path / "m")
+    repo.git.remotes.create("origin", f"http://x-access-token:tok@127.0.0.1:{recorder.port}/o/memory.git")
+    st = sync.status(repo, fetch=True)
+    assert st.fetch_error  # the server refuses everything
+    assert recorder.seen and recorder.seen[0] == "Basic eC1hY2Nlc3MtdG9rZW46dG9r"  # x-access-token:tok
+
+
+def test_configured_headers_are_left_alone(tmp_path: Path, recorder: _Recorder) -> None:
+    repo = new_memory(tmp_path / "m")
+    repo.git.remotes.create("origin", f"http://x-access-token:tok@127.0.0.1:{recorder.port}/o/memory.git")
+    repo.set_config("http.extraHeader", "X-Team: memory")
+    sync.status(repo, fetch=True)
+    assert recorder.seen and recorder.seen[0] is None  # git's own flow: ask, then answer the 401
