@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import pygit2
 import requests
 
 from bot import messages
@@ -162,7 +163,7 @@ def repo_of_url(url: str) -> str:
     return repo
 
 
-def _shutdown(response: requests.Response | None) -> None:
+def shutdown_response(response: requests.Response | None) -> None:
     """Wake a thread blocked reading `response` (closing alone does not interrupt a recv)."""
     if response is None:
         return
@@ -229,7 +230,7 @@ class HeadSubscriber:
         self._stop.set()
         with self._lock:
             response = self._response
-        _shutdown(response)
+        shutdown_response(response)
         if self._thread is not None:
             self._thread.join(timeout)
         self._session.close()
@@ -279,7 +280,7 @@ class HeadSubscriber:
                 self.connected.clear()
                 with self._lock:
                     response, self._response = self._response, None
-                _shutdown(response)
+                shutdown_response(response)
             if self._stop.is_set():
                 break
             if self._connected_at is not None and time.monotonic() - self._connected_at >= STABLE_SECONDS:
@@ -334,6 +335,17 @@ class HeadSubscriber:
             self._error(messages.SUBSCRIBER_SYNC_FAILED.format(path=self.root, reason=exc))
             return None
 
+    def _holds(self, head: str, sha: str) -> bool:
+        """Whether `sha` is `head` or behind it: an event this clone already caught up with
+        (events queue up while a sync runs; the sync already fetched the newest main)."""
+        if head == sha:
+            return True
+        try:
+            git = MemoryRepo.open(self.root).git
+            return isinstance(git.get(sha), pygit2.Commit) and git.descendant_of(head, sha)
+        except Exception:  # unreadable here: let the sync find out
+            return False
+
     def _catch_up(self) -> None:
         before = self._local_head()
         after = self._sync()
@@ -352,7 +364,7 @@ class HeadSubscriber:
             return
         self.last_event_id = message.id or event.sha
         before = self._local_head()
-        if before == event.sha:
+        if before is not None and self._holds(before, event.sha):
             return
         after = self._sync()
         if after is not None and after != before:
@@ -387,4 +399,5 @@ class HeadSubscriber:
             self._error(messages.SUBSCRIBER_CALLBACK_FAILED.format(error=f"{type(exc).__name__}: {exc}"))
 
 
-__all__ = ["HeadSubscriber", "SSEDecoder", "SSEMessage", "backoff_delay", "parse_sse", "repo_of_url"]
+__all__ = ["HeadSubscriber", "SSEDecoder", "SSEMessage", "backoff_delay", "parse_sse", "repo_of_url",
+           "shutdown_response"]
