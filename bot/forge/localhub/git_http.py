@@ -17,9 +17,11 @@ import gzip
 import os
 import subprocess
 import zlib
+from typing import Any
 
 from flask import Flask, Response, g, request
 
+from bot.forge.localhub import git_protocol
 from bot.forge.localhub.errors import ApiError
 from bot.forge.localhub.hub import Hub
 
@@ -27,6 +29,7 @@ SMART = ("git-upload-pack", "git-receive-pack")
 DUMB = ("HEAD", "objects/")
 CGI_TIMEOUT = 300
 MAX_REQUEST = 100 * 1024 * 1024
+_capabilities: dict[tuple[str, str], bytes] = {}  # (repository path, Git-Protocol) -> v2 advertisement
 NO_CACHE = {"Expires": "Fri, 01 Jan 1980 00:00:00 GMT", "Pragma": "no-cache",
             "Cache-Control": "no-cache, max-age=0, must-revalidate"}
 
@@ -35,11 +38,6 @@ def _challenge() -> Response:
     resp = Response("Authentication required\n", status=401, mimetype="text/plain")
     resp.headers["WWW-Authenticate"] = 'Basic realm="GitHub"'
     return resp
-
-
-def _pkt_line(text: str) -> bytes:
-    data = text.encode()
-    return f"{len(data) + 4:04x}".encode() + data
 
 
 def _parse_cgi(output: bytes) -> Response:
@@ -83,24 +81,36 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _smart(path: str, service: str, advertise: bool, env: dict[str, str]) -> Response:
-    """One smart-protocol request, answered by the service itself in stateless-RPC mode."""
-    args = ["git", service.removeprefix("git-"), "--stateless-rpc"]
-    body = b""
-    if advertise:
-        args.append("--advertise-refs")
-    else:
-        body = _request_body()
-    done = subprocess.run([*args, path], input=body, env=env, capture_output=True, timeout=CGI_TIMEOUT)
+def _run(args: list[str], body: bytes, env: dict[str, str], service: str) -> bytes:
+    done = subprocess.run(args, input=body, env=env, capture_output=True, timeout=CGI_TIMEOUT)
     if done.returncode != 0 and not done.stdout:
         raise ApiError(500, f"{service} failed")
+    return done.stdout
+
+
+def _smart(hub: Hub, row: Any, service: str, advertise: bool, env: dict[str, str]) -> Response:
+    """One smart-protocol request, answered by the service itself in stateless-RPC mode; with
+    protocol v2, upload-pack's capabilities and its `ls-refs` command are answered here."""
+    path = str(hub.repo_path(row))
+    args = ["git", service.removeprefix("git-"), "--stateless-rpc"]
+    v2 = service == "git-upload-pack" and "version=2" in env.get("GIT_PROTOCOL", "")
     if not advertise:
-        return Response(done.stdout, headers={"Content-Type": f"application/x-{service}-result", **NO_CACHE})
-    prefix = b""
-    if "version=2" not in env.get("GIT_PROTOCOL", ""):  # protocol v0/v1 names the service first
-        prefix = _pkt_line(f"# service={service}\n") + b"0000"
-    return Response(prefix + done.stdout,
-                    headers={"Content-Type": f"application/x-{service}-advertisement", **NO_CACHE})
+        body = _request_body()
+        command, arguments = git_protocol.parse_command(body) if v2 else (None, [])
+        if command == "ls-refs":
+            out = git_protocol.ls_refs(hub.git(row), arguments)
+        else:
+            out = _run([*args, path], body, env, service)
+        return Response(out, headers={"Content-Type": f"application/x-{service}-result", **NO_CACHE})
+    if v2:  # the same for every request to a repository: its capabilities, no refs
+        key = (path, env["GIT_PROTOCOL"])
+        out = _capabilities.get(key) or _capabilities.setdefault(key, _run([*args, "--advertise-refs", path], b"",
+                                                                             env, service))
+        prefix = b""
+    else:  # protocol v0/v1 lists the refs, after a line naming the service
+        out = _run([*args, "--advertise-refs", path], b"", env, service)
+        prefix = git_protocol.pkt_line(f"# service={service}\n") + git_protocol.FLUSH
+    return Response(prefix + out, headers={"Content-Type": f"application/x-{service}-advertisement", **NO_CACHE})
 
 
 def _dumb(hub: Hub, path: str, service: str, env: dict[str, str]) -> Response:
@@ -128,12 +138,11 @@ def register(app: Flask, hub: Hub) -> None:
         else:
             raise ApiError(404, "Not Found")
         row = hub.repo(owner, repo)
-        path = str(hub.repo_path(row))
         env = _env()
         if smart is None:
-            return _dumb(hub, path, service, env)
+            return _dumb(hub, str(hub.repo_path(row)), service, env)
         before = hub.refs(row) if smart == "git-receive-pack" and not advertise else None
-        resp = _smart(path, smart, advertise, env)
+        resp = _smart(hub, row, smart, advertise, env)
         if before is not None:
             after = hub.refs(row)
             for ref in sorted(set(before) | set(after)):
