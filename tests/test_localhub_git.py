@@ -261,3 +261,17 @@ def test_contents_on_a_branch_with_a_committer(setup: Setup) -> None:
     assert commit["author"]["name"] == "Robo"
     assert setup.repo.get_contents("x.md", ref="draft").decoded_content == b"x\n"
     assert setup.api("GET", "/contents/x.md").status_code == 404  # not on main
+
+
+def test_refs_are_packed_as_they_accumulate_and_stay_what_they_were(setup: Setup) -> None:
+    from bot.forge.localhub.hub import PACK_REFS_EVERY
+
+    base = setup.tip("main")
+    names = [f"refs/heads/b{i:03d}" for i in range(PACK_REFS_EVERY)]
+    git(setup.clone, "push", "-q", "origin", *[f"{base}:{name}" for name in names])
+    bare = setup.server.hub.repo_path(setup.server.hub.repo("alice", "memory"))
+    loose = [p for p in (bare / "refs" / "heads").rglob("*") if p.is_file()]
+    assert len(loose) < PACK_REFS_EVERY  # packed at the 32nd move
+    listed = git(setup.clone, "ls-remote", "origin").split("\n")
+    assert all(f"{base}\t{name}" in listed for name in names)
+    assert setup.tip("b007") == base and len(setup.pushes("refs/heads/b031")) == 1

@@ -5,6 +5,7 @@ listen on."""
 from __future__ import annotations
 
 import secrets
+import subprocess
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from bot.forge.localhub.errors import ApiError, not_found
 from bot.forge.localhub.store import Store, now
 
 Listener = Callable[["Event"], None]
+PACK_REFS_EVERY = 32
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class Hub:
         self.public_url = public_url.rstrip("/") if public_url else None
         self._listeners: list[Listener] = []
         self._listeners_lock = threading.Lock()
+        self._ref_moves: dict[int, int] = {}
         self.on_close: list[Callable[[], None]] = []
 
     def close(self) -> None:
@@ -139,7 +142,19 @@ class Hub:
         emit GitHub's `push` event. `None` stands for "did not exist"."""
         with self.store.tx() as db:
             db.execute("UPDATE repos SET pushed_at = ?, updated_at = ? WHERE id = ?", (now(), now(), repo["id"]))
+        self._count_ref_move(repo)
         self.emit("push", None, repo["id"], sender_id, ref=ref, before=before, after=after)
+
+    def _count_ref_move(self, repo: Any) -> None:
+        """Pack a repository's refs every PACK_REFS_EVERY moves. Every branch, tag and pull
+        request ref is a loose file until packed, and listing hundreds of them (each push
+        payload and status event does) costs twenty times more loose than packed. git's own
+        `pack-refs` is safe while other processes update refs."""
+        with self._listeners_lock:
+            moves = self._ref_moves[repo["id"]] = self._ref_moves.get(repo["id"], 0) + 1
+        if moves % PACK_REFS_EVERY == 0:
+            subprocess.run(["git", "--git-dir", str(self.repo_path(repo)), "pack-refs", "--all", "--prune"],
+                           capture_output=True, timeout=60)
 
     # ------------------------------------------------------------------ events
     def subscribe(self, listener: Listener, *, first: bool = False) -> None:
