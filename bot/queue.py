@@ -287,10 +287,15 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+class Settled(str):
+    """A job's result saying nothing is left to do whatever arrives (a merged pull request
+    whose head event is out): events that came in while it ran need no second run."""
+
+
 def collapsing(func: Callable[P, R]) -> Callable[P, R]:
     """Wrap a job function enqueued with `enqueue_collapsed`: events that arrive while it runs
-    make it run once more, right after, in the same worker. Called outside an rq job (tests,
-    `memrepo` commands) it just calls `func`."""
+    make it run once more, right after, in the same worker, unless it returned `Settled`.
+    Called outside an rq job (tests, `memrepo` commands) it just calls `func`."""
 
     @functools.wraps(func)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -307,6 +312,9 @@ def collapsing(func: Callable[P, R]) -> Callable[P, R]:
                 if _run(redis, _FINISH, [run_key, dirty], [ENDED_TTL]) == "done":
                     finished = True
                     return result
+                if isinstance(result, Settled):
+                    log.info("job %s: events arrived while it ran; settled, so not running it again", job.id)
+                    return result  # `finally` marks the run ended
                 log.info("job %s: events arrived while it ran; running it again", job.id)
         finally:
             if not finished:  # an exception: rq retries or fails it; don't make receivers wait on it

@@ -37,6 +37,7 @@ from bot.queue import (
     INTEGRATE_COMMIT,
     QUEUE,
     RECONCILE,
+    Settled,
     collapsing,
     connect,
     enqueue_collapsed,
@@ -701,6 +702,36 @@ def test_events_while_a_job_runs_make_it_run_once_more(redis_url: str, rclient: 
     assert rclient.get("test:a:runs") == b"2"  # five events while it ran: one more run
     assert Job.fetch("held-a", connection=rclient).get_status() == "finished"
     assert enqueue_collapsed(rclient, func, ("a",), "held-a").outcome == "queued"  # after it ended: a new job
+
+
+@collapsing
+def settled_job(name: str) -> str:
+    from rq import get_current_job
+
+    conn = get_current_job().connection  # type: ignore[union-attr]
+    runs = int(conn.incr(f"test:{name}:runs"))
+    deadline = time.monotonic() + 20
+    while not conn.exists(f"test:{name}:release") and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return Settled(f"run {runs}")
+
+
+def test_a_settled_job_does_not_run_again_for_events_that_arrived_meanwhile(redis_url: str,
+                                                                             rclient: redis.Redis) -> None:
+    func = f"{__name__}.settled_job"
+    assert enqueue_collapsed(rclient, func, ("s",), "settled-s").outcome == "queued"
+    worker = run_worker(redis_url)
+    try:
+        wait_for(lambda: rclient.get("test:s:runs") == b"1")
+        assert enqueue_collapsed(rclient, func, ("s",), "settled-s").outcome == "dirty"
+        rclient.set("test:s:release", "1")
+        assert worker.wait(timeout=30) == 0
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    assert rclient.get("test:s:runs") == b"1"
+    assert Job.fetch("settled-s", connection=rclient).get_status() == "finished"
+    assert enqueue_collapsed(rclient, func, ("s",), "settled-s").outcome == "queued"  # ended: the next event counts
 
 
 def test_a_collapsing_job_called_outside_a_worker_just_runs(rclient: redis.Redis) -> None:

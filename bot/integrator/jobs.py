@@ -47,6 +47,7 @@ from bot.queue import (
     QUEUE,
     RESULT_TTL,
     RepoLock,
+    Settled,
     collapsing,
     enqueue_integrate,
     get_queue,
@@ -106,6 +107,7 @@ class RunResult:
     summary: str
     kind: Kind | None = None
     wait: float | None = None
+    settled: bool = False  # merged and its head event published: nothing can change any more
 
 
 class _Stale(Exception):
@@ -197,7 +199,7 @@ class Integration:
             if not self.lock.extend():  # it lapsed: another integrator may act now; start over
                 raise MemrepoError(messages.INTEGRATOR_LOCK_LOST.format(repo=self.repo))
             if applied.next is act.Next.STOP:
-                return RunResult(reason, kind)
+                return RunResult(reason, kind, settled=(applied.state or state).head_published)
             if applied.next is act.Next.DECIDE:
                 assert applied.state is not None
                 state = replace(applied.state, attempts=self.progress.attempts,
@@ -257,7 +259,7 @@ def integrate(repo: str, number: int, *, context: Context | None = None) -> str:
         client.close()
     if result.wait is not None:
         schedule_wake(ctx.redis, repo, number, result.wait)
-    return result.summary
+    return Settled(result.summary) if result.settled else result.summary
 
 
 def wake(repo: str, number: int) -> str:
