@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bot.integrator.context import Remote
-from bot.integrator.workspace import Workspace
+from bot.integrator.workspace import Workspace, WorkspaceError
 from tests.conftest import git
 
 
@@ -34,3 +36,31 @@ def test_merges_cleanly_says_what_a_trial_merge_says(tmp_path: Path) -> None:
     assert workspace.merges_cleanly(base, same_line) is False
     assert workspace.merges_cleanly(base, base) is True
     assert workspace.merges_cleanly(base, "0" * 40) is None  # not fetched here: unknown, not "clean"
+
+
+def test_fetch_brings_the_base_and_the_pull_head_and_says_none_for_a_ref_gone(tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(remote), str(clone))
+    base = _commit(clone, "facts.md", "- one\n", "root")
+    head = _commit(clone, "facts.md", "- one\n- two\n", "the pull request")
+    git(clone, "push", "-q", "origin", f"{base}:refs/heads/main", f"{head}:refs/pull/3/head")
+    workspace = Workspace(tmp_path / "work", "alice/memory", Remote(str(remote)))
+
+    fetched = workspace.fetch("main", 3)
+    assert (fetched.base_sha, fetched.head_sha) == (base, head)
+    assert workspace.has(head) and workspace.merges_cleanly(base, head) is True
+
+    git(clone, "push", "-q", "origin", ":refs/pull/3/head")
+    assert workspace.fetch("main", 3) == type(fetched)(base, None)
+    assert workspace.fetch("gone", None).base_sha is None
+
+
+def test_fetch_failure_is_a_workspace_error_without_the_token(tmp_path: Path) -> None:
+    secret = "ghs_NotARealTokenButSecret123"
+    workspace = Workspace(tmp_path / "work", "alice/memory", Remote("http://127.0.0.1:9/alice/memory.git",
+                                                                    lambda: secret))
+    with pytest.raises(WorkspaceError) as caught:
+        workspace.fetch("main", 1)
+    assert "fetch" in str(caught.value) and secret not in str(caught.value)

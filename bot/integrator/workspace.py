@@ -14,6 +14,7 @@ git refuse it (then the job re-reads and decides again).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import logging
 import os
@@ -90,6 +91,17 @@ def _bytes(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
+class _Headers(pygit2.RemoteCallbacks):
+    """libgit2's callbacks that add the authorization header to every request."""
+
+    def __init__(self, header: str | None) -> None:
+        super().__init__()
+        self._header = header
+
+    def custom_headers(self) -> list[str] | None:
+        return [self._header] if self._header else None
+
+
 class Workspace:
     """The bare mirror of one repository (`<work_dir>/<owner>/<name>.git`). Callers hold the
     repository's lock while they use it (the integrator acts on a repository in one place at a
@@ -151,17 +163,28 @@ class Workspace:
     # ------------------------------------------------------------------------------ fetch
     def fetch(self, base_ref: str, number: int | None = None) -> Fetched:
         """Fetch the base branch and, with `number`, the pull request's head (GitHub keeps
-        `refs/pull/N/head` for every pull request, whatever happens to its branch)."""
+        `refs/pull/N/head` for every pull request, whatever happens to its branch).
+
+        In-process, through libgit2: a job fetches every time `main` moved, and `git fetch`
+        starts five processes to do it (fetch, the HTTP helper twice, the connectivity check,
+        auto-maintenance), about 35 ms of CPU against 2 ms here. The token goes in a header on
+        the first request, as with the git commands below."""
         refspecs = [f"+refs/heads/{base_ref}:{BASE_REFS}{base_ref}"]
         if number is not None:
             refspecs.append(f"+refs/pull/{int(number)}/head:{PULL_REFS}{int(number)}")
         with self._locked():
             self._ensure()
-            code, out = self._git("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", self.remote.url,
-                                  *refspecs)
-            if code != 0:
+            git = pygit2.Repository(str(self.path))
+            for spec in refspecs:  # libgit2 skips a ref the forge no longer has: say so with None
+                with contextlib.suppress(KeyError):
+                    git.references.delete(spec.partition(":")[2])
+            try:
+                remote = git.remotes.create_anonymous(self.remote.url)
+                remote.fetch(refspecs, callbacks=_Headers(self.remote.auth_header()),
+                             prune=pygit2.enums.FetchPrune.NO_PRUNE, proxy=True)
+            except (pygit2.GitError, ValueError) as exc:
                 raise WorkspaceError(messages.INTEGRATOR_GIT_FAILED.format(what="fetch", repo=self.repo,
-                                                                           problem=git_problem(out)))
+                                                                           problem=redact(str(exc)))) from exc
         git = pygit2.Repository(str(self.path))
 
         def tip(ref: str) -> str | None:
