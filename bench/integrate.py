@@ -51,7 +51,8 @@ from bot.integrator.state import LABEL_DREAM
 from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.memfs.prompt import PromptCompiler
-from bot.notify.subscriber import HeadSubscriber
+from bot.notify.events import HeadEvent
+from bot.notify.subscriber import HeadSubscriber, parse_sse, shutdown_response
 from bot.serve.child import LocalStack
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -126,6 +127,39 @@ class Agent:
         return marker in compiled.text, compiled.head_sha
 
 
+class MergeWatcher:
+    """Reads the receiver's event stream and records the pull requests whose merge was
+    announced, and when the last one arrived."""
+
+    def __init__(self, events_url: str, token: str) -> None:
+        self.merged: set[int] = set()
+        self.last_at = 0.0
+        self._changed = threading.Condition()
+        self._response = requests.get(events_url, headers={"Authorization": f"Bearer {token}"}, stream=True,
+                                      timeout=(10, None))
+        self._response.raise_for_status()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        with contextlib.suppress(Exception):  # the stream ends when close() shuts it
+            for message in parse_sse(self._response.iter_content(chunk_size=None)):
+                if message.event != "head":
+                    continue
+                event = HeadEvent.from_json(message.data)
+                if event.cause == "merge" and event.pr is not None:
+                    with self._changed:
+                        self.merged.add(event.pr)
+                        self.last_at = time.monotonic()
+                        self._changed.notify_all()
+
+    def wait_for(self, numbers: set[int], timeout: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: numbers <= self.merged, timeout)
+
+    def close(self) -> None:
+        shutdown_response(self._response)
+
+
 # --------------------------------------------------------------------- phases
 def latency_round(n: int, author: Path, client: ForgeClient, agents: list[Agent]) -> dict:
     dream_id = f"20260314T{9 + n // 3600:02d}{n // 60 % 60:02d}{n % 60:02d}Z-{0xa0000000 + n:08x}"
@@ -177,7 +211,8 @@ def latency_round(n: int, author: Path, client: ForgeClient, agents: list[Agent]
     }
 
 
-def burst(n: int, author: Path, clients: list[ForgeClient], deadline_s: float) -> dict:
+def burst(n: int, author: Path, clients: list[ForgeClient], deadline_s: float, events_url: str,
+          agent_token: str) -> dict:
     git(author, "fetch", "-q", "origin")
     git(author, "checkout", "-q", "-B", "main", "origin/main")
     config = (author / CONFIG).read_text()
@@ -212,23 +247,36 @@ def burst(n: int, author: Path, clients: list[ForgeClient], deadline_s: float) -
             head=branch, base="main", title=f"Dream {dream_id}", body=dream_body(dream_id, base, BURST),
             labels=(LABEL_DREAM,))).number
 
+    watcher = MergeWatcher(events_url, agent_token)
     began = time.monotonic()
     with ThreadPoolExecutor(len(clients)) as pool:
         numbers = list(pool.map(open_one, range(n)))
     opened_s = time.monotonic() - began
     print(f"  burst: {n} pull requests opened in {opened_s:.2f} s")
 
-    open_left = n
-    last_report = 0.0
+    # Done when every pull request's merge has been announced on the event stream (what agents
+    # see), or, for one closed without a merge, when the forge lists none open; listing 100 pull
+    # requests is not free for the forge under test, so that is asked only every 5 s.
+    wanted = set(numbers)
+    last_report = last_listed = began
+    done_s = None
     while time.monotonic() - began < deadline_s:
-        open_left = len(clients[0].list_open_pull_requests(base="main"))
-        if open_left == 0:
+        if watcher.wait_for(wanted, timeout=0.5):
+            done_s = watcher.last_at - began
             break
-        if time.monotonic() - last_report > 10:
-            print(f"  burst: {time.monotonic() - began:5.1f} s, {open_left} still open")
-            last_report = time.monotonic()
-        time.sleep(1.0)
-    done_s = time.monotonic() - began
+        now = time.monotonic()
+        if now - last_listed >= 5:
+            last_listed = now
+            open_left = len(clients[0].list_open_pull_requests(base="main"))
+            if open_left == 0:
+                done_s = time.monotonic() - began
+                break
+            if now - last_report >= 10:
+                print(f"  burst: {now - began:5.1f} s, {open_left} still open")
+                last_report = now
+    watcher.close()
+    if done_s is None:
+        done_s = time.monotonic() - began
 
     with ThreadPoolExecutor(len(clients)) as pool:
         states = list(pool.map(lambda i: clients[i % len(clients)].get_pull_request(numbers[i]), range(n)))
@@ -254,7 +302,7 @@ def burst(n: int, author: Path, clients: list[ForgeClient], deadline_s: float) -
     double = sum(1 for c in by_head.values() if c > 1)
     return {
         "prs": n, "config_changed": config_changed, "opened_s": round(opened_s, 2),
-        "all_closed": open_left == 0, "total_s": round(done_s, 2),
+        "all_closed": not still_open, "total_s": round(done_s, 2),
         "merged": len(merged), "closed_unmerged": closed_unmerged, "still_open": still_open,
         "bullets_present_once": sum(1 for c in counts if c == 1), "not_integrated": n - len(merged),
         "lost_edits": lost, "duplicated_edits": duplicated,
@@ -354,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
 
         # 2. burst
         if args.burst > 0:
-            b = burst(args.burst, author, clients, args.deadline)
+            b = burst(args.burst, author, clients, args.deadline, events_url, served.agent_token)
             b["met"] = (b["all_closed"] and b["merged"] == args.burst and b["lost_edits"] == 0
                         and b["duplicated_edits"] == 0 and b["double_merges"] == 0
                         and b["merge_commits_first_parent"] == args.burst and b["total_s"] <= TARGET_BURST_S)
