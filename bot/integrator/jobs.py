@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
@@ -145,14 +146,16 @@ class Integration:
         reviews: tuple[Review, ...] = ()
         known: dict[str, object] = {"head_published": act.is_published(self.ctx.redis, self.repo, self.number)}
         if pull.state == "open" and not pull.merged and is_memrepo(state) and pull.head_sha:
-            fetched = self.workspace.fetch(pull.base_ref or "main", self.number)
+            with ThreadPoolExecutor(max_workers=1) as pool:  # git and REST reads, side by side
+                fetching = pool.submit(self.workspace.fetch, pull.base_ref or "main", self.number)
+                reviews = tuple(Review(r.author, r.state, r.commit_id, order=i)
+                                for i, r in enumerate(self.client.list_reviews(self.number)))
+                combined = self.client.combined_status(pull.head_sha)
+                fetched = fetching.result()
             if not self.workspace.has(pull.head_sha):
                 raise _Stale()
             base_sha = fetched.base_sha or pull.base_sha
             policy = self.workspace.policy(base_sha)
-            reviews = tuple(Review(r.author, r.state, r.commit_id, order=i)
-                            for i, r in enumerate(self.client.list_reviews(self.number)))
-            combined = self.client.combined_status(pull.head_sha)
             status = next((s.state for s in combined.statuses if s.context == STATUS_CONTEXT), None)
             known.update(base_sha=base_sha, reviews=reviews, status=status,
                          merges_cleanly=self.workspace.merges_cleanly(base_sha, pull.head_sha),
