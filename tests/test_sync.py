@@ -9,11 +9,13 @@ import threading
 from pathlib import Path
 
 import pytest
+import requests
 
 from bot import identity
 from bot.errors import MemrepoError
 from bot.memfs import sync
 from bot.memfs.repo import MemoryRepo
+from tests.conftest import localhub_token
 
 HUMAN = "---\ndescription: what I know about the person\n---\nName: Sam\n"
 PERSONA = "---\ndescription: who I am\n---\nI am a helpful agent.\n"
@@ -512,3 +514,34 @@ def test_configured_headers_are_left_alone(tmp_path: Path, recorder: _Recorder) 
     repo.set_config("http.extraHeader", "X-Team: memory")
     sync.status(repo, fetch=True)
     assert recorder.seen and recorder.seen[0] is None  # git's own flow: ask, then answer the 401
+
+
+# ----------------------------------------------------------------- in-process fetch (token URLs)
+def _token_url(server, token: str, name: str) -> str:  # type: ignore[no-untyped-def]
+    return server.url.replace("http://", f"http://x-access-token:{token}@") + f"/alice/{name}.git"
+
+
+def test_token_urls_fetch_in_process_and_keep_what_was_known_on_failure(localhub, tmp_path: Path) -> None:
+    token = localhub_token(localhub, "alice")
+    for name in ("memory", "empty"):
+        requests.post(f"{localhub.api_url}/user/repos", json={"name": name},
+                      headers={"Authorization": f"token {token}"}, timeout=10).raise_for_status()
+    a = new_memory(tmp_path / "a")
+    sync.set_remote(a, _token_url(localhub, token, "memory"))
+    git(tmp_path, "clone", "-q", _token_url(localhub, token, "memory"), str(tmp_path / "b"))
+    b = MemoryRepo.open(tmp_path / "b")
+
+    edit(a, "system/human.md", append("A."))
+    assert sync.push(a).pushed
+    st = sync.status(b, fetch=True)
+    assert st.fetch_error is None and st.behind == 1
+    assert b.resolve(sync.TRACKING_REF) == a.head_sha()
+
+    known = b.resolve(sync.TRACKING_REF)
+    b.set_config("remote.origin.url", f"http://x-access-token:{token}@127.0.0.1:9/alice/memory.git")
+    st = sync.status(b, fetch=True)
+    assert st.fetch_error and token not in st.fetch_error
+    assert b.resolve(sync.TRACKING_REF) == known  # a failed fetch forgets nothing
+
+    b.set_config("remote.origin.url", _token_url(localhub, token, "empty"))
+    assert sync._fetch(b) == (None, None)  # a remote without main

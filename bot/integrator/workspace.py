@@ -37,7 +37,7 @@ from bot.integrator.state import Validation
 from bot.integrator.trailers import external_sources
 from bot.memfs import checks
 from bot.memfs.repo import MemoryRepo
-from bot.memfs.sync import git_problem, redact
+from bot.memfs.sync import HeaderCallbacks, git_problem, redact
 
 log = logging.getLogger("memrepo.integrator.workspace")
 
@@ -89,17 +89,6 @@ def _text(data: bytes) -> str:
 
 def _bytes(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
-
-
-class _Headers(pygit2.RemoteCallbacks):
-    """libgit2's callbacks that add the authorization header to every request."""
-
-    def __init__(self, header: str | None) -> None:
-        super().__init__()
-        self._header = header
-
-    def custom_headers(self) -> list[str] | None:
-        return [self._header] if self._header else None
 
 
 class Workspace:
@@ -180,7 +169,7 @@ class Workspace:
                     git.references.delete(spec.partition(":")[2])
             try:
                 remote = git.remotes.create_anonymous(self.remote.url)
-                remote.fetch(refspecs, callbacks=_Headers(self.remote.auth_header()),
+                remote.fetch(refspecs, callbacks=HeaderCallbacks(self.remote.auth_header()),
                              prune=pygit2.enums.FetchPrune.NO_PRUNE, proxy=True)
             except (pygit2.GitError, ValueError) as exc:
                 raise WorkspaceError(messages.INTEGRATOR_GIT_FAILED.format(what="fetch", repo=self.repo,

@@ -17,6 +17,7 @@ local ("queued") and the next push or sync sends it.
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import random
 import re
@@ -174,11 +175,34 @@ def _env(repo: MemoryRepo) -> dict[str, str]:
     # them at once (through the environment, never a config file or the process list) saves
     # it, unless the configuration already sets headers of its own.
     header = basic_auth_header(remote_url(repo))
-    if header and not any(entry.name.lower().endswith(".extraheader") for entry in repo.git.config):
+    if header and not _extra_headers(repo):
         index = int(os.environ.get("GIT_CONFIG_COUNT", "0") or 0)
         env.update({"GIT_CONFIG_COUNT": str(index + 1), f"GIT_CONFIG_KEY_{index}": "http.extraHeader",
                     f"GIT_CONFIG_VALUE_{index}": header})
     return env
+
+
+def _extra_headers(repo: MemoryRepo) -> bool:
+    return any(entry.name.lower().endswith(".extraheader") for entry in repo.git.config)
+
+
+def _fetch_in_process(repo: MemoryRepo, header: str) -> tuple[str | None, str | None]:
+    """`_fetch` through libgit2, for an http(s) remote whose URL carries its token: nothing
+    for a credential helper to do, and an agent fetches every time `main` moves, which `git
+    fetch` does with five processes (about 35 ms of CPU) and libgit2 in-process with 2 ms.
+    The tracking ref is cleared first, so a remote without main reads as one."""
+    git = repo.git
+    before = repo.resolve(TRACKING_REF)
+    with contextlib.suppress(KeyError):
+        git.references.delete(TRACKING_REF)
+    try:
+        git.remotes[REMOTE].fetch([f"+{BRANCH_REF}:{TRACKING_REF}"], callbacks=HeaderCallbacks(header),
+                                  prune=pygit2.enums.FetchPrune.NO_PRUNE, proxy=True)
+    except (pygit2.GitError, KeyError, ValueError) as exc:
+        if before is not None:  # nothing learnt: keep what was known
+            git.references.create(TRACKING_REF, before, force=True)
+        return None, redact(str(exc)) or "fetch failed"
+    return repo.resolve(TRACKING_REF), None
 
 
 def _git(repo: MemoryRepo, command: str, *args: str) -> tuple[int, str, str]:
@@ -212,9 +236,23 @@ def _shown_url(repo: MemoryRepo) -> str:
     return redact(remote_url(repo) or "")
 
 
+class HeaderCallbacks(pygit2.RemoteCallbacks):
+    """libgit2 callbacks that send one header (the authorization) with every request."""
+
+    def __init__(self, header: str | None) -> None:
+        super().__init__()
+        self._header = header
+
+    def custom_headers(self) -> list[str] | None:
+        return [self._header] if self._header else None
+
+
 def _fetch(repo: MemoryRepo) -> tuple[str | None, str | None]:
     """(the remote's main after fetching, None) or (None, problem). A remote without main
     gives (None, None)."""
+    header = basic_auth_header(remote_url(repo))
+    if header is not None and not _extra_headers(repo):
+        return _fetch_in_process(repo, header)
     status, out, err = _git(repo, "fetch", "--no-tags", "--quiet", REMOTE, f"+{BRANCH_REF}:{TRACKING_REF}")
     if status == 0:
         return repo.resolve(TRACKING_REF), None
