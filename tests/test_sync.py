@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.server
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -545,3 +546,21 @@ def test_token_urls_fetch_in_process_and_keep_what_was_known_on_failure(localhub
 
     b.set_config("remote.origin.url", _token_url(localhub, token, "empty"))
     assert sync._fetch(b) == (None, None)  # a remote without main
+
+
+def test_an_in_process_fetch_gives_up_on_a_server_that_never_answers(tmp_path: Path, monkeypatch) -> None:
+    import socket
+
+    monkeypatch.setattr(sync, "IDLE_TIMEOUT_MS", 1000)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)  # accepts connections, answers nothing
+    try:
+        repo = new_memory(tmp_path / "m")
+        repo.git.remotes.create("origin", f"http://x-access-token:tok@127.0.0.1:{listener.getsockname()[1]}/o/m.git")
+        started = time.monotonic()
+        remote, problem = sync._fetch(repo)
+        assert remote is None and problem and "tok" not in problem
+        assert time.monotonic() - started < 10
+    finally:
+        listener.close()

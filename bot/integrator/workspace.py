@@ -37,7 +37,7 @@ from bot.integrator.state import Validation
 from bot.integrator.trailers import external_sources
 from bot.memfs import checks
 from bot.memfs.repo import MemoryRepo
-from bot.memfs.sync import HeaderCallbacks, git_problem, redact
+from bot.memfs.sync import HeaderCallbacks, git_problem, libgit2_timeouts, redact
 
 log = logging.getLogger("memrepo.integrator.workspace")
 
@@ -161,6 +161,7 @@ class Workspace:
         refspecs = [f"+refs/heads/{base_ref}:{BASE_REFS}{base_ref}"]
         if number is not None:
             refspecs.append(f"+refs/pull/{int(number)}/head:{PULL_REFS}{int(number)}")
+        libgit2_timeouts()
         with self._locked():
             self._ensure()
             git = pygit2.Repository(str(self.path))

@@ -49,6 +49,8 @@ ATTEMPTS = 6
 BACKOFF_START = 0.05
 BACKOFF_CAP = 1.0
 GIT_TIMEOUT = 120.0
+CONNECT_TIMEOUT_MS = 15_000  # in-process (libgit2) fetches: connecting
+IDLE_TIMEOUT_MS = 60_000  # and a server that sends nothing for this long
 
 # git's wording for "the remote's main moved under you"; LC_ALL=C keeps it in English.
 _MOVED = ("fetch first", "non-fast-forward", "stale info", "failed to update ref", "cannot lock ref",
@@ -191,6 +193,7 @@ def _fetch_in_process(repo: MemoryRepo, header: str) -> tuple[str | None, str | 
     for a credential helper to do, and an agent fetches every time `main` moves, which `git
     fetch` does with five processes (about 35 ms of CPU) and libgit2 in-process with 2 ms.
     The tracking ref is cleared first, so a remote without main reads as one."""
+    libgit2_timeouts()
     git = repo.git
     before = repo.resolve(TRACKING_REF)
     with contextlib.suppress(KeyError):
@@ -234,6 +237,13 @@ def remote_url(repo: MemoryRepo) -> str | None:
 
 def _shown_url(repo: MemoryRepo) -> str:
     return redact(remote_url(repo) or "")
+
+
+def libgit2_timeouts() -> None:
+    """Bound libgit2's network waits (process-wide; by default a server that stops answering
+    is waited on forever, where a git command is killed after GIT_TIMEOUT)."""
+    pygit2.option(pygit2.enums.Option.SET_SERVER_CONNECT_TIMEOUT, CONNECT_TIMEOUT_MS)
+    pygit2.option(pygit2.enums.Option.SET_SERVER_TIMEOUT, IDLE_TIMEOUT_MS)
 
 
 class HeaderCallbacks(pygit2.RemoteCallbacks):
