@@ -272,6 +272,23 @@ def test_events_for_the_current_head_or_other_repositories_do_nothing(
         assert sub.syncs == 2 and sub.errors == 0, sub.last_error
 
 
+def test_an_event_for_a_commit_the_clone_already_has_does_not_sync(
+        world: World, receiver: Receiver, rclient: redis.Redis) -> None:
+    with subscriber(world, receiver) as sub:
+        assert sub.connected.wait(10) and wait_for(lambda: sub.syncs >= 1)
+        older = world.agent.head_sha()
+        before, sha = world.push_from_other("A first marker.")
+        announce(rclient, before, sha)
+        assert wait_for(lambda: world.agent.head_sha() == sha)
+        assert sub.syncs == 2
+        assert older is not None
+        publish_head(rclient, HeadEvent(repo=REPO, sha=older, before=None, cause="push"))  # late, and behind
+        before, newest = world.push_from_other("A second marker.")
+        announce(rclient, before, newest)
+        assert wait_for(lambda: world.agent.head_sha() == newest)
+        assert sub.syncs == 3 and sub.errors == 0, sub.last_error  # the late event started no sync
+
+
 def test_the_subscriber_reconnects_and_catches_a_move_made_while_the_receiver_was_down(
         world: World, receiver: Receiver, rclient: redis.Redis) -> None:
     seen: list[tuple[HeadEvent | None, str | None]] = []

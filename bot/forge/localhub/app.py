@@ -36,7 +36,7 @@ MODULES = (
     "rest_reviews",  # pull request reviews
     "rest_statuses",  # commit statuses
     "rest_hooks",   # repository webhooks, deliveries
-    "git_http",     # git smart HTTP through `git http-backend`
+    "git_http",     # git smart HTTP (upload-pack and receive-pack, protocol v2 ls-refs answered here)
     "faults",       # fault injection
 )
 
