@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from bot.integrator.context import Remote
@@ -64,3 +65,44 @@ def test_fetch_failure_is_a_workspace_error_without_the_token(tmp_path: Path) ->
     with pytest.raises(WorkspaceError) as caught:
         workspace.fetch("main", 1)
     assert "fetch" in str(caught.value) and secret not in str(caught.value)
+
+
+def test_push_fast_forwards_and_says_false_when_the_branch_moved(tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(remote), str(clone))
+    base = _commit(clone, "facts.md", "- one\n", "root")
+    git(clone, "push", "-q", "origin", f"{base}:refs/heads/main", f"{base}:refs/heads/dream",
+        f"{base}:refs/pull/1/head")
+    workspace = Workspace(tmp_path / "work", "alice/memory", Remote(str(remote)))
+    workspace.fetch("main", 1)
+    git_dir = workspace.memory().git
+    tree = git_dir[base].peel(pygit2.Commit).tree.id
+    who = pygit2.Signature("t", "t@example.com")
+    ahead = str(git_dir.create_commit(None, who, who, "ahead", tree, [git_dir[base].id]))
+
+    assert workspace.push(ahead, "dream") is True
+    assert git(remote, "rev-parse", "refs/heads/dream").strip() == ahead
+
+    elsewhere = _commit(clone, "facts.md", "- one\n- elsewhere\n", "someone else")  # not in the mirror
+    git(clone, "push", "-q", "-f", "origin", f"{elsewhere}:refs/heads/dream")
+    again = str(git_dir.create_commit(None, who, who, "again", tree, [git_dir[ahead].id]))
+    assert workspace.push(again, "dream") is False
+    assert git(remote, "rev-parse", "refs/heads/dream").strip() == elsewhere  # never forced
+
+    sideways = str(git_dir.create_commit(None, who, who, "sideways", tree, [git_dir[base].id]))
+    git(remote, "update-ref", "refs/heads/dream", ahead)  # back to one the mirror has
+    assert workspace.push(sideways, "dream") is False
+    assert git(remote, "rev-parse", "refs/heads/dream").strip() == ahead
+
+
+def test_push_failure_is_a_workspace_error_without_the_token(tmp_path: Path) -> None:
+    secret = "ghs_NotARealTokenButSecret123"
+    workspace = Workspace(tmp_path / "work", "alice/memory", Remote("http://127.0.0.1:9/alice/memory.git",
+                                                                    lambda: secret))
+    workspace.path.parent.mkdir(parents=True)
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(workspace.path))
+    with pytest.raises(WorkspaceError) as caught:
+        workspace.push("0" * 40, "dream")
+    assert "push" in str(caught.value) and secret not in str(caught.value)

@@ -2,9 +2,10 @@
 date by fetching exactly the refs a job looks at; validation of a pull request's head against
 its base; and resolution of conflicts with the base, pushed to the pull request's branch.
 
-Everything past the fetch runs in-process over git objects (pygit2), not in a checked-out
-worktree: a tree read from the object store is as clean as a fresh worktree (nothing left over
-from an earlier job can leak in), costs no checkout, and two jobs never share a working tree.
+Everything runs in-process through libgit2 (pygit2), the fetch and the push included, and
+over git objects, not in a checked-out worktree: a tree read from the object store is as clean
+as a fresh worktree (nothing left over from an earlier job can leak in), costs no checkout, and
+two jobs never share a working tree.
 The validator is the memory core's own (`checks.check`, the pre-commit hook's rules) over the
 changes the pull request makes since its merge base, on top of the current base: what `main`
 would become. Pushes are never forced: a resolution is a merge commit whose first parent is
@@ -17,8 +18,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import logging
-import os
-import subprocess
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -37,13 +36,14 @@ from bot.integrator.state import Validation
 from bot.integrator.trailers import external_sources
 from bot.memfs import checks
 from bot.memfs.repo import MemoryRepo
-from bot.memfs.sync import HeaderCallbacks, git_problem, libgit2_timeouts, redact
+from bot.memfs.sync import HeaderCallbacks, libgit2_timeouts, redact
 
 log = logging.getLogger("memrepo.integrator.workspace")
 
-GIT_TIMEOUT = 300.0
 BASE_REFS = "refs/memrepo/base/"
 PULL_REFS = "refs/memrepo/pull/"
+# what libgit2 says when the branch is not where this push expects it
+MOVED = ("non-fastforward", "non-fast-forward", "not present locally", "fetch first")
 
 
 class WorkspaceError(MemrepoError):
@@ -74,14 +74,6 @@ class ResolveOutcome:
     notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update({"GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never", "LC_ALL": "C", "LANGUAGE": "C"})
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
-        env.pop(key, None)
-    return env
-
-
 def _text(data: bytes) -> str:
     """Memory files are UTF-8; anything else goes through the resolver byte-for-byte."""
     return data.decode("utf-8", "surrogateescape")
@@ -103,31 +95,16 @@ class Workspace:
         self.path = Path(work_dir) / owner / f"{name}.git"
 
     # ------------------------------------------------------------------------------ git
-    def _git(self, *args: str, timeout: float = GIT_TIMEOUT) -> tuple[int, str]:
-        """(status, output) of `git ARGS` in the mirror; output redacted (git echoes URLs)."""
-        env = _env()
-        header = self.remote.auth_header()
-        if header:  # per command, in the environment: never in a config file or the process list
-            env.update({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "http.extraHeader",
-                        "GIT_CONFIG_VALUE_0": header})
-        try:
-            done = subprocess.run(["git", "--git-dir", str(self.path), *args], capture_output=True, text=True,
-                                  env=env, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return 124, f"git {args[0]} did not finish within {timeout:.0f}s"
-        except OSError as exc:
-            return 127, f"git could not be run ({exc})"
-        return done.returncode, redact((done.stdout or "") + (done.stderr or ""))
-
     def _ensure(self) -> None:
         if (self.path / "HEAD").is_file():
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        code, out = self._git("init", "--bare", "--quiet")
-        if code != 0:
+        try:
+            git = pygit2.init_repository(str(self.path), bare=True)
+            git.config["gc.auto"] = 0  # a job must not pause for a gc; `memrepo` runs none
+        except (pygit2.GitError, OSError) as exc:
             raise WorkspaceError(messages.INTEGRATOR_GIT_FAILED.format(what="init", repo=self.repo,
-                                                                       problem=git_problem(out)))
-        self._git("config", "gc.auto", "0")  # a job must not pause for a gc; `memrepo` runs none
+                                                                       problem=exc)) from exc
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -281,20 +258,41 @@ class Workspace:
 
     def push(self, sha: str, branch: str) -> bool:
         """Push `sha` to `branch` as a fast-forward; False when the forge refuses it because the
-        branch moved (the caller re-reads), an error for anything else."""
+        branch moved (the caller re-reads), an error for anything else. In-process through
+        libgit2, like the fetch; it refuses a non-fast-forward itself, and the forge refuses
+        an update whose old value is no longer the branch's."""
         ref = f"refs/heads/{branch.removeprefix('refs/heads/')}"
+        callbacks = _PushCallbacks(self.remote.auth_header())
+        libgit2_timeouts()
         with self._locked():
-            code, out = self._git("push", "--porcelain", self.remote.url, f"{sha}:{ref}")
-        line = next((ln for ln in out.splitlines() if f":{ref}" in ln), None)
-        if code == 0 and line is not None and not line.startswith("!"):
-            return True
-        lowered = out.lower()
-        if "non-fast-forward" in lowered or "fetch first" in lowered or "rejected" in lowered \
-                or "stale info" in lowered:
-            log.info("push of %s to %s refused: the branch moved", sha[:12], ref)
+            git = pygit2.Repository(str(self.path))
+            try:
+                git.remotes.create_anonymous(self.remote.url).push([f"{sha}:{ref}"], callbacks=callbacks,
+                                                                   proxy=True)
+            except (pygit2.GitError, ValueError) as exc:
+                problem = str(exc)
+                if any(word in problem.lower() for word in MOVED):
+                    log.info("push of %s to %s refused: the branch moved (%s)", sha[:12], ref, problem)
+                    return False
+                raise WorkspaceError(messages.INTEGRATOR_GIT_FAILED.format(what="push", repo=self.repo,
+                                                                           problem=redact(problem))) from exc
+        refused = callbacks.refused.get(ref)
+        if refused is not None:
+            log.info("push of %s to %s refused by the forge: %s", sha[:12], ref, refused)
             return False
-        raise WorkspaceError(messages.INTEGRATOR_GIT_FAILED.format(what="push", repo=self.repo,
-                                                                   problem=git_problem(out)))
+        return True
+
+
+class _PushCallbacks(HeaderCallbacks):
+    """The header, and what the forge said of each ref it did not update."""
+
+    def __init__(self, header: str | None) -> None:
+        super().__init__(header)
+        self.refused: dict[str, str] = {}
+
+    def push_update_reference(self, refname: str, message: str | None) -> None:
+        if message:
+            self.refused[refname] = message
 
 
 def _listed(paths: list[str]) -> str:
