@@ -7,12 +7,16 @@ from __future__ import annotations
 import itertools
 import os
 import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pygit2
 import pytest
+import requests
 
-from bot.forge.localhub import git_protocol
+from bot.forge.localhub import git_http, git_protocol
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -75,3 +79,71 @@ def test_ls_refs_is_what_upload_pack_answers(repos, which: str, arguments: list[
 def test_other_requests_are_left_to_git(body: bytes) -> None:
     command, _ = git_protocol.parse_command(body)
     assert command != "ls-refs"
+
+
+# ---------------------------------------------------------------------------- the pack cache
+def test_identical_requests_are_answered_once_even_at_the_same_moment() -> None:
+    cache = git_http.PackCache(ttl=30)
+    calls: list[bytes] = []
+    gate = threading.Event()
+
+    def compute(body: bytes):  # type: ignore[no-untyped-def]
+        def run() -> bytes:
+            calls.append(body)
+            gate.wait(5)
+            return b"pack for " + body
+        return run
+
+    with ThreadPoolExecutor(8) as pool:
+        same = [pool.submit(cache.answer, "repo", b"want a", compute(b"want a")) for _ in range(6)]
+        other = pool.submit(cache.answer, "repo", b"want b", compute(b"want b"))
+        elsewhere = pool.submit(cache.answer, "other repo", b"want a", compute(b"want a"))
+        time.sleep(0.2)
+        gate.set()
+        assert {f.result(5) for f in same} == {b"pack for want a"}
+        assert other.result(5) == b"pack for want b" and elsewhere.result(5) == b"pack for want a"
+    assert sorted(calls) == [b"want a", b"want a", b"want b"]  # one per repository and request
+    assert cache.answer("repo", b"want a", compute(b"never")) == b"pack for want a"  # kept
+
+
+def test_failures_are_not_kept_and_answers_expire() -> None:
+    cache = git_http.PackCache(ttl=0.2)
+    with pytest.raises(RuntimeError):
+        cache.answer("repo", b"x", lambda: (_ for _ in ()).throw(RuntimeError("upload-pack failed")))
+    assert cache.answer("repo", b"x", lambda: b"first") == b"first"
+    assert cache.answer("repo", b"x", lambda: b"second") == b"first"
+    time.sleep(0.3)
+    assert cache.answer("repo", b"x", lambda: b"third") == b"third"
+    small = git_http.PackCache(max_bytes=40)
+    assert small.answer("repo", b"big", lambda: b"y" * 20) == b"y" * 20  # over a quarter: not kept
+    assert small.answer("repo", b"big", lambda: b"z") == b"z"
+
+
+def test_agents_fetching_the_same_move_start_one_upload_pack(localhub, tmp_path: Path, monkeypatch) -> None:
+    from bot.memfs import sync
+    from bot.memfs.repo import MemoryRepo
+    from tests.conftest import localhub_token
+
+    token = localhub_token(localhub, "alice")
+    requests.post(f"{localhub.api_url}/user/repos", json={"name": "memory", "auto_init": True},
+                  headers={"Authorization": f"token {token}"}, timeout=10).raise_for_status()
+    url = localhub.url.replace("http://", f"http://x-access-token:{token}@") + "/alice/memory.git"
+    author, *agents = (tmp_path / name for name in ("author", "a1", "a2", "a3"))
+    for path in (author, *agents):
+        git(tmp_path, "clone", "-q", url, str(path))
+    (author / "note.md").write_text("new\n")
+    git(author, "add", "note.md")
+    git(author, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "a move")
+    git(author, "push", "-q", "origin", "HEAD:main")
+    moved = git(author, "rev-parse", "HEAD").strip()
+
+    runs: list[list[str]] = []
+    real = git_http._run
+    monkeypatch.setattr(git_http, "_run", lambda args, *rest: runs.append(args) or real(args, *rest))
+    for agent in agents:  # the same state, so the same ask: libgit2 in-process, as agents fetch
+        repo = MemoryRepo(agent, pygit2.Repository(str(agent)))
+        repo.git.remotes["origin"].fetch(["+refs/heads/main:refs/remotes/origin/main"],
+                                         callbacks=sync.HeaderCallbacks(sync.basic_auth_header(url)))
+        assert repo.resolve("refs/remotes/origin/main") == moved
+    packs = [args for args in runs if "--advertise-refs" not in args]
+    assert len(packs) == 1, runs

@@ -14,9 +14,15 @@ A push is compared ref by ref before and after, and each moved ref becomes a `pu
 from __future__ import annotations
 
 import gzip
+import hashlib
 import os
 import subprocess
+import threading
+import time
 import zlib
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 from flask import Flask, Response, g, request
@@ -88,6 +94,66 @@ def _run(args: list[str], body: bytes, env: dict[str, str], service: str) -> byt
     return done.stdout
 
 
+class PackCache:
+    """Answers to byte-identical upload-pack requests (protocol v0's POST, v2's `fetch`), kept
+    for `ttl` seconds. When
+    `main` moves, every agent following it asks for the same pack at the same moment; one
+    `git upload-pack` answers them all (GitHub caches pack-objects output for the same reason).
+    Objects are never removed here, so the same request gets an equally valid answer; the
+    short life bounds how long a want whose ref has gone is still served. Requests that arrive
+    while the first is being answered wait for its answer."""
+
+    def __init__(self, ttl: float = 30.0, max_bytes: int = 64 * 1024 * 1024) -> None:
+        self.ttl = ttl
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._answers: OrderedDict[tuple[str, bytes], tuple[float, bytes]] = OrderedDict()
+        self._size = 0
+        self._pending: dict[tuple[str, bytes], Future[bytes]] = {}
+
+    def answer(self, scope: str, body: bytes, compute: Callable[[], bytes]) -> bytes:
+        """The answer to `body` in `scope` (a repository and protocol), computed once."""
+        key = (scope, hashlib.sha256(body).digest())
+        with self._lock:
+            kept = self._answers.get(key)
+            if kept is not None and kept[0] > time.monotonic():
+                self._answers.move_to_end(key)
+                return kept[1]
+            pending = self._pending.get(key)
+            owner = pending is None
+            if pending is None:
+                pending = self._pending[key] = Future()
+        if not owner:
+            return pending.result(timeout=CGI_TIMEOUT)
+        try:
+            value = compute()
+        except BaseException as exc:
+            pending.set_exception(exc)
+            raise
+        finally:
+            with self._lock:
+                self._pending.pop(key, None)
+        pending.set_result(value)
+        self._keep(key, value)
+        return value
+
+    def _keep(self, key: tuple[str, bytes], value: bytes) -> None:
+        if len(value) > self.max_bytes // 4:
+            return
+        with self._lock:
+            old = self._answers.pop(key, None)
+            self._size -= len(old[1]) if old else 0
+            self._answers[key] = (time.monotonic() + self.ttl, value)
+            self._size += len(value)
+            now = time.monotonic()
+            while self._answers and (self._size > self.max_bytes or next(iter(self._answers.values()))[0] <= now):
+                _, (_, dropped) = self._answers.popitem(last=False)
+                self._size -= len(dropped)
+
+
+_packs = PackCache()
+
+
 def _smart(hub: Hub, row: Any, service: str, advertise: bool, env: dict[str, str]) -> Response:
     """One smart-protocol request, answered by the service itself in stateless-RPC mode; with
     protocol v2, upload-pack's capabilities and its `ls-refs` command are answered here."""
@@ -99,6 +165,9 @@ def _smart(hub: Hub, row: Any, service: str, advertise: bool, env: dict[str, str
         command, arguments = git_protocol.parse_command(body) if v2 else (None, [])
         if command == "ls-refs":
             out = git_protocol.ls_refs(hub.git(row), arguments)
+        elif service == "git-upload-pack" and (command == "fetch" or not v2):  # a pack: the same for the same ask
+            out = _packs.answer(f"{path}\0{env.get('GIT_PROTOCOL', '')}", body,
+                                lambda: _run([*args, path], body, env, service))
         else:
             out = _run([*args, path], body, env, service)
         return Response(out, headers={"Content-Type": f"application/x-{service}-result", **NO_CACHE})
