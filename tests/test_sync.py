@@ -564,3 +564,15 @@ def test_an_in_process_fetch_gives_up_on_a_server_that_never_answers(tmp_path: P
         assert time.monotonic() - started < 10
     finally:
         listener.close()
+
+
+def test_an_in_process_tls_failure_is_left_to_git(tmp_path: Path, recorder: _Recorder, monkeypatch) -> None:
+    calls: list[tuple[str, ...]] = []
+    real = sync._git
+    monkeypatch.setattr(sync, "_git", lambda repo, command, *args: calls.append((command, *args)) or real(
+        repo, command, *args))
+    repo = new_memory(tmp_path / "m")
+    repo.git.remotes.create("origin", f"https://x-access-token:tok@127.0.0.1:{recorder.port}/o/memory.git")
+    remote, problem = sync._fetch(repo)  # a plain-HTTP server: libgit2's TLS handshake fails
+    assert remote is None and problem and "tok" not in problem
+    assert [c[0] for c in calls] == ["fetch"]  # and git was asked too

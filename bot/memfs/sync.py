@@ -56,6 +56,7 @@ IDLE_TIMEOUT_MS = 60_000  # and a server that sends nothing for this long
 _MOVED = ("fetch first", "non-fast-forward", "stale info", "failed to update ref", "cannot lock ref",
           "incorrect old value", "failed to lock")
 _NO_REMOTE_MAIN = "couldn't find remote ref"
+_TRANSPORT_SETUP = re.compile(r"(?i)certificate|ssl|tls|proxy")
 
 
 @dataclass(frozen=True)
@@ -262,7 +263,11 @@ def _fetch(repo: MemoryRepo) -> tuple[str | None, str | None]:
     gives (None, None)."""
     header = basic_auth_header(remote_url(repo))
     if header is not None and not _extra_headers(repo):
-        return _fetch_in_process(repo, header)
+        remote, problem = _fetch_in_process(repo, header)
+        if problem is None or not _TRANSPORT_SETUP.search(problem):
+            return remote, problem
+        # libgit2's TLS or proxy setup is not git's (certificate stores, proxy configuration):
+        # what git can reach, git fetches
     status, out, err = _git(repo, "fetch", "--no-tags", "--quiet", REMOTE, f"+{BRANCH_REF}:{TRACKING_REF}")
     if status == 0:
         return repo.resolve(TRACKING_REF), None
