@@ -39,12 +39,17 @@ def test_merges_cleanly_says_what_a_trial_merge_says(tmp_path: Path) -> None:
     assert workspace.merges_cleanly(base, "0" * 40) is None  # not fetched here: unknown, not "clean"
 
 
-def test_fetch_brings_the_base_and_the_pull_head_and_says_none_for_a_ref_gone(tmp_path: Path) -> None:
+def _remote_and_clone(tmp_path: Path) -> tuple[Path, Path, str]:
+    """A bare remote and a clone of it, with one root commit (its sha returned)."""
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(remote), str(clone))
-    base = _commit(clone, "facts.md", "- one\n", "root")
+    return remote, clone, _commit(clone, "facts.md", "- one\n", "root")
+
+
+def test_fetch_brings_the_base_and_the_pull_head_and_says_none_for_a_ref_gone(tmp_path: Path) -> None:
+    remote, clone, base = _remote_and_clone(tmp_path)
     head = _commit(clone, "facts.md", "- one\n- two\n", "the pull request")
     git(clone, "push", "-q", "origin", f"{base}:refs/heads/main", f"{head}:refs/pull/3/head")
     workspace = Workspace(tmp_path / "work", "alice/memory", Remote(str(remote)))
@@ -68,11 +73,7 @@ def test_fetch_failure_is_a_workspace_error_without_the_token(tmp_path: Path) ->
 
 
 def test_push_fast_forwards_and_says_false_when_the_branch_moved(tmp_path: Path) -> None:
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    clone = tmp_path / "clone"
-    git(tmp_path, "clone", "-q", str(remote), str(clone))
-    base = _commit(clone, "facts.md", "- one\n", "root")
+    remote, clone, base = _remote_and_clone(tmp_path)
     git(clone, "push", "-q", "origin", f"{base}:refs/heads/main", f"{base}:refs/heads/dream",
         f"{base}:refs/pull/1/head")
     workspace = Workspace(tmp_path / "work", "alice/memory", Remote(str(remote)))
