@@ -314,7 +314,9 @@ def collapsing(func: Callable[P, R]) -> Callable[P, R]:
                     return result
                 if isinstance(result, Settled):
                     log.info("job %s: events arrived while it ran; settled, so not running it again", job.id)
-                    return result  # `finally` marks the run ended
+                    redis.set(run_key, "ended", ex=ENDED_TTL)
+                    finished = True
+                    return result
                 log.info("job %s: events arrived while it ran; running it again", job.id)
         finally:
             if not finished:  # an exception: rq retries or fails it; don't make receivers wait on it

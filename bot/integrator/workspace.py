@@ -9,8 +9,8 @@ two jobs never share a working tree.
 The validator is the memory core's own (`checks.check`, the pre-commit hook's rules) over the
 changes the pull request makes since its merge base, on top of the current base: what `main`
 would become. Pushes are never forced: a resolution is a merge commit whose first parent is
-the pull request's head, so the push is a fast-forward, and a head that moved meanwhile makes
-git refuse it (then the job re-reads and decides again).
+the pull request's head, so the push is a fast-forward, and a head that moved meanwhile gets
+it refused (then the job re-reads and decides again).
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ class Workspace:
         In-process, through libgit2: a job fetches every time `main` moved, and `git fetch`
         starts five processes to do it (fetch, the HTTP helper twice, the connectivity check,
         auto-maintenance), about 35 ms of CPU against 2 ms here. The token goes in a header on
-        the first request, as with the git commands below."""
+        the first request, as in the push."""
         refspecs = [f"+refs/heads/{base_ref}:{BASE_REFS}{base_ref}"]
         if number is not None:
             refspecs.append(f"+refs/pull/{int(number)}/head:{PULL_REFS}{int(number)}")

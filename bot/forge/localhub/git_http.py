@@ -5,8 +5,10 @@ auth as GitHub takes it: HTTP Basic with the token as the password
 The smart protocol's two requests per service (`GET info/refs?service=git-X`, `POST git-X`)
 run `git upload-pack` or `git receive-pack --stateless-rpc` directly, as `git http-backend`
 would, minus the CGI process in between: every fetch of every agent passes through here, and
-the extra process per request was most of localhub's cost under load. Dumb-protocol paths,
-which git only falls back to when smart HTTP is missing, still go to `git http-backend`.
+the extra process per request was most of localhub's cost under load. For the same reason
+protocol v2's capabilities and `ls-refs` are answered here (`git_protocol`), and identical
+pack requests share one answer (`PackCache`). Dumb-protocol paths, which git only falls back
+to when smart HTTP is missing, still go to `git http-backend`.
 
 A push is compared ref by ref before and after, and each moved ref becomes a `push` event
 (and, through the pull request module, `synchronize` for pull requests it heads)."""
@@ -96,12 +98,11 @@ def _run(args: list[str], body: bytes, env: dict[str, str], service: str) -> byt
 
 class PackCache:
     """Answers to byte-identical upload-pack requests (protocol v0's POST, v2's `fetch`), kept
-    for `ttl` seconds. When
-    `main` moves, every agent following it asks for the same pack at the same moment; one
-    `git upload-pack` answers them all (GitHub caches pack-objects output for the same reason).
-    Objects are never removed here, so the same request gets an equally valid answer; the
-    short life bounds how long a want whose ref has gone is still served. Requests that arrive
-    while the first is being answered wait for its answer."""
+    for `ttl` seconds. When `main` moves, every agent following it asks for the same pack at the
+    same moment; one `git upload-pack` answers them all (GitHub caches pack-objects output for
+    the same reason). Objects are never removed here, so the same request gets an equally
+    valid answer; the short life bounds how long a want whose ref has gone is still served.
+    Requests that arrive while the first is being answered wait for its answer."""
 
     def __init__(self, ttl: float = 30.0, max_bytes: int = 64 * 1024 * 1024) -> None:
         self.ttl = ttl
@@ -165,7 +166,7 @@ def _smart(hub: Hub, row: Any, service: str, advertise: bool, env: dict[str, str
         command, arguments = git_protocol.parse_command(body) if v2 else (None, [])
         if command == "ls-refs":
             out = git_protocol.ls_refs(hub.git(row), arguments)
-        elif service == "git-upload-pack" and (command == "fetch" or not v2):  # a pack: the same for the same ask
+        elif service == "git-upload-pack" and (command == "fetch" or not v2):  # a pack
             out = _packs.answer(f"{path}\0{env.get('GIT_PROTOCOL', '')}", body,
                                 lambda: _run([*args, path], body, env, service))
         else:

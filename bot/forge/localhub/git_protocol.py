@@ -5,7 +5,8 @@ fetch asks when nothing is new). Answering it from the object store instead of s
 
 `ls-refs` follows git's own upload-pack (protocol-v2.txt): HEAD first, then every ref under
 `refs/` in name order, only those under a requested `ref-prefix`; `symrefs` adds
-`symref-target:`, `peel` adds `peeled:` for annotated tags, `unborn` (with `symrefs`) reports an unborn HEAD.
+`symref-target:`, `peel` adds `peeled:` for annotated tags, and `unborn` (with `symrefs`)
+reports an unborn HEAD.
 """
 
 from __future__ import annotations

@@ -44,6 +44,7 @@ class Hub:
         self._listeners: list[Listener] = []
         self._listeners_lock = threading.Lock()
         self._ref_moves: dict[int, int] = {}
+        self._ref_moves_lock = threading.Lock()
         self.on_close: list[Callable[[], None]] = []
 
     def close(self) -> None:
@@ -150,7 +151,7 @@ class Hub:
         request ref is a loose file until packed, and listing hundreds of them (each push
         payload and status event does) costs twenty times more loose than packed. git's own
         `pack-refs` is safe while other processes update refs."""
-        with self._listeners_lock:
+        with self._ref_moves_lock:
             moves = self._ref_moves[repo["id"]] = self._ref_moves.get(repo["id"], 0) + 1
         if moves % PACK_REFS_EVERY == 0:
             subprocess.run(["git", "--git-dir", str(self.repo_path(repo)), "pack-refs", "--all", "--prune"],
