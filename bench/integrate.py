@@ -13,9 +13,11 @@ event stream and compiled by its own PromptCompiler.
 2. Burst (`--burst` pull requests): `merge: explicit` in .memrepo/config.yml and a shared file
    reference/burst.md committed and pushed to main; then N branches that each append a distinct
    bullet to the end of that file (every pair overlaps), pushed in one push, and N pull requests
-   opened at once (8 threads). Waits (deadline `--deadline`, 120 s) until none is open, then
-   checks: every PR merged, every bullet on main exactly once (no lost edit), one integrator merge
-   commit per PR on main's first-parent history (no double merge), total time (target <= 60 s).
+   opened at once (8 threads). Waits (deadline `--deadline`, 120 s) until the receiver's event
+   stream has announced every PR's merge (or, asked every 5 s, the forge lists none open), then
+   reads every PR back and checks: every PR merged, every bullet on main exactly once (no lost
+   edit), one integrator merge commit per PR on main's first-parent history (no double merge),
+   total time to the last announced merge (target <= 60 s).
 
 Prints readable lines, then one line of JSON with the figures. serve --local is always stopped
 (SIGINT, then wait) at the end; if something stalls it prints the webhook delivery count and
