@@ -41,6 +41,7 @@ REMOTE = "origin"
 BRANCH = "main"
 BRANCH_REF = f"refs/heads/{BRANCH}"
 TRACKING_REF = f"refs/remotes/{REMOTE}/{BRANCH}"
+FETCHED_REF = f"refs/memrepo/fetched/{BRANCH}"  # where an in-process fetch lands first
 BACKUP_PREFIX = "refs/memrepo/backup/"
 LAST_SYNC_KEY = "memrepo.lastSync"
 NO_REMOTE = messages.SYNC_NO_REMOTE
@@ -193,20 +194,23 @@ def _fetch_in_process(repo: MemoryRepo, header: str) -> tuple[str | None, str | 
     """`_fetch` through libgit2, for an http(s) remote whose URL carries its token: nothing
     for a credential helper to do, and an agent fetches every time `main` moves, which `git
     fetch` does with five processes (about 35 ms of CPU) and libgit2 in-process with 2 ms.
-    The tracking ref is cleared first, so a remote without main reads as one."""
+    It fetches into a scratch ref first (libgit2 passes over a ref the remote lacks without a
+    word), so a remote without main reads as one and the tracking ref only ever moves."""
     libgit2_timeouts()
     git = repo.git
-    before = repo.resolve(TRACKING_REF)
     with contextlib.suppress(KeyError):
-        git.references.delete(TRACKING_REF)
+        git.references.delete(FETCHED_REF)
     try:
-        git.remotes[REMOTE].fetch([f"+{BRANCH_REF}:{TRACKING_REF}"], callbacks=HeaderCallbacks(header),
+        git.remotes[REMOTE].fetch([f"+{BRANCH_REF}:{FETCHED_REF}"], callbacks=HeaderCallbacks(header),
                                   prune=pygit2.enums.FetchPrune.NO_PRUNE, proxy=True)
     except (pygit2.GitError, KeyError, ValueError) as exc:
-        if before is not None:  # nothing learnt: keep what was known
-            git.references.create(TRACKING_REF, before, force=True)
         return None, redact(str(exc)) or "fetch failed"
-    return repo.resolve(TRACKING_REF), None
+    fetched = repo.resolve(FETCHED_REF)
+    if fetched is None:
+        return None, None
+    git.references.create(TRACKING_REF, fetched, force=True)
+    git.references.delete(FETCHED_REF)
+    return fetched, None
 
 
 def _git(repo: MemoryRepo, command: str, *args: str) -> tuple[int, str, str]:
