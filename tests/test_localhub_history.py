@@ -35,6 +35,11 @@ def _build(path: str, parents: list[tuple[int, ...]]) -> list[str]:
     return shas
 
 
+def _holds(git: pygit2.Repository, tip: str, commit: str) -> bool:
+    """git's own answer: `commit` is `tip` or one of its ancestors."""
+    return tip == commit or git.descendant_of(tip, commit)
+
+
 @settings(max_examples=60, deadline=None)
 @given(data=st.data(), parents=graphs())
 def test_tips_containing_matches_descendant_of(tmp_path_factory, data: st.DataObject,
@@ -45,7 +50,7 @@ def test_tips_containing_matches_descendant_of(tmp_path_factory, data: st.DataOb
     picks = data.draw(st.lists(st.integers(0, len(shas) - 1), min_size=1, max_size=8))
     tips = {f"b{n}": shas[i] for n, i in enumerate(picks)}
     commit = shas[data.draw(st.integers(0, len(shas) - 1))]
-    expected = {name for name, tip in tips.items() if tip == commit or git.descendant_of(tip, commit)}
+    expected = {name for name, tip in tips.items() if _holds(git, tip, commit)}
     assert merging.tips_containing(git, commit, tips) == expected
 
 
@@ -66,10 +71,6 @@ def test_held_by_matches_descendant_of_from_any_earlier_tip(tmp_path_factory, da
     old_tip, tip = shas[data.draw(index)], shas[data.draw(index)]
     commits = {shas[i] for i in data.draw(st.lists(index, max_size=8))}
     earlier = {shas[i] for i in data.draw(st.lists(index, max_size=8))}
-
-    def truth(at: str, commit: str) -> bool:
-        return at == commit or git.descendant_of(at, commit)
-
     previous = (old_tip, merging.held_by(git, old_tip, earlier))
-    assert previous[1] == {c: truth(old_tip, c) for c in earlier}
-    assert merging.held_by(git, tip, commits, previous) == {c: truth(tip, c) for c in commits}
+    assert previous[1] == {c: _holds(git, old_tip, c) for c in earlier}
+    assert merging.held_by(git, tip, commits, previous) == {c: _holds(git, tip, c) for c in commits}

@@ -315,8 +315,14 @@ def _count(repo: MemoryRepo, tip: str, hide: str | None = None) -> int:
     return ahead
 
 
-def _contains(repo: MemoryRepo, descendant: str, ancestor: str) -> bool:
-    return descendant == ancestor or repo.git.descendant_of(descendant, ancestor)
+def contains(repo: MemoryRepo, descendant: str, ancestor: str) -> bool:
+    """Whether `ancestor` is `descendant` or in its history (False when this clone lacks it)."""
+    if descendant == ancestor:
+        return True
+    try:
+        return repo.git.descendant_of(descendant, ancestor)
+    except (KeyError, ValueError, pygit2.GitError):
+        return False
 
 
 def _backoff(attempt: int) -> None:
@@ -469,7 +475,7 @@ def _publish(repo: MemoryRepo, *, pulled: int = 0, replayed: int = 0) -> SyncRes
         if problem is not None:
             return SyncResult(False, messages.SYNC_UNREACHABLE.format(problem=problem), local,
                               0, pulled, replayed, attempt + 1)
-        if remote is None or _contains(repo, local, remote):
+        if remote is None or contains(repo, local, remote):
             continue
         done, reason = _rebase_onto(repo, local, remote)
         if reason is not None:
@@ -517,12 +523,12 @@ def _sync_locked(repo: MemoryRepo) -> SyncResult:
     remote, problem = _fetch(repo)
     if problem is not None:
         return SyncResult(False, messages.SYNC_UNREACHABLE.format(problem=problem), local)
-    if remote is None or _contains(repo, local, remote):
+    if remote is None or contains(repo, local, remote):
         if remote == local:
             _record_sync(repo)
             return SyncResult(True, None, local)
         return _publish(repo)
-    if _contains(repo, remote, local):
+    if contains(repo, remote, local):
         pulled = _count(repo, remote, local)
         repo.move_branch(remote, expected=local)
         _record_sync(repo)
@@ -637,14 +643,14 @@ def set_remote(repo: MemoryRepo, url: str) -> str:
             _set_upstream(repo)
             _record_sync(repo)
             return messages.REMOTE_SET_IN_SYNC.format(url=shown, sha=local[:12])
-        if _contains(repo, local, remote):
+        if contains(repo, local, remote):
             count = _count(repo, local, remote)
             result = _publish(repo)
             if not result.pushed:
                 raise MemrepoError(messages.REMOTE_SET_PUSH_FAILED.format(url=shown, reason=result.reason))
             _set_upstream(repo)
             return messages.REMOTE_SET_AHEAD.format(url=shown, count=count, sha=(result.head or "")[:12])
-        fast_forward = _contains(repo, remote, local)
+        fast_forward = contains(repo, remote, local)
         fresh = _count(repo, local) == 1
         if not (fast_forward or fresh):
             raise MemrepoError(messages.REMOTE_SET_DIVERGED.format(

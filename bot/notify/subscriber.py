@@ -35,13 +35,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import pygit2
 import requests
 
 from bot import messages
 from bot.errors import MemrepoError
 from bot.memfs.repo import MemoryRepo
-from bot.memfs.sync import redact, sync
+from bot.memfs.sync import contains, redact, sync
 from bot.notify.events import HeadEvent
 from bot.settings import is_repo_name
 
@@ -338,12 +337,9 @@ class HeadSubscriber:
     def _holds(self, head: str, sha: str) -> bool:
         """Whether `sha` is `head` or behind it: an event this clone already caught up with
         (events queue up while a sync runs; the sync already fetched the newest main)."""
-        if head == sha:
-            return True
         try:
-            git = MemoryRepo.open(self.root).git
-            return isinstance(git.get(sha), pygit2.Commit) and git.descendant_of(head, sha)
-        except Exception:  # unreadable here: let the sync find out
+            return contains(MemoryRepo.open(self.root), head, sha)
+        except Exception:  # unreadable here (a clone being rewritten): let the sync find out
             return False
 
     def _catch_up(self) -> None:

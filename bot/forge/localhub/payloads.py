@@ -232,7 +232,7 @@ def push(hub: Hub, repo: Any, ref: str, before: str | None, after: str | None, s
     if head is not None:
         head_commit = next((c for c in commits if c["id"] == str(head.id)), None)
         if head_commit is None:
-            distinct = not any(tip == str(head.id) or git.descendant_of(tip, head.id) for tip in others)
+            distinct = not merging.tips_containing(git, str(head.id), {tip: tip for tip in others})
             head_commit = _push_commit(hub, repo, git, head, distinct)
     sender = hub.user(sender_id)
     return {
