@@ -114,8 +114,6 @@ def _setup(tmp_path: Path) -> tuple[Path, list[Path]]:
 # which checks sync on its own (shorter: the tool run already covers the full load).
 @pytest.mark.parametrize(("mode", "edits"), [("tool", EDITS), ("direct", 20)])
 def test_concurrent_writers_lose_nothing(tmp_path: Path, mode: str, edits: int) -> None:
-    if mode == "tool":
-        pytest.importorskip("bot.memfs.tool")
     remote, clones = _setup(tmp_path)
     initial = git(remote, "rev-parse", "main")
     ctx = multiprocessing.get_context("spawn")

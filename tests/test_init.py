@@ -258,11 +258,15 @@ def test_init_with_remote_pushes_main(
 
 # -------------------------------------------------------------------------------- hook
 
-def hook_env(with_memrepo: bool) -> dict[str, str]:
-    """PATH for the hook: the virtualenv's bin (memrepo on PATH) or only git's folder (the
-    hook falls back to the interpreter that ran init)."""
-    git_dir = str(Path(shutil.which("git") or "/usr/bin/git").parent)
-    path = os.pathsep.join([str(Path(sys.executable).parent), git_dir]) if with_memrepo else git_dir
+def hook_env(folder: Path, with_memrepo: bool) -> dict[str, str]:
+    """PATH for the hook: the virtualenv's bin (memrepo on PATH) and a folder holding only git,
+    or only that folder (the hook falls back to the interpreter that ran init). git's own folder
+    would not do: memrepo may be installed there too."""
+    only_git = folder / "only-git"
+    only_git.mkdir(exist_ok=True)
+    if not (only_git / "git").exists():
+        (only_git / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    path = os.pathsep.join([str(Path(sys.executable).parent), str(only_git)]) if with_memrepo else str(only_git)
     return {**os.environ, "PATH": path}
 
 
@@ -272,10 +276,9 @@ def commit(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedP
 
 
 @pytest.mark.parametrize("with_memrepo", [True, False], ids=["memrepo-on-path", "python-fallback"])
-def test_pre_commit_hook_runs_the_validator(created: Path, with_memrepo: bool) -> None:
-    env = hook_env(with_memrepo)
-    if not with_memrepo and shutil.which("memrepo", path=env["PATH"]):
-        pytest.skip("memrepo is installed next to git; the fallback cannot be exercised")
+def test_pre_commit_hook_runs_the_validator(created: Path, tmp_path: Path, with_memrepo: bool) -> None:
+    env = hook_env(tmp_path, with_memrepo)
+    assert bool(shutil.which("memrepo", path=env["PATH"])) == with_memrepo
     head = git(created, "rev-parse", "HEAD")
     (created / "system/x.md").write_text("No frontmatter.\n")
     git(created, "add", "system/x.md")
@@ -293,10 +296,10 @@ def test_pre_commit_hook_runs_the_validator(created: Path, with_memrepo: bool) -
     assert git(created, "status", "--porcelain") == ""
 
 
-def test_pre_commit_hook_checks_commit_all_and_commit_path(created: Path) -> None:
+def test_pre_commit_hook_checks_commit_all_and_commit_path(created: Path, tmp_path: Path) -> None:
     """`git commit -a` and `git commit PATH` stage into another index file (GIT_INDEX_FILE);
     the hook must check that one, not .git/index."""
-    env = hook_env(True)
+    env = hook_env(tmp_path, True)
     head = git(created, "rev-parse", "HEAD")
     (created / "system/human.md").write_text("Lost its frontmatter.\n")
     for args in (["-am", "Break it"], ["-m", "Break it", "system/human.md"]):
