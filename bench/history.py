@@ -29,7 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.memfs.create import init_repository
-from bot.memfs.history import at, why
+from bot.memfs.history import at
+from bot.provenance.why import why
 
 COMMITS = 10_000
 FILES = 50

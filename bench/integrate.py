@@ -47,9 +47,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import requests
 
+from bot.contracts import LABEL_DREAM
 from bot.dream.provenance import Change, Provenance, TranscriptRange, render_provenance
 from bot.forge.client import ForgeClient, NewPullRequest, RetryPolicy, TokenCredentials
-from bot.integrator.state import LABEL_DREAM
 from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.memfs.prompt import PromptCompiler

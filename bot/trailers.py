@@ -27,10 +27,10 @@ the trailers after it. Here nothing before the last paragraph can hide it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-SOURCE_TRAILER = "Source"
-EXTERNAL_PREFIX = "external:"
+from bot.contracts import EXTERNAL_PREFIX, PROVENANCE_TRAILERS, SOURCE
+
 COMMENT = "#"
 GIT_GENERATED = ("Signed-off-by: ", "(cherry picked from commit ")
 _SPACE = " \t\n\v\f\r"  # C's isspace, which git uses; Python's str.isspace knows more
@@ -156,6 +156,18 @@ def parse_trailers(message: str) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
+def trailer_map(message: str, keys: tuple[str, ...] = PROVENANCE_TRAILERS) -> Mapping[str, str]:
+    """The last value of each of `keys` among the message's trailers (keys compared without
+    case, as git's `trailers:key=` compares them)."""
+    wanted = {key.casefold(): key for key in keys}
+    found: dict[str, str] = {}
+    for token, value in parse_trailers(message):
+        key = wanted.get(token.casefold())
+        if key is not None:
+            found[key] = value
+    return found
+
+
 def is_external(source: str) -> bool:
     return source.casefold().startswith(EXTERNAL_PREFIX)
 
@@ -167,6 +179,6 @@ def external_sources(messages: Iterable[str]) -> tuple[str, ...]:
     found: dict[str, None] = {}
     for message in messages:
         for token, value in parse_trailers(message):
-            if token.casefold() == SOURCE_TRAILER.casefold() and is_external(value):
+            if token.casefold() == SOURCE.casefold() and is_external(value):
                 found.setdefault(value, None)
     return tuple(found)

@@ -12,8 +12,8 @@ from bot.agent import doctor, sleeptime, turns
 from bot.agent.commands import COMMANDS, Command, parse_command
 from bot.agent.routing import EditFacts, changed_lines, external_sources, route_edit
 from bot.config import DEFAULT_POLICY, DirectCommit, Dream, Limits, Policy
+from bot.contracts import LABEL_AGENT_EDIT, LABEL_UNTRUSTED
 from bot.errors import MemrepoError
-from bot.integrator.state import LABEL_AGENT_EDIT, LABEL_UNTRUSTED
 
 
 # ---------------------------------------------------------------------------------- commands
@@ -236,7 +236,7 @@ def test_an_edit_commit_keeps_its_source_trailers_readable_whatever_the_reason_s
     line in it must not end the message before git's trailer reading reaches the sources."""
     from bot.agent.render import EditContext, commit_message
     from bot.agent.routing import Route
-    from bot.integrator.trailers import parse_trailers
+    from bot.trailers import parse_trailers
 
     reason = "Update the address\n---\n# ------------------------ >8 ------------------------\nas the mail said"
     route = Route(direct=False, labels=(LABEL_AGENT_EDIT, LABEL_UNTRUSTED), sources=("external:mailto:x@example.net",))

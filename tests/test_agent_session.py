@@ -16,6 +16,7 @@ import pytest
 import requests
 
 from bot.agent import AgentSession
+from bot.contracts import LABEL_AGENT_EDIT, LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED
 from bot.dream.state import TriggerStates
 from bot.dream.strategies import DreamInput
 from bot.dream.strategies.llm import build_request
@@ -23,7 +24,6 @@ from bot.forge.client import ForgeClient, PullRequest, RetryPolicy, TokenCredent
 from bot.forge.localhub.server import LocalhubServer
 from bot.integrator import jobs
 from bot.integrator.context import using
-from bot.integrator.state import LABEL_AGENT_EDIT, LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED
 from bot.memfs import sync
 from tests.conftest import LocalhubMemory, git, memory_on_localhub
 from tests.test_integrator_jobs import make_context

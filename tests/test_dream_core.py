@@ -15,8 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot import contracts
 from bot.config import Dream, Limits, Policy
-from bot.dream import ids, triggers
+from bot.dream import triggers
 from bot.dream.cursor import Cursor, CursorError, cursor_path, parse_cursor, render_cursor
 from bot.dream.forge_target import forge_target
 from bot.dream.provenance import (
@@ -27,14 +28,14 @@ from bot.dream.provenance import (
     parse_provenance,
     render_provenance,
 )
-from bot.dream.render import commit_message, commit_text, pr_body, short_quote, trailers
+from bot.dream.render import commit_message, commit_text, pr_body, short_quote
 from bot.dream.render import external_sources as external_sources_of
 from bot.dream.strategies import DreamInput
 from bot.dream.strategies.verbatim import VerbatimStrategy, empty_part, plan, quote
 from bot.dream.triggers import TriggerState, after, decide
 from bot.errors import MemrepoError
-from bot.integrator.trailers import external_sources, parse_trailers
 from bot.memfs import document, validate
+from bot.trailers import external_sources, parse_trailers, trailer_map
 from bot.transcript.model import Message
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -48,11 +49,11 @@ def msg(n: int, text: str = "hello", *, kind: str = "user", source: str = "user"
 
 # --------------------------------------------------------------------------------- ids
 def test_dream_id_has_the_contract_shape_and_names_its_branch() -> None:
-    dream_id = ids.new_dream_id(datetime(2026, 3, 14, 9, 30, 12, tzinfo=UTC), "0a1b2c3d")
+    dream_id = contracts.new_dream_id(datetime(2026, 3, 14, 9, 30, 12, tzinfo=UTC), "0a1b2c3d")
     assert dream_id == DREAM
-    assert ids.branch_name(dream_id) == "memrepo/dream/" + DREAM
-    assert ids.dream_id_of_branch("refs/heads/memrepo/dream/" + DREAM) == DREAM
-    assert re.match(r"^\d{8}T\d{6}Z-[0-9a-f]{8}$", ids.new_dream_id())
+    assert contracts.dream_branch(dream_id) == "memrepo/dream/" + DREAM
+    assert contracts.dream_id_of_branch("refs/heads/memrepo/dream/" + DREAM) == DREAM
+    assert re.match(r"^\d{8}T\d{6}Z-[0-9a-f]{8}$", contracts.new_dream_id())
 
 
 @pytest.mark.parametrize("value, ok", [
@@ -65,14 +66,14 @@ def test_dream_id_has_the_contract_shape_and_names_its_branch() -> None:
     (None, False),
 ])
 def test_is_dream_id(value: object, ok: bool) -> None:
-    assert ids.is_dream_id(value) is ok
+    assert contracts.is_dream_id(value) is ok
 
 
 def test_branches_that_are_not_dreams_carry_no_dream_id() -> None:
-    assert ids.dream_id_of_branch("main") is None
-    assert ids.dream_id_of_branch("memrepo/dream/nonsense") is None
+    assert contracts.dream_id_of_branch("main") is None
+    assert contracts.dream_id_of_branch("memrepo/dream/nonsense") is None
     with pytest.raises(ValueError):
-        ids.branch_name("nonsense")
+        contracts.dream_branch("nonsense")
 
 
 # ------------------------------------------------------------------------------ cursor
@@ -132,7 +133,7 @@ def provenances(draw: st.DrawFn) -> Provenance:
     changes = draw(st.lists(st.builds(Change, path=_TEXT.filter(lambda s: s.strip() != ""), summary=_TEXT,
                                       message_ids=st.lists(_ID, max_size=3).map(tuple)), max_size=4))
     return Provenance(
-        dream_id=draw(st.builds(lambda n, h: ids.new_dream_id(datetime.fromtimestamp(n, UTC), h),
+        dream_id=draw(st.builds(lambda n, h: contracts.new_dream_id(datetime.fromtimestamp(n, UTC), h),
                                 st.integers(0, 4_000_000_000), st.from_regex(r"\A[0-9a-f]{8}\Z"))),
         agent_id=draw(_ID), conversation_id=draw(_ID), base_commit=draw(st.from_regex(r"\A[0-9a-f]{40}\Z")),
         trigger=draw(st.sampled_from(("step-count", "compaction", "manual"))),
@@ -321,7 +322,7 @@ def test_remotes_that_are_not_a_forge_repository_are_refused(url: str | None) ->
 def test_commit_message_ends_with_the_trailers() -> None:
     p = provenance()
     text = commit_message(p, "Recorded things.")
-    assert trailers(text) == {"Dream-ID": DREAM, "Agent-ID": "a1", "Conversation-ID": "c1",
+    assert trailer_map(text) == {"Dream-ID": DREAM, "Agent-ID": "a1", "Conversation-ID": "c1",
                               "Transcript-Range": "m_1..m_9", "Base-Commit": SHA}
     assert text.rstrip("\n").rsplit("\n\n", 1)[1].startswith("Dream-ID: ")
 

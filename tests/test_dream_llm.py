@@ -13,7 +13,8 @@ import requests
 import responses
 
 from bot.config import Policy
-from bot.dream import parse_provenance, triggers
+from bot.dream import triggers
+from bot.dream.provenance import parse_provenance
 from bot.dream.strategies import DreamInput, get_strategy
 from bot.dream.strategies.llm import LlmStrategy, build_request, endpoint, parse_answer
 from bot.errors import MemrepoError

@@ -15,9 +15,11 @@ import github
 import pytest
 import requests
 
-from bot.dream import dream_closed, handle_event, on_compaction, on_step, parse_provenance, run_dream, triggers
+from bot.contracts import LABEL_DREAM, LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED
+from bot.dream import triggers
 from bot.dream.cursor import Cursor, parse_cursor, render_cursor
-from bot.dream.render import trailers
+from bot.dream.provenance import parse_provenance
+from bot.dream.runner import dream_closed, handle_event, on_compaction, on_step, run_dream
 from bot.dream.state import TriggerStates
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
@@ -25,10 +27,10 @@ from bot.forge.client import ForgeClient, PullRequest, RetryPolicy, TokenCredent
 from bot.forge.localhub.server import LocalhubServer
 from bot.integrator import jobs
 from bot.integrator.context import using
-from bot.integrator.state import LABEL_DREAM, LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED
-from bot.integrator.trailers import external_sources as integrator_sources
 from bot.memfs import sync
 from bot.memfs.create import init_repository
+from bot.trailers import external_sources as integrator_sources
+from bot.trailers import trailer_map
 from bot.transcript import Message, TranscriptStore
 from tests.conftest import LocalhubMemory, git, localhub_token, memory_on_localhub, run_cli
 from tests.test_integrator_jobs import make_context
@@ -143,7 +145,7 @@ def test_a_dream_opens_one_pull_request_with_provenance_and_one_dreamer_commit(w
     assert author == f"memrepo dreamer <{result.dream_id}@dreams.memrepo>|memrepo dreamer " \
                      f"<{result.dream_id}@dreams.memrepo>"
     message = git(world.memory.root, "log", "-1", "--format=%B", head)
-    assert trailers(message) == {"Dream-ID": result.dream_id, "Agent-ID": "a1", "Conversation-ID": "c1",
+    assert trailer_map(message) == {"Dream-ID": result.dream_id, "Agent-ID": "a1", "Conversation-ID": "c1",
                                  "Transcript-Range": f"{said[0].message_id}..{said[-1].message_id}",
                                  "Base-Commit": base}
     assert git_trailers(world, head)[-1] == ("Source", PAGE)

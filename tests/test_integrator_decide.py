@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.config import Policy
+from bot.contracts import LABEL_AGENT_EDIT, LABEL_CONFLICT, LABEL_DREAM, LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED
 from bot.forge.retry import MergeOutcome
 from bot.integrator.decide import (
     approved,
@@ -26,11 +27,6 @@ from bot.integrator.decide import (
 )
 from bot.integrator.state import (
     DEFAULT_TUNING,
-    LABEL_AGENT_EDIT,
-    LABEL_CONFLICT,
-    LABEL_DREAM,
-    LABEL_NEEDS_REVIEW,
-    LABEL_UNTRUSTED,
     MERGE_METHOD,
     Action,
     Kind,

@@ -18,21 +18,21 @@ import pytest
 import redis as redis_lib
 import requests
 
-from bot.dream.provenance import Change, Provenance, TranscriptRange, render_provenance
-from bot.forge.client import ForgeClient, NewPullRequest, PullRequest, RetryPolicy, TokenCredentials
-from bot.forge.localhub.server import LocalhubServer
-from bot.identity import INTEGRATOR
-from bot.integrator import jobs
-from bot.integrator.context import Context, Remote, using
-from bot.integrator.state import (
+from bot.contracts import (
     LABEL_AGENT_EDIT,
     LABEL_CONFLICT,
     LABEL_DREAM,
     LABEL_NEEDS_REVIEW,
     LABEL_UNTRUSTED,
     STATUS_CONTEXT,
-    Tuning,
 )
+from bot.dream.provenance import Change, Provenance, TranscriptRange, render_provenance
+from bot.forge.client import ForgeClient, NewPullRequest, PullRequest, RetryPolicy, TokenCredentials
+from bot.forge.localhub.server import LocalhubServer
+from bot.identity import INTEGRATOR
+from bot.integrator import jobs
+from bot.integrator.context import Context, Remote, using
+from bot.integrator.state import Tuning
 from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.notify.events import HeadEvent, Subscription, last_head

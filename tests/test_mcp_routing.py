@@ -15,7 +15,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from bot.integrator.state import LABEL_AGENT_EDIT, LABEL_UNTRUSTED
+from bot.contracts import LABEL_AGENT_EDIT, LABEL_UNTRUSTED
 from bot.mcp.server import MemoryServer, Options
 from bot.memfs.repo import MemoryRepo
 from bot.transcript import TranscriptStore

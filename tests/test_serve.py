@@ -22,9 +22,9 @@ import github
 import pytest
 import requests
 
+from bot.contracts import LABEL_DREAM
 from bot.dream.provenance import Change, Provenance, TranscriptRange, render_provenance
 from bot.forge.client import ForgeClient, NewPullRequest, RetryPolicy, TokenCredentials
-from bot.integrator.state import LABEL_DREAM
 from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.serve.child import SERVICE_ENV, LocalStack

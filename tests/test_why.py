@@ -11,17 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.memfs import evidence
 from bot.memfs.blame import parse_line_porcelain
-from bot.memfs.history import (
-    EXIT_NO_SUCH_LINE,
-    EXIT_NOT_IN_MEMORY,
-    NoSuchLineError,
-    PathNotInMemoryError,
-    render_why,
-    why,
-)
+from bot.memfs.history import EXIT_NOT_IN_MEMORY, PathNotInMemoryError
 from bot.memfs.repo import MemoryRepo
+from bot.provenance import evidence
+from bot.provenance.why import EXIT_NO_SUCH_LINE, NoSuchLineError, render_why, why
 from tests.conftest import PERSON_EMAIL, PERSON_NAME, git, run_cli
 
 

@@ -25,11 +25,11 @@ import pygit2
 from bot import identity, messages
 from bot.agent import render
 from bot.agent.routing import Route
+from bot.contracts import EDIT_BRANCH_PREFIX
 from bot.dream.runner import delete_remote_branch, fetch_base, push_branch, worktree
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, NewPullRequest
 from bot.forge.errors import ForgeError
-from bot.integrator.state import EDIT_BRANCH_PREFIX
 from bot.memfs.calls import parse_call
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync import BRANCH

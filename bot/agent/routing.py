@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from bot import messages
 from bot.config import Policy
+from bot.contracts import LABEL_AGENT_EDIT, LABEL_UNTRUSTED
 from bot.integrator.decide import protected_paths
-from bot.integrator.state import LABEL_AGENT_EDIT, LABEL_UNTRUSTED
 
 EXTERNAL_PREFIX = "external:"
 

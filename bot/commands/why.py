@@ -7,7 +7,7 @@ import json
 import re
 
 from bot import messages
-from bot.memfs.history import EXIT_NO_SUCH_LINE, NoSuchLineError, render_why, why
+from bot.provenance.why import EXIT_NO_SUCH_LINE, NoSuchLineError, render_why, why
 
 _NUMBERISH = re.compile(r"\s*[+-]?\d*([.,]\d*)?\s*")
 

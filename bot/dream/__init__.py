@@ -2,20 +2,15 @@
 proposes a consolidation of memory as a pull request whose body says exactly where each
 change came from (DESIGN.md §2-4, §9).
 
-    from bot.dream import run_dream, on_step, dream_closed, parse_provenance
+    from bot.dream.runner import run_dream, on_step, dream_closed
+    from bot.dream.provenance import parse_provenance
 
     run_dream("memory", "ada", "c1")                 # one dream now (trigger: manual)
     on_step("memory", "ada", "c1")                   # the session, after each assistant step
     dream_closed("memory", "ada", "c1")              # the integrator, when a dream PR closed
     parse_provenance(pull_request.body)              # the integrator and `memrepo why`
 
-Pure parts: ids, cursor, provenance, triggers, render, the verbatim planner and the LLM
-answer parser. The shell: runner (git, worktree, forge), state (trigger state files),
-strategies.llm's HTTP call.
+Pure parts: cursor, provenance, triggers, render, the verbatim planner and the LLM answer
+parser. The shell: runner (git, worktree, forge), state (trigger state files), strategies.llm's
+HTTP call. Nothing is imported here, so reading a provenance block does not load the runner.
 """
-
-from bot.dream.provenance import Change, Provenance, ProvenanceError, TranscriptRange, parse_provenance
-from bot.dream.runner import DreamResult, EventResult, dream_closed, handle_event, on_compaction, on_step, run_dream
-
-__all__ = ["Change", "DreamResult", "EventResult", "Provenance", "ProvenanceError", "TranscriptRange",
-           "dream_closed", "handle_event", "on_compaction", "on_step", "parse_provenance", "run_dream"]

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 
 from bot import messages
-from bot.dream.ids import is_dream_id
+from bot.contracts import is_dream_id
 from bot.errors import MemrepoError
 from bot.transcript.model import check_id, parse_time
 

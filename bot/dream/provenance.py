@@ -25,7 +25,7 @@ import yaml
 
 from bot import messages
 from bot.config import load_yaml
-from bot.dream.ids import is_dream_id
+from bot.contracts import is_dream_id
 from bot.errors import MemrepoError
 from bot.transcript.model import check_id, parse_time
 

@@ -15,12 +15,11 @@ from dataclasses import dataclass
 
 from bot import messages
 from bot.dream.provenance import Provenance, render_provenance
-from bot.integrator.trailers import is_external
 from bot.templating import render
+from bot.trailers import is_external
 from bot.transcript.model import Message
 
 QUOTE_CHARS = 160
-TRAILERS = ("Dream-ID", "Agent-ID", "Conversation-ID", "Transcript-Range", "Base-Commit")
 CUT_LINE = "------------------------ >8 ------------------------"  # git's scissors, after the comment char
 
 
@@ -106,14 +105,3 @@ def commit_message(provenance: Provenance, summary: str, sources: Sequence[str] 
                   conversation_id=provenance.conversation_id, transcript=provenance.transcript,
                   base_commit=provenance.base_commit, sources=[" ".join(s.split()) for s in sources])
     return text.rstrip("\n") + "\n"
-
-
-def trailers(message: str) -> dict[str, str]:
-    """The dream trailers of a commit message (its last paragraph)."""
-    last = message.rstrip("\n").rsplit("\n\n", 1)[-1]
-    out = {}
-    for line in last.splitlines():
-        key, sep, value = line.partition(": ")
-        if sep and key in TRAILERS:
-            out[key] = value.strip()
-    return out

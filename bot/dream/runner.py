@@ -47,10 +47,10 @@ import pygit2
 
 from bot import identity, messages
 from bot.config import Dream
+from bot.contracts import DREAM_BRANCH_PREFIX, LABEL_DREAM, LABEL_UNTRUSTED, dream_branch, new_dream_id
 from bot.dream import triggers
 from bot.dream.cursor import Cursor, cursor_path, parse_cursor, render_cursor
 from bot.dream.forge_target import ForgeTarget, forge_target
-from bot.dream.ids import BRANCH_PREFIX, LABEL, branch_name, new_dream_id
 from bot.dream.provenance import Change, Provenance, ProvenanceError, TranscriptRange, parse_provenance
 from bot.dream.render import commit_message, external_sources, pr_body, title
 from bot.dream.state import TriggerStates
@@ -58,7 +58,6 @@ from bot.dream.strategies import DreamInput, Proposal, ProposedCall, Strategy, g
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, NewPullRequest, PullRequest, RetryPolicy, TokenCredentials
 from bot.forge.errors import ForgeError
-from bot.integrator.state import LABEL_UNTRUSTED
 from bot.memfs import checks, validate
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync import BRANCH, REMOTE, git_problem, redact, remote_url, status
@@ -199,7 +198,7 @@ def find_open_dream(client: ForgeClient, agent_id: str, conversation_id: str) ->
     labelling failed) of this agent and conversation, if any. Bodies without a valid
     provenance block are not dreams memrepo can account for: skipped."""
     for pr in client.list_open_pull_requests():
-        if LABEL not in pr.labels and not pr.head_ref.startswith(BRANCH_PREFIX):
+        if LABEL_DREAM not in pr.labels and not pr.head_ref.startswith(DREAM_BRANCH_PREFIX):
             continue
         try:
             found = parse_provenance(pr.body)
@@ -368,7 +367,7 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
             problems="; ".join(f"{p.path}: {p.message}" for p in problems)[:500]))
     sources = external_sources(window)
     sha = _squash(repo, base, changes, commit_message(provenance, proposal.summary, sources), dream_id, moment)
-    branch = branch_name(dream_id)
+    branch = dream_branch(dream_id)
     repo.git.references.create(f"refs/heads/{branch}", sha)
     try:
         pr = _publish(repo, client, branch, provenance, proposal.summary, window, cursor_file, window_range,
@@ -401,7 +400,7 @@ def _publish(repo: MemoryRepo, client: ForgeClient, branch: str, provenance: Pro
     """Push the branch and open the pull request, then label it (GitHub labels in a second
     call); on any failure the pushed branch is deleted. The commit already names the
     external sources, so the pull request waits for a person before and without its labels."""
-    labels = (LABEL, LABEL_UNTRUSTED) if sources else (LABEL,)
+    labels = (LABEL_DREAM, LABEL_UNTRUSTED) if sources else (LABEL_DREAM,)
     push_branch(repo, branch)
     try:
         open_dream = find_open_dream(client, provenance.agent_id, provenance.conversation_id)
@@ -421,7 +420,7 @@ def _publish(repo: MemoryRepo, client: ForgeClient, branch: str, provenance: Pro
             try:
                 client.add_labels(existing.number, missing)
             except ForgeError as exc:
-                if missing == (LABEL,):
+                if missing == (LABEL_DREAM,):
                     raise PullRequestKept(messages.DREAM_PR_UNLABELLED.format(
                         number=existing.number, url=existing.url, problem=exc)) from None
                 raise PullRequestKept(messages.DREAM_PR_LABELS_MISSING.format(

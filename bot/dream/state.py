@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bot import messages
-from bot.dream.ids import is_dream_id
+from bot.contracts import is_dream_id
 from bot.dream.triggers import TriggerState
 from bot.errors import MemrepoError
 from bot.transcript import home as homes

@@ -20,21 +20,12 @@ from redis import Redis
 
 from bot import messages
 from bot.config import Policy
-from bot.dream.ids import is_dream_id
+from bot.contracts import DREAM_BRANCH_PREFIX, LABEL_CONFLICT, LABEL_NEEDS_REVIEW, STATUS_CONTEXT, is_dream_id
 from bot.dream.provenance import ProvenanceError, parse_provenance
 from bot.forge.client import ForgeClient, PullRequest, StatusUpdate
 from bot.integrator.decide import is_dream
 from bot.integrator.resolve import Resolver
-from bot.integrator.state import (
-    DREAM_BRANCH_PREFIX,
-    LABEL_CONFLICT,
-    LABEL_NEEDS_REVIEW,
-    STATUS_CONTEXT,
-    Action,
-    Kind,
-    LastMerge,
-    PullState,
-)
+from bot.integrator.state import Action, Kind, LastMerge, PullState
 from bot.integrator.workspace import Workspace
 from bot.notify.events import HeadEvent, publish_head
 from bot.queue import PREFIX, pr_key

@@ -41,8 +41,7 @@ from fnmatch import fnmatchcase
 
 from bot import messages
 from bot.config import Policy
-from bot.integrator.state import (
-    DEFAULT_TUNING,
+from bot.contracts import (
     DREAM_BRANCH_PREFIX,
     EDIT_BRANCH_PREFIX,
     LABEL_AGENT_EDIT,
@@ -51,6 +50,9 @@ from bot.integrator.state import (
     LABEL_NEEDS_REVIEW,
     LABEL_PREFIX,
     LABEL_UNTRUSTED,
+)
+from bot.integrator.state import (
+    DEFAULT_TUNING,
     MERGE_METHOD,
     Action,
     Kind,

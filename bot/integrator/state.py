@@ -13,17 +13,6 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-# DESIGN.md §9: labels, branches and the status context shared with the dreamer and CI.
-LABEL_DREAM = "memrepo:dream"
-LABEL_AGENT_EDIT = "memrepo:agent-edit"
-LABEL_UNTRUSTED = "memrepo:untrusted"
-LABEL_CONFLICT = "memrepo:conflict"
-LABEL_NEEDS_REVIEW = "memrepo:needs-review"
-LABEL_PREFIX = "memrepo:"
-DREAM_BRANCH_PREFIX = "memrepo/dream/"
-EDIT_BRANCH_PREFIX = "memrepo/edit/"
-STATUS_CONTEXT = "memrepo/validate"
-
 # A merge commit keeps each commit of a dream (with its trailers and author) in main's history,
 # which is the audit log; squash or rebase would rewrite them.
 MERGE_METHOD = "merge"

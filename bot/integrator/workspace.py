@@ -33,10 +33,10 @@ from bot.identity import INTEGRATOR
 from bot.integrator.context import Remote
 from bot.integrator.resolve import Resolver, resolve_tree
 from bot.integrator.state import Validation
-from bot.integrator.trailers import external_sources
 from bot.memfs import checks
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync import HeaderCallbacks, libgit2_timeouts, redact
+from bot.trailers import external_sources
 
 log = logging.getLogger("memrepo.integrator.workspace")
 

@@ -1,4 +1,4 @@
-"""`memory_why` and `memory_at`: the history API of bot/memfs/history.py as tool results (the
+"""`memory_why` and `memory_at`: the history API of bot/memfs/history.py and bot/provenance/why.py as tool results (the
 text a model reads, and the report itself as structured content)."""
 
 from __future__ import annotations
@@ -8,12 +8,13 @@ from typing import Any
 
 from bot import messages
 from bot.memfs import history
+from bot.provenance import why as provenance
 
 
 def why(root: Path, path: str, line: int | None, *, transcripts: Any = None) -> tuple[str, dict[str, Any]]:
     """Where `path` (or its line `line`) came from."""
-    report = history.why(root, path, line, transcripts=transcripts)
-    return history.render_why(report), report
+    report = provenance.why(root, path, line, transcripts=transcripts)
+    return provenance.render_why(report), report
 
 
 def at(root: Path, when: str, path: str | None) -> tuple[str, dict[str, Any]]:

@@ -21,6 +21,7 @@ from typing import Any
 from redis import Redis
 
 from bot import messages
+from bot.contracts import is_dream_id
 from bot.errors import MemrepoError
 from bot.queue import repo_key
 from bot.settings import is_repo_name
@@ -30,7 +31,6 @@ LAST_PREFIX = "memrepo:last-head:"
 LAST_TTL = 30 * 24 * 3600
 CAUSES = ("merge", "push")
 SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")  # SHA-1 or SHA-256 object names
-DREAM_ID = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{8}$")  # DESIGN.md §9, as bot/dream/ids.py makes them
 KEYS = ("repo", "sha", "before", "cause", "pr", "dream_id", "at")
 
 log = logging.getLogger("memrepo.notify")
@@ -81,7 +81,7 @@ class HeadEvent:
             return messages.HEAD_EVENT_PR.format(value=self.pr)
         if self.cause == "merge" and self.pr is None:
             return messages.HEAD_EVENT_MERGE_PR
-        if self.dream_id is not None and not (isinstance(self.dream_id, str) and DREAM_ID.match(self.dream_id)):
+        if self.dream_id is not None and not is_dream_id(self.dream_id):
             return messages.HEAD_EVENT_DREAM.format(value=self.dream_id)
         if not isinstance(self.at, str):
             return messages.HEAD_EVENT_AT.format(value=self.at)

@@ -10,20 +10,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
+from bot.contracts import AGENT_ID, BASE_COMMIT, CONVERSATION_ID, DREAM_ID, TRANSCRIPT_RANGE
 from bot.dream.provenance import Provenance
-from bot.dream.render import trailers
 from bot.identity import role_of
+from bot.memfs.history import iso
+from bot.trailers import trailer_map
 
 _MERGE_PULL = re.compile(r"^Merge pull request #(?P<number>\d+) from (?P<branch>\S+)")
 _RESOLUTION = re.compile(r"^Merge (?P<base>[0-9a-f]{7,64}) into (?P<branch>\S+): conflicts resolved by memrepo")
-
-
-def iso(seconds: int) -> str:
-    """A commit time as ISO 8601 in UTC (whole seconds, Z)."""
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def commit_data(sha: str, parents: Sequence[str], author_name: str, author_email: str, authored: int,
@@ -55,16 +51,16 @@ def resolution(message: str) -> dict[str, str] | None:
 def dream_from_trailers(message: str) -> dict[str, Any] | None:
     """A dreamer commit's own record of its dream; the trigger, strategy and which messages each
     change rests on are only in the pull request's provenance block (None here)."""
-    found = trailers(message)
-    if "Dream-ID" not in found:
+    found = trailer_map(message)
+    if DREAM_ID not in found:
         return None
-    first, _, last = found.get("Transcript-Range", "").partition("..")
+    first, _, last = found.get(TRANSCRIPT_RANGE, "").partition("..")
     return {
         "source": "trailers",
-        "dream_id": found.get("Dream-ID"),
-        "agent_id": found.get("Agent-ID"),
-        "conversation_id": found.get("Conversation-ID"),
-        "base_commit": found.get("Base-Commit"),
+        "dream_id": found.get(DREAM_ID),
+        "agent_id": found.get(AGENT_ID),
+        "conversation_id": found.get(CONVERSATION_ID),
+        "base_commit": found.get(BASE_COMMIT),
         "trigger": None,
         "strategy": None,
         "model": None,

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.integrator.trailers import external_sources, parse_trailers
+from bot.trailers import external_sources, parse_trailers, trailer_map
 
 MAIL = "external:mailto:pat.person@example.net"
 PAGE = "external:https://example.com/page?a=1"
@@ -111,3 +111,16 @@ LINES = st.sampled_from(["", " ", "Source: " + MAIL, "Agent-ID: a1", "  folded",
 def test_any_message_reads_as_git_reads_it(lines: list[str], newline: bool) -> None:
     message = "\n".join(lines) + ("\n" if newline else "")
     assert list(parse_trailers(message)) == git_trailers(message, Path(tempfile.gettempdir()))
+
+
+@pytest.mark.parametrize(("message", "expected"), [
+    ("Dream\n\nDream-ID: d1\nAgent-ID: a1", {"Dream-ID": "d1", "Agent-ID": "a1"}),
+    ("Dream\n\ndream-id: d1\nAGENT-ID:a1\n", {"Dream-ID": "d1", "Agent-ID": "a1"}),  # git compares keys without case
+    ("Dream\n\nAgent-ID: a1\nAgent-ID: a2", {"Agent-ID": "a2"}),  # the last one counts
+    ("Dream-ID: d1", {}),  # the title is never the trailer block
+    ("Dream\n\nDream-ID: d1\n\nSome words after.", {}),  # not the last paragraph
+    ("Dream\n\nAgent-ID: a1\nSource: external:https://x", {"Agent-ID": "a1"}),  # keys not asked for are left out
+    ("Dream\n\nConversation-ID: a very\n  long value", {"Conversation-ID": "a very long value"}),  # folded
+])
+def test_trailer_map_reads_the_provenance_trailers_as_git_does(message: str, expected: dict[str, str]) -> None:
+    assert dict(trailer_map(message)) == expected

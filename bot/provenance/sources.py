@@ -1,0 +1,85 @@
+"""Where `why` finds what git alone does not hold: the forge (pull requests and their reviews)
+and the transcript store (the messages a dream rests on), each found once per call and only
+when a line needs it. This is the imperative shell of `bot.provenance.why`."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any
+
+from bot import messages
+from bot.dream.forge_target import forge_target
+from bot.errors import MemrepoError
+from bot.forge.client import ForgeClient, RetryPolicy, TokenCredentials
+from bot.memfs.repo import MemoryRepo
+from bot.memfs.sync import redact, remote_url
+from bot.transcript.store import TranscriptStore
+
+
+class Sources:
+    """The forge and the transcript store of one `why` call, found once and only when needed."""
+
+    def __init__(self, repo: MemoryRepo, forge: Any, transcripts: Any) -> None:
+        self.repo = repo
+        self._forge_arg = forge
+        self._transcripts_arg = transcripts
+        self._forge: Any = None
+        self.forge_status: dict[str, Any] | None = None
+        self._store: Any = None
+        self._owned: list[Any] = []
+
+    def forge(self) -> Any:
+        """The forge client, or None (then `forge_status["reason"]` says why it is not asked)."""
+        if self.forge_status is None:
+            self._forge, self.forge_status = self._find_forge()
+        return self._forge
+
+    def _find_forge(self) -> tuple[Any, dict[str, Any]]:
+        if self._forge_arg is False:
+            return None, {"asked": False, "repository": None, "reason": messages.HISTORY_FORGE_DISABLED}
+        if self._forge_arg is not None:
+            return self._forge_arg, {"asked": True, "repository": getattr(self._forge_arg, "repository", None),
+                                     "reason": None}
+        url = remote_url(self.repo)
+        if not url:
+            return None, {"asked": False, "repository": None, "reason": messages.HISTORY_FORGE_NO_REMOTE}
+        try:
+            target = forge_target(url, os.environ)
+        except MemrepoError:
+            return None, {"asked": False, "repository": None,
+                          "reason": messages.HISTORY_FORGE_NOT_FORGE.format(url=redact(url))}
+        if not target.token:
+            return None, {"asked": False, "repository": target.repository,
+                          "reason": messages.HISTORY_FORGE_NO_TOKEN.format(repository=target.repository)}
+        client = ForgeClient(target.repository, TokenCredentials(target.token), base_url=target.api_url,
+                             policy=RetryPolicy(max_total_seconds=20.0, max_attempts=3, backoff_base=0.2,
+                                                backoff_cap=2.0), timeout=10, min_write_interval=0.0)
+        self._owned.append(client)
+        return client, {"asked": True, "repository": target.repository, "reason": None}
+
+    def read_transcript(self, agent_id: str, conversation_id: str) -> tuple[list[dict[str, Any]] | None, str | None]:
+        """(the conversation's rows, None) or (None, why they are not available here)."""
+        if self._transcripts_arg is False:
+            return None, messages.HISTORY_TRANSCRIPTS_DISABLED
+        store = self._transcripts_arg
+        if store is None:
+            if self._store is None:
+                try:
+                    self._store = TranscriptStore()
+                except MemrepoError as exc:
+                    return None, str(exc)
+                self._owned.append(self._store)
+            store = self._store
+        try:
+            rows = store.read(agent_id, conversation_id)
+        except MemrepoError as exc:
+            where = getattr(store, "home", None)
+            return None, messages.HISTORY_TRANSCRIPT_MISSING.format(
+                agent=agent_id, conversation=conversation_id, where=f" in {where}" if where else "", problem=exc)
+        return [r.to_row() if hasattr(r, "to_row") else dict(r) for r in rows], None
+
+    def close(self) -> None:
+        for thing in self._owned:
+            with contextlib.suppress(Exception):
+                thing.close()
