@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import base64
 import subprocess
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,16 +28,6 @@ def client(server: LocalhubServer, token: str) -> github.Github:
 
 def git_url(server: LocalhubServer, token: str, full_name: str) -> str:
     return server.url.replace("http://", f"http://x-access-token:{token}@") + f"/{full_name}.git"
-
-
-def wait_for(check: Callable[[], Any], timeout: float = 5.0) -> Any:
-    """Poll until `check()` is truthy (mergeability and update-branch are asynchronous)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.05)
 
 
 @dataclass

@@ -13,7 +13,8 @@ import requests
 from bot.forge.localhub import rest_pulls
 from bot.forge.localhub.hub import Event
 from tests.conftest import localhub_token
-from tests.test_localhub_git import Setup, client, setup, wait_for
+from tests.test_localhub_git import Setup, client, setup
+from tests.waiting import wait_until
 
 __all__ = ["setup"]  # the fixture, shared with the git tests
 
@@ -21,7 +22,8 @@ __all__ = ["setup"]  # the fixture, shared with the git tests
 def mergeable(setup: Setup, number: int) -> Any:
     """The pull request once GitHub (localhub) has computed its mergeability."""
     repo = setup.gh.get_repo("alice/memory")
-    return wait_for(lambda: (pull := repo.get_pull(number)).mergeable is not None and pull)
+    return wait_until(lambda: (pull := repo.get_pull(number)).mergeable is not None and pull, 20,
+                      f"pull request {number}'s mergeability")
 
 
 def opened(setup: Setup, branch: str, files: dict[str, str], title: str = "Change") -> Any:
@@ -192,7 +194,8 @@ def test_update_branch_merges_base_into_head(setup: Setup) -> None:
     assert accepted.status_code == 202
     assert accepted.json()["message"] == "Updating pull request branch."
     repo = setup.gh.get_repo("alice/memory")
-    updated = wait_for(lambda: (pull := repo.get_pull(pr.number)).head.sha != head and pull)
+    updated = wait_until(lambda: (pull := repo.get_pull(pr.number)).head.sha != head and pull, 20,
+                         "the branch's update")
     merge = repo.get_commit(updated.head.sha)
     assert [p.sha for p in merge.parents] == [head, main]
     assert merge.commit.message == "Merge branch 'main' into feature"
