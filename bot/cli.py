@@ -1,5 +1,9 @@
 """The `memrepo` command: one subcommand per module in `bot/commands/`.
 
+Only the command that runs is imported: `memrepo --help` lists the commands from the table
+below, and a command's module (with pygit2, PyGithub, Redis or whatever it needs) is loaded
+when argparse reaches its name. bench/startup.py measures what that saves.
+
 Every error a user can cause is a MemrepoError and is printed as one line; anything else is
 a bug, reported without a traceback unless MEMREPO_DEBUG is set.
 """
@@ -11,13 +15,31 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from bot import __version__, messages
 from bot.errors import MemrepoError
 
-# Order is the order of `memrepo --help`.
-COMMANDS = ("init", "validate", "tool", "compile", "log", "why", "at", "repository", "localhub", "transcript", "search",
-            "dream", "demo", "worker", "serve", "mcp")
+# Command -> its line in `memrepo --help`, in that order; `bot.commands.<command>` registers the
+# same line (tests/test_cli_startup.py keeps the two from drifting apart).
+COMMANDS: dict[str, str] = {
+    "init": messages.INIT_HELP,
+    "validate": messages.VALIDATE_HELP,
+    "tool": messages.TOOL_HELP,
+    "compile": messages.COMPILE_HELP,
+    "log": messages.LOG_HELP,
+    "why": messages.WHY_HELP,
+    "at": messages.AT_HELP,
+    "repository": messages.REPOSITORY_HELP,
+    "localhub": messages.LOCALHUB_HELP,
+    "transcript": messages.TRANSCRIPT_HELP,
+    "search": messages.SEARCH_HELP,
+    "dream": messages.DREAM_HELP,
+    "demo": messages.DEMO_HELP,
+    "worker": messages.WORKER_HELP,
+    "serve": messages.SERVE_HELP,
+    "mcp": messages.MCP_HELP,
+}
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -28,6 +50,26 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         self._action_max_length = 18
 
 
+def command_parser(name: str) -> argparse.ArgumentParser:
+    """The whole parser of `memrepo NAME`, as its module registers it (importing the module)."""
+    holder = argparse.ArgumentParser(prog="memrepo").add_subparsers(prog="memrepo")
+    importlib.import_module(f"bot.commands.{name}").register(holder)
+    return holder.choices[name]
+
+
+class _LazyCommand(argparse.ArgumentParser):
+    """A command's place under `memrepo`: parsing its arguments loads the command's module and
+    hands them to the parser that module registers, so only the command that runs is imported."""
+
+    def __init__(self, *, command: str, **kwargs: Any) -> None:
+        super().__init__(add_help=False, **kwargs)
+        self.command = command
+
+    def parse_known_args(self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+                         ) -> tuple[argparse.Namespace, list[str]]:
+        return command_parser(self.command).parse_known_args(args, namespace)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memrepo",
@@ -35,9 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"memrepo {__version__}")
-    sub = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
-    for name in COMMANDS:
-        importlib.import_module(f"bot.commands.{name}").register(sub)
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND", required=True, parser_class=_LazyCommand)
+    for name, help_text in COMMANDS.items():
+        sub.add_parser(name, help=help_text, command=name)
     return parser
 
 

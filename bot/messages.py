@@ -90,6 +90,15 @@ INTERNAL_ERROR = (
     "Run again with MEMREPO_DEBUG=1 to see where it happened."
 )
 
+# Each command's line in `memrepo --help` (bot/cli.py lists them without importing the commands).
+INIT_HELP = "create a memory repository: policy, validation hook, first commit"
+VALIDATE_HELP = "check memory files against the format rules and limits"
+TOOL_HELP = "apply one memory tool call (JSON) as an agent and commit it"
+LOG_HELP = "show memory's history with each writer's role"
+LOCALHUB_HELP = "run localhub, a GitHub-compatible forge on this machine"
+WORKER_HELP = "run an integrator worker (rq jobs on Redis)"
+SERVE_HELP = "run the webhook receiver (--local: the whole integrator on this machine)"
+
 # The memory tool.
 CALL_NOT_JSON = "the tool call is not valid JSON ({error}); send an object such as {{\"command\": \"view\"}}"
 CALL_NOT_OBJECT = "the tool call must be a JSON object with a 'command', found {kind}"

@@ -10,9 +10,6 @@ from pathlib import Path
 from bot import messages
 from bot.errors import MemrepoError
 from bot.memfs.compile import DEFAULT_MEMORY_DIR
-from bot.memfs.history import compile_at, parse_when
-from bot.memfs.prompt import PromptCompiler
-from bot.memfs.repo import MemoryRepo
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,6 +34,10 @@ def read_system_prompt(path: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bot.memfs.history import compile_at, parse_when
+    from bot.memfs.prompt import PromptCompiler
+    from bot.memfs.repo import MemoryRepo
+
     when = parse_when(args.at) if args.at is not None else None
     system_prompt = read_system_prompt(args.system_prompt) if args.system_prompt else ""
     if when is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bot import demo, messages
+from bot import messages
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,4 +16,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bot import demo
+
     return demo.run(args.keep, as_json=args.json)

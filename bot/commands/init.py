@@ -6,11 +6,10 @@ import argparse
 
 from bot import messages
 from bot.errors import MemrepoError
-from bot.memfs.create import init_repository
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("init", help="create a memory repository: policy, validation hook, first commit",
+    p = sub.add_parser("init", help=messages.INIT_HELP,
                        description="Create a memory repository in a new or empty folder.")
     p.add_argument("directory", nargs="?", default=".", metavar="DIR")
     p.add_argument("--remote", metavar="URL", help="connect it to this remote (see `repository set`)")
@@ -20,6 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bot.memfs.create import init_repository
+
     repo = init_repository(args.directory, args.agent_id, args.agent_name)
     print(messages.INIT_DONE.format(path=repo.root, agent_id=args.agent_id, commit=repo.head_sha()[:12]))
     if args.remote:

@@ -19,7 +19,7 @@ def default_data_dir() -> Path:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("localhub", help="run localhub, a GitHub-compatible forge on this machine",
+    p = sub.add_parser("localhub", help=messages.LOCALHUB_HELP,
                        description="localhub speaks the part of GitHub's REST API and git transport "
                        "memrepo uses, so PyGithub and git work against it unchanged.")
     actions = p.add_subparsers(title="actions", metavar="ACTION", required=True)

@@ -15,7 +15,7 @@ from bot.memfs.repo import MemoryRepo
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("log", help="show memory's history with each writer's role",
+    p = sub.add_parser("log", help=messages.LOG_HELP,
                        description="Show the history of memory (or of one file), newest first.",
                        epilog=messages.HISTORY_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("path", nargs="?", metavar="PATH")

@@ -9,7 +9,6 @@ from collections.abc import Callable
 
 from bot import messages
 from bot.errors import MemrepoError
-from bot.memfs.repo import MemoryRepo
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_set(args: argparse.Namespace) -> int:
     from bot.memfs import sync
+    from bot.memfs.repo import MemoryRepo
 
     print(sync.set_remote(MemoryRepo.open(args.repo), args.url))
     return 0
@@ -41,6 +41,7 @@ def run_set(args: argparse.Namespace) -> int:
 
 def run_unset(args: argparse.Namespace) -> int:
     from bot.memfs import sync
+    from bot.memfs.repo import MemoryRepo
 
     print(sync.unset_remote(MemoryRepo.open(args.repo)))
     return 0
@@ -48,6 +49,7 @@ def run_unset(args: argparse.Namespace) -> int:
 
 def run_sync(args: argparse.Namespace) -> int:
     from bot.memfs import sync
+    from bot.memfs.repo import MemoryRepo
 
     repo = MemoryRepo.open(args.repo)
     result = sync.sync(repo)
@@ -59,6 +61,7 @@ def run_sync(args: argparse.Namespace) -> int:
 
 def run_status(args: argparse.Namespace) -> int:
     from bot.memfs import sync
+    from bot.memfs.repo import MemoryRepo
 
     repo = MemoryRepo.open(args.repo)
     for line in sync.status_lines(sync.status(repo, fetch=args.fetch)):

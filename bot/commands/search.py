@@ -9,7 +9,6 @@ from functools import partial
 
 from bot import messages
 from bot.commands.transcript import add_home, open_store
-from bot.transcript.retrieval import search_in_context
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,6 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bot.transcript.retrieval import search_in_context
+
     with open_store(args) as store:
         search = partial(search_in_context, store) if args.context else store.search
         hits = search(args.query, agent=args.agent, conversation=args.conversation, kinds=args.kind,

@@ -40,7 +40,7 @@ def default_data_dir() -> Path:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("serve", help="run the webhook receiver (--local: the whole integrator on this machine)",
+    p = sub.add_parser("serve", help=messages.SERVE_HELP,
                        description="Production: the webhook receiver (POST /webhooks/github) and the agents' "
                                    "event stream (GET /v1/repos/OWNER/REPO/events), configured by the environment "
                                    "(REDIS_URL, MEMREPO_WEBHOOK_SECRET, MEMREPO_AGENT_TOKEN; optional MEMREPO_REPOS, "

@@ -6,11 +6,11 @@ import argparse
 import json
 import sys
 
-from bot.memfs.tool import MemoryTool
+from bot import messages
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("tool", help="apply one memory tool call (JSON) as an agent and commit it",
+    p = sub.add_parser("tool", help=messages.TOOL_HELP,
                        description="Apply one memory tool call, e.g. "
                        "'{\"command\": \"view\", \"path\": \"system\"}'. Exit 1 when refused.")
     p.add_argument("call", metavar="JSON", help="the call as JSON, or - to read it from standard input")
@@ -23,6 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bot.memfs.tool import MemoryTool
+
     raw = sys.stdin.read() if args.call == "-" else args.call
     tool = MemoryTool(args.repo, args.agent_id, args.agent_name, push=not args.no_push)
     result = tool.call(raw)

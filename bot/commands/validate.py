@@ -5,13 +5,10 @@ from __future__ import annotations
 import argparse
 
 from bot import messages
-from bot.memfs import checks
-from bot.memfs.repo import MemoryRepo
-from bot.memfs.validate import format_problems
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("validate", help="check memory files against the format rules and limits",
+    p = sub.add_parser("validate", help=messages.VALIDATE_HELP,
                        description="Check memory files. Exit 0 when valid, 1 with the problems otherwise.")
     p.add_argument("paths", nargs="*", metavar="PATH", help="only these files or folders")
     p.add_argument("--repo", default=".", metavar="DIR")
@@ -23,6 +20,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bot.memfs import checks
+    from bot.memfs.repo import MemoryRepo
+    from bot.memfs.validate import format_problems
+
     repo = MemoryRepo.open(args.repo)
     base = "HEAD"
     if args.staged:

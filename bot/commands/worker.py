@@ -14,15 +14,14 @@ import argparse
 import logging
 import os
 import threading
-
-from redis import Redis
+from typing import TYPE_CHECKING
 
 from bot import messages
 from bot.errors import MemrepoError
-from bot.integrator.context import Context, set_context
-from bot.integrator.jobs import known_repos
-from bot.queue import QUEUES, enqueue_reconcile
 from bot.settings import REPOS, parse_repos
+
+if TYPE_CHECKING:  # Redis, rq and the integrator load when the worker runs, not when its parser is built
+    from redis import Redis
 
 log = logging.getLogger("memrepo.worker")
 
@@ -45,6 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def reconcile_all(redis: Redis, configured: frozenset[str] | None) -> list[str]:
     """Enqueue `reconcile` for the configured repositories and every one a job has seen."""
+    from bot.integrator.jobs import known_repos
+    from bot.queue import enqueue_reconcile
+
     repos = sorted(set(configured or ()) | set(known_repos(redis)))
     for repo in repos:
         enqueue_reconcile(redis, repo)
@@ -74,6 +76,9 @@ class Reconciler(threading.Thread):
 
 def run(args: argparse.Namespace) -> int:
     from rq import Worker
+
+    from bot.integrator.context import Context, set_context
+    from bot.queue import QUEUES
 
     if args.reconcile_every < 0 or args.reconcile_every != args.reconcile_every:
         raise MemrepoError(messages.WORKER_BAD_INTERVAL.format(value=args.reconcile_every))
