@@ -162,6 +162,16 @@ def redis_url(redis_session_url: str) -> str:
     return redis_session_url
 
 
+@pytest.fixture
+def rclient(redis_url: str):  # type: ignore[no-untyped-def]
+    """A client of that empty database, connected as the project connects (bot.queue.connect)."""
+    from bot.queue import connect
+
+    conn = connect(redis_url)
+    yield conn
+    conn.close()
+
+
 class StoreClock:
     """A transcript store's clock for tests: `step` further for each message, from `start`
     (so dates, and the months dreams file records under, are predictable)."""

@@ -8,7 +8,7 @@ one-line states, never exceptions, and change nothing."""
 from __future__ import annotations
 
 import socket
-import time
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,16 +19,17 @@ import redis
 from bot.agent import AgentSession
 from bot.errors import MemrepoError
 from bot.transcript import TranscriptStore
-from tests.test_notify_subscriber import (  # noqa: F401 (rclient and receiver are fixtures)
+from tests.test_notify_subscriber import (  # noqa: F401 (receiver is a fixture)
     REPO,
     TOKEN,
+    WAIT,
     Receiver,
     World,
     announce,
-    rclient,
+    last_error,
     receiver,
-    wait_for,
 )
+from tests.waiting import wait_until
 
 FOLLOW = {"backoff_base": 0.05, "backoff_cap": 0.5, "read_timeout": 5.0}
 
@@ -53,14 +54,14 @@ def test_a_head_event_moves_memory_and_the_next_prompt_is_recompiled(
         world: World, store: TranscriptStore, receiver: Receiver, rclient: redis.Redis) -> None:  # noqa: F811 (fixtures)
     with session(world, store, receiver.events_url()) as s:
         assert s.subscriber is not None and s.subscriber.connected.wait(10)
-        assert wait_for(lambda: s.subscriber.syncs >= 1)
+        wait_until(lambda: s.subscriber.syncs >= 1, WAIT, "the catch-up sync after connecting")
         assert s.stream_state() == f"connected to {receiver.events_url()}"
         first = s.prompt()
         assert s.prompt().cache_hit
 
         before, sha = world.push_from_other("Prefers green tea.")
         announce(rclient, before, sha)
-        assert wait_for(lambda: s.head_moves == 1), s.subscriber.last_error
+        wait_until(lambda: s.head_moves == 1, WAIT, last_error(s.subscriber))
         assert world.agent.head_sha() == sha
         after = s.prompt()
         assert not after.cache_hit and after.head_sha == sha != first.head_sha
@@ -74,8 +75,8 @@ def test_the_session_keeps_working_while_the_stream_is_down_and_catches_up_on_re
     with session(world, store, receiver.events_url()) as s:
         assert s.subscriber is not None and s.subscriber.connected.wait(10)
         receiver.stop()
-        assert wait_for(lambda: not s.subscriber.connected.is_set())
-        assert wait_for(lambda: s.subscriber.errors >= 1)
+        wait_until(lambda: not s.subscriber.connected.is_set(), WAIT, "the dropped stream")
+        wait_until(lambda: s.subscriber.errors >= 1, WAIT, "a refused reconnect")
         state = s.stream_state()
         assert state.startswith(f"not connected to {receiver.events_url()}") and "reconnecting with backoff" in state
 
@@ -92,8 +93,8 @@ def test_the_session_keeps_working_while_the_stream_is_down_and_catches_up_on_re
         # another move while down, caught by the sync on reconnect (no event needed)
         _, later = world.push_from_other("Another note during the outage.")
         receiver.start()
-        assert wait_for(lambda: world.agent.head_sha() == later, timeout=10), s.subscriber.last_error
-        assert wait_for(lambda: s.subscriber.connected.is_set())
+        wait_until(lambda: world.agent.head_sha() == later, WAIT, last_error(s.subscriber))
+        assert s.subscriber.connected.wait(WAIT)
         assert "Another note during the outage." in s.system_prompt()
         assert s.stream_state().startswith("connected to")
 
@@ -102,7 +103,8 @@ def test_a_wrong_agent_token_is_a_clear_state_and_changes_nothing(
         world: World, store: TranscriptStore, receiver: Receiver) -> None:  # noqa: F811 (fixtures)
     head = world.agent.head_sha()
     with session(world, store, receiver.events_url(), token="wrong-token") as s:
-        assert s.subscriber is not None and wait_for(lambda: s.subscriber.errors >= 1)
+        assert s.subscriber is not None
+        wait_until(lambda: s.subscriber.errors >= 1, WAIT, "the refusal")
         state = s.stream_state()
         assert "refused the agent token (401)" in state and "MEMREPO_AGENT_TOKEN" in state
         assert "wrong-token" not in state
@@ -119,10 +121,9 @@ def test_an_unreachable_receiver_is_a_clear_state_and_changes_nothing(world: Wor
         port = sock.getsockname()[1]
     head = world.agent.head_sha()
     url = f"http://127.0.0.1:{port}/v1/repos/{REPO}/events"
-    started = time.monotonic()
     with session(world, store, url) as s:
-        assert time.monotonic() - started < 2  # following never blocks the session
-        assert s.subscriber is not None and wait_for(lambda: s.subscriber.errors >= 1)
+        assert s.subscriber is not None
+        wait_until(lambda: s.subscriber.errors >= 1, WAIT, "a failed connection")
         assert s.stream_state().startswith(f"not connected to {url} (the event stream at {url} dropped:")
         report = s.command("/doctor")
         assert report.ok and "event stream: not connected" in report.text and "Traceback" not in report.text
@@ -132,3 +133,36 @@ def test_an_unreachable_receiver_is_a_clear_state_and_changes_nothing(world: Wor
 def test_a_malformed_events_url_is_refused_in_one_line(world: World, store: TranscriptStore) -> None:
     with pytest.raises(MemrepoError, match=r"must look like http\(s\)://host/v1/repos/<owner>/<repo>/events"):
         session(world, store, "http://127.0.0.1:1/events")
+
+
+def test_following_never_holds_up_the_session(world: World, store: TranscriptStore) -> None:
+    """A receiver that takes the connection and does not answer until the test lets it (the
+    subscriber would give up after 60 s): the session is back, and answers, while the
+    subscriber's first attempt is still open."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1/repos/{REPO}/events"
+    accepted, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        conn, _ = listener.accept()
+        accepted.set()
+        release.wait(WAIT)
+        conn.close()
+        listener.close()
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    try:
+        with AgentSession(world.agent.root, "c1", store=store, env={}, system_prompt="You are Ada.", events_url=url,
+                          agent_token=TOKEN, subscriber_options={**FOLLOW, "read_timeout": 60.0},
+                          background_dreams=False) as s:
+            assert s.subscriber is not None and accepted.wait(WAIT)
+            assert s.subscriber.errors == 0 and not s.subscriber.connected.is_set()  # still waiting for an answer
+            assert s.command("/doctor").ok
+            assert s.system_prompt().startswith("You are Ada.")
+            release.set()
+            wait_until(lambda: s.subscriber.errors >= 1, WAIT, "the dropped first attempt")
+            assert s.stream_state().startswith(f"not connected to {url}")
+    finally:
+        release.set()
+        holder.join(WAIT)
