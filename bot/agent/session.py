@@ -52,6 +52,7 @@ from bot.dream.strategies import Strategy
 from bot.errors import MemrepoError
 from bot.forge.client import RetryPolicy
 from bot.memfs import sync
+from bot.memfs.calls import named_command, parse_call
 from bot.memfs.prompt import CompiledPrompt, PromptCompiler
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.tool import AGENT_ID_KEY, AGENT_NAME_KEY
@@ -167,24 +168,30 @@ class AgentSession:
 
     # ------------------------------------------------------------------ memory tool
     def handle_tool_call(self, call: object) -> EditResult:
-        """One memory tool call from the model. Views and small trusted edits behave as
-        MemoryTool's; the rest become pull requests (see the module docstring). Never raises
-        for bad input: refusals are results with ok False."""
+        """One memory tool call from the model, as it sent it (a mapping or its JSON text).
+        Views and small trusted edits behave as MemoryTool's; the rest become pull requests
+        (see the module docstring). Never raises for bad input: refusals are results with ok
+        False."""
         return self._edit(call, self.turn.external)
 
-    def _edit(self, call: object, external: tuple[str, ...]) -> EditResult:
+    def _edit(self, raw: object, external: tuple[str, ...]) -> EditResult:
+        """Parse `raw` once, here, and hand the parsed call to the preview and the commit."""
+        try:
+            call = parse_call(raw)
+        except MemrepoError as exc:
+            return self.tool.refusal(named_command(raw), exc)
         try:
             preview = self.tool.preview(call)
             policy = self.repo.policy(preview.head)
         except MemrepoError as exc:
             return self.tool.refusal(call, exc)
-        if not preview.call.writes:
-            return EditResult.of(self.tool.call(call), "view")
+        if not call.writes:
+            return EditResult.of(self.tool.apply(call), "view")
         facts = EditFacts(preview.paths, changed_lines(preview.changes), external)
         route = route_edit(facts, policy)
         if route.direct:
-            return EditResult.of(self.tool.call(call), "direct")
-        return self._propose(call, preview.call.command, route)
+            return EditResult.of(self.tool.apply(call), "direct")
+        return self._propose(raw, call.command, route)
 
     def _propose(self, call: object, command: str, route: Route) -> EditResult:
         reasons = "; ".join(route.reasons)

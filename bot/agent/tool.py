@@ -1,15 +1,15 @@
 """The memory tool as the session uses it: the same validation as `MemoryTool`, plus a
 preview that computes what a call would change without writing anything, so the session can
-decide where the edit goes (main or a pull request) before a byte is committed."""
+decide where the edit goes (main or a pull request) before a byte is committed. The session
+parses each call once; everything here takes the parsed `Call`."""
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from bot.errors import MemrepoError
-from bot.memfs.calls import Call, parse_call
+from bot.memfs.calls import Call
 from bot.memfs.tool import MemoryTool, ToolResult
 
 
@@ -46,11 +46,11 @@ class EditResult(ToolResult):
 
 
 class SessionTool(MemoryTool):
-    """MemoryTool with `preview` (the checks of a write, without the commit)."""
+    """MemoryTool with `preview` (the checks of a write, without the commit). Takes calls the
+    session has parsed: it never parses one itself."""
 
-    def preview(self, raw: object) -> Preview:
-        """What `raw` would change; MemrepoError when the call would be refused."""
-        call = parse_call(raw)
+    def preview(self, call: Call) -> Preview:
+        """What `call` would change; MemrepoError when it would be refused."""
         head = self.repo.head_sha()
         assert head is not None  # MemoryRepo.open refuses repositories without commits
         if not call.writes:
@@ -58,11 +58,7 @@ class SessionTool(MemoryTool):
         planned = self.checked_changes(call, head)
         return Preview(call, head, {p: (self.repo.read(p, head), data) for p, data in planned.items()})
 
-    def refusal(self, raw: object, exc: MemrepoError) -> EditResult:
-        """The result of a refused call, shaped as MemoryTool.call shapes it."""
-        command = raw.get("command", "?") if isinstance(raw, dict) else "?"
-        with contextlib.suppress(MemrepoError):
-            command = parse_call(raw).command
-        content = exc.details.get("content")
-        return EditResult(ok=False, command=str(command), message=exc.message, revision=self.repo.head_sha(),
-                          content=content if isinstance(content, str) else None, route="refused")
+    def refusal(self, call: Call | str, exc: MemrepoError) -> EditResult:
+        """The result of a refused call, shaped as MemoryTool shapes it: `call` is the parsed
+        call, or for one that did not parse the command it named (`calls.named_command`)."""
+        return EditResult.of(self._refused(call.command if isinstance(call, Call) else call, exc), "refused")

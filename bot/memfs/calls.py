@@ -79,7 +79,9 @@ class Call:
 
 
 def parse_call(raw: object) -> Call:
-    """A Call from a mapping or its JSON text, or a MemrepoError naming what is wrong."""
+    """A Call from a mapping or its JSON text, or a MemrepoError naming what is wrong. The
+    one place a raw call is read: every check of its shape is here, so the layers inside take
+    the Call and never parse again."""
     if isinstance(raw, (str, bytes)):
         try:
             raw = json.loads(raw)
@@ -138,6 +140,13 @@ def parse_call(raw: object) -> Call:
     _check_types(command, args)
     _normalise_paths(command, args)
     return Call(command, args, (reason or "").strip() or None, expected.strip() if expected else None)
+
+
+def named_command(raw: object) -> str:
+    """The command a refusal reports for a call that did not parse: the `command` it names,
+    or `?`."""
+    command = raw.get("command", "?") if isinstance(raw, dict) else "?"
+    return str(command)
 
 
 _TEXT_PARAMS = ("file_text", "old", "new", "insert_text", "description", "patch", "content", "label")

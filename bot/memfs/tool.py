@@ -1,10 +1,11 @@
 """The memory tool: an agent's tool call becomes exactly one validated commit, or nothing.
 
-Order of a write: parse the call, take the clone's lock, refuse a dirty tree, check the
-agent's `expected_revision`, compute the new contents from HEAD (pure, `edits.py`), check
-path safety and `read_only`, validate, commit, and only then push. Every refusal happens
-before the first byte is written, so a refused call leaves the working tree and HEAD as
-they were; a push that fails leaves the commit queued and says so.
+Order of a write: parse the call (once: `call` parses a raw call, `apply` takes a parsed
+one), take the clone's lock, refuse a dirty tree, check the agent's `expected_revision`,
+compute the new contents from HEAD (pure, `edits.py`), check path safety and `read_only`,
+validate, commit, and only then push. Every refusal happens before the first byte is
+written, so a refused call leaves the working tree and HEAD as they were; a push that fails
+leaves the commit queued and says so.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from bot import identity, messages
 from bot.errors import MemrepoError
 from bot.memfs import checks, document, edits, patch, paths, validate
-from bot.memfs.calls import Call, parse_call
+from bot.memfs.calls import Call, named_command, parse_call
 from bot.memfs.repo import LINK_MODE, MemoryRepo
 
 AGENT_ID_KEY = "memrepo.agentId"
@@ -64,23 +65,35 @@ class MemoryTool:
 
     # ------------------------------------------------------------------ entry
     def call(self, raw: object) -> ToolResult:
-        """Apply one call. Never raises for bad input: a refusal is a result with ok False."""
-        command = raw.get("command", "?") if isinstance(raw, dict) else "?"
+        """Parse one call as an agent sent it (a mapping or its JSON text) and apply it: the
+        entry for edges that hold the raw call. Never raises for bad input: a refusal is a
+        result with ok False."""
         try:
             call = parse_call(raw)
-            command = call.command
+        except MemrepoError as exc:
+            return self._refused(named_command(raw), exc)
+        return self.apply(call)
+
+    def apply(self, call: Call) -> ToolResult:
+        """Apply one parsed call. Never raises for bad input: a refusal is a result with ok False."""
+        try:
             if not call.writes:
                 return self._view(call)
             return self._write(call)
         except MemrepoError as exc:
-            content = exc.details.get("content")
-            return ToolResult(
-                ok=False,
-                command=str(command),
-                message=exc.message,
-                revision=self.repo.head_sha(),
-                content=content if isinstance(content, str) else None,
-            )
+            return self._refused(call.command, exc)
+
+    def _refused(self, command: str, exc: MemrepoError) -> ToolResult:
+        """The result of a refusal: what went wrong, the revision it was judged at, and the
+        current content when the agent needs it to redo the edit."""
+        content = exc.details.get("content")
+        return ToolResult(
+            ok=False,
+            command=command,
+            message=exc.message,
+            revision=self.repo.head_sha(),
+            content=content if isinstance(content, str) else None,
+        )
 
     # ------------------------------------------------------------------- view
     def _view(self, call: Call) -> ToolResult:
