@@ -1,0 +1,82 @@
+"""`memrepo` imports only the command that runs: `memrepo --help` loads no command module and
+none of the heavy libraries, each command still parses and prints its own help, and the table
+of commands in bot/cli.py matches bot/commands/ (bench/startup.py measures the time saved)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import pkgutil
+import subprocess
+import sys
+
+import pytest
+
+import bot.commands
+from bot import cli
+from tests.conftest import run_cli
+
+# What `memrepo --help` used to pay for: the forge client, Redis and rq, the web stack, git,
+# and the layers above the memory core.
+HEAVY = ("github", "redis", "rq", "flask", "werkzeug", "jinja2", "requests", "pygit2", "yaml", "mcp",
+         "bot.integrator", "bot.dream", "bot.transcript", "bot.forge", "bot.serve", "bot.agent", "bot.memfs",
+         "webhooks")
+
+
+def modules_after(argv: list[str]) -> list[str]:
+    """The modules a fresh interpreter holds after `memrepo ARGV` (which may exit through argparse)."""
+    code = ("import json, sys\n"
+            "from bot.cli import main\n"
+            "try:\n"
+            f"    main({argv!r})\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "sys.stdout.flush()\n"
+            "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stderr.strip().splitlines()[-1])
+
+
+def loaded(modules: list[str], roots: tuple[str, ...]) -> list[str]:
+    return [name for name in modules if any(name == root or name.startswith(root + ".") for root in roots)]
+
+
+def test_help_imports_no_command_and_no_heavy_module() -> None:
+    modules = modules_after(["--help"])
+    assert "bot.cli" in modules
+    assert loaded(modules, HEAVY) == []
+    assert [name for name in modules if name.startswith("bot.commands.")] == []
+
+
+def test_a_command_imports_its_own_module_only() -> None:
+    modules = modules_after(["validate", "--help"])
+    assert [name for name in modules if name.startswith("bot.commands.")] == ["bot.commands.validate"]
+    assert loaded(modules, ("github", "redis", "rq", "flask", "werkzeug", "bot.integrator", "bot.dream",
+                            "bot.transcript", "bot.forge")) == []
+
+
+def test_every_module_in_bot_commands_is_in_the_table() -> None:
+    modules = {info.name for info in pkgutil.iter_modules(bot.commands.__path__)}
+    assert modules == set(cli.COMMANDS)
+
+
+@pytest.mark.parametrize("name", list(cli.COMMANDS))
+def test_the_table_line_is_the_line_the_command_registers(name: str) -> None:
+    sub = argparse.ArgumentParser(prog="memrepo").add_subparsers()
+    importlib.import_module(f"bot.commands.{name}").register(sub)
+    assert [(action.dest, action.help) for action in sub._choices_actions] == [(name, cli.COMMANDS[name])]
+
+
+@pytest.mark.parametrize("name", list(cli.COMMANDS))
+def test_command_help_exits_0(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, name, "--help")
+    assert (code, err) == (0, "")
+    assert out.startswith(f"usage: memrepo {name} ")
+
+
+def test_a_command_error_is_reported_by_the_command_parser(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "tool")
+    assert code == 2 and out == ""
+    assert err.startswith("usage: memrepo tool ") and "memrepo tool: error:" in err
