@@ -28,6 +28,7 @@ import requests
 
 from bot import messages
 from bot.agent import AgentSession
+from bot.backoff import Backoff, poll
 from bot.dream.forge_target import forge_target
 from bot.dream.provenance import parse_provenance
 from bot.dream.runner import make_client
@@ -43,7 +44,7 @@ OWNER, NAME = "sam", "team-memory"
 REPO = f"{OWNER}/{NAME}"
 TIME_LIMIT = 60.0  # seconds for the whole story, start and stop of the stack included
 WAIT = 20.0  # the longest wait for any one thing the pipeline does
-POLL = 0.05
+POLL = Backoff(0.05, factor=1.0)
 SYSTEM_PROMPT = "You are a helpful assistant with a long-term memory."
 HUMAN = "system/human.md"
 PERSONA = "system/persona.md"
@@ -100,14 +101,10 @@ class Narrator:
 
 def until(probe: Callable[[], T], what: str, timeout: float = WAIT) -> T:
     """Poll `probe` until it answers something true; its answer."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise DemoFailed(messages.DEMO_TIMED_OUT.format(what=what, seconds=timeout))
-        time.sleep(POLL)
+    value = poll(probe, POLL, timeout=timeout)
+    if not value:
+        raise DemoFailed(messages.DEMO_TIMED_OUT.format(what=what, seconds=timeout))
+    return value
 
 
 # ------------------------------------------------------------------------------------- entry point

@@ -38,6 +38,7 @@ from rq import Queue, Retry
 from rq.job import Job, get_current_job
 
 from bot import messages
+from bot.backoff import Backoff, poll
 from bot.errors import MemrepoError
 
 log = logging.getLogger("memrepo.queue")
@@ -58,6 +59,8 @@ GUARD_MS = 10_000  # how long one receiver may take between deciding to enqueue 
 DIRTY_TTL = 24 * 3600
 ENDED_TTL = 30  # how long "the run ended, rq is still writing it down" stays visible
 WAIT_SECONDS = 2.0  # how long enqueue waits for a job that is just ending or being enqueued
+ENQUEUE_BACKOFF = Backoff(0.005, cap=0.1)  # enqueue asking again while a job is just ending or being enqueued
+LOCK_BACKOFF = Backoff(0.01, cap=0.2)  # a blocked lock trying again
 
 PREFIX = "memrepo:"
 _KEY_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
@@ -228,25 +231,24 @@ def enqueue_collapsed(redis: Redis, func: str, args: Iterable[Any], job_id: str,
     the GUID was seen already. Undo it with `forget_delivery` if this raises."""
     guard, run, dirty = _state_keys(job_id)
     token = secrets.token_hex(8)
-    deadline = time.monotonic() + wait
-    pause = 0.005
     keys = [Job.key_for(job_id), guard, run, dirty]
     argv: list[Any] = [token, GUARD_MS, DIRTY_TTL]
     if delivery is not None:
         keys.append(delivery_key(delivery[0]))
         argv += [str(int(time.time())), int(delivery[1])]
-    while True:
+
+    def decide() -> str:
+        nonlocal keys, argv
         decision = _run(redis, _DECIDE, keys, argv)
-        if decision == "duplicate":
-            return Enqueued(job_id, "duplicate")
         keys, argv = keys[:4], argv[:3]  # remembered on the first pass; a retry only decides
-        if decision != "wait":
-            break
-        if time.monotonic() >= deadline:
-            log.warning("job %s is still ending or being enqueued elsewhere after %.1fs; leaving it", job_id, wait)
-            return Enqueued(job_id, "pending")
-        time.sleep(pause)
-        pause = min(pause * 2, 0.1)
+        return decision
+
+    decision = poll(decide, ENQUEUE_BACKOFF, until=lambda d: d != "wait", timeout=wait)
+    if decision == "duplicate":
+        return Enqueued(job_id, "duplicate")
+    if decision == "wait":
+        log.warning("job %s is still ending or being enqueued elsewhere after %.1fs; leaving it", job_id, wait)
+        return Enqueued(job_id, "pending")
     if decision == "pending":
         return Enqueued(job_id, "pending")
     if decision == "dirty":
@@ -355,15 +357,10 @@ class RepoLock:
 
     def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
         """Take the lock; blocking waits up to `timeout` seconds (None: forever)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        pause = 0.01
-        while True:
-            if self.redis.set(self.key, self.token, nx=True, px=int(self.ttl * 1000)):
-                return True
-            if not blocking or (deadline is not None and time.monotonic() >= deadline):
-                return False
-            time.sleep(pause if deadline is None else max(0.0, min(pause, deadline - time.monotonic())))
-            pause = min(pause * 2, 0.2)
+        def take() -> bool:
+            return bool(self.redis.set(self.key, self.token, nx=True, px=int(self.ttl * 1000)))
+
+        return poll(take, LOCK_BACKOFF, timeout=timeout) if blocking else take()
 
     def release(self) -> bool:
         """Release if still ours; False if it had expired (and perhaps been taken by another)."""

@@ -49,6 +49,7 @@ from bot.queue import (
 from bot.settings import MAX_BODY_BYTES, Settings
 from tests.conftest import localhub_token
 from tests.redis_server import RedisServer
+from tests.waiting import wait_until
 from webhooks import create_app
 from webhooks.routing import Integrate, IntegrateCommit, PublishHead, Reconcile, route
 
@@ -106,13 +107,6 @@ def deliver(client: FlaskClient, event: str, payload: Any, *, guid: str | None =
 
 def queued(client: redis.Redis) -> list[Job]:
     return Queue(QUEUE, connection=client).get_jobs()
-
-
-@pytest.fixture
-def rclient(redis_url: str) -> Iterator[redis.Redis]:
-    conn = connect(redis_url)
-    yield conn
-    conn.close()
 
 
 @pytest.fixture
@@ -487,7 +481,7 @@ def test_idle_streams_get_a_heartbeat(client: FlaskClient) -> None:
     started = time.monotonic()
     assert reader.block() == ": keepalive"
     assert reader.block() == ": keepalive"
-    assert 0.3 <= time.monotonic() - started < 3  # every 0.2 s in these settings
+    assert time.monotonic() - started >= 0.3  # paced, every 0.2 s in these settings: not back to back
     resp.close()
 
 
@@ -627,22 +621,34 @@ def test_the_lock_as_a_context_manager(rclient: redis.Redis) -> None:
     assert rclient.get(jobs.lock_key(REPO)) is None
 
 
-def test_an_enqueue_waits_while_rq_writes_down_a_job_that_just_ended(rclient: redis.Redis) -> None:
+def test_an_enqueue_waits_while_rq_writes_down_a_job_that_just_ended(rclient: redis.Redis,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     job = Job.create(func=INTEGRATE, args=(REPO, 9), id=job_key(REPO, 9), connection=rclient)
     job.save()
     job.set_status("started")
     rclient.set(f"memrepo:job:{job.id}:run", "ended")  # `collapsing` saw no dirty flag and returned
+    decisions: list[str] = []
+    waiting = threading.Event()
+    run_script = jobs._run
 
-    def finish() -> None:
-        time.sleep(0.2)
+    def spy(*args: Any) -> Any:
+        decision = run_script(*args)
+        decisions.append(decision)
+        if decision == "wait":
+            waiting.set()
+        return decision
+
+    monkeypatch.setattr(jobs, "_run", spy)
+
+    def finish() -> None:  # rq writes the job's end down once the enqueue is waiting for it
+        assert waiting.wait(20)
         job.set_status("finished")
 
     writer = threading.Thread(target=finish)
     writer.start()
-    started = time.monotonic()
     assert enqueue_integrate(rclient, REPO, 9).outcome == "queued"  # not a dirty mark nobody would see
     writer.join()
-    assert time.monotonic() - started >= 0.15
+    assert decisions[0] == "wait" and "enqueue" in decisions
     assert [j.id for j in queued(rclient)] == [job.id]
 
 
@@ -655,17 +661,20 @@ def test_a_running_job_is_marked_dirty(rclient: redis.Redis) -> None:
     assert queued(rclient) == []
 
 
-# A job for the worker below: counts its runs and, on its first run, waits to be released.
+# Jobs for the worker below: they count their runs and wait until the test pushes to
+# test:NAME:release (a blocking pop, so the test decides when a run ends).
+RELEASE_WAIT = 20
+
+
 @collapsing
 def held_job(name: str) -> int:
+    """Waits to be released on its first run only."""
     from rq import get_current_job
 
     conn = get_current_job().connection  # type: ignore[union-attr]
     runs = int(conn.incr(f"test:{name}:runs"))
     if runs == 1:
-        deadline = time.monotonic() + 20
-        while not conn.exists(f"test:{name}:release") and time.monotonic() < deadline:
-            time.sleep(0.02)
+        assert conn.blpop([f"test:{name}:release"], timeout=RELEASE_WAIT), "the test never released the job"
     return runs
 
 
@@ -677,24 +686,16 @@ def run_worker(redis_url: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-c", code, redis_url, QUEUE], cwd=ROOT)
 
 
-def wait_for(check: Any, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        time.sleep(0.02)
-
-
 def test_events_while_a_job_runs_make_it_run_once_more(redis_url: str, rclient: redis.Redis) -> None:
     func = f"{__name__}.held_job"
     assert enqueue_collapsed(rclient, func, ("a",), "held-a").outcome == "queued"
     worker = run_worker(redis_url)
     try:
-        wait_for(lambda: rclient.get("test:a:runs") == b"1")
+        wait_until(lambda: rclient.get("test:a:runs") == b"1", RELEASE_WAIT, "the job's first run")
         outcomes = {enqueue_collapsed(rclient, func, ("a",), "held-a").outcome for _ in range(5)}
         assert outcomes == {"dirty"}
         assert Queue(QUEUE, connection=rclient).count == 0  # nothing added: it runs again itself
-        rclient.set("test:a:release", "1")
+        rclient.lpush("test:a:release", "1")
         assert worker.wait(timeout=30) == 0
     finally:
         if worker.poll() is None:
@@ -710,9 +711,7 @@ def settled_job(name: str) -> str:
 
     conn = get_current_job().connection  # type: ignore[union-attr]
     runs = int(conn.incr(f"test:{name}:runs"))
-    deadline = time.monotonic() + 20
-    while not conn.exists(f"test:{name}:release") and time.monotonic() < deadline:
-        time.sleep(0.02)
+    assert conn.blpop([f"test:{name}:release"], timeout=RELEASE_WAIT), "the test never released the job"
     return Settled(f"run {runs}")
 
 
@@ -722,9 +721,9 @@ def test_a_settled_job_does_not_run_again_for_events_that_arrived_meanwhile(redi
     assert enqueue_collapsed(rclient, func, ("s",), "settled-s").outcome == "queued"
     worker = run_worker(redis_url)
     try:
-        wait_for(lambda: rclient.get("test:s:runs") == b"1")
+        wait_until(lambda: rclient.get("test:s:runs") == b"1", RELEASE_WAIT, "the job's run")
         assert enqueue_collapsed(rclient, func, ("s",), "settled-s").outcome == "dirty"
-        rclient.set("test:s:release", "1")
+        rclient.lpush("test:s:release", "1")
         assert worker.wait(timeout=30) == 0
     finally:
         if worker.poll() is None:

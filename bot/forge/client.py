@@ -33,6 +33,7 @@ import jwt
 import requests
 
 from bot import messages
+from bot.backoff import Backoff, poll
 from bot.forge.errors import (
     BadAnswer,
     Conflict,
@@ -459,13 +460,9 @@ class ForgeClient:
     def wait_for_mergeability(self, number: int, *, timeout: float = 60.0, interval: float = 0.25) -> PullRequest:
         """Read the pull request until GitHub has computed `mergeable` (it does so in the
         background after a push), or `timeout` passes; the last read is returned either way."""
-        start = self._clock()
-        while True:
-            pr = self.get_pull_request(number)
-            if pr.mergeable is not None or pr.state != "open" or self._clock() - start >= timeout:
-                return pr
-            self._sleep(interval)
-            interval = min(interval * 1.5, 5.0)
+        return poll(lambda: self.get_pull_request(number), Backoff(interval, 1.5, cap=5.0),
+                    until=lambda pr: pr.mergeable is not None or pr.state != "open",
+                    timeout=timeout, clock=self._clock, sleep=self._sleep)
 
     def list_open_pull_requests(self, label: str | None = None, *, base: str | None = None) -> list[PullRequest]:
         """Open pull requests, with `label` if given (lists carry no `mergeable`)."""

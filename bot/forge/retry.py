@@ -18,6 +18,8 @@ from enum import Enum
 import requests
 import urllib3.exceptions
 
+from bot.backoff import Backoff
+
 
 class OpKind(Enum):
     """How safe an operation is to send again."""
@@ -192,8 +194,8 @@ def classify_exception(exc: BaseException) -> Failure:
 def backoff_delay(failures: int, policy: RetryPolicy, jitter: float) -> float:
     """Exponential backoff with equal jitter: half the step fixed, half random (jitter in [0, 1)),
     so retries spread out but never come back immediately."""
-    step = min(policy.backoff_cap, policy.backoff_base * (2 ** max(0, failures - 1)))
-    return step / 2 + step / 2 * min(max(jitter, 0.0), 1.0)
+    schedule = Backoff(policy.backoff_base, cap=policy.backoff_cap, jitter=(0.5, 1.0))
+    return schedule.delay(max(0, failures - 1), jitter)
 
 
 def decide(kind: OpKind, failure: Failure, attempt: int, elapsed: float, policy: RetryPolicy,

@@ -33,7 +33,7 @@ from datetime import timedelta
 from redis import Redis
 from rq.job import get_current_job
 
-from bot import messages
+from bot import backoff, messages
 from bot.config import DEFAULT_POLICY, Policy
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, PullRequest
@@ -65,6 +65,7 @@ REPOS_KEY = f"{PREFIX}repos"  # every repository an integrator job has seen (the
 PROGRESS_TTL = 24 * 3600
 MAX_STEPS = 60  # decisions in one run; a run that needs more comes back later (never loops forever)
 MAX_STALE_READS = 5
+STALE_READ_PAUSE = backoff.Backoff(0.2, factor=1.0)  # a head git cannot fetch yet: read again after this
 
 
 # ------------------------------------------------------------------------------------ progress
@@ -132,11 +133,11 @@ class Integration:
     # ---------------------------------------------------------------------- reading
     def read(self) -> tuple[PullRequest, PullState, Policy]:
         """The pull request and everything decide needs, as the forge and git have it now."""
-        for _ in range(MAX_STALE_READS):
+        for n in range(MAX_STALE_READS):
             try:
                 return self._read_once()
             except _Stale:
-                time.sleep(0.2)
+                backoff.pause(STALE_READ_PAUSE, n)
         return self._read_once()
 
     def _read_once(self) -> tuple[PullRequest, PullState, Policy]:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pygit2
 
 from bot import messages
+from bot.backoff import Backoff, poll
 from bot.config import CONFIG_PATH, Policy, PolicyError, parse_policy
 from bot.errors import MemrepoError
 from bot.identity import Identity
@@ -28,6 +29,7 @@ from bot.memfs.validate import core_size, is_core
 MAIN = "main"
 FILE_MODE = pygit2.GIT_FILEMODE_BLOB
 LINK_MODE = pygit2.GIT_FILEMODE_LINK
+LOCK_POLL = Backoff(0.005, factor=1.0)  # another writer holds the clone's lock: look again this often
 
 
 @dataclass(frozen=True)
@@ -251,16 +253,17 @@ class MemoryRepo:
     def lock(self, timeout: float = 30.0) -> Iterator[None]:
         """Serialise memrepo's writers on this clone (threads and processes alike)."""
         path = Path(self.git.path) / "memrepo.lock"
-        deadline = time.monotonic() + timeout
         with open(path, "a+") as handle:
-            while True:
+
+            def take() -> bool:
                 try:
                     fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
                 except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise MemrepoError(messages.REPO_LOCKED.format(path=self.root)) from None
-                    time.sleep(0.005)
+                    return False
+                return True
+
+            if not poll(take, LOCK_POLL, timeout=timeout):
+                raise MemrepoError(messages.REPO_LOCKED.format(path=self.root))
             try:
                 yield
             finally:
