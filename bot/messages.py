@@ -109,6 +109,8 @@ CALL_DUPLICATE_PARAM = "'{command}' got two different values for '{param}'; send
 CALL_MISSING_PARAM = "'{command}' needs the parameter '{param}'"
 CALL_WRONG_TYPE = "'{param}' must be {expected}, found {kind}"
 CALL_BINARY = "'{param}' contains a NUL byte; memory holds text, not binary data"
+CALL_NOT_UNICODE = ("'{param}' is not valid Unicode: character {index} is {code}, a lone surrogate with no "
+                    "UTF-8 form; send the text as UTF-8")
 CALL_BAD_RANGE = "'view_range' must be two whole numbers [first line, last line] (last may be -1 for the end)"
 NO_AGENT_ID = (
     "no agent id: pass --agent-id (or agent_id=) or set one with "

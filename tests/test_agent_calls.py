@@ -107,3 +107,25 @@ def test_a_refusal_names_the_command_of_a_call_that_did_not_parse(session: Agent
     assert session.handle_tool_call(named).command == "str_replace"
     assert session.handle_tool_call({"path": HUMAN}).command == "?"
     assert session.handle_tool_call('{"command": "bogus"}').command == "?"
+
+
+# ------------------------------------------------------------------ text that is not valid Unicode
+SURROGATES = [
+    pytest.param({**TEA, "new_str": "Prefers \udcff tea."}, "new_str", id="edit-text"),
+    pytest.param({**TEA, "reason": "Note \ud800 tea"}, "reason", id="reason"),
+    pytest.param({"command": "view", "path": "system/\udcff"}, "path", id="view-path"),
+    pytest.param(json.dumps({**TEA, "new_str": "\udcff"}), "new_str", id="json-escape"),
+]
+
+
+@pytest.mark.parametrize(("call", "param"), SURROGATES)
+def test_the_session_refuses_a_lone_surrogate_by_name_and_changes_nothing(
+        session: AgentSession, memory: MemoryRepo, parses: list[object], call: object, param: str) -> None:
+    head, human = memory.head_sha(), memory.read(HUMAN)
+    result = session.handle_tool_call(call)
+    assert not result.ok and result.route == "refused"
+    assert result.message.startswith(f"'{param}' is not valid Unicode: character "), result.message
+    assert json.dumps(result.to_dict(), ensure_ascii=False).encode("utf-8")  # printable as it is
+    assert len(parses) == 1
+    assert (memory.head_sha(), memory.read(HUMAN)) == (head, human)
+    assert memory.dirty_paths() == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -396,6 +397,37 @@ def test_tool_json_pushed_to_remote(
     result = json.loads(out)
     assert result["pushed"] is False
     assert git(bare_remote, "rev-parse", "main").strip() != result["commit"]
+
+
+SURROGATE_CALLS = [
+    pytest.param([], '{"command": "create", "path": "reference/x.md", "description": "x", "file_text": "a\\udcff"}',
+                 "'file_text' is not valid Unicode: character 2 is U+DCFF", id="json-escape"),
+    pytest.param(["--json"], '{"command": "view", "path": "system/\\ud800"}', "'path' is not valid Unicode",
+                 id="json-escape-json-output"),
+    pytest.param([], b'{"command": "view", "path": "system/\xff"}', "'path' is not valid Unicode: character 8",
+                 id="argument-not-utf8"),
+    pytest.param(["--json"], b'{"command": "vi\xffew"}', "'command' is not valid Unicode",
+                 id="argument-not-utf8-json-output"),
+]
+
+
+@pytest.mark.parametrize(("options", "call", "refusal"), SURROGATE_CALLS)
+def test_tool_refuses_text_that_is_not_unicode(memory: MemoryRepo, tmp_path: Path, options: list[str],
+                                               call: str | bytes, refusal: str) -> None:
+    """A lone surrogate (a JSON escape, or bytes that are not UTF-8 in the argument) is refused
+    by name from the console script, with strict UTF-8 output as under a UTF-8 locale."""
+    before = tree_state(tmp_path)
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+    done = subprocess.run([*memrepo_command(), "tool", *options, "--repo", str(memory.root), call],
+                          capture_output=True, env=env, timeout=60)
+    out, err = done.stdout.decode("utf-8"), done.stderr.decode("utf-8")
+    assert done.returncode == 1, err
+    assert "internal error" not in err and "Traceback" not in err
+    if options:
+        assert err == "" and refusal in json.loads(out)["message"]
+    else:
+        assert out == "" and err.startswith(refusal) and len(err.splitlines()) == 1
+    assert tree_state(tmp_path) == before
 
 
 def test_tool_reads_the_call_from_stdin(

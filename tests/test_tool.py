@@ -3,6 +3,7 @@ nothing and says what to do."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -196,6 +197,25 @@ REFUSALS = [
                  id="view-range"),
     pytest.param({"command": "delete", "path": HUMAN, "expected_revision": "f" * 40}, "is not a commit",
                  id="unknown-revision"),
+    pytest.param({"command": "create", "path": "reference/x.md", "description": "x", "file_text": "a\udcffb"},
+                 "'file_text' is not valid Unicode: character 2 is U+DCFF, a lone surrogate", id="surrogate-text"),
+    pytest.param({"command": "str_replace", "file_path": HUMAN, "old_string": "Nothing", "new_string": "\ud800"},
+                 "'new_string' is not valid Unicode: character 1 is U+D800", id="surrogate-letta-spelling"),
+    pytest.param({"command": "create", "path": "reference/\udcff.md", "description": "x", "file_text": "x"},
+                 "'path' is not valid Unicode: character 11 is U+DCFF", id="surrogate-path"),
+    pytest.param({"command": "view", "path": "system/\udcff"}, "'path' is not valid Unicode", id="surrogate-view"),
+    pytest.param({"command": "update_description", "path": HUMAN, "description": "x\udcff"},
+                 "'description' is not valid Unicode", id="surrogate-description"),
+    pytest.param({"command": "core_memory_append", "label": "human", "content": "x", "reason": "r\udfff"},
+                 "'reason' is not valid Unicode", id="surrogate-reason"),
+    pytest.param({"command": "vi\udcffew"}, "'command' is not valid Unicode", id="surrogate-command"),
+    pytest.param({"command": "view", "pa\udcffth": "x"}, "'pa\\udcffth' is not valid Unicode",
+                 id="surrogate-param-name"),
+    pytest.param('{"command": "create", "path": "reference/x.md", "file_text": "\\udcff"}',
+                 "'file_text' is not valid Unicode", id="surrogate-json-escape"),
+    pytest.param({"name": "memory", "arguments": '{"command": "insert", "path": "system/human.md", '
+                  '"insert_line": 1, "insert_text": "\\udcff"}'}, "'insert_text' is not valid Unicode",
+                 id="surrogate-nested-arguments"),
 ]
 
 
@@ -208,6 +228,7 @@ def test_refused_call_changes_nothing_and_says_why(
     assert not result.ok
     assert fragment in result.message
     assert "Traceback" not in result.message
+    assert json.dumps(result.to_dict(), ensure_ascii=False).encode("utf-8")  # printable as it is
     assert snapshot(memory) == before
 
 

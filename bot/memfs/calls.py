@@ -102,6 +102,7 @@ def parse_call(raw: object) -> Call:
         data = dict(nested)
         if "command" not in data and isinstance(outer_name, str):
             data["command"] = outer_name
+    _check_unicode(data)
     command = data.get("command")
     if not isinstance(command, str) or not command.strip():
         raise MemrepoError(messages.CALL_NO_COMMAND.format(commands=", ".join(COMMANDS)))
@@ -146,7 +147,30 @@ def named_command(raw: object) -> str:
     """The command a refusal reports for a call that did not parse: the `command` it names,
     or `?`."""
     command = raw.get("command", "?") if isinstance(raw, dict) else "?"
-    return str(command)
+    return printable(str(command))
+
+
+def printable(text: str) -> str:
+    """`text` with what has no UTF-8 form (lone surrogates) written as escapes, so a message
+    that quotes it can be printed and committed."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _check_unicode(data: Mapping[Any, Any]) -> None:
+    """Refuse an argument (or its name) holding a lone surrogate: JSON's `\\udcff` escape and
+    undecodable bytes read with surrogateescape make one, and it has no UTF-8 form, so no file,
+    commit message or output could hold it."""
+    for key, value in data.items():
+        if key in _META and key != "command":
+            continue  # ignored by the parse, so never written or echoed
+        for text in (key, value):
+            if not isinstance(text, str):
+                continue
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise MemrepoError(messages.CALL_NOT_UNICODE.format(
+                    param=printable(str(key)), index=exc.start + 1, code=f"U+{ord(text[exc.start]):04X}")) from None
 
 
 _TEXT_PARAMS = ("file_text", "old", "new", "insert_text", "description", "patch", "content", "label")
