@@ -120,8 +120,8 @@ def test_failures_are_not_kept_and_answers_expire() -> None:
 
 
 def test_agents_fetching_the_same_move_start_one_upload_pack(localhub, tmp_path: Path, monkeypatch) -> None:
-    from bot.memfs import sync
     from bot.memfs.repo import MemoryRepo
+    from bot.memfs.sync import transport
     from tests.conftest import localhub_token
 
     token = localhub_token(localhub, "alice")
@@ -143,7 +143,7 @@ def test_agents_fetching_the_same_move_start_one_upload_pack(localhub, tmp_path:
     for agent in agents:  # the same state, so the same ask: libgit2 in-process, as agents fetch
         repo = MemoryRepo(agent, pygit2.Repository(str(agent)))
         repo.git.remotes["origin"].fetch(["+refs/heads/main:refs/remotes/origin/main"],
-                                         callbacks=sync.HeaderCallbacks(sync.basic_auth_header(url)))
+                                         callbacks=transport.HeaderCallbacks(transport.basic_auth_header(url)))
         assert repo.resolve("refs/remotes/origin/main") == moved
     packs = [args for args in runs if "--advertise-refs" not in args]
     assert len(packs) == 1, runs

@@ -16,6 +16,8 @@ from bot import identity
 from bot.errors import MemrepoError
 from bot.memfs import sync
 from bot.memfs.repo import MemoryRepo
+from bot.memfs.sync import transport
+from bot.memfs.sync.push import LAST_SYNC_KEY
 from tests.conftest import localhub_token
 
 HUMAN = "---\ndescription: what I know about the person\n---\nName: Sam\n"
@@ -105,7 +107,7 @@ def test_round_trip_between_two_clones(pair) -> None:
     result = sync.push(a)
     assert result.pushed and result.sent == 1 and result.head == sha
     assert remote_main(remote) == sha
-    assert a.get_config(sync.LAST_SYNC_KEY).endswith("Z")
+    assert a.get_config(LAST_SYNC_KEY).endswith("Z")
 
     result = sync.sync(b)
     assert result.pushed and result.pulled == 1 and result.head == sha
@@ -464,7 +466,7 @@ def test_remote_that_refuses_the_push_keeps_the_commit_local(pair) -> None:
     ],
 )
 def test_basic_auth_header(url: str | None, header: str | None) -> None:
-    assert sync.basic_auth_header(url) == header
+    assert transport.basic_auth_header(url) == header
 
 
 class _Recorder:
@@ -545,13 +547,13 @@ def test_token_urls_fetch_in_process_and_keep_what_was_known_on_failure(localhub
     assert b.resolve(sync.TRACKING_REF) == known  # a failed fetch forgets nothing
 
     b.set_config("remote.origin.url", _token_url(localhub, token, "empty"))
-    assert sync._fetch(b) == (None, None)  # a remote without main
+    assert transport.fetch(b) == (None, None)  # a remote without main
 
 
 def test_an_in_process_fetch_gives_up_on_a_server_that_never_answers(tmp_path: Path, monkeypatch) -> None:
     import socket
 
-    monkeypatch.setattr(sync, "IDLE_TIMEOUT_MS", 1000)
+    monkeypatch.setattr(transport, "IDLE_TIMEOUT_MS", 1000)
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)  # accepts connections, answers nothing
@@ -559,7 +561,7 @@ def test_an_in_process_fetch_gives_up_on_a_server_that_never_answers(tmp_path: P
         repo = new_memory(tmp_path / "m")
         repo.git.remotes.create("origin", f"http://x-access-token:tok@127.0.0.1:{listener.getsockname()[1]}/o/m.git")
         started = time.monotonic()
-        remote, problem = sync._fetch(repo)
+        remote, problem = transport.fetch(repo)
         assert remote is None and problem and "tok" not in problem
         assert time.monotonic() - started < 10
     finally:
@@ -568,11 +570,10 @@ def test_an_in_process_fetch_gives_up_on_a_server_that_never_answers(tmp_path: P
 
 def test_an_in_process_tls_failure_is_left_to_git(tmp_path: Path, recorder: _Recorder, monkeypatch) -> None:
     calls: list[tuple[str, ...]] = []
-    real = sync._git
-    monkeypatch.setattr(sync, "_git", lambda repo, command, *args: calls.append((command, *args)) or real(
-        repo, command, *args))
+    real = transport.run_remote_git
+    monkeypatch.setattr(transport, "run_remote_git", lambda repo, *args: calls.append(args) or real(repo, *args))
     repo = new_memory(tmp_path / "m")
     repo.git.remotes.create("origin", f"https://x-access-token:tok@127.0.0.1:{recorder.port}/o/memory.git")
-    remote, problem = sync._fetch(repo)  # a plain-HTTP server: libgit2's TLS handshake fails
+    remote, problem = transport.fetch(repo)  # a plain-HTTP server: libgit2's TLS handshake fails
     assert remote is None and problem and "tok" not in problem
     assert [c[0] for c in calls] == ["fetch"]  # and git was asked too

@@ -26,13 +26,15 @@ from bot import identity, messages
 from bot.agent import render
 from bot.agent.routing import Route
 from bot.contracts import EDIT_BRANCH_PREFIX
-from bot.dream.runner import delete_remote_branch, fetch_base, push_branch, worktree
+from bot.dream.runner import fetch_base
+from bot.dream.worktree import push_branch, worktree
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, NewPullRequest
 from bot.forge.errors import ForgeError
 from bot.memfs.calls import parse_call
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync import BRANCH
+from bot.memfs.sync.transport import delete_branch
 from bot.memfs.tool import MemoryTool
 
 
@@ -80,7 +82,7 @@ def propose_edit(repo: MemoryRepo, raw_call: object, route: Route, client: Forge
         pr = client.open_pull_request(NewPullRequest(head=branch, base=BRANCH, title=render.title(ctx),
                                                      body=render.body(ctx)))
     except BaseException:
-        delete_remote_branch(repo, branch)
+        delete_branch(repo, branch)
         raise
     try:
         labels = client.add_labels(pr.number, route.labels)
@@ -104,4 +106,4 @@ def _withdraw(repo: MemoryRepo, client: ForgeClient, number: int, branch: str) -
     led here is the one reported)."""
     with contextlib.suppress(ForgeError):
         client.close_pull_request(number)
-    delete_remote_branch(repo, branch)
+    delete_branch(repo, branch)

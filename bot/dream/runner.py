@@ -35,9 +35,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -55,18 +52,19 @@ from bot.dream.provenance import Change, Provenance, ProvenanceError, Transcript
 from bot.dream.render import commit_message, external_sources, pr_body, title
 from bot.dream.state import TriggerStates
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall, Strategy, get_strategy
+from bot.dream.worktree import push_branch, worktree
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, NewPullRequest, PullRequest, RetryPolicy, TokenCredentials
 from bot.forge.errors import ForgeError
 from bot.memfs import checks, validate
 from bot.memfs.repo import MemoryRepo
-from bot.memfs.sync import BRANCH, REMOTE, git_problem, redact, remote_url, status
+from bot.memfs.sync import BRANCH, REMOTE, remote_url, status
+from bot.memfs.sync.transport import delete_branch
 from bot.memfs.tool import AGENT_ID_KEY, MemoryTool, ToolResult
 from bot.transcript import MessageNotFoundError, TranscriptStore
 from bot.transcript.model import Message
 
 DREAM_RETRY = RetryPolicy(max_total_seconds=30.0, max_attempts=5, backoff_base=0.5, backoff_cap=5.0)
-GIT_TIMEOUT = 120.0
 
 
 @dataclass(frozen=True)
@@ -91,61 +89,6 @@ class OpenDream:
 
 
 # ------------------------------------------------------------------------------- git shell
-def _git_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update({"GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never", "LC_ALL": "C", "LANGUAGE": "C"})
-    if not any(k in os.environ for k in ("GIT_SSH_COMMAND", "GIT_SSH")):
-        env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes"
-    return env
-
-
-def _git(cwd: Path, *args: str) -> tuple[int, str]:
-    """(status, output) of a git command; the output is redacted (git echoes URLs)."""
-    try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=_git_env(),
-                              timeout=GIT_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        return 124, f"git {args[0]} did not finish within {GIT_TIMEOUT:.0f}s"
-    except OSError as exc:
-        return 127, f"git could not be run ({exc})"
-    return done.returncode, redact((done.stdout or "") + (done.stderr or ""))
-
-
-@contextlib.contextmanager
-def worktree(repo: MemoryRepo, base: str) -> Iterator[Path]:
-    """A linked worktree detached at `base`, removed afterwards whatever happens."""
-    holder = Path(tempfile.mkdtemp(prefix="memrepo-dream-"))
-    path = holder / "worktree"
-    _git(repo.root, "worktree", "prune")  # forget worktrees of runs that were killed
-    code, out = _git(repo.root, "worktree", "add", "--detach", str(path), base)
-    if code != 0:
-        shutil.rmtree(holder, ignore_errors=True)
-        raise MemrepoError(messages.DREAM_WORKTREE_FAILED.format(problem=git_problem(out)))
-    try:
-        yield path
-    finally:
-        _git(repo.root, "worktree", "remove", "--force", str(path))
-        shutil.rmtree(holder, ignore_errors=True)
-        _git(repo.root, "worktree", "prune")
-
-
-def push_branch(repo: MemoryRepo, branch: str) -> None:
-    ref = f"refs/heads/{branch}"
-    code, out = _git(repo.root, "push", "--porcelain", REMOTE, f"{ref}:{ref}")
-    line = next((ln for ln in out.splitlines() if f"{ref}:{ref}" in ln), None)
-    if code != 0 or line is None or line.startswith("!"):
-        reason = line.split("\t")[-1] if line else git_problem(out)
-        raise MemrepoError(messages.DREAM_PUSH_FAILED.format(branch=branch, problem=reason.strip() or "rejected"))
-
-
-def delete_remote_branch(repo: MemoryRepo, branch: str) -> str | None:
-    """Delete the pushed branch (a deletion, never a forced update); None or the problem."""
-    code, out = _git(repo.root, "push", "--porcelain", REMOTE, f":refs/heads/{branch}")
-    if code == 0 or "remote ref does not exist" in out:
-        return None
-    return git_problem(out)
-
-
 def _delete_local_branch(repo: MemoryRepo, branch: str) -> None:
     """The dream's branch lives on the remote; the clone keeps no ref per dream."""
     for ref in (f"refs/heads/{branch}", f"refs/remotes/{REMOTE}/{branch}"):
@@ -405,7 +348,7 @@ def _publish(repo: MemoryRepo, client: ForgeClient, branch: str, provenance: Pro
     try:
         open_dream = find_open_dream(client, provenance.agent_id, provenance.conversation_id)
         if open_dream is not None:  # another run opened one meanwhile
-            delete_remote_branch(repo, branch)
+            delete_branch(repo, branch)
             return _already_open(open_dream, window_range)
         new = NewPullRequest(head=branch, base=BRANCH, title=title(provenance),
                              body=pr_body(provenance, summary, window, cursor_file, sources), labels=labels)
@@ -429,7 +372,7 @@ def _publish(repo: MemoryRepo, client: ForgeClient, branch: str, provenance: Pro
     except PullRequestKept:
         raise
     except BaseException as exc:
-        problem = delete_remote_branch(repo, branch)
+        problem = delete_branch(repo, branch)
         if problem is not None and isinstance(exc, MemrepoError):
             raise MemrepoError(messages.DREAM_BRANCH_LEFT.format(error=exc, branch=branch, problem=problem)) \
                 from None

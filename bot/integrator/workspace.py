@@ -35,7 +35,8 @@ from bot.integrator.resolve import Resolver, resolve_tree
 from bot.integrator.state import Validation
 from bot.memfs import checks
 from bot.memfs.repo import MemoryRepo
-from bot.memfs.sync import HeaderCallbacks, libgit2_timeouts, redact
+from bot.memfs.sync import redact
+from bot.memfs.sync.transport import HeaderCallbacks, libgit2_timeouts
 from bot.trailers import external_sources
 
 log = logging.getLogger("memrepo.integrator.workspace")

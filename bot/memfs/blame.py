@@ -9,15 +9,12 @@ Running git is the shell; reading its output is a pure function, tested on its o
 
 from __future__ import annotations
 
-import os
-import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 
 from bot import messages
 from bot.errors import MemrepoError
-
-GIT_TIMEOUT = 120.0
+from bot.memfs.repo import MemoryRepo
+from bot.memfs.sync.gitcmd import run_git
 
 
 @dataclass(frozen=True)
@@ -48,24 +45,16 @@ def parse_line_porcelain(output: str) -> list[BlamedLine]:
     return out
 
 
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k.startswith("GIT_CONFIG")}
-    env["LC_ALL"] = "C"
-    return env
-
-
-def blame(root: Path, rev: str, path: str, line: int | None = None) -> list[BlamedLine]:
-    """Blame `path` at `rev` (one line, or all); the caller has checked that both exist."""
-    args = ["git", "-C", str(root), "blame", "--line-porcelain"]
+def blame(repo: MemoryRepo, rev: str, path: str, line: int | None = None) -> list[BlamedLine]:
+    """Blame `path` at `rev` (one line, or all); the caller has checked that both exist. The
+    repository is named on the command line, so a GIT_DIR inherited from a hook cannot send
+    git to another one."""
+    args = [f"--git-dir={repo.git.path}", f"--work-tree={repo.root}", "blame", "--line-porcelain"]
     if line is not None:
         args += ["-L", f"{line},{line}"]
-    args += [rev, "--", path]
-    try:
-        done = subprocess.run(args, capture_output=True, timeout=GIT_TIMEOUT, env=_env(), check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise MemrepoError(messages.HISTORY_BLAME_FAILED.format(path=path, problem=exc)) from None
-    if done.returncode != 0:
-        problem = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    done = run_git(repo.root, *args, rev, "--", path)
+    if not done.ok:
+        problem = done.err.strip().splitlines()
         raise MemrepoError(messages.HISTORY_BLAME_FAILED.format(path=path, problem=problem[-1] if problem else
-                                                                f"exit code {done.returncode}"))
-    return parse_line_porcelain(done.stdout.decode("utf-8", "replace"))
+                                                                f"exit code {done.status}"))
+    return parse_line_porcelain(done.out)

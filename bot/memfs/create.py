@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pygit2
 from bot import identity, messages
 from bot.errors import MemrepoError
 from bot.memfs.repo import MAIN, MemoryRepo
+from bot.memfs.sync.gitcmd import run_git
 from bot.memfs.tool import AGENT_ID_KEY, AGENT_NAME_KEY
 from bot.templating import render, templates_root
 
@@ -47,8 +47,8 @@ def _author(root: Path, agent_id: str, agent_name: str) -> identity.Identity:
     """The person running init when git knows them; otherwise the agent it is made for.
     Asked of git itself so that its whole configuration (and GIT_CONFIG_*) counts."""
     def get(key: str) -> str:
-        done = subprocess.run(["git", "config", "--get", key], cwd=root, capture_output=True, text=True)
-        return done.stdout.strip() if done.returncode == 0 else ""
+        done = run_git(root, "config", "--get", key)
+        return done.out.strip() if done.ok else ""
 
     name, email = get("user.name"), get("user.email")
     if name and email:

@@ -74,7 +74,7 @@ def why(repo_root: str | os.PathLike[str], path: str, line: int | None = None, *
         text = messages.HISTORY_NO_LINES if count == 0 else messages.HISTORY_NO_SUCH_LINE
         raise NoSuchLineError(text.format(path=found, line=line, count=count, where=where),
                               exit_code=EXIT_NO_SUCH_LINE)
-    blamed = blame(repo.root, tip, found, line) if count else []
+    blamed = blame(repo, tip, found, line) if count else []
     chain = main_timeline(repo, ref, tip)
     sources = Sources(repo, forge, transcripts)
     try:

@@ -1,0 +1,43 @@
+"""A linked worktree at a pinned base commit, where a proposal (a dream's, or an agent edit
+that must become a pull request) is applied without touching the clone's own `main`, working
+tree or index. Linked worktrees are git's own feature (libgit2 does not prune them as git
+does), so this is one of the few places memrepo runs git as a process."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from bot import messages
+from bot.errors import MemrepoError
+from bot.memfs.repo import MemoryRepo
+from bot.memfs.sync import transport
+from bot.memfs.sync.gitcmd import git_problem, run_git
+
+
+@contextlib.contextmanager
+def worktree(repo: MemoryRepo, base: str) -> Iterator[Path]:
+    """A linked worktree detached at `base`, removed afterwards whatever happens."""
+    holder = Path(tempfile.mkdtemp(prefix="memrepo-dream-"))
+    path = holder / "worktree"
+    run_git(repo.root, "worktree", "prune")  # forget worktrees of runs that were killed
+    added = run_git(repo.root, "worktree", "add", "--detach", str(path), base)
+    if not added.ok:
+        shutil.rmtree(holder, ignore_errors=True)
+        raise MemrepoError(messages.DREAM_WORKTREE_FAILED.format(problem=git_problem(added.err or added.out)))
+    try:
+        yield path
+    finally:
+        run_git(repo.root, "worktree", "remove", "--force", str(path))
+        shutil.rmtree(holder, ignore_errors=True)
+        run_git(repo.root, "worktree", "prune")
+
+
+def push_branch(repo: MemoryRepo, branch: str) -> None:
+    """Push the proposal's branch (never forced); raises with the forge's reason if refused."""
+    problem = transport.push_branch(repo, branch)
+    if problem is not None:
+        raise MemrepoError(messages.DREAM_PUSH_FAILED.format(branch=branch, problem=problem))

@@ -1,0 +1,23 @@
+"""Sync a memory repository's `main` with its remote (`origin`), never force-pushing.
+
+    push(repo)               after a commit: send main (replaying onto the remote if it moved)
+    sync(repo)               fetch, fast-forward or replay, push
+    status(repo, fetch)      where the clone stands against the remote
+    set_remote(repo, url)    connect (`memrepo repository set`), unset_remote(repo)
+
+The modules, one concern each: `transport` (fetch, push and list over git's or libgit2's
+transports), `gitcmd` (the one runner for git commands run as processes), `replay` (queued
+commits replayed onto a moved main, or set aside), `push` (the push loop and sync), `status`,
+`connect` and `redaction` (no credential ever reaches a message).
+"""
+
+from bot.memfs.sync.connect import set_remote, unset_remote
+from bot.memfs.sync.push import NO_REMOTE, SyncResult, push, sync
+from bot.memfs.sync.redaction import check_url, redact
+from bot.memfs.sync.replay import backups, contains
+from bot.memfs.sync.status import RepoStatus, status, status_lines
+from bot.memfs.sync.transport import BRANCH, REMOTE, TRACKING_REF, remote_url
+
+__all__ = ["BRANCH", "NO_REMOTE", "REMOTE", "TRACKING_REF", "RepoStatus", "SyncResult", "backups", "check_url",
+           "contains", "push", "redact", "remote_url", "set_remote", "status", "status_lines", "sync",
+           "unset_remote"]

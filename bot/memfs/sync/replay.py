@@ -1,0 +1,134 @@
+"""Replaying this clone's queued commits onto a main that moved on the remote, in-process
+and per file, as `git pull --rebase` would but with memrepo's three-way merge (two agents
+appending to one file both keep their lines). What cannot be replayed is set aside on a
+backup ref, never dropped and never forced over the remote."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+import pygit2
+
+from bot import messages
+from bot.memfs import checks
+from bot.memfs.merge import merge3
+from bot.memfs.repo import MemoryRepo
+
+BACKUP_PREFIX = "refs/memrepo/backup/"
+
+
+class ReplayFailed(Exception):
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+def count_commits(repo: MemoryRepo, tip: str, hide: str | None = None) -> int:
+    if hide is None:
+        return sum(1 for _ in repo.git.walk(tip))
+    ahead, _ = repo.git.ahead_behind(tip, hide)
+    return ahead
+
+
+def contains(repo: MemoryRepo, descendant: str, ancestor: str) -> bool:
+    """Whether `ancestor` is `descendant` or in its history (False when this clone lacks it)."""
+    if descendant == ancestor:
+        return True
+    try:
+        return repo.git.descendant_of(descendant, ancestor)
+    except (KeyError, ValueError, pygit2.GitError):
+        return False
+
+
+def set_aside(repo: MemoryRepo, sha: str) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    name = f"{BACKUP_PREFIX}{stamp}-{sha[:8]}"
+    repo.git.references.create(name, sha, force=True)
+    return name
+
+
+def backups(repo: MemoryRepo) -> list[str]:
+    """Backup refs of local commits that sync set aside, oldest first."""
+    return sorted(r for r in repo.git.listall_references() if r.startswith(BACKUP_PREFIX))
+
+
+def blob_at(repo: MemoryRepo, tree: pygit2.Tree, path: str) -> bytes | None:
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    return repo.git[entry.id].data if entry.type_str == "blob" else None
+
+
+def merge_file(path: str, base: bytes | None, ours: bytes | None, theirs: bytes | None) -> bytes | None:
+    """The replayed content of one path; raises ReplayFailed on a conflict."""
+    if theirs == base:
+        return ours
+    if ours in (base, theirs):
+        return theirs
+    if base is None:
+        raise ReplayFailed([messages.SYNC_CONFLICT_ADDED.format(path=path)])
+    if ours is None or theirs is None:
+        raise ReplayFailed([messages.SYNC_CONFLICT_DELETED.format(path=path)])
+    try:
+        texts = [data.decode("utf-8") for data in (base, ours, theirs)]
+    except UnicodeDecodeError:
+        raise ReplayFailed([messages.SYNC_CONFLICT_NOT_TEXT.format(path=path)]) from None
+    result = merge3(*texts)
+    if result.text is None:
+        where = ", ".join(c.describe() for c in result.conflicts[:3])
+        raise ReplayFailed([messages.SYNC_CONFLICT_LINES.format(path=path, where=where)])
+    return result.text.encode("utf-8")
+
+
+def replay_commit(repo: MemoryRepo, commit: pygit2.Commit, tip: pygit2.Commit) -> pygit2.Commit:
+    """`commit`'s change re-applied on `tip`; `tip` itself when it changes nothing there."""
+    g = repo.git
+    parent_tree = commit.parents[0].tree if commit.parents else g[g.TreeBuilder().write()]
+    changes: dict[str, bytes | None] = {}
+    problems: list[str] = []
+    for delta in parent_tree.diff_to_tree(commit.tree).deltas:
+        path = delta.new_file.path or delta.old_file.path
+        base = blob_at(repo, parent_tree, path)
+        ours = blob_at(repo, commit.tree, path)
+        theirs = blob_at(repo, tip.tree, path)
+        try:
+            merged = merge_file(path, base, ours, theirs)
+        except ReplayFailed as exc:
+            problems += exc.problems
+            continue
+        if merged != theirs:
+            changes[path] = merged
+    if problems:
+        raise ReplayFailed(problems)
+    if not changes:
+        return tip
+    found = checks.check(repo, {p: (d, blob_at(repo, tip.tree, p)) for p, d in changes.items()}, str(tip.id))
+    if found:
+        raise ReplayFailed([
+            messages.SYNC_CONFLICT_INVALID.format(path=p.path, problem=p.message) for p in found
+        ])
+    tree_id = repo.build_tree(tip.tree, changes)
+    committer = pygit2.Signature(commit.committer.name, commit.committer.email,
+                                 int(time.time()), commit.committer.offset)
+    new_id = g.create_commit(None, commit.author, committer, commit.message, tree_id, [tip.id])
+    return g[new_id].peel(pygit2.Commit)
+
+
+def replay(repo: MemoryRepo, local: str, onto: str) -> tuple[str, int]:
+    """Replay the commits of `local` that `onto` lacks, oldest first: (new tip, replayed).
+    Merge commits are dropped (like `git rebase`): their sides are replayed one by one."""
+    g = repo.git
+    walker = g.walk(local, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+    walker.hide(onto)
+    tip = g[onto].peel(pygit2.Commit)
+    replayed = 0
+    for commit in list(walker):
+        if len(commit.parents) > 1:
+            continue
+        new = replay_commit(repo, commit, tip)
+        if new.id != tip.id:
+            replayed += 1
+        tip = new
+    return str(tip.id), replayed

@@ -1,0 +1,80 @@
+"""Where a clone stands against its remote's main: `memrepo repository status`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bot import messages
+from bot.memfs.repo import MemoryRepo
+from bot.memfs.sync import transport
+from bot.memfs.sync.push import LAST_SYNC_KEY
+from bot.memfs.sync.redaction import redact
+from bot.memfs.sync.replay import backups, count_commits
+from bot.memfs.sync.transport import TRACKING_REF, remote_url
+
+
+@dataclass(frozen=True)
+class RepoStatus:
+    url: str | None
+    branch: str | None
+    head: str | None
+    remote_head: str | None
+    ahead: int | None
+    behind: int | None
+    last_sync: str | None
+    backups: list[str] = field(default_factory=list)
+    fetched: bool = False
+    fetch_error: str | None = None
+
+
+def status_lines(st: RepoStatus, extra: tuple[tuple[str, str], ...] = ()) -> list[str]:
+    """`repository status` as a person reads it: one aligned `label: value` line per fact."""
+    when = messages.STATUS_JUST_NOW if st.fetched else messages.STATUS_LAST_FETCH
+    rows = [(messages.STATUS_REMOTE, st.url or messages.STATUS_NO_REMOTE),
+            (messages.STATUS_HEAD, (st.head or "")[:12] + (f" ({st.branch})" if st.branch else ""))]
+    if st.url is not None:
+        rows += [
+            (messages.STATUS_AHEAD, messages.STATUS_UNKNOWN if st.ahead is None
+             else messages.STATUS_AHEAD_VALUE.format(count=st.ahead)),
+            (messages.STATUS_BEHIND, messages.STATUS_UNKNOWN if st.behind is None
+             else messages.STATUS_BEHIND_VALUE.format(count=st.behind, when=when)),
+            (messages.STATUS_LAST_SYNC, st.last_sync or messages.STATUS_NEVER),
+        ]
+        if st.fetch_error:
+            rows.append(("", messages.STATUS_FETCH_FAILED.format(problem=st.fetch_error)))
+    rows.append((messages.STATUS_BACKUPS, ", ".join(st.backups) if st.backups else messages.STATUS_NONE))
+    rows += extra
+    width = max(len(label) for label, _ in rows) + 2
+    return [f"{label + ':' if label else '':<{width}}{value}" for label, value in rows]
+
+
+def status(repo: MemoryRepo, fetch: bool = False) -> RepoStatus:
+    """Where this clone stands against the remote's main as last fetched (or fetched now)."""
+    url = remote_url(repo)
+    fetch_error = None
+    fetched = False
+    if url is not None and fetch:
+        with repo.lock():
+            _, fetch_error = transport.fetch(repo)
+        fetched = fetch_error is None
+    head = repo.head_sha()
+    remote_head = repo.resolve(TRACKING_REF) if url is not None else None
+    ahead = behind = None
+    if head is not None and url is not None:
+        if remote_head is not None:
+            ahead, behind = repo.git.ahead_behind(head, remote_head)
+        else:
+            ahead = count_commits(repo, head) if fetched else None
+            behind = 0 if fetched else None
+    return RepoStatus(
+        url=redact(url) if url is not None else None,
+        branch=repo.branch(),
+        head=head,
+        remote_head=remote_head,
+        ahead=ahead,
+        behind=behind,
+        last_sync=repo.get_config(LAST_SYNC_KEY),
+        backups=backups(repo),
+        fetched=fetched,
+        fetch_error=fetch_error,
+    )
