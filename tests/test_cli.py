@@ -430,6 +430,25 @@ def test_tool_refuses_text_that_is_not_unicode(memory: MemoryRepo, tmp_path: Pat
     assert tree_state(tmp_path) == before
 
 
+def test_tool_refuses_standard_input_that_is_not_utf8_and_reads_utf8_text(memory: MemoryRepo,
+                                                                         tmp_path: Path) -> None:
+    """Standard input is read as UTF-8 whatever the locale says; bytes that are not UTF-8 are
+    refused by name, as in an argument, not an internal error."""
+    before = tree_state(tmp_path)
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+    command = [*memrepo_command(), "tool", "--repo", str(memory.root), "-"]
+    done = subprocess.run(command, input=b'{"command": "view", "path": "system/\xff"}', capture_output=True,
+                          env=env, timeout=60)
+    assert done.returncode == 1 and done.stdout == b""
+    assert done.stderr.decode().startswith("'path' is not valid Unicode: character 8 is U+DCFF"), done.stderr
+    assert tree_state(tmp_path) == before
+    call = dict(EDIT_HUMAN, new_str="Prefers th\u00e9.")
+    done = subprocess.run(command, input=json.dumps(call, ensure_ascii=False).encode("utf-8"),
+                          capture_output=True, env={**env, "PYTHONIOENCODING": "latin-1"}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "Prefers th\u00e9." in (memory.read(HUMAN) or b"").decode("utf-8")
+
+
 def test_tool_reads_the_call_from_stdin(
     memory: MemoryRepo, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from bot.memfs.tool import MemoryTool
 
-    raw = sys.stdin.read() if args.call == "-" else args.call
+    raw = _stdin() if args.call == "-" else args.call
     tool = MemoryTool(args.repo, args.agent_id, args.agent_name, push=not args.no_push)
     result = tool.call(raw)
     if args.json:
@@ -35,3 +35,10 @@ def run(args: argparse.Namespace) -> int:
         if not result.ok and result.content is not None:
             print(result.content, file=sys.stderr)
     return 0 if result.ok else 1
+
+
+def _stdin() -> str:
+    """Standard input as UTF-8 text. Bytes that are not UTF-8 become lone surrogates, as they do
+    in a command-line argument, so the parse refuses them by name instead of the read failing."""
+    buffer = getattr(sys.stdin, "buffer", None)  # a test's StringIO has none
+    return sys.stdin.read() if buffer is None else buffer.read().decode("utf-8", "surrogateescape")
