@@ -32,7 +32,8 @@ from typing import Any, Literal, ParamSpec, TypeVar
 
 from redis import Redis
 from redis.backoff import ExponentialBackoff
-from redis.exceptions import NoScriptError
+from redis.exceptions import LockError, NoScriptError
+from redis.lock import Lock
 from redis.retry import Retry as RedisRetry
 from rq import Queue, Retry
 from rq.job import Job, get_current_job
@@ -171,11 +172,6 @@ return 'wait'
 
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-
-_EXTEND = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0
 """
 
@@ -343,7 +339,10 @@ def forget_delivery(redis: Redis, guid: str) -> None:
 class RepoLock:
     """An exclusive lock on one repository with an expiry, so a crashed worker's lock lapses
     by itself; release and extend check the token, so a worker whose lock expired never
-    releases the next holder's."""
+    releases the next holder's. redis-py's `Lock` does the locking; this adds the key naming,
+    the backoff while blocked, answers as booleans, and the busy error as a context manager.
+    Its token belongs to the instance, not the thread (`thread_local=False`), so a lock taken
+    in one thread may be extended or released in another."""
 
     def __init__(self, redis: Redis, repo: str, ttl: float, *, wait: float | None = None) -> None:
         if ttl <= 0:
@@ -354,25 +353,32 @@ class RepoLock:
         self.ttl = ttl
         self.wait = wait
         self.token = secrets.token_hex(16)
+        self._lock = Lock(redis, self.key, timeout=ttl, thread_local=False)
 
     def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
         """Take the lock; blocking waits up to `timeout` seconds (None: forever)."""
         def take() -> bool:
-            return bool(self.redis.set(self.key, self.token, nx=True, px=int(self.ttl * 1000)))
+            return bool(self._lock.acquire(blocking=False, token=self.token))
 
         return poll(take, LOCK_BACKOFF, timeout=timeout) if blocking else take()
 
     def release(self) -> bool:
         """Release if still ours; False if it had expired (and perhaps been taken by another)."""
-        return bool(_run(self.redis, _RELEASE, [self.key], [self.token]))
+        try:
+            self._lock.release()
+        except LockError:
+            return False
+        return True
 
     def extend(self, ttl: float | None = None) -> bool:
         """Push the expiry to `ttl` (default: the lock's) from now, if still ours."""
-        return bool(_run(self.redis, _EXTEND, [self.key], [self.token, int((ttl or self.ttl) * 1000)]))
+        try:
+            return self._lock.extend(ttl or self.ttl, replace_ttl=True)
+        except LockError:
+            return False
 
     def owned(self) -> bool:
-        value = self.redis.get(self.key)
-        return value is not None and (value.decode() if isinstance(value, bytes) else value) == self.token
+        return self._lock.owned()
 
     def __enter__(self) -> RepoLock:
         if not self.acquire(blocking=self.wait is None or self.wait > 0, timeout=self.wait):
