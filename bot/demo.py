@@ -29,15 +29,16 @@ import requests
 from bot import messages
 from bot.agent import AgentSession
 from bot.backoff import Backoff, poll
+from bot.contracts import LABEL_AGENT_EDIT, LABEL_DREAM, LABEL_NEEDS_REVIEW
 from bot.dream.forge_target import forge_target
 from bot.dream.provenance import parse_provenance
-from bot.dream.runner import make_client
+from bot.dream.pulls import make_client
 from bot.errors import MemrepoError
 from bot.identity import INTEGRATOR
-from bot.integrator.state import LABEL_AGENT_EDIT, LABEL_DREAM, LABEL_NEEDS_REVIEW
 from bot.memfs import history, sync
 from bot.memfs.create import init_repository
 from bot.memfs.repo import MemoryRepo
+from bot.provenance import why as provenance
 from bot.serve.local import LocalStack
 
 OWNER, NAME = "sam", "team-memory"
@@ -416,11 +417,11 @@ def _why_and_at(cast: Cast, n: Narrator, dream: dict[str, Any], sam_line: str, b
         n.say(messages.DEMO_COMMAND.format(command=f"memrepo why {path}:{line}"))
         forge = make_client(forge_target(sync.remote_url(ada.repo), {}))  # the agent's own token, not the env's
         try:
-            report = history.why(root, path, line, forge=forge, transcripts=ada.store)
-            person = history.why(root, path, _line_of(ada.repo, path, sam_line), forge=forge, transcripts=ada.store)
+            report = provenance.why(root, path, line, forge=forge, transcripts=ada.store)
+            person = provenance.why(root, path, _line_of(ada.repo, path, sam_line), forge=forge, transcripts=ada.store)
         finally:
             forge.close()
-        n.show(history.render_why(report))
+        n.show(provenance.render_why(report))
         [origin] = report["origins"]
         told = [m["text"] for m in origin["transcript"]["messages"]]
         n.check(origin["writer"] == "dreamer" and origin["pull_request"]["number"] == dream["number"]
@@ -428,7 +429,7 @@ def _why_and_at(cast: Cast, n: Narrator, dream: dict[str, Any], sam_line: str, b
                 messages.DEMO_CHECK_WHY_DREAM.format(number=dream["number"]))
 
         n.say(messages.DEMO_COMMAND.format(command=f"memrepo why {path}:{person['line']}"))
-        n.show(history.render_why(person))
+        n.show(provenance.render_why(person))
         [by_hand] = person["origins"]
         n.check(by_hand["writer"] == "human" and not by_hand.get("dream") and not by_hand.get("transcript"),
                 messages.DEMO_CHECK_WHY_PERSON)

@@ -18,8 +18,9 @@ import requests
 from bot.contracts import LABEL_DREAM, LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED
 from bot.dream import triggers
 from bot.dream.cursor import Cursor, parse_cursor, render_cursor
+from bot.dream.events import dream_closed, handle_event, on_compaction, on_step
 from bot.dream.provenance import parse_provenance
-from bot.dream.runner import dream_closed, handle_event, on_compaction, on_step, run_dream
+from bot.dream.runner import run_dream
 from bot.dream.state import TriggerStates
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError

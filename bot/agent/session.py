@@ -15,7 +15,7 @@ also `memrepo:untrusted` when the current turn (`turns.py`) saw content from an 
 source. Such a pull request needs a person's approval before the integrator merges it.
 
 Dreams: an `assistant` row is a step, a `compaction` row a compaction, `/dream` (or
-`dream()`) the manual trigger, all through `bot.dream.runner.handle_event` under the
+`dream()`) the manual trigger, all through `bot.dream.events.handle_event` under the
 repository's policy or the agent's `/sleeptime` setting. Automatic dreams run on one
 background thread (a dream takes seconds; the agent's turn should not wait); manual ones run
 now and answer with their outcome. A dream that cannot run (the forge is down, say) changes
@@ -46,8 +46,9 @@ from bot.agent.proposal import propose_edit
 from bot.agent.routing import EditFacts, Route, changed_lines, route_edit
 from bot.agent.tool import EditResult, SessionTool
 from bot.config import Dream
+from bot.dream.events import handle_event
 from bot.dream.forge_target import forge_target
-from bot.dream.runner import handle_event, make_client
+from bot.dream.pulls import make_client
 from bot.dream.strategies import Strategy
 from bot.errors import MemrepoError
 from bot.forge.client import RetryPolicy

@@ -23,7 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from bot.commands.transcript import open_store
-    from bot.dream.runner import handle_event, only_conversation
+    from bot.dream.events import handle_event
+    from bot.dream.runner import only_conversation
     from bot.errors import MemrepoError
     from bot.memfs.repo import MemoryRepo
     from bot.memfs.tool import AGENT_ID_KEY

@@ -2,7 +2,8 @@
 proposes a consolidation of memory as a pull request whose body says exactly where each
 change came from (DESIGN.md §2-4, §9).
 
-    from bot.dream.runner import run_dream, on_step, dream_closed
+    from bot.dream.runner import run_dream
+    from bot.dream.events import on_step, dream_closed
     from bot.dream.provenance import parse_provenance
 
     run_dream("memory", "ada", "c1")                 # one dream now (trigger: manual)

@@ -33,9 +33,8 @@ Decisions where the contract leaves room:
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,18 +42,17 @@ from pathlib import Path
 import pygit2
 
 from bot import identity, messages
-from bot.config import Dream
-from bot.contracts import DREAM_BRANCH_PREFIX, LABEL_DREAM, LABEL_UNTRUSTED, dream_branch, new_dream_id
+from bot.contracts import LABEL_DREAM, LABEL_UNTRUSTED, dream_branch, new_dream_id
 from bot.dream import triggers
 from bot.dream.cursor import Cursor, cursor_path, parse_cursor, render_cursor
-from bot.dream.forge_target import ForgeTarget, forge_target
-from bot.dream.provenance import Change, Provenance, ProvenanceError, TranscriptRange, parse_provenance
+from bot.dream.forge_target import forge_target
+from bot.dream.provenance import Change, Provenance, TranscriptRange
+from bot.dream.pulls import OpenDream, find_open_dream, make_client, pull_of_branch
 from bot.dream.render import commit_message, external_sources, pr_body, title
-from bot.dream.state import TriggerStates
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall, Strategy, get_strategy
 from bot.dream.worktree import push_branch, worktree
 from bot.errors import MemrepoError
-from bot.forge.client import ForgeClient, NewPullRequest, PullRequest, RetryPolicy, TokenCredentials
+from bot.forge.client import ForgeClient, NewPullRequest, PullRequest, RetryPolicy
 from bot.forge.errors import ForgeError
 from bot.memfs import checks, validate
 from bot.memfs.repo import MemoryRepo
@@ -63,8 +61,6 @@ from bot.memfs.sync.transport import delete_branch
 from bot.memfs.tool import AGENT_ID_KEY, MemoryTool, ToolResult
 from bot.transcript import MessageNotFoundError, TranscriptStore
 from bot.transcript.model import Message
-
-DREAM_RETRY = RetryPolicy(max_total_seconds=30.0, max_attempts=5, backoff_base=0.5, backoff_cap=5.0)
 
 
 @dataclass(frozen=True)
@@ -80,12 +76,6 @@ class DreamResult:
     provenance: Provenance | None = None
     base_commit: str | None = None
     sources: tuple[str, ...] = ()  # external sources among the messages read: a person must approve
-
-
-@dataclass(frozen=True)
-class OpenDream:
-    pr: PullRequest
-    provenance: Provenance
 
 
 # ------------------------------------------------------------------------------- git shell
@@ -128,30 +118,6 @@ def transcript_range(window: Sequence[Message]) -> TranscriptRange:
                            window[-1].captured_at, len(window))
 
 
-# -------------------------------------------------------------------------------- forge
-def make_client(target: ForgeTarget, retry: RetryPolicy | None = None) -> ForgeClient:
-    if not target.token:
-        raise MemrepoError(messages.DREAM_NO_TOKEN.format(repository=target.repository))
-    return ForgeClient(target.repository, TokenCredentials(target.token), base_url=target.api_url,
-                       policy=retry or DREAM_RETRY, timeout=30, min_write_interval=0.0 if target.loopback else 1.0)
-
-
-def find_open_dream(client: ForgeClient, agent_id: str, conversation_id: str) -> OpenDream | None:
-    """The open dream pull request (labelled `memrepo:dream`, or on a dream branch in case
-    labelling failed) of this agent and conversation, if any. Bodies without a valid
-    provenance block are not dreams memrepo can account for: skipped."""
-    for pr in client.list_open_pull_requests():
-        if LABEL_DREAM not in pr.labels and not pr.head_ref.startswith(DREAM_BRANCH_PREFIX):
-            continue
-        try:
-            found = parse_provenance(pr.body)
-        except ProvenanceError:
-            continue
-        if found is not None and found.agent_id == agent_id and found.conversation_id == conversation_id:
-            return OpenDream(pr, found)
-    return None
-
-
 def _already_open(open_dream: OpenDream, window_range: TranscriptRange) -> DreamResult:
     p, pr = open_dream.provenance, open_dream.pr
     same = (p.transcript.first_message_id, p.transcript.last_message_id) == \
@@ -160,13 +126,6 @@ def _already_open(open_dream: OpenDream, window_range: TranscriptRange) -> Dream
     text = template.format(number=pr.number, url=pr.url, dream=p.dream_id, conversation=p.conversation_id,
                            range=p.transcript.text)
     return DreamResult(triggers.ALREADY_OPEN, text, p.dream_id, pr.number, pr.url, p, p.base_commit)
-
-
-def _pull_of_branch(client: ForgeClient, branch: str) -> PullRequest | None:
-    try:
-        return next((pr for pr in client.list_open_pull_requests() if pr.head_ref == branch), None)
-    except ForgeError:
-        return None
 
 
 # ------------------------------------------------------------------------------ applying
@@ -355,7 +314,7 @@ def _publish(repo: MemoryRepo, client: ForgeClient, branch: str, provenance: Pro
         try:
             return client.open_pull_request(new)
         except ForgeError:
-            existing = _pull_of_branch(client, branch)
+            existing = pull_of_branch(client, branch)
             if existing is None:
                 raise
         missing = tuple(label for label in labels if label not in existing.labels)
@@ -391,83 +350,3 @@ def only_conversation(store: TranscriptStore, agent_id: str) -> str:
     raise MemrepoError(messages.DREAM_WHICH_CONVERSATION.format(agent=agent_id, known=", ".join(known)))
 
 
-# ----------------------------------------------------------------------------- triggers
-@dataclass(frozen=True)
-class EventResult:
-    """What handling a trigger event did: `result` is set when a dream ran."""
-
-    ran: bool
-    message: str
-    trigger: str | None = None
-    result: DreamResult | None = None
-
-
-@contextlib.contextmanager
-def _running(states: TriggerStates, agent_id: str, conversation_id: str) -> Iterator[bool]:
-    """True when this process may run the conversation's dream now (no other run is on)."""
-    folder = states.home / "dreams" / agent_id
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / f".{conversation_id}.run.lock", "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def handle_event(repo: MemoryRepo | str | os.PathLike[str], agent_id: str, conversation_id: str, event: str,
-                 *, home: str | os.PathLike[str] | None = None, dream_policy: Dream | None = None,
-                 **run: object) -> EventResult:
-    """Count or act on a trigger event (`step`, `compaction`, `manual`, `closed`) for one
-    conversation, running a dream when triggers.decide says so. `run` goes to run_dream.
-    `dream_policy` replaces the policy's `dream` section (a session's `/sleeptime` setting)."""
-    repo = repo if isinstance(repo, MemoryRepo) else MemoryRepo.open(repo)
-    states = TriggerStates(home)
-    policy = dream_policy or repo.policy("HEAD").dream
-    with states.locked(agent_id):
-        decision = triggers.decide(states.load(agent_id, conversation_id), event, policy)
-        states.save(agent_id, conversation_id, decision.state)
-    if not decision.run or decision.trigger is None:
-        return EventResult(False, decision.reason)
-    trigger = decision.trigger
-    with _running(states, agent_id, conversation_id) as free:
-        if not free:
-            return EventResult(False, messages.DREAM_RUNNING.format(conversation=conversation_id), trigger)
-        try:
-            result = run_dream(repo, agent_id, conversation_id, trigger=trigger, home=home, **run)  # type: ignore[arg-type]
-        except BaseException:
-            with states.locked(agent_id):
-                states.save(agent_id, conversation_id,
-                            triggers.after(states.load(agent_id, conversation_id), trigger, triggers.FAILED))
-            raise
-        with states.locked(agent_id):
-            current = states.load(agent_id, conversation_id)
-            states.save(agent_id, conversation_id, triggers.after(current, trigger, result.status,
-                                                                  dream_id=result.dream_id, pr=result.pr))
-    message = result.message
-    if result.status == triggers.ALREADY_OPEN:
-        message += " " + messages.DREAM_REMEMBERED.format(trigger=trigger)
-    return EventResult(True, message, trigger, result)
-
-
-def on_step(repo: MemoryRepo | str | os.PathLike[str], agent_id: str, conversation_id: str,
-            **kw: object) -> EventResult:
-    """The session calls this after each assistant step."""
-    return handle_event(repo, agent_id, conversation_id, "step", **kw)  # type: ignore[arg-type]
-
-
-def on_compaction(repo: MemoryRepo | str | os.PathLike[str], agent_id: str, conversation_id: str,
-                  **kw: object) -> EventResult:
-    """The session calls this when it compacted the conversation's context."""
-    return handle_event(repo, agent_id, conversation_id, "compaction", **kw)  # type: ignore[arg-type]
-
-
-def dream_closed(repo: MemoryRepo | str | os.PathLike[str], agent_id: str, conversation_id: str,
-                 **kw: object) -> EventResult:
-    """The integrator (or session) calls this when a dream's pull request was merged or
-    closed; a trigger remembered meanwhile runs now."""
-    return handle_event(repo, agent_id, conversation_id, "closed", **kw)  # type: ignore[arg-type]
