@@ -37,6 +37,7 @@ from bot.forge.errors import (
 )
 from bot.forge.localhub.server import LocalhubServer
 from tests.conftest import git, localhub_token
+from tests.waiting import wait_until
 
 REPO = "alice/memory"
 FAST = RetryPolicy(max_total_seconds=15.0, max_attempts=6, backoff_base=0.05, backoff_cap=0.5)
@@ -106,6 +107,22 @@ def _path(number: int, tail: str = "") -> str:
     return f"/api/v3/repos/{REPO}/pulls/{number}{tail}"
 
 
+class SleepClock:
+    """A client's clock that moves only when the client sleeps: its retry budget is spent at
+    once, and what it waited is in `slept`."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
 # ------------------------------------------------------------------------------------ pull requests
 def test_open_read_wait_and_merge_with_the_right_sha(world: World) -> None:
     client = world.client()
@@ -170,12 +187,8 @@ def test_a_conflict_is_not_mergeable(world: World) -> None:
     two, two_sha = world.open(client, "two", {"README.md": "two\n"})
     client.wait_for_mergeability(one, timeout=20)
     assert client.merge(one, one_sha).outcome is MergeOutcome.MERGED
-    deadline = time.monotonic() + 20
-    pr = client.wait_for_mergeability(two, timeout=20)
-    while pr.mergeable is not False and time.monotonic() < deadline:  # recomputed after main moved
-        time.sleep(0.1)
-        pr = client.wait_for_mergeability(two, timeout=20)
-    assert pr.mergeable is False
+    wait_until(lambda: client.wait_for_mergeability(two, timeout=20).mergeable is False, 20,
+               "the second pull request's mergeability, recomputed after main moved")
     result = client.merge(two, two_sha)
     assert result.outcome is MergeOutcome.NOT_MERGEABLE and not result.outcome.reread
     assert result.status == 405
@@ -233,9 +246,7 @@ def test_compare_refs_update_branch_and_files(world: World) -> None:
     moved = world.push("main", {"other.md": "b\n"})
     assert client.compare("main", "note").status == "diverged"
     assert client.update_branch(number, head_sha) is True
-    deadline = time.monotonic() + 20
-    while client.get_pull_request(number).head_sha == head_sha and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: client.get_pull_request(number).head_sha != head_sha, 20, "GitHub's update of the branch")
     assert client.compare("main", "note").behind_by == 0
     with pytest.raises(Conflict):
         client.update_branch(number, head_sha)  # the head is no longer head_sha
@@ -285,13 +296,14 @@ def test_an_unreachable_forge_gives_up_in_bounded_time_and_a_merge_is_not_sent(w
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     policy = RetryPolicy(max_total_seconds=1.0, backoff_base=0.05, backoff_cap=0.2)
+    clock = SleepClock()
     client = ForgeClient(REPO, TokenCredentials(world.token), base_url=f"http://127.0.0.1:{port}/api/v3",
-                         policy=policy, min_write_interval=0)
-    start = time.monotonic()
+                         policy=policy, min_write_interval=0, clock=clock, sleep=clock.sleep)
     with pytest.raises(Unavailable) as gone:
         client.get_pull_request(1)
-    assert time.monotonic() - start < 5
-    assert "could not connect" in str(gone.value) and "gave up after" in str(gone.value)
+    assert clock.slept and sum(clock.slept) <= policy.max_total_seconds  # its waits stay within the budget
+    assert "could not connect" in str(gone.value)
+    assert f"gave up after {len(clock.slept) + 1} attempt(s)" in str(gone.value)
     result = client.merge(1, "0" * 40)
     assert result.outcome is MergeOutcome.NOT_MERGED and result.status is None
     assert "never reached GitHub" in result.detail
@@ -397,9 +409,8 @@ def test_a_timeout_on_merge_asks_github_before_anything_else(world: World) -> No
     result = client.merge(number, head_sha)
     assert result.outcome is MergeOutcome.NOT_MERGED and result.status is None
     assert "no answer" in result.detail
-    deadline = time.monotonic() + 10
-    while not any(e.method == "PUT" for e in world.exchanges()[seen:]) and time.monotonic() < deadline:
-        time.sleep(0.05)  # the delayed answer to the merge completes last
+    wait_until(lambda: any(e.method == "PUT" for e in world.exchanges()[seen:]), 10,
+               "the delayed answer to the merge (it completes last)")
     after = world.exchanges()[seen:]
     assert [e.method for e in after].count("PUT") == 1
     others = [(e.method, e.path) for e in after if e.method != "PUT"]
@@ -442,14 +453,15 @@ def test_a_502_on_a_read_is_retried(world: World) -> None:
 
 
 def test_a_read_that_keeps_failing_gives_up_within_the_budget(world: World) -> None:
-    client = world.client(policy=RetryPolicy(max_total_seconds=1.0, backoff_base=0.05, backoff_cap=0.2))
+    policy = RetryPolicy(max_total_seconds=1.0, backoff_base=0.05, backoff_cap=0.2)
+    clock = SleepClock()
+    client = world.client(policy=policy, clock=clock, sleep=clock.sleep)
     fault = world.arm(method="GET", path=f"/repos/{REPO}/git/ref/*", status=503, times=1000)
-    start = time.monotonic()
     with pytest.raises(Unavailable) as down:
         client.get_ref("main")
-    assert time.monotonic() - start < 3
+    assert clock.slept and sum(clock.slept) <= policy.max_total_seconds  # its waits stay within the budget
     assert "HTTP 503" in str(down.value) and "read ref refs/heads/main of alice/memory" in str(down.value)
-    assert world.hits(fault) >= 2
+    assert world.hits(fault) == len(clock.slept) + 1 >= 2
 
 
 def test_primary_rate_limit_waits_for_the_reset(world: World) -> None:
