@@ -1,0 +1,173 @@
+"""The layers DESIGN.md §5 promises, read from the source: every import in bot/ and webhooks/,
+those inside functions included, so a lazy import cannot slip past.
+
+- the memory core (bot.memfs) and the transcripts (bot.transcript) know nothing above them;
+- the forge client knows no policy and no memory;
+- the webhook receiver does no git and calls no GitHub, through any module it loads;
+- no two packages import each other, directly or around a longer loop.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+OURS = ("bot", "webhooks")
+ABOVE_THE_CORE = ("bot.forge", "bot.dream", "bot.integrator", "bot.agent", "bot.notify", "bot.mcp", "bot.provenance",
+                  "bot.serve", "bot.commands", "bot.demo", "bot.cli", "bot.queue", "webhooks")
+GIT = ("git", "pygit2", "bot.memfs")
+GITHUB = ("github", "bot.forge")
+
+
+@cache
+def modules() -> dict[str, Path]:
+    """Every module of ours by dotted name (a package by its own name)."""
+    found = {}
+    for top in OURS:
+        for path in (ROOT / top).rglob("*.py"):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def _imported(name: str, path: Path) -> Iterator[str]:
+    """The modules `name` imports anywhere in its body, as dotted names (`from a import b` is
+    `a.b` when that is a module of ours, else `a`)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                source = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                full = f"{source}.{alias.name}"
+                yield full if full in modules() else source
+
+
+@cache
+def imports() -> dict[str, frozenset[str]]:
+    return {name: frozenset(_imported(name, path)) for name, path in modules().items()}
+
+
+def within(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def loaded_with(name: str) -> set[str]:
+    """Every module importing `name` can load (a module loads its parent packages too)."""
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        parts = current.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]
+        todo += list(imports().get(current, ()))
+    return seen
+
+
+def group(name: str) -> str:
+    """The package a module belongs to for the cycle rule: bot's sub-packages, webhooks, or a
+    top-level module of bot on its own."""
+    parts = name.split(".")
+    if parts[0] == "webhooks":
+        return "webhooks"
+    if len(parts) > 1 and (ROOT / "bot" / parts[1]).is_dir():
+        return "bot." + parts[1]
+    return name
+
+
+def edges() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for source, targets in imports().items():
+        for target in targets:
+            if within(target, OURS) and group(source) != group(target):
+                graph.setdefault(group(source), set()).add(group(target))
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One loop through each strongly connected set of more than one package (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            members = []
+            while True:
+                member = stack.pop()
+                members.append(member)
+                if member == node:
+                    break
+            if len(members) > 1:
+                found.append(sorted(members))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def offenders(prefix: str, forbidden: tuple[str, ...]) -> list[str]:
+    return sorted(f"{source} imports {target}" for source, targets in imports().items() if within(source, (prefix,))
+                  for target in targets if within(target, forbidden))
+
+
+def test_the_reader_sees_lazy_and_relative_imports(tmp_path: Path) -> None:
+    """The rules below are only as good as the reader: it must see an import inside a function
+    and a relative one."""
+    source = tmp_path / "sync.py"
+    source.write_text("import os\nfrom . import repo\nfrom ..config import Policy\n\n"
+                      "def later():\n    from bot.forge.client import ForgeClient\n    import github\n")
+    assert set(_imported("bot.memfs.sync", source)) == {"os", "bot.memfs.repo", "bot.config", "bot.forge.client",
+                                                         "github"}
+    assert "bot.memfs.repo" in imports()["bot.memfs.sync.push"]
+
+
+@pytest.mark.parametrize("core", ["bot.memfs", "bot.transcript"])
+def test_the_core_knows_nothing_above_it(core: str) -> None:
+    other_core = "bot.transcript" if core == "bot.memfs" else "bot.memfs"
+    assert offenders(core, (*ABOVE_THE_CORE, other_core, "github", "flask", "rq")) == []
+
+
+def test_the_forge_client_knows_no_policy_and_no_memory() -> None:
+    assert offenders("bot.forge", ("bot.config", "bot.memfs", "bot.transcript", "bot.dream", "bot.integrator",
+                                   "bot.agent", "bot.notify", "bot.mcp", "bot.provenance", "bot.queue")) == []
+
+
+@pytest.mark.parametrize("module", sorted(m for m in modules() if within(m, ("webhooks",))))
+def test_the_webhook_receiver_does_no_git_and_calls_no_github(module: str) -> None:
+    reached = loaded_with(module)
+    assert sorted(m for m in reached if within(m, GIT + GITHUB)) == []
+
+
+def test_no_two_packages_import_each_other() -> None:
+    assert cycles(edges()) == []
+
+
+def test_a_loop_between_packages_is_seen() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
