@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeVar
 
 from flask import Response, jsonify
 
 DOCS = "https://docs.github.com/rest"
+
+T = TypeVar("T")
 
 
 class ApiError(Exception):
@@ -35,6 +37,14 @@ class ApiError(Exception):
 
 def not_found() -> ApiError:
     return ApiError(404, "Not Found")
+
+
+def or_404(row: T | None) -> T:
+    """What a lookup found, or GitHub's 404: a repository's hooks, comments, labels and
+    reviews are all missing the same way."""
+    if row is None:
+        raise not_found()
+    return row
 
 
 def unauthorized() -> ApiError:

@@ -15,7 +15,7 @@ from typing import Any
 import pygit2
 from flask import g, has_request_context, request
 
-from bot.forge.localhub.errors import ApiError, not_found
+from bot.forge.localhub.errors import ApiError, or_404
 from bot.forge.localhub.store import Store, now
 
 Listener = Callable[["Event"], None]
@@ -66,10 +66,7 @@ class Hub:
 
     # ------------------------------------------------------------------ accounts
     def user(self, user_id: int) -> Any:
-        row = self.store.one("SELECT * FROM users WHERE id = ?", user_id)
-        if row is None:
-            raise not_found()
-        return row
+        return or_404(self.store.one("SELECT * FROM users WHERE id = ?", user_id))
 
     def user_by_login(self, login: str) -> Any | None:
         return self.store.one("SELECT * FROM users WHERE login = ?", login)
@@ -109,18 +106,22 @@ class Hub:
     # ------------------------------------------------------------------ repositories
     def repo(self, owner: str, name: str) -> Any:
         """The repository row, or GitHub's 404 (also for names that are not valid)."""
-        row = self.store.one(
+        return or_404(self.store.one(
             "SELECT repos.* FROM repos JOIN users ON users.id = repos.owner_id "
-            "WHERE users.login = ? AND repos.name = ?", owner, name.removesuffix(".git"))
-        if row is None:
-            raise not_found()
-        return row
+            "WHERE users.login = ? AND repos.name = ?", owner, name.removesuffix(".git")))
 
     def repo_by_id(self, repo_id: int) -> Any:
-        row = self.store.one("SELECT * FROM repos WHERE id = ?", repo_id)
-        if row is None:
-            raise not_found()
-        return row
+        return or_404(self.store.one("SELECT * FROM repos WHERE id = ?", repo_id))
+
+    def find_pull(self, repo: Any, number: int) -> Any | None:
+        """The pull request numbered `number`, or None (a webhook payload whose pull request
+        is gone is not sent)."""
+        return self.store.one("SELECT * FROM pulls WHERE repo_id = ? AND number = ?", repo["id"], number)
+
+    def pull(self, repo: Any, number: int) -> Any:
+        """The pull request numbered `number`, or GitHub's 404. Issues and pull requests share
+        numbers on GitHub, and pull requests are localhub's only issues."""
+        return or_404(self.find_pull(repo, number))
 
     def repo_path(self, repo: Any) -> Path:
         owner = self.user(repo["owner_id"])["login"]

@@ -13,14 +13,28 @@ PER_PAGE = 30
 MAX_PER_PAGE = 100
 
 
-def paginate(items: list[Any]) -> Response:
-    """GitHub's page-number pagination with the `Link` header PyGithub follows."""
+def page_args() -> tuple[int, int]:
+    """(per_page, page) from the query string, as GitHub reads them: per_page within 1-100,
+    page from 1, and the defaults when either is not a number."""
     try:
         per_page = min(max(int(request.args.get("per_page", PER_PAGE)), 1), MAX_PER_PAGE)
         page = max(int(request.args.get("page", 1)), 1)
     except ValueError:
         per_page, page = PER_PAGE, 1
-    resp = jsonify(items[(page - 1) * per_page:page * per_page])
+    return per_page, page
+
+
+def page_of(items: list[Any]) -> list[Any]:
+    """The requested page of `items`, for endpoints that page a list inside their answer
+    (a comparison's commits, a combined status's statuses) and send no `Link` header."""
+    per_page, page = page_args()
+    return items[(page - 1) * per_page:page * per_page]
+
+
+def paginate(items: list[Any]) -> Response:
+    """GitHub's page-number pagination with the `Link` header PyGithub follows."""
+    per_page, page = page_args()
+    resp = jsonify(page_of(items))
     last = max(1, math.ceil(len(items) / per_page))
     args = request.args.to_dict()
 

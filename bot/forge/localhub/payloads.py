@@ -86,6 +86,11 @@ def user(hub: Hub, user_id: int) -> dict[str, Any]:
     return _pick(shapes.user_by_id(hub, user_id), USER_KEYS)
 
 
+def _authored(hub: Hub, rest: dict[str, Any], keys: tuple[str, ...], user_id: int) -> dict[str, Any]:
+    """A REST shape on the webhook's keys, with the webhook user in place of the REST one."""
+    return {**_pick(rest, keys), "user": user(hub, user_id)}
+
+
 def repository(hub: Hub, repo: Any, *, push: bool = False) -> dict[str, Any]:
     """The webhook repository. `push` payloads differ, as on GitHub: `created_at` and
     `pushed_at` are epoch seconds, the owner carries name and email, and `stargazers` and
@@ -341,10 +346,6 @@ def ping(hub: Hub, hook_row: Any, sender_id: int) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------- dispatch
-def _pull(hub: Hub, repo: Any, number: int) -> Any:
-    return hub.store.one("SELECT * FROM pulls WHERE repo_id = ? AND number = ?", repo["id"], number)
-
-
 def build(hub: Hub, event: Event) -> dict[str, Any] | None:
     """The payload GitHub would send for `event`, or None for events localhub does not deliver
     (or whose subject is already gone)."""
@@ -357,7 +358,7 @@ def build(hub: Hub, event: Event) -> dict[str, Any] | None:
         row = hub.store.one("SELECT * FROM statuses WHERE id = ?", data["id"])
         return status(hub, repo, row, event.sender_id) if row is not None else None
     if event.name == "pull_request":
-        pull = _pull(hub, repo, data["number"])
+        pull = hub.find_pull(repo, data["number"])
         if pull is None:
             return None
         payload: dict[str, Any] = {"action": event.action, "number": pull["number"]}
@@ -375,24 +376,21 @@ def build(hub: Hub, event: Event) -> dict[str, Any] | None:
         payload.update(repository=repository(hub, repo), sender=sender)
         return payload
     if event.name == "pull_request_review":
-        pull = _pull(hub, repo, data["number"])
+        pull = hub.find_pull(repo, data["number"])
         row = hub.store.one("SELECT * FROM reviews WHERE id = ?", data["review_id"])
         if pull is None or row is None:
             return None
-        review = _pick(shapes.review(hub, repo, row), REVIEW_KEYS)
-        review["user"] = user(hub, row["user_id"])
+        review = _authored(hub, shapes.review(hub, repo, row), REVIEW_KEYS, row["user_id"])
         review["state"] = row["state"].lower()  # webhooks say "approved" where REST says "APPROVED"
         return {"action": event.action, "review": review, "pull_request": pull_request(hub, repo, pull, simple=True),
                 "repository": repository(hub, repo), "sender": sender}
     if event.name == "issue_comment":
-        pull = _pull(hub, repo, data["number"])
+        pull = hub.find_pull(repo, data["number"])
         row = hub.store.one("SELECT * FROM comments WHERE id = ?", data["comment_id"])
         if pull is None or row is None:
             return None
-        issue = _pick(shapes.issue(hub, repo, pull), ISSUE_KEYS)
-        issue["user"] = user(hub, pull["user_id"])
-        comment = _pick(shapes.comment(hub, repo, row), COMMENT_KEYS)
-        comment["user"] = user(hub, row["user_id"])
+        issue = _authored(hub, shapes.issue(hub, repo, pull), ISSUE_KEYS, pull["user_id"])
+        comment = _authored(hub, shapes.comment(hub, repo, row), COMMENT_KEYS, row["user_id"])
         return {"action": event.action, "issue": issue, "comment": comment,
                 "repository": repository(hub, repo), "sender": sender}
     return None

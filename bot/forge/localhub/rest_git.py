@@ -21,7 +21,8 @@ from flask import Blueprint, Flask, Response, jsonify, request
 from bot.forge.localhub import merging, shapes
 from bot.forge.localhub.errors import ApiError, json_body, not_found
 from bot.forge.localhub.hub import Hub
-from bot.forge.localhub.paging import MAX_PER_PAGE, PER_PAGE, paginate
+from bot.forge.localhub.lookup import requested
+from bot.forge.localhub.paging import page_of, paginate
 
 MAX_COMPARE_COMMITS = 250  # GitHub lists at most 250 commits of a comparison
 INLINE_LIMIT = 1024 * 1024  # the contents API inlines files up to 1 MB
@@ -165,8 +166,7 @@ def register(app: Flask, hub: Hub) -> None:
     # ------------------------------------------------------------------ refs
     @bp.get("/git/ref/<path:ref>")
     def get_ref(owner: str, repo: str, ref: str) -> Response:
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         git = hub.git(row)
         name = full_ref(ref)
         if git.references.get(name) is None:
@@ -177,8 +177,7 @@ def register(app: Flask, hub: Hub) -> None:
     @bp.get("/git/matching-refs/<path:ref>")
     @bp.get("/git/refs", defaults={"ref": ""})
     def matching_refs(owner: str, repo: str, ref: str) -> Response:
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         git = hub.git(row)
         prefix = full_ref(ref) if ref else "refs/"
         names = sorted(n for n in git.references if n.startswith(prefix) and n.startswith("refs/"))
@@ -186,8 +185,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.post("/git/refs")
     def create_ref(owner: str, repo: str) -> tuple[Response, int, dict[str, str]]:
-        user = hub.current_user()
-        row = hub.repo(owner, repo)
+        user, row, _ = requested(hub, owner, repo)
         body = json_body()
         name = required_string(body, "ref")
         sha = required_string(body, "sha")
@@ -205,8 +203,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.patch("/git/refs/<path:ref>")
     def update_ref(owner: str, repo: str, ref: str) -> Response:
-        user = hub.current_user()
-        row = hub.repo(owner, repo)
+        user, row, _ = requested(hub, owner, repo)
         body = json_body()
         sha = required_string(body, "sha")
         force = bool(body.get("force", False))
@@ -232,8 +229,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.delete("/git/refs/<path:ref>")
     def delete_ref(owner: str, repo: str, ref: str) -> Response:
-        user = hub.current_user()
-        row = hub.repo(owner, repo)
+        user, row, _ = requested(hub, owner, repo)
         name = full_ref(ref)
         git = hub.git(row)
         current = git.references.get(name)
@@ -251,8 +247,7 @@ def register(app: Flask, hub: Hub) -> None:
     # ------------------------------------------------------------------ commits
     @bp.get("/git/commits/<sha>")
     def get_git_commit(owner: str, repo: str, sha: str) -> Response:
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         obj = object_or_none(hub.git(row), sha)
         if not isinstance(obj, pygit2.Commit):
             raise not_found()
@@ -260,8 +255,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.get("/commits")
     def list_commits(owner: str, repo: str) -> Response:
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         git = hub.git(row)
         if merging.is_empty(git):
             raise ApiError(409, EMPTY_REPOSITORY)
@@ -284,8 +278,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.get("/commits/<path:ref>")
     def get_commit(owner: str, repo: str, ref: str) -> Response:
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         git = hub.git(row)
         if merging.is_empty(git):
             raise ApiError(409, EMPTY_REPOSITORY)
@@ -297,8 +290,7 @@ def register(app: Flask, hub: Hub) -> None:
     # ------------------------------------------------------------------ compare
     @bp.get("/compare/<path:basehead>")
     def compare(owner: str, repo: str, basehead: str) -> Response:
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         git = hub.git(row)
         base_name, head_name = split_basehead(basehead)
         base = merging.find_commit(git, side(owner, base_name))
@@ -314,12 +306,7 @@ def register(app: Flask, hub: Hub) -> None:
             "behind" if not ahead else "diverged"
         commits = merging.commits_between(git, base_sha, head_sha)[:MAX_COMPARE_COMMITS]
         if "per_page" in request.args or "page" in request.args:
-            try:
-                per_page = min(max(int(request.args.get("per_page", PER_PAGE)), 1), MAX_PER_PAGE)
-                page = max(int(request.args.get("page", 1)), 1)
-            except ValueError:
-                per_page, page = PER_PAGE, 1
-            commits = commits[(page - 1) * per_page:page * per_page]
+            commits = page_of(commits)
         changes = merging.tree_changes(git, git[fork].peel(pygit2.Tree), head.tree)
         api = shapes.repo_api(hub, row)
         web = shapes.repo_web(hub, row)
@@ -343,8 +330,7 @@ def register(app: Flask, hub: Hub) -> None:
     # ------------------------------------------------------------------ branches
     @bp.get("/branches/<path:branch>")
     def get_branch(owner: str, repo: str, branch: str) -> Response:
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         git = hub.git(row)
         tip = merging.branch_tip(git, branch)
         if tip is None:
@@ -353,8 +339,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.get("/branches")
     def list_branches(owner: str, repo: str) -> Response:
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         git = hub.git(row)
         api = shapes.repo_api(hub, row)
         from bot.forge.localhub.mergeability import protection
@@ -372,8 +357,7 @@ def register(app: Flask, hub: Hub) -> None:
     @bp.get("/contents/", defaults={"path": ""})
     @bp.get("/contents/<path:path>")
     def get_contents(owner: str, repo: str, path: str) -> Response:
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         git = hub.git(row)
         if merging.is_empty(git):
             raise ApiError(404, EMPTY_CONTENTS)
@@ -393,8 +377,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.put("/contents/<path:path>")
     def put_contents(owner: str, repo: str, path: str) -> tuple[Response, int]:
-        user = hub.current_user()
-        row = hub.repo(owner, repo)
+        user, row, _ = requested(hub, owner, repo)
         body = json_body()
         message = required_string(body, "message")
         encoded = required_string(body, "content")

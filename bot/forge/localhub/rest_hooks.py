@@ -15,8 +15,9 @@ from typing import Any
 from flask import Blueprint, Flask, Response, jsonify
 
 from bot.forge.localhub import shapes
-from bot.forge.localhub.errors import ApiError, json_body, not_found
+from bot.forge.localhub.errors import ApiError, json_body, or_404
 from bot.forge.localhub.hub import Hub
+from bot.forge.localhub.lookup import requested
 from bot.forge.localhub.paging import paginate
 from bot.forge.localhub.store import dumps, now
 from bot.forge.localhub.webhooks import deliverer
@@ -88,10 +89,7 @@ def register(app: Flask, hub: Hub) -> None:
     bp = Blueprint("github_hooks", __name__, url_prefix="/api/v3/repos/<owner>/<repo>/hooks")
 
     def hook_or_404(repo: Any, hook_id: int) -> Any:
-        row = hub.store.one("SELECT * FROM hooks WHERE id = ? AND repo_id = ?", hook_id, repo["id"])
-        if row is None:
-            raise not_found()
-        return row
+        return or_404(hub.store.one("SELECT * FROM hooks WHERE id = ? AND repo_id = ?", hook_id, repo["id"]))
 
     def same_url_exists(repo: Any, url: str, other_than: int | None = None) -> bool:
         return any(json.loads(h["config"]).get("url") == url and h["id"] != other_than
@@ -99,8 +97,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.post("")
     def create_hook(owner: str, repo: str):  # type: ignore[no-untyped-def]
-        user = hub.current_user()
-        row = hub.repo(owner, repo)
+        user, row, _ = requested(hub, owner, repo)
         body = json_body()
         if body.get("name", HOOK_NAME) != HOOK_NAME:
             raise _invalid("name")
@@ -123,21 +120,18 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.get("")
     def list_hooks(owner: str, repo: str):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         rows = hub.store.all("SELECT * FROM hooks WHERE repo_id = ? ORDER BY id", row["id"])
         return paginate([shapes.hook(hub, row, h) for h in rows])
 
     @bp.get("/<int:hook_id>")
     def get_hook(owner: str, repo: str, hook_id: int):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         return jsonify(shapes.hook(hub, row, hook_or_404(row, hook_id)))
 
     @bp.patch("/<int:hook_id>")
     def edit_hook(owner: str, repo: str, hook_id: int):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         hook = hook_or_404(row, hook_id)
         body = json_body()
         config = json.loads(hook["config"])
@@ -163,8 +157,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.delete("/<int:hook_id>")
     def delete_hook(owner: str, repo: str, hook_id: int):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         hook_or_404(row, hook_id)
         with hub.store.tx() as db:
             db.execute("DELETE FROM hooks WHERE id = ?", (hook_id,))
@@ -173,44 +166,36 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.post("/<int:hook_id>/pings")
     def ping_hook(owner: str, repo: str, hook_id: int):  # type: ignore[no-untyped-def]
-        user = hub.current_user()
-        row = hub.repo(owner, repo)
+        user, row, _ = requested(hub, owner, repo)
         deliverer().ping(hook_or_404(row, hook_id), user["id"])
         return Response(status=204)
 
     @bp.post("/<int:hook_id>/tests")
     def test_hook(owner: str, repo: str, hook_id: int):  # type: ignore[no-untyped-def]
-        user = hub.current_user()
-        row = hub.repo(owner, repo)
+        user, row, _ = requested(hub, owner, repo)
         deliverer().test_push(hook_or_404(row, hook_id), user["id"])
         return Response(status=204)
 
     # ------------------------------------------------------------------ deliveries
     def delivery_or_404(hook: Any, delivery_id: int) -> Any:
-        found = hub.store.one("SELECT * FROM deliveries WHERE id = ? AND hook_id = ?", delivery_id, hook["id"])
-        if found is None:
-            raise not_found()
-        return found
+        return or_404(hub.store.one("SELECT * FROM deliveries WHERE id = ? AND hook_id = ?", delivery_id, hook["id"]))
 
     @bp.get("/<int:hook_id>/deliveries")
     def list_deliveries(owner: str, repo: str, hook_id: int):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         hook_or_404(row, hook_id)
         rows = hub.store.all("SELECT * FROM deliveries WHERE hook_id = ? ORDER BY id DESC", hook_id)
         return paginate([shapes.delivery(hub, row, d) for d in rows])
 
     @bp.get("/<int:hook_id>/deliveries/<int:delivery_id>")
     def get_delivery(owner: str, repo: str, hook_id: int, delivery_id: int):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         found = delivery_or_404(hook_or_404(row, hook_id), delivery_id)
         return jsonify(shapes.delivery(hub, row, found, full=True))
 
     @bp.post("/<int:hook_id>/deliveries/<int:delivery_id>/attempts")
     def redeliver(owner: str, repo: str, hook_id: int, delivery_id: int):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         found = delivery_or_404(hook_or_404(row, hook_id), delivery_id)
         deliverer().redeliver(found)
         return jsonify({}), 202

@@ -15,8 +15,9 @@ from typing import Any
 from flask import Blueprint, Flask, Response, jsonify, request
 
 from bot.forge.localhub import shapes
-from bot.forge.localhub.errors import ApiError, json_body, not_found
+from bot.forge.localhub.errors import ApiError, json_body, or_404
 from bot.forge.localhub.hub import Hub
+from bot.forge.localhub.lookup import requested
 from bot.forge.localhub.paging import paginate
 from bot.forge.localhub.store import now
 
@@ -27,14 +28,6 @@ COLOR = re.compile(r"^[0-9A-Fa-f]{6}$")
 LABEL_NOT_FOUND = "Label does not exist"
 BAD_JSON = "Problems parsing JSON"
 VALIDATION_FAILED = "Validation Failed"
-
-
-def pull_or_404(hub: Hub, repo: Any, number: int) -> Any:
-    """The pull request row numbered `number`: localhub's only kind of issue."""
-    row = hub.store.one("SELECT * FROM pulls WHERE repo_id = ? AND number = ?", repo["id"], number)
-    if row is None:
-        raise not_found()
-    return row
 
 
 def touch_pull(hub: Hub, pull: Any) -> None:
@@ -69,6 +62,15 @@ def _json_any() -> Any:
         return request.get_json(force=True, silent=False)
     except Exception:  # werkzeug raises BadRequest subclasses for malformed JSON
         raise ApiError(400, BAD_JSON) from None
+
+
+def _comment_body() -> str:
+    """The `body` of a comment being written: GitHub refuses a missing or empty one."""
+    body = json_body().get("body")
+    if not isinstance(body, str) or not body:
+        raise ApiError(422, VALIDATION_FAILED,
+                       errors=[{"resource": "IssueComment", "code": "missing_field", "field": "body"}])
+    return body
 
 
 def _color(value: Any) -> str:
@@ -130,20 +132,14 @@ def register(app: Flask, hub: Hub) -> None:
     # ------------------------------------------------------------------ the issue itself
     @bp.get("/issues/<int:number>")
     def get_issue(owner: str, repo: str, number: int):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
-        return jsonify(shapes.issue(hub, row, pull_or_404(hub, row, number)))
+        _, row, pull = requested(hub, owner, repo, number)
+        return jsonify(shapes.issue(hub, row, pull))
 
     # ------------------------------------------------------------------ comments
     @bp.post("/issues/<int:number>/comments")
     def create_comment(owner: str, repo: str, number: int):  # type: ignore[no-untyped-def]
-        user = hub.current_user()
-        row = hub.repo(owner, repo)
-        pull = pull_or_404(hub, row, number)
-        body = json_body().get("body")
-        if not isinstance(body, str) or not body:
-            raise ApiError(422, VALIDATION_FAILED,
-                           errors=[{"resource": "IssueComment", "code": "missing_field", "field": "body"}])
+        user, row, pull = requested(hub, owner, repo, number)
+        body = _comment_body()
         with hub.store.tx() as db:
             comment_id = hub.store.next_id(db, "comment", 1_000_000_001)
             db.execute("INSERT INTO comments (id, repo_id, number, user_id, body, created_at, updated_at) "
@@ -155,9 +151,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.get("/issues/<int:number>/comments")
     def list_comments(owner: str, repo: str, number: int):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
-        pull_or_404(hub, row, number)
+        row = requested(hub, owner, repo, number).repo
         rows = hub.store.all("SELECT * FROM comments WHERE repo_id = ? AND number = ? ORDER BY id", row["id"], number)
         since = request.args.get("since")
         items = [shapes.comment(hub, row, c) for c in rows]
@@ -166,34 +160,25 @@ def register(app: Flask, hub: Hub) -> None:
         return paginate(items)
 
     def comment_or_404(repo: Any, comment_id: int) -> Any:
-        found = hub.store.one("SELECT * FROM comments WHERE id = ? AND repo_id = ?", comment_id, repo["id"])
-        if found is None:
-            raise not_found()
-        return found
+        return or_404(hub.store.one("SELECT * FROM comments WHERE id = ? AND repo_id = ?", comment_id, repo["id"]))
 
     @bp.get("/issues/comments/<int:comment_id>")
     def get_comment(owner: str, repo: str, comment_id: int):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         return jsonify(shapes.comment(hub, row, comment_or_404(row, comment_id)))
 
     @bp.patch("/issues/comments/<int:comment_id>")
     def edit_comment(owner: str, repo: str, comment_id: int):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         comment_or_404(row, comment_id)
-        body = json_body().get("body")
-        if not isinstance(body, str) or not body:
-            raise ApiError(422, VALIDATION_FAILED,
-                           errors=[{"resource": "IssueComment", "code": "missing_field", "field": "body"}])
+        body = _comment_body()
         with hub.store.tx() as db:
             db.execute("UPDATE comments SET body = ?, updated_at = ? WHERE id = ?", (body, now(), comment_id))
         return jsonify(shapes.comment(hub, row, comment_or_404(row, comment_id)))
 
     @bp.delete("/issues/comments/<int:comment_id>")
     def delete_comment(owner: str, repo: str, comment_id: int):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         comment_or_404(row, comment_id)
         with hub.store.tx() as db:
             db.execute("DELETE FROM comments WHERE id = ?", (comment_id,))
@@ -202,15 +187,13 @@ def register(app: Flask, hub: Hub) -> None:
     # ------------------------------------------------------------------ repository labels
     @bp.get("/labels")
     def list_labels(owner: str, repo: str):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         rows = hub.store.all("SELECT * FROM labels WHERE repo_id = ? ORDER BY name COLLATE NOCASE", row["id"])
         return paginate([shapes.label(hub, row, r) for r in rows])
 
     @bp.post("/labels")
     def create_label(owner: str, repo: str):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         body = json_body()
         name = body.get("name")
         if not isinstance(name, str) or not name.strip():
@@ -229,50 +212,32 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.get("/labels/<path:name>")
     def get_label(owner: str, repo: str, name: str):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
-        found = hub.store.one("SELECT * FROM labels WHERE repo_id = ? AND name = ?", row["id"], name)
-        if found is None:
-            raise not_found()
+        row = requested(hub, owner, repo).repo
+        found = or_404(hub.store.one("SELECT * FROM labels WHERE repo_id = ? AND name = ?", row["id"], name))
         return jsonify(shapes.label(hub, row, found))
 
     # ------------------------------------------------------------------ an issue's labels
     @bp.get("/issues/<int:number>/labels")
     def issue_labels(owner: str, repo: str, number: int):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
-        pull_or_404(hub, row, number)
+        row = requested(hub, owner, repo, number).repo
         return paginate(shapes.labels_of(hub, row, number))
 
-    @bp.post("/issues/<int:number>/labels")
+    @bp.route("/issues/<int:number>/labels", methods=["POST", "PUT"])
     def add_labels(owner: str, repo: str, number: int):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
-        pull = pull_or_404(hub, row, number)
-        set_issue_labels(row, pull, _label_names(_json_any()), replace=False)
-        return jsonify(shapes.labels_of(hub, row, number))
-
-    @bp.put("/issues/<int:number>/labels")
-    def replace_labels(owner: str, repo: str, number: int):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
-        pull = pull_or_404(hub, row, number)
-        set_issue_labels(row, pull, _label_names(_json_any()), replace=True)
+        """POST adds labels, PUT makes them the issue's only ones."""
+        _, row, pull = requested(hub, owner, repo, number)
+        set_issue_labels(row, pull, _label_names(_json_any()), replace=request.method == "PUT")
         return jsonify(shapes.labels_of(hub, row, number))
 
     @bp.delete("/issues/<int:number>/labels")
     def remove_all_labels(owner: str, repo: str, number: int):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
-        pull = pull_or_404(hub, row, number)
+        _, row, pull = requested(hub, owner, repo, number)
         set_issue_labels(row, pull, [], replace=True)
         return Response(status=204)
 
     @bp.delete("/issues/<int:number>/labels/<path:name>")
     def remove_label(owner: str, repo: str, number: int, name: str):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
-        pull = pull_or_404(hub, row, number)
+        _, row, pull = requested(hub, owner, repo, number)
         found = hub.store.one(
             "SELECT labels.* FROM labels JOIN issue_labels ON issue_labels.label_id = labels.id "
             "WHERE issue_labels.repo_id = ? AND issue_labels.number = ? AND labels.name = ?",

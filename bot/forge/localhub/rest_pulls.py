@@ -21,6 +21,7 @@ from flask import Blueprint, Flask, Response, jsonify, request
 from bot.forge.localhub import merging, shapes
 from bot.forge.localhub.errors import ApiError, json_body, not_found
 from bot.forge.localhub.hub import Event, Hub
+from bot.forge.localhub.lookup import requested
 from bot.forge.localhub.mergeability import (
     HEAD_OUT_OF_DATE,
     Mergeability,
@@ -94,13 +95,6 @@ def custom(message: str, field: str | None = None) -> ApiError:
     if field:
         error["field"] = field
     return ApiError(422, VALIDATION_FAILED, errors=[error])
-
-
-def pull_or_404(hub: Hub, repo: Any, number: int) -> Any:
-    row = hub.store.one("SELECT * FROM pulls WHERE repo_id = ? AND number = ?", repo["id"], number)
-    if row is None:
-        raise not_found()
-    return row
 
 
 def reload(hub: Hub, pull_id: int) -> Any:
@@ -252,8 +246,7 @@ def register(app: Flask, hub: Hub) -> None:
     # ------------------------------------------------------------------ list, create, get, update
     @bp.get("/pulls")
     def list_pulls(owner: str, repo: str) -> Response:
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         args = request.args
         wanted = args.get("state", "open")
         if wanted not in ("open", "closed", "all"):
@@ -285,8 +278,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.post("/pulls")
     def create_pull(owner: str, repo: str) -> tuple[Response, int, dict[str, str]]:
-        user = hub.current_user()
-        row = hub.repo(owner, repo)
+        user, row, _ = requested(hub, owner, repo)
         body = json_body()
         for field in ("head", "base"):
             if body.get(field) is None:
@@ -332,17 +324,13 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.get("/pulls/<int:number>")
     def get_pull(owner: str, repo: str, number: int) -> Response:
-        hub.current_user()
-        row = hub.repo(owner, repo)
-        pull = pull_or_404(hub, row, number)
+        pull = requested(hub, owner, repo, number).pull
         engine.wanted(pull)
         return jsonify(shapes.pull_request(hub, pull))
 
     @bp.patch("/pulls/<int:number>")
     def update_pull(owner: str, repo: str, number: int) -> Response:
-        user = hub.current_user()
-        row = hub.repo(owner, repo)
-        pull = pull_or_404(hub, row, number)
+        user, row, pull = requested(hub, owner, repo, number)
         body = json_body()
         title = optional_string(body, "title")
         text = optional_string(body, "body")
@@ -404,26 +392,21 @@ def register(app: Flask, hub: Hub) -> None:
     # ------------------------------------------------------------------ commits, files
     @bp.get("/pulls/<int:number>/commits")
     def pull_commits(owner: str, repo: str, number: int) -> Response:
-        hub.current_user()
-        row = hub.repo(owner, repo)
-        pull = pull_or_404(hub, row, number)
+        _, row, pull = requested(hub, owner, repo, number)
         git = hub.git(row)
         commits = merging.commits_between(git, pull["base_sha"], pull["head_sha"], limit=MAX_COMMITS)
         return paginate([shapes.commit(hub, row, git, c) for c in commits])
 
     @bp.get("/pulls/<int:number>/files")
     def pull_files(owner: str, repo: str, number: int) -> Response:
-        hub.current_user()
-        row = hub.repo(owner, repo)
-        pull = pull_or_404(hub, row, number)
+        _, row, pull = requested(hub, owner, repo, number)
         git = hub.git(row)
         changes = merging.range_changes(git, pull["base_sha"], pull["head_sha"])
         return paginate([shapes.diff_entry(hub, row, pull["head_sha"], c) for c in changes])
 
     @bp.get("/commits/<sha>/pulls")
     def commit_pulls(owner: str, repo: str, sha: str) -> Response:
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         git = hub.git(row)
         commit = merging.find_commit(git, sha)
         if commit is None:
@@ -444,24 +427,20 @@ def register(app: Flask, hub: Hub) -> None:
     # ------------------------------------------------------------------ merge
     @bp.get("/pulls/<int:number>/merge")
     def is_merged(owner: str, repo: str, number: int) -> Response:
-        hub.current_user()
-        pull = pull_or_404(hub, hub.repo(owner, repo), number)
-        if pull["merged_at"] is None:
+        if requested(hub, owner, repo, number).pull["merged_at"] is None:
             raise not_found()
         return Response(status=204)
 
     @bp.put("/pulls/<int:number>/merge")
     def merge(owner: str, repo: str, number: int) -> Response:
-        user = hub.current_user()
-        row = hub.repo(owner, repo)
-        pull_or_404(hub, row, number)
+        user, row, _ = requested(hub, owner, repo, number)
         body = json_body()
         method = one_of(body, "merge_method", METHODS, "merge") or "merge"
         title = optional_string(body, "commit_title")
         message = optional_string(body, "commit_message")
         expected_head = optional_string(body, "sha")
         with merge_lock(row["id"]):
-            pull = pull_or_404(hub, row, number)
+            pull = hub.pull(row, number)
             if pull["state"] != "open":
                 raise ApiError(405, NOT_MERGEABLE)
             if expected_head is not None and expected_head != pull["head_sha"]:
@@ -508,9 +487,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.put("/pulls/<int:number>/update-branch")
     def update_branch(owner: str, repo: str, number: int) -> tuple[Response, int]:
-        user = hub.current_user()
-        row = hub.repo(owner, repo)
-        pull = pull_or_404(hub, row, number)
+        user, row, pull = requested(hub, owner, repo, number)
         body = json_body()
         expected = optional_string(body, "expected_head_sha")
         if pull["state"] != "open":

@@ -9,8 +9,9 @@ import pygit2
 from flask import Blueprint, Flask, jsonify
 
 from bot.forge.localhub import shapes
-from bot.forge.localhub.errors import ApiError, json_body, not_found
+from bot.forge.localhub.errors import ApiError, json_body, or_404
 from bot.forge.localhub.hub import Hub
+from bot.forge.localhub.lookup import requested
 from bot.forge.localhub.store import now
 
 REPO_NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
@@ -26,10 +27,7 @@ def register(app: Flask, hub: Hub) -> None:
     @bp.get("/users/<login>")
     def get_user(login: str):  # type: ignore[no-untyped-def]
         hub.current_user()
-        row = hub.user_by_login(login)
-        if row is None:
-            raise not_found()
-        return jsonify(shapes.user(hub, row, view="public"))
+        return jsonify(shapes.user(hub, or_404(hub.user_by_login(login)), view="public"))
 
     @bp.post("/user/repos")
     def create_repo():  # type: ignore[no-untyped-def]
@@ -68,7 +66,6 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.get("/repos/<owner>/<repo>")
     def get_repo(owner: str, repo: str):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        return jsonify(shapes.repository(hub, hub.repo(owner, repo)))
+        return jsonify(shapes.repository(hub, requested(hub, owner, repo).repo))
 
     app.register_blueprint(bp)

@@ -13,10 +13,10 @@ from typing import Any
 from flask import Blueprint, Flask, jsonify
 
 from bot.forge.localhub import shapes
-from bot.forge.localhub.errors import ApiError, json_body, not_found
+from bot.forge.localhub.errors import ApiError, json_body, or_404
 from bot.forge.localhub.hub import Hub
+from bot.forge.localhub.lookup import requested
 from bot.forge.localhub.paging import paginate
-from bot.forge.localhub.rest_issues import pull_or_404
 from bot.forge.localhub.store import now
 
 STATES = {"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED", "COMMENT": "COMMENTED"}
@@ -45,9 +45,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.post("/reviews")
     def create_review(owner: str, repo: str, number: int):  # type: ignore[no-untyped-def]
-        user = hub.current_user()
-        row = hub.repo(owner, repo)
-        pull = pull_or_404(hub, row, number)
+        user, row, pull = requested(hub, owner, repo, number)
         body_json = json_body()
         event = body_json.get("event")
         body = body_json.get("body")
@@ -78,21 +76,15 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.get("/reviews")
     def list_reviews(owner: str, repo: str, number: int):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
-        pull_or_404(hub, row, number)
+        row = requested(hub, owner, repo, number).repo
         rows = hub.store.all("SELECT * FROM reviews WHERE repo_id = ? AND number = ? ORDER BY id", row["id"], number)
         return paginate([shapes.review(hub, row, r) for r in rows])
 
     @bp.get("/reviews/<int:review_id>")
     def get_review(owner: str, repo: str, number: int, review_id: int):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
-        pull_or_404(hub, row, number)
-        found = hub.store.one("SELECT * FROM reviews WHERE id = ? AND repo_id = ? AND number = ?",
-                              review_id, row["id"], number)
-        if found is None:
-            raise not_found()
+        row = requested(hub, owner, repo, number).repo
+        found = or_404(hub.store.one("SELECT * FROM reviews WHERE id = ? AND repo_id = ? AND number = ?",
+                                     review_id, row["id"], number))
         return jsonify(shapes.review(hub, row, found))
 
     app.register_blueprint(bp)

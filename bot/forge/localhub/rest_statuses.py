@@ -12,12 +12,13 @@ import re
 from typing import Any
 
 import pygit2
-from flask import Blueprint, Flask, jsonify, request
+from flask import Blueprint, Flask, jsonify
 
 from bot.forge.localhub import shapes
 from bot.forge.localhub.errors import ApiError, json_body
 from bot.forge.localhub.hub import Hub
-from bot.forge.localhub.paging import MAX_PER_PAGE, PER_PAGE, paginate
+from bot.forge.localhub.lookup import requested
+from bot.forge.localhub.paging import page_of, paginate
 from bot.forge.localhub.store import now
 
 STATES = ("error", "failure", "pending", "success")
@@ -64,8 +65,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.post("/statuses/<sha>")
     def create_status(owner: str, repo: str, sha: str):  # type: ignore[no-untyped-def]
-        user = hub.current_user()
-        row = hub.repo(owner, repo)
+        user, row, _ = requested(hub, owner, repo)
         body = json_body()
         state = body.get("state")
         if state not in STATES:
@@ -97,8 +97,7 @@ def register(app: Flask, hub: Hub) -> None:
         return jsonify(shapes.status(hub, row, created)), 201
 
     def list_statuses(owner: str, repo: str, ref: str):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         sha = resolve(hub, row, ref)
         rows = hub.store.all("SELECT * FROM statuses WHERE repo_id = ? AND sha = ? ORDER BY id DESC", row["id"], sha)
         return paginate([shapes.status(hub, row, r) for r in rows])
@@ -110,22 +109,15 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.get("/commits/<path:ref>/status")
     def combined_status(owner: str, repo: str, ref: str):  # type: ignore[no-untyped-def]
-        hub.current_user()
-        row = hub.repo(owner, repo)
+        row = requested(hub, owner, repo).repo
         sha = resolve(hub, row, ref)
         latest = hub.store.all(
             "SELECT * FROM statuses WHERE id IN (SELECT MAX(id) FROM statuses WHERE repo_id = ? AND sha = ? "
             "GROUP BY context) ORDER BY id", row["id"], sha)
-        try:
-            per_page = min(max(int(request.args.get("per_page", PER_PAGE)), 1), MAX_PER_PAGE)
-            page = max(int(request.args.get("page", 1)), 1)
-        except ValueError:
-            per_page, page = PER_PAGE, 1
         api = shapes.repo_api(hub, row)
         return jsonify({
             "state": combined_state(latest),
-            "statuses": [shapes.status(hub, row, r, simple=True)
-                         for r in latest[(page - 1) * per_page:page * per_page]],
+            "statuses": [shapes.status(hub, row, r, simple=True) for r in page_of(latest)],
             "sha": sha,
             "total_count": len(latest),
             "repository": shapes.repository(hub, row, full=False),
