@@ -33,7 +33,7 @@ from typing import Any, Protocol
 import requests
 import yaml
 
-from bot import messages
+from bot import llm, messages
 from bot.config import DEFAULT_POLICY, Policy
 from bot.memfs.document import Document, DocumentError, parse
 from bot.memfs.merge import Conflict, join_lines, merge3, split_lines
@@ -123,18 +123,8 @@ class ConflictResolver:
         return None
 
 
-def _endpoint(url: str) -> str:
-    url = url.rstrip("/")
-    return url if url.endswith("/chat/completions") else url + "/chat/completions"
-
-
-def _unfenced(text: str) -> str:
-    """Models often wrap a file in a ``` fence although told not to; take one outer fence off."""
-    stripped = text.strip("\n")
-    lines = stripped.split("\n")
-    if len(lines) >= 2 and lines[0].startswith("```") and lines[-1].strip() == "```":
-        return "\n".join(lines[1:-1]) + "\n"
-    return text
+_WORDING = llm.Wording(timeout=messages.RESOLVE_LLM_TIMEOUT, unreachable=messages.RESOLVE_LLM_UNREACHABLE,
+                       status=messages.RESOLVE_LLM_STATUS, shape=messages.RESOLVE_LLM_SHAPE)
 
 
 class LLMResolver:
@@ -145,11 +135,11 @@ class LLMResolver:
 
     def __init__(self, endpoint: str, model: str, key: str | None = None, *, timeout: float = 60.0,
                  session: requests.Session | None = None) -> None:
-        self.url = _endpoint(endpoint)
+        self.chat = llm.ChatClient(endpoint, key, timeout=timeout, wording=_WORDING, error=ResolverError,
+                                   session=session)
+        self.url = self.chat.url
         self.model = model
-        self._key = key
         self.timeout = timeout
-        self.session = session or requests.Session()
 
     def __repr__(self) -> str:
         return f"LLMResolver(url={self.url!r}, model={self.model!r})"
@@ -172,32 +162,11 @@ class LLMResolver:
             ],
         }
 
-    def _redact(self, text: str) -> str:
-        return text.replace(self._key, "***") if self._key else text
-
     def resolve(self, request: ResolveRequest) -> str | None:
-        headers = {"Content-Type": "application/json"}
-        if self._key:
-            headers["Authorization"] = f"Bearer {self._key}"
-        try:
-            resp = self.session.post(self.url, json=self.build_request(request), headers=headers,
-                                     timeout=self.timeout)
-        except requests.exceptions.Timeout:
-            raise ResolverError(messages.RESOLVE_LLM_TIMEOUT.format(url=self.url, seconds=self.timeout)) from None
-        except requests.exceptions.RequestException as exc:
-            raise ResolverError(messages.RESOLVE_LLM_UNREACHABLE.format(
-                url=self.url, problem=self._redact(type(exc).__name__))) from None
-        if resp.status_code != 200:
-            answer = self._redact(" ".join(resp.text.split())[:200]) or "no body"
-            raise ResolverError(messages.RESOLVE_LLM_STATUS.format(url=self.url, status=resp.status_code,
-                                                                  answer=answer))
-        try:
-            content = resp.json()["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise ResolverError(messages.RESOLVE_LLM_SHAPE) from None
+        content = self.chat.complete(self.build_request(request))
         if not isinstance(content, str) or not content.strip():
             raise ResolverError(messages.RESOLVE_LLM_EMPTY)
-        return _unfenced(content)
+        return llm.unfenced(content)  # one outer ``` fence off, though the model was told not to fence
 
 
 # -------------------------------------------------------------------------------------- body units

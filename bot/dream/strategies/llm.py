@@ -30,9 +30,10 @@ from typing import Any
 
 import requests
 
-from bot import messages
+from bot import llm, messages
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
+from bot.llm import endpoint as endpoint  # the completions URL, as this module has always offered it
 from bot.memfs.calls import WRITE_COMMANDS, parse_call
 
 NAME = "llm"
@@ -49,11 +50,6 @@ SKIPPED_PREFIXES = (".memrepo/", ".github/", ".git/")
 
 
 # ------------------------------------------------------------------------- request (pure)
-def endpoint(url: str) -> str:
-    url = url.rstrip("/")
-    return url if url.endswith("/chat/completions") else url + "/chat/completions"
-
-
 def memory_payload(files: Mapping[str, str], budget: int = MAX_MEMORY_CHARS) -> list[dict[str, Any]]:
     """Memory files for the prompt: system/ first, then the rest, until the budget is spent;
     files beyond it are listed by path only."""
@@ -109,20 +105,12 @@ def _invalid(problem: str) -> MemrepoError:
     return MemrepoError(messages.DREAM_LLM_INVALID.format(problem=problem))
 
 
-def _unfenced(text: str) -> str:
-    """Models sometimes wrap JSON in a ```json fence even in JSON mode; take it off."""
-    stripped = text.strip()
-    if stripped.startswith("```") and stripped.endswith("```") and "\n" in stripped:
-        stripped = stripped[stripped.index("\n") + 1 : -3].strip()
-    return stripped
-
-
 def parse_answer(content: object, dream: DreamInput, model: str | None) -> Proposal:
     """The proposal in the model's answer, checked whole; MemrepoError on the first problem."""
     if not isinstance(content, str) or not content.strip():
         raise _invalid("the answer is empty")
     try:
-        data = json.loads(_unfenced(content))
+        data = json.loads(llm.unfenced(content).strip())  # a ```json fence, even in JSON mode
     except ValueError as exc:
         raise _invalid(f"not JSON ({exc})") from None
     if not isinstance(data, dict):
@@ -163,6 +151,12 @@ def parse_answer(content: object, dream: DreamInput, model: str | None) -> Propo
 
 
 # -------------------------------------------------------------------------------- shell
+WORDING = llm.Wording(timeout=messages.DREAM_LLM_TIMEOUT, unreachable=messages.DREAM_LLM_UNREACHABLE,
+                      status=messages.DREAM_LLM_STATUS,
+                      shape=messages.DREAM_LLM_INVALID.format(
+                          problem="the endpoint's answer has no choices[0].message.content"))
+
+
 class LlmStrategy:
     """Calls the endpoint once per dream; every failure is one MemrepoError line."""
 
@@ -170,11 +164,11 @@ class LlmStrategy:
 
     def __init__(self, url: str, model: str, api_key: str | None = None, timeout: float = DEFAULT_TIMEOUT,
                  session: requests.Session | None = None) -> None:
-        self.url = endpoint(url)
+        self.chat = llm.ChatClient(url, api_key, timeout=timeout, wording=WORDING, error=MemrepoError,
+                                   session=session)
+        self.url = self.chat.url
         self.model = model
-        self._key = api_key
         self.timeout = timeout
-        self.session = session or requests.Session()
 
     def __repr__(self) -> str:
         return f"LlmStrategy(url={self.url!r}, model={self.model!r})"
@@ -195,30 +189,11 @@ class LlmStrategy:
             raise MemrepoError(messages.DREAM_LLM_BAD_TIMEOUT.format(value=raw_timeout)) from None
         return cls(url, model, key, timeout)
 
-    def _redact(self, text: str) -> str:
-        return text.replace(self._key, "***") if self._key else text
-
     def propose(self, dream: DreamInput) -> Proposal:
         return parse_answer(self.complete(build_request(dream, self.model)), dream, self.model)
 
     def complete(self, body: dict[str, Any]) -> str:
-        """The content of the first choice's message."""
-        headers = {"Content-Type": "application/json"}
-        if self._key:
-            headers["Authorization"] = f"Bearer {self._key}"
-        try:
-            resp = self.session.post(self.url, json=body, headers=headers, timeout=self.timeout)
-        except requests.exceptions.Timeout:
-            raise MemrepoError(messages.DREAM_LLM_TIMEOUT.format(url=self.url, seconds=self.timeout)) from None
-        except requests.exceptions.RequestException as exc:
-            raise MemrepoError(messages.DREAM_LLM_UNREACHABLE.format(
-                url=self.url, problem=self._redact(type(exc).__name__))) from None
-        if resp.status_code != 200:
-            text = " ".join(resp.text.split())[:200]
-            raise MemrepoError(messages.DREAM_LLM_STATUS.format(url=self.url, status=resp.status_code,
-                                                               answer=self._redact(text) or "no body"))
-        try:
-            content = resp.json()["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise _invalid("the endpoint's answer has no choices[0].message.content") from None
+        """The content of the first choice's message, as text (a server that answers with a
+        JSON value rather than a string gets it serialised, so parse_answer sees it)."""
+        content = self.chat.complete(body)
         return content if isinstance(content, str) else json.dumps(content)
