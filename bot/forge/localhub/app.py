@@ -13,6 +13,7 @@ import importlib
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from flask import Flask, Response, g, request
@@ -79,6 +80,20 @@ def _credentials() -> tuple[str | None, str | None]:
 
 MAX_BODY = 100 * 1024 * 1024  # git pushes of a memory repository stay far below this
 
+# Flask's own refusals, answered as GitHub answers them: (status, message) per HTTP error.
+# A method a route does not take is GitHub's 404, not 405.
+HTTP_ERRORS = {
+    404: (404, "Not Found"),
+    405: (404, "Not Found"),
+    413: (413, "Payload too large"),
+    400: (400, "Problems parsing JSON"),
+}
+
+
+def _answer(status: int, message: str) -> Callable[[Exception], Response]:
+    """An error handler that answers with GitHub's error body."""
+    return lambda _: ApiError(status, message).response()
+
 
 def create_app(data_dir: str | Path, *, public_url: str | None = None, hub: Hub | None = None,
                max_body: int = MAX_BODY) -> Flask:
@@ -134,21 +149,8 @@ def create_app(data_dir: str | Path, *, public_url: str | None = None, hub: Hub 
     def api_error(exc: ApiError) -> Response:
         return exc.response()
 
-    @app.errorhandler(404)
-    def unknown_route(_: Exception) -> Response:
-        return ApiError(404, "Not Found").response()
-
-    @app.errorhandler(405)
-    def wrong_method(_: Exception) -> Response:
-        return ApiError(404, "Not Found").response()
-
-    @app.errorhandler(413)
-    def too_large(_: Exception) -> Response:
-        return ApiError(413, "Payload too large").response()
-
-    @app.errorhandler(400)
-    def bad_request(_: Exception) -> Response:
-        return ApiError(400, "Problems parsing JSON").response()
+    for code, (status, message) in HTTP_ERRORS.items():
+        app.register_error_handler(code, _answer(status, message))
 
     for name in MODULES:
         importlib.import_module(f"bot.forge.localhub.{name}").register(app, hub)
