@@ -96,7 +96,7 @@ class Delivery:
 class Receiver:
     """A webhook receiver on a free loopback port: `/ok` answers 200, `/fail` 500, `/slow`
     only once `release` is set (the test sets it, or close() does); `answered` lists the paths
-    it has answered, in order."""
+    it has answered, in order, each noted just before its answer is sent."""
 
     deliveries: list[Delivery] = field(default_factory=list)
     answered: list[str] = field(default_factory=list)
@@ -116,6 +116,8 @@ class Receiver:
                     receiver.release.wait(HOLD_LIMIT)
                 status = 500 if self.path == "/fail" else 200
                 text = b"boom" if status == 500 else b"thanks"
+                with receiver.lock:  # before the answer: once localhub has it, the test may look
+                    receiver.answered.append(self.path)
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "text/plain")
@@ -124,8 +126,6 @@ class Receiver:
                     self.wfile.write(text)
                 except OSError:  # the sender gave up (timeout test)
                     pass
-                with receiver.lock:
-                    receiver.answered.append(self.path)
 
             def log_message(self, *args: object) -> None:
                 pass
