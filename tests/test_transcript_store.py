@@ -108,6 +108,20 @@ def test_read_since_a_cursor(store: TranscriptStore) -> None:
     assert store.agents() == ["ada"]
 
 
+def test_search_agents_are_one_or_every_agent_narrowed_to_the_conversation(store: TranscriptStore) -> None:
+    store.append("ada", "c1", "user", "hello")
+    store.append("bob", "c2", "user", "hello")
+    assert store.search_agents() == ["ada", "bob"]
+    assert store.search_agents("bob") == ["bob"]
+    assert store.search_agents(conversation="c2") == ["bob"]
+    with pytest.raises(MemrepoError, match="no transcripts for agent 'eve'; known agents: ada, bob"):
+        store.search_agents("eve")
+    with pytest.raises(MemrepoError, match="no conversation 'c2' in the transcripts of ada"):
+        store.search_agents("ada", "c2")
+    with pytest.raises(MemrepoError, match="no conversation 'c3' in the transcripts of any agent"):
+        store.search_agents(conversation="c3")
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1))
 def test_any_text_round_trips(store: TranscriptStore, text: str) -> None:

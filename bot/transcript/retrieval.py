@@ -38,11 +38,10 @@ from datetime import UTC, datetime, timedelta
 from bot import messages
 from bot.errors import MemrepoError
 from bot.transcript import bm25, snippet
-from bot.transcript import home as homes
 from bot.transcript.index import Index
-from bot.transcript.model import check_id, check_kind, time_range
+from bot.transcript.model import check_kind, time_range
 from bot.transcript.search import Filters, match, top_k
-from bot.transcript.store import MAX_K, Hit, TranscriptStore, _check_source_filter
+from bot.transcript.store import MAX_K, Hit, TranscriptStore, check_source_filter
 from bot.transcript.tokenize import Unit, parse_query
 
 POOL_FACTOR = 10  # candidates ranked by the store per result asked for
@@ -78,16 +77,15 @@ def search_in_context(store: TranscriptStore, query: str, agent: str | None = No
     since_us, until_us = time_range(since, until)
     filters = Filters(conversations=(conversation,) if conversation is not None else None,
                       kinds=tuple(check_kind(x) for x in kinds) if kinds is not None else None,
-                      sources=tuple(_check_source_filter(s) for s in sources) if sources is not None else None,
+                      sources=tuple(check_source_filter(s) for s in sources) if sources is not None else None,
                       since_us=since_us, until_us=until_us)
-    agents = _agents(store, agent, conversation)
+    agents = store.search_agents(agent, conversation)
     size = min(MAX_K, max(k, pool if pool is not None else POOL_FACTOR * k))
     while True:
         hits: list[Hit] = []
         bounds: list[float] = []
         for agent_id in agents:
-            index = store._index(agent_id)  # same package: the store's index, caught up with the logs
-            with index.snapshot():
+            with store.snapshot(agent_id) as index:
                 context = _Context(index, agent_id, units, filters, neighbours)
                 found, bound = context.best(size, k, weight, periods, date_weight)
             hits.extend(found)
@@ -170,18 +168,6 @@ def query_periods(query: str) -> list[Period]:
 
 def _is_weight(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= MAX_WEIGHT
-
-
-def _agents(store: TranscriptStore, agent: str | None, conversation: str | None) -> list[str]:
-    """The agents to search, checked as TranscriptStore.search checks them."""
-    agents = [store._known(agent)] if agent is not None else store.agents()
-    if conversation is not None:
-        check_id(conversation, "conversation_id")
-        agents = [a for a in agents if homes.log_path(store.home, a, conversation).is_file()]
-        if not agents:
-            raise MemrepoError(messages.SEARCH_UNKNOWN_CONVERSATION.format(
-                conversation=conversation, agents=agent or "any agent"))
-    return agents
 
 
 @dataclass

@@ -14,7 +14,7 @@ import os
 import sqlite3
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -366,22 +366,15 @@ class TranscriptStore:
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise MemrepoError(messages.SEARCH_BAD_K.format(limit=MAX_K, value=k))
         kind_list = tuple(check_kind(x) for x in kinds) if kinds is not None else None
-        source_list = tuple(_check_source_filter(s) for s in sources) if sources is not None else None
+        source_list = tuple(check_source_filter(s) for s in sources) if sources is not None else None
         since_us, until_us = time_range(since, until)
-        agents = [self._known(agent)] if agent is not None else self.agents()
-        if conversation is not None:
-            check_id(conversation, "conversation_id")
-            agents = [a for a in agents if homes.log_path(self.home, a, conversation).is_file()]
-            if not agents:
-                raise MemrepoError(messages.SEARCH_UNKNOWN_CONVERSATION.format(
-                    conversation=conversation, agents=agent or "any agent"))
+        agents = self.search_agents(agent, conversation)
         filters = Filters(conversations=(conversation,) if conversation is not None else None,
                           kinds=kind_list, sources=source_list, since_us=since_us, until_us=until_us)
         marked = [t for u in units for t in u.tokens]
         hits: list[Hit] = []
         for agent_id in agents:
-            index = self._index(agent_id)
-            with index.snapshot():
+            with self.snapshot(agent_id) as index:
                 best = top_k(index, units, k, filters)
                 found = index.messages([s.rowid for s in best], agent_id)
             for scored in best:
@@ -390,6 +383,27 @@ class TranscriptStore:
                                 snippet=snippet.make(message.text, marked)))
         hits.sort(key=lambda h: (-h.score, h.agent_id, h.message_id))
         return hits[:k]
+
+    def search_agents(self, agent: str | None = None, conversation: str | None = None) -> list[str]:
+        """The agents a search covers: `agent`, or every agent; with `conversation`, only
+        those that have it. An unknown agent or conversation is an error that names what there is,
+        so a typo is never an empty result."""
+        agents = [self._known(agent)] if agent is not None else self.agents()
+        if conversation is not None:
+            check_id(conversation, "conversation_id")
+            agents = [a for a in agents if homes.log_path(self.home, a, conversation).is_file()]
+            if not agents:
+                raise MemrepoError(messages.SEARCH_UNKNOWN_CONVERSATION.format(
+                    conversation=conversation, agents=agent or "any agent"))
+        return agents
+
+    @contextlib.contextmanager
+    def snapshot(self, agent_id: str) -> Iterator[Index]:
+        """The agent's index, caught up with the logs, inside one read transaction: the
+        statistics a ranking uses and the rows it reads are of the same moment."""
+        index = self._index(agent_id)
+        with index.snapshot():
+            yield index
 
     # ------------------------------------------------------------------- import
 
@@ -471,7 +485,8 @@ class TranscriptStore:
         return self.import_lines(lines, str(path), progress)
 
 
-def _check_source_filter(value: object) -> str:
+def check_source_filter(value: object) -> str:
+    """A `sources` filter value: a message source, or "tool" / "external" for the whole family."""
     if value in ("tool", "external"):
         return value  # type: ignore[return-value]
     try:
