@@ -179,29 +179,37 @@ def test_sync_replays_when_both_moved(pair) -> None:
     assert remote_main(remote) == b.head_sha()
 
 
-def test_real_conflict_sets_local_commits_aside(pair) -> None:
+def test_a_conflict_sets_aside_only_the_commit_that_conflicts(pair) -> None:
+    """Eight writers once lost queued edits that conflicted with nothing: one conflicting
+    commit set every queued commit aside. Each commit is replayed on its own now."""
     remote, a, b = pair
     edit(a, "system/human.md", lambda t: t.replace("Name: Sam", "Name: Samantha"))
     assert sync.push(a).pushed
-    remote_tip = remote_main(remote)
 
-    edit(b, "system/persona.md", append("Unrelated but local."), agent_id="b1")
-    b_local = edit(b, "system/human.md", lambda t: t.replace("Name: Sam", "Name: Samuel"), agent_id="b1")
-    with pytest.raises(MemrepoError) as caught:
-        sync.push(b)
-    message = str(caught.value)
-    backup = caught.value.details["backup"]
-    assert backup.startswith("refs/memrepo/backup/") and backup.endswith(b_local[:8])
-    assert "system/human.md" in message and backup in message
-    assert "2 local commit(s)" in message
-    assert "git cherry-pick" in message
-    assert "\n" not in message
-    assert b.head_sha() == remote_tip == remote_main(remote)
-    assert str(b.git.references[backup].target) == b_local
+    edit(b, "system/persona.md", append("Unrelated, before."), agent_id="b1")
+    b_local = edit(b, "system/human.md", lambda t: t.replace("Name: Sam", "Name: Samuel"), agent_id="b1",
+                   message="Call the user Samuel")
+    edit(b, "reference/notes.md", lambda _: "---\ndescription: Notes\n---\nUnrelated, after.\n",
+                 agent_id="b1")
+    result = sync.push(b)
+    assert result.pushed and result.replayed == 2
+    [kept] = result.set_aside
+    assert kept.commit == b_local and kept.message == "Call the user Samuel"
+    assert kept.ref.startswith("refs/memrepo/backup/") and kept.ref.endswith(b_local[:8])
+    assert "system/human.md" in kept.reason
+    assert str(b.git.references[kept.ref].target) == b_local  # the commit itself, for cherry-pick
+    assert b_local[:12] in result.summary and kept.ref in result.summary and "NOT saved" in result.summary
+    assert "\n" not in result.summary
+    main = remote_main(remote)
+    assert b.head_sha() == main
+    messages_on_main = git(remote, "log", "--format=%s", main).splitlines()
+    assert "Call the user Samuel" not in messages_on_main
+    assert remote_file(remote, "system/persona.md").endswith("Unrelated, before.\n")
+    assert "Unrelated, after." in remote_file(remote, "reference/notes.md")
+    assert "Samantha" in remote_file(remote, "system/human.md")
     assert b.dirty_paths() == []
-    assert "Samantha" in (b.root / "system/human.md").read_text()
-    assert sync.backups(b) == [backup]
-    assert sync.status(b).backups == [backup]
+    assert sync.backups(b) == [kept.ref]
+    assert sync.status(b).set_aside == [kept]
 
 
 def test_delete_against_modify_is_a_conflict(pair) -> None:
@@ -209,8 +217,8 @@ def test_delete_against_modify_is_a_conflict(pair) -> None:
     edit(a, "system/human.md", append("more"))
     assert sync.push(a).pushed
     edit(b, "system/human.md", lambda _: None)
-    with pytest.raises(MemrepoError, match="deleted on one side"):
-        sync.push(b)
+    result = sync.push(b)
+    assert [e.reason for e in result.set_aside] == ["system/human.md was deleted on one side and changed on the other"]
     assert b.head_sha() == remote_main(remote)
 
 
@@ -221,8 +229,8 @@ def test_replay_that_does_not_validate_is_set_aside(pair) -> None:
     edit(a, "system/human.md", lambda t: t.replace("description:", "read_only: true\ndescription:"))
     assert sync.push(a).pushed
     edit(b, "system/human.md", append("Agent note."))
-    with pytest.raises(MemrepoError, match="does not validate once merged"):
-        sync.push(b)
+    [kept] = sync.push(b).set_aside
+    assert "does not validate once merged" in kept.reason
     assert b.head_sha() == remote_main(remote)
 
 

@@ -5,6 +5,7 @@ for the person who sets things up or wants to see where the clone stands."""
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable
 
 from bot import messages
@@ -27,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     set_parser.add_argument("url", metavar="URL", help=messages.REPOSITORY_URL_HELP)
     status_parser = action("status", messages.REPOSITORY_STATUS_HELP, run_status)
     status_parser.add_argument("--fetch", action="store_true", help=messages.REPOSITORY_FETCH_HELP)
+    status_parser.add_argument("--json", action="store_true", help=messages.REPOSITORY_STATUS_JSON_HELP)
     action("unset", messages.REPOSITORY_UNSET_HELP, run_unset)
     action("sync", messages.REPOSITORY_SYNC_HELP, run_sync)
 
@@ -54,7 +56,9 @@ def run_sync(args: argparse.Namespace) -> int:
     repo = MemoryRepo.open(args.repo)
     result = sync.sync(repo)
     if not result.pushed:
-        raise MemrepoError(messages.SYNC_FAILED.format(reason=result.reason))
+        raise MemrepoError(messages.SYNC_FAILED.format(reason=result.summary))
+    if result.set_aside:
+        raise MemrepoError(result.summary)
     print(result.summary)
     return 0
 
@@ -64,6 +68,10 @@ def run_status(args: argparse.Namespace) -> int:
     from bot.memfs.repo import MemoryRepo
 
     repo = MemoryRepo.open(args.repo)
-    for line in sync.status_lines(sync.status(repo, fetch=args.fetch)):
+    state = sync.status(repo, fetch=args.fetch)
+    if args.json:
+        print(json.dumps(state.as_data(), indent=2))
+        return 0
+    for line in sync.status_lines(state):
         print(line)
     return 0

@@ -150,22 +150,24 @@ class MemoryTool:
             changes = self.checked_changes(call, head)
             message = call.reason or _default_reason(call, sorted(changes))
             sha = repo.commit(changes, message, self.identity, parent=head)
-        pushed, note = self._push()
+        pushed, note = self._push(sha)
         summary = messages.COMMITTED.format(sha=sha[:12], message=message.splitlines()[0], note=note)
         return ToolResult(True, call.command, summary, commit=sha, revision=repo.head_sha(),
                           pushed=pushed, paths=sorted(changes))
 
-    def _push(self) -> tuple[bool | None, str]:
+    def _push(self, sha: str) -> tuple[bool | None, str]:
         if not self.push:
             return False, messages.NOT_PUSHED_DISABLED
         from bot.memfs import sync  # the sync module imports GitPython; only load it when pushing
 
         result = sync.push(self.repo)
-        if result.pushed:
-            return True, messages.PUSHED
         if result.reason == sync.NO_REMOTE:
             return None, messages.NO_REMOTE_NOTE
-        return False, messages.NOT_PUSHED.format(reason=result.reason)
+        aside = sync.set_aside_note(result.set_aside)
+        if any(e.commit == sha for e in result.set_aside):
+            return False, aside
+        note = messages.PUSHED if result.pushed else messages.NOT_PUSHED.format(reason=result.reason)
+        return result.pushed, f"{note} {aside}".strip()
 
     # ------------------------------------------------------------------- plan
     def _read_text(self, path: str, head: str) -> str:

@@ -12,12 +12,12 @@ commits replayed onto a moved main, or set aside), `push` (the push loop and syn
 """
 
 from bot.memfs.sync.connect import set_remote, unset_remote
-from bot.memfs.sync.push import NO_REMOTE, SyncResult, push, sync
+from bot.memfs.sync.push import NO_REMOTE, SyncResult, push, set_aside_note, sync
 from bot.memfs.sync.redaction import check_url, redact
-from bot.memfs.sync.replay import backups, contains
+from bot.memfs.sync.replay import SetAside, backups, contains, set_aside_commits
 from bot.memfs.sync.status import RepoStatus, status, status_lines
 from bot.memfs.sync.transport import BRANCH, REMOTE, TRACKING_REF, remote_url
 
-__all__ = ["BRANCH", "NO_REMOTE", "REMOTE", "TRACKING_REF", "RepoStatus", "SyncResult", "backups", "check_url",
-           "contains", "push", "redact", "remote_url", "set_remote", "status", "status_lines", "sync",
-           "unset_remote"]
+__all__ = ["BRANCH", "NO_REMOTE", "REMOTE", "TRACKING_REF", "RepoStatus", "SetAside", "SyncResult", "backups",
+           "check_url", "contains", "push", "redact", "remote_url", "set_aside_commits", "set_aside_note", "set_remote",
+           "status", "status_lines", "sync", "unset_remote"]

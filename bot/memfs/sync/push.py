@@ -12,7 +12,7 @@ from bot import messages
 from bot.backoff import Backoff, pause
 from bot.errors import MemrepoError
 from bot.memfs.repo import MemoryRepo
-from bot.memfs.sync.replay import ReplayFailed, contains, count_commits, replay, set_aside
+from bot.memfs.sync.replay import SetAside, contains, count_commits, replay, set_aside
 from bot.memfs.sync.transport import BRANCH, BRANCH_REF, REMOTE, TRACKING_REF, fetch, push_main, remote_url, shown_url
 
 LAST_SYNC_KEY = "memrepo.lastSync"
@@ -33,10 +33,15 @@ class SyncResult:
     replayed: int = 0
     attempts: int = 0
     url: str | None = None  # redacted
+    set_aside: tuple[SetAside, ...] = ()  # queued commits this run could not replay, kept on refs
 
     @property
     def summary(self) -> str:
-        """One line for a person: what happened, or why nothing could be pushed."""
+        """One line for a person: what happened, or why nothing could be pushed, and every
+        commit set aside (a result never reads as "saved" for an edit that did not land)."""
+        return " ".join(part for part in (self._outcome(), set_aside_note(self.set_aside)) if part)
+
+    def _outcome(self) -> str:
         if not self.pushed:
             return self.reason or ""
         url, sha = self.url or "", (self.head or "")[:12]
@@ -47,6 +52,12 @@ class SyncResult:
         if self.pulled:
             return messages.SYNC_FAST_FORWARDED.format(count=self.pulled, url=url, sha=sha)
         return messages.SYNC_UP_TO_DATE.format(url=url, sha=sha)
+
+
+def set_aside_note(entries: tuple[SetAside, ...]) -> str:
+    """What a person or the agent reads about commits set aside ("" when there are none)."""
+    return " ".join(messages.SYNC_SET_ASIDE.format(sha=e.commit[:12], message=e.message, ref=e.ref, reason=e.reason)
+                    for e in entries)
 
 
 def now_stamp() -> str:
@@ -72,32 +83,29 @@ def off_main(repo: MemoryRepo) -> str | None:
     return None if branch == BRANCH else messages.SYNC_NOT_ON_MAIN.format(branch=branch or "a detached HEAD")
 
 
-def rebase_onto(repo: MemoryRepo, local: str, remote: str) -> tuple[int, str | None]:
-    """Move main to `local`'s commits replayed onto `remote`: (replayed, None) or
-    (0, reason it could not be done now). Raises MemrepoError on a conflict, after setting
-    the local commits aside and resetting main to `remote`."""
+def rebase_onto(repo: MemoryRepo, local: str, remote: str) -> tuple[int, list[SetAside], str | None]:
+    """Move main to `local`'s commits replayed onto `remote`, one by one: (replayed, the
+    commits set aside, None), or (0, [], reason it could not be done now). A commit that
+    cannot be replayed is kept on a backup ref of its own with the reason; the others land."""
     dirty = repo.dirty_paths()
     if dirty:
-        return 0, messages.SYNC_DIRTY_QUEUED.format(paths=dirty_message(dirty))
-    try:
-        new_tip, replayed = replay(repo, local, remote)
-    except ReplayFailed as exc:
-        count = count_commits(repo, local, remote)
-        backup = set_aside(repo, local)
-        repo.move_branch(remote, expected=local)
-        raise MemrepoError(
-            messages.SYNC_CONFLICT.format(
-                count=count, problems="; ".join(exc.problems), remote=remote[:12], backup=backup),
-            backup=backup, set_aside=count, problems=exc.problems,
-        ) from None
+        return 0, [], messages.SYNC_DIRTY_QUEUED.format(paths=dirty_message(dirty))
+    new_tip, replayed, failed = replay(repo, local, remote)
+    kept = []
+    for commit, problems in failed:
+        reason = "; ".join(problems)
+        ref = set_aside(repo, str(commit.id), reason)
+        kept.append(SetAside(str(commit.id), commit.message.split("\n", 1)[0], ref, reason))
     if new_tip != local:
         repo.move_branch(new_tip, expected=local)
-    return replayed, None
+    return replayed, kept, None
 
 
-def publish(repo: MemoryRepo, *, pulled: int = 0, replayed: int = 0) -> SyncResult:
+def publish(repo: MemoryRepo, *, pulled: int = 0, replayed: int = 0,
+            kept: tuple[SetAside, ...] = ()) -> SyncResult:
     """Push main, replaying onto the remote each time it moved; bounded, never forced.
     The caller holds the lock."""
+    kept = list(kept)
     for attempt in range(ATTEMPTS):
         local = repo.head_sha()
         assert local is not None
@@ -106,26 +114,27 @@ def publish(repo: MemoryRepo, *, pulled: int = 0, replayed: int = 0) -> SyncResu
         if outcome == "ok":
             record_sync(repo)
             sent = count_commits(repo, local, before) if before else count_commits(repo, local)
-            return SyncResult(True, None, local, sent, pulled, replayed, attempt + 1)
+            return SyncResult(True, None, local, sent, pulled, replayed, attempt + 1, set_aside=tuple(kept))
         if outcome == "unreachable":
             return SyncResult(False, messages.SYNC_UNREACHABLE.format(problem=problem), local,
-                              0, pulled, replayed, attempt + 1)
+                              0, pulled, replayed, attempt + 1, set_aside=tuple(kept))
         if outcome == "refused":
             return SyncResult(False, messages.SYNC_REFUSED.format(problem=problem), local,
-                              0, pulled, replayed, attempt + 1)
+                              0, pulled, replayed, attempt + 1, set_aside=tuple(kept))
         pause(RETRY, attempt)
         remote, problem = fetch(repo)
         if problem is not None:
             return SyncResult(False, messages.SYNC_UNREACHABLE.format(problem=problem), local,
-                              0, pulled, replayed, attempt + 1)
+                              0, pulled, replayed, attempt + 1, set_aside=tuple(kept))
         if remote is None or contains(repo, local, remote):
             continue
-        done, reason = rebase_onto(repo, local, remote)
+        done, aside, reason = rebase_onto(repo, local, remote)
+        kept += aside
         if reason is not None:
-            return SyncResult(False, reason, local, 0, pulled, replayed, attempt + 1)
+            return SyncResult(False, reason, local, 0, pulled, replayed, attempt + 1, set_aside=tuple(kept))
         replayed += done
     return SyncResult(False, messages.SYNC_BUSY.format(attempts=ATTEMPTS), repo.head_sha(),
-                      0, pulled, replayed, ATTEMPTS)
+                      0, pulled, replayed, ATTEMPTS, set_aside=tuple(kept))
 
 
 def push(repo: MemoryRepo) -> SyncResult:
@@ -171,7 +180,7 @@ def _sync_locked(repo: MemoryRepo) -> SyncResult:
         record_sync(repo)
         return SyncResult(True, None, remote, pulled=pulled)
     pulled = count_commits(repo, remote, local)
-    replayed, reason = rebase_onto(repo, local, remote)
+    replayed, kept, reason = rebase_onto(repo, local, remote)
     if reason is not None:
         return SyncResult(False, reason, local)
-    return publish(repo, pulled=pulled, replayed=replayed)
+    return publish(repo, pulled=pulled, replayed=replayed, kept=tuple(kept))

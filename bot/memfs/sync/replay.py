@@ -5,8 +5,11 @@ backup ref, never dropped and never forced over the remote."""
 
 from __future__ import annotations
 
+import json
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pygit2
 
@@ -41,16 +44,58 @@ def contains(repo: MemoryRepo, descendant: str, ancestor: str) -> bool:
         return False
 
 
-def set_aside(repo: MemoryRepo, sha: str) -> str:
+@dataclass(frozen=True)
+class SetAside:
+    """A queued commit that could not be replayed onto the remote's main: it is kept at `ref`
+    (the commit itself, on its own parent, so `git cherry-pick` or a pull request can take it)
+    until a person or the agent deals with it, and `reason` says what stood in the way."""
+
+    commit: str
+    message: str
+    ref: str
+    reason: str
+
+    def as_data(self) -> dict[str, str]:
+        return {"commit": self.commit, "message": self.message, "ref": self.ref, "reason": self.reason}
+
+
+def _records(repo: MemoryRepo) -> Path:
+    return Path(repo.git.path) / "memrepo" / "set-aside"
+
+
+def set_aside(repo: MemoryRepo, sha: str, reason: str = "") -> str:
+    """Keep `sha` on a backup ref of its own, with why (the caller holds the repository lock)."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     name = f"{BACKUP_PREFIX}{stamp}-{sha[:8]}"
     repo.git.references.create(name, sha, force=True)
+    if reason:
+        folder = _records(repo)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{name.rsplit('/', 1)[-1]}.json").write_text(json.dumps({"reason": reason}), encoding="utf-8")
     return name
 
 
 def backups(repo: MemoryRepo) -> list[str]:
     """Backup refs of local commits that sync set aside, oldest first."""
     return sorted(r for r in repo.git.listall_references() if r.startswith(BACKUP_PREFIX))
+
+
+def set_aside_commits(repo: MemoryRepo) -> list[SetAside]:
+    """Every commit sync has set aside and nobody has dealt with yet (its ref still exists)."""
+    found = []
+    for ref in backups(repo):
+        sha = repo.resolve(ref) or ""
+        try:
+            message = repo.git[sha].peel(pygit2.Commit).message.split("\n", 1)[0]
+        except (KeyError, ValueError, pygit2.GitError):
+            message = ""
+        record = _records(repo) / f"{ref.rsplit('/', 1)[-1]}.json"
+        try:
+            reason = str(json.loads(record.read_text(encoding="utf-8")).get("reason", ""))
+        except (OSError, ValueError, AttributeError):
+            reason = ""
+        found.append(SetAside(sha, message, ref, reason or messages.SYNC_SET_ASIDE_NO_REASON))
+    return found
 
 
 def blob_at(repo: MemoryRepo, tree: pygit2.Tree, path: str) -> bytes | None:
@@ -116,19 +161,26 @@ def replay_commit(repo: MemoryRepo, commit: pygit2.Commit, tip: pygit2.Commit) -
     return g[new_id].peel(pygit2.Commit)
 
 
-def replay(repo: MemoryRepo, local: str, onto: str) -> tuple[str, int]:
-    """Replay the commits of `local` that `onto` lacks, oldest first: (new tip, replayed).
-    Merge commits are dropped (like `git rebase`): their sides are replayed one by one."""
+def replay(repo: MemoryRepo, local: str, onto: str) -> tuple[str, int, list[tuple[pygit2.Commit, list[str]]]]:
+    """Replay the commits of `local` that `onto` lacks one by one, oldest first: (new tip,
+    replayed, [(commit, problems)] of those that could not be). A commit that conflicts
+    does not stop the others: each that applies on the tip so far lands. Merge commits are
+    dropped (like `git rebase`): their sides are replayed one by one."""
     g = repo.git
     walker = g.walk(local, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
     walker.hide(onto)
     tip = g[onto].peel(pygit2.Commit)
     replayed = 0
+    failed: list[tuple[pygit2.Commit, list[str]]] = []
     for commit in list(walker):
         if len(commit.parents) > 1:
             continue
-        new = replay_commit(repo, commit, tip)
+        try:
+            new = replay_commit(repo, commit, tip)
+        except ReplayFailed as exc:
+            failed.append((commit, exc.problems))
+            continue
         if new.id != tip.id:
             replayed += 1
         tip = new
-    return str(tip.id), replayed
+    return str(tip.id), replayed, failed

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from bot import messages
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync import transport
 from bot.memfs.sync.push import LAST_SYNC_KEY
 from bot.memfs.sync.redaction import redact
-from bot.memfs.sync.replay import backups, count_commits
+from bot.memfs.sync.replay import SetAside, backups, count_commits, set_aside_commits
 from bot.memfs.sync.transport import TRACKING_REF, remote_url
 
 
@@ -25,6 +26,13 @@ class RepoStatus:
     backups: list[str] = field(default_factory=list)
     fetched: bool = False
     fetch_error: str | None = None
+    set_aside: list[SetAside] = field(default_factory=list)
+
+    def as_data(self) -> dict[str, Any]:
+        """`repository status --json`."""
+        data = {k: getattr(self, k) for k in ("url", "branch", "head", "remote_head", "ahead", "behind",
+                                               "last_sync", "backups", "fetched", "fetch_error")}
+        return {**data, "set_aside": [entry.as_data() for entry in self.set_aside]}
 
 
 def status_lines(st: RepoStatus, extra: tuple[tuple[str, str], ...] = ()) -> list[str]:
@@ -43,6 +51,8 @@ def status_lines(st: RepoStatus, extra: tuple[tuple[str, str], ...] = ()) -> lis
         if st.fetch_error:
             rows.append(("", messages.STATUS_FETCH_FAILED.format(problem=st.fetch_error)))
     rows.append((messages.STATUS_BACKUPS, ", ".join(st.backups) if st.backups else messages.STATUS_NONE))
+    rows += [(messages.STATUS_SET_ASIDE, messages.STATUS_SET_ASIDE_VALUE.format(
+        sha=e.commit[:12], message=e.message, ref=e.ref, reason=e.reason)) for e in st.set_aside]
     rows += extra
     width = max(len(label) for label, _ in rows) + 2
     return [f"{label + ':' if label else '':<{width}}{value}" for label, value in rows]
@@ -75,6 +85,7 @@ def status(repo: MemoryRepo, fetch: bool = False) -> RepoStatus:
         behind=behind,
         last_sync=repo.get_config(LAST_SYNC_KEY),
         backups=backups(repo),
+        set_aside=set_aside_commits(repo),
         fetched=fetched,
         fetch_error=fetch_error,
     )
