@@ -48,7 +48,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import requests
 
 from bot.contracts import LABEL_DREAM
-from bot.dream.provenance import Change, Provenance, TranscriptRange, render_provenance
 from bot.forge.client import ForgeClient, NewPullRequest, RetryPolicy, TokenCredentials
 from bot.memfs import sync
 from bot.memfs.create import init_repository
@@ -56,6 +55,7 @@ from bot.memfs.prompt import PromptCompiler
 from bot.notify.events import HeadEvent
 from bot.notify.subscriber import HeadSubscriber, parse_sse, shutdown_response
 from bot.serve.child import LocalStack
+from tests.memory_forge import dream_body
 
 ROOT = Path(__file__).resolve().parent.parent
 ROUND_TIMEOUT = 30.0
@@ -79,15 +79,6 @@ def git(cwd: Path, *args: str) -> str:
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
-
-
-def dream_body(dream_id: str, base: str, path: str) -> str:
-    provenance = Provenance(
-        dream_id=dream_id, agent_id="a1", conversation_id="c1", base_commit=base, trigger="manual",
-        strategy="verbatim", model=None,
-        transcript=TranscriptRange("m_1", "m_2", "2026-03-14T09:00:01Z", "2026-03-14T09:00:02Z", 2),
-        changes=(Change(path, "recorded what was said", ("m_1",)),))
-    return "A dream.\n\n" + render_provenance(provenance)
 
 
 def delivery_count(served: LocalStack, token: str, repo: str) -> int:

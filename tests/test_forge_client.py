@@ -37,10 +37,8 @@ from bot.forge.errors import (
 )
 from bot.forge.localhub.server import LocalhubServer
 from tests.conftest import git, localhub_token
+from tests.memory_forge import FAST, REPO
 from tests.waiting import wait_until
-
-REPO = "alice/memory"
-FAST = RetryPolicy(max_total_seconds=15.0, max_attempts=6, backoff_base=0.05, backoff_cap=0.5)
 
 
 @dataclass

@@ -26,8 +26,7 @@ from bot.contracts import (
     LABEL_UNTRUSTED,
     STATUS_CONTEXT,
 )
-from bot.dream.provenance import Change, Provenance, TranscriptRange, render_provenance
-from bot.forge.client import ForgeClient, NewPullRequest, PullRequest, RetryPolicy, TokenCredentials
+from bot.forge.client import ForgeClient, NewPullRequest, PullRequest, TokenCredentials
 from bot.forge.localhub.server import LocalhubServer
 from bot.identity import INTEGRATOR
 from bot.integrator import jobs
@@ -38,9 +37,8 @@ from bot.memfs.create import init_repository
 from bot.notify.events import HeadEvent, Subscription, last_head
 from bot.queue import QUEUE, Settled, enqueue_integrate, get_queue, job_key
 from tests.conftest import git, localhub_token
+from tests.memory_forge import FAST, REPO, dream_body
 
-REPO = "alice/memory"
-FAST = RetryPolicy(max_total_seconds=15.0, max_attempts=6, backoff_base=0.05, backoff_cap=0.5)
 FACTS = "reference/facts.md"
 FACTS_TEXT = "---\ndescription: Facts about the person.\n---\n# Facts\n\n- lives in Berlin\n- likes tea\n"
 MAIL = "external:mailto:pat.person@example.net"
@@ -113,14 +111,6 @@ class World:
         self.commit("main", {".memrepo/config.yml": "\n".join(lines) + "\n"})
 
     # ------------------------------------------------------------------ pull requests
-    def dream_body(self, dream_id: str, base: str, path: str) -> str:
-        provenance = Provenance(
-            dream_id=dream_id, agent_id="a1", conversation_id="c1", base_commit=base, trigger="manual",
-            strategy="verbatim", model=None,
-            transcript=TranscriptRange("m_1", "m_2", "2026-03-14T09:00:01Z", "2026-03-14T09:00:02Z", 2),
-            changes=(Change(path, "recorded what was said", ("m_1",)),))
-        return "A dream.\n\n" + render_provenance(provenance)
-
     def open_dream(self, files: dict[str, str | None], base: str = "main") -> tuple[int, str, str]:
         """A dream pull request as the dreamer opens it: (number, head sha, dream id)."""
         self.dreams += 1
@@ -129,8 +119,7 @@ class World:
         base_sha = self.main_sha()
         sha = self.commit(branch, files, base)
         pr = self.client().open_pull_request(NewPullRequest(
-            head=branch, base="main", title=f"Dream {dream_id}", body=self.dream_body(dream_id, base_sha,
-                                                                                       next(iter(files))),
+            head=branch, base="main", title=f"Dream {dream_id}", body=dream_body(dream_id, base_sha, next(iter(files))),
             labels=(LABEL_DREAM,)))
         return pr.number, sha, dream_id
 

@@ -14,7 +14,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,12 +22,14 @@ import pytest
 import requests
 
 from bot.contracts import LABEL_DREAM
-from bot.dream.provenance import Change, Provenance, TranscriptRange, render_provenance
-from bot.forge.client import ForgeClient, NewPullRequest, RetryPolicy, TokenCredentials
+from bot.forge.client import ForgeClient, NewPullRequest, TokenCredentials
 from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.serve.child import SERVICE_ENV, LocalStack
 from tests.conftest import git, run_cli
+from tests.memory_forge import FAST, dream_body
+from tests.processes import alive, descendants
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 MERGE_TIMEOUT = 30.0
@@ -37,36 +38,6 @@ FACTS_TEXT = "---\ndescription: Facts about the person.\n---\n# Facts\n\n- lives
 
 
 # ------------------------------------------------------------------------------ helpers
-def _children(pid: int) -> set[int]:
-    """Every descendant of `pid` (from /proc)."""
-    parents: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        parents.setdefault(ppid, []).append(int(entry.name))
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[LocalStack]:
     s = LocalStack(tmp_path / "data")
@@ -95,15 +66,6 @@ def _events(url: str, token: str, found: queue.Queue[dict], stop: threading.Even
                     found.put({"connected": True})
     except requests.RequestException:
         return
-
-
-def _dream_body(dream_id: str, base: str, path: str) -> str:
-    provenance = Provenance(
-        dream_id=dream_id, agent_id="a1", conversation_id="c1", base_commit=base, trigger="manual",
-        strategy="verbatim", model=None,
-        transcript=TranscriptRange("m_1", "m_2", "2026-03-14T09:00:01Z", "2026-03-14T09:00:02Z", 2),
-        changes=(Change(path, "recorded what was said", ("m_1",)),))
-    return "A dream.\n\n" + render_provenance(provenance)
 
 
 # ------------------------------------------------------------------------------ serve --local
@@ -145,17 +107,15 @@ def test_serve_local_merges_a_dream_announces_it_and_stops_cleanly(served: Local
     git(clone, "commit", "-qm", "dream: facts")
     git(clone, "push", "-q", "origin", f"HEAD:refs/heads/{branch}")
     client = ForgeClient("alice/memory", TokenCredentials(token), base_url=served.api,
-                         policy=RetryPolicy(max_total_seconds=15.0, max_attempts=6, backoff_base=0.05, backoff_cap=0.5),
+                         policy=FAST,
                          min_write_interval=0.0, timeout=10)
     pr = client.open_pull_request(NewPullRequest(head=branch, base="main", title=f"Dream {dream_id}",
-                                                 body=_dream_body(dream_id, base, FACTS), labels=(LABEL_DREAM,)))
+                                                 body=dream_body(dream_id, base, FACTS), labels=(LABEL_DREAM,)))
 
     # The integrator merges it, and the agent hears of it.
-    deadline = time.monotonic() + MERGE_TIMEOUT
-    while not client.get_pull_request(pr.number).merged:
-        assert time.monotonic() < deadline, "not merged in time:\n" + "".join(served.output) + \
-            (tmp_path / "data" / "logs" / "worker.log").read_text()[-3000:]
-        time.sleep(0.3)
+    wait_until(lambda: client.get_pull_request(pr.number).merged, MERGE_TIMEOUT,
+               lambda: "the merge; the stack said:\n" + "".join(served.output) +
+               (tmp_path / "data" / "logs" / "worker.log").read_text()[-3000:])
     git(clone, "fetch", "-q", "origin")
     assert git(clone, "show", f"origin/main:{FACTS}") == FACTS_TEXT
     main = git(clone, "rev-parse", "origin/main").strip()
@@ -166,27 +126,25 @@ def test_serve_local_merges_a_dream_announces_it_and_stops_cleanly(served: Local
     assert head["repo"] == "alice/memory" and head["sha"] == main and head["cause"] in ("merge", "push"), head
 
     # Ctrl-C: everything it started is gone, redis-server included.
-    children = _children(served.process.pid)
+    children = descendants(served.process.pid)
     redis = [pid for pid in children if "redis-server" in Path(f"/proc/{pid}/cmdline").read_text()]
     assert len(redis) == 1 and len(children) >= 2
     assert served.stop() == 0
     assert "memrepo serve --local: stopped" in "".join(served.output)
-    deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in children):
-        assert time.monotonic() < deadline, [pid for pid in children if _alive(pid)]
-        time.sleep(0.1)
+    wait_until(lambda: not any(alive(pid) for pid in children), 10,
+               lambda: f"every process it started to end; running: {[pid for pid in children if alive(pid)]}")
 
 
 def test_serve_local_keeps_its_tokens_across_restarts_and_stops_on_sigterm(tmp_path: Path) -> None:
     first = LocalStack(tmp_path / "data")
     try:
         token = first.agent_token
-        children = _children(first.process.pid)
+        children = descendants(first.process.pid)
         first.process.send_signal(signal.SIGTERM)
         assert first.stop() == 0
     finally:
         first.stop()
-    assert not any(_alive(pid) for pid in children)
+    assert not any(alive(pid) for pid in children)
     second = LocalStack(tmp_path / "data")
     try:
         assert second.agent_token == token
@@ -240,13 +198,12 @@ def test_serve_in_production_answers_health_and_stops_on_sigterm(redis_url: str,
         assert match, line
         assert requests.get(f"http://127.0.0.1:{match.group(1)}/healthz", timeout=10).status_code == 200
         # gunicorn's master is the process itself; its 2 workers (the default) boot one after the other.
-        deadline = time.monotonic() + 15
-        while len(workers := _children(process.pid)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.1)
+        workers = wait_until(lambda: len(found := descendants(process.pid)) >= 2 and found, 15,
+                             "gunicorn's second worker")
         assert len(workers) == 2, workers
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=15) == 0
-        assert not any(_alive(pid) for pid in workers)
+        assert not any(alive(pid) for pid in workers)
     finally:
         if process.poll() is None:
             process.kill()
