@@ -17,9 +17,9 @@ from bot.dream.runner import run_dream
 from bot.forge.client import ForgeClient, NewPullRequest, RetryPolicy, TokenCredentials
 from bot.forge.localhub.server import LocalhubServer
 from bot.integrator.context import Remote
-from bot.integrator.resolve import ResolveRequest
 from bot.integrator.workspace import Workspace
 from bot.memfs import sync
+from bot.memfs.resolve import ResolveRequest
 from bot.provenance.why import render_why, why
 from bot.transcript import Message, TranscriptStore
 from tests.conftest import LocalhubMemory, git, localhub_token, memory_on_localhub, run_cli

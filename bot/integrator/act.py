@@ -24,9 +24,9 @@ from bot.contracts import DREAM_BRANCH_PREFIX, LABEL_CONFLICT, LABEL_NEEDS_REVIE
 from bot.dream.provenance import ProvenanceError, parse_provenance
 from bot.forge.client import ForgeClient, PullRequest, StatusUpdate
 from bot.integrator.decide import is_dream
-from bot.integrator.resolve import Resolver
 from bot.integrator.state import Action, Kind, LastMerge, PullState
 from bot.integrator.workspace import Workspace
+from bot.memfs.resolve import Resolver
 from bot.notify.events import HeadEvent, publish_head
 from bot.queue import PREFIX, pr_key
 

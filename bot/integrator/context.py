@@ -23,8 +23,10 @@ from redis import Redis
 from bot import messages
 from bot.errors import MemrepoError
 from bot.forge.client import GITHUB_API_URL, AppCredentials, ForgeClient, PullRequest, RetryPolicy, TokenCredentials
-from bot.integrator.resolve import LLMResolver, Resolver
+from bot.integrator.resolve import LLMResolver
 from bot.integrator.state import DEFAULT_TUNING, Tuning
+from bot.memfs.resolve import Resolver
+from bot.queue import LOCK_TTL as DEFAULT_LOCK_TTL
 from bot.queue import connect
 from bot.settings import BOT_LOGIN, positive_setting, redis_url_from_env
 
@@ -36,6 +38,7 @@ APP_KEY = "MEMREPO_APP_PRIVATE_KEY"
 APP_KEY_FILE = "MEMREPO_APP_PRIVATE_KEY_FILE"
 WORK_DIR = "MEMREPO_WORK_DIR"
 LOCK_TTL = "MEMREPO_LOCK_TTL"  # seconds a crashed worker's lock on a repository outlives it
+LOCK_WAIT = 130.0  # seconds a job waits for a repository another job is working on
 LLM_URL = "MEMREPO_LLM_URL"
 LLM_MODEL = "MEMREPO_LLM_MODEL"
 LLM_KEYS = ("MEMREPO_LLM_API_KEY", "OPENAI_API_KEY")
@@ -99,7 +102,7 @@ class _AppTokens:
 class Context:
     """Everything a job needs. `forge(repo)` makes a forge client for one repository;
     `remote(repo)` says where its git lives. `lock_ttl` is how long a crashed worker's lock on
-    a repository outlives it; `inline_wait` is the longest wait slept inside a job (longer
+    a repository outlives it (a live job renews it); `inline_wait` is the longest wait slept inside a job (longer
     ones are scheduled with rq's scheduler). `on_dream_closed(repo, pull, merged)` is called
     once a dream's pull request is merged or closed by the integrator."""
 
@@ -108,7 +111,7 @@ class Context:
     remote: Callable[[str], Remote]
     work_dir: Path
     tuning: Tuning = DEFAULT_TUNING
-    lock_ttl: float = 120.0
+    lock_ttl: float = DEFAULT_LOCK_TTL
     lock_wait: float | None = None
     inline_wait: float = 5.0
     resolver: Resolver | None = None
@@ -117,9 +120,10 @@ class Context:
 
     @property
     def lock_wait_seconds(self) -> float:
-        """How long a job waits for a repository's lock: long enough for a dead holder's lock
-        to expire, so a crashed worker delays a job but never fails it."""
-        return self.lock_wait if self.lock_wait is not None else self.lock_ttl + 10.0
+        """How long a job waits for a repository's lock: a dead holder's lapses within
+        `lock_ttl`, a live one's is renewed for as long as its job runs, so this covers a long
+        run (an LLM resolution), and is never shorter than a dead holder's lock."""
+        return self.lock_wait if self.lock_wait is not None else max(LOCK_WAIT, self.lock_ttl + 10.0)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, *, redis: Redis | None = None) -> Context:
@@ -147,7 +151,7 @@ class Context:
                 return Remote(f"{git_url}/{repo}.git", lambda: tokens.token(repo))
 
         return cls(redis=redis, forge=forge, remote=remote, work_dir=work_dir_from_env(env),
-                   lock_ttl=positive_setting(env, LOCK_TTL, 120.0), resolver=resolver_from_env(env),
+                   lock_ttl=positive_setting(env, LOCK_TTL, DEFAULT_LOCK_TTL), resolver=resolver_from_env(env),
                    bot_login=(env.get(BOT_LOGIN) or "").strip() or None)
 
 

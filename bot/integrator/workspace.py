@@ -31,10 +31,10 @@ from bot.config import Policy
 from bot.errors import MemrepoError
 from bot.identity import INTEGRATOR
 from bot.integrator.context import Remote
-from bot.integrator.resolve import Resolver, resolve_tree
 from bot.integrator.state import Validation
 from bot.memfs import checks
 from bot.memfs.repo import MemoryRepo
+from bot.memfs.resolve import Resolver, resolve_tree
 from bot.memfs.sync import redact
 from bot.memfs.sync.transport import HeaderCallbacks, libgit2_timeouts
 from bot.trailers import external_sources

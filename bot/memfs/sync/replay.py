@@ -1,6 +1,7 @@
-"""Replaying this clone's queued commits onto a main that moved on the remote, in-process
-and per file, as `git pull --rebase` would but with memrepo's three-way merge (two agents
-appending to one file both keep their lines). What cannot be replayed is set aside on a
+"""Replaying this clone's queued commits onto a main that moved on the remote, in-process,
+one commit at a time and per file, as `git pull --rebase` would but with the markdown-aware
+merge the integrator uses (two agents adding to one list both keep their items; frontmatter
+is merged key by key). What cannot be replayed is set aside on a
 backup ref, never dropped and never forced over the remote."""
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import pygit2
 
 from bot import messages
 from bot.memfs import checks
-from bot.memfs.merge import merge3
 from bot.memfs.repo import MemoryRepo
+from bot.memfs.resolve import resolve_markdown
 
 BACKUP_PREFIX = "refs/memrepo/backup/"
 
@@ -120,10 +121,9 @@ def merge_file(path: str, base: bytes | None, ours: bytes | None, theirs: bytes 
         texts = [data.decode("utf-8") for data in (base, ours, theirs)]
     except UnicodeDecodeError:
         raise ReplayFailed([messages.SYNC_CONFLICT_NOT_TEXT.format(path=path)]) from None
-    result = merge3(*texts)
+    result = resolve_markdown(path, *texts)
     if result.text is None:
-        where = ", ".join(c.describe() for c in result.conflicts[:3])
-        raise ReplayFailed([messages.SYNC_CONFLICT_LINES.format(path=path, where=where)])
+        raise ReplayFailed([messages.SYNC_CONFLICT_LINES.format(path=path, where="; ".join(result.conflicts[:3]))])
     return result.text.encode("utf-8")
 
 

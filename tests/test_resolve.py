@@ -13,9 +13,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from bot.config import DEFAULT_POLICY
-from bot.integrator.resolve import (
+from bot.integrator.resolve import LLMResolver
+from bot.memfs.document import parse, render
+from bot.memfs.resolve import (
     ConflictResolver,
-    LLMResolver,
     Resolution,
     ResolveRequest,
     ResolverError,
@@ -23,7 +24,6 @@ from bot.integrator.resolve import (
     resolve_markdown,
     resolve_tree,
 )
-from bot.memfs.document import parse, render
 from bot.memfs.validate import validate_file
 
 PATH = "reference/notes.md"
