@@ -17,6 +17,7 @@ import pytest
 import requests
 
 from bot.forge.localhub import git_http, git_protocol
+from tests.waiting import wait_until
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -98,7 +99,7 @@ def test_identical_requests_are_answered_once_even_at_the_same_moment() -> None:
         same = [pool.submit(cache.answer, "repo", b"want a", compute(b"want a")) for _ in range(6)]
         other = pool.submit(cache.answer, "repo", b"want b", compute(b"want b"))
         elsewhere = pool.submit(cache.answer, "other repo", b"want a", compute(b"want a"))
-        time.sleep(0.2)
+        wait_until(lambda: len(calls) == 3, 5, "the first request of each kind computing its answer")
         gate.set()
         assert {f.result(5) for f in same} == {b"pack for want a"}
         assert other.result(5) == b"pack for want b" and elsewhere.result(5) == b"pack for want a"
@@ -112,7 +113,7 @@ def test_failures_are_not_kept_and_answers_expire() -> None:
         cache.answer("repo", b"x", lambda: (_ for _ in ()).throw(RuntimeError("upload-pack failed")))
     assert cache.answer("repo", b"x", lambda: b"first") == b"first"
     assert cache.answer("repo", b"x", lambda: b"second") == b"first"
-    time.sleep(0.3)
+    time.sleep(0.3)  # the answer's life (0.2 s) runs out: PackCache reads time.monotonic itself
     assert cache.answer("repo", b"x", lambda: b"third") == b"third"
     small = git_http.PackCache(max_bytes=40)
     assert small.answer("repo", b"big", lambda: b"y" * 20) == b"y" * 20  # over a quarter: not kept
