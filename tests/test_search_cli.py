@@ -71,7 +71,7 @@ def test_search_human_output_blocks(capsys: pytest.CaptureFixture[str], home: st
 @pytest.mark.parametrize(("argv", "message", "code"), [
     (["search", "?!?"], "memrepo: the query has no words to search for", 1),
     (["search", "x", "--agent", "zed"], "memrepo: no transcripts for agent 'zed'; known agents: ada", 1),
-    (["search", "x", "--since", "last tuesday"], "is not a date or time", 1),
+    (["search", "x", "--since", "last tuesday"], "cannot read 'last tuesday' as a date", 3),
     (["search", "x", "-k", "0"], "-k must be a whole number from 1 to 1000", 1),
     (["search", "x", "--kind", "robot"], "kind 'robot' is not one of", 1),
     (["search", "x", "--source", "martian"], "source filter 'martian' is not valid", 1),

@@ -84,7 +84,7 @@ def test_ids_are_time_ordered_and_unique(store: TranscriptStore) -> None:
     (("ada", "c1", "user", "a\x00b"), {}, "NUL"),
     (("ada", "c1", "user", "bad \ud800"), {}, "lone surrogate"),
     (("ada", "c1", "user", b"bytes"), {}, "text must be a string, found bytes"),
-    (("ada", "c1", "user", "x"), {"at": "soon"}, "time 'soon' is not a date or time"),
+    (("ada", "c1", "user", "x"), {"at": "soon"}, "cannot read 'soon' as a date"),
 ])
 def test_validation(store: TranscriptStore, args: tuple, kwargs: dict, problem: str) -> None:
     with pytest.raises(MemrepoError, match=problem.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
@@ -404,7 +404,7 @@ def test_parse_time(text: str, iso: str, date_only: bool) -> None:
 
 @pytest.mark.parametrize("text", ["", "yesterday", "2024-13-01", "2024-05-01T25:00", "May 1", 17])
 def test_parse_time_errors(text: object) -> None:
-    with pytest.raises(MemrepoError, match="is not a date or time"):
+    with pytest.raises(MemrepoError, match="as a date"):
         parse_time(text)
 
 

@@ -6,7 +6,8 @@ import argparse
 import json
 
 from bot import messages
-from bot.memfs.history import at, parse_when
+from bot.dates import parse_when
+from bot.memfs.history import at
 
 
 def register(sub: argparse._SubParsersAction) -> None:

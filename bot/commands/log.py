@@ -7,10 +7,10 @@ import math
 from datetime import UTC, datetime, timedelta, timezone
 
 from bot import messages
+from bot.dates import EXIT_BAD_DATE, parse_when_bound
 from bot.errors import MemrepoError
 from bot.identity import role_of
 from bot.memfs import paths
-from bot.memfs.history import EXIT_BAD_DATE, parse_when_bound
 from bot.memfs.repo import MemoryRepo
 
 

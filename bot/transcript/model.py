@@ -25,9 +25,9 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
-from bot import messages
+from bot import dates, messages
 from bot.errors import MemrepoError
 
 KINDS = ("user", "assistant", "reasoning", "tool_call", "tool_result", "system", "compaction")
@@ -141,38 +141,21 @@ def format_time(moment: datetime) -> str:
 
 
 def parse_time(text: object, *, what: str = "time") -> datetime:
-    """ISO 8601 with or without a time and a zone; a time without a zone is UTC."""
-    moment, _ = parse_time_bound(text, what=what)
-    return moment
+    """A moment in UTC from the forms `bot.dates` reads (a time without a zone is UTC)."""
+    return dates.parse_when(text, what=what)
 
 
 def parse_time_bound(text: object, *, what: str = "time") -> tuple[datetime, bool]:
-    """(moment, date_only): a date alone is its first moment, UTC; `date_only` lets `until`
-    cover the whole day."""
-    if isinstance(text, datetime):
-        return (text if text.tzinfo else text.replace(tzinfo=UTC)), False
-    if not isinstance(text, str) or not text.strip():
-        raise MemrepoError(messages.TRANSCRIPT_TIME_BAD.format(what=what, value=text))
-    raw = text.strip()
-    candidate = raw[:-1] + "+00:00" if raw[-1:] in ("Z", "z") else raw
-    try:
-        moment = datetime.fromisoformat(candidate)
-    except ValueError:
-        raise MemrepoError(messages.TRANSCRIPT_TIME_BAD.format(what=what, value=text)) from None
-    date_only = len(raw) <= 10 and ":" not in raw and "T" not in raw.upper()
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC), date_only
+    """(moment, date_only), as `bot.dates.parse_when_bound`."""
+    return dates.parse_when_bound(text, what=what)
 
 
 def time_range(since: object | None, until: object | None) -> tuple[int | None, int | None]:
-    """[since, until) in microseconds since the epoch; a date-only `until` ends with its day."""
-    lo = hi = None
-    if since is not None:
-        lo = to_micros(parse_time(since, what="since"))
-    if until is not None:
-        moment, date_only = parse_time_bound(until, what="until")
-        hi = to_micros(moment + timedelta(days=1)) if date_only else to_micros(moment) + 1
+    """[since, until) in microseconds since the epoch, by `bot.dates.parse_range`'s rule (a
+    date-only `until` ends with its day)."""
+    start, end = dates.parse_range(since, until)
+    lo = None if start is None else to_micros(start)
+    hi = None if end is None else to_micros(end)
     if lo is not None and hi is not None and hi <= lo:
         raise MemrepoError(messages.SEARCH_EMPTY_RANGE.format(since=since, until=until))
     return lo, hi
