@@ -11,10 +11,11 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import redis
+
+from tests.waiting import wait_until
 
 START_TIMEOUT = 10.0
 
@@ -58,22 +59,22 @@ class RedisServer:
              "--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "no"],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()
-        deadline = time.monotonic() + START_TIMEOUT
         client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.5)
+        process = self.process
+
+        def answers() -> bool:
+            if process.poll() is not None:
+                raise RuntimeError(f"redis-server exited at start: {(self.dir / 'redis.log').read_text()[-2000:]}")
+            try:
+                return bool(client.ping())
+            except redis.ConnectionError:
+                return False
+
         try:
-            while True:
-                if self.process.poll() is not None:
-                    raise RuntimeError(f"redis-server exited at start: {(self.dir / 'redis.log').read_text()[-2000:]}")
-                try:
-                    if client.ping():
-                        return self
-                except redis.ConnectionError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"redis-server did not answer on port {self.port} within {START_TIMEOUT}s")
-                time.sleep(0.02)
+            wait_until(answers, START_TIMEOUT, f"redis-server to answer on port {self.port}")
         finally:
             client.close()
+        return self
 
     def stop(self) -> None:
         if self.process is None:
