@@ -30,6 +30,7 @@ BAD_YAML = "frontmatter is not valid YAML: {problem}"
 NOT_MAPPING = "frontmatter must be a YAML mapping of keys to values, found {kind}"
 DESCRIPTION_NOT_TEXT = "'description' must be text, found {kind}"
 READ_ONLY_NOT_BOOL = "'read_only' must be true or false, found {kind}"
+READ_ONLY_DELETED = "file is read_only and cannot be deleted or moved"
 LIMIT_NOT_INT = "'limit' must be a positive whole number, found {value!r}"
 FILE_TOO_LARGE = (
     "file has {size:,} characters, over the limit of {limit:,} "
@@ -64,6 +65,16 @@ PATH_ABSOLUTE = "path '{path}' is absolute; give a path inside the memory reposi
 PATH_HOME = "path '{path}' refers to a home folder; give a path inside the memory repository"
 PATH_PARENT = "path '{path}' contains '..'; paths must stay inside the memory repository"
 PATH_RESERVED = "path '{path}' is inside {area}, which the memory tool does not write"
+PATH_GIT_CONFIG = (
+    "path '{path}' is git's own configuration ({name}), not memory: such a file can change how git "
+    "merges, checks out, ignores or fetches the repository, so the memory tool does not write it; "
+    "a person changes it in a reviewed commit"
+)
+PATH_HIDDEN_TOP = (
+    "path '{path}' is hidden ({name}) at the top of the repository, where git and other tools keep "
+    "their configuration, not memory, so the memory tool does not write it; keep memory in visible "
+    "files and folders, such as reference/"
+)
 PATH_SYMLINK = "path '{path}' goes through a symbolic link that points outside the memory repository"
 PATH_BAD_CHARS = "path '{path}' contains a control character"
 PATH_TOO_LONG = "path '{path}' is longer than {limit} characters"

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot import messages
 from bot.errors import MemrepoError
 from bot.memfs.paths import MAX_PATH, is_under, normalize
 
@@ -27,6 +28,14 @@ def parent(path: str) -> str:
 
 def reserved(path: str, area: str) -> str:
     return f"path '{path}' is inside {area}, which the memory tool does not write"
+
+
+def git_config(path: str, name: str) -> str:
+    return messages.PATH_GIT_CONFIG.format(path=path, name=name)
+
+
+def hidden_top(path: str, name: str) -> str:
+    return messages.PATH_HIDDEN_TOP.format(path=path, name=name)
 
 
 GIT = "git's own data (.git/)"
@@ -59,7 +68,6 @@ GITHUB = "the repository's CI configuration (.github/)"
         ("system/..hidden", True, "system/..hidden"),  # not a '..' segment (but has a dot)
         ("system/...", True, "system/..."),
         ("system/~draft", True, "system/~draft.md"),  # '~' only matters at the start
-        (".gitignore", False, ".gitignore"),
         ("system/.memrepo", True, "system/.memrepo"),  # reserved only at the top
         ("x" * MAX_PATH, False, "x" * MAX_PATH),
         # Blanks around each segment go, so normalising the result again changes nothing.
@@ -123,6 +131,10 @@ def test_accepted(raw, add_md, expected):
         (".memrepo/config.yml", reserved(".memrepo/config.yml", MEMREPO)),
         ("memory/.memrepo", reserved("memory/.memrepo", MEMREPO)),
         (".github/workflows/x.yml", reserved(".github/workflows/x.yml", GITHUB)),
+        # git's configuration files, at any depth, and hidden names at the top.
+        (".gitignore", git_config(".gitignore", ".gitignore")),
+        ("system/.gitattributes", git_config("system/.gitattributes", ".gitattributes")),
+        (".env", hidden_top(".env", ".env")),
     ],
 )
 def test_refused(raw, message):

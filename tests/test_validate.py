@@ -100,7 +100,7 @@ CASES: list[tuple[str, str, bytes | None, bytes | None, Policy, list[str]]] = [
     ("read_only true file: invalid edit still one message", "system/a.md", b"junk", RO, P, [READ_ONLY_FILE]),
     ("read_only true file unchanged", "system/a.md", RO, RO, P, []),
     ("read_only true in reference/", "reference/a.md", OK, RO, P, [READ_ONLY_FILE]),
-    ("read_only true outside frontmatter paths", "notes/a.md", OK, RO, P, []),
+    ("read_only true outside frontmatter paths", "notes/a.md", OK, RO, P, [READ_ONLY_FILE]),
     ("empty description", "system/a.md", doc("description: ''"), None, P, [EMPTY_DESCRIPTION]),
     ("blank description", "system/a.md", doc("description: '   '"), None, P, [EMPTY_DESCRIPTION]),
     ("null description", "system/a.md", doc("description:"), None, P, [EMPTY_DESCRIPTION]),
@@ -320,9 +320,9 @@ CASES: list[tuple[str, str, bytes | None, bytes | None, Policy, list[str]]] = [
         ["unknown key 'limits.1' (allowed: core_chars, file_chars, system_depth, tree_chars, "
          "tree_children, tree_lines)"],
     ),
-    # --- A deletion has nothing to check.
+    # --- A deletion has nothing to check but read_only.
     ("deletion", "system/a.md", None, OK, P, []),
-    ("deletion of a read_only file", "system/a.md", None, RO, P, []),
+    ("deletion of a read_only file", "system/a.md", None, RO, P, ["file is read_only and cannot be deleted or moved"]),
     ("deletion of a flat skill", "skills/foo.md", None, OK, P, []),
     ("deletion of the config", ".memrepo/config.yml", None, b"merge: auto\n", P, []),
 ]

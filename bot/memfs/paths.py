@@ -19,12 +19,13 @@ _RESERVED = (
 _CONTROL = re.compile(r"[\x01-\x1f\x7f]")
 
 
-def normalize(raw: object, *, add_md: bool = True) -> str:
+def normalize(raw: object, *, add_md: bool = True, reserved: bool = True) -> str:
     """The repository path the agent means, or a MemrepoError saying what is wrong.
 
     Accepts Letta's optional leading `memory/` and omitted `.md`; refuses absolute paths,
-    home folders, `..`, NUL and control characters, git's folders at any depth (as git
-    does, in any letter case) and memrepo's and CI's own top-level folders.
+    home folders, `..`, NUL and control characters and, unless `reserved` is False (a
+    reader naming any tracked file, as `memrepo log` does), every path that is not memory
+    (`_check_reserved`).
     """
     if not isinstance(raw, str):
         raise MemrepoError(messages.PATH_EMPTY if raw is None else
@@ -53,14 +54,31 @@ def normalize(raw: object, *, add_md: bool = True) -> str:
         raise MemrepoError(messages.PATH_PARENT.format(path=raw.strip()))
     if not parts:
         raise MemrepoError(messages.PATH_EMPTY)
-    for index, part in enumerate(parts):
-        for name, area in _RESERVED:
-            if part.lower() == name and (index == 0 or name == ".git"):
-                raise MemrepoError(messages.PATH_RESERVED.format(path=raw.strip(), area=area))
+    if reserved:
+        _check_reserved(parts, raw.strip())
     result = "/".join(parts)
     if add_md and not result.endswith(".md") and "." not in parts[-1]:
         result += ".md"
     return result
+
+
+def _check_reserved(parts: list[str], shown: str) -> None:
+    """Refuse what git, CI or memrepo read as configuration rather than memory: git's folder
+    at any depth; memrepo's and CI's own top-level folders; git's own files (`.gitattributes`,
+    `.gitignore`, `.gitmodules` and every other `.git*` name but `.github`) at any depth, since git reads
+    some of them in every folder (a `merge=` driver or a submodule URL is configuration);
+    and any other hidden name at the top, where tools keep their settings (`.mailmap`
+    rewrites who git says wrote a commit). Names are compared in any letter case, as git
+    does on case-insensitive file systems. Hidden names inside memory folders are memory."""
+    for index, part in enumerate(parts):
+        lowered = part.lower()
+        for name, area in _RESERVED:
+            if lowered == name and (index == 0 or name == ".git"):
+                raise MemrepoError(messages.PATH_RESERVED.format(path=shown, area=area))
+        if lowered.startswith(".git") and lowered != ".github":
+            raise MemrepoError(messages.PATH_GIT_CONFIG.format(path=shown, name=part))
+    if parts[0].startswith("."):
+        raise MemrepoError(messages.PATH_HIDDEN_TOP.format(path=shown, name=parts[0]))
 
 
 def is_under(path: str, folder: str) -> bool:

@@ -289,11 +289,8 @@ class MemoryTool:
                     if target != root and root not in target.parents:
                         raise MemrepoError(messages.PATH_SYMLINK.format(path=path))
                     raise MemrepoError(messages.PATH_SYMLINK_INSIDE.format(path=path))
-            old = self.repo.read(path, head)
-            if old is not None and validate.needs_frontmatter(path):
-                doc = document.try_parse(old.decode("utf-8", "replace"))
-                if doc is not None and doc.frontmatter.get("read_only") is True:
-                    raise MemrepoError(messages.READ_ONLY_REFUSED.format(path=path))
+            if validate.is_memory_document(path) and validate.is_read_only(self.repo.read(path, head)):
+                raise MemrepoError(messages.READ_ONLY_REFUSED.format(path=path))
 
     def _validate(self, changes: dict[str, bytes | None], head: str) -> list[validate.Problem]:
         return checks.check(self.repo, {p: (data, self.repo.read(p, head)) for p, data in changes.items()}, head)

@@ -4,7 +4,8 @@ tool, `memrepo validate` and the integrator's status check.
 Inputs are plain data (paths and bytes), so every rule is tested by table without git.
 The frontmatter rules and their messages are Letta Code's (applied to the same paths, so a
 repository valid for one tool is valid for the other); the size, depth and encoding rules
-are memrepo's own.
+are memrepo's own, and so is holding `read_only` for every markdown file of memory, where
+Letta Code's hook checks it only under system/ and reference/.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 from bot import messages
 from bot.config import CONFIG_PATH, Policy, PolicyError, parse_policy
-from bot.memfs.document import DocumentError, parse, split
+from bot.memfs.document import DocumentError, parse, split, try_parse
 
 ALLOWED_KEYS = ("description", "read_only", "limit")
 _FRONTMATTER_PATH = re.compile(r"^(memory/)?(system|reference)/.*\.md$")
@@ -78,6 +79,33 @@ def _read_only(text: str | None) -> object:
         return None
 
 
+def is_read_only(data: bytes | None) -> bool:
+    """Whether a file's content (None: absent) marks it `read_only: true`, which nobody may
+    change, move or delete through memrepo: the tool, the hook and the pull-request check
+    all ask here, for every markdown file of memory (Letta Code checks only system/ and
+    reference/, the folders whose frontmatter it requires)."""
+    if data is None:
+        return False
+    # Decoded leniently: a stray byte in the body does not unlock the file.
+    return _read_only(data.decode("utf-8", "replace")) is True
+
+
+def _read_only_problems(fm: Mapping[str, object], head_text: str | None) -> list[str]:
+    """Letta's rules for the protected `read_only` field: an edit may not set, change or
+    remove it, and it must be a boolean."""
+    before = _read_only(head_text)
+    if head_text is None:
+        if "read_only" in fm:
+            return [messages.READ_ONLY_SET]
+    elif "read_only" in fm and fm["read_only"] != before:
+        return [messages.READ_ONLY_CHANGED]
+    elif "read_only" not in fm and before is not None:
+        return [messages.READ_ONLY_REMOVED]
+    elif "read_only" in fm and not isinstance(fm["read_only"], bool):
+        return [messages.READ_ONLY_NOT_BOOL.format(kind=_kind(fm["read_only"]))]
+    return []
+
+
 def _frontmatter_problems(text: str, head_text: str | None) -> list[str]:
     try:
         split(text)
@@ -92,16 +120,7 @@ def _frontmatter_problems(text: str, head_text: str | None) -> list[str]:
     for key in fm:
         if key not in ALLOWED_KEYS:
             found.append(messages.UNKNOWN_KEY.format(key=key))
-    before = _read_only(head_text)
-    if head_text is None:
-        if "read_only" in fm:
-            found.append(messages.READ_ONLY_SET)
-    elif "read_only" in fm and fm["read_only"] != before:
-        found.append(messages.READ_ONLY_CHANGED)
-    elif "read_only" not in fm and before is not None:
-        found.append(messages.READ_ONLY_REMOVED)
-    elif "read_only" in fm and not isinstance(fm["read_only"], bool):
-        found.append(messages.READ_ONLY_NOT_BOOL.format(kind=_kind(fm["read_only"])))
+    found += _read_only_problems(fm, head_text)
     if "description" not in fm:
         found.append(messages.MISSING_DESCRIPTION)
     elif not isinstance(fm["description"], str):
@@ -123,11 +142,14 @@ def validate_file(
 ) -> list[Problem]:
     """Problems with one file as staged, given its content at HEAD (None: absent).
 
-    A deletion (staged is None) has nothing to check. Limits only refuse growth: an edit
-    that shrinks a file already over its limit (say, after the limit was lowered) passes,
-    so memory that is too large can always be repaired one step at a time.
+    A deletion (staged is None) is checked only for `read_only`: a move is a deletion and a
+    new file, so this keeps a read_only file where it is. Limits only refuse growth: an
+    edit that shrinks a file already over its limit (say, after the limit was lowered)
+    passes, so memory that is too large can always be repaired one step at a time.
     """
     if staged is None:
+        if is_memory_document(path) and is_read_only(head):
+            return [Problem(path, messages.READ_ONLY_DELETED)]
         return []
     if path == CONFIG_PATH:
         return _config_problems(staged)
@@ -141,11 +163,15 @@ def validate_file(
     head_text = None
     if head is not None:
         head_text, _ = decode(head)
+    if staged != head and is_read_only(head):
+        return [Problem(path, messages.READ_ONLY_FILE)]
     found: list[str] = []
     if needs_frontmatter(path):
-        if _read_only(head_text) is True and staged != head:
-            return [Problem(path, messages.READ_ONLY_FILE)]
         found += _frontmatter_problems(text, head_text)
+    else:  # frontmatter is optional here, but a read_only field in one has the same rules
+        doc = try_parse(text)
+        if doc is not None:
+            found += _read_only_problems(doc.frontmatter, head_text)
     limits = policy.limits
     if len(text) > limits.file_chars and (head_text is None or len(text) > len(head_text)):
         found.append(messages.FILE_TOO_LARGE.format(size=len(text), limit=limits.file_chars))
