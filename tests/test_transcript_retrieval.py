@@ -17,22 +17,17 @@ from bot.transcript import tokenize as tokenizer
 from bot.transcript.model import parse_time
 from bot.transcript.retrieval import Period, query_periods, search_in_context
 from bot.transcript.tokenize import Unit, parse_query, tokenize
+from tests.conftest import StoreClock
 
 
-class Clock:
+def hourly() -> StoreClock:
     """The store's clock: one hour per message, from 2024-05-01; tests move `now`."""
-
-    def __init__(self) -> None:
-        self.now = parse_time("2024-05-01T00:00:00Z")
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(hours=1)
-        return self.now
+    return StoreClock("2024-05-01T00:00:00Z", timedelta(hours=1))
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> TranscriptStore:
-    with TranscriptStore(tmp_path / "home", fsync=False, clock=Clock()) as s:
+    with TranscriptStore(tmp_path / "home", fsync=False, clock=hourly()) as s:
         yield s
 
 
@@ -226,7 +221,7 @@ def test_period_contains_a_week_after() -> None:
 
 def test_a_named_month_prefers_messages_captured_then(store: TranscriptStore) -> None:
     clock = store.clock
-    assert isinstance(clock, Clock)
+    assert isinstance(clock, StoreClock)
     clock.now = parse_time("2023-03-10T00:00:00Z")
     march = say(store, "c1", "we went camping by the lake")[0]
     clock.now = parse_time("2023-06-20T00:00:00Z")
@@ -295,7 +290,7 @@ def test_search_in_context_equals_scoring_every_message(tmp_path: Path, seed: in
     vocabulary = ["lighthouse", "keeper", "festival", "june", "boat", "the", "coast", "memory", "what", "is",
                   "camping", "october"]
     weights = [1 / (r + 1) for r in range(len(vocabulary))]
-    clock = Clock()
+    clock = hourly()
     clock.now = parse_time("2023-05-20T00:00:00Z")
     with TranscriptStore(tmp_path / f"home{seed}", fsync=False, clock=clock) as store:
         for _ in range(rng.randint(40, 120)):

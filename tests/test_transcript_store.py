@@ -7,7 +7,7 @@ import json
 import multiprocessing
 import os
 import warnings
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -18,20 +18,13 @@ from bot.errors import MemrepoError
 from bot.transcript import MessageNotFoundError, TranscriptStore, TranscriptWarning
 from bot.transcript import home as homes
 from bot.transcript.model import format_time, parse_time, parse_time_bound, time_range
-
-
-class FakeClock:
-    def __init__(self, start: str = "2024-05-01T12:00:00Z") -> None:
-        self.now = parse_time(start)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
+from tests.conftest import StoreClock
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> TranscriptStore:
-    with TranscriptStore(tmp_path / "home", fsync=False, clock=FakeClock()) as s:
+    """A store whose clock moves one second per message, from 2024-05-01 12:00."""
+    with TranscriptStore(tmp_path / "home", fsync=False, clock=StoreClock("2024-05-01T12:00:00Z")) as s:
         yield s
 
 
