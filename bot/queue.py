@@ -17,6 +17,11 @@ an event needs a new job:
 - otherwise: enqueue (a short guard key keeps two receivers from enqueueing it twice).
 
 Job functions are named by dotted path, so the receiver never imports the integrator.
+
+The lock is short (`LOCK_TTL`, a few seconds) and renewed by a thread while its holder works
+(`with repo_lock(...)`), so a job killed with its worker lets go of the repository within
+seconds, however long live jobs run. A renewal that finds the lock gone, or cannot reach Redis
+before it lapses, sets `RepoLock.lost`: the holder checks it before each action and stops.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import functools
 import hashlib
 import logging
 import secrets
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -32,7 +38,7 @@ from typing import Any, Literal, ParamSpec, TypeVar
 
 from redis import Redis
 from redis.backoff import ExponentialBackoff
-from redis.exceptions import LockError, NoScriptError
+from redis.exceptions import LockError, NoScriptError, RedisError
 from redis.lock import Lock
 from redis.retry import Retry as RedisRetry
 from rq import Queue, Retry
@@ -62,6 +68,9 @@ ENDED_TTL = 30  # how long "the run ended, rq is still writing it down" stays vi
 WAIT_SECONDS = 2.0  # how long enqueue waits for a job that is just ending or being enqueued
 ENQUEUE_BACKOFF = Backoff(0.005, cap=0.1)  # enqueue asking again while a job is just ending or being enqueued
 LOCK_BACKOFF = Backoff(0.01, cap=0.2)  # a blocked lock trying again
+LOCK_TTL = 6.0  # seconds a killed job's lock outlives its last renewal
+RENEWALS_PER_TTL = 3  # renewed every LOCK_TTL / 3: two renewals may fail before it lapses
+MAX_NUMBER = 2**63 - 1  # GitHub's pull request numbers and ids are positive signed 64-bit integers
 
 PREFIX = "memrepo:"
 _KEY_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
@@ -111,7 +120,7 @@ def _unescape(text: str) -> str:
 def job_key(repo: str, number: int) -> str:
     """The rq job id of `integrate(repo, number)`: the pull request key, e.g.
     `integrate-alice_2Fmemory-12` for alice/memory#12 (rq forbids ':', '/', '#')."""
-    if isinstance(number, bool) or int(number) < 1:
+    if isinstance(number, bool) or not 1 <= int(number) <= MAX_NUMBER:
         raise ValueError(f"not a pull request number: {number!r}")
     return f"integrate-{_escape(repo_key(repo))}-{int(number)}"
 
@@ -337,14 +346,21 @@ def forget_delivery(redis: Redis, guid: str) -> None:
 
 # ---------------------------------------------------------------------------------- the lock
 class RepoLock:
-    """An exclusive lock on one repository with an expiry, so a crashed worker's lock lapses
-    by itself; release and extend check the token, so a worker whose lock expired never
-    releases the next holder's. redis-py's `Lock` does the locking; this adds the key naming,
-    the backoff while blocked, answers as booleans, and the busy error as a context manager.
-    Its token belongs to the instance, not the thread (`thread_local=False`), so a lock taken
-    in one thread may be extended or released in another."""
+    """An exclusive lock on one repository with a short expiry, so a crashed worker's lock
+    lapses by itself within seconds; release and extend check the token, so a worker whose lock
+    expired never releases the next holder's. redis-py's `Lock` does the locking; this adds the
+    key naming, the backoff while blocked, answers as booleans, the busy error and the renewer
+    as a context manager. Its token belongs to the instance, not the thread
+    (`thread_local=False`), so a lock taken in one thread may be extended or released in another.
 
-    def __init__(self, redis: Redis, repo: str, ttl: float, *, wait: float | None = None) -> None:
+    Renewal: inside `with`, a daemon thread extends the lock every `renew_every` seconds
+    (default ttl / RENEWALS_PER_TTL) while it is held; a lock released for a while (an inline
+    wait) is left alone until it is taken again. When a renewal finds the key gone or another
+    holder's, or Redis has not answered by the time the lock would have lapsed, `lost` is set
+    and stays set until the lock is taken again: the holder must act no further."""
+
+    def __init__(self, redis: Redis, repo: str, ttl: float, *, wait: float | None = None,
+                 renew_every: float | None = None) -> None:
         if ttl <= 0:
             raise ValueError("ttl must be positive")
         self.redis = redis
@@ -352,45 +368,108 @@ class RepoLock:
         self.key = lock_key(repo)
         self.ttl = ttl
         self.wait = wait
+        self.renew_every = renew_every if renew_every is not None else ttl / RENEWALS_PER_TTL
         self.token = secrets.token_hex(16)
+        self.lost = threading.Event()
+        self.renewals = 0  # renewals that succeeded (logs, tests)
         self._lock = Lock(redis, self.key, timeout=ttl, thread_local=False)
+        self._mutex = threading.RLock()  # one of acquire, release, extend, renew at a time
+        self._held = False
+        self._lapses = 0.0  # monotonic time by which the lock has lapsed unless renewed
+        self._stop = threading.Event()
+        self._renewer: threading.Thread | None = None
 
     def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
         """Take the lock; blocking waits up to `timeout` seconds (None: forever)."""
         def take() -> bool:
-            return bool(self._lock.acquire(blocking=False, token=self.token))
+            with self._mutex:
+                start = time.monotonic()
+                if not self._lock.acquire(blocking=False, token=self.token):
+                    return False
+                self._held, self._lapses = True, start + self.ttl
+                self.lost.clear()
+                return True
 
         return poll(take, LOCK_BACKOFF, timeout=timeout) if blocking else take()
 
     def release(self) -> bool:
         """Release if still ours; False if it had expired (and perhaps been taken by another)."""
-        try:
-            self._lock.release()
-        except LockError:
-            return False
-        return True
+        with self._mutex:
+            self._held = False
+            try:
+                self._lock.release()
+            except LockError:
+                return False
+            return True
 
     def extend(self, ttl: float | None = None) -> bool:
         """Push the expiry to `ttl` (default: the lock's) from now, if still ours."""
-        try:
-            return self._lock.extend(ttl or self.ttl, replace_ttl=True)
-        except LockError:
-            return False
+        with self._mutex:
+            start = time.monotonic()
+            try:
+                extended = self._lock.extend(ttl or self.ttl, replace_ttl=True)
+            except LockError:
+                return False
+            if extended:
+                self._lapses = start + (ttl or self.ttl)
+            return bool(extended)
 
     def owned(self) -> bool:
         return self._lock.owned()
 
+    def renew(self) -> bool:
+        """One renewal, as the renewer makes it (nothing while the lock is not held). False,
+        and `lost` set, once the lock is known to be lost."""
+        with self._mutex:
+            if not self._held:
+                return True
+            try:
+                if self.extend():
+                    self.renewals += 1
+                    return True
+                why = "it expired or another holder has it"
+            except RedisError as exc:
+                if time.monotonic() < self._lapses:
+                    log.warning("renewing the lock on %s failed (%s); trying again", self.repo, type(exc).__name__)
+                    return True
+                why = f"Redis did not answer before it lapsed ({type(exc).__name__})"
+            self._held = False
+            self.lost.set()
+        log.warning("the lock on %s is lost: %s; its holder acts no further", self.repo, why)
+        return False
+
+    def _renew_while_running(self) -> None:
+        while not self._stop.wait(self.renew_every):
+            self.renew()
+
+    def start_renewing(self) -> None:
+        """Renew on a daemon thread from now until `stop_renewing()`."""
+        if self._renewer is None:
+            self._stop.clear()
+            self._renewer = threading.Thread(target=self._renew_while_running, name=f"lock-renewer {self.repo}",
+                                             daemon=True)
+            self._renewer.start()
+
+    def stop_renewing(self) -> None:
+        if self._renewer is not None:
+            self._stop.set()
+            self._renewer.join()
+            self._renewer = None
+
     def __enter__(self) -> RepoLock:
         if not self.acquire(blocking=self.wait is None or self.wait > 0, timeout=self.wait):
             raise MemrepoError(messages.REPO_LOCK_BUSY.format(repo=self.repo, seconds=self.wait or 0))
+        self.start_renewing()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.stop_renewing()
         if not self.release():
             log.warning("the lock on %s expired before it was released (ttl %ss)", self.repo, self.ttl)
 
 
-def repo_lock(redis: Redis, repo: str, ttl: float = JOB_TIMEOUT, *, wait: float | None = None) -> RepoLock:
-    """`with repo_lock(redis, repo, ttl):` one integrator acting on `repo` at a time; `wait`
-    bounds how long to wait for it (None: until it is free; a MemrepoError after `wait`)."""
+def repo_lock(redis: Redis, repo: str, ttl: float = LOCK_TTL, *, wait: float | None = None) -> RepoLock:
+    """`with repo_lock(redis, repo, ttl):` one integrator acting on `repo` at a time, the lock
+    renewed while the block runs; `wait` bounds how long to wait for it (None: until it is
+    free; a MemrepoError after `wait`)."""
     return RepoLock(redis, repo, ttl, wait=wait)

@@ -38,7 +38,7 @@ APP_KEY = "MEMREPO_APP_PRIVATE_KEY"
 APP_KEY_FILE = "MEMREPO_APP_PRIVATE_KEY_FILE"
 WORK_DIR = "MEMREPO_WORK_DIR"
 LOCK_TTL = "MEMREPO_LOCK_TTL"  # seconds a crashed worker's lock on a repository outlives it
-LOCK_WAIT = 130.0  # seconds a job waits for a repository another job is working on
+LOCK_WAIT_SECONDS = 130.0  # seconds a job waits for a repository another job is working on
 LLM_URL = "MEMREPO_LLM_URL"
 LLM_MODEL = "MEMREPO_LLM_MODEL"
 LLM_KEYS = ("MEMREPO_LLM_API_KEY", "OPENAI_API_KEY")
@@ -102,9 +102,9 @@ class _AppTokens:
 class Context:
     """Everything a job needs. `forge(repo)` makes a forge client for one repository;
     `remote(repo)` says where its git lives. `lock_ttl` is how long a crashed worker's lock on
-    a repository outlives it (a live job renews it); `inline_wait` is the longest wait slept inside a job (longer
-    ones are scheduled with rq's scheduler). `on_dream_closed(repo, pull, merged)` is called
-    once a dream's pull request is merged or closed by the integrator."""
+    a repository outlives it (a live job renews it); `inline_wait` is the longest wait slept
+    inside a job (longer ones are scheduled with rq's scheduler). `on_dream_closed(repo, pull,
+    merged)` is called once a dream's pull request is merged or closed by the integrator."""
 
     redis: Redis
     forge: Callable[[str], ForgeClient]
@@ -123,7 +123,7 @@ class Context:
         """How long a job waits for a repository's lock: a dead holder's lapses within
         `lock_ttl`, a live one's is renewed for as long as its job runs, so this covers a long
         run (an LLM resolution), and is never shorter than a dead holder's lock."""
-        return self.lock_wait if self.lock_wait is not None else max(LOCK_WAIT, self.lock_ttl + 10.0)
+        return self.lock_wait if self.lock_wait is not None else max(LOCK_WAIT_SECONDS, self.lock_ttl + 10.0)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, *, redis: Redis | None = None) -> Context:

@@ -6,8 +6,12 @@ validation status and the base through the forge and git (and, from the fetched 
 external sources their `Source` trailers name), builds the plain `PullState`,
 lets the pure `decide` choose, acts (`bot.integrator.act`) and loops, re-deciding after each
 action, until an action says stop or wait. It acts only while holding the repository's lock,
-so two merges of one memory never race; a crashed worker's lock expires (`Context.lock_ttl`)
-and rq retries the job (`bot.queue` enqueues with `Retry`), which starts by reading again.
+so two merges of one memory never race. The lock is short (`Context.lock_ttl`, seconds) and
+renewed by a thread while the job runs, so a crashed worker's lock lapses within seconds and
+rq retries the job (`bot.queue` enqueues with `Retry`), which starts by reading again. If a
+renewal finds the lock lost (`RepoLock.lost`), the run stops before its next action with
+INTEGRATOR_LOCK_LOST: an action already under way (one forge call) finishes, nothing after it
+is done, and the retry reads afresh.
 
 Waits: up to `Context.inline_wait` seconds are slept inside the job with the lock released
 (GitHub computes mergeability within a second or two; leaving and coming back would cost
@@ -188,6 +192,12 @@ class Integration:
             raise MemrepoError(messages.REPO_LOCK_BUSY.format(repo=self.repo, seconds=self.ctx.lock_wait_seconds))
 
     def run(self) -> RunResult:
+    def _still_held(self) -> None:
+        """Act only under the lock: a renewal that found it lost (another integrator may
+        hold it now) ends the run here."""
+        if self.lock.lost.is_set():
+            raise MemrepoError(messages.INTEGRATOR_LOCK_LOST.format(repo=self.repo))
+
         pull, state, policy = self.read()
         actor = act.Actor(self.repo, self.client, self.workspace, self.ctx.redis, pull, policy, self.ctx.resolver,
                           self.ctx.on_dream_closed)
@@ -197,6 +207,7 @@ class Integration:
             action = decide(state, policy, self.ctx.tuning)
             reason, kind = action.reason, action.kind
             log.info("%s: %s (%s)", self.key, action.kind.value, action.reason)
+            self._still_held()
             applied = act.apply(actor, state, action)
             counted = action.kind in (Kind.MERGE, Kind.REREAD, Kind.WAIT, Kind.RESOLVE)
             self._count(applied.note, counted)
