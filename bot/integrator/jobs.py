@@ -191,13 +191,13 @@ class Integration:
         if not lock.acquire(timeout=self.ctx.lock_wait_seconds):
             raise MemrepoError(messages.REPO_LOCK_BUSY.format(repo=self.repo, seconds=self.ctx.lock_wait_seconds))
 
-    def run(self) -> RunResult:
     def _still_held(self) -> None:
         """Act only under the lock: a renewal that found it lost (another integrator may
         hold it now) ends the run here."""
         if self.lock.lost.is_set():
             raise MemrepoError(messages.INTEGRATOR_LOCK_LOST.format(repo=self.repo))
 
+    def run(self) -> RunResult:
         pull, state, policy = self.read()
         actor = act.Actor(self.repo, self.client, self.workspace, self.ctx.redis, pull, policy, self.ctx.resolver,
                           self.ctx.on_dream_closed)
@@ -206,8 +206,8 @@ class Integration:
         for _ in range(MAX_STEPS):
             action = decide(state, policy, self.ctx.tuning)
             reason, kind = action.reason, action.kind
-            log.info("%s: %s (%s)", self.key, action.kind.value, action.reason)
             self._still_held()
+            log.info("%s: %s (%s)", self.key, action.kind.value, action.reason)
             applied = act.apply(actor, state, action)
             counted = action.kind in (Kind.MERGE, Kind.REREAD, Kind.WAIT, Kind.RESOLVE)
             self._count(applied.note, counted)
