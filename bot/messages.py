@@ -906,6 +906,10 @@ WEBHOOK_NOT_JSON = "the payload is not JSON ({error})"
 WEBHOOK_NOT_OBJECT = "the payload must be a JSON object, found {kind}"
 WEBHOOK_FORM_NO_PAYLOAD = "a form-encoded delivery must carry its JSON in one 'payload' field"
 WEBHOOK_BAD_PAYLOAD = "the {event} payload has no valid {field}"
+WEBHOOK_TOO_DEEP = ("the payload nests arrays and objects deeper than {limit} levels, which this receiver "
+                    "does not parse (GitHub's own payloads nest far less)")
+WEBHOOK_OUT_OF_RANGE = ("the {event} payload's {field} is out of range ({value}): GitHub's numbers and ids "
+                        "are positive and below 2**63")
 WEBHOOK_PONG = "pong: memrepo's webhook receiver is listening"
 WEBHOOK_ACCEPTED = "accepted"
 WEBHOOK_DUPLICATE = "duplicate delivery {delivery}: it was accepted before, so nothing is enqueued again"

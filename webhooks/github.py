@@ -1,7 +1,8 @@
 """`POST /webhooks/github`: verify, de-duplicate, enqueue (or publish), answer.
 
 Order of the checks: size (413) before reading, signature (401) before anything is parsed or
-stored, then headers and JSON (400); only a signed, well-formed delivery touches Redis.
+stored, then headers, JSON (webhooks/payload.py: nesting bounded before it is parsed) and the
+numbers it names (webhooks/routing.py) (400); only a signed, well-formed delivery touches Redis.
 Nothing here calls git or GitHub, so an answer takes milliseconds. A delivery whose first action
 is an enqueue costs one Redis round trip when the job is already pending: the de-duplication
 SET NX runs inside the collapsing enqueue's script (bot/queue.py).
@@ -11,11 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import logging
 import re
 from typing import Any
-from urllib.parse import parse_qs
 
 from flask import Blueprint, Response, request
 from redis import Redis
@@ -31,6 +30,7 @@ from bot.queue import (
     remember_delivery,
 )
 from webhooks.context import answer, context
+from webhooks.payload import PayloadError, parse_payload
 from webhooks.routing import Action, BadPayload, Integrate, IntegrateCommit, PublishHead, Reconcile, route
 
 log = logging.getLogger("memrepo.webhooks")
@@ -47,32 +47,6 @@ def signature_ok(secret: str, body: bytes, header: str) -> bool:
     """GitHub's HMAC-SHA256 of the exact body bytes, compared in constant time."""
     expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
     return hmac.compare_digest(expected.encode(), header.strip().encode("utf-8", "replace"))
-
-
-def _kind(value: object) -> str:
-    return "null" if value is None else {dict: "object", list: "array", str: "string"}.get(type(value), "number")
-
-
-def parse_payload(body: bytes, content_type: str) -> dict[str, Any]:
-    """The JSON payload of a delivery, sent as JSON or (GitHub's default for repository
-    hooks) as a form with the JSON in `payload`. Raises ValueError with the answer's text."""
-    if content_type.split(";")[0].strip().lower() == "application/x-www-form-urlencoded":
-        try:
-            fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, strict_parsing=True)
-        except (UnicodeDecodeError, ValueError):
-            fields = {}
-        if len(fields.get("payload", [])) != 1:
-            raise ValueError(messages.WEBHOOK_FORM_NO_PAYLOAD)
-        text: str | bytes = fields["payload"][0]
-    else:
-        text = body
-    try:
-        payload = json.loads(text)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(messages.WEBHOOK_NOT_JSON.format(error=str(exc)[:200])) from None
-    if not isinstance(payload, dict):
-        raise ValueError(messages.WEBHOOK_NOT_OBJECT.format(kind=_kind(payload)))
-    return payload
 
 
 @bp.post("/webhooks/github")
@@ -98,7 +72,7 @@ def receive() -> Response:
     event, guid = request.headers[EVENT], request.headers[DELIVERY]
     try:
         payload = parse_payload(body, request.content_type or "")
-    except ValueError as exc:
+    except PayloadError as exc:
         return answer(400, str(exc))
     if event == "ping":
         return answer(200, messages.WEBHOOK_PONG, zen=payload.get("zen"))

@@ -2,7 +2,10 @@
 so every row of the mapping is a table test and the HTTP shell stays thin.
 
 The payload is only used to find *what* to look at (repository, pull request number, commit);
-the integrator re-reads the actual state itself, so nothing here trusts payload state.
+the integrator re-reads the actual state itself, so nothing here trusts payload state. The
+numbers it reads (pull request numbers; the repository's and installation's ids when present)
+must be what GitHub sends, positive and below 2**63, so a number no forge can have is a 400
+here rather than a job that fails against the forge and is retried.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot import messages
+from bot.queue import MAX_NUMBER
 from bot.settings import Settings, is_repo_name
 
 ZERO_SHA = re.compile(r"^0+$")
@@ -92,9 +96,20 @@ def _get(payload: Mapping[str, Any], *path: str) -> Any:
 
 
 def _number(value: Any, event: str, field: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, int):
         raise BadPayload(messages.WEBHOOK_BAD_PAYLOAD.format(event=event, field=field))
+    if not 1 <= value <= MAX_NUMBER:
+        shown = str(value) if len(str(value)) <= 24 else f"{str(value)[:12]}... ({len(str(value))} digits)"
+        raise BadPayload(messages.WEBHOOK_OUT_OF_RANGE.format(event=event, field=field, value=shown))
     return value
+
+
+def _ids(event: str, payload: Mapping[str, Any]) -> None:
+    """The ids a payload names its repository and installation by, checked when present."""
+    for owner in ("repository", "installation"):
+        subject = payload.get(owner)
+        if isinstance(subject, Mapping) and "id" in subject:
+            _number(subject["id"], event, f"{owner}.id")
 
 
 def _sha(value: Any, event: str, field: str) -> str:
@@ -106,6 +121,7 @@ def _sha(value: Any, event: str, field: str) -> str:
 def route(event: str, payload: Mapping[str, Any], settings: Settings) -> Route:
     """The work `event` calls for. Raises BadPayload for a payload that is not shaped like the
     event's."""
+    _ids(event, payload)
     action = payload.get("action") if isinstance(payload.get("action"), str) else None
     repo = _get(payload, "repository", "full_name")
     if not is_repo_name(repo):
