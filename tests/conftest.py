@@ -96,6 +96,30 @@ def localhub_token(server, login: str) -> str:  # type: ignore[no-untyped-def]
     return resp.json()["token"]
 
 
+def arm_fault(server, **spec: Any) -> int:  # type: ignore[no-untyped-def]
+    """Arm a localhub fault (POST /_localhub/faults, see bot/forge/localhub/faults.py); its id."""
+    import requests
+
+    resp = requests.post(f"{server.url}/_localhub/faults", json=spec, timeout=10)
+    assert resp.status_code == 201, resp.text
+    return int(resp.json()["id"])
+
+
+def fault_hits(server, fault_id: int) -> int:  # type: ignore[no-untyped-def]
+    """How many requests the fault `fault_id` has answered so far."""
+    import requests
+
+    faults = requests.get(f"{server.url}/_localhub/faults", timeout=10).json()
+    return next(f["hits"] for f in faults if f["id"] == fault_id)
+
+
+def disarm_faults(server) -> None:  # type: ignore[no-untyped-def]
+    """Remove every armed localhub fault."""
+    import requests
+
+    requests.delete(f"{server.url}/_localhub/faults", timeout=10).raise_for_status()
+
+
 # Settings that would point a test's agent or dreamer at a real forge or LLM.
 FORGE_ENV = ("GITHUB_TOKEN", "MEMREPO_FORGE_TOKEN", "MEMREPO_FORGE_API_URL", "MEMREPO_LLM_URL", "MEMREPO_LLM_MODEL",
              "MEMREPO_LLM_API_KEY", "OPENAI_API_KEY")

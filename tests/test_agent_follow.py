@@ -26,6 +26,7 @@ from tests.test_notify_subscriber import (  # noqa: F401 (receiver is a fixture)
     Receiver,
     World,
     announce,
+    caught_up,
     last_error,
     receiver,
 )
@@ -53,8 +54,8 @@ def session(world: World, store: TranscriptStore, url: str, token: str = TOKEN, 
 def test_a_head_event_moves_memory_and_the_next_prompt_is_recompiled(
         world: World, store: TranscriptStore, receiver: Receiver, rclient: redis.Redis) -> None:  # noqa: F811 (fixtures)
     with session(world, store, receiver.events_url()) as s:
-        assert s.subscriber is not None and s.subscriber.connected.wait(10)
-        wait_until(lambda: s.subscriber.syncs >= 1, WAIT, "the catch-up sync after connecting")
+        assert s.subscriber is not None
+        caught_up(s.subscriber)
         assert s.stream_state() == f"connected to {receiver.events_url()}"
         first = s.prompt()
         assert s.prompt().cache_hit

@@ -13,7 +13,6 @@ from typing import Any
 
 import github
 import pytest
-import requests
 
 from bot.contracts import LABEL_DREAM, LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED
 from bot.dream import triggers
@@ -33,7 +32,7 @@ from bot.memfs.create import init_repository
 from bot.trailers import external_sources as integrator_sources
 from bot.trailers import trailer_map
 from bot.transcript import Message, TranscriptStore
-from tests.conftest import LocalhubMemory, git, localhub_token, memory_on_localhub, run_cli
+from tests.conftest import LocalhubMemory, arm_fault, disarm_faults, git, localhub_token, memory_on_localhub, run_cli
 from tests.test_integrator_jobs import make_context
 
 REPO = "alice/memory"
@@ -62,11 +61,10 @@ class World(LocalhubMemory):
         return run_dream(self.memory, "a1", kw.pop("conversation", "c1"), store=self.store, **kw)
 
     def arm(self, **spec: Any) -> None:
-        resp = requests.post(f"{self.server.url}/_localhub/faults", json=spec, timeout=10)
-        assert resp.status_code == 201, resp.text
+        arm_fault(self.server, **spec)
 
     def disarm(self) -> None:
-        requests.delete(f"{self.server.url}/_localhub/faults", timeout=10)
+        disarm_faults(self.server)
 
     def remote_branches(self) -> list[str]:
         out = git(self.memory.root, "ls-remote", "--heads", "origin")

@@ -36,7 +36,7 @@ from bot.forge.errors import (
     UncertainWrite,
 )
 from bot.forge.localhub.server import LocalhubServer
-from tests.conftest import git, localhub_token
+from tests.conftest import arm_fault, fault_hits, git, localhub_token
 from tests.memory_forge import FAST, REPO
 from tests.waiting import wait_until
 
@@ -72,13 +72,10 @@ class World:
         return int(git(self.clone, "rev-list", "--count", "--merges", f"origin/{branch}").strip())
 
     def arm(self, **spec: Any) -> int:
-        resp = requests.post(f"{self.server.url}/_localhub/faults", json=spec, timeout=10)
-        assert resp.status_code == 201, resp.text
-        return int(resp.json()["id"])
+        return arm_fault(self.server, **spec)
 
     def hits(self, fault_id: int) -> int:
-        faults = requests.get(f"{self.server.url}/_localhub/faults", timeout=10).json()
-        return next(f["hits"] for f in faults if f["id"] == fault_id)
+        return fault_hits(self.server, fault_id)
 
     def exchanges(self) -> list[Any]:
         """Every /api/v3 answer localhub gave so far, in the order they completed."""

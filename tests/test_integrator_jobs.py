@@ -36,7 +36,7 @@ from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.notify.events import HeadEvent, Subscription, last_head
 from bot.queue import QUEUE, Settled, enqueue_integrate, get_queue, job_key
-from tests.conftest import git, localhub_token
+from tests.conftest import arm_fault, fault_hits, git, localhub_token
 from tests.memory_forge import FAST, REPO, dream_body
 
 FACTS = "reference/facts.md"
@@ -165,13 +165,10 @@ class World:
         return jobs.integrate(REPO, number, context=self.ctx)
 
     def arm(self, **spec: Any) -> int:
-        resp = requests.post(f"{self.server.url}/_localhub/faults", json=spec, timeout=10)
-        assert resp.status_code == 201, resp.text
-        return int(resp.json()["id"])
+        return arm_fault(self.server, **spec)
 
     def hits(self, fault_id: int) -> int:
-        faults = requests.get(f"{self.server.url}/_localhub/faults", timeout=10).json()
-        return next(f["hits"] for f in faults if f["id"] == fault_id)
+        return fault_hits(self.server, fault_id)
 
     def subscribe(self) -> Subscription:
         return Subscription(self.redis, REPO)

@@ -209,6 +209,12 @@ def last_error(sub: HeadSubscriber) -> Callable[[], str]:
     return lambda: f"(the subscriber's last error: {sub.last_error})"
 
 
+def caught_up(sub: HeadSubscriber) -> None:
+    """Wait until `sub` is connected and has made the sync it makes after connecting."""
+    assert sub.connected.wait(WAIT)
+    wait_until(lambda: sub.syncs >= 1, WAIT, "the catch-up sync after connecting")
+
+
 def announce(client: redis.Redis, before: str, sha: str) -> None:
     publish_head(client, HeadEvent(repo=REPO, sha=sha, before=before, cause="push"))
 
@@ -226,8 +232,7 @@ def test_a_head_event_moves_the_clone_and_the_prompt_recompiles(
     assert compiler.compile("You are Ada.").cache_hit
     seen: list[tuple[HeadEvent | None, str | None]] = []
     with subscriber(world, receiver, on_head=lambda event, head: seen.append((event, head))) as sub:
-        assert sub.connected.wait(10)
-        wait_until(lambda: sub.syncs >= 1, WAIT, "the catch-up sync after connecting")  # nothing to do
+        caught_up(sub)  # its catch-up sync finds nothing to do
         assert seen == []
         before, sha = world.push_from_other("Prefers green tea.")
         announce(rclient, before, sha)
@@ -248,8 +253,7 @@ def test_a_head_event_moves_the_clone_and_the_prompt_recompiles(
 def test_events_for_the_current_head_or_other_repositories_do_nothing(
         world: World, receiver: Receiver, rclient: redis.Redis) -> None:
     with subscriber(world, receiver) as sub:
-        assert sub.connected.wait(10)
-        wait_until(lambda: sub.syncs >= 1, WAIT, "the catch-up sync after connecting")
+        caught_up(sub)
         head = world.agent.head_sha()
         assert head is not None
         publish_head(rclient, HeadEvent(repo=REPO, sha=head, before=None, cause="push"))
@@ -263,8 +267,7 @@ def test_events_for_the_current_head_or_other_repositories_do_nothing(
 def test_an_event_for_a_commit_the_clone_already_has_does_not_sync(
         world: World, receiver: Receiver, rclient: redis.Redis) -> None:
     with subscriber(world, receiver) as sub:
-        assert sub.connected.wait(10)
-        wait_until(lambda: sub.syncs >= 1, WAIT, "the catch-up sync after connecting")
+        caught_up(sub)
         older = world.agent.head_sha()
         before, sha = world.push_from_other("A first marker.")
         announce(rclient, before, sha)
@@ -349,8 +352,7 @@ def test_stop_is_prompt_while_reading_and_while_waiting(world: World, receiver: 
     """stop() joins the thread for at most 5 s, far less than the 60 s read and the 600 s wait
     here: the thread has ended only if stop() woke it."""
     sub = subscriber(world, receiver, read_timeout=60.0).start()
-    assert sub.connected.wait(10)
-    wait_until(lambda: sub.syncs >= 1, WAIT, "the catch-up sync after connecting")
+    caught_up(sub)
     sub.stop()
     assert not sub.running
 
