@@ -51,6 +51,7 @@ class Policy:
     merge: str = "explicit"
     merge_instructions: str = ""
     protected: tuple[str, ...] = ("system/persona.md",)
+    trusted_sources: tuple[str, ...] = ()  # tool results (`tool:<name>`) whose content is not untrusted
     direct_commit: DirectCommit = field(default_factory=DirectCommit)
     dream: Dream = field(default_factory=Dream)
     limits: Limits = field(default_factory=Limits)
@@ -128,6 +129,12 @@ def parse_policy(text: str | None) -> Policy:
         if not isinstance(globs, list) or not all(isinstance(g, str) and g for g in globs):
             raise PolicyError(messages.POLICY_PROTECTED)
         values["protected"] = tuple(globs)
+    if "trusted_sources" in raw:
+        sources = [] if raw["trusted_sources"] is None else raw["trusted_sources"]
+        if not isinstance(sources, list) or not all(isinstance(s, str) and s.startswith("tool:") and len(s) > 5
+                                                     for s in sources):
+            raise PolicyError(messages.POLICY_TRUSTED_SOURCES)
+        values["trusted_sources"] = tuple(sources)
     values["direct_commit"] = _section(
         DirectCommit, "direct_commit", raw.get("direct_commit"),
         {"max_changed_lines": _positive_int},

@@ -55,6 +55,10 @@ POLICY_BAD_YAML = "not valid YAML: {problem}"
 POLICY_NOT_MAPPING = "must be a mapping of keys to values, found {kind}"
 POLICY_UNKNOWN_KEY = "unknown key '{key}' (allowed: {allowed})"
 POLICY_PROTECTED = "'protected' must be a list of path patterns such as system/persona.md"
+POLICY_TRUSTED_SOURCES = (
+    "trusted_sources must be a list of tool sources such as 'tool:calculator' (tool results the agent may "
+    "act on without a person's review; external:... sources are never trusted)"
+)
 
 # Paths given to the memory tool.
 PATH_EMPTY = "path is empty; give a path such as system/human.md"
@@ -1038,8 +1042,9 @@ MCP_NO_PUSH_HELP = "commit small edits locally without pushing (edits that need 
 MCP_CONNECT_HINT = "A person connects one with `memrepo repository set <url> --repo {root}`; then retry the edit."
 MCP_RECORD_REFUSED = "memory_record: {problem}; nothing was recorded"
 MCP_RECORDED = "recorded {kind} message {id} from {source} in conversation {conversation} (turn {turn})."
-MCP_RECORDED_UNTRUSTED = ("This turn saw external content ({sources}): every memory edit until the next user "
-                          "message goes to a pull request a person must approve.")
+MCP_RECORDED_UNTRUSTED = ("The context holds untrusted content ({sources}): every memory edit goes to a pull "
+                          "request a person must approve until the context no longer holds it (record a "
+                          "`compaction` message when it was dropped or summarised away).")
 MCP_RECORDED_DREAM = "dream: {outcome}"
 MCP_BAD_PORT = "--http must be a port from 0 to 65535, found {port}"
 MCP_BAD_POLL = "--poll must be a positive number of seconds, found {value}"
@@ -1138,6 +1143,8 @@ AT_NO_FILES = "(no files)"
 COMPILE_AT_HELP = "compile memory as it was at this date instead of now (see `memrepo at --help` for the forms)"
 LOG_SINCE_HELP = "only commits made at or after this date (commit time; a date alone is 00:00 UTC that day)"
 LOG_UNTIL_HELP = "only commits made at or before this date (commit time; a date alone covers that whole day, UTC)"
+LOG_JSON_HELP = ("print one JSON document: a list of commits, newest first, each with sha, time, author "
+                 "(name, email), role (agent, dreamer, integrator or human), summary and paths")
 LOG_EMPTY_RANGE = "--since {since} is after --until {until}; nothing can be in between"
 LOG_NONE_IN_RANGE = "no commits touch {path} between {since} and {until}"
 

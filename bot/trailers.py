@@ -156,6 +156,25 @@ def parse_trailers(message: str) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
+CUT_LINE = "------------------------ >8 ------------------------"  # git's scissors, after the comment char
+
+
+def commit_text(text: str) -> str:
+    """Text for a commit message's body that git reads to its end: a line git would take for
+    the end of the message (one starting with `---`, or a scissors line) is indented by one
+    space, which ends that reading and keeps the words."""
+    lines = text.split("\n")
+    return "\n".join(" " + line if line.startswith("---") or line.endswith(CUT_LINE) else line for line in lines)
+
+
+def with_trailers(message: str, trailers: Iterable[tuple[str, str]]) -> str:
+    """`message` with `trailers` as its last paragraph, where git reads them: the message is
+    made safe with `commit_text`, and a value is kept to one line."""
+    block = "\n".join(f"{key}: {' '.join(str(value).split())}" for key, value in trailers)
+    body = commit_text(message.strip("\n"))
+    return f"{body}\n\n{block}\n" if block else f"{body}\n"
+
+
 def trailer_map(message: str, keys: tuple[str, ...] = PROVENANCE_TRAILERS) -> Mapping[str, str]:
     """The last value of each of `keys` among the message's trailers (keys compared without
     case, as git's `trailers:key=` compares them)."""

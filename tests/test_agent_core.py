@@ -145,23 +145,39 @@ def test_changed_lines_count_like_numstat(changes: dict[str, tuple[bytes | None,
     ([("user", "user")], 1, ()),
     ([("user", "user"), ("tool_result", MAIL)], 1, (MAIL,)),
     ([("user", "user"), ("tool_result", MAIL), ("assistant", "agent")], 1, (MAIL,)),
-    ([("user", "user"), ("tool_result", MAIL), ("user", "user")], 2, ()),  # the next user message: a new turn
+    # the next user message starts a new turn, but the e-mail is still in the model's context
+    ([("user", "user"), ("tool_result", MAIL), ("user", "user")], 2, (MAIL,)),
+    ([("user", "user"), ("tool_result", MAIL), ("compaction", "agent"), ("user", "user")], 2, ()),  # dropped
     ([("user", "user"), ("user", MAIL)], 1, (MAIL,)),  # a forwarded e-mail is not the user typing
-    ([("user", "user"), ("system", "human"), ("tool_result", "tool:search")], 1, ()),
+    # a tool's result is untrusted unless the policy trusts that tool
+    ([("user", "user"), ("system", "human"), ("tool_result", "tool:search")], 1, ("external:tool:search",)),
+    ([("user", "user"), ("tool_result", "tool:calculator")], 1, ()),
     ([("tool_result", PAGE), ("tool_result", PAGE), ("tool_result", MAIL)], 0, (PAGE, MAIL)),
     ([("user", "user"), ("tool_result", PAGE), ("user", "human")], 1, (PAGE,)),  # a person's note: same turn
 ])
-def test_a_turn_runs_from_one_user_message_to_the_next(rows: list[tuple[str, str]], number: int,
-                                                       external: tuple[str, ...]) -> None:
+def test_untrusted_content_taints_the_context_until_it_drops_out(rows: list[tuple[str, str]], number: int,
+                                                                 external: tuple[str, ...]) -> None:
     turn = turns.Turn()
     for kind, source in rows:
-        turn = turns.after_row(turn, kind, source)
+        turn = turns.after_row(turn, kind, source, trusted=("tool:calculator",))
     assert (turn.number, turn.external, turn.untrusted) == (number, external, bool(external))
 
 
-def test_begin_starts_a_clean_turn() -> None:
+def test_a_turn_spans_its_transcript_messages() -> None:
+    turn = turns.Turn()
+    assert turn.transcript_range is None
+    for kind, source, message_id in [("user", "user", "m1"), ("assistant", "agent", "m2"), ("tool_call", "agent", "m3")]:
+        turn = turns.after_row(turn, kind, source, message_id)
+    assert (turn.number, turn.transcript_range) == (1, "m1..m3")
+    turn = turns.after_row(turn, "user", "user", "m4")
+    assert (turn.number, turn.transcript_range) == (2, "m4..m4")
+    assert turns.after_row(turns.Turn(), "assistant", "agent", "m9").transcript_range == "m9..m9"
+
+
+def test_begin_starts_a_new_turn_with_the_same_context() -> None:
     tainted = turns.after_row(turns.Turn(3), "tool_result", PAGE)
-    assert turns.begin(tainted) == turns.Turn(4)
+    assert turns.begin(tainted) == turns.Turn(4, (PAGE,))
+    assert turns.cleared(turns.begin(tainted)) == turns.Turn(4)
 
 
 # ---------------------------------------------------------------------------------- sleeptime

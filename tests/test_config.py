@@ -20,7 +20,7 @@ from bot.config import (
 )
 
 PROTECTED = "'protected' must be a list of path patterns such as system/persona.md"
-TOP_KEYS = "direct_commit, dream, limits, merge, merge_instructions, protected"
+TOP_KEYS = "direct_commit, dream, limits, merge, merge_instructions, protected, trusted_sources"
 LIMIT_KEYS = "core_chars, file_chars, system_depth, tree_chars, tree_children, tree_lines"
 
 
@@ -212,3 +212,18 @@ def test_protected_of_the_wrong_type_is_an_error(text):
 
 def test_policy_error_is_a_value_error():
     assert issubclass(PolicyError, ValueError)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("trusted_sources: [tool:calculator, tool:memory]", ("tool:calculator", "tool:memory")),
+    ("trusted_sources:", ()),
+])
+def test_trusted_sources(text: str, expected: tuple[str, ...]) -> None:
+    assert parse_policy(text).trusted_sources == expected
+
+
+@pytest.mark.parametrize("text", ["trusted_sources: tool:calculator", "trusted_sources: [external:https://x]",
+                                  "trusted_sources: [user]", "trusted_sources: ['tool:']"])
+def test_trusted_sources_are_tools_only(text: str) -> None:
+    with pytest.raises(PolicyError, match="trusted_sources must be a list of tool sources"):
+        parse_policy(text)

@@ -28,14 +28,14 @@ from bot.dream.provenance import (
     parse_provenance,
     render_provenance,
 )
-from bot.dream.render import commit_message, commit_text, pr_body, short_quote
+from bot.dream.render import commit_message, pr_body, short_quote
 from bot.dream.render import external_sources as external_sources_of
 from bot.dream.strategies import DreamInput
 from bot.dream.strategies.verbatim import VerbatimStrategy, empty_part, plan, quote
 from bot.dream.triggers import TriggerState, after, decide
 from bot.errors import MemrepoError
 from bot.memfs import document, validate
-from bot.trailers import external_sources, parse_trailers, trailer_map
+from bot.trailers import commit_text, external_sources, parse_trailers, trailer_map
 from bot.transcript.model import Message
 
 SHA = "0123456789abcdef0123456789abcdef01234567"

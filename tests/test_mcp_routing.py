@@ -144,7 +144,7 @@ def test_memory_record_is_offered_only_with_record(memory: MemoryRepo, tmp_path:
     assert "memory_record" in serve(memory, tmp_path / "home", names, record=True)
 
 
-def test_an_external_row_sends_the_turns_writes_to_an_untrusted_pull_request(hub: World) -> None:
+def test_an_external_row_sends_writes_to_an_untrusted_pull_request_until_the_context_drops_it(hub: World) -> None:
     async def body(client: Client, app: MemoryServer) -> dict[str, Any]:
         seen = {"user": await client.call_tool("memory_record", {"kind": "user", "text": "Read my mail, please."}),
                 "mail": await client.call_tool("memory_record", {
@@ -154,6 +154,9 @@ def test_an_external_row_sends_the_turns_writes_to_an_untrusted_pull_request(hub
             "path": HUMAN, "old_str": "Nothing recorded yet.", "new_str": "Lives at 9 Harbour Road."})
         seen["head_after_tainted"] = hub.memory.head_sha()
         seen["next"] = await client.call_tool("memory_record", {"kind": "user", "text": "I like green tea."})
+        seen["still"] = await client.call_tool("memory_str_replace", {
+            "path": HUMAN, "old_str": "Nothing recorded yet.", "new_str": "Lives in Harbour Road, still."})
+        seen["dropped"] = await client.call_tool("memory_record", {"kind": "compaction", "text": "Summary: tea."})
         seen["clean"] = await client.call_tool("memory_str_replace", {
             "path": HUMAN, "old_str": "Nothing recorded yet.", "new_str": "Likes green tea."})
         seen["found"] = await client.call_tool("memory_search", {"query": "Harbour", "scope": "transcripts"})
@@ -167,7 +170,7 @@ def test_an_external_row_sends_the_turns_writes_to_an_untrusted_pull_request(hub
     assert not seen["user"].is_error and (user["kind"], user["source"], user["turn"]) == ("user", "user", 1)
     assert user["untrusted_sources"] == [] and user["conversation_id"] == "chat-7" and user["dream"] is None
     assert not seen["mail"].is_error and mail["source"] == MAIL and mail["untrusted_sources"] == [MAIL]
-    assert "every memory edit until the next user message goes to a pull request" in text(seen["mail"])
+    assert "every memory edit goes to a pull request" in text(seen["mail"])
 
     tainted = is_pull_request(seen["tainted"], hub)
     assert sorted(tainted["labels"]) == sorted([LABEL_AGENT_EDIT, LABEL_UNTRUSTED])
@@ -176,8 +179,12 @@ def test_an_external_row_sends_the_turns_writes_to_an_untrusted_pull_request(hub
     assert set(hub.client().get_pull_request(tainted["pull_request"]).labels) == {LABEL_AGENT_EDIT,
                                                                                      LABEL_UNTRUSTED}
 
-    # the next user message starts a clean turn: a small edit goes straight to main again
-    assert seen["next"].structured_content["turn"] == 2 and seen["next"].structured_content["untrusted_sources"] == []
+    # the next user message starts a new turn, but the e-mail is still in the model's context;
+    # once a compaction drops it, a small edit goes straight to main again
+    after = seen["next"].structured_content
+    assert after["turn"] == 2 and after["untrusted_sources"] == [MAIL]
+    assert seen["still"].structured_content["route"] == "pull-request"
+    assert seen["dropped"].structured_content["untrusted_sources"] == []
     clean = seen["clean"].structured_content
     assert clean["route"] == "direct" and clean["pushed"] is True and hub.remote_main() == clean["commit"]
     assert "Likes green tea." in hub.remote_file(HUMAN) and "Harbour" not in hub.remote_file(HUMAN)
@@ -186,7 +193,8 @@ def test_an_external_row_sends_the_turns_writes_to_an_untrusted_pull_request(hub
     assert seen["found"].structured_content["transcripts"][0]["source"] == MAIL
     with TranscriptStore(hub.home, fsync=False) as store:
         rows = store.read("a1", "chat-7")
-    assert [(m.kind, m.source) for m in rows] == [("user", "user"), ("tool_result", MAIL), ("user", "user")]
+    assert [(m.kind, m.source) for m in rows] == [("user", "user"), ("tool_result", MAIL), ("user", "user"),
+                                                  ("compaction", "agent")]
 
 
 @pytest.mark.parametrize(("args", "says"), [

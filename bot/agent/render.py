@@ -9,8 +9,9 @@ from dataclasses import dataclass
 
 from bot import messages
 from bot.agent.routing import Route
-from bot.dream.render import commit_text, safe_text
+from bot.dream.render import safe_text
 from bot.templating import render
+from bot.trailers import commit_text
 
 TITLE_REASON_CHARS = 72
 

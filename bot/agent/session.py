@@ -46,6 +46,7 @@ from bot.agent.proposal import propose_edit
 from bot.agent.routing import EditFacts, Route, changed_lines, route_edit
 from bot.agent.tool import EditResult, SessionTool
 from bot.config import Dream
+from bot.contracts import AGENT_ID, CONVERSATION_ID, TRANSCRIPT_RANGE
 from bot.dream.events import handle_event
 from bot.dream.forge_target import forge_target
 from bot.dream.pulls import make_client
@@ -155,12 +156,25 @@ class AgentSession:
         self.turn = turns.begin(self.turn)
         return self.turn
 
+    def context_cleared(self) -> turns.Turn:
+        """The harness says the model's context no longer holds the untrusted content it saw
+        (it was dropped or summarised away): writes from now on are trusted again."""
+        self.turn = turns.cleared(self.turn)
+        return self.turn
+
     def record(self, kind: str, text: str, source: str | None = None, *, at: Any = None) -> Message:
         """Append one transcript row (captured_at from the store's clock; `at`, a time the
         caller claims, is only carried as stated_at). Its source feeds the turn's trust; an
-        `assistant` row counts a dream step and a `compaction` row is the compaction trigger."""
-        message = self.store.append(self.agent_id, self.conversation_id, kind, text, source=source, at=at)
-        self.turn = turns.after_row(self.turn, message.kind, message.source)
+        `assistant` row counts a dream step and a `compaction` row is the compaction trigger.
+        A row refused for its source label still reached the model: the context is tainted."""
+        try:
+            message = self.store.append(self.agent_id, self.conversation_id, kind, text, source=source, at=at)
+        except MemrepoError:
+            if source is not None and source not in ("user", "agent", "human"):
+                self.turn = turns.taint(self.turn, turns.UNREADABLE_SOURCE)
+            raise
+        trusted = self.repo.policy("HEAD").trusted_sources
+        self.turn = turns.after_row(self.turn, message.kind, message.source, message.message_id, trusted)
         if message.kind == "assistant":
             self._trigger("step")
         elif message.kind == "compaction":
@@ -191,7 +205,7 @@ class AgentSession:
         facts = EditFacts(preview.paths, changed_lines(preview.changes), external)
         route = route_edit(facts, policy)
         if route.direct:
-            return EditResult.of(self.tool.apply(call), "direct")
+            return EditResult.of(self.tool.apply(call, trailers=self.provenance()), "direct")
         return self._propose(raw, call.command, route)
 
     def _propose(self, call: object, command: str, route: Route) -> EditResult:
@@ -358,8 +372,9 @@ class AgentSession:
 
     def remember(self, text: str) -> EditResult:
         """A note the user asked for, dated by the store's clock, appended to system/notes.md.
-        The user typed it, so it is trusted whatever the turn saw; size and protected paths
-        still decide between a direct commit and a pull request."""
+        It is routed like every other write: while the context holds untrusted content the
+        note goes to a pull request a person approves (what reads as the user's words may be a
+        page's, pasted or relayed by the harness), and size and protected paths decide too."""
         date = self.store.clock().strftime("%Y-%m-%d")
         lines = text.strip().splitlines()
         entry = "\n".join([f"- {date}: {lines[0]}", *(f"  {line}" if line else "" for line in lines[1:])])
@@ -374,7 +389,15 @@ class AgentSession:
         else:
             call = {"command": "insert", "path": NOTES_PATH, "insert_line": -1, "insert_text": entry,
                     "reason": reason}
-        return self._edit(call, ())
+        return self._edit(call, self.turn.external)
+
+    def provenance(self) -> tuple[tuple[str, str], ...]:
+        """The trailers of a direct edit made now: the agent, the conversation and the turn's
+        transcript messages (DESIGN.md §9), so `memrepo why` can quote what the user said."""
+        found = [(AGENT_ID, self.agent_id), (CONVERSATION_ID, self.conversation_id)]
+        if self.turn.transcript_range is not None:
+            found.append((TRANSCRIPT_RANGE, self.turn.transcript_range))
+        return tuple(found)
 
     def doctor(self) -> str:
         """`/doctor`'s report."""

@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from bot import messages
 from bot.dream.provenance import Provenance, render_provenance
 from bot.templating import render
-from bot.trailers import is_external
+from bot.trailers import commit_text, is_external
 from bot.transcript.model import Message
 
 QUOTE_CHARS = 160
-CUT_LINE = "------------------------ >8 ------------------------"  # git's scissors, after the comment char
 
 
 @dataclass(frozen=True)
@@ -71,14 +70,6 @@ def external_sources(window: Iterable[Message]) -> tuple[str, ...]:
 def _inline(text: str) -> str:
     """Safe inside backticks on one line."""
     return safe_text(" ".join(text.split())).replace("`", "'")
-
-
-def commit_text(text: str) -> str:
-    """Text for a commit message's body that git reads to its end: a line git would take for
-    the end of the message (one starting with `---`, or a scissors line) is indented by one
-    space, which ends that reading and keeps the words."""
-    lines = text.split("\n")
-    return "\n".join(" " + line if line.startswith("---") or line.endswith(CUT_LINE) else line for line in lines)
 
 
 def pr_body(provenance: Provenance, summary: str, window: Sequence[Message], cursor_path: str,

@@ -177,8 +177,10 @@ RECORD_TOOL = ToolSpec(
     "For the agent harness, not the model (offered only when the server runs with --record): append one message "
     "to this server's conversation transcript, which dreams read and memory_search finds. A `user` message from "
     "source `user` starts a new turn. A message from an `external:<uri>` source (a fetched page, an e-mail, a "
-    "document) marks the turn untrusted: every memory edit until the next turn goes to a pull request labelled "
-    "memrepo:untrusted that a person must approve. An `assistant` message counts a step towards the next dream.",
+    "document), or from a `tool:<name>` the memory's policy does not list under trusted_sources, is untrusted: "
+    "every memory edit goes to a pull request labelled memrepo:untrusted that a person must approve, until a "
+    "`compaction` message says the context no longer holds it. An `assistant` message counts a step towards the "
+    "next dream.",
     {"kind": {"type": "string", "enum": list(KINDS), "description": "What the message is."},
      "text": {"type": "string", "minLength": 1, "description": "The message's text."},
      "source": {"type": "string",

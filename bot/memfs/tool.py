@@ -11,6 +11,7 @@ leaves the commit queued and says so.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from bot.errors import MemrepoError
 from bot.memfs import checks, document, edits, patch, paths, validate
 from bot.memfs.calls import Call, named_command, parse_call
 from bot.memfs.repo import LINK_MODE, MemoryRepo
+from bot.trailers import with_trailers
 
 AGENT_ID_KEY = "memrepo.agentId"
 AGENT_NAME_KEY = "memrepo.agentName"
@@ -74,12 +76,14 @@ class MemoryTool:
             return self._refused(named_command(raw), exc)
         return self.apply(call)
 
-    def apply(self, call: Call) -> ToolResult:
-        """Apply one parsed call. Never raises for bad input: a refusal is a result with ok False."""
+    def apply(self, call: Call, *, trailers: Sequence[tuple[str, str]] = ()) -> ToolResult:
+        """Apply one parsed call; a write's commit carries `trailers` (the session's provenance:
+        agent, conversation, the turn's messages). Never raises for bad input: a refusal is a
+        result with ok False."""
         try:
             if not call.writes:
                 return self._view(call)
-            return self._write(call)
+            return self._write(call, trailers)
         except MemrepoError as exc:
             return self._refused(call.command, exc)
 
@@ -138,7 +142,7 @@ class MemoryTool:
             raise MemrepoError(validate.format_problems(problems) + "\n" + messages.FIX_AND_RETRY)
         return changes
 
-    def _write(self, call: Call) -> ToolResult:
+    def _write(self, call: Call, trailers: Sequence[tuple[str, str]] = ()) -> ToolResult:
         repo = self.repo
         with repo.lock():
             head = repo.head_sha()
@@ -149,6 +153,8 @@ class MemoryTool:
                     paths=", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else ""), root=repo.root))
             changes = self.checked_changes(call, head)
             message = call.reason or _default_reason(call, sorted(changes))
+            if trailers:
+                message = with_trailers(message, trailers)
             sha = repo.commit(changes, message, self.identity, parent=head)
         pushed, note = self._push(sha)
         summary = messages.COMMITTED.format(sha=sha[:12], message=message.splitlines()[0], note=note)

@@ -70,6 +70,24 @@ def dream_from_trailers(message: str) -> dict[str, Any] | None:
     }
 
 
+def edit_from_trailers(message: str) -> dict[str, Any] | None:
+    """What an agent's direct commit says of the turn it was made in (its trailers), else None."""
+    found = trailer_map(message)
+    if CONVERSATION_ID not in found:
+        return None
+    first, _, last = found.get(TRANSCRIPT_RANGE, "").partition("..")
+    return {"agent_id": found.get(AGENT_ID), "conversation_id": found.get(CONVERSATION_ID),
+            "transcript": {"first_message_id": first or None, "last_message_id": last or first or None},
+            "change": None}
+
+
+def said_by_the_user(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The messages of a turn a direct edit rests on: what the user said in it (all of the
+    turn when the user said nothing there, so nothing is hidden)."""
+    said = [dict(m) for m in messages if m.get("kind") == "user"]
+    return said or [dict(m) for m in messages]
+
+
 def dream_from_provenance(provenance: Provenance, path: str) -> dict[str, Any]:
     """The pull request's provenance, with the change that touched `path` (if it lists one)."""
     data = provenance.as_data()

@@ -117,7 +117,7 @@ def _origin(repo: MemoryRepo, chain: timeline.Timeline, sha: str, path: str, sou
         "commit": commit, "writer": writer, "lines": [], "via": via,
         "landed": None if landed is None else {k: landed[k] for k in ("sha", "committed_at", "summary")},
         "pull_request": None, "forge_error": None, "resolution": None, "dream": None, "dream_note": None,
-        "transcript": None,
+        "turn": None, "transcript": None,
     }
     if via == "merge":
         origin["pull_request"], origin["forge_error"] = _pull_request(sources, sha, landed)
@@ -133,6 +133,12 @@ def _origin(repo: MemoryRepo, chain: timeline.Timeline, sha: str, path: str, sou
         origin["dream"], origin["dream_note"] = _dream(dream_commit, origin["pull_request"], path)
         if origin["dream"] is not None:
             origin["transcript"] = _transcript(origin["dream"], sources)
+    if writer == "agent":
+        origin["turn"] = evidence.edit_from_trailers(commit["message"])
+        if origin["turn"] is not None:
+            told = _transcript(origin["turn"], sources)
+            told["messages"] = evidence.said_by_the_user(told["messages"])
+            origin["transcript"] = told
     if origin["pull_request"] is not None:
         origin["pull_request"].pop("body", None)
     return origin
