@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import argparse
 import math
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import timedelta
+from typing import Any
 
 from bot import messages
 from bot.dates import EXIT_BAD_DATE, parse_when_bound
 from bot.errors import MemrepoError
-from bot.identity import role_of
-from bot.memfs import paths
-from bot.memfs.repo import MemoryRepo
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,6 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-n", "--max-count", type=int, metavar="N", help="show at most N commits")
     p.add_argument("--since", metavar="DATE", help=messages.LOG_SINCE_HELP)
     p.add_argument("--until", metavar="DATE", help=messages.LOG_UNTIL_HELP)
+    p.add_argument("--json", action="store_true", help=messages.LOG_JSON_HELP)
     p.set_defaults(func=run)
 
 
@@ -40,29 +39,62 @@ def time_window(since: str | None, until: str | None) -> tuple[int | None, int |
     return lo, hi
 
 
+def entry(sha: str, time: str, author_name: str, author_email: str, role: str, summary: str,
+          paths: list[str]) -> dict[str, Any]:
+    """One commit as `memrepo log --json` gives it."""
+    return {"sha": sha, "time": time, "author": {"name": author_name, "email": author_email}, "role": role,
+            "summary": summary, "paths": paths}
+
+
 def run(args: argparse.Namespace) -> int:
+    import json
+    import os
+
+    from bot.identity import commit_role
+    from bot.memfs import paths
+    from bot.memfs.history import iso
+    from bot.memfs.repo import MemoryRepo
+    from bot.settings import BOT_LOGIN
+
     lo, hi = time_window(args.since, args.until)
     repo = MemoryRepo.open(args.repo)
-    path = paths.normalize(args.path, add_md=False) if args.path else None
+    # Any tracked file has a history worth reading, the policy's included: no write rules here.
+    path = paths.normalize(args.path, add_md=False, reserved=False) if args.path else None
     if path and repo.read(path) is None and repo.read(path + ".md") is not None:
         path += ".md"
+    bot_logins = (os.environ.get(BOT_LOGIN, ""),)
+    entries: list[dict[str, Any]] = []
     shown = 0
     for info in repo.log(path=path):
         if args.max_count is not None and shown >= args.max_count:
             break
-        if lo is not None or hi is not None:
-            committed = repo.git[info.sha].commit_time
-            if (lo is not None and committed < lo) or (hi is not None and committed > hi):
-                continue
-        when = datetime.fromtimestamp(info.time, timezone(timedelta(minutes=info.offset_minutes)))
-        print(messages.LOG_LINE.format(
-            sha=info.sha[:10], when=when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
-            role=role_of(info.author_email), author=info.author_name, summary=info.summary))
+        commit = repo.git[info.sha]
+        if (lo is not None and commit.commit_time < lo) or (hi is not None and commit.commit_time > hi):
+            continue
+        role = commit_role(info.author_email, commit.committer.email, info.message, bot_logins)
+        if args.json:
+            entries.append(entry(info.sha, iso(info.time), info.author_name, info.author_email, role, info.summary,
+                                 _changed_paths(repo.git, commit)))
+        else:
+            print(messages.LOG_LINE.format(sha=info.sha[:10], when=iso(info.time).replace("T", " "), role=role,
+                                           author=info.author_name, summary=info.summary))
         shown += 1
-    if shown == 0 and args.max_count != 0:
+    if args.json:
+        print(json.dumps(entries, indent=2, ensure_ascii=False))
+    elif shown == 0 and args.max_count != 0:
         if lo is None and hi is None:
             print(messages.LOG_EMPTY.format(path=path or "memory"))
         else:
             print(messages.LOG_NONE_IN_RANGE.format(path=path or "memory", since=args.since or "the start",
                                                     until=args.until or "now"))
     return 0
+
+
+def _changed_paths(git: Any, commit: Any) -> list[str]:
+    """The files a commit changed on the line it is on: against its first parent (for a merge,
+    what it brought in), or every file of a root commit."""
+    diff = git.diff(commit.parents[0].tree, commit.tree) if commit.parents else commit.tree.diff_to_tree(swap=True)
+    found = set()
+    for delta in diff.deltas:
+        found.update((delta.old_file.path, delta.new_file.path))
+    return sorted(found)
