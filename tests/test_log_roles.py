@@ -247,3 +247,9 @@ def test_commit_role(author: str, committer: str, message: str, bots: tuple[str,
 ])
 def test_forge_account(email: str, account: tuple[str, str] | None) -> None:
     assert identity.forge_account(email) == account
+
+
+def test_serve_local_gives_the_integrator_the_account_log_knows() -> None:
+    from bot.serve import local
+
+    assert local.BOT_LOGIN == identity.LOCAL_BOT_LOGIN
