@@ -109,6 +109,11 @@ INTERNAL_ERROR = (
 INIT_HELP = "create a memory repository: policy, validation hook, first commit"
 VALIDATE_HELP = "check memory files against the format rules and limits"
 TOOL_HELP = "apply one memory tool call (JSON) as an agent and commit it"
+TOOL_CONNECT_HINT = "A person connects one with `memrepo repository set <url> --repo {root}`; then retry the edit."
+TOOL_CONVERSATION_HELP = "the conversation the edit comes from (recorded in the commit's Conversation-ID trailer)"
+TOOL_SOURCE_HELP = ("an untrusted source the agent's context holds (repeatable): the edit then goes to a pull "
+                    "request a person must approve")
+TOOL_SOURCE_BAD = "--source takes an external:<what> source, such as external:https://example.com/page; got {value!r}"
 LOG_HELP = "show memory's history with each writer's role"
 LOCALHUB_HELP = "run localhub, a GitHub-compatible forge on this machine"
 WORKER_HELP = "run an integrator worker (rq jobs on Redis)"
@@ -1156,6 +1161,7 @@ LOG_NONE_IN_RANGE = "no commits touch {path} between {since} and {until}"
 # Where an edit goes (bot/agent/routing.py) and what the agent is told about it.
 AGENT_ROUTE_UNTRUSTED = "the turn included content from outside the conversation ({sources})"
 AGENT_ROUTE_PROTECTED = "it touches protected path(s) {paths}"
+AGENT_ROUTE_EMPTIES_CORE = "it deletes the last file of core memory (system/), which would leave the agent with none"
 AGENT_ROUTE_TOO_LARGE = "it changes {lines} lines, more than the {limit} a direct commit may change " \
                         "(direct_commit.max_changed_lines)"
 AGENT_EDIT_TITLE = "memory edit by {agent}: {reason}"

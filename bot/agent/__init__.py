@@ -10,14 +10,26 @@
 
 Pure parts: commands (slash command parsing), routing (direct commit or pull request),
 turns (what a turn is and whether it saw external content), sleeptime, doctor, render.
-The shell: session, tool (the memory tool's preview), proposal (an edit as a pull request).
+The shell: session, write_path (every memory write under the policy), tool (the memory tool's
+preview), proposal (an edit as a pull request).
 """
 
-from bot.agent.commands import Command, parse_command
-from bot.agent.routing import EditFacts, Route, changed_lines, route_edit
-from bot.agent.session import AgentSession, CommandResult
-from bot.agent.tool import EditResult
-from bot.agent.turns import Turn
+from __future__ import annotations
 
-__all__ = ["AgentSession", "Command", "CommandResult", "EditFacts", "EditResult", "Route", "Turn",
-           "changed_lines", "parse_command", "route_edit"]
+from importlib import import_module
+from typing import Any
+
+# What each public name is imported from, on first use: `from bot.agent import AgentSession`
+# works as ever, and a command that needs only the write path (`memrepo tool`) does not load
+# the session, its dreams and the forge client.
+_WHERE = {"AgentSession": "session", "CommandResult": "session", "Command": "commands", "parse_command": "commands",
+          "EditFacts": "routing", "Route": "routing", "changed_lines": "routing", "route_edit": "routing",
+          "EditResult": "tool", "Turn": "turns", "WritePath": "write_path"}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'bot.agent' has no attribute {name!r}")
+    return getattr(import_module(f"bot.agent.{_WHERE[name]}"), name)

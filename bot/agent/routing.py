@@ -33,6 +33,7 @@ class EditFacts:
     paths: tuple[str, ...]
     changed_lines: int
     external_sources: tuple[str, ...] = ()
+    empties_core: bool = False  # it deletes the last file of system/
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class Route:
     changed_lines: int = 0
     protected: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
+    empties_core: bool = False
 
     @property
     def untrusted(self) -> bool:
@@ -59,6 +61,8 @@ class Route:
             out.append(messages.AGENT_ROUTE_UNTRUSTED.format(sources=", ".join(self.sources)))
         if self.protected:
             out.append(messages.AGENT_ROUTE_PROTECTED.format(paths=", ".join(self.protected)))
+        if self.empties_core:
+            out.append(messages.AGENT_ROUTE_EMPTIES_CORE)
         if self.too_large:
             out.append(messages.AGENT_ROUTE_TOO_LARGE.format(lines=self.changed_lines,
                                                              limit=self.max_changed_lines))
@@ -71,10 +75,10 @@ def route_edit(facts: EditFacts, policy: Policy) -> Route:
     too_large = facts.changed_lines > limit
     protected = tuple(protected_paths(facts.paths, policy.protected))
     sources = external_sources(facts.external_sources)
-    if not (too_large or protected or sources):
+    if not (too_large or protected or sources or facts.empties_core):
         return Route(True, max_changed_lines=limit, changed_lines=facts.changed_lines)
     labels = (LABEL_AGENT_EDIT, LABEL_UNTRUSTED) if sources else (LABEL_AGENT_EDIT,)
-    return Route(False, labels, too_large, limit, facts.changed_lines, protected, sources)
+    return Route(False, labels, too_large, limit, facts.changed_lines, protected, sources, facts.empties_core)
 
 
 def external_sources(sources: Iterable[str]) -> tuple[str, ...]:

@@ -42,19 +42,15 @@ from typing import Any
 from bot import messages
 from bot.agent import doctor, sleeptime, turns
 from bot.agent.commands import Command, parse_command
-from bot.agent.proposal import propose_edit
-from bot.agent.routing import EditFacts, Route, changed_lines, route_edit
-from bot.agent.tool import EditResult, SessionTool
+from bot.agent.tool import EditResult
+from bot.agent.write_path import WritePath
 from bot.config import Dream
 from bot.contracts import AGENT_ID, CONVERSATION_ID, TRANSCRIPT_RANGE
 from bot.dream.events import handle_event
-from bot.dream.forge_target import forge_target
-from bot.dream.pulls import make_client
 from bot.dream.strategies import Strategy
 from bot.errors import MemrepoError
 from bot.forge.client import RetryPolicy
 from bot.memfs import sync
-from bot.memfs.calls import named_command, parse_call
 from bot.memfs.prompt import CompiledPrompt, PromptCompiler
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.tool import AGENT_ID_KEY, AGENT_NAME_KEY
@@ -100,15 +96,15 @@ class AgentSession:
             agent_name = self.repo.get_config(AGENT_NAME_KEY)
         self.agent_name = agent_name
         self.conversation_id = check_id(conversation_id, "conversation_id")
-        self.tool = SessionTool(self.repo, self.agent_id, agent_name)
-        self.tool.push = push  # False: direct commits stay local until a sync (pull requests still push)
-        self.connect_hint = connect_hint  # how the person at this harness connects a remote
+        self.env = os.environ if env is None else env
+        self.writes = WritePath(self.repo, self.agent_id, agent_name, push=push, env=self.env,
+                                forge_retry=forge_retry, connect_hint=connect_hint)
+        self.tool = self.writes.tool
         self.base_prompt = system_prompt
         self.compiler = PromptCompiler(self.repo.root)
         self.last_prompt: CompiledPrompt | None = None
         self._own_store = store is None
         self.store = store or TranscriptStore(home)
-        self.env = os.environ if env is None else env
         self.strategy = strategy
         self.forge_retry = forge_retry
         self.turn = turns.Turn()
@@ -190,51 +186,8 @@ class AgentSession:
         return self._edit(call, self.turn.external)
 
     def _edit(self, raw: object, external: tuple[str, ...]) -> EditResult:
-        """Parse `raw` once, here, and hand the parsed call to the preview and the commit."""
-        try:
-            call = parse_call(raw)
-        except MemrepoError as exc:
-            return self.tool.refusal(named_command(raw), exc)
-        try:
-            preview = self.tool.preview(call)
-            policy = self.repo.policy(preview.head)
-        except MemrepoError as exc:
-            return self.tool.refusal(call, exc)
-        if not call.writes:
-            return EditResult.of(self.tool.apply(call), "view")
-        facts = EditFacts(preview.paths, changed_lines(preview.changes), external)
-        route = route_edit(facts, policy)
-        if route.direct:
-            return EditResult.of(self.tool.apply(call, trailers=self.provenance()), "direct")
-        return self._propose(raw, call.command, route)
-
-    def _propose(self, call: object, command: str, route: Route) -> EditResult:
-        reasons = "; ".join(route.reasons)
-        head = self.repo.head_sha()
-        if sync.remote_url(self.repo) is None:
-            return EditResult(False, command, messages.AGENT_EDIT_NEEDS_REMOTE.format(reasons=reasons,
-                                                                                  connect=self.connect_hint),
-                              revision=head, route="refused")
-        try:
-            client = make_client(forge_target(sync.remote_url(self.repo), self.env), self.forge_retry)
-            try:
-                made = propose_edit(self.repo, call, route, client, agent_id=self.agent_id,
-                                    agent_name=self.agent_name, conversation_id=self.conversation_id,
-                                    turn=self.turn.number)
-            finally:
-                client.close()
-        except Exception as exc:  # MemrepoError, or anything unexpected: the agent is told, nothing is kept
-            if not isinstance(exc, MemrepoError):
-                log.exception("opening a pull request for an edit")
-            problem = exc if isinstance(exc, MemrepoError) else f"{type(exc).__name__}: {exc}"
-            return EditResult(False, command, messages.AGENT_EDIT_PR_FAILED.format(reasons=reasons, problem=problem),
-                              revision=head, route="refused")
-        after = messages.AGENT_EDIT_NEXT_REVIEW if route.untrusted else messages.AGENT_EDIT_NEXT_INTEGRATOR
-        text = messages.AGENT_EDIT_OPENED.format(number=made.number, url=made.url, branch=made.branch,
-                                                 reasons=reasons, next=after)
-        return EditResult(True, command, text, commit=made.commit, revision=head, pushed=False,
-                          paths=list(made.paths), route="pull-request", pull_request=made.number, url=made.url,
-                          branch=made.branch, labels=list(made.labels))
+        return self.writes.handle(raw, external=external, trailers=self.provenance(),
+                                  conversation_id=self.conversation_id, turn=self.turn.number)
 
     # ------------------------------------------------------------------ dreams
     def dream_policy(self, repo: MemoryRepo | None = None) -> Dream:

@@ -18,16 +18,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--agent-id", metavar="ID", help="defaults to the repository's memrepo.agentId")
     p.add_argument("--agent-name", metavar="NAME")
     p.add_argument("--no-push", action="store_true", help="commit locally without pushing")
+    p.add_argument("--conversation", metavar="ID", help=messages.TOOL_CONVERSATION_HELP)
+    p.add_argument("--source", metavar="external:URI", action="append", default=[], type=_source,
+                   help=messages.TOOL_SOURCE_HELP)
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from bot.memfs.tool import MemoryTool
+    from bot.agent.write_path import WritePath
+    from bot.contracts import AGENT_ID, CONVERSATION_ID
+    from bot.memfs.repo import MemoryRepo
 
     raw = _stdin() if args.call == "-" else args.call
-    tool = MemoryTool(args.repo, args.agent_id, args.agent_name, push=not args.no_push)
-    result = tool.call(raw)
+    repo = MemoryRepo.open(args.repo)
+    writes = WritePath(repo, args.agent_id, args.agent_name, push=not args.no_push,
+                       connect_hint=messages.TOOL_CONNECT_HINT.format(root=repo.root))
+    trailers = ((AGENT_ID, writes.agent_id),) + (((CONVERSATION_ID, args.conversation),) if args.conversation else ())
+    result = writes.handle(raw, external=tuple(args.source), trailers=trailers, conversation_id=args.conversation)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:
@@ -42,3 +50,9 @@ def _stdin() -> str:
     in a command-line argument, so the parse refuses them by name instead of the read failing."""
     buffer = getattr(sys.stdin, "buffer", None)  # a test's StringIO has none
     return sys.stdin.read() if buffer is None else buffer.read().decode("utf-8", "surrogateescape")
+
+
+def _source(text: str) -> str:
+    if not text.startswith("external:") or len(text) == len("external:"):
+        raise argparse.ArgumentTypeError(messages.TOOL_SOURCE_BAD.format(value=text))
+    return text

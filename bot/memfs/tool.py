@@ -63,6 +63,7 @@ class MemoryTool:
         if agent_name is None and agent_id == configured:
             agent_name = self.repo.get_config(AGENT_NAME_KEY)
         self.identity = identity.agent(agent_id, agent_name)
+        self.agent_id, self.agent_name = agent_id, agent_name
         self.push = push
 
     # ------------------------------------------------------------------ entry

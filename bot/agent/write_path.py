@@ -1,0 +1,111 @@
+"""The one way an agent's memory tool call becomes a write: parse it once, preview it (every
+check, nothing written), route it (`routing.route_edit`: straight to `main`, or a pull request
+for protected paths, large edits and untrusted content), then commit it with its provenance or
+open the pull request. Where there is no forge, an edit that needs a pull request is refused
+with a message that says how to connect one: it is never committed around the policy.
+
+`AgentSession` (and through it MCP and the slash commands) and `memrepo tool` all write through
+this, so the rules cannot differ by entry point."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from bot import messages
+from bot.agent.routing import EditFacts, Route, changed_lines, route_edit
+from bot.agent.tool import EditResult, SessionTool
+from bot.errors import MemrepoError
+from bot.memfs.calls import named_command, parse_call
+from bot.memfs.repo import MemoryRepo
+
+if TYPE_CHECKING:
+    from bot.forge.client import RetryPolicy
+
+log = logging.getLogger("memrepo.agent")
+
+
+class WritePath:
+    """Memory tool calls of one agent on one clone, under the repository's policy."""
+
+    def __init__(self, repo: MemoryRepo, agent_id: str | None = None, agent_name: str | None = None, *,
+                 push: bool = True,
+                 env: Mapping[str, str] | None = None, forge_retry: RetryPolicy | None = None,
+                 connect_hint: str = messages.AGENT_CONNECT_HINT) -> None:
+        self.repo = repo
+        self.tool = SessionTool(repo, agent_id, agent_name)  # the repository's agent when none is named
+        self.agent_id, self.agent_name = self.tool.agent_id, self.tool.agent_name
+        self.tool.push = push  # False: direct commits stay local until a sync (pull requests still push)
+        self.env = os.environ if env is None else env
+        self.forge_retry = forge_retry
+        self.connect_hint = connect_hint  # how the person at this entry point connects a remote
+
+    def handle(self, raw: object, *, external: tuple[str, ...] = (), trailers: tuple[tuple[str, str], ...] = (),
+               conversation_id: str | None = None, turn: int = 0) -> EditResult:
+        """One call as the agent sent it (a mapping or its JSON text). `external`: the untrusted
+        sources in the agent's context; `trailers`: the provenance a direct commit carries.
+        Never raises for bad input: refusals are results with ok False."""
+        try:
+            call = parse_call(raw)
+        except MemrepoError as exc:
+            return self.tool.refusal(named_command(raw), exc)
+        try:
+            preview = self.tool.preview(call)
+            policy = self.repo.policy(preview.head)
+        except MemrepoError as exc:
+            return self.tool.refusal(call, exc)
+        if not call.writes:
+            return EditResult.of(self.tool.apply(call), "view")
+        empties_core = leaves_core_empty(self.repo, preview.head, preview.changes)
+        facts = EditFacts(preview.paths, changed_lines(preview.changes), external, empties_core)
+        route = route_edit(facts, policy)
+        if route.direct:
+            return EditResult.of(self.tool.apply(call, trailers=trailers), "direct")
+        return self._propose(raw, call.command, route, conversation_id, turn)
+
+    def _propose(self, call: object, command: str, route: Route, conversation_id: str | None,
+                 turn: int) -> EditResult:
+        from bot.agent.proposal import propose_edit  # the forge and the worktree: only for edits that need them
+        from bot.dream.forge_target import forge_target
+        from bot.dream.pulls import make_client
+        from bot.memfs import sync
+
+        reasons = "; ".join(route.reasons)
+        head = self.repo.head_sha()
+        url = sync.remote_url(self.repo)
+        if url is None:
+            return EditResult(False, command, messages.AGENT_EDIT_NEEDS_REMOTE.format(reasons=reasons,
+                                                                                  connect=self.connect_hint),
+                              revision=head, route="refused")
+        try:
+            client = make_client(forge_target(url, self.env), self.forge_retry)
+            try:
+                made = propose_edit(self.repo, call, route, client, agent_id=self.agent_id,
+                                    agent_name=self.agent_name, conversation_id=conversation_id or "", turn=turn)
+            finally:
+                client.close()
+        except Exception as exc:  # MemrepoError, or anything unexpected: the agent is told, nothing is kept
+            if not isinstance(exc, MemrepoError):
+                log.exception("opening a pull request for an edit")
+            problem = exc if isinstance(exc, MemrepoError) else f"{type(exc).__name__}: {exc}"
+            return EditResult(False, command, messages.AGENT_EDIT_PR_FAILED.format(reasons=reasons, problem=problem),
+                              revision=head, route="refused")
+        after = messages.AGENT_EDIT_NEXT_REVIEW if route.untrusted else messages.AGENT_EDIT_NEXT_INTEGRATOR
+        text = messages.AGENT_EDIT_OPENED.format(number=made.number, url=made.url, branch=made.branch,
+                                                 reasons=reasons, next=after)
+        return EditResult(True, command, text, commit=made.commit, revision=head, pushed=False,
+                          paths=list(made.paths), route="pull-request", pull_request=made.number, url=made.url,
+                          branch=made.branch, labels=list(made.labels))
+
+
+def leaves_core_empty(repo: MemoryRepo, head: str, changes: Mapping[str, tuple[bytes | None, bytes | None]]) -> bool:
+    """Whether the change deletes the last file of core memory (`system/`): the agent would
+    start its next turn with no persona and nothing about the user."""
+    core = {path for path in repo.paths(head) if path.startswith("system/")}
+    if not core:
+        return False
+    deleted = {path for path, (_, after) in changes.items() if after is None}
+    added = {path for path, (before, after) in changes.items() if before is None and after is not None}
+    return not (core - deleted) and not any(path.startswith("system/") for path in added)
