@@ -135,6 +135,25 @@ def test_validate_base_refuses_a_branch_that_changes_a_read_only_file(created: P
     assert "notes.md: file is read_only" in out
 
 
+@pytest.mark.parametrize("edit", sorted(HOOK_EDITS))
+def test_the_integrators_validation_refuses_it_too(created: Path, tmp_path: Path, edit: str) -> None:
+    from bot.integrator.context import Remote
+    from bot.integrator.workspace import Workspace
+
+    lock(created, "notes.md")
+    base = git(created, "rev-parse", "HEAD").strip()
+    git(created, "checkout", "-qb", "memrepo/edit/a1/x")
+    HOOK_EDITS[edit](created, "notes.md")
+    git(created, "commit", "-qm", f"{edit} notes.md", "--no-verify")
+    head = git(created, "rev-parse", "HEAD").strip()
+    workspace = Workspace(tmp_path / "work", "alice/memory", Remote("unused"))
+    workspace.path.parent.mkdir(parents=True)
+    git(tmp_path, "clone", "-q", "--bare", str(created), str(workspace.path))
+    verdict = workspace.validate(base, head)
+    assert not verdict.valid
+    assert any(problem.startswith("notes.md: file is read_only") for problem in verdict.problems), verdict
+
+
 # -------------------------------------------------------------------- the rule, by table
 
 RO = LOCKED.encode()
