@@ -39,13 +39,14 @@ from rq.job import get_current_job
 
 from bot import backoff, messages
 from bot.config import DEFAULT_POLICY, Policy
+from bot.contracts import STATUS_CONTEXT
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, PullRequest
 from bot.forge.errors import NotFound, RateLimited
 from bot.integrator import act
 from bot.integrator.context import Context, get_context
 from bot.integrator.decide import decide, is_memrepo
-from bot.integrator.state import STATUS_CONTEXT, Kind, PullState, Review, Validation
+from bot.integrator.state import Kind, PullState, Review, Validation
 from bot.integrator.workspace import Workspace
 from bot.queue import (
     PREFIX,
