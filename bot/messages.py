@@ -1161,6 +1161,12 @@ LOG_NONE_IN_RANGE = "no commits touch {path} between {since} and {until}"
 # Where an edit goes (bot/agent/routing.py) and what the agent is told about it.
 AGENT_ROUTE_UNTRUSTED = "the turn included content from outside the conversation ({sources})"
 AGENT_ROUTE_PROTECTED = "it touches protected path(s) {paths}"
+AGENT_ROUTE_CONFLICT = "it could not be replayed onto main, which had moved: {reason}"
+AGENT_SET_ASIDE_PROPOSED = ("Commit {sha} \"{message}\" could not be replayed onto main ({reason}); it is now pull "
+                            "request #{number} ({url}), where the integrator or a person resolves it.")
+AGENT_SET_ASIDE_NOT_PROPOSED = ("Commit {sha} \"{message}\" could not be replayed onto main and is kept at {ref}; "
+                                "opening a pull request for it failed ({problem}); it stays there until a person "
+                                "deals with it.")
 AGENT_ROUTE_EMPTIES_CORE = "it deletes the last file of core memory (system/), which would leave the agent with none"
 AGENT_ROUTE_TOO_LARGE = "it changes {lines} lines, more than the {limit} a direct commit may change " \
                         "(direct_commit.max_changed_lines)"

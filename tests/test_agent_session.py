@@ -413,3 +413,30 @@ def test_an_edit_pull_request_the_forge_refuses_changes_nothing(world: World) ->
     assert world.memory.head_sha() == head == world.remote_main()
     assert world.remote_branches() == ["main"] and world.open_pulls() == []
     assert world.memory.read("reference/long.md") is None
+
+
+# ---------------------------------------------------------------------------------- queued edits that conflict
+def test_a_queued_edit_that_conflicts_becomes_a_pull_request(world: World) -> None:
+    """Another writer changed the same line on main while this agent's edit was queued: the
+    edit is not lost and not silently set aside; it becomes an agent-edit pull request and the
+    agent's next tool result says so, with its number."""
+    other = world.tmp / "other"
+    git(world.tmp, "clone", "-q", git(world.memory.root, "remote", "get-url", "origin").strip(), str(other))
+    with world.session(push=False) as s:
+        s.record("user", "My name is Samuel.")
+        queued = s.handle_tool_call(replace_call("Nothing recorded yet.", "Called Samuel.", reason="Name"))
+        assert queued.ok and queued.pushed is False
+        text = (other / HUMAN).read_text().replace("Nothing recorded yet.", "Called Sam.")
+        (other / HUMAN).write_text(text)
+        git(other, "-c", "user.name=Pat", "-c", "user.email=pat@example.com", "commit", "-q", "-am", "Sam")
+        git(other, "push", "-q", "origin", "main")
+        s.tool.push = True
+        later = s.handle_tool_call({"command": "create", "path": "reference/trips.md", "description": "Trips",
+                                    "file_text": "- Lisbon in May\n"})  # unrelated: it lands, and pushes
+    assert later.ok and later.pushed, later.message
+    [pull] = world.open_pulls()
+    assert f"#{pull.number}" in later.message and "could not be replayed" in later.message
+    assert LABEL_AGENT_EDIT in pull.labels and pull.head_ref.startswith("memrepo/edit/a1/")
+    assert world.branch_commit(pull.head_ref) == queued.commit  # the agent's own commit, trailers and all
+    assert "Called Sam." in world.remote_file(HUMAN) and "Samuel" not in world.remote_file(HUMAN)
+    assert sync.set_aside_commits(world.memory) == []  # dealt with: it is the pull request now

@@ -25,7 +25,7 @@ import pygit2
 from bot import identity, messages
 from bot.agent import render
 from bot.agent.routing import Route
-from bot.contracts import EDIT_BRANCH_PREFIX
+from bot.contracts import CONVERSATION_ID, EDIT_BRANCH_PREFIX, LABEL_AGENT_EDIT, LABEL_UNTRUSTED
 from bot.dream.runner import fetch_base
 from bot.dream.worktree import push_branch, worktree
 from bot.errors import MemrepoError
@@ -33,9 +33,11 @@ from bot.forge.client import ForgeClient, NewPullRequest
 from bot.forge.errors import ForgeError
 from bot.memfs.calls import parse_call
 from bot.memfs.repo import MemoryRepo
-from bot.memfs.sync import BRANCH
+from bot.memfs.sync import BRANCH, SetAside
+from bot.memfs.sync.replay import dismiss
 from bot.memfs.sync.transport import delete_branch
 from bot.memfs.tool import MemoryTool
+from bot.trailers import external_sources, trailer_map
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,43 @@ def propose_edit(repo: MemoryRepo, raw_call: object, route: Route, client: Forge
         raise MemrepoError(messages.AGENT_EDIT_UNLABELLED.format(number=pr.number, problem=exc)) from None
     pr = replace(pr, labels=labels)
     return EditProposal(pr.number, pr.url, branch, sha, base, tuple(result.paths), tuple(pr.labels))
+
+
+def propose_set_aside(repo: MemoryRepo, entry: SetAside, client: ForgeClient, *, agent_id: str) -> EditProposal:
+    """Open a pull request for a queued commit sync could not replay onto main: the commit
+    itself, on the parent it was made on, so the integrator (or a person) merges it with what
+    moved, as for any pull request. Its set-aside ref goes once the pull request exists."""
+    commit = repo.git[entry.commit].peel(pygit2.Commit)
+    found = dict(trailer_map(commit.message))
+    sources = external_sources([commit.message])
+    route = Route(False, (LABEL_AGENT_EDIT, LABEL_UNTRUSTED) if sources else (LABEL_AGENT_EDIT,), sources=sources,
+                  conflict=entry.reason)
+    base = str(commit.parent_ids[0]) if commit.parent_ids else entry.commit
+    deltas = commit.parents[0].tree.diff_to_tree(commit.tree).deltas if commit.parents else ()
+    paths = tuple(sorted({d.new_file.path or d.old_file.path for d in deltas}))
+    branch = branch_name(agent_id)
+    ctx = render.EditContext(agent_id, found.get(CONVERSATION_ID, ""), 0, "replay", entry.message, paths, base,
+                             branch, route)
+    ref = f"refs/heads/{branch}"
+    repo.git.references.create(ref, entry.commit)
+    try:
+        push_branch(repo, branch)
+    finally:
+        with contextlib.suppress(KeyError, pygit2.GitError):
+            repo.git.references.delete(ref)
+    try:
+        pr = client.open_pull_request(NewPullRequest(head=branch, base=BRANCH, title=render.title(ctx),
+                                                     body=render.body(ctx)))
+    except BaseException:
+        delete_branch(repo, branch)
+        raise
+    try:
+        labels = client.add_labels(pr.number, route.labels)
+    except ForgeError as exc:
+        _withdraw(repo, client, pr.number, branch)
+        raise MemrepoError(messages.AGENT_EDIT_UNLABELLED.format(number=pr.number, problem=exc)) from None
+    dismiss(repo, entry.ref)
+    return EditProposal(pr.number, pr.url, branch, entry.commit, base, paths, tuple(labels))
 
 
 def _commit(repo: MemoryRepo, base: str, tip: str, message: str, who: identity.Identity) -> str:

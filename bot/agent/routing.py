@@ -48,6 +48,7 @@ class Route:
     protected: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     empties_core: bool = False
+    conflict: str = ""  # a queued edit that could not be replayed onto main: why
 
     @property
     def untrusted(self) -> bool:
@@ -63,6 +64,8 @@ class Route:
             out.append(messages.AGENT_ROUTE_PROTECTED.format(paths=", ".join(self.protected)))
         if self.empties_core:
             out.append(messages.AGENT_ROUTE_EMPTIES_CORE)
+        if self.conflict:
+            out.append(messages.AGENT_ROUTE_CONFLICT.format(reason=self.conflict))
         if self.too_large:
             out.append(messages.AGENT_ROUTE_TOO_LARGE.format(lines=self.changed_lines,
                                                              limit=self.max_changed_lines))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot import messages
 from bot.agent.routing import EditFacts, Route, changed_lines, route_edit
@@ -41,6 +41,8 @@ class WritePath:
         self.env = os.environ if env is None else env
         self.forge_retry = forge_retry
         self.connect_hint = connect_hint  # how the person at this entry point connects a remote
+        self.tool.on_set_aside = self._set_aside
+        self._told: set[str] = set()  # set-aside refs already reported or proposed
 
     def handle(self, raw: object, *, external: tuple[str, ...] = (), trailers: tuple[tuple[str, str], ...] = (),
                conversation_id: str | None = None, turn: int = 0) -> EditResult:
@@ -62,8 +64,61 @@ class WritePath:
         facts = EditFacts(preview.paths, changed_lines(preview.changes), external, empties_core)
         route = route_edit(facts, policy)
         if route.direct:
-            return EditResult.of(self.tool.apply(call, trailers=trailers), "direct")
+            return self._with_earlier_set_aside(EditResult.of(self.tool.apply(call, trailers=trailers), "direct"))
         return self._propose(raw, call.command, route, conversation_id, turn)
+
+    def _with_earlier_set_aside(self, result: EditResult) -> EditResult:
+        """`result`, also telling of commits set aside since the last result (by a sync that
+        followed main in the background), so no queued edit is dropped without a word."""
+        from bot.memfs import sync
+
+        pending = tuple(e for e in sync.set_aside_commits(self.repo) if e.ref not in self._told)
+        if not pending:
+            return result
+        result.message = f"{result.message} {self._set_aside(pending)}"
+        return result
+
+    def _set_aside(self, entries: tuple[Any, ...]) -> str:
+        """What the agent is told of queued commits sync could not replay: each becomes an
+        agent-edit pull request when the memory has a forge, else it stays on its ref."""
+        from bot.agent.proposal import propose_set_aside
+        from bot.memfs import sync
+
+        self._told.update(e.ref for e in entries)
+        client = self._forge()
+        if client is None:
+            return sync.set_aside_note(entries)
+        notes = []
+        try:
+            for entry in entries:
+                try:
+                    made = propose_set_aside(self.repo, entry, client, agent_id=self.agent_id)
+                except Exception as exc:  # the commit stays on its ref; the agent hears why
+                    if not isinstance(exc, MemrepoError):
+                        log.exception("opening a pull request for a set-aside commit")
+                    notes.append(messages.AGENT_SET_ASIDE_NOT_PROPOSED.format(
+                        sha=entry.commit[:12], message=entry.message, ref=entry.ref, problem=exc))
+                    continue
+                notes.append(messages.AGENT_SET_ASIDE_PROPOSED.format(
+                    sha=entry.commit[:12], message=entry.message, reason=entry.reason, number=made.number,
+                    url=made.url))
+        finally:
+            client.close()
+        return " ".join(notes)
+
+    def _forge(self) -> Any:
+        """A client for the memory's forge, or None when origin is not one (or has no token)."""
+        from bot.dream.forge_target import forge_target
+        from bot.dream.pulls import make_client
+        from bot.memfs import sync
+
+        url = sync.remote_url(self.repo)
+        if url is None:
+            return None
+        try:
+            return make_client(forge_target(url, self.env), self.forge_retry)
+        except MemrepoError:
+            return None
 
     def _propose(self, call: object, command: str, route: Route, conversation_id: str | None,
                  turn: int) -> EditResult:

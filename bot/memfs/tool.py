@@ -11,7 +11,7 @@ leaves the commit queued and says so.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +65,9 @@ class MemoryTool:
         self.identity = identity.agent(agent_id, agent_name)
         self.agent_id, self.agent_name = agent_id, agent_name
         self.push = push
+        # What the result says of queued commits a push could not replay (sync.set_aside_note
+        # unless set): the session turns them into pull requests where there is a forge.
+        self.on_set_aside: Callable[[tuple[Any, ...]], str] | None = None
 
     # ------------------------------------------------------------------ entry
     def call(self, raw: object) -> ToolResult:
@@ -170,7 +173,7 @@ class MemoryTool:
         result = sync.push(self.repo)
         if result.reason == sync.NO_REMOTE:
             return None, messages.NO_REMOTE_NOTE
-        aside = sync.set_aside_note(result.set_aside)
+        aside = (self.on_set_aside or sync.set_aside_note)(result.set_aside) if result.set_aside else ""
         if any(e.commit == sha for e in result.set_aside):
             return False, aside
         note = messages.PUSHED if result.pushed else messages.NOT_PUSHED.format(reason=result.reason)

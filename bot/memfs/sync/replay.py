@@ -6,6 +6,7 @@ backup ref, never dropped and never forced over the remote."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from dataclasses import dataclass
@@ -79,6 +80,14 @@ def set_aside(repo: MemoryRepo, sha: str, reason: str = "") -> str:
 def backups(repo: MemoryRepo) -> list[str]:
     """Backup refs of local commits that sync set aside, oldest first."""
     return sorted(r for r in repo.git.listall_references() if r.startswith(BACKUP_PREFIX))
+
+
+def dismiss(repo: MemoryRepo, ref: str) -> None:
+    """Forget a set-aside commit (its ref and its reason): it was dealt with."""
+    with contextlib.suppress(KeyError, pygit2.GitError):
+        repo.git.references.delete(ref)
+    with contextlib.suppress(OSError):
+        (_records(repo) / f"{ref.rsplit('/', 1)[-1]}.json").unlink()
 
 
 def set_aside_commits(repo: MemoryRepo) -> list[SetAside]:
