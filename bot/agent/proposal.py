@@ -31,7 +31,7 @@ from bot.dream.worktree import push_branch, worktree
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, NewPullRequest
 from bot.forge.errors import ForgeError
-from bot.memfs.calls import parse_call
+from bot.memfs.calls import Call
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync import BRANCH, SetAside
 from bot.memfs.sync.replay import dismiss
@@ -56,14 +56,13 @@ def branch_name(agent_id: str, short_id: str | None = None) -> str:
     return f"{EDIT_BRANCH_PREFIX}{agent_id}/{short_id or secrets.token_hex(4)}"
 
 
-def propose_edit(repo: MemoryRepo, raw_call: object, route: Route, client: ForgeClient, *, agent_id: str,
+def propose_edit(repo: MemoryRepo, call: Call, route: Route, client: ForgeClient, *, agent_id: str,
                  agent_name: str | None, conversation_id: str, turn: int) -> EditProposal:
-    """Open the pull request for one edit; MemrepoError (one line) when it cannot, with
-    nothing left behind."""
+    """Open the pull request for one (parsed) edit; MemrepoError (one line) when it cannot,
+    with nothing left behind."""
     base = fetch_base(repo)
-    call = parse_call(raw_call)
     with worktree(repo, base) as path:
-        result = MemoryTool(path, agent_id, agent_name, push=False).call(raw_call)
+        result = MemoryTool(path, agent_id, agent_name, push=False).apply(call)
         if not result.ok:
             raise MemrepoError(messages.AGENT_EDIT_NOT_APPLICABLE.format(base=base[:12], problem=result.message))
         tip = MemoryRepo.open(path).head_sha() or base

@@ -18,7 +18,7 @@ from bot import messages
 from bot.agent.routing import EditFacts, Route, changed_lines, route_edit
 from bot.agent.tool import EditResult, SessionTool
 from bot.errors import MemrepoError
-from bot.memfs.calls import named_command, parse_call
+from bot.memfs.calls import Call, named_command, parse_call
 from bot.memfs.repo import MemoryRepo
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ class WritePath:
         route = route_edit(facts, policy)
         if route.direct:
             return self._with_earlier_set_aside(EditResult.of(self.tool.apply(call, trailers=trailers), "direct"))
-        return self._propose(raw, call.command, route, conversation_id, turn)
+        return self._propose(call, route, conversation_id, turn)
 
     def _with_earlier_set_aside(self, result: EditResult) -> EditResult:
         """`result`, also telling of commits set aside since the last result (by a sync that
@@ -120,8 +120,7 @@ class WritePath:
         except MemrepoError:
             return None
 
-    def _propose(self, call: object, command: str, route: Route, conversation_id: str | None,
-                 turn: int) -> EditResult:
+    def _propose(self, call: Call, route: Route, conversation_id: str | None, turn: int) -> EditResult:
         from bot.agent.proposal import propose_edit  # the forge and the worktree: only for edits that need them
         from bot.dream.forge_target import forge_target
         from bot.dream.pulls import make_client
@@ -131,7 +130,7 @@ class WritePath:
         head = self.repo.head_sha()
         url = sync.remote_url(self.repo)
         if url is None:
-            return EditResult(False, command, messages.AGENT_EDIT_NEEDS_REMOTE.format(reasons=reasons,
+            return EditResult(False, call.command, messages.AGENT_EDIT_NEEDS_REMOTE.format(reasons=reasons,
                                                                                   connect=self.connect_hint),
                               revision=head, route="refused")
         try:
@@ -145,12 +144,12 @@ class WritePath:
             if not isinstance(exc, MemrepoError):
                 log.exception("opening a pull request for an edit")
             problem = exc if isinstance(exc, MemrepoError) else f"{type(exc).__name__}: {exc}"
-            return EditResult(False, command, messages.AGENT_EDIT_PR_FAILED.format(reasons=reasons, problem=problem),
-                              revision=head, route="refused")
+            refusal = messages.AGENT_EDIT_PR_FAILED.format(reasons=reasons, problem=problem)
+            return EditResult(False, call.command, refusal, revision=head, route="refused")
         after = messages.AGENT_EDIT_NEXT_REVIEW if route.untrusted else messages.AGENT_EDIT_NEXT_INTEGRATOR
         text = messages.AGENT_EDIT_OPENED.format(number=made.number, url=made.url, branch=made.branch,
                                                  reasons=reasons, next=after)
-        return EditResult(True, command, text, commit=made.commit, revision=head, pushed=False,
+        return EditResult(True, call.command, text, commit=made.commit, revision=head, pushed=False,
                           paths=list(made.paths), route="pull-request", pull_request=made.number, url=made.url,
                           branch=made.branch, labels=list(made.labels))
 
