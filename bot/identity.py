@@ -9,12 +9,14 @@ account from there. Any other author is a person.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bot.contracts import DREAM_BRANCH_PREFIX, EDIT_BRANCH_PREFIX
 from bot.errors import MemrepoError
+from bot.settings import BOT_LOGIN
 
 AGENT_DOMAIN = "agents.memrepo"
 DREAM_DOMAIN = "dreams.memrepo"
@@ -124,3 +126,9 @@ def commit_role(author_email: str, committer_email: str = "", message: str = "",
             and committer_email.strip().lower() == WEB_FLOW_EMAIL and merges_memrepo_branch(message)):
         return "integrator"
     return "human"
+
+
+def writer(author_email: str, committer_email: str, message: str) -> str:
+    """`commit_role` with the integrator's forge login of this deployment (MEMREPO_BOT_LOGIN):
+    the role `memrepo log`, `why` and `at` give a commit."""
+    return commit_role(author_email, committer_email, message, (os.environ.get(BOT_LOGIN, ""),))

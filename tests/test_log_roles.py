@@ -253,3 +253,17 @@ def test_serve_local_gives_the_integrator_the_account_log_knows() -> None:
     from bot.serve import local
 
     assert local.BOT_LOGIN == identity.LOCAL_BOT_LOGIN
+
+
+def test_why_and_at_give_the_same_roles_as_the_log(world: World, history: dict[str, str]) -> None:
+    from datetime import UTC, datetime
+
+    from bot.memfs.history import at
+    from bot.provenance.why import why
+
+    report = why(world.memory.root, "conversations/c1/2026-03.md", 1, forge=False, transcripts=False)
+    [origin] = report["origins"]
+    assert origin["writer"] == "dreamer" and origin["via"] == "merge"
+    merge = git(world.memory.root, "show", "-s", "--format=%s", origin["landed"]["sha"]).strip()
+    assert history[merge] == "integrator"
+    assert at(world.memory.root, datetime.now(UTC))["role"] == history["Merge pull request #5 from alice/notes"]

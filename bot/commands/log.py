@@ -48,13 +48,11 @@ def entry(sha: str, time: str, author_name: str, author_email: str, role: str, s
 
 def run(args: argparse.Namespace) -> int:
     import json
-    import os
 
-    from bot.identity import commit_role
+    from bot.identity import writer
     from bot.memfs import paths
     from bot.memfs.history import iso
     from bot.memfs.repo import MemoryRepo
-    from bot.settings import BOT_LOGIN
 
     lo, hi = time_window(args.since, args.until)
     repo = MemoryRepo.open(args.repo)
@@ -62,7 +60,6 @@ def run(args: argparse.Namespace) -> int:
     path = paths.normalize(args.path, add_md=False, reserved=False) if args.path else None
     if path and repo.read(path) is None and repo.read(path + ".md") is not None:
         path += ".md"
-    bot_logins = (os.environ.get(BOT_LOGIN, ""),)
     entries: list[dict[str, Any]] = []
     shown = 0
     for info in repo.log(path=path):
@@ -71,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         commit = repo.git[info.sha]
         if (lo is not None and commit.commit_time < lo) or (hi is not None and commit.commit_time > hi):
             continue
-        role = commit_role(info.author_email, commit.committer.email, info.message, bot_logins)
+        role = writer(info.author_email, commit.committer.email, info.message)
         if args.json:
             entries.append(entry(info.sha, iso(info.time), info.author_name, info.author_email, role, info.summary,
                                  _changed_paths(repo.git, commit)))

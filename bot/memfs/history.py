@@ -27,7 +27,7 @@ from bot import messages
 from bot.config import CONFIG_PATH, DEFAULT_POLICY, PolicyError, parse_policy
 from bot.dates import EXIT_BAD_DATE, BadDateError, parse_when, parse_when_bound
 from bot.errors import MemrepoError
-from bot.identity import role_of
+from bot.identity import writer
 from bot.memfs import refs, timeline
 from bot.memfs.compile import DEFAULT_MEMORY_DIR, compile_memory, compile_prompt, read_document
 from bot.memfs.repo import MAIN, MemoryRepo
@@ -136,7 +136,7 @@ def at(repo_root: str | os.PathLike[str], when: datetime, path: str | None = Non
         "commit": sha,
         "committed_at": iso(commit.commit_time),
         "author": {"name": commit.author.name, "email": commit.author.email},
-        "role": role_of(commit.author.email),
+        "role": writer(commit.author.email, commit.committer.email, commit.message),
         "summary": commit.message.split("\n", 1)[0],
         "latest": latest,
         "path": None,

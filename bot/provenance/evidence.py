@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.contracts import AGENT_ID, BASE_COMMIT, CONVERSATION_ID, DREAM_ID, TRANSCRIPT_RANGE
 from bot.dream.provenance import Provenance
-from bot.identity import role_of
+from bot.identity import writer
 from bot.memfs.history import iso
 from bot.trailers import trailer_map
 
@@ -23,12 +23,12 @@ _RESOLUTION = re.compile(r"^Merge (?P<base>[0-9a-f]{7,64}) into (?P<branch>\S+):
 
 
 def commit_data(sha: str, parents: Sequence[str], author_name: str, author_email: str, authored: int,
-                committed: int, message: str) -> dict[str, Any]:
+                committed: int, message: str, committer_email: str = "") -> dict[str, Any]:
     return {
         "sha": sha,
         "parents": list(parents),
         "author": {"name": author_name, "email": author_email},
-        "role": role_of(author_email),
+        "role": writer(author_email, committer_email, message),
         "authored_at": iso(authored),
         "committed_at": iso(committed),
         "summary": message.split("\n", 1)[0],

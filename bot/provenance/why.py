@@ -104,7 +104,7 @@ def why(repo_root: str | os.PathLike[str], path: str, line: int | None = None, *
 def _commit(repo: MemoryRepo, sha: str) -> dict[str, Any]:
     c = repo.git[sha].peel(pygit2.Commit)
     return evidence.commit_data(sha, [str(p) for p in c.parent_ids], c.author.name, c.author.email, c.author.time,
-                                c.commit_time, c.message)
+                                c.commit_time, c.message, c.committer.email)
 
 
 def _origin(repo: MemoryRepo, chain: timeline.Timeline, sha: str, path: str, sources: Sources) -> dict[str, Any]:
