@@ -115,7 +115,7 @@ def _origin(repo: MemoryRepo, chain: timeline.Timeline, sha: str, path: str, sou
     via = "direct" if landed is not None and landed["sha"] == sha else "merge" if landed else "unknown"
     origin: dict[str, Any] = {
         "commit": commit, "writer": writer, "lines": [], "via": via,
-        "landed": None if landed is None else {k: landed[k] for k in ("sha", "committed_at", "summary")},
+        "landed": None if landed is None else {k: landed[k] for k in ("sha", "committed_at", "summary", "role")},
         "pull_request": None, "forge_error": None, "resolution": None, "dream": None, "dream_note": None,
         "turn": None, "transcript": None,
     }
