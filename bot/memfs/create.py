@@ -20,6 +20,13 @@ from bot.templating import render, templates_root
 
 TEMPLATE_DIR = "memory"
 
+# The GitHub Action the memory repository's validation workflow runs (this project's action.yml),
+# pinned by commit so that no later push to memrepo, and no package someone registers under its
+# name, runs in a memory repository's CI. A commit of this project that has action.yml; moved
+# forward with each release (tests/test_workflows.py checks it is in this repository's history).
+VALIDATE_ACTION = "memrepo/memrepo"
+VALIDATE_ACTION_COMMIT = "956596495faac1620e3547b602eb3546dc290e3a"
+
 
 def template_files(agent_id: str, agent_name: str) -> dict[str, bytes]:
     """The files of a new memory repository: `*.j2` rendered, everything else verbatim."""
@@ -28,7 +35,8 @@ def template_files(agent_id: str, agent_name: str) -> dict[str, bytes]:
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         rel = path.relative_to(root).as_posix()
         if rel.endswith(".j2"):
-            text = render(f"{TEMPLATE_DIR}/{rel}", agent_id=agent_id, agent_name=agent_name)
+            text = render(f"{TEMPLATE_DIR}/{rel}", agent_id=agent_id, agent_name=agent_name,
+                          action=VALIDATE_ACTION, commit=VALIDATE_ACTION_COMMIT)
             out[rel[: -len(".j2")]] = text.encode("utf-8")
         else:
             out[rel] = path.read_bytes()
