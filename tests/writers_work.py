@@ -67,6 +67,7 @@ def seed_files(writers: int) -> dict[str, str]:
 def make_remote(folder: Path, writers: int) -> tuple[Path, list[Path]]:
     """A bare remote that refuses forced updates, holding a memory made by `memrepo init` plus
     the shared files, and one clone of it per writer, connected with `sync.set_remote`."""
+    folder.mkdir(parents=True, exist_ok=True)
     remote = folder / "remote.git"
     git(folder, "init", "-q", "--bare", "-b", "main", str(remote))
     git(remote, "config", "receive.denyNonFastForwards", "true")
@@ -102,6 +103,7 @@ class Edit:
     pushed: bool | None
     message: str
     ms: float
+    at: float  # time.time() when the call began
 
 
 @dataclass
@@ -149,11 +151,11 @@ def run_writer(root: str, writer: int, edits: int, home: str, start: Callable[[]
             for k in range(edits):
                 session.record("user", f"Please remember {token(writer, k)}.")
                 call = call_for(session.repo, writer, k)
-                began = time.perf_counter()
+                at, began = time.time(), time.perf_counter()
                 result = session.handle_tool_call(call)
                 ms = (time.perf_counter() - began) * 1000
                 report.edits.append(Edit(writer, k, kind_of(k), token(writer, k), result.ok, result.route,
-                                         result.commit, result.pushed, result.message, ms))
+                                         result.commit, result.pushed, result.message, ms, at))
         store.close()
     except Exception as exc:  # reported to the parent, which fails: a writer must not hang it
         report.error = f"{type(exc).__name__}: {exc}"
