@@ -82,11 +82,12 @@ class World:
         base = str(g.merge_base(self.local, self.remote))
         remote_touched = changed_paths(self.repo, base, self.remote)
         queued = commits_between(self.repo, self.remote, self.local)
-        new_tip, replayed, failed = replay(self.repo, self.local, self.remote)
+        new_tip, moved, failed = replay(self.repo, self.local, self.remote)
         failed_ids = {str(c.id) for c, _ in failed}
         assert failed_ids <= {str(c.id) for c in queued}
+        assert not failed_ids & set(moved)  # a commit is replayed or failed, never both
         landed = {token_of(c) for c in commits_between(self.repo, self.remote, new_tip)}
-        assert replayed == len(landed)
+        assert len(moved) == len(landed)
         for commit in queued:
             token, paths = token_of(commit), changed_paths(self.repo, str(commit.parents[0].id), str(commit.id))
             lands = token in landed and adds(self.repo, new_tip, self.remote, token)

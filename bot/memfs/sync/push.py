@@ -83,22 +83,29 @@ def off_main(repo: MemoryRepo) -> str | None:
     return None if branch == BRANCH else messages.SYNC_NOT_ON_MAIN.format(branch=branch or "a detached HEAD")
 
 
-def rebase_onto(repo: MemoryRepo, local: str, remote: str) -> tuple[int, list[SetAside], str | None]:
+def rebase_onto(repo: MemoryRepo, local: str, remote: str, made_as: dict[str, str] | None = None
+                ) -> tuple[int, list[SetAside], str | None]:
     """Move main to `local`'s commits replayed onto `remote`, one by one: (replayed, the
     commits set aside, None), or (0, [], reason it could not be done now). A commit that
-    cannot be replayed is kept on a backup ref of its own with the reason; the others land."""
+    cannot be replayed is kept on a backup ref of its own with the reason; the others land.
+    `made_as` maps a commit an earlier replay made to the one the agent committed (it is
+    updated here): what is set aside is that commit, the one its tool result named."""
+    made_as = {} if made_as is None else made_as
     dirty = repo.dirty_paths()
     if dirty:
         return 0, [], messages.SYNC_DIRTY_QUEUED.format(paths=dirty_message(dirty))
-    new_tip, replayed, failed = replay(repo, local, remote)
+    new_tip, moved, failed = replay(repo, local, remote)
+    for old, new in moved.items():
+        made_as[new] = made_as.get(old, old)
     kept = []
     for commit, problems in failed:
         reason = "; ".join(problems)
-        ref = set_aside(repo, str(commit.id), reason)
-        kept.append(SetAside(str(commit.id), commit.message.split("\n", 1)[0], ref, reason))
+        original = made_as.get(str(commit.id), str(commit.id))
+        ref = set_aside(repo, original, reason)
+        kept.append(SetAside(original, commit.message.split("\n", 1)[0], ref, reason))
     if new_tip != local:
         repo.move_branch(new_tip, expected=local)
-    return replayed, kept, None
+    return len(moved), kept, None
 
 
 def publish(repo: MemoryRepo, *, pulled: int = 0, replayed: int = 0,
@@ -106,6 +113,7 @@ def publish(repo: MemoryRepo, *, pulled: int = 0, replayed: int = 0,
     """Push main, replaying onto the remote each time it moved; bounded, never forced.
     The caller holds the lock."""
     kept = list(kept)
+    made_as: dict[str, str] = {}
     for attempt in range(ATTEMPTS):
         local = repo.head_sha()
         assert local is not None
@@ -128,7 +136,7 @@ def publish(repo: MemoryRepo, *, pulled: int = 0, replayed: int = 0,
                               0, pulled, replayed, attempt + 1, set_aside=tuple(kept))
         if remote is None or contains(repo, local, remote):
             continue
-        done, aside, reason = rebase_onto(repo, local, remote)
+        done, aside, reason = rebase_onto(repo, local, remote, made_as)
         kept += aside
         if reason is not None:
             return SyncResult(False, reason, local, 0, pulled, replayed, attempt + 1, set_aside=tuple(kept))

@@ -170,16 +170,18 @@ def replay_commit(repo: MemoryRepo, commit: pygit2.Commit, tip: pygit2.Commit) -
     return g[new_id].peel(pygit2.Commit)
 
 
-def replay(repo: MemoryRepo, local: str, onto: str) -> tuple[str, int, list[tuple[pygit2.Commit, list[str]]]]:
+def replay(repo: MemoryRepo, local: str, onto: str
+           ) -> tuple[str, dict[str, str], list[tuple[pygit2.Commit, list[str]]]]:
     """Replay the commits of `local` that `onto` lacks one by one, oldest first: (new tip,
-    replayed, [(commit, problems)] of those that could not be). A commit that conflicts
-    does not stop the others: each that applies on the tip so far lands. Merge commits are
-    dropped (like `git rebase`): their sides are replayed one by one."""
+    {commit: its replayed commit} of those replayed, [(commit, problems)] of those that could
+    not be). A commit that conflicts does not stop the others: each that applies on the tip so
+    far lands. Merge commits are dropped (like `git rebase`): their sides are replayed one by
+    one."""
     g = repo.git
     walker = g.walk(local, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
     walker.hide(onto)
     tip = g[onto].peel(pygit2.Commit)
-    replayed = 0
+    moved: dict[str, str] = {}
     failed: list[tuple[pygit2.Commit, list[str]]] = []
     for commit in list(walker):
         if len(commit.parents) > 1:
@@ -190,6 +192,6 @@ def replay(repo: MemoryRepo, local: str, onto: str) -> tuple[str, int, list[tupl
             failed.append((commit, exc.problems))
             continue
         if new.id != tip.id:
-            replayed += 1
+            moved[str(commit.id)] = str(new.id)
         tip = new
-    return str(tip.id), replayed, failed
+    return str(tip.id), moved, failed
