@@ -283,7 +283,7 @@ CASES: list[tuple[str, str, bytes | None, bytes | None, Policy, list[str]]] = [
         b"merj: auto\n",
         None,
         P,
-        ["unknown key 'merj' (allowed: direct_commit, dream, limits, merge, merge_instructions, protected)"],
+        ["unknown key 'merj' (allowed: direct_commit, dream, limits, merge, merge_instructions, protected, trusted_sources)"],
     ),
     (
         "config bad value",
