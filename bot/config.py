@@ -17,7 +17,7 @@ CONFIG_PATH = ".memrepo/config.yml"
 
 MERGE_MODES = ("auto", "explicit", "review")
 DREAM_TRIGGERS = ("step-count", "compaction", "off")
-DREAM_STRATEGIES = ("verbatim", "llm")
+DREAM_STRATEGIES = ("verbatim", "llm", "anthropic")
 
 
 class PolicyError(ValueError):

@@ -53,9 +53,10 @@ def reply(*blocks: dict[str, Any], stop: str | None = None, tokens: tuple[int, i
 
 class ScriptedMessages:
     """POST /v1/messages answered from a script, one reply per request, every request kept.
-    A request past the end of the script is answered 400, so the test fails saying so."""
+    A reply may be a whole httpx2.Response (an error, say). A request past the end of the
+    script is answered 400, so the test fails saying so."""
 
-    def __init__(self, *replies: dict[str, Any]) -> None:
+    def __init__(self, *replies: dict[str, Any] | httpx2.Response) -> None:
         self.replies = list(replies)
         self.requests: list[dict[str, Any]] = []
 
@@ -65,7 +66,8 @@ class ScriptedMessages:
         if len(self.requests) > len(self.replies):
             return httpx2.Response(400, json={"type": "error", "error": {
                 "type": "invalid_request_error", "message": "the script has no more replies"}})
-        return httpx2.Response(200, json=self.replies[len(self.requests) - 1])
+        answer = self.replies[len(self.requests) - 1]
+        return answer if isinstance(answer, httpx2.Response) else httpx2.Response(200, json=answer)
 
     def client(self) -> anthropic.Anthropic:
         return anthropic.Anthropic(api_key="sk-ant-test", base_url=API, max_retries=0,

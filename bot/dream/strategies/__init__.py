@@ -48,7 +48,7 @@ class Strategy(Protocol):
 
 
 def get_strategy(name: str) -> Strategy:
-    """The strategy called `name` (verbatim or llm), configured from the environment."""
+    """The strategy called `name` (verbatim, llm or anthropic), configured from the environment."""
     if name == "verbatim":
         from bot.dream.strategies.verbatim import VerbatimStrategy
 
@@ -57,4 +57,11 @@ def get_strategy(name: str) -> Strategy:
         from bot.dream.strategies.llm import LlmStrategy
 
         return LlmStrategy.from_env()
+    if name == "anthropic":
+        try:
+            from bot.dream.strategies.anthropic import AnthropicStrategy
+        except ImportError as exc:  # the SDK is an optional extra
+            raise MemrepoError(messages.ANTHROPIC_SDK_MISSING.format(problem=f"no module named {exc.name!r}")) \
+                from None
+        return AnthropicStrategy.from_env()
     raise MemrepoError(messages.DREAM_UNKNOWN_STRATEGY.format(name=name, known=", ".join(DREAM_STRATEGIES)))
