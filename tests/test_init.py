@@ -78,8 +78,9 @@ def test_init_workflow_validates_pull_requests(created: Path) -> None:
     workflow = yaml.safe_load((created / ".github/workflows/memrepo-validate.yml").read_text())
     assert "pull_request" in workflow[True]  # YAML 1.1 reads the key `on` as true
     steps = workflow["jobs"]["validate"]["steps"]
-    script = "\n".join(step.get("run", "") for step in steps)
-    assert "memrepo validate --base" in script
+    [validate_step] = [s for s in steps if s.get("uses", "").startswith(create.VALIDATE_ACTION + "@")]
+    assert validate_step["uses"] == f"{create.VALIDATE_ACTION}@{create.VALIDATE_ACTION_COMMIT}"
+    assert validate_step["with"] == {"base": "${{ github.event.pull_request.base.sha }}"}
 
 
 def test_init_git_state(created: Path) -> None:
