@@ -96,8 +96,11 @@ def test_a_dream_that_edits_two_files_opens_one_pull_request_naming_the_model_an
 
 def test_a_dream_that_proposes_nothing_opens_nothing(world: World) -> None:  # noqa: F811
     world.say("Hello!")
-    api = ScriptedMessages(reply(search_for("hello")), reply(text("Nothing here is worth recording.")))
+    api = ScriptedMessages(reply(search_for("...")), reply(search_for("hello")),
+                           reply(text("Nothing here is worth recording.")))
     result = dream(world, api)
+    assert api.result(2) == ("the query has no words to search for; give one or more words", True)
+    assert not api.result(3)[1] and "Hello!" in api.result(3)[0]
     assert result.status == triggers.NOTHING
     assert "Nothing here is worth recording." in result.message
     world.assert_nothing_left()
