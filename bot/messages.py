@@ -765,7 +765,7 @@ Commands (the memory tool):
 - {"command": "rename", "old_path": "...", "new_path": "..."}
 - {"command": "delete", "path": "..."}
 """
-# Claude's memory tool (bot/agent/anthropic.py). A successful call answers in the words of the
+# Claude's memory tool (bot/anthropic_memory.py). A successful call answers in the words of the
 # SDK's own file-backed memory tool, which Claude's memory tool is trained on, followed by
 # memrepo's line saying what was committed; every other outcome is memrepo's message.
 ANTHROPIC_SDK_MISSING = (

@@ -21,7 +21,8 @@ import httpx2
 import pytest
 
 from bot.agent import AgentSession
-from bot.agent.anthropic import AnthropicMemoryTool, AsyncAnthropicMemoryTool, human_size, listing, snippet
+from bot.agent.anthropic import AnthropicMemoryTool, AsyncAnthropicMemoryTool
+from bot.anthropic_memory import human_size, listing, snippet
 from bot.contracts import LABEL_AGENT_EDIT
 from bot.memfs.repo import MemoryRepo
 from tests.conftest import git
@@ -277,6 +278,7 @@ def test_sizes_listing_and_snippet() -> None:
 def test_without_the_sdk_the_import_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "anthropic", None)  # import anthropic now fails, as when it is absent
     monkeypatch.delitem(sys.modules, "bot.agent.anthropic")
+    monkeypatch.delitem(sys.modules, "bot.anthropic_memory")
     for name in [n for n in sys.modules if n.startswith("anthropic.")]:
         monkeypatch.delitem(sys.modules, name)
     with pytest.raises(ImportError) as info:

@@ -138,7 +138,7 @@ def test_the_shipped_template_parses():
             "dream: {trigger: off}",  # YAML 1.1: unquoted off is false
             "'dream.trigger' must be one of step-count, compaction, off, found False",
         ),
-        ("dream: {strategy: smart}", "'dream.strategy' must be one of verbatim, llm, found 'smart'"),
+        ("dream: {strategy: smart}", "'dream.strategy' must be one of verbatim, llm, anthropic, found 'smart'"),
         # Text.
         ("merge_instructions: 5", "'merge_instructions' must be text, found int"),
         ("merge_instructions: [a]", "'merge_instructions' must be text, found list"),

@@ -192,7 +192,7 @@ def test_the_strategy_is_configured_from_the_policy_and_the_environment(monkeypa
 
 def test_without_the_sdk_the_strategy_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in [n for n in sys.modules if n == "anthropic" or n.startswith("anthropic.")
-                 or n in ("bot.agent.anthropic", "bot.dream.strategies.anthropic")]:
+                 or n in ("bot.agent.anthropic", "bot.anthropic_memory", "bot.dream.strategies.anthropic")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "anthropic", None)
     with pytest.raises(MemrepoError, match=r"pip install 'memrepo\[anthropic\]'"):

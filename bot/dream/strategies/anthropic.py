@@ -1,7 +1,7 @@
 """The anthropic strategy: Claude dreams with tools, run by the Anthropic SDK's tool runner.
 
 The dreamer is a model at work, not a single answer: it has Claude's memory tool over memory
-as it is at the dream's base commit (bot/agent/anthropic.py, the same adapter agents use), a
+as it is at the dream's base commit (bot/anthropic_memory.py, the same adapter agents use), a
 `search_transcript` tool over the messages since the cursor (BM25, as `memrepo search` ranks),
 and the repository's merge instructions in its system prompt. The transcript itself is in the
 first message when it is short. A refused edit comes back as a tool error in memrepo's words,
@@ -48,7 +48,7 @@ import pygit2
 from anthropic.lib.tools import beta_tool
 
 from bot import identity, llm, messages
-from bot.agent.anthropic import AnthropicMemoryTool, ToolError
+from bot.anthropic_memory import AnthropicMemoryTool, ToolError
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
 from bot.memfs.repo import MemoryRepo
