@@ -171,3 +171,13 @@ def test_no_two_packages_import_each_other() -> None:
 def test_a_loop_between_packages_is_seen() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_every_package_is_installed() -> None:
+    """A package missing from pyproject's list works in an editable install and is absent from
+    a real one (the memory repositories' CI installs memrepo that way)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for top in OURS for p in (ROOT / top).rglob("__init__.py")}
+    assert found - listed == set()
