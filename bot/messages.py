@@ -6,6 +6,42 @@ so a repository one tool writes reads the same in the other.
 
 from __future__ import annotations
 
+import string
+from typing import Any
+
+
+def plural(count: Any, one: str, many: str | None = None, spec: str = "") -> str:
+    """A count with its noun in the right number, never "file(s)": `plural(1, "file")` is
+    "1 file", `plural(3, "file")` "3 files"; `many` for nouns that do not just take an "s";
+    `spec` formats the number (`","`: 1,000)."""
+    return f"{format(count, spec)} {one if count == 1 else (many if many is not None else one + 's')}"
+
+
+class _Counting(string.Formatter):
+    """str.format, plus `{n:|one|many}` for a count with its noun (`{n:,|row|rows}` formats the
+    number first)."""
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        spec, bar, nouns = format_spec.partition("|")
+        if not bar:
+            return super().format_field(value, format_spec)
+        one, _, many = nouns.partition("|")
+        return plural(value, one, many or None, spec)
+
+
+_COUNTING = _Counting()
+
+
+class Text(str):
+    """A message that counts things: its `format` reads `{n:|one|many}` (see `plural`), so
+    callers format it like any other message."""
+
+    __slots__ = ()
+
+    def format(self, *args: Any, **kwargs: Any) -> str:  # type: ignore[override]
+        return _COUNTING.vformat(self, args, kwargs)
+
+
 VALIDATION_HEADER = "Frontmatter validation failed:"
 
 # Letta Code's messages (memfs-format.md), verbatim.
@@ -277,7 +313,7 @@ INIT_DONE = "Created memory repository in {path} for agent {agent_id} ({commit})
 # memrepo validate.
 VALIDATE_NO_SUCH_PATH = "{path} does not exist in the working tree or at HEAD"
 VALIDATE_NO_BASE = "{base} is not a commit or branch of this repository (fetch it first?)"
-VALIDATE_OK = "Memory is valid ({count} file(s) checked)."
+VALIDATE_OK = Text("Memory is valid ({count:|file|files} checked).")
 
 # memrepo log.
 LOG_LINE = "{sha}  {when}  {role:<10}  {author:<20}  {summary}"
@@ -321,12 +357,12 @@ SYNC_CONFLICT_NOT_TEXT = "{path} was changed on both sides and is not UTF-8 text
 SYNC_CONFLICT_INVALID = "{path} does not validate once merged ({problem})"
 SYNC_FAILED = "not synced ({reason}); local commits stay local and the next push or sync sends them"
 SYNC_UP_TO_DATE = "in sync with {url} at {sha}"
-SYNC_PUSHED = "pushed {count} commit(s) to {url}; main is at {sha}"
-SYNC_PUSHED_REPLAYED = (
-    "replayed {replayed} local commit(s) onto the remote's newer main and pushed them to {url}; "
+SYNC_PUSHED = Text("pushed {count:|commit|commits} to {url}; main is at {sha}")
+SYNC_PUSHED_REPLAYED = Text(
+    "replayed {replayed:|local commit|local commits} onto the remote's newer main and pushed them to {url}; "
     "main is at {sha}"
 )
-SYNC_FAST_FORWARDED = "fast-forwarded main by {count} commit(s) from {url}; main is at {sha}"
+SYNC_FAST_FORWARDED = Text("fast-forwarded main by {count:|commit|commits} from {url}; main is at {sha}")
 
 REMOTE_URL_EMPTY = (
     "the remote URL is empty; give a git URL such as https://github.com/owner/memory.git or a path"
@@ -337,8 +373,8 @@ REMOTE_SET_UNREACHABLE = "cannot reach {url} ({problem}); nothing was changed"
 REMOTE_SET_NO_MAIN = (
     "{url} has branches ({branches}) but no main; memrepo syncs main only, so nothing was changed"
 )
-REMOTE_SET_DIVERGED = (
-    "{url} and {path} both have history of their own ({count} local commit(s); the remote's main "
+REMOTE_SET_DIVERGED = Text(
+    "{url} and {path} both have history of their own ({count:|local commit|local commits}; the remote's main "
     "is at {remote} and does not contain local main {local}); nothing was changed. Clone the remote "
     "and redo the local edits there, or connect an empty repository"
 )
@@ -347,16 +383,16 @@ REMOTE_SET_DIRTY = (
     "remote's history"
 )
 REMOTE_SET_PUSH_FAILED = "connected to {url} but could not push main ({reason}); nothing was changed"
-REMOTE_SET_PUSHED = "connected to {url}: pushed main ({count} commit(s)) to the empty remote"
+REMOTE_SET_PUSHED = Text("connected to {url}: pushed main ({count:|commit|commits}) to the empty remote")
 REMOTE_SET_ADOPTED = (
     "connected to {url}: took the remote's main ({sha}); the local initial commit is kept at {backup}"
 )
-REMOTE_SET_FAST_FORWARDED = "connected to {url}: fast-forwarded main by {count} commit(s) to {sha}"
-REMOTE_SET_AHEAD = "connected to {url}: pushed {count} local commit(s); main is at {sha}"
+REMOTE_SET_FAST_FORWARDED = Text("connected to {url}: fast-forwarded main by {count:|commit|commits} to {sha}")
+REMOTE_SET_AHEAD = Text("connected to {url}: pushed {count:|local commit|local commits}; main is at {sha}")
 REMOTE_SET_IN_SYNC = "connected to {url}: already in sync at {sha}"
 REMOTE_UNSET = "disconnected from {url}"
-REMOTE_UNSET_UNPUSHED = (
-    "disconnected from {url}; {count} local commit(s) were never pushed and stay in the local history"
+REMOTE_UNSET_UNPUSHED = Text(
+    "disconnected from {url}; the local history keeps its {count:|unpushed commit|unpushed commits}"
 )
 REMOTE_UNSET_NONE = "no remote was connected; nothing to do"
 
@@ -380,8 +416,8 @@ STATUS_SET_ASIDE_VALUE = "{sha} \"{message}\" at {ref}: {reason}"
 STATUS_NO_REMOTE = "none (connect one with `memrepo repository set <url>`)"
 STATUS_NEVER = "never"
 STATUS_NONE = "none"
-STATUS_AHEAD_VALUE = "{count} commit(s) not pushed"
-STATUS_BEHIND_VALUE = "{count} commit(s) not pulled (as of {when})"
+STATUS_AHEAD_VALUE = Text("{count:|commit|commits} not pushed")
+STATUS_BEHIND_VALUE = Text("{count:|commit|commits} not pulled (as of {when})")
 STATUS_LAST_FETCH = "the last fetch"
 STATUS_JUST_NOW = "this fetch"
 STATUS_UNKNOWN = "unknown (never fetched)"
@@ -486,7 +522,9 @@ FORGE_RATE_LIMITED = (
     "{operation}: rate limited by GitHub (answered {answer}); it asks to wait {wait:.0f}s, more than the "
     "{left:.0f}s left for this call; try again after {retry_at}"
 )
-FORGE_GAVE_UP = "{operation}: gave up after {attempts} attempt(s) in {elapsed:.1f}s; GitHub's last answer: {answer}"
+FORGE_GAVE_UP = Text(
+    "{operation}: gave up after {attempts:|attempt|attempts} in {elapsed:.1f}s; GitHub's last answer: {answer}"
+)
 FORGE_UNCERTAIN_WRITE = (
     "{operation}: {answer}; the change may or may not have been made, so it was not sent again; re-read before "
     "trying again"
@@ -560,8 +598,8 @@ TRANSCRIPT_TIME_BAD = (
     "2024-05-01T14:30:00Z (without a zone, UTC)"
 )
 TRANSCRIPT_ROW_NOT_OBJECT = "a row must be a JSON object, found {kind}"
-TRANSCRIPT_ROW_UNKNOWN = "unknown field(s) {keys} (allowed: {allowed})"
-TRANSCRIPT_ROW_MISSING = "missing field(s) {keys}"
+TRANSCRIPT_ROW_UNKNOWN = "not a field of a row: {keys} (the fields are {allowed})"
+TRANSCRIPT_ROW_MISSING = "required but missing: {keys}"
 TRANSCRIPT_TORN = (
     "{log}: an unfinished last line ({size} bytes at offset {offset}) was moved to {torn}; "
     "every earlier row is intact"
@@ -596,13 +634,13 @@ IMPORT_UNREADABLE = "cannot read {path}: {reason}"
 IMPORT_NOT_JSON = "line {line}: not valid JSON ({error})"
 IMPORT_NOT_UTF8 = "line {line}: not valid UTF-8"
 IMPORT_ROW_BAD = "line {line}: {problem}"
-IMPORT_INVALID = "{path}: {count} invalid row(s), so nothing was imported:\n{problems}"
+IMPORT_INVALID = Text("{path}: {count:|invalid row|invalid rows}, so nothing was imported:\n{problems}")
 IMPORT_MORE = "  ... and {count} more"
-IMPORT_DONE = (
-    "imported {imported} row(s) from {path}; {duplicates} duplicate(s) skipped (same message_id)"
+IMPORT_DONE = Text(
+    "imported {imported:|row|rows} from {path}; {duplicates:|duplicate|duplicates} skipped (same message_id)"
 )
 IMPORT_PROGRESS = "\rimporting {done:,}/{total:,} rows [{bar}] {percent:3d}%"
-REBUILD_DONE = "rebuilt the search index of agent {agent}: {count:,} message(s) from {logs} log(s)"
+REBUILD_DONE = Text("rebuilt the search index of agent {agent}: {count:,|message|messages} from {logs:|log|logs}")
 REBUILD_NOTHING = "no transcripts in {home}; nothing to index"
 SEARCH_NO_WORDS = "the query has no words to search for"
 SEARCH_BAD_K = "-k must be a whole number from 1 to {limit}, found {value!r}"
@@ -669,8 +707,8 @@ DREAM_CURSOR_MISSING = (
 DREAM_STATE_BAD = "the dream trigger state {path} is damaged ({problem}); remove it to start counting again"
 DREAM_PROVENANCE_BAD = "the provenance block is not valid: {problem}"
 DREAM_NOTHING_NEW = "nothing to dream for agent {agent}, conversation {conversation}: no messages after {cursor}"
-DREAM_NOTHING_TO_CHANGE = (
-    "the {strategy} dream found nothing to change in {count} message(s) of conversation {conversation} "
+DREAM_NOTHING_TO_CHANGE = Text(
+    "the {strategy} dream found nothing to change in {count:|message|messages} of conversation {conversation} "
     "({summary}); no pull request was opened and the cursor stays where it was"
 )
 DREAM_ALREADY_OPEN = (
@@ -683,8 +721,9 @@ DREAM_DUPLICATE = (
 )
 DREAM_REMEMBERED = "The {trigger} trigger is remembered and fires when it is merged or closed."
 DREAM_RUNNING = "a dream for conversation {conversation} is running now; this trigger is folded into it"
-DREAM_OPENED = (
-    "dream {dream} opened pull request #{number} ({url}): {changes} change(s) from {count} message(s) {range}"
+DREAM_OPENED = Text(
+    "dream {dream} opened pull request #{number} ({url}): {changes:|change|changes} from "
+    "{count:|message|messages} {range}"
 )
 DREAM_FAILED = "dream {dream} failed, nothing was opened and the cursor is unchanged: {problem}"
 DREAM_WORKTREE_FAILED = "cannot make a worktree for the dream: {problem}"
@@ -696,7 +735,7 @@ DREAM_PR_UNLABELLED = (
     "pull request #{number} ({url}) was opened but could not be labelled memrepo:dream ({problem}); "
     "label it by hand"
 )
-DREAM_PR_TITLE = "Dream for {agent}/{conversation}: {changes} change(s) from {count} message(s)"
+DREAM_PR_TITLE = Text("Dream for {agent}/{conversation}: {changes:|change|changes} from {count:|message|messages}")
 DREAM_OPENED_UNTRUSTED = (
     "; it read content from outside the conversation ({sources}), so it is labelled memrepo:untrusted "
     "and a person must approve it"
@@ -714,11 +753,16 @@ DREAM_VERBATIM_PART = " (part {part})"
 DREAM_VERBATIM_TOO_SMALL = (
     "limits.file_chars ({limit}) leaves no room for a record in a new file; raise it in .memrepo/config.yml"
 )
-DREAM_VERBATIM_NOTHING = "no new statements by the user among the {count} message(s)"
-DREAM_VERBATIM_CREATE = "Record {count} statement(s) by the user, verbatim with their dates, in a new {path}"
-DREAM_VERBATIM_APPEND = "Record {count} more statement(s) by the user, verbatim with their dates, in {path}"
-DREAM_VERBATIM_SUMMARY = (
-    "Recorded {count} statement(s) the user made in conversation {conversation} (of {window} new message(s)), "
+DREAM_VERBATIM_NOTHING = Text("no new statements by the user in {count:|message|messages}")
+DREAM_VERBATIM_CREATE = Text(
+    "Record {count:|statement|statements} by the user, verbatim with their dates, in a new {path}"
+)
+DREAM_VERBATIM_APPEND = Text(
+    "Record {count:|more statement|more statements} by the user, verbatim with their dates, in {path}"
+)
+DREAM_VERBATIM_SUMMARY = Text(
+    "Recorded {count:|statement|statements} the user made in conversation {conversation} (of "
+    "{window:|new message|new messages}), "
     "from {first} to {last}, word for word with the time each was captured and its message id, in {paths}. "
     "Earlier records are kept as they were: a statement that changes an earlier one stands beside it with its "
     "own date."
@@ -880,7 +924,9 @@ INTEGRATOR_WHY_MERGED = "merged, and its head event was published"
 INTEGRATOR_WHY_PUBLISH = "merged; the head event is not published yet"
 INTEGRATOR_WHY_CLOSED = "closed without merging"
 INTEGRATOR_WHY_DRAFT = "a draft; nothing is done until it is ready for review"
-INTEGRATOR_WHY_GIVE_UP = "{attempts} attempt(s) made, the limit is {limit}: giving up and leaving it for a person"
+INTEGRATOR_WHY_GIVE_UP = Text(
+    "{attempts:|attempt|attempts} made, the limit is {limit}: giving up and leaving it for a person"
+)
 INTEGRATOR_WHY_UNKNOWN = "the merge's answer was lost and whether it merged is unknown: ask again before anything else"
 INTEGRATOR_WHY_NOT_MERGED_LOST = "the merge's answer was lost and GitHub says it did not merge: re-read, decide again"
 INTEGRATOR_WHY_NOT_MERGED = "the merge was not made (refused or rate limited): re-read and decide again"
@@ -906,7 +952,7 @@ INTEGRATOR_WHY_STATUS_SUCCESS = "valid: the memrepo/validate status says so befo
 INTEGRATOR_WHY_MERGE = "valid, mergeable and approved where needed: merge with the head sha"
 # Commit status descriptions (at most 140 characters).
 INTEGRATOR_STATUS_VALID = "memory is valid"
-INTEGRATOR_STATUS_INVALID = "{count} problem(s): {first}"
+INTEGRATOR_STATUS_INVALID = Text("{count:|problem|problems}: {first}")
 INTEGRATOR_STATUS_REVIEW = "waiting for review"
 # Pull request comments.
 INTEGRATOR_MORE = "- ... and {count} more"
@@ -943,13 +989,13 @@ Such content can carry instructions aimed at the agent rather than at you. Label
 approval is needed whatever the labels say. Approve only if the change is what the user wants; close
 the pull request otherwise.
 """
-INTEGRATOR_GIVE_UP_COMMENT = """\
-**memrepo gave up on this pull request after {attempts} attempt(s).** What was tried:
+INTEGRATOR_GIVE_UP_COMMENT = Text("""\
+**memrepo gave up on this pull request after {attempts:|attempt|attempts}.** What was tried:
 
 {history}
 
 Labelled `{label}` and left open for a person. Any new push or review starts over.
-"""
+""")
 # Resolving conflicts (bot/integrator/resolve.py); shown after "path: ".
 RESOLVE_ABSENT = "absent"
 RESOLVE_KEY_CONFLICT = (
@@ -1065,14 +1111,14 @@ Files both sides changed:
 {paths}{notes}
 """
 INTEGRATOR_CONFLICT_DETAILS = "\nWhat could not be merged automatically:\n\n{details}\n"
-INTEGRATOR_NOTE_VALIDATED = "validated {sha}: {count} problem(s)"
+INTEGRATOR_NOTE_VALIDATED = Text("validated {sha}: {count:|problem|problems}")
 INTEGRATOR_NOTE_WAITED = "waited {seconds:.1f}s: {why}"
 INTEGRATOR_NOTE_MERGE = "merge at {sha}: {outcome}"
 INTEGRATOR_NOTE_RESOLVED = "resolved conflicts with {base}: pushed {sha}"
 INTEGRATOR_NOTE_RESOLVE_STALE = "resolution of {sha} not pushed: the branch moved meanwhile"
-INTEGRATOR_NOTE_RESOLVE_FAILED = "resolution of {sha} failed: {count} conflict(s) or problem(s)"
+INTEGRATOR_NOTE_RESOLVE_FAILED = Text("resolution of {sha} failed: {count:|conflict or problem|conflicts or problems}")
 INTEGRATOR_NOTE_REREAD = "re-read: {why}"
-WORKER_STARTING = "memrepo worker: serving queue(s) {queues} on {redis}; work folder {work_dir}"
+WORKER_STARTING = "memrepo worker: serving on {redis} (queues: {queues}); work folder {work_dir}"
 WORKER_RECONCILE = "memrepo worker: reconciling {repos} every {seconds:g}s"
 WORKER_BAD_INTERVAL = "--reconcile-every must be 0 (off) or a positive number of seconds, found {value}"
 INTEGRATOR_LOCK_LOST = "the lock on {repo} lapsed while the integrator acted; the job starts over from a fresh read"
@@ -1202,7 +1248,7 @@ HISTORY_NOT_IN_MEMORY = "{path} is not a file in memory {where}{hint}"
 HISTORY_IS_FOLDER = " (it is a folder: `memrepo at DATE` lists files)"
 HISTORY_WHERE_MAIN = "at {ref} ({sha})"
 HISTORY_WHERE_AT = "at {when} (commit {sha})"
-HISTORY_NO_SUCH_LINE = "{path} has {count} line(s) {where}; there is no line {line}"
+HISTORY_NO_SUCH_LINE = Text("{path} has {count:|line|lines} {where}; there is no line {line}")
 HISTORY_NO_LINES = "{path} is empty {where}; there is no line {line}"
 HISTORY_BLAME_FAILED = "cannot tell who wrote the lines of {path}: git blame failed ({problem})"
 HISTORY_FORGE_DISABLED = "the forge was not asked (--no-forge)"
@@ -1268,7 +1314,7 @@ LOG_NONE_IN_RANGE = "no commits touch {path} between {since} and {until}"
 # --- agent session
 # Where an edit goes (bot/agent/routing.py) and what the agent is told about it.
 AGENT_ROUTE_UNTRUSTED = "the turn included content from outside the conversation ({sources})"
-AGENT_ROUTE_PROTECTED = "it touches protected path(s) {paths}"
+AGENT_ROUTE_PROTECTED = "it touches protected memory: {paths}"
 AGENT_ROUTE_CONFLICT = "it could not be replayed onto main, which had moved: {reason}"
 AGENT_SET_ASIDE_PROPOSED = ("Commit {sha} \"{message}\" could not be replayed onto main ({reason}); it is now pull "
                             "request #{number} ({url}), where the integrator or a person resolves it.")
@@ -1335,10 +1381,14 @@ AGENT_DOCTOR_BLOCK = "  {path}: {chars:,} characters ({percent}% of the file lim
 AGENT_DOCTOR_OVER = "over the file limit: {path} has {chars:,} characters, the limit is {limit:,}; shorten it " \
                     "or move parts out of it"
 AGENT_DOCTOR_NEAR = "close to the file limit: {path} has {chars:,} of {limit:,} characters"
-AGENT_DOCTOR_UNDESCRIBED = "{count} file(s) without a description (the prompt's tree shows descriptions): {paths}"
+AGENT_DOCTOR_UNDESCRIBED = Text(
+    "{count:|file|files} without a description (the prompt's tree shows descriptions): {paths}"
+)
 AGENT_DOCTOR_ALL_DESCRIBED = "every memory file has a description"
 AGENT_DOCTOR_NO_REMOTE = "no remote: memory lives only in this clone (connect one with /memory-repository set <url>)"
-AGENT_DOCTOR_PENDING = "{count} commit(s) not pushed yet (they go with the next push or /memory-repository sync)"
+AGENT_DOCTOR_PENDING = Text(
+    "{count:|commit|commits} not pushed yet (they go with the next push or /memory-repository sync)"
+)
 AGENT_DOCTOR_NOTHING_PENDING = "nothing waiting to be pushed"
 AGENT_DOCTOR_BACKUPS = "commits set aside by a conflicting sync (see them with git log): {refs}"
 AGENT_DOCTOR_STREAM = "event stream: {state}"

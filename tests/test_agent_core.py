@@ -87,15 +87,15 @@ PAGE = "external:https://example.com/page"
     (("system/human.md",), 1, (), True, (), ()),
     (("system/human.md",), 10, (), True, (), ()),  # at the limit: still direct
     (("system/human.md",), 11, (), False, (LABEL_AGENT_EDIT,), ("changes 11 lines, more than the 10",)),
-    (("system/persona.md",), 1, (), False, (LABEL_AGENT_EDIT,), ("protected path(s) system/persona.md",)),
-    (("reference/legal/nda.md",), 1, (), False, (LABEL_AGENT_EDIT,), ("protected path(s) reference/legal/nda.md",)),
+    (("system/persona.md",), 1, (), False, (LABEL_AGENT_EDIT,), ("protected memory: system/persona.md",)),
+    (("reference/legal/nda.md",), 1, (), False, (LABEL_AGENT_EDIT,), ("protected memory: reference/legal/nda.md",)),
     (("reference/legal.md",), 1, (), True, (), ()),  # the folder pattern does not match a sibling file
     (("system/human.md",), 1, (MAIL,), False, (LABEL_AGENT_EDIT, LABEL_UNTRUSTED), ("outside the conversation (",)),
     (("system/human.md",), 1, ("tool:search", "user", "agent"), True, (), ()),  # tool output is not external
     (("system/human.md",), 1, (MAIL, PAGE, MAIL), False, (LABEL_AGENT_EDIT, LABEL_UNTRUSTED),
      (f"({MAIL}, {PAGE})",)),
     (("system/persona.md", "system/human.md"), 50, (PAGE,), False, (LABEL_AGENT_EDIT, LABEL_UNTRUSTED),
-     ("outside the conversation", "protected path(s) system/persona.md", "changes 50 lines")),
+     ("outside the conversation", "protected memory: system/persona.md", "changes 50 lines")),
     ((), 0, (), True, (), ()),
 ])
 def test_direct_commit_or_pull_request(paths: tuple[str, ...], lines: int, sources: tuple[str, ...], direct: bool,
@@ -230,8 +230,8 @@ def test_doctor_reports_sizes_largest_blocks_descriptions_and_pending_pushes() -
     assert f"core memory (system/): {report.core_chars:,} of 400 characters" in text
     assert "over the file limit: system/big.md" in text
     assert "close to the file limit: system/human.md" in text
-    assert "3 file(s) without a description" in text
-    assert "2 commit(s) not pushed yet" in text
+    assert "3 files without a description" in text
+    assert "2 commits not pushed yet" in text
     assert "refs/memrepo/backup/x" in text
     assert "event stream: connected" in text
     assert text.endswith("memory needs attention (see above)")

@@ -178,7 +178,7 @@ def test_a_protected_path_goes_to_a_pull_request_even_when_small(world: World) -
         s.record("user", "Be more concise.")
         result = s.handle_tool_call(replace_call(last, last + " I keep answers short.", PERSONA, "Be concise"))
     assert result.ok and result.route == "pull-request", result.message
-    assert "protected path(s) system/persona.md" in result.message
+    assert "protected memory: system/persona.md" in result.message
     assert world.memory.head_sha() == base == world.remote_main()
     assert [p.number for p in world.open_pulls()] == [result.pull_request]
 
@@ -363,8 +363,8 @@ def test_doctor_names_files_without_descriptions_and_pushes_pending(world: World
     world.memory.commit({"reference/bare.md": b"no frontmatter\n"}, "A bare file", agent("a1"), parent=head)
     with world.session() as s:
         text = s.command("/doctor").text
-    assert "1 file(s) without a description" in text and "reference/bare.md" in text
-    assert "1 commit(s) not pushed yet" in text and text.endswith("memory needs attention (see above)")
+    assert "1 file without a description" in text and "reference/bare.md" in text
+    assert "1 commit not pushed yet" in text and text.endswith("memory needs attention (see above)")
 
 
 def test_steps_trigger_a_dream_in_the_background(world: World) -> None:

@@ -235,7 +235,7 @@ def test_validate_fresh_repository(memory: MemoryRepo, capsys: pytest.CaptureFix
     code, out, err = run(capsys, "validate", "--repo", str(memory.root))
     assert (code, err) == (0, "")
     assert out == messages.VALIDATE_OK.format(count=4) + "\n"
-    assert out == "Memory is valid (4 file(s) checked).\n"
+    assert out == "Memory is valid (4 files checked).\n"
 
 
 @pytest.fixture

@@ -285,7 +285,7 @@ def test_invalid_comment_lists_problems_and_what_happens() -> None:
     closed = decide(pr(validation=INVALID), AUTO)
     assert "missing required field 'description'" in (closed.comment or "")
     assert "closed" in (closed.comment or "") and "cursor" in (closed.comment or "")
-    assert closed.description and closed.description.startswith("1 problem(s)")
+    assert closed.description and closed.description.startswith("1 problem:")
     kept = decide(edit(validation=INVALID), AUTO)
     assert "stays open" in (kept.comment or "")
 
@@ -328,7 +328,7 @@ def test_an_untrusted_edit_without_labels_waits_for_an_approval_then_merges() ->
 
 def test_give_up_comment_says_what_was_tried() -> None:
     action = decide(pr(attempts=10, history=("merge at aaaa: head moved (409)", "resolve: conflicts")), EXPLICIT)
-    assert action.comment and "head moved (409)" in action.comment and "10 attempt(s)" in action.comment
+    assert action.comment and "head moved (409)" in action.comment and "10 attempts" in action.comment
     assert LABEL_CONFLICT in action.comment
 
 

@@ -258,7 +258,7 @@ def test_an_invalid_dream_fails_is_explained_and_closed(world: World) -> None:
     pull = world.pull(number)
     assert (pull.state, pull.merged) == ("closed", False)
     state, description = world.status(head)
-    assert state == "failure" and description and description.startswith("1 problem(s): system/notes.md")
+    assert state == "failure" and description and description.startswith("1 problem: system/notes.md")
     [comment] = world.comments(number)
     assert "does not validate" in comment and "system/notes.md" in comment and "closed" in comment
     assert world.merges_on_main() == 0

@@ -86,7 +86,7 @@ def test_small_edits_reach_main_large_and_protected_ones_become_pull_requests(hu
     assert "changes 64 lines, more than the 40" in text(seen["large"])
     assert large["labels"] == [LABEL_AGENT_EDIT] and large["paths"] == ["reference/facts.md"]
     protected = is_pull_request(seen["protected"], hub)
-    assert f"protected path(s) {PERSONA}" in text(seen["protected"])
+    assert f"protected memory: {PERSONA}" in text(seen["protected"])
     assert protected["labels"] == [LABEL_AGENT_EDIT]
 
     # main, here and on localhub, is where the small edit left it; the two edits wait in their pull requests

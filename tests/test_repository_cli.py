@@ -61,7 +61,7 @@ def test_set_status_sync_unset(tmp_path: Path, capsys: pytest.CaptureFixture[str
     a = new_memory(tmp_path / "a")
     code, out, err = run(capsys, "set", str(remote), "--repo", str(a.root))
     assert code == 0 and err == ""
-    assert out == f"connected to {remote}: pushed main (1 commit(s)) to the empty remote\n"
+    assert out == f"connected to {remote}: pushed main (1 commit) to the empty remote\n"
 
     code, out, _ = run(capsys, "status", "--repo", str(a.root))
     assert code == 0
@@ -71,7 +71,7 @@ def test_set_status_sync_unset(tmp_path: Path, capsys: pytest.CaptureFixture[str
     starts = {len(line) - len(line.split(":", 1)[1].lstrip()) for line in lines}
     assert len(starts) == 1  # values aligned in one column
     assert lines[0].endswith(str(remote))
-    assert "0 commit(s) not pushed" in lines[2]
+    assert "0 commits not pushed" in lines[2]
 
     code, out, _ = run(capsys, "sync", "--repo", str(a.root))
     assert code == 0 and out.startswith("in sync with") and out.count("\n") == 1
@@ -80,9 +80,9 @@ def test_set_status_sync_unset(tmp_path: Path, capsys: pytest.CaptureFixture[str
     git(tmp_path, "clone", "-q", str(remote), str(b_root))
     append(MemoryRepo.open(b_root), "from B")
     code, out, _ = run(capsys, "sync", "--repo", str(b_root))
-    assert code == 0 and out.startswith("pushed 1 commit(s)")
+    assert code == 0 and out.startswith("pushed 1 commit ")
     code, out, _ = run(capsys, "sync", "--repo", str(a.root))
-    assert code == 0 and out.startswith("fast-forwarded main by 1 commit(s)")
+    assert code == 0 and out.startswith("fast-forwarded main by 1 commit ")
     assert "from B" in (a.root / "system/human.md").read_text()
 
     code, out, _ = run(capsys, "unset", "--repo", str(a.root))

@@ -100,12 +100,12 @@ def test_import_reports_and_refuses_invalid_files(capsys: pytest.CaptureFixture[
     good.write_text("\n".join(json.dumps(r) for r in rows + rows[:1]) + "\n")
     code, out, err = run_cli(capsys, "transcript", "import", str(good), "--home", home)
     assert (code, err) == (0, "")
-    assert out.strip() == f"imported 3 row(s) from {good}; 1 duplicate(s) skipped (same message_id)"
+    assert out.strip() == f"imported 3 rows from {good}; 1 duplicate skipped (same message_id)"
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps(rows[0] | {"message_id": "y1"}) + "\n{broken\n")
     code, out, err = run_cli(capsys, "transcript", "import", str(bad), "--home", home)
     assert code == 1 and out == ""
-    assert "1 invalid row(s), so nothing was imported" in err and "line 2: not valid JSON" in err
+    assert "1 invalid row, so nothing was imported" in err and "line 2: not valid JSON" in err
     assert "Traceback" not in err
     code, out, _ = run_cli(capsys, "search", "imported", "--home", home, "--json", "-k", "10")
     assert sorted(h["message_id"] for h in json.loads(out)) == ["x0", "x1", "x2"]
@@ -116,7 +116,7 @@ def test_rebuild(capsys: pytest.CaptureFixture[str], home: str) -> None:
     assert code == 0 and "nothing to index" in out
     append(capsys, home, "--agent", "ada", "--conversation", "c1", "--kind", "user", "--text", "hello")
     code, out, _ = run_cli(capsys, "transcript", "rebuild", "--home", home)
-    assert out.strip() == "rebuilt the search index of agent ada: 1 message(s) from 1 log(s)"
+    assert out.strip() == "rebuilt the search index of agent ada: 1 message from 1 log"
 
 
 def test_torn_tail_is_a_warning_on_stderr(capsys: pytest.CaptureFixture[str], home: str) -> None:

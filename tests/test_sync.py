@@ -175,7 +175,7 @@ def test_sync_replays_when_both_moved(pair) -> None:
     edit(b, "system/persona.md", append("B."))
     result = sync.sync(b)
     assert result.pushed and result.replayed == 1 and result.pulled == 1
-    assert "replayed 1 local commit(s)" in result.summary
+    assert "replayed 1 local commit " in result.summary
     assert remote_main(remote) == b.head_sha()
 
 
@@ -293,7 +293,7 @@ def test_set_on_empty_remote_pushes_and_sets_upstream(tmp_path: Path) -> None:
     repo = new_memory(tmp_path / "m")
     edit(repo, "system/human.md", append("x"))
     said = sync.set_remote(repo, str(remote))
-    assert said.startswith("connected to") and "2 commit(s)" in said
+    assert said.startswith("connected to") and "(2 commits)" in said
     assert remote_main(remote) == repo.head_sha()
     assert repo.get_config("branch.main.remote") == "origin"
     assert repo.get_config("branch.main.merge") == "refs/heads/main"
@@ -343,12 +343,12 @@ def test_set_fast_forwards_and_pushes_ahead(pair) -> None:
     edit(a, "system/human.md", append("A2."))
     sync.push(a)
     said = sync.set_remote(b, str(remote))
-    assert "fast-forwarded main by 2 commit(s)" in said
+    assert "fast-forwarded main by 2 commits" in said
     assert b.head_sha() == remote_main(remote)
     sync.unset_remote(b)
     edit(b, "system/persona.md", append("B."))
     said = sync.set_remote(b, str(remote))
-    assert "pushed 1 local commit(s)" in said
+    assert "pushed 1 local commit;" in said
     assert remote_main(remote) == b.head_sha()
 
 

@@ -340,10 +340,10 @@ def test_import_of_an_invalid_file_imports_nothing(store: TranscriptStore, tmp_p
     with pytest.raises(MemrepoError) as info:
         store.import_file(write_jsonl(tmp_path / "bad.jsonl", rows))
     message = str(info.value)
-    assert "4 invalid row(s), so nothing was imported" in message
+    assert "4 invalid rows, so nothing was imported" in message
     assert "line 2: not valid JSON" in message
     assert "line 3: kind 'yell' is not one of" in message
-    assert "line 5: unknown field(s) extra" in message
+    assert "line 5: not a field of a row: extra" in message
     assert "line 6: a row must be a JSON object, found list" in message
     assert store.agents() == []
 

@@ -120,7 +120,7 @@ def test_lines_and_paths_that_are_not_there(written: MemoryRepo) -> None:
         with pytest.raises(NoSuchLineError) as caught:
             why(written.root, "system/human.md", line)
         assert caught.value.details["exit_code"] == EXIT_NO_SUCH_LINE
-        assert str(caught.value).startswith("system/human.md has 6 line(s) at main (")
+        assert str(caught.value).startswith("system/human.md has 6 lines at main (")
     for path in ("system/nothing.md", "system", "../x", "/etc/passwd", ".git/HEAD", ""):
         with pytest.raises(PathNotInMemoryError) as caught:
             why(written.root, path, 1)
