@@ -50,7 +50,8 @@ class Dream:
 class Policy:
     merge: str = "explicit"
     merge_instructions: str = ""
-    protected: tuple[str, ...] = ("system/persona.md",)
+    # Letta Code's constraints file is one too: Letta's hook asks a person to approve a change of it.
+    protected: tuple[str, ...] = ("system/persona.md", ".memfs.config.json")
     trusted_sources: tuple[str, ...] = ()  # tool results (`tool:<name>`) whose content is not untrusted
     direct_commit: DirectCommit = field(default_factory=DirectCommit)
     dream: Dream = field(default_factory=Dream)

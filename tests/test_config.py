@@ -37,7 +37,7 @@ def test_default_values():
     expected = Policy(
         merge="explicit",
         merge_instructions="",
-        protected=("system/persona.md",),
+        protected=("system/persona.md", ".memfs.config.json"),
         direct_commit=DirectCommit(max_changed_lines=40),
         dream=Dream(trigger="step-count", steps=25, strategy="verbatim"),
         limits=Limits(

@@ -22,7 +22,8 @@ from tests.conftest import git
 from tests.conftest import run_cli as run
 
 TEMPLATE_CONFIG = templates_root() / "memory" / ".memrepo" / "config.yml"
-FILES = {"system/persona.md", "system/human.md", ".memrepo/config.yml", ".github/workflows/memrepo-validate.yml"}
+FILES = {"system/persona.md", "system/human.md", ".memrepo/config.yml", ".github/workflows/memrepo-validate.yml",
+         ".memfs.config.json"}
 
 
 
@@ -68,7 +69,7 @@ def test_init_config_is_the_documented_defaults(created: Path) -> None:
     assert policy.merge_instructions.strip()
     assert dataclasses.replace(policy, merge_instructions="") == DEFAULT_POLICY
     assert policy.merge == "explicit"
-    assert policy.protected == ("system/persona.md",)
+    assert policy.protected == ("system/persona.md", ".memfs.config.json")
     assert policy.direct_commit.max_changed_lines == 40
     assert (policy.dream.trigger, policy.dream.steps, policy.dream.strategy) == ("step-count", 25, "verbatim")
     assert dataclasses.astuple(policy.limits) == (20000, 65536, 2, 500, 20000, 50)

@@ -181,13 +181,13 @@ REFUSALS = [
     pytest.param({"command": "create", "path": "system/new.md", "file_text": "---\nread_only: true\n"
                   "description: x\n---\n"}, "cannot be set by the agent", id="set-read-only"),
     pytest.param({"command": "create", "path": "reference/big.md", "description": "big",
-                  "file_text": "x" * 20001}, "over the limit of 20,000", id="oversized"),
+                  "file_text": "x" * 20001}, "exceeds 20000 from maxFileCharacters", id="oversized"),
     pytest.param({"command": "create", "path": "reference/bin.md", "description": "bin", "file_text": "a\0b"},
                  "NUL byte", id="binary-text"),
     pytest.param({"command": "create", "path": "skills/flat.md", "file_text": "x"}, "skills must be folders",
                  id="flat-skill"),
     pytest.param({"command": "create", "path": "system/a/b/c/deep.md", "description": "d", "file_text": "x"},
-                 "3 folders deep", id="too-deep"),
+                 "depth 4 exceeds maxDepth 3", id="too-deep"),  # .memfs.config.json's, from init
     pytest.param({"command": "str_replace", "path": HUMAN, "old_str": "Nothing", "new_str": "Nothing"},
                  "no change", id="no-op"),
     pytest.param({"command": "delete", "path": "reference/none.md"}, "does not exist", id="delete-missing"),

@@ -140,12 +140,13 @@ CASES: list[tuple[str, str, bytes | None, bytes | None, Policy, list[str]]] = [
         ["not valid UTF-8 (first bad byte 0xff at offset 0); memory files must be UTF-8 text"],
     ),
     (
+        # Letta's words first (it reads a line without a colon as a key), then YAML's.
         "frontmatter not a mapping (list)",
         "system/a.md",
         b"---\n- a\n---\n",
         None,
         P,
-        ["frontmatter must be a YAML mapping of keys to values, found list"],
+        [UNKNOWN.format("-a"), NO_DESCRIPTION, "frontmatter must be a YAML mapping of keys to values, found list"],
     ),
     (
         "frontmatter not a mapping (text)",
@@ -153,7 +154,8 @@ CASES: list[tuple[str, str, bytes | None, bytes | None, Policy, list[str]]] = [
         b"---\njust words\n---\n",
         None,
         P,
-        ["frontmatter must be a YAML mapping of keys to values, found str"],
+        [UNKNOWN.format("justwords"), NO_DESCRIPTION,
+         "frontmatter must be a YAML mapping of keys to values, found str"],
     ),
     (
         "description not text",
@@ -256,23 +258,22 @@ CASES: list[tuple[str, str, bytes | None, bytes | None, Policy, list[str]]] = [
             ".memrepo/config.yml); use a flatter path",
         ],
     ),
-    # --- YAML that does not parse.
+    # --- Frontmatter that is not YAML: read line by line, as Letta Code writes and reads it.
+    ("a colon in a description, as Letta's tool writes it", "system/a.md", b"---\ndescription: a: b\n---\n",
+     None, P, []),
+    ("a colon in a description, read_only kept", "system/a.md", doc("description: Tea: green", "read_only: false"),
+     doc("description: Tea: black", "read_only: false"), P, []),
+    ("an indented first line continues nothing", "reference/a.md", b"---\n\tdescription: d\n---\n", None, P,
+     [NO_DESCRIPTION]),
     (
         # Line numbers count the file's lines, not the frontmatter's (the opening --- is line 1).
-        "bad YAML (line numbers of the file)",
+        "bad YAML that no line reading saves (line numbers of the file)",
         "system/a.md",
-        b"---\ndescription: a: b\n---\n",
+        b"---\ndescription: d\nfoo\n---\n",
         None,
         P,
-        [f"frontmatter is not valid YAML: {yaml_says('description: a: b')} (line 2, column 15)"],
-    ),
-    (
-        "bad YAML (message kept from PyYAML)",
-        "reference/a.md",
-        b"---\n\tdescription: d\n---\n",
-        None,
-        P,
-        [f"frontmatter is not valid YAML: {yaml_says(chr(9) + 'description: d')} (line 2, column 1)"],
+        [UNKNOWN.format("foo"), f"frontmatter is not valid YAML: {yaml_says('description: d' + chr(10) + 'foo')} "
+                                "(line 4, column 1)"],
     ),
     # --- .memrepo/config.yml is validated as policy.
     ("valid config", ".memrepo/config.yml", b"merge: auto\nlimits:\n  file_chars: 100\n", None, P, []),
@@ -283,7 +284,8 @@ CASES: list[tuple[str, str, bytes | None, bytes | None, Policy, list[str]]] = [
         b"merj: auto\n",
         None,
         P,
-        ["unknown key 'merj' (allowed: direct_commit, dream, limits, merge, merge_instructions, protected, trusted_sources)"],
+        ["unknown key 'merj' (allowed: direct_commit, dream, limits, merge, merge_instructions, protected, "
+         "trusted_sources)"],
     ),
     (
         "config bad value",

@@ -1,5 +1,6 @@
-"""`memrepo init`: a new memory repository from `templates/memory/`, its first commit and its
-pre-commit hook."""
+"""`memrepo init`: a new memory repository from `templates/memory/` (a v1 memory; for v2,
+`templates/memory-v2/` replaces its `system/` and adds what differs), its first commit and
+its pre-commit hook."""
 
 from __future__ import annotations
 
@@ -12,13 +13,19 @@ from pathlib import Path
 import pygit2
 
 from bot import identity, messages
+from bot.config import CONFIG_PATH, parse_policy
 from bot.errors import MemrepoError
+from bot.memfs import constraints
+from bot.memfs import format_messages as say
+from bot.memfs.layout import LAYOUTS, V1, V2
 from bot.memfs.repo import MAIN, MemoryRepo
 from bot.memfs.sync.gitcmd import run_git
 from bot.memfs.tool import AGENT_ID_KEY, AGENT_NAME_KEY
 from bot.templating import render, templates_root
 
 TEMPLATE_DIR = "memory"
+TEMPLATE_DIRS = {V1: (TEMPLATE_DIR,), V2: (TEMPLATE_DIR, "memory-v2")}
+V1_ONLY = "system/"  # v2's core memory is at the root
 
 # The GitHub Action the memory repository's validation workflow runs (this project's action.yml),
 # pinned by commit so that no later push to memrepo, and no package someone registers under its
@@ -28,19 +35,25 @@ VALIDATE_ACTION = "memrepo/memrepo"
 VALIDATE_ACTION_COMMIT = "956596495faac1620e3547b602eb3546dc290e3a"
 
 
-def template_files(agent_id: str, agent_name: str) -> dict[str, bytes]:
-    """The files of a new memory repository: `*.j2` rendered, everything else verbatim."""
-    root = templates_root() / TEMPLATE_DIR
+def template_files(agent_id: str, agent_name: str, layout: str = V1) -> dict[str, bytes]:
+    """The files of a new memory repository: `*.j2` rendered, everything else verbatim, and
+    Letta Code's `.memfs.config.json` holding the limits of its `.memrepo/config.yml`."""
     out: dict[str, bytes] = {}
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = path.relative_to(root).as_posix()
-        if rel.endswith(".j2"):
-            text = render(f"{TEMPLATE_DIR}/{rel}", agent_id=agent_id, agent_name=agent_name,
-                          action=VALIDATE_ACTION, commit=VALIDATE_ACTION_COMMIT)
-            out[rel[: -len(".j2")]] = text.encode("utf-8")
-        else:
-            out[rel] = path.read_bytes()
-    return out
+    for folder in TEMPLATE_DIRS[layout]:
+        root = templates_root() / folder
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+            rel = path.relative_to(root).as_posix()
+            if layout == V2 and folder == TEMPLATE_DIR and rel.startswith(V1_ONLY):
+                continue
+            if rel.endswith(".j2"):
+                text = render(f"{folder}/{rel}", agent_id=agent_id, agent_name=agent_name,
+                              action=VALIDATE_ACTION, commit=VALIDATE_ACTION_COMMIT)
+                out[rel[: -len(".j2")]] = text.encode("utf-8")
+            else:
+                out[rel] = path.read_bytes()
+    limits = parse_policy(out[CONFIG_PATH].decode("utf-8")).limits
+    out[constraints.CONFIG_FILE] = constraints.render(limits, layout).encode("utf-8")
+    return dict(sorted(out.items()))
 
 
 def install_hook(repo: MemoryRepo) -> Path:
@@ -65,9 +78,13 @@ def _author(root: Path, agent_id: str, agent_name: str) -> identity.Identity:
 
 
 def init_repository(
-    directory: str | os.PathLike[str], agent_id: str = "agent", agent_name: str | None = None
+    directory: str | os.PathLike[str], agent_id: str = "agent", agent_name: str | None = None,
+    layout: str = V1,
 ) -> MemoryRepo:
-    """Create a memory repository in a new or empty folder; refuses to touch anything else."""
+    """Create a memory repository (`layout` v1 or v2) in a new or empty folder; refuses to
+    touch anything else."""
+    if layout not in LAYOUTS:
+        raise MemrepoError(say.INIT_LAYOUT.format(layout=layout, layouts=", ".join(LAYOUTS)))
     agent_id = identity.check_agent_id(agent_id)
     agent_name = (agent_name or agent_id).strip() or agent_id
     root = Path(directory).expanduser()
@@ -83,7 +100,7 @@ def init_repository(
     root.mkdir(parents=True, exist_ok=True)
     try:
         git = pygit2.init_repository(str(root), initial_head=MAIN)
-        files = template_files(agent_id, agent_name)
+        files = template_files(agent_id, agent_name, layout)
         index = git.index
         for rel, data in files.items():
             target = root / rel

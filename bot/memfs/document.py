@@ -44,17 +44,42 @@ def split(text: str) -> tuple[str, str]:
 
 
 def parse(text: str) -> Document:
-    """Parse a memory document; the frontmatter must be a YAML mapping (or empty)."""
+    """Parse a memory document; the frontmatter must be a YAML mapping (or empty), or else
+    lines of `key: value` as Letta Code writes them (`line_fields`)."""
     head, body = split(text)
     try:
         data = load_yaml(head) if head.strip() else {}
     except yaml.YAMLError as exc:
-        raise DocumentError(messages.BAD_YAML.format(problem=yaml_problem(exc, first_line=2))) from None
+        fields = line_fields(head)
+        if fields is None:
+            raise DocumentError(messages.BAD_YAML.format(problem=yaml_problem(exc, first_line=2))) from None
+        return Document(fields, body)
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise DocumentError(messages.NOT_MAPPING.format(kind=type(data).__name__))
     return Document({str(key): value for key, value in data.items()}, body)
+
+
+def line_fields(head: str) -> dict[str, Any] | None:
+    """Frontmatter that is not YAML read line by line, as Letta Code reads it: each line
+    `key: value` (indented lines continue the one before and are skipped), the value as YAML
+    reads it alone when that is one scalar, else (`description: Notes: tea`, which Letta's tool
+    writes as it is) its text. None when a line has no `key:`."""
+    fields: dict[str, Any] = {}
+    for line in head.splitlines():
+        if not line.strip() or line[0] in " \t":
+            continue
+        colon = line.find(":")
+        if colon <= 0:
+            return None
+        raw = line[colon + 1:].strip()
+        try:
+            value = load_yaml(raw) if raw else None
+        except yaml.YAMLError:
+            value = raw
+        fields[line[:colon].strip()] = raw if isinstance(value, (dict, list)) else value
+    return fields
 
 
 def try_parse(text: str) -> Document | None:

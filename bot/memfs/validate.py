@@ -2,21 +2,28 @@
 tool, `memrepo validate` and the integrator's status check.
 
 Inputs are plain data (paths and bytes), so every rule is tested by table without git.
-The frontmatter rules and their messages are Letta Code's (applied to the same paths, so a
-repository valid for one tool is valid for the other); the size, depth and encoding rules
-are memrepo's own, and so is holding `read_only` for every markdown file of memory, where
-Letta Code's hook checks it only under system/ and reference/.
+The frontmatter rules are Letta Code's, run as its hook runs them (line by line, the same
+messages, on the same paths, in both layouts: `layout.py`), so a repository valid for one
+tool is valid for the other; memrepo adds what a YAML reader needs on top. The limits are
+Letta's (`constraints.py`) wherever Letta sets one for a file, memrepo's (`.memrepo/config.yml`)
+elsewhere. Encoding rules are memrepo's own, and so is holding `read_only` for every markdown
+file of memory, where Letta Code's hook checks it only under system/ and reference/.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 
 from bot import messages
 from bot.config import CONFIG_PATH, Policy, PolicyError, parse_policy
-from bot.memfs.document import DocumentError, parse, split, try_parse
+from bot.memfs import constraints as letta_limits
+from bot.memfs import format_messages as say
+from bot.memfs import layout as layouts
+from bot.memfs.constraints import Constraints
+from bot.memfs.document import DocumentError, parse, try_parse
+from bot.memfs.layout import V1, V2
 
 ALLOWED_KEYS = ("description", "read_only", "limit")
 _FRONTMATTER_PATH = re.compile(r"^(memory/)?(system|reference)/.*\.md$")
@@ -28,9 +35,10 @@ _SYSTEM_PATH = re.compile(r"^(memory/)?system/")
 class Problem:
     path: str
     message: str
+    joiner: str = field(default=": ", compare=False)  # Letta writes one message as "path is ..."
 
     def __str__(self) -> str:
-        return f"  {self.path}: {self.message}"
+        return f"  {self.path}{self.joiner}{self.message}"
 
 
 def needs_frontmatter(path: str) -> bool:
@@ -106,11 +114,68 @@ def _read_only_problems(fm: Mapping[str, object], head_text: str | None) -> list
     return []
 
 
-def _frontmatter_problems(text: str, head_text: str | None) -> list[str]:
+def _legacy_value(text: str | None, key: str) -> str:
+    """A field's value as Letta's hook reads it: the text after `key:` on each such line of
+    the frontmatter, spaces trimmed (no YAML), "" when absent."""
+    if not text:
+        return ""
+    lines = text.split("\n")
     try:
-        split(text)
-    except DocumentError as exc:
-        return [str(exc)]
+        end = lines.index("---", 1)
+    except ValueError:
+        return ""
+    return "\n".join(line[len(key) + 1:].strip(" ") for line in lines[1:end] if line.startswith(key + ":"))
+
+
+def letta_frontmatter(text: str, head_text: str | None, layout: str = V1) -> list[str]:
+    """Letta Code's frontmatter rules, line by line as its hook applies them (v1: description,
+    read_only, limit; v2: exactly name and description, written JSON-quoted), in its words
+    and order. `head_text` is the file at HEAD (v1's read_only rules compare with it)."""
+    v2 = layout == V2
+    lines = text.split("\n")
+    if lines[0] != "---":
+        return [messages.MISSING_FRONTMATTER]
+    try:
+        closing = lines.index("---", 1)
+    except ValueError:
+        return [messages.UNCLOSED_FRONTMATTER]
+    if not v2 and head_text and text != head_text and _legacy_value(head_text, "read_only") == "true":
+        return [messages.READ_ONLY_FILE]  # (Letta's hook sees changed files only)
+    found: list[str] = []
+    seen: set[str] = set()
+    allowed = ("name", "description") if v2 else ALLOWED_KEYS
+    for line in lines[1:closing]:
+        if not line or (not v2 and line[0] in " \t"):
+            continue  # v1 descriptions may continue on indented lines
+        colon = line.find(":")
+        raw_key = line if colon < 0 else line[:colon]
+        key = raw_key.strip(" ") if v2 else raw_key.replace(" ", "")
+        value = (line if colon < 0 else line[colon + 1:]).strip(" ")
+        if key not in allowed:
+            found.append(say.V2_UNKNOWN_KEY.format(key=key) if v2 else messages.UNKNOWN_KEY.format(key=key))
+            continue
+        if v2 and key in seen:
+            found.append(say.V2_DUPLICATE_KEY.format(key=key))
+        seen.add(key)
+        if key == "read_only":
+            if not head_text:
+                found.append(messages.READ_ONLY_SET)
+            elif value != _legacy_value(head_text, key):
+                found.append(messages.READ_ONLY_CHANGED)
+        if (v2 or key == "description") and (not value or (v2 and value in ('""', "''"))):
+            found.append(say.KEY_EMPTY.format(key=key))
+    for key in allowed[:2] if v2 else ("description",):
+        if key not in seen:
+            found.append(say.KEY_MISSING.format(key=key))
+    if not v2 and _legacy_value(head_text, "read_only") and not _legacy_value(text, "read_only"):
+        found.append(messages.READ_ONLY_REMOVED)
+    return found
+
+
+def _yaml_problems(text: str, head_text: str | None) -> list[str]:
+    """What a YAML reader of the frontmatter needs beyond Letta's rules: a mapping, a text
+    description, a boolean read_only, a whole-number limit (the same messages where the rule
+    is Letta's too: the caller drops repeats)."""
     try:
         doc = parse(text)
     except DocumentError as exc:
@@ -137,15 +202,37 @@ def _frontmatter_problems(text: str, head_text: str | None) -> list[str]:
     return found
 
 
+def _frontmatter_problems(text: str, head_text: str | None) -> list[str]:
+    """v1: Letta's rules, then what YAML readers need, each message once."""
+    found = letta_frontmatter(text, head_text)
+    if found and found[0] in (messages.MISSING_FRONTMATTER, messages.UNCLOSED_FRONTMATTER):
+        return found
+    return found + [m for m in dict.fromkeys(_yaml_problems(text, head_text)) if m not in found]
+
+
+def _v2_problems(path: str, text: str) -> list[str]:
+    """v2: a MEMORY.md index has no frontmatter; every other memory file exactly name and
+    description (Letta's rules); skills/ is not memory's."""
+    if path.startswith(layouts.SKILLS):
+        return []
+    if path.rsplit("/", 1)[-1] == layouts.INDEX:
+        return [say.INDEX_HAS_FRONTMATTER] if text.split("\n", 1)[0] == "---" else []
+    return letta_frontmatter(text, None, V2)
+
+
 def validate_file(
-    path: str, staged: bytes | None, head: bytes | None, policy: Policy
+    path: str, staged: bytes | None, head: bytes | None, policy: Policy, *,
+    layout: str = V1, letta: Constraints | None = None,
 ) -> list[Problem]:
-    """Problems with one file as staged, given its content at HEAD (None: absent).
+    """Problems with one file as staged, given its content at HEAD (None: absent), in a
+    memory of `layout` under memrepo's `policy` and Letta's constraints in force (`letta`,
+    `constraints.in_force`; None: none).
 
     A deletion (staged is None) is checked only for `read_only`: a move is a deletion and a
     new file, so this keeps a read_only file where it is. Limits only refuse growth: an
     edit that shrinks a file already over its limit (say, after the limit was lowered)
-    passes, so memory that is too large can always be repaired one step at a time.
+    passes, so memory that is too large can always be repaired one step at a time; depth
+    is checked where a file is new.
     """
     if staged is None:
         if is_memory_document(path) and is_read_only(head):
@@ -153,6 +240,8 @@ def validate_file(
         return []
     if path == CONFIG_PATH:
         return _config_problems(staged)
+    if path == letta_limits.CONFIG_FILE:
+        return _constraints_problems(staged)
     if _FLAT_SKILL.search(path):
         return [Problem(path, messages.FLAT_SKILL)]
     if not is_memory_document(path):
@@ -166,18 +255,60 @@ def validate_file(
     if staged != head and is_read_only(head):
         return [Problem(path, messages.READ_ONLY_FILE)]
     found: list[str] = []
-    if needs_frontmatter(path):
+    if layout == V2:
+        found += _v2_problems(path, text)
+    elif needs_frontmatter(path):
         found += _frontmatter_problems(text, head_text)
     else:  # frontmatter is optional here, but a read_only field in one has the same rules
         doc = try_parse(text)
         if doc is not None:
             found += _read_only_problems(doc.frontmatter, head_text)
-    limits = policy.limits
-    if len(text) > limits.file_chars and (head_text is None or len(text) > len(head_text)):
-        found.append(messages.FILE_TOO_LARGE.format(size=len(text), limit=limits.file_chars))
-    if is_core(path) and system_depth(path) > limits.system_depth:
-        found.append(messages.TOO_DEEP.format(depth=system_depth(path), limit=limits.system_depth))
+    found += _limit_problems(path, text, head_text, policy, layout, letta)
     return [Problem(path, message) for message in found]
+
+
+def _limit_problems(path: str, text: str, head_text: str | None, policy: Policy, layout: str,
+                    letta: Constraints | None) -> list[str]:
+    """Size and depth: Letta's limit where Letta sets one for the file (`constraints.py`, in
+    its words), memrepo's otherwise."""
+    found: list[str] = []
+    grew = head_text is None or len(text) > len(head_text)
+    covered = letta is not None and letta_limits.covers(path, layout)
+    limit = letta.file_limit(path) if covered and letta is not None else None
+    if limit is not None:
+        chars, source = limit
+        if chars is not None and len(text) > chars and grew:
+            found.append(say.CHARS_EXCEED.format(count=len(text), limit=chars, source=source))
+    elif len(text) > policy.limits.file_chars and grew:
+        found.append(messages.FILE_TOO_LARGE.format(size=len(text), limit=policy.limits.file_chars))
+    if covered and letta is not None and letta.max_depth is not None:
+        depth = letta_limits.depth(path)
+        if depth > letta.max_depth and head_text is None:
+            found.append(say.DEPTH_EXCEEDS.format(depth=depth, limit=letta.max_depth))
+    elif layout == V1 and is_core(path) and system_depth(path) > policy.limits.system_depth:
+        found.append(messages.TOO_DEEP.format(depth=system_depth(path), limit=policy.limits.system_depth))
+    return found
+
+
+def index_problems(changes: Mapping[str, tuple[bytes | None, bytes | None]], tree: Collection[str],
+                   had_root_index: bool) -> list[Problem]:
+    """v2's indexes: every memory file written, and every one left under an index this
+    change deletes, needs a MEMORY.md in each folder above it (`tree`: the paths after the
+    change); a memory that had a root index keeps one."""
+    found: list[Problem] = []
+    removed = [p for p, (staged, _) in changes.items() if staged is None and layouts.is_index(p)]
+    check = {p for p, (staged, _) in changes.items() if staged is not None}
+    for index in removed:
+        folder = index[: -len(layouts.INDEX)]
+        check.update(p for p in tree if folder and p.startswith(folder))
+    for path in sorted(check):
+        if layouts.is_memory_file(path, V2) and path in tree:
+            missing = layouts.missing_index(path, tree)
+            if missing is not None:
+                found.append(Problem(path, say.MISSING_INDEX.format(index=missing)))
+    if had_root_index and layouts.INDEX not in tree:
+        found.append(Problem(layouts.INDEX, say.ROOT_INDEX_REQUIRED))
+    return found
 
 
 def _config_problems(staged: bytes) -> list[Problem]:
@@ -191,6 +322,24 @@ def _config_problems(staged: bytes) -> list[Problem]:
     return []
 
 
+def _constraints_problems(staged: bytes) -> list[Problem]:
+    text, problem = decode(staged)
+    if text is None:
+        return [Problem(letta_limits.CONFIG_FILE, problem or messages.BINARY)]
+    try:
+        letta_limits.parse(text)
+    except letta_limits.ConstraintsError as exc:
+        return [Problem(letta_limits.CONFIG_FILE, message) for message in exc.problems]
+    return []
+
+
+def config_change_problem() -> Problem:
+    """Letta's hook refuses a commit that changes `.memfs.config.json` unless a person says
+    so (LETTA_MEMORY_CONSTRAINTS_UPDATE=1); memrepo's hook does the same, and an agent's edit
+    of it is a protected change, a pull request a person approves."""
+    return Problem(letta_limits.CONFIG_FILE, say.CONFIG_PROTECTED, " ")
+
+
 def core_size(files: Mapping[str, bytes]) -> int:
     """Characters of all core memory files among `files` (undecodable ones count as bytes)."""
     total = 0
@@ -201,10 +350,19 @@ def core_size(files: Mapping[str, bytes]) -> int:
     return total
 
 
-def validate_core(before: int, after: int, policy: Policy) -> list[Problem]:
-    """The limit on all of system/ together; like file limits, only growth is refused."""
+def validate_core(before: int, after: int, policy: Policy, layout: str = V1,
+                  letta: Constraints | None = None) -> list[Problem]:
+    """The limit on all core memory together; like file limits, only growth is refused. A v2
+    memory's is Letta's maxCoreMemoryCharacters (root Markdown), a v1 memory's memrepo's
+    core_chars (system/): Letta counts core memory in v2 only."""
+    if layout == V2 and letta is not None and letta.max_core_chars is not None:
+        limit = letta.max_core_chars
+        if after > limit and after > before:
+            return [Problem(say.CORE_PATH, say.CHARS_EXCEED.format(
+                count=after, limit=limit, source=say.SOURCE_MAX_CORE))]
+        return []
     limit = policy.limits.core_chars
-    if after > limit and after > before:
+    if layout == V1 and after > limit and after > before:
         return [Problem("system/", messages.CORE_TOO_LARGE.format(size=after, limit=limit))]
     return []
 
@@ -213,18 +371,28 @@ def validate_changes(
     changes: Mapping[str, tuple[bytes | None, bytes | None]],
     policy: Policy,
     core: tuple[int, int] | None = None,
+    *,
+    layout: str = V1,
+    letta: Constraints | None = None,
+    tree: Collection[str] | None = None,
+    had_root_index: bool = False,
 ) -> list[Problem]:
     """All problems of a change: `changes` maps path -> (staged, head); `core` is the size
-    of system/ (before, after) when the caller knows it. Sorted by path."""
+    of core memory (before, after) when the caller knows it; in v2, `tree` (the paths after
+    the change) lets the indexes be checked. Sorted by path."""
     found: list[Problem] = []
     for path in sorted(changes):
         staged, head = changes[path]
-        found += validate_file(path, staged, head, policy)
+        found += validate_file(path, staged, head, policy, layout=layout, letta=letta)
     if core is not None:
-        found += validate_core(core[0], core[1], policy)
+        found += validate_core(core[0], core[1], policy, layout, letta)
+    if layout == V2 and tree is not None:
+        found += index_problems(changes, tree, had_root_index)
     return sorted(found, key=lambda p: p.path)
 
 
-def format_problems(problems: list[Problem]) -> str:
-    """The report the hook, the CLI and the status check print."""
-    return "\n".join([messages.VALIDATION_HEADER, *map(str, problems)])
+def format_problems(problems: list[Problem], layout: str = V1) -> str:
+    """The report the hook, the CLI and the status check print (under Letta's header for
+    the layout)."""
+    header = say.V2_HEADER if layout == V2 else messages.VALIDATION_HEADER
+    return "\n".join([header, *map(str, problems)])

@@ -52,6 +52,18 @@ class Case:
     memrepo: tuple[str, ...] | None = None  # where memrepo deliberately says more (DIFFERENCES)
 
 
+def sized(n: int, description: str = "d") -> str:
+    """A valid memory file of exactly n characters, frontmatter included."""
+    head = md(f"description: {description}", body="")
+    return head + "x" * (n - len(head) - 1) + "\n"
+
+
+CONFIG = json.dumps({"version": 1, "maxDepth": 2, "maxFileCharacters": 200,
+                     "fileCharacterLimits": [{"pattern": "reference/big/*.md", "maxCharacters": None},
+                                             {"pattern": "reference/**", "maxCharacters": 400}]}, indent=2) + "\n"
+LIMITED = {**V1_BASE, ".memfs.config.json": CONFIG}
+
+
 def case(id: str, staged: dict[str, str | None], *letta: str, head: dict[str, str] | None = None,
          policy: str = V1, env: dict[str, str] | None = None) -> Case:
     return Case(id, policy, V1_BASE if head is None else head, staged, letta, env or {})
@@ -85,6 +97,44 @@ CASES = [
     case("v1 flat skill", {"skills/tea.md": md("description: d")},
          "skills/tea.md: invalid skill path (skills must be folders). Use skills/<name>/SKILL.md"),
     case("v1 skill folder", {"skills/tea/SKILL.md": "---\nname: tea\n---\nBrew.\n"}),
+    # --- v1 with Letta's constraints (.memfs.config.json): system/ and reference/ only.
+    case("v1 file at maxFileCharacters", {"system/long.md": sized(200)}, head=LIMITED),
+    case("v1 file over maxFileCharacters", {"system/long.md": sized(201)},
+         "system/long.md: 201 characters exceeds 200 from maxFileCharacters", head=LIMITED),
+    case("v1 characters are code points", {"system/long.md": sized(200, "é")}, head=LIMITED),
+    case("v1 glob limit raises a folder's", {"reference/notes.md": sized(400)}, head=LIMITED),
+    case("v1 file over a glob limit", {"reference/notes.md": sized(401)},
+         "reference/notes.md: 401 characters exceeds 400 from glob 'reference/**'", head=LIMITED),
+    case("v1 first matching glob wins, null uncaps", {"reference/big/dump.md": sized(30000)}, head=LIMITED),
+    case("v1 external files are not Letta's to limit", {"notes/long.md": sized(1000)}, head=LIMITED),
+    case("v1 depth at maxDepth", {"system/a/b.md": md("description: d")}, head=LIMITED),
+    case("v1 deeper than maxDepth", {"system/a/b/c.md": md("description: d")},
+         "system/a/b/c.md: depth 3 exceeds maxDepth 2", head=LIMITED),
+    case("v1 depth and size of one file", {"reference/a/b/c.md": sized(401)},
+         "reference/a/b/c.md: depth 3 exceeds maxDepth 2",
+         "reference/a/b/c.md: 401 characters exceeds 400 from glob 'reference/**'", head=LIMITED),
+    case("v1 constraints config changed", {".memfs.config.json": CONFIG.replace("200", "300")},
+         ".memfs.config.json is protected and requires human approval to change", head=LIMITED),
+    case("v1 constraints config added", {".memfs.config.json": CONFIG},
+         ".memfs.config.json is protected and requires human approval to change"),
+    case("v1 constraints config removed", {".memfs.config.json": None},
+         ".memfs.config.json is protected and requires human approval to change", head=LIMITED),
+    case("v1 constraints config changed with a person's approval", {".memfs.config.json": CONFIG.replace("200", "300")},
+         head=LIMITED, env={"LETTA_MEMORY_CONSTRAINTS_UPDATE": "1"}),
+    case("v1 approved config that is not valid",
+         {".memfs.config.json": json.dumps({"version": 2, "maxDepth": -1, "maxFileCharacters": 0, "extra": 1,
+                                            "fileCharacterLimits": [{"pattern": "/x", "maxCharacters": 1.5},
+                                                                    {"pattern": "a**"}, 3]})},
+         ".memfs.config.json: unknown field 'extra'",
+         ".memfs.config.json: version must be 1",
+         ".memfs.config.json: maxDepth must be a non-negative integer",
+         ".memfs.config.json: maxFileCharacters must be a positive integer",
+         ".memfs.config.json: fileCharacterLimits[0]: pattern must be a non-empty repo-relative glob using '/'",
+         ".memfs.config.json: fileCharacterLimits[0]: maxCharacters must be a positive integer or null",
+         ".memfs.config.json: fileCharacterLimits[1]: '**' must be a complete path segment",
+         ".memfs.config.json: fileCharacterLimits[1]: maxCharacters must be a positive integer or null",
+         ".memfs.config.json: fileCharacterLimits[2] must be an object",
+         head=LIMITED, env={"LETTA_MEMORY_CONSTRAINTS_UPDATE": "1"}),
     case("v1 two problems in two files",
          {"system/a.md": "x\n", "reference/b.md": md("description: d", "x: 1")},
          "reference/b.md: unknown frontmatter key 'x' (allowed: description read_only limit)",
@@ -95,6 +145,14 @@ CASES = [
 DIFFERENCES = [
     Case("read_only file deleted (Letta's hook checks only added and changed files)", V1, V1_BASE,
          {"system/fixed.md": None}, (), memrepo=("system/fixed.md: file is read_only and cannot be deleted or moved",)),
+    Case("no constraints config: memrepo's own depth limit under system/ (Letta has none)", V1, V1_BASE,
+         {"system/a/b/c/d.md": md("description: d")}, (),
+         memrepo=("system/a/b/c/d.md: 3 folders deep under system/, over the limit of 2 (limits.system_depth in "
+                  ".memrepo/config.yml); use a flatter path",)),
+    Case("no constraints config: memrepo's own file limit (Letta has none)", V1, V1_BASE,
+         {"system/long.md": sized(20001)}, (),
+         memrepo=("system/long.md: file has 20,001 characters, over the limit of 20,000 (limits.file_chars in "
+                  ".memrepo/config.yml); split it or move detail to external memory",)),
     Case("read_only outside system/ and reference/ (Letta checks it only there)", V1,
          {**V1_BASE, "notes/fixed.md": RO}, {"notes/fixed.md": RO.replace("Do not", "Did")}, (),
          memrepo=("notes/fixed.md: file is read_only and cannot be modified",)),

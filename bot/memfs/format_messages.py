@@ -1,0 +1,67 @@
+"""The sentences of the memory format's newer rules: Letta Code's memory constraints
+(`.memfs.config.json`), the MemFS v2 layout (root `MEMORY.md`) and MemGPT's tools.
+
+Where Letta Code prints a message, it is kept here word for word (memrepo names a problem the
+way Letta does, so a person who reads one tool's refusal understands the other's); a
+message shown after a path is written without it (the validator puts `path: ` in front).
+"""
+
+from __future__ import annotations
+
+# ---------------------------------------------------------------- Letta's constraints
+# Its validator (letta-memory-constraints.cjs), verbatim.
+DEPTH_EXCEEDS = "depth {depth} exceeds maxDepth {limit}"
+CHARS_EXCEED = "{count} characters exceeds {limit} from {source}"
+SOURCE_MAX_FILE = "maxFileCharacters"
+SOURCE_GLOB = "glob '{pattern}'"
+SOURCE_MAX_CORE = "maxCoreMemoryCharacters"
+CORE_PATH = "core memory"
+CONFIG_PROTECTED = "is protected and requires human approval to change"  # after the path and a space
+NOT_REGULAR = "memory Markdown must be a regular file"
+# Its config parser, verbatim (after `.memfs.config.json: `).
+CONFIG_BAD_JSON = "invalid JSON ({error})"
+CONFIG_NOT_OBJECT = "expected a JSON object"
+CONFIG_UNKNOWN_FIELD = "unknown field '{key}'"
+CONFIG_VERSION = "version must be 1"
+CONFIG_MAX_DEPTH = "maxDepth must be a non-negative integer"
+CONFIG_POSITIVE = "{key} must be a positive integer"
+CONFIG_LIMITS_ARRAY = "fileCharacterLimits must be an array"
+CONFIG_LIMIT_OBJECT = "fileCharacterLimits[{index}] must be an object"
+CONFIG_LIMIT_UNKNOWN = "fileCharacterLimits[{index}]: unknown field '{key}'"
+CONFIG_LIMIT_PATTERN = "fileCharacterLimits[{index}]: pattern must be a non-empty repo-relative glob using '/'"
+CONFIG_LIMIT_GLOBSTAR = "fileCharacterLimits[{index}]: '**' must be a complete path segment"
+CONFIG_LIMIT_MAX = "fileCharacterLimits[{index}]: maxCharacters must be a positive integer or null"
+CONFIG_NOT_UTF8 = "not valid UTF-8 text"
+
+# ---------------------------------------------------------------- MemFS v2
+# Letta's hook, verbatim.
+V2_HEADER = "Memory validation failed:"
+INDEX_HAS_FRONTMATTER = "MEMORY.md must not have frontmatter"
+V2_UNKNOWN_KEY = "unknown frontmatter key '{key}' (allowed: name description)"
+V2_DUPLICATE_KEY = "duplicate frontmatter key '{key}'"
+KEY_EMPTY = "'{key}' must not be empty"
+KEY_MISSING = "missing required field '{key}'"
+MISSING_INDEX = "missing required index {index}"
+ROOT_INDEX_REQUIRED = "root memory index is required for MemFS v2"
+# Letta's memory tool, verbatim (without its `memory: ` prefix).
+V2_NO_SYSTEM = "core memory uses root Markdown files, not system/"
+V2_NO_SKILLS = "skills are managed by the skill/file tooling, not the memory tool"
+V2_NEEDS_ROOT_INDEX = "Memory requires a root MEMORY.md index"
+V2_NEEDS_INDEX = "Memory requires {index} before writing {path}"
+V2_INDEX_NOT_DELETED = "MEMORY.md indexes cannot be deleted"
+V2_INDEX_NOT_RENAMED = "MEMORY.md indexes cannot be renamed"
+V2_INDEX_NO_DESCRIPTION = "MEMORY.md has no frontmatter"
+TOOL_NO_FRONTMATTER = "{path}: target file is missing required frontmatter"
+TOOL_NO_DESCRIPTION = "{path}: target file frontmatter is missing 'description'"
+TOOL_NO_NAME = "{path}: target file frontmatter is missing 'name'"
+TOOL_V2_KEYS = "{path}: memory frontmatter must contain exactly 'name' and 'description'"
+TOOL_V2_EMPTY = "{path}: memory 'name' and 'description' must not be empty"
+TOOL_INDEX_FRONTMATTER = "{path}: MEMORY.md must not have frontmatter"
+TOOL_EMPTY_FIELD = "'{key}' must not be empty"
+
+# memrepo's own, for v2.
+INDEXES_TRUNCATED = "[Indexes truncated: showing {shown} of {total} MEMORY.md indexes. {omitted} omitted.]"
+INIT_LAYOUT_HELP = ("v1: core memory in system/ (Letta Code's MemFS); v2: a root MEMORY.md index and core "
+                    "files at the root")
+INIT_LAYOUT = "unknown memory layout '{layout}'; use one of: {layouts}"
+DEMO_LAYOUT_HELP = "the memory layout the demo's agents use (v1: system/, v2: root MEMORY.md)"
