@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +22,8 @@ from bot.dream import triggers
 from bot.dream.cursor import Cursor, CursorError, cursor_path, parse_cursor, render_cursor
 from bot.dream.forge_target import forge_target
 from bot.dream.provenance import (
+    EDIT_STRATEGY,
+    EDIT_TRIGGER,
     Change,
     Provenance,
     ProvenanceError,
@@ -186,8 +189,8 @@ GOOD = render_provenance(provenance()).split("\n", 1)[1].rsplit("-->", 1)[0]
     (lambda t: t.replace("trigger: manual", "trigger: whenever"), "trigger must be one of"),
     (lambda t: t.replace(f"base_commit: {SHA}", "base_commit: HEAD"), "base_commit"),
     (lambda t: t.replace("  count: 9", "  count: 0"), "transcript.count"),
-    (lambda t: t.replace("  count: 9\n", ""), "missing key"),
-    (lambda t: t + "extra: 1\n", "unknown key"),
+    (lambda t: t.replace("  count: 9\n", ""), "required but missing: count"),
+    (lambda t: t + "extra: 1\n", "not a key of the block: extra"),
     (lambda t: t.replace("agent_id: a1", "agent_id: ../a1"), "agent_id"),
     (lambda t: t.replace("changes:\n", "changes: nope\n").split("changes: nope")[0] + "changes: nope\n",
      "changes must be a list"),
@@ -197,6 +200,40 @@ GOOD = render_provenance(provenance()).split("\n", 1)[1].rsplit("-->", 1)[0]
 def test_a_broken_block_is_an_error_naming_the_field(edit, problem: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ProvenanceError, match=re.escape(problem)):
         parse_provenance(_block(edit(GOOD)))
+
+
+def _edit_block(**kw: object) -> str:
+    """An agent edit's block (dream_id null), its fields replaced by `kw`, as YAML text."""
+    data = provenance(dream_id=None, trigger=EDIT_TRIGGER, strategy=EDIT_STRATEGY).as_data()
+    data.update(kw)
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+@pytest.mark.parametrize("conversation, transcript", [
+    ("c1", TranscriptRange("m_1", "m_3", "2026-03-14T09:00:00.000000Z", "2026-03-14T09:05:00.000000Z", 3)),
+    ("c1", None),  # the turn recorded no messages
+    (None, None),  # an edit made outside a conversation (memrepo tool)
+])
+def test_an_agent_edits_block_has_no_dream_and_round_trips(conversation: str | None,
+                                                           transcript: TranscriptRange | None) -> None:
+    p = provenance(dream_id=None, trigger=EDIT_TRIGGER, strategy=EDIT_STRATEGY, conversation_id=conversation,
+                   transcript=transcript)
+    parsed = parse_provenance("body\n\n" + render_provenance(p))
+    assert parsed == p and not parsed.is_dream
+    assert provenance().is_dream
+
+
+@pytest.mark.parametrize("fields, problem", [
+    ({"trigger": "manual"}, "trigger must be agent-edit when dream_id is null"),
+    ({"dream_id": DREAM, "trigger": "manual", "transcript": None}, "transcript must be a mapping"),
+    ({"dream_id": DREAM, "trigger": "manual", "conversation_id": None}, "conversation_id"),
+    ({"dream_id": DREAM}, "trigger must be one of"),  # a dream's trigger is never agent-edit
+    ({"transcript": None, "changes": "nope"}, "changes must be a list"),
+])
+def test_only_an_agent_edit_may_leave_out_its_dream_conversation_and_transcript(fields: dict[str, object],
+                                                                               problem: str) -> None:
+    with pytest.raises(ProvenanceError, match=re.escape(problem)):
+        parse_provenance(_block(_edit_block(**fields)))
 
 
 def test_an_unclosed_block_is_an_error() -> None:

@@ -1,4 +1,5 @@
-"""The provenance block at the end of a dream's pull request body (DESIGN.md §9).
+"""The provenance block at the end of a dream's pull request body (DESIGN.md §9), and of an
+agent's edit that became a pull request.
 
     <!-- memrepo:provenance
     version: 1
@@ -6,7 +7,10 @@
     ...
     -->
 
-Machine-readable for the integrator and `memrepo why`, invisible in GitHub's rendering.
+Machine-readable for the integrator and `memrepo why`, invisible in GitHub's rendering. An
+agent's edit has the same block with `dream_id: null` and trigger `agent-edit`; its
+conversation is null when the edit was made outside one (`memrepo tool`), and its transcript
+null when the turn recorded no messages. A dream's block has neither null.
 Rendering never lets the YAML contain `--` (strings holding it are double-quoted with the
 second dash escaped as `\\x2d`), so no text in the block can end the HTML comment early or
 fake a second block; the YAML is ASCII (other characters are escaped). Parsing looks at the
@@ -33,6 +37,8 @@ OPENER = "<!-- memrepo:provenance"
 CLOSER = "-->"
 VERSION = 1
 TRIGGERS = ("step-count", "compaction", "manual")
+EDIT_TRIGGER = "agent-edit"  # the trigger of an agent's edit, whose dream_id is null
+EDIT_STRATEGY = "memory-tool"  # what made an agent edit's change: the agent's own memory tool call
 KEYS = ("version", "dream_id", "agent_id", "conversation_id", "base_commit", "trigger", "strategy", "model",
         "transcript", "changes")
 TRANSCRIPT_KEYS = ("first_message_id", "last_message_id", "first_at", "last_at", "count")
@@ -68,20 +74,30 @@ class Change:
 
 @dataclass(frozen=True)
 class Provenance:
-    dream_id: str
+    """A dream's provenance, or an agent edit's (`dream_id` None; `conversation_id` and
+    `transcript` may be None there)."""
+
+    dream_id: str | None
     agent_id: str
-    conversation_id: str
+    conversation_id: str | None
     base_commit: str
     trigger: str
     strategy: str
     model: str | None
-    transcript: TranscriptRange
+    transcript: TranscriptRange | None
     changes: tuple[Change, ...]
     version: int = VERSION
+
+    @property
+    def is_dream(self) -> bool:
+        return self.dream_id is not None
 
     def as_data(self) -> dict[str, Any]:
         """Plain data in the contract's key order."""
         t = self.transcript
+        transcript = None if t is None else {
+            "first_message_id": t.first_message_id, "last_message_id": t.last_message_id, "first_at": t.first_at,
+            "last_at": t.last_at, "count": t.count}
         return {
             "version": self.version,
             "dream_id": self.dream_id,
@@ -91,8 +107,7 @@ class Provenance:
             "trigger": self.trigger,
             "strategy": self.strategy,
             "model": self.model,
-            "transcript": {"first_message_id": t.first_message_id, "last_message_id": t.last_message_id,
-                           "first_at": t.first_at, "last_at": t.last_at, "count": t.count},
+            "transcript": transcript,
             "changes": [{"path": c.path, "summary": c.summary, "message_ids": list(c.message_ids)}
                         for c in self.changes],
         }
@@ -151,8 +166,8 @@ def from_data(data: object) -> Provenance:
     return Provenance(
         dream_id=data["dream_id"], agent_id=data["agent_id"], conversation_id=data["conversation_id"],
         base_commit=data["base_commit"], trigger=data["trigger"], strategy=data["strategy"], model=data["model"],
-        transcript=TranscriptRange(t["first_message_id"], t["last_message_id"], t["first_at"], t["last_at"],
-                                   t["count"]),
+        transcript=None if t is None else TranscriptRange(
+            t["first_message_id"], t["last_message_id"], t["first_at"], t["last_at"], t["count"]),
         changes=tuple(Change(c["path"], c["summary"], tuple(c["message_ids"])) for c in data["changes"]),
         version=data["version"],
     )
@@ -167,10 +182,10 @@ def _exact_keys(value: object, keys: tuple[str, ...], where: str) -> dict[str, A
         raise _bad(f"{where} must be a mapping, found {type(value).__name__}")
     unknown = sorted(str(k) for k in value if k not in keys)
     if unknown:
-        raise _bad(f"{where}: unknown key(s) {', '.join(unknown)}")
+        raise _bad(f"{where}: not a key of the block: {', '.join(unknown)}")
     missing = [k for k in keys if k not in value]
     if missing:
-        raise _bad(f"{where}: missing key(s) {', '.join(missing)}")
+        raise _bad(f"{where}: required but missing: {', '.join(missing)}")
     return value
 
 
@@ -207,26 +222,37 @@ def check_data(data: object) -> None:
     d = _exact_keys(data, KEYS, "provenance")
     if isinstance(d["version"], bool) or d["version"] != VERSION:
         raise _bad(f"version must be {VERSION}, found {d['version']!r}")
-    if not is_dream_id(d["dream_id"]):
-        raise _bad(f"dream_id {d['dream_id']!r} is not a dream id (YYYYMMDDTHHMMSSZ-<8 hex>)")
+    edit = d["dream_id"] is None  # an agent's edit: no dream, maybe no conversation or transcript
+    if not edit and not is_dream_id(d["dream_id"]):
+        raise _bad(f"dream_id {d['dream_id']!r} is not a dream id (YYYYMMDDTHHMMSSZ-<8 hex>) or null")
     _id(d["agent_id"], "agent_id", "agent_id")
-    _id(d["conversation_id"], "conversation_id", "conversation_id")
+    if not (edit and d["conversation_id"] is None):
+        _id(d["conversation_id"], "conversation_id", "conversation_id")
     if not isinstance(d["base_commit"], str) or not _SHA.match(d["base_commit"]):
         raise _bad(f"base_commit {d['base_commit']!r} is not a full commit id")
-    if d["trigger"] not in TRIGGERS:
+    if edit and d["trigger"] != EDIT_TRIGGER:
+        raise _bad(f"trigger must be {EDIT_TRIGGER} when dream_id is null, found {d['trigger']!r}")
+    if not edit and d["trigger"] not in TRIGGERS:
         raise _bad(f"trigger must be one of {', '.join(TRIGGERS)}, found {d['trigger']!r}")
     _text(d["strategy"], "strategy")
     if d["model"] is not None:
         _text(d["model"], "model")
+    if edit and d["transcript"] is None:
+        _changes(d["changes"])
+        return
     t = _exact_keys(d["transcript"], TRANSCRIPT_KEYS, "transcript")
     _id(t["first_message_id"], "message_id", "transcript.first_message_id")
     _id(t["last_message_id"], "message_id", "transcript.last_message_id")
     _time(t["first_at"], "transcript.first_at")
     _time(t["last_at"], "transcript.last_at")
     _int(t["count"], "transcript.count", 1)
-    if not isinstance(d["changes"], list):
-        raise _bad(f"changes must be a list, found {type(d['changes']).__name__}")
-    for number, raw in enumerate(d["changes"], 1):
+    _changes(d["changes"])
+
+
+def _changes(changes: object) -> None:
+    if not isinstance(changes, list):
+        raise _bad(f"changes must be a list, found {type(changes).__name__}")
+    for number, raw in enumerate(changes, 1):
         where = f"changes[{number}]"
         c = _exact_keys(raw, CHANGE_KEYS, where)
         _text(c["path"], f"{where}.path")
