@@ -965,13 +965,18 @@ INTEGRATOR_INVALID_COMMENT = """\
 {outcome}
 """
 INTEGRATOR_INVALID_CLOSED = (
-    "This dream is closed. Its transcript cursor did not move, so a later dream covers the same messages again."
+    "This dream is closed. Its transcript cursor did not move, so a later dream covers the same messages again. "
+    "Nothing needs doing; if a rule above is what should change, change it in `.memrepo/config.yml` in a "
+    "reviewed commit, and the next dream is checked against it."
 )
 INTEGRATOR_INVALID_OPEN = "It stays open: push a fix to this branch and it is validated again."
 INTEGRATOR_CONFLICT_CLOSED_COMMENT = """\
 **memrepo closed this dream: it conflicts with `{base}`**, and the repository's merge mode is `auto`,
-which does not resolve conflicts. Its transcript cursor did not move, so a later dream covers the same
-messages again, starting from the current `{base}`.
+which closes a conflicting dream rather than resolve it. Its transcript cursor did not move, so a later
+dream covers the same messages again, starting from the current `{base}`.
+
+What you can do: nothing, and the next dream redoes this on top of `{base}`; or, to have memrepo resolve
+conflicts instead, set `merge: explicit` (or `review`) in `.memrepo/config.yml` in a reviewed commit.
 """
 INTEGRATOR_CONFLICT_COMMENT = """\
 **memrepo could not resolve the conflicts between this branch (at {sha}) and `{base}`.**
@@ -1110,6 +1115,18 @@ sides changed; validated before it was pushed.
 Files both sides changed:
 {paths}{notes}
 """
+INTEGRATOR_RESOLVED_AFTER_REVIEW = (
+    "it is merged only once a person other than its author approves this new head."
+)
+INTEGRATOR_RESOLVED_AFTER_MERGE = "it is merged next, under the repository's merge mode (`{mode}`)."
+INTEGRATOR_RESOLVED_TODO_REVIEW = (
+    "If it is right, approve it; if not, push a fix to this branch (it is validated again) or close the "
+    "pull request."
+)
+INTEGRATOR_RESOLVED_TODO_MERGE = (
+    "It reaches `{base}` without waiting for a review: if the result is wrong, fix the file on `{base}` in a "
+    "reviewed pull request, or revert the merge."
+)
 INTEGRATOR_CONFLICT_DETAILS = "\nWhat could not be merged automatically:\n\n{details}\n"
 INTEGRATOR_NOTE_VALIDATED = Text("validated {sha}: {count:|problem|problems}")
 INTEGRATOR_NOTE_WAITED = "waited {seconds:.1f}s: {why}"
@@ -1325,7 +1342,12 @@ AGENT_ROUTE_EMPTIES_CORE = "it deletes the last file of core memory (system/), w
 AGENT_ROUTE_TOO_LARGE = "it changes {lines} lines, more than the {limit} a direct commit may change " \
                         "(direct_commit.max_changed_lines)"
 AGENT_EDIT_TITLE = "memory edit by {agent}: {reason}"
-AGENT_EDIT_TITLE_UNTRUSTED = "memory edit by {agent} (untrusted, needs approval): {reason}"
+AGENT_EDIT_TITLE_NOTED = "memory edit by {agent} ({notes}): {reason}"
+AGENT_EDIT_NOTE_UNTRUSTED = "untrusted, needs approval"
+AGENT_EDIT_NOTE_EMPTIES_CORE = "deletes all core memory"
+AGENT_EDIT_NOTE_DELETES_CORE = "deletes core memory"
+AGENT_EDIT_CHANGED = Text("{lines:|line|lines} changed in {files:|file|files}")
+AGENT_EDIT_TRANSCRIPT = Text("{count:|message|messages}, `{first}` ({first_at}) to `{last}` ({last_at})")
 AGENT_EDIT_OPENED = "Not in main yet: this edit went to pull request #{number} ({url}) on branch {branch}, " \
                     "because {reasons}. {next}"
 AGENT_EDIT_NEXT_REVIEW = "A person must approve it before it is merged; until then memory is unchanged, " \

@@ -137,7 +137,7 @@ def test_a_large_edit_becomes_a_labelled_pull_request_that_the_integrator_merges
     call = {"command": "create", "path": "reference/facts.md", "description": "Facts about the person.",
             "file_text": body, "reason": "Write down sixty facts"}
     with world.session() as s:
-        s.record("user", "Here are sixty facts about me.")
+        said = s.record("user", "Here are sixty facts about me.")
         result = s.handle_tool_call(call)
         assert result.ok and result.route == "pull-request", result.message
         assert result.message.startswith(f"Not in main yet: this edit went to pull request #{result.pull_request} "
@@ -158,7 +158,10 @@ def test_a_large_edit_becomes_a_labelled_pull_request_that_the_integrator_merges
         head = world.branch_commit(pr.head_ref)
         assert head == result.commit and git(world.memory.root, "rev-parse", f"{head}^").strip() == base
         assert git(world.memory.root, "log", "-1", "--format=%an <%ae>", head).strip() == "Ada <a1@agents.memrepo>"
-        assert git_trailers(world, head) == [("Agent-ID", "a1"), ("Conversation-ID", "c1"), ("Base-Commit", base)]
+        assert git_trailers(world, head) == [("Agent-ID", "a1"), ("Conversation-ID", "c1"),
+                                             ("Transcript-Range", f"{said.message_id}..{said.message_id}"),
+                                             ("Base-Commit", base)]
+        assert "> Here are sixty facts about me." in pr.body
 
         ctx = make_context(world.server, world.token, redis_url, world.tmp / "work")
         with using(ctx):

@@ -300,6 +300,15 @@ def test_a_conflict_in_explicit_mode_is_resolved_validated_and_merged(world: Wor
     assert author == f"{INTEGRATOR.name} <{INTEGRATOR.email}>"
     assert world.status(resolution)[0] == "success"
     assert world.merges_on_main() == 1
+    # The pull request says what conflicted, how it was resolved and what a person can do.
+    [comment] = world.comments(number)
+    assert comment.startswith("**memrepo resolved the conflicts between this branch and `main`**")
+    assert f"pushed the resolution as {resolution[:12]}" in comment
+    assert f"both sides changed 1 file:\n\n- `{FACTS}`" in comment
+    assert "**How.** A markdown-aware three-way merge" in comment and "validated before it was pushed" in comment
+    assert "**What you can do.**" in comment and "revert the merge" in comment  # explicit: no review stands
+    world.integrate(number)
+    assert len(world.comments(number)) == 1  # said once
 
 
 def test_an_unresolvable_conflict_is_labelled_and_left_for_a_person(world: World) -> None:
@@ -326,6 +335,8 @@ def test_a_conflict_in_auto_mode_closes_the_dream_with_a_comment(world: World) -
     assert (pull.state, pull.merged) == ("closed", False)
     [comment] = world.comments(number)
     assert "conflicts with `main`" in comment and "`auto`" in comment
+    assert "What you can do: nothing" in comment and "`merge: explicit`" in comment
+    assert comment.rstrip().endswith(f"Files both this branch and `main` changed:\n\n- `{FACTS}`")
     assert world.merges_on_main() == 0
 
 
@@ -401,6 +412,8 @@ def test_a_resolution_keeps_the_sources_of_the_commits_it_merges(world: World) -
     assert "Source:" not in git(world.clone, "log", "-1", "--format=%B", resolution)
     assert set(pull.labels) >= {LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED}
     assert world.status(resolution) == ("pending", "waiting for review")
+    resolved = [c for c in world.comments(number) if c.startswith("**memrepo resolved the conflicts")]
+    assert len(resolved) == 1 and "approves this new head" in resolved[0] and "approve it" in resolved[0]
     world.approve(number, "bob")
     world.integrate(number)
     assert world.pull(number).merged

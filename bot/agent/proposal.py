@@ -16,16 +16,19 @@ closed again, because without `memrepo:untrusted` nothing would hold it for a pe
 from __future__ import annotations
 
 import contextlib
+import logging
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import pygit2
 
 from bot import identity, messages
 from bot.agent import render
 from bot.agent.routing import Route
-from bot.contracts import CONVERSATION_ID, EDIT_BRANCH_PREFIX, LABEL_AGENT_EDIT, LABEL_UNTRUSTED
+from bot.contracts import CONVERSATION_ID, EDIT_BRANCH_PREFIX, LABEL_AGENT_EDIT, LABEL_UNTRUSTED, TRANSCRIPT_RANGE
 from bot.dream.runner import fetch_base
 from bot.dream.worktree import push_branch, worktree
 from bot.errors import MemrepoError
@@ -38,6 +41,9 @@ from bot.memfs.sync.replay import dismiss
 from bot.memfs.sync.transport import delete_branch
 from bot.memfs.tool import MemoryTool
 from bot.trailers import external_sources, trailer_map
+from bot.transcript.model import Message
+
+log = logging.getLogger("memrepo.agent")
 
 
 @dataclass(frozen=True)
@@ -56,10 +62,46 @@ def branch_name(agent_id: str, short_id: str | None = None) -> str:
     return f"{EDIT_BRANCH_PREFIX}{agent_id}/{short_id or secrets.token_hex(4)}"
 
 
+def turn_messages(transcripts: Any, agent_id: str, conversation_id: str | None,
+                  transcript_range: str | None) -> tuple[Message, ...]:
+    """The messages of a turn, `<first>..<last>` of the conversation's transcript, for the pull
+    request to quote; none when there is no store, no range, or the store cannot say (the pull
+    request is still opened: what the user said is shown where it can be, never invented)."""
+    if transcripts is None or not conversation_id or not transcript_range:
+        return ()
+    first, _, last = transcript_range.partition("..")
+    try:
+        rows = transcripts.read(agent_id, conversation_id)
+    except MemrepoError as exc:
+        log.info("no transcript to quote for %s/%s: %s", agent_id, conversation_id, exc)
+        return ()
+    ids = [m.message_id for m in rows]
+    if first not in ids:
+        return ()
+    start = ids.index(first)
+    end = ids.index(last, start) if last in ids[start:] else len(ids) - 1
+    return tuple(rows[start:end + 1])
+
+
+def removed_paths(repo: MemoryRepo, base: str, tip: str) -> tuple[str, ...]:
+    """Paths `base` has and `tip` does not: deleted, or moved out of core memory (`system/`),
+    which takes them out of the agent's prompt as surely. A file renamed within its part of
+    memory is not removed."""
+    old = repo.git[base].peel(pygit2.Commit).tree
+    new = repo.git[tip].peel(pygit2.Commit).tree
+    diff = old.diff_to_tree(new)
+    diff.find_similar()
+    core = render.CORE_PREFIX
+    return tuple(sorted(d.old_file.path for d in diff.deltas if d.status == pygit2.GIT_DELTA_DELETED or (
+        d.status == pygit2.GIT_DELTA_RENAMED and d.old_file.path.startswith(core)
+        and not d.new_file.path.startswith(core))))
+
+
 def propose_edit(repo: MemoryRepo, call: Call, route: Route, client: ForgeClient, *, agent_id: str,
-                 agent_name: str | None, conversation_id: str, turn: int) -> EditProposal:
+                 agent_name: str | None, conversation_id: str, turn: int,
+                 window: Sequence[Message] = ()) -> EditProposal:
     """Open the pull request for one (parsed) edit; MemrepoError (one line) when it cannot,
-    with nothing left behind."""
+    with nothing left behind. `window`: the turn's transcript messages, which the body quotes."""
     base = fetch_base(repo)
     with worktree(repo, base) as path:
         result = MemoryTool(path, agent_id, agent_name, push=False).apply(call)
@@ -70,7 +112,7 @@ def propose_edit(repo: MemoryRepo, call: Call, route: Route, client: ForgeClient
     info = repo.commit_info(tip)
     reason = call.reason or (info.message if info is not None else call.command)
     ctx = render.EditContext(agent_id, conversation_id, turn, call.command, reason, tuple(result.paths), base,
-                             branch, route)
+                             branch, route, tuple(window), removed_paths(repo, base, tip))
     sha = _commit(repo, base, tip, render.commit_message(ctx), identity.agent(agent_id, agent_name))
     ref = f"refs/heads/{branch}"
     repo.git.references.create(ref, sha)
@@ -94,10 +136,12 @@ def propose_edit(repo: MemoryRepo, call: Call, route: Route, client: ForgeClient
     return EditProposal(pr.number, pr.url, branch, sha, base, tuple(result.paths), tuple(pr.labels))
 
 
-def propose_set_aside(repo: MemoryRepo, entry: SetAside, client: ForgeClient, *, agent_id: str) -> EditProposal:
+def propose_set_aside(repo: MemoryRepo, entry: SetAside, client: ForgeClient, *, agent_id: str,
+                      transcripts: Any = None) -> EditProposal:
     """Open a pull request for a queued commit sync could not replay onto main: the commit
     itself, on the parent it was made on, so the integrator (or a person) merges it with what
-    moved, as for any pull request. Its set-aside ref goes once the pull request exists."""
+    moved, as for any pull request. Its set-aside ref goes once the pull request exists.
+    `transcripts` (a TranscriptStore) lets the body quote the turn its trailers name."""
     commit = repo.git[entry.commit].peel(pygit2.Commit)
     found = dict(trailer_map(commit.message))
     sources = external_sources([commit.message])
@@ -107,8 +151,11 @@ def propose_set_aside(repo: MemoryRepo, entry: SetAside, client: ForgeClient, *,
     deltas = commit.parents[0].tree.diff_to_tree(commit.tree).deltas if commit.parents else ()
     paths = tuple(sorted({d.new_file.path or d.old_file.path for d in deltas}))
     branch = branch_name(agent_id)
-    ctx = render.EditContext(agent_id, found.get(CONVERSATION_ID, ""), 0, "replay", entry.message, paths, base,
-                             branch, route)
+    conversation = found.get(CONVERSATION_ID, "")
+    window = turn_messages(transcripts, agent_id, conversation, found.get(TRANSCRIPT_RANGE))
+    removed = removed_paths(repo, base, entry.commit) if commit.parents else ()
+    ctx = render.EditContext(agent_id, conversation, 0, "replay", entry.message, paths, base, branch, route,
+                             window, removed)
     ref = f"refs/heads/{branch}"
     repo.git.references.create(ref, entry.commit)
     try:

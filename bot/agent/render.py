@@ -1,24 +1,38 @@
 """Texts of an agent edit that goes to a pull request, as pure functions: the title, the body
 (templates/pr/agent-edit.md.j2) and the commit message with its trailers
-(templates/agent/edit-commit.txt.j2: `Agent-ID`, `Conversation-ID`, `Base-Commit`, and one
-`Source` per external source for untrusted edits)."""
+(templates/agent/edit-commit.txt.j2: `Agent-ID`, `Conversation-ID`, `Transcript-Range` when
+the turn recorded messages, `Base-Commit`, and one `Source` per external source for untrusted
+edits).
+
+The body is written for a reviewer who has ten seconds: what the user said in the turn, word
+for word, comes first; a deletion of core memory (`system/`) is said in bold before anything
+else; and the body ends with the same provenance block as a dream's (`dream_id: null`,
+trigger `agent-edit`), so tools read both alike."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot import messages
 from bot.agent.routing import Route
-from bot.dream.render import safe_text
+from bot.agent.turns import starts_turn
+from bot.dream.provenance import EDIT_STRATEGY, EDIT_TRIGGER, Change, Provenance, TranscriptRange, render_provenance
+from bot.dream.render import safe_text, to_the_second
 from bot.templating import render
 from bot.trailers import commit_text
+from bot.transcript.model import Message
 
 TITLE_REASON_CHARS = 72
+SAID_CHARS = 2000  # of one message the user typed, quoted in the body
+CORE_PREFIX = "system/"
 
 
 @dataclass(frozen=True)
 class EditContext:
-    """Everything the texts of one edit pull request say."""
+    """Everything the texts of one edit pull request say. `window`: the turn's transcript
+    messages, oldest first (empty when the turn recorded none); `deleted`: the paths the edit
+    removes (a file moved elsewhere counts as removed from where it was)."""
 
     agent_id: str
     conversation_id: str
@@ -29,6 +43,17 @@ class EditContext:
     base_commit: str
     branch: str
     route: Route
+    window: tuple[Message, ...] = ()
+    deleted: tuple[str, ...] = ()
+
+    @property
+    def said(self) -> tuple[Message, ...]:
+        """What the user typed in the turn."""
+        return tuple(m for m in self.window if starts_turn(m.kind, m.source))
+
+    @property
+    def core_deleted(self) -> tuple[str, ...]:
+        return tuple(p for p in self.deleted if p.startswith(CORE_PREFIX))
 
 
 def _inline(text: str) -> str:
@@ -36,26 +61,74 @@ def _inline(text: str) -> str:
     return safe_text(" ".join(text.split())).replace("`", "'")
 
 
+def _quote(text: str) -> list[str]:
+    """A message as the lines of a markdown block quote, inert, cut at SAID_CHARS."""
+    if len(text) > SAID_CHARS:
+        text = text[: SAID_CHARS - 1].rstrip() + "…"
+    return [safe_text(line).rstrip() for line in text.strip().splitlines()] or [""]
+
+
+def _and(items: Sequence[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def title(ctx: EditContext) -> str:
     subject = " ".join(ctx.reason.split()) or ctx.command
     if len(subject) > TITLE_REASON_CHARS:
         subject = subject[: TITLE_REASON_CHARS - 1].rstrip() + "…"
-    template = messages.AGENT_EDIT_TITLE_UNTRUSTED if ctx.route.untrusted else messages.AGENT_EDIT_TITLE
-    return template.format(agent=ctx.agent_id, reason=subject)
+    notes = []
+    if ctx.route.empties_core:
+        notes.append(messages.AGENT_EDIT_NOTE_EMPTIES_CORE)
+    elif ctx.core_deleted:
+        notes.append(messages.AGENT_EDIT_NOTE_DELETES_CORE)
+    if ctx.route.untrusted:
+        notes.append(messages.AGENT_EDIT_NOTE_UNTRUSTED)
+    if not notes:
+        return messages.AGENT_EDIT_TITLE.format(agent=ctx.agent_id, reason=subject)
+    return messages.AGENT_EDIT_TITLE_NOTED.format(agent=ctx.agent_id, notes="; ".join(notes), reason=subject)
+
+
+def provenance(ctx: EditContext) -> Provenance:
+    """The edit's provenance block: a dream's, with no dream (`dream_id` None, trigger
+    `agent-edit`); each changed path rests on what the user said in the turn (on the whole turn
+    when they said nothing in it, so nothing is hidden)."""
+    window = ctx.window
+    transcript = None if not window else TranscriptRange(
+        window[0].message_id, window[-1].message_id, window[0].captured_at, window[-1].captured_at, len(window))
+    rests_on = tuple(m.message_id for m in (ctx.said or window))
+    summary = " ".join(ctx.reason.split()) or ctx.command
+    return Provenance(dream_id=None, agent_id=ctx.agent_id, conversation_id=ctx.conversation_id or None,
+                      base_commit=ctx.base_commit, trigger=EDIT_TRIGGER, strategy=EDIT_STRATEGY, model=None,
+                      transcript=transcript, changes=tuple(Change(p, summary, rests_on) for p in ctx.paths))
 
 
 def body(ctx: EditContext) -> str:
+    window = ctx.window
+    said = [{"message_id": m.message_id, "at": to_the_second(m.captured_at), "lines": _quote(m.text)}
+            for m in ctx.said]
+    core = [f"`{_inline(p)}`" for p in ctx.core_deleted]
+    transcript = None if not window else messages.AGENT_EDIT_TRANSCRIPT.format(
+        count=len(window), first=window[0].message_id, first_at=to_the_second(window[0].captured_at),
+        last=window[-1].message_id, last_at=to_the_second(window[-1].captured_at))
     text = render("pr/agent-edit.md.j2", agent_id=ctx.agent_id, reason=safe_text(ctx.reason.strip()),
+                  said=said, turn_recorded=bool(window),
+                  core=_and(core) if core else "", core_count=len(core), empties_core=ctx.route.empties_core,
                   sources=[_inline(s) for s in ctx.route.sources], reasons=[safe_text(r) for r in ctx.route.reasons],
-                  changed_lines=ctx.route.changed_lines, paths=[_inline(p) for p in ctx.paths],
+                  changed=messages.AGENT_EDIT_CHANGED.format(lines=ctx.route.changed_lines, files=len(ctx.paths)),
+                  paths=[{"path": _inline(p), "deleted": p in ctx.deleted} for p in ctx.paths],
                   conversation_id=ctx.conversation_id, turn=ctx.turn, command=ctx.command,
-                  base_commit=ctx.base_commit, branch=ctx.branch)
+                  base_commit=ctx.base_commit, branch=ctx.branch, transcript=transcript,
+                  provenance=render_provenance(provenance(ctx)).rstrip("\n"))
     return text.rstrip("\n") + "\n"
 
 
 def commit_message(ctx: EditContext) -> str:
     reason = commit_text(ctx.reason.strip() or ctx.command)  # the Source trailers stay readable to git
+    window = ctx.window
+    transcript_range = f"{window[0].message_id}..{window[-1].message_id}" if window else None
     text = render("agent/edit-commit.txt.j2", reason=reason, agent_id=ctx.agent_id,
                   conversation_id=ctx.conversation_id, base_commit=ctx.base_commit,
-                  sources=[" ".join(s.split()) for s in ctx.route.sources])
+                  transcript_range=transcript_range, sources=[" ".join(s.split()) for s in ctx.route.sources])
     return text.rstrip("\n") + "\n"
+

@@ -105,6 +105,7 @@ class AgentSession:
         self.last_prompt: CompiledPrompt | None = None
         self._own_store = store is None
         self.store = store or TranscriptStore(home)
+        self.writes.transcripts = self.store  # a pull request quotes the turn's messages
         self.strategy = strategy
         self.forge_retry = forge_retry
         self.turn = turns.Turn()

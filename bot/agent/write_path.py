@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from bot import messages
 from bot.agent.routing import EditFacts, Route, changed_lines, route_edit
 from bot.agent.tool import EditResult, SessionTool
+from bot.contracts import TRANSCRIPT_RANGE
 from bot.errors import MemrepoError
 from bot.memfs.calls import Call, named_command, parse_call
 from bot.memfs.repo import MemoryRepo
@@ -43,6 +44,7 @@ class WritePath:
         self.connect_hint = connect_hint  # how the person at this entry point connects a remote
         self.tool.on_set_aside = self._set_aside
         self._told: set[str] = set()  # set-aside refs already reported or proposed
+        self.transcripts: Any = None  # a TranscriptStore: pull requests quote the turn's messages from it
 
     def handle(self, raw: object, *, external: tuple[str, ...] = (), trailers: tuple[tuple[str, str], ...] = (),
                conversation_id: str | None = None, turn: int = 0) -> EditResult:
@@ -65,7 +67,7 @@ class WritePath:
         route = route_edit(facts, policy)
         if route.direct:
             return self._with_earlier_set_aside(EditResult.of(self.tool.apply(call, trailers=trailers), "direct"))
-        return self._propose(call, route, conversation_id, turn)
+        return self._propose(call, route, conversation_id, turn, dict(trailers).get(TRANSCRIPT_RANGE))
 
     def _with_earlier_set_aside(self, result: EditResult) -> EditResult:
         """`result`, also telling of commits set aside since the last result (by a sync that
@@ -92,7 +94,8 @@ class WritePath:
         try:
             for entry in entries:
                 try:
-                    made = propose_set_aside(self.repo, entry, client, agent_id=self.agent_id)
+                    made = propose_set_aside(self.repo, entry, client, agent_id=self.agent_id,
+                                             transcripts=self.transcripts)
                 except Exception as exc:  # the commit stays on its ref; the agent hears why
                     if not isinstance(exc, MemrepoError):
                         log.exception("opening a pull request for a set-aside commit")
@@ -120,8 +123,9 @@ class WritePath:
         except MemrepoError:
             return None
 
-    def _propose(self, call: Call, route: Route, conversation_id: str | None, turn: int) -> EditResult:
-        from bot.agent.proposal import propose_edit  # the forge and the worktree: only for edits that need them
+    def _propose(self, call: Call, route: Route, conversation_id: str | None, turn: int,
+                 transcript_range: str | None = None) -> EditResult:
+        from bot.agent.proposal import propose_edit, turn_messages  # the forge and the worktree: only when needed
         from bot.dream.forge_target import forge_target
         from bot.dream.pulls import make_client
         from bot.memfs import sync
@@ -135,9 +139,11 @@ class WritePath:
                               revision=head, route="refused")
         try:
             client = make_client(forge_target(url, self.env), self.forge_retry)
+            window = turn_messages(self.transcripts, self.agent_id, conversation_id, transcript_range)
             try:
                 made = propose_edit(self.repo, call, route, client, agent_id=self.agent_id,
-                                    agent_name=self.agent_name, conversation_id=conversation_id or "", turn=turn)
+                                    agent_name=self.agent_name, conversation_id=conversation_id or "", turn=turn,
+                                    window=window)
             finally:
                 client.close()
         except Exception as exc:  # MemrepoError, or anything unexpected: the agent is told, nothing is kept

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from bot import messages
 from bot.dream.provenance import Provenance, render_provenance
+from bot.messages import plural
 from bot.templating import render
 from bot.trailers import commit_text, is_external
 from bot.transcript.model import Message
@@ -37,6 +39,20 @@ def safe_text(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def to_the_second(stamp: str | None) -> str:
+    """A stored time as a reviewer reads it, `2026-03-14 09:30:12 UTC`: the store keeps
+    microseconds, which only the provenance block needs. Anything unreadable is shown as it is."""
+    if not stamp:
+        return ""
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return stamp
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def short_quote(text: str, limit: int = QUOTE_CHARS) -> str:
     """One line, at most `limit` characters of the message (an ellipsis marks a cut)."""
     flat = " ".join(text.split())
@@ -55,9 +71,10 @@ def _changes(provenance: Provenance, window: Sequence[Message]) -> list[dict[str
     by_id = {m.message_id: m for m in window}
     out = []
     for change in provenance.changes:
-        quoted = [QuotedMessage(m.message_id, m.captured_at, m.kind, m.source, short_quote(m.text))
+        quoted = [QuotedMessage(m.message_id, to_the_second(m.captured_at), m.kind, m.source, short_quote(m.text))
                   for m in (by_id[i] for i in change.message_ids if i in by_id)]
-        out.append({"path": change.path, "summary": safe_text(change.summary), "messages": quoted})
+        out.append({"path": change.path, "summary": safe_text(change.summary), "messages": quoted,
+                    "rests_on": plural(len(quoted), "message")})
     return out
 
 
@@ -77,11 +94,14 @@ def pr_body(provenance: Provenance, summary: str, window: Sequence[Message], cur
     """The pull request body: why a person must approve it when the transcript held external
     content (`sources`), summary, changes with the messages they rest on, where the dream
     comes from, and the provenance block at the very end."""
+    t = provenance.transcript
+    assert t is not None  # a dream always reads messages
     text = render("pr/dream.md.j2", summary=safe_text(summary), changes=_changes(provenance, window),
                   sources=[_inline(s) for s in sources],
                   agent_id=provenance.agent_id, conversation_id=provenance.conversation_id,
                   trigger=provenance.trigger, strategy=provenance.strategy, model=provenance.model,
-                  transcript=provenance.transcript, base_commit=provenance.base_commit,
+                  transcript=t, messages=plural(t.count, "message"), first_at=to_the_second(t.first_at),
+                  last_at=to_the_second(t.last_at), base_commit=provenance.base_commit,
                   dream_id=provenance.dream_id, cursor_path=cursor_path,
                   provenance=render_provenance(provenance).rstrip("\n"))
     return text.rstrip("\n") + "\n"

@@ -1,6 +1,11 @@
 """Carry out one `Action` of `decide`: statuses, comments, labels, closing, merging with the
 expected head sha, resolving in the workspace, publishing the head event.
 
+A person hears from the integrator on the pull request whenever it changes or ends one: a
+resolution it pushed says what conflicted, how it was merged and what a person can do
+(templates/integrator/resolved.md.j2), and a dream closed for a conflict lists the files both
+sides changed (templates/integrator/conflicting-files.md.j2) after decide's comment.
+
 Each function does what its action says and reports what the job does next (`Applied`):
 decide again on a state it updated itself (the forge was only written to, so re-reading
 would show nothing new), re-read the pull request (something moved), wait, or stop. Writes
@@ -23,12 +28,14 @@ from bot.config import Policy
 from bot.contracts import DREAM_BRANCH_PREFIX, LABEL_CONFLICT, LABEL_NEEDS_REVIEW, STATUS_CONTEXT, is_dream_id
 from bot.dream.provenance import ProvenanceError, parse_provenance
 from bot.forge.client import ForgeClient, PullRequest, StatusUpdate
-from bot.integrator.decide import is_dream
+from bot.integrator.decide import is_dream, merge_mode, review_needed
 from bot.integrator.state import Action, Kind, LastMerge, PullState
 from bot.integrator.workspace import Workspace
 from bot.memfs.resolve import Resolver
+from bot.messages import plural
 from bot.notify.events import HeadEvent, publish_head
 from bot.queue import PREFIX, pr_key
+from bot.templating import render
 
 log = logging.getLogger("memrepo.integrator")
 
@@ -127,6 +134,40 @@ def _conflict_details(actor: Actor) -> str:
     return messages.INTEGRATOR_CONFLICT_DETAILS.format(details="\n".join(shown))
 
 
+def _both_changed(actor: Actor, base: str, head: str) -> list[str]:
+    """Files the branch at `head` and the base at `base` both changed since they parted."""
+    ours = set(actor.workspace.changed_paths(base, head))
+    theirs = set(actor.workspace.changed_paths(head, base))
+    return sorted(ours & theirs)
+
+
+def _say(actor: Actor, number: int, text: str) -> None:
+    """A comment that tells, after the work it tells of is done: if it cannot be posted the
+    work stands (a retry would find nothing left to do, and so nothing to say), so it is logged."""
+    try:
+        actor.client.comment(number, text)
+    except Exception as exc:
+        log.warning("%s: could not comment: %s", pr_key(actor.repo, number), exc)
+
+
+def resolved_comment(state: PullState, policy: Policy, base_sha: str, pushed: str, paths: list[str],
+                     notes: dict[str, tuple[str, ...]], resolver: str | None) -> str:
+    """What the integrator says after pushing a resolution: what conflicted, how it was merged,
+    what a person can do (which depends on whether a review still stands between it and main)."""
+    base = state.base_ref or "main"
+    review = review_needed(state, policy)
+    after = messages.INTEGRATOR_RESOLVED_AFTER_REVIEW if review else \
+        messages.INTEGRATOR_RESOLVED_AFTER_MERGE.format(mode=merge_mode(policy))
+    todo = messages.INTEGRATOR_RESOLVED_TODO_REVIEW if review else \
+        messages.INTEGRATOR_RESOLVED_TODO_MERGE.format(base=base)
+    text = render("integrator/resolved.md.j2", base=base, base_sha=base_sha[:12], sha=pushed[:12],
+                  branch=state.head_ref.removeprefix("refs/heads/"), paths=paths[:MAX_CONFLICTS_LISTED],
+                  files=plural(len(paths), "file"),
+                  notes=[f"`{path}`: {note}" for path, items in sorted(notes.items()) for note in items],
+                  resolver=resolver, after=after, todo=todo)
+    return text.rstrip("\n") + "\n"
+
+
 # ------------------------------------------------------------------------------------ actions
 def apply(actor: Actor, state: PullState, action: Action) -> Applied:
     """Do `action` for the pull request `state` describes."""
@@ -156,7 +197,13 @@ def _comment_and_close(actor: Actor, state: PullState, action: Action) -> Applie
     if action.status and action.sha:
         _status(actor, action.sha, action.status, action.description)
     if action.comment:
-        actor.client.comment(state.number, action.comment)
+        comment = action.comment
+        if action.reason == messages.INTEGRATOR_WHY_CONFLICT_CLOSE and state.base_sha and state.head_sha:
+            paths = _both_changed(actor, state.base_sha, state.head_sha)
+            if paths:
+                comment += render("integrator/conflicting-files.md.j2", base=state.base_ref or "main",
+                                  paths=paths[:MAX_CONFLICTS_LISTED])
+        actor.client.comment(state.number, comment)
     actor.client.close_pull_request(state.number)
     _dream_closed(actor, merged=False)
     return Applied(Next.STOP, replace(state, state="closed"))
@@ -200,6 +247,9 @@ def _resolve(actor: Actor, state: PullState, action: Action) -> Applied:
                            mergeable_state=None, merges_cleanly=True, resolution_tried=False,
                            changed_paths=actor.workspace.changed_paths(base, pushed),
                            untrusted_sources=actor.workspace.untrusted_sources(base, pushed))
+        _say(actor, state.number, resolved_comment(
+            resolved, actor.policy, base, pushed, _both_changed(actor, base, head), outcome.notes,
+            getattr(actor.resolver, "name", None)))
         return Applied(Next.DECIDE, resolved, note=note)
     if outcome.stale:
         return Applied(Next.REREAD, note=messages.INTEGRATOR_NOTE_RESOLVE_STALE.format(sha=head[:12]))

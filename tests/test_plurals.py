@@ -1,0 +1,74 @@
+"""Counted nouns read as people write them ("1 file", "3 files"), never "file(s)": the plural
+helper, the messages that count, and a guard over the messages and the templates of pull
+requests, commits and integrator comments."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bot import messages
+from bot.messages import Text, plural
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize(("count", "one", "many", "spec", "expected"), [
+    (0, "file", None, "", "0 files"),
+    (1, "file", None, "", "1 file"),
+    (2, "file", None, "", "2 files"),
+    (1, "local commit was", "local commits were", "", "1 local commit was"),
+    (5, "local commit was", "local commits were", "", "5 local commits were"),
+    (1234567, "message", None, ",", "1,234,567 messages"),
+    (1, "message", None, ",", "1 message"),
+])
+def test_plural(count: int, one: str, many: str | None, spec: str, expected: str) -> None:
+    assert plural(count, one, many, spec) == expected
+
+
+@pytest.mark.parametrize(("template", "values", "expected"), [
+    ("{n:|file|files} checked", {"n": 1}, "1 file checked"),
+    ("{n:|file|files} checked", {"n": 0}, "0 files checked"),
+    ("{n:,|row|rows} of {m:|log|logs}", {"n": 12000, "m": 1}, "12,000 rows of 1 log"),
+    ("{n:|conflict or problem|conflicts or problems}", {"n": 2}, "2 conflicts or problems"),
+    ("plain {x!r} and {y:.1f}s, {{braces}}", {"x": "a", "y": 1.25}, "plain 'a' and 1.2s, {braces}"),
+    ("{0:|try|tries} then {1}", (1, "stop"), "1 try then stop"),
+])
+def test_text_formats_counts_and_everything_str_format_does(template: str, values: object, expected: str) -> None:
+    text = Text(template)
+    if isinstance(values, tuple):
+        assert text.format(*values) == expected
+    else:
+        assert text.format(**values) == expected  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("message", "values", "expected"), [
+    (messages.VALIDATE_OK, {"count": 1}, "Memory is valid (1 file checked)."),
+    (messages.IMPORT_DONE, {"imported": 1, "duplicates": 2, "path": "f"},
+     "imported 1 row from f; 2 duplicates skipped (same message_id)"),
+    (messages.REBUILD_DONE, {"agent": "ada", "count": 1000, "logs": 2},
+     "rebuilt the search index of agent ada: 1,000 messages from 2 logs"),
+    (messages.DREAM_PR_TITLE, {"agent": "ada", "conversation": "c1", "changes": 1, "count": 1},
+     "Dream for ada/c1: 1 change from 1 message"),
+    (messages.STATUS_AHEAD_VALUE, {"count": 1}, "1 commit not pushed"),
+    (messages.INTEGRATOR_STATUS_INVALID, {"count": 2, "first": "x"}, "2 problems: x"),
+])
+def test_messages_that_count_say_the_right_number(message: str, values: dict[str, object], expected: str) -> None:
+    assert message.format(**values) == expected
+
+
+def _texts() -> list[tuple[str, str]]:
+    found = [("bot/messages.py", (ROOT / "bot" / "messages.py").read_text(encoding="utf-8"))]
+    for folder in ("pr", "agent", "commit", "integrator"):
+        for path in sorted((ROOT / "templates" / folder).glob("*.j2")):
+            found.append((str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")))
+    return found
+
+
+def test_no_message_or_pull_request_template_says_s_in_parentheses() -> None:
+    offending = [f"{name}:{number}: {line.strip()}" for name, text in _texts()
+                 for number, line in enumerate(text.splitlines(), 1)
+                 if re.search(r"\w\(s\)", line.replace("http(s)", "")) and '"file(s)"' not in line]
+    assert offending == []
