@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "worker": messages.WORKER_HELP,
     "serve": messages.SERVE_HELP,
     "mcp": messages.MCP_HELP,
+    "palace": messages.PALACE_HELP,
 }
 
 

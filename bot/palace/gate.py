@@ -1,0 +1,97 @@
+"""Who may see the palace of a memory started with `memrepo palace`.
+
+On a loopback address the palace needs no token (only this machine reaches it), but it answers
+only requests whose `Host` is a loopback name, so a web page elsewhere cannot read memory by
+pointing a name it controls at 127.0.0.1 (DNS rebinding). On any other address a token is
+required, and refused when missing or shorter than TOKEN_MIN characters. With a token, a request
+is let in when it carries it:
+
+- `Authorization: Bearer <token>` (scripts, `curl -H`), on every request; or
+- `?token=<token>` once, in a browser: the answer is a redirect to the same address without the
+  token, setting a cookie (HttpOnly, SameSite=Strict) that holds an HMAC of the token under a
+  key made when the palace starts, never the token itself. Restarting the palace forgets it.
+
+Tokens are compared in constant time. The decisions are pure functions of the request's parts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import secrets
+from dataclasses import dataclass, field
+
+from bot import messages
+from bot.errors import MemrepoError
+
+TOKEN_MIN = 16
+COOKIE = "memrepo_palace"
+LOOPBACK_NAMES = ("localhost",)
+
+ALLOW = "allow"
+REMEMBER = "remember"  # allowed by ?token=: redirect without it, setting the cookie
+REFUSE = "refuse"
+WRONG_HOST = "wrong-host"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` (an address or a name, IPv6 with or without brackets) is this machine's
+    loopback."""
+    name = host.strip().lower().strip("[]")
+    if name in LOOPBACK_NAMES or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def host_name(header: str) -> str:
+    """The name of a `Host` header, without its port: `[::1]:8080` -> `::1`."""
+    value = header.strip()
+    if value.startswith("["):
+        return value[1:value.find("]")] if "]" in value else value[1:]
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def check_start(host: str, token: str | None) -> str | None:
+    """The token to require (None: none), or a MemrepoError saying why the palace cannot start
+    on `host` with `token`."""
+    token = (token or "").strip() or None
+    if token is None:
+        if not is_loopback(host):
+            raise MemrepoError(messages.PALACE_TOKEN_REQUIRED.format(host=host))
+        return None
+    if len(token) < TOKEN_MIN:
+        raise MemrepoError(messages.PALACE_TOKEN_SHORT.format(minimum=TOKEN_MIN))
+    return token
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The palace's check of one request; `token` None means loopback without a token."""
+
+    token: str | None = field(repr=False)
+    key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
+
+    def cookie_value(self) -> str:
+        assert self.token is not None
+        return hmac.new(self.key, self.token.encode("utf-8"), hashlib.sha256).hexdigest()
+
+    def decide(self, *, host: str, authorization: str | None, query_token: str | None, cookie: str | None) -> str:
+        """ALLOW, REMEMBER, REFUSE or WRONG_HOST for a request with these parts."""
+        if self.token is None:
+            return ALLOW if is_loopback(host_name(host)) else WRONG_HOST
+        bearer = (authorization or "").strip()
+        if bearer[:7].lower() == "bearer " and _same(bearer[7:].strip(), self.token):
+            return ALLOW
+        if query_token is not None and _same(query_token, self.token):
+            return REMEMBER
+        if cookie and _same(cookie, self.cookie_value()):
+            return ALLOW
+        return REFUSE
+
+
+def _same(given: str, expected: str) -> bool:
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode("utf-8"))
