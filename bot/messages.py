@@ -639,7 +639,9 @@ IMPORT_MORE = "  ... and {count} more"
 IMPORT_DONE = Text(
     "imported {imported:|row|rows} from {path}; {duplicates:|duplicate|duplicates} skipped (same message_id)"
 )
-IMPORT_PROGRESS = "\rimporting {done:,}/{total:,} rows [{bar}] {percent:3d}%"
+PROGRESS_INDEX = "indexing transcripts"
+PROGRESS_READ = "reading the transcript"
+PROGRESS_IMPORT = "importing"
 REBUILD_DONE = Text("rebuilt the search index of agent {agent}: {count:,|message|messages} from {logs:|log|logs}")
 REBUILD_NOTHING = "no transcripts in {home}; nothing to index"
 SEARCH_NO_WORDS = "the query has no words to search for"

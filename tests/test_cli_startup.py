@@ -19,7 +19,7 @@ from tests.conftest import run_cli
 
 # What `memrepo --help` used to pay for: the forge client, Redis and rq, the web stack, git,
 # and the layers above the memory core.
-HEAVY = ("github", "redis", "rq", "flask", "werkzeug", "jinja2", "requests", "pygit2", "yaml", "mcp",
+HEAVY = ("github", "redis", "rq", "flask", "werkzeug", "jinja2", "requests", "pygit2", "yaml", "mcp", "tqdm",
          "bot.integrator", "bot.dream", "bot.transcript", "bot.forge", "bot.serve", "bot.agent", "bot.memfs",
          "webhooks")
 
@@ -55,6 +55,11 @@ def test_a_command_imports_its_own_module_only() -> None:
     assert [name for name in modules if name.startswith("bot.commands.")] == ["bot.commands.validate"]
     assert loaded(modules, ("github", "redis", "rq", "flask", "werkzeug", "bot.integrator", "bot.dream",
                             "bot.transcript", "bot.forge")) == []
+
+
+@pytest.mark.parametrize("argv", [["transcript", "rebuild", "--help"], ["dream", "--help"]])
+def test_the_progress_library_loads_only_when_a_bar_is_drawn(argv: list[str]) -> None:
+    assert loaded(modules_after(argv), ("tqdm",)) == []
 
 
 def test_every_module_in_bot_commands_is_in_the_table() -> None:

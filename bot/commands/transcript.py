@@ -1,21 +1,29 @@
 """`memrepo transcript append|import|rebuild`: write agent transcripts and keep their index.
 
 The transcript package is imported when a subcommand runs, not when the parser is built, so
-other commands do not pay for it."""
+other commands do not pay for it. Long work (rebuilding an index, importing, a dream reading a
+long conversation) draws a progress bar on standard error with tqdm, only when standard error
+is a terminal (MEMREPO_PROGRESS=1 draws it anyway, =0 never), so pipes and logs get none; tqdm
+is imported only when a bar is drawn."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import warnings
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, TextIO
 
 from bot import messages
 
 if TYPE_CHECKING:
     from bot.transcript import TranscriptStore
+    from bot.transcript.store import Progress
+
+PROGRESS_ENV = "MEMREPO_PROGRESS"  # 1: always draw progress bars, 0: never; unset: on a terminal
+PROGRESS_DELAY = 0.5  # seconds a task runs before its bar appears on a terminal (short work shows none)
 
 
 def add_home(parser: argparse.ArgumentParser) -> None:
@@ -52,15 +60,53 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rebuild.set_defaults(func=run_rebuild)
 
 
+class ProgressBars:
+    """The store's progress hook, drawn as one tqdm bar per task on standard error; nothing at
+    all (tqdm not even imported) unless standard error is a terminal or MEMREPO_PROGRESS=1."""
+
+    LABELS: ClassVar[dict[str, str]] = {"index": messages.PROGRESS_INDEX, "read": messages.PROGRESS_READ,
+                                        "import": messages.PROGRESS_IMPORT}
+
+    def __init__(self, stream: TextIO | None = None, env: Mapping[str, str] | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        wanted = (os.environ if env is None else env).get(PROGRESS_ENV, "")
+        self.forced = wanted == "1"
+        self.active = self.forced or (wanted != "0" and self.stream.isatty())
+        self.bar: Any = None
+        self.task: str | None = None
+
+    def __call__(self, task: str, done: int, total: int) -> None:
+        if not self.active or total <= 0:
+            return
+        if self.bar is None or task != self.task or done < self.bar.n:
+            self.close()
+            from tqdm import tqdm
+
+            in_bytes = task != "import"
+            self.bar = tqdm(total=total, desc=self.LABELS.get(task, task), file=self.stream, leave=True,
+                            unit="B" if in_bytes else " rows", unit_scale=in_bytes, unit_divisor=1024,
+                            delay=0 if self.forced else PROGRESS_DELAY, dynamic_ncols=True)
+            self.task = task
+        self.bar.update(done - self.bar.n)
+        if done >= total:
+            self.close()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar, self.task = None, None
+
+
 @contextlib.contextmanager
-def open_store(args: argparse.Namespace) -> Iterator[TranscriptStore]:
+def open_store(args: argparse.Namespace, progress: Progress | None = None) -> Iterator[TranscriptStore]:
     """The store for --home; its warnings are printed as one line each when the command ends
-    (whether it succeeded or not), instead of Python's warning format."""
+    (whether it succeeded or not), instead of Python's warning format. `progress`: the store's
+    progress hook (a ProgressBars)."""
     from bot.transcript import TranscriptStore, TranscriptWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TranscriptWarning)
-        store = TranscriptStore(args.home)
+        store = TranscriptStore(args.home, progress=progress)
         try:
             yield store
         finally:
@@ -77,38 +123,16 @@ def run_append(args: argparse.Namespace) -> int:
     return 0
 
 
-class Progress:
-    """A one-line progress bar on standard error, drawn only on a terminal."""
-
-    WIDTH = 30
-
-    def __init__(self) -> None:
-        self.active = sys.stderr.isatty()
-        self.drawn = False
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.active or total <= 0:
-            return
-        filled = self.WIDTH * done // total
-        print(messages.IMPORT_PROGRESS.format(done=done, total=total, bar="#" * filled + " " * (self.WIDTH - filled),
-                                              percent=100 * done // total), end="", file=sys.stderr, flush=True)
-        self.drawn = True
-
-    def close(self) -> None:
-        if self.drawn:
-            print(file=sys.stderr)
-
-
 def run_import(args: argparse.Namespace) -> int:
-    progress = Progress()
-    with open_store(args) as store:
+    bars = ProgressBars()
+    with open_store(args, bars) as store:
         try:
             if args.file == "-":
-                report = store.import_lines(sys.stdin.buffer.read().splitlines(), "standard input", progress)
+                report = store.import_lines(sys.stdin.buffer.read().splitlines(), "standard input")
             else:
-                report = store.import_file(args.file, progress)
+                report = store.import_file(args.file)
         finally:
-            progress.close()
+            bars.close()
     print(messages.IMPORT_DONE.format(imported=report.imported, duplicates=report.duplicates,
                                       path="standard input" if args.file == "-" else args.file))
     return 0
@@ -117,8 +141,12 @@ def run_import(args: argparse.Namespace) -> int:
 def run_rebuild(args: argparse.Namespace) -> int:
     from bot.transcript import home
 
-    with open_store(args) as store:
-        done = store.rebuild(args.agent)
+    bars = ProgressBars()
+    with open_store(args, bars) as store:
+        try:
+            done = store.rebuild(args.agent)
+        finally:
+            bars.close()
         if not done:
             print(messages.REBUILD_NOTHING.format(home=home.transcripts(store.home)))
         for agent, count in done.items():

@@ -42,6 +42,12 @@ from bot.transcript.tokenize import parse_query
 MAX_K = 1000
 IMPORT_CHUNK = 1000
 MAX_PROBLEMS_SHOWN = 20
+PROGRESS_ROWS = 2000  # rows between two progress reports while reading or indexing a log
+
+# A store's progress hook: (task, done, total) as long work goes on, for a command to show.
+# Tasks: "index" (rebuilding: bytes of logs indexed), "read" (bytes of one log read), "import"
+# (rows written). done == total ends a task.
+Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)
@@ -70,13 +76,15 @@ class TranscriptStore:
     """Append-only transcripts of every agent under one home folder, with their search indexes.
 
     `fsync`: fsync every append (default; see log.py). `clock`: the store's clock, a function
-    returning an aware datetime (tests pass a fake one)."""
+    returning an aware datetime (tests pass a fake one). `progress`: told how long work goes
+    (rebuilding an index, reading a conversation, importing), for a command's progress bar."""
 
     def __init__(self, home: str | os.PathLike[str] | None = None, *, fsync: bool = True,
-                 clock: Callable[[], datetime] = _now) -> None:
+                 clock: Callable[[], datetime] = _now, progress: Progress | None = None) -> None:
         self.home = homes.resolve(home)
         self.fsync = fsync
         self.clock = clock
+        self.progress = progress
         self.warnings: list[str] = []
         self._local = threading.local()
         self._fresh: set[str] = set()
@@ -196,15 +204,18 @@ class TranscriptStore:
             index.rollback()
             raise
 
-    def _index_log(self, index: Index, path: Path, conversation: str, start: int, end: int) -> int:
-        items = ((offset, message) for offset, _, message in log.rows(path, start, end))
+    def _index_log(self, index: Index, path: Path, conversation: str, start: int, end: int,
+                   advance: Callable[[int], None] | None = None) -> int:
+        """Index the log's rows in [start, end); `advance(bytes)` is told how far it got."""
+        items = ((offset, message) for offset, _, message in _tapped(log.rows(path, start, end), start, advance))
         added, skipped = index.add(items)
         index.set_offset(conversation, end)
         for message_id in skipped:
             self._warn(messages.TRANSCRIPT_DUPLICATE_ID.format(log=path, message_id=message_id))
         return added
 
-    def _rebuild(self, agent_id: str, index: Index, logs: dict[str, Path], reason: str | None) -> int:
+    def _rebuild(self, agent_id: str, index: Index, logs: dict[str, Path], reason: str | None,
+                 advance: Callable[[int], None] | None = None) -> int:
         if reason is not None:
             self._warn(messages.TRANSCRIPT_INDEX_REBUILT.format(agent=agent_id, reason=reason))
         index.begin()
@@ -214,7 +225,7 @@ class TranscriptStore:
             count = 0
             for conversation, path in logs.items():
                 self._repair(path)
-                count += self._index_log(index, path, conversation, 0, log.complete_size(path)[1])
+                count += self._index_log(index, path, conversation, 0, log.complete_size(path)[1], advance)
             index.bulk_finish()
             index.create_indexes()
             index.commit()
@@ -277,18 +288,23 @@ class TranscriptStore:
             raise
 
     def rebuild(self, agent: str | None = None) -> dict[str, int]:
-        """Rebuild indexes from the logs (one agent, or all); returns messages per agent."""
+        """Rebuild indexes from the logs (one agent, or all); returns messages per agent. The
+        progress hook hears task "index" in bytes of all the logs together."""
         agents = [self._known(agent)] if agent is not None else self.agents()
+        total = sum(log.complete_size(p)[1] for a in agents for p in self._logs(a).values())
+        advance = self._reporter("index", total)
         done = {}
         for agent_id in agents:
             index = Index(homes.index_path(self.home, agent_id))
             try:
                 with log.locked(homes.agent_folder(self.home, agent_id)):
-                    done[agent_id] = self._rebuild(agent_id, index, self._logs(agent_id), reason=None)
+                    done[agent_id] = self._rebuild(agent_id, index, self._logs(agent_id), None, advance)
             finally:
                 index.close()
             with self._fresh_lock:
                 self._fresh.add(agent_id)
+        if self.progress is not None:
+            self.progress("index", total, total)
         return done
 
     def refresh(self, agent: str | None = None) -> None:
@@ -298,6 +314,20 @@ class TranscriptStore:
                 self._fresh.clear()
             else:
                 self._fresh.discard(agent)
+
+    def _reporter(self, task: str, total: int) -> Callable[[int], None] | None:
+        """An `advance(count)` that tells the progress hook how far `task` got, or None."""
+        hook = self.progress
+        if hook is None:
+            return None
+        done = 0
+
+        def advance(count: int) -> None:
+            nonlocal done
+            done += count
+            hook(task, min(done, total), total)
+
+        return advance
 
     # ------------------------------------------------------------------ reading
 
@@ -340,7 +370,10 @@ class TranscriptStore:
             with log.locked(folder):
                 self._repair(path)
         with log.locked(folder, exclusive=False):
-            rows = [message for _, _, message in log.rows(path)]
+            end = log.complete_size(path)[1]
+            rows = [message for _, _, message in _tapped(log.rows(path, 0, end), 0, self._reporter("read", end))]
+        if self.progress is not None:
+            self.progress("read", end, end)
         if after is None:
             return rows
         for i, message in enumerate(rows):
@@ -468,6 +501,8 @@ class TranscriptStore:
             done += count
             if progress is not None:
                 progress(done, total)
+            if self.progress is not None:
+                self.progress("import", done, total)
 
         for agent_id, groups in fresh.items():
             self._write(agent_id, groups, advance)
@@ -483,6 +518,25 @@ class TranscriptStore:
         except OSError as exc:
             raise MemrepoError(messages.IMPORT_UNREADABLE.format(path=path, reason=exc.strerror or exc)) from None
         return self.import_lines(lines, str(path), progress)
+
+
+def _tapped(rows: Iterator[tuple[int, int, Message]], start: int, advance: Callable[[int], None] | None
+            ) -> Iterator[tuple[int, int, Message]]:
+    """`log.rows` as it is, telling `advance` every PROGRESS_ROWS rows how many bytes were
+    read since the last report (and the rest at the end)."""
+    if advance is None:
+        yield from rows
+        return
+    told = start
+    last = start
+    for number, item in enumerate(rows, 1):
+        last = item[1]
+        if number % PROGRESS_ROWS == 0:
+            advance(last - told)
+            told = last
+        yield item
+    if last > told:
+        advance(last - told)
 
 
 def check_source_filter(value: object) -> str:
