@@ -144,6 +144,10 @@ INTERNAL_ERROR = (
 # Each command's line in `memrepo --help` (bot/cli.py lists them without importing the commands).
 INIT_HELP = "create a memory repository: policy, validation hook, first commit"
 VALIDATE_HELP = "check memory files against the format rules and limits"
+VALIDATE_JSON_HELP = (
+    "print one JSON document, {valid, mode (worktree, staged or base), base, checked, problems: [{path, "
+    "message}]}, valid or not (the exit code is the same: 1 when memory is not valid)"
+)
 TOOL_HELP = "apply one memory tool call (JSON) as an agent and commit it"
 TOOL_CONNECT_HINT = "A person connects one with `memrepo repository set <url> --repo {root}`; then retry the edit."
 TOOL_CONVERSATION_HELP = "the conversation the edit comes from (recorded in the commit's Conversation-ID trailer)"
@@ -324,7 +328,9 @@ COMPILE_UNREADABLE = "[this file cannot be shown in the prompt: {problem}]"
 TREE_TRUNCATED = "[Tree truncated: showing {shown} of {total} entries. {omitted} omitted.]"
 COMPILE_HELP = "print the agent's system prompt compiled from committed memory"
 COMPILE_REPO_HELP = "the memory repository's working clone (default: the current folder)"
-COMPILE_SYSTEM_PROMPT_HELP = "a UTF-8 text file whose text goes before the memory block"
+COMPILE_SYSTEM_PROMPT_HELP = (
+    "a UTF-8 text file you write, whose text goes before the memory block ('-': standard input)"
+)
 COMPILE_MEMORY_DIR_HELP = "how the prompt names the memory folder in paths (default: $MEMORY_DIR)"
 SYSTEM_PROMPT_UNREADABLE = "cannot read the system prompt file {path}: {reason}"
 
@@ -437,7 +443,11 @@ Each step is checked; the exit code is 0 only if every step did what it says wit
 
 Exit codes: 0 every step did what it says; 1 a step did not (the message says which).
 """
-DEMO_KEEP_HELP = "work in DIR (new or empty) and keep it afterwards; default: a temporary folder"
+DEMO_KEEP_HELP = (
+    "work in DIR (new or empty) and keep it afterwards (default: a temporary folder). DIR/ada and DIR/ben "
+    "are the agents' clones, their origin localhub on the demo's port: `memrepo serve --local --data "
+    "DIR/stack --port PORT`, PORT from `git -C DIR/ada remote get-url origin`, brings it back"
+)
 DEMO_JSON_HELP = "print the timeline as JSON (steps, timings, evidence) instead of the narration"
 DEMO_STACK = """\
 The embedded default is running (stopped again at the end):
@@ -494,9 +504,32 @@ DEMO_DIR_NOT_EMPTY = "demo: {path} is not an empty folder; give a new or empty o
 # memrepo localhub.
 LOCALHUB_SERVING = (
     "localhub serving {url} (REST: {api}, git: {url}/<owner>/<repo>.git), data in {data}. "
-    "Create a token: curl -X POST {url}/_localhub/tokens -d '{{\"login\": \"you\"}}'"
+    "Create a repository: memrepo localhub create-repo OWNER/NAME --url {url}"
 )
 LOCALHUB_BAD_PORT = "port {port} is not a TCP port (0-65535)"
+LOCALHUB_CREATE_HELP = "create a repository on a running localhub (for `memrepo repository set`)"
+LOCALHUB_CREATE_DESCRIPTION = (
+    "Create OWNER/NAME on a running localhub (`memrepo localhub serve` or `memrepo serve --local`), as "
+    "a person creates a repository on GitHub: OWNER's account and a token are made when missing. "
+    "Prints the clone URL, with the token in it, to give `memrepo repository set`. A repository "
+    "that exists already is not changed; its URL is printed all the same."
+)
+LOCALHUB_BAD_REPOSITORY = (
+    "{value!r} is not OWNER/NAME: the owner is 1-39 letters, digits or single hyphens, the name letters, "
+    "digits, '.', '_' or '-' (not ending in .git)"
+)
+LOCALHUB_BAD_URL = "--url {url!r} is not an http:// or https:// address of localhub"
+LOCALHUB_UNREACHABLE = (
+    "cannot reach localhub at {url} ({problem}); start it first (`memrepo localhub serve`, or "
+    "`memrepo serve --local`), or give its address with --url"
+)
+LOCALHUB_CREATE_FAILED = "localhub at {url} did not create {repo}: {problem}"
+LOCALHUB_REPO_CREATED = "created {repo} on {url}"
+LOCALHUB_REPO_EXISTS = "{repo} already exists on {url}; nothing was changed"
+LOCALHUB_REPO_CONNECT = (
+    "clone URL (with {owner}'s token): {git_url}\n"
+    "connect a memory to it: memrepo repository set {git_url} --repo DIR"
+)
 LOCALHUB_CANNOT_START = "localhub cannot start on {host}:{port} with data in {data}: {error}"
 
 # Forge client.
@@ -676,6 +709,10 @@ SEARCH_JSON_HELP = "print a JSON list of results"
 # Dreams.
 DREAM_HELP = "consolidate a conversation's transcript into memory as a pull request with provenance"
 DREAM_REPO_HELP = "the memory repository's clone (default: the current folder)"
+DREAM_JSON_HELP = (
+    "print one JSON document: agent_id, conversation_id, ran, trigger, status (opened, already-open, nothing), "
+    "message, dream_id, pull_request {number, url}, base_commit, sources and the provenance block's data"
+)
 DREAM_AGENT_HELP = "the agent (default: the repository's memrepo.agentId)"
 DREAM_CONVERSATION_HELP = "the conversation (default: the agent's only conversation)"
 DREAM_STRATEGY_HELP = (

@@ -5,6 +5,7 @@ front of the model."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from bot import messages
@@ -24,7 +25,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def read_system_prompt(path: str) -> str:
+    """The text of the system prompt file (`-`: standard input), or one line saying why not."""
     try:
+        if path == "-":
+            return sys.stdin.buffer.read().decode("utf-8")
         return Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         reason = f"not valid UTF-8 (first bad byte at offset {exc.start})"

@@ -1,4 +1,7 @@
-"""`memrepo localhub serve`: GitHub's REST API and git transport on this machine."""
+"""`memrepo localhub serve`: GitHub's REST API and git transport on this machine;
+`memrepo localhub create-repo OWNER/NAME`: a repository on a running localhub, as a person
+would create one on GitHub (the owner's account and token are made when missing), answered with
+the URL `memrepo repository set` takes."""
 
 from __future__ import annotations
 
@@ -7,11 +10,15 @@ import contextlib
 import io
 import logging
 import os
+import re
 from pathlib import Path
+from typing import Any
 
 from bot import messages
 from bot.errors import MemrepoError
 
+DEFAULT_URL = "http://127.0.0.1:8765"  # where `localhub serve` and `serve --local` listen by default
+REPOSITORY = re.compile(r"^(?P<owner>[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?)/(?P<name>[A-Za-z0-9._-]{1,100})$")
 
 def default_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
@@ -30,6 +37,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help=f"where repositories and state live (default: {default_data_dir()})")
     serve.add_argument("--access-log", action="store_true", help="print one line per request")
     serve.set_defaults(func=run_serve)
+
+    create = actions.add_parser("create-repo", help=messages.LOCALHUB_CREATE_HELP,
+                                description=messages.LOCALHUB_CREATE_DESCRIPTION)
+    create.add_argument("repository", metavar="OWNER/NAME")
+    create.add_argument("--url", default=DEFAULT_URL, help=f"the running localhub (default: {DEFAULT_URL})")
+    create.add_argument("--private", action="store_true", help="seen only by its owner and collaborators")
+    create.add_argument("--description", metavar="TEXT", default=None)
+    create.set_defaults(func=run_create_repo)
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -58,4 +73,52 @@ def run_serve(args: argparse.Namespace) -> int:
         pass
     finally:
         server.stop()
+    return 0
+
+
+def _post(url: str, payload: dict[str, Any], token: str | None = None) -> Any:
+    """POST to the running localhub; MemrepoError (one line) when it cannot be reached."""
+    import requests
+
+    headers = {"Authorization": f"token {token}"} if token else {}
+    try:
+        return requests.post(url, json=payload, headers=headers, timeout=10)
+    except requests.RequestException as exc:
+        base = url.split("/_localhub/")[0].split("/api/v3/")[0]
+        raise MemrepoError(messages.LOCALHUB_UNREACHABLE.format(url=base, problem=type(exc).__name__)) from None
+
+
+def _said(resp: Any) -> str:
+    """What localhub (as GitHub) says went wrong, in one line."""
+    try:
+        data = resp.json()
+    except ValueError:
+        return f"HTTP {resp.status_code}"
+    details = "; ".join(str(e.get("message")) for e in data.get("errors") or () if isinstance(e, dict))
+    said = str(data.get("message") or f"HTTP {resp.status_code}")
+    return " ".join(f"{said.rstrip('.')}: {details}".split()) if details else said
+
+
+def run_create_repo(args: argparse.Namespace) -> int:
+    match = REPOSITORY.match(args.repository)
+    name = match.group("name") if match else ""
+    if match is None or name in (".", "..") or name.endswith(".git"):
+        raise MemrepoError(messages.LOCALHUB_BAD_REPOSITORY.format(value=args.repository))
+    owner = match.group("owner")
+    url = args.url.rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        raise MemrepoError(messages.LOCALHUB_BAD_URL.format(url=args.url))
+    resp = _post(f"{url}/_localhub/tokens", {"login": owner})
+    if resp.status_code != 201:
+        raise MemrepoError(messages.LOCALHUB_CREATE_FAILED.format(repo=args.repository, url=url, problem=_said(resp)))
+    token = resp.json()["token"]
+    resp = _post(f"{url}/api/v3/user/repos", {"name": name, "private": args.private,
+                                              "description": args.description}, token)
+    existed = resp.status_code == 422 and "already exists" in _said(resp)
+    if resp.status_code != 201 and not existed:
+        raise MemrepoError(messages.LOCALHUB_CREATE_FAILED.format(repo=args.repository, url=url, problem=_said(resp)))
+    git_url = url.replace("://", f"://x-access-token:{token}@", 1) + f"/{owner}/{name}.git"
+    done = messages.LOCALHUB_REPO_EXISTS if existed else messages.LOCALHUB_REPO_CREATED
+    print(done.format(repo=f"{owner}/{name}", url=url))
+    print(messages.LOCALHUB_REPO_CONNECT.format(owner=owner, git_url=git_url))
     return 0

@@ -13,6 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("paths", nargs="*", metavar="PATH", help="only these files or folders")
     p.add_argument("--repo", default=".", metavar="DIR")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing when memory is valid")
+    p.add_argument("--json", action="store_true", help=messages.VALIDATE_JSON_HELP)
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--staged", action="store_true", help="check what is staged for the next commit")
     mode.add_argument("--base", metavar="REV", help="check what changed since REV (pull requests)")
@@ -38,6 +39,14 @@ def run(args: argparse.Namespace) -> int:
         changes = {p: c for p, c in changes.items()
                    if any(p == w or p.startswith(w + "/") for w in wanted)}
     problems = checks.check(repo, changes, base)
+    if args.json:
+        import json
+
+        mode = "staged" if args.staged else "base" if args.base else "worktree"
+        print(json.dumps({"valid": not problems, "mode": mode, "base": args.base, "checked": len(changes),
+                          "problems": [{"path": p.path, "message": p.message} for p in problems]},
+                         indent=2, ensure_ascii=False))
+        return 1 if problems else 0
     if problems:
         print(format_problems(problems))
         return 1
