@@ -43,7 +43,7 @@ SMALL = {"command": "str_replace", "path": "system/human.md", "old_str": "Nothin
 
 
 @pytest.mark.parametrize(("call", "why"), [
-    (PROTECTED, "protected path"),
+    (PROTECTED, "protected memory: system/persona.md"),
     (LARGE, "direct_commit.max_changed_lines"),
     (EMPTY_CORE, "last file of core memory"),
 ])
