@@ -7,6 +7,7 @@ so a repository one tool writes reads the same in the other.
 from __future__ import annotations
 
 import string
+from datetime import UTC, datetime
 from typing import Any
 
 
@@ -17,11 +18,30 @@ def plural(count: Any, one: str, many: str | None = None, spec: str = "") -> str
     return f"{format(count, spec)} {one if count == 1 else (many if many is not None else one + 's')}"
 
 
+def to_the_second(stamp: str | datetime | None) -> str:
+    """A time as a person reads it, `2026-03-14 09:30:12 UTC`: the transcript store keeps
+    microseconds, which only machines need. Text that is not a time is shown as it is."""
+    if not stamp:
+        return ""
+    moment = stamp
+    if isinstance(stamp, str):
+        try:
+            moment = datetime.fromisoformat(stamp)
+        except ValueError:
+            return stamp
+    assert isinstance(moment, datetime)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 class _Counting(string.Formatter):
     """str.format, plus `{n:|one|many}` for a count with its noun (`{n:,|row|rows}` formats the
-    number first)."""
+    number first) and `{t:when}` for a time to the second."""
 
     def format_field(self, value: Any, format_spec: str) -> str:
+        if format_spec == "when":
+            return to_the_second(value)
         spec, bar, nouns = format_spec.partition("|")
         if not bar:
             return super().format_field(value, format_spec)
@@ -33,8 +53,8 @@ _COUNTING = _Counting()
 
 
 class Text(str):
-    """A message that counts things: its `format` reads `{n:|one|many}` (see `plural`), so
-    callers format it like any other message."""
+    """A message that counts things or shows times: its `format` reads `{n:|one|many}` (see
+    `plural`) and `{t:when}` (see `to_the_second`), so callers format it like any other message."""
 
     __slots__ = ()
 
@@ -686,7 +706,7 @@ SEARCH_BAD_SOURCE = (
 )
 SEARCH_UNKNOWN_CONVERSATION = "no conversation {conversation!r} in the transcripts of {agents}"
 SEARCH_NO_RESULTS = "no messages match {query!r}"
-SEARCH_RESULT = "{rank}. score {score:.4f}  {time}  {agent}/{conversation}  {kind} ({source})  {message_id}"
+SEARCH_RESULT = Text("{rank}. score {score:.4f}  {time:when}  {agent}/{conversation}  {kind} ({source})  {message_id}")
 SEARCH_SNIPPET = "   {snippet}"
 TRANSCRIPT_WARNING = "memrepo: warning: {message}"
 HOME_HELP = (
@@ -802,7 +822,7 @@ DREAM_VERBATIM_APPEND = Text(
 DREAM_VERBATIM_SUMMARY = Text(
     "Recorded {count:|statement|statements} the user made in conversation {conversation} (of "
     "{window:|new message|new messages}), "
-    "from {first} to {last}, word for word with the time each was captured and its message id, in {paths}. "
+    "from {first:when} to {last:when}, word for word with the time each was captured and its message id, in {paths}. "
     "Earlier records are kept as they were: a statement that changes an earlier one stands beside it with its "
     "own date."
 )

@@ -72,3 +72,23 @@ def test_no_message_or_pull_request_template_says_s_in_parentheses() -> None:
                  for number, line in enumerate(text.splitlines(), 1)
                  if re.search(r"\w\(s\)", line.replace("http(s)", "")) and '"file(s)"' not in line]
     assert offending == []
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    ("2026-03-14T09:30:12.654321Z", "2026-03-14 09:30:12 UTC"),
+    ("2026-03-14T11:30:12+02:00", "2026-03-14 09:30:12 UTC"),
+    ("not a time", "not a time"),
+    (None, ""),
+])
+def test_text_shows_times_to_the_second(value: object, shown: str) -> None:
+    assert Text("at {t:when}").format(t=value) == f"at {shown}"
+
+
+def test_messages_that_show_stored_times_show_them_to_the_second() -> None:
+    summary = messages.DREAM_VERBATIM_SUMMARY.format(
+        count=1, conversation="c1", window=3, first="2026-03-14T09:30:12.000001Z", last="2026-03-14T09:31:00.5Z",
+        paths="conversations/c1/2026-03.md")
+    assert "from 2026-03-14 09:30:12 UTC to 2026-03-14 09:31:00 UTC" in summary and "(of 3 new messages)" in summary
+    line = messages.SEARCH_RESULT.format(rank=1, score=1.5, time="2026-03-14T09:30:12.123456Z", agent="ada",
+                                         conversation="c1", kind="user", source="user", message_id="m_1")
+    assert "  2026-03-14 09:30:12 UTC  ada/c1" in line

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from bot import messages
 from bot.dream.provenance import Provenance, render_provenance
-from bot.messages import plural
+from bot.messages import plural, to_the_second
 from bot.templating import render
 from bot.trailers import commit_text, is_external
 from bot.transcript.model import Message
@@ -37,20 +36,6 @@ def safe_text(text: str) -> str:
     """Text from a transcript or a model, made inert in markdown: no raw HTML (a stray
     `<!--` would hide the rest of the body, or fake a provenance block)."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def to_the_second(stamp: str | None) -> str:
-    """A stored time as a reviewer reads it, `2026-03-14 09:30:12 UTC`: the store keeps
-    microseconds, which only the provenance block needs. Anything unreadable is shown as it is."""
-    if not stamp:
-        return ""
-    try:
-        moment = datetime.fromisoformat(stamp)
-    except ValueError:
-        return stamp
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def short_quote(text: str, limit: int = QUOTE_CHARS) -> str:
