@@ -1420,6 +1420,12 @@ AGENT_EDIT_PR_FAILED = "This edit was not made: it must go through a pull reques
 AGENT_EDIT_NOT_APPLICABLE = "the edit does not apply to main as it is on the remote ({base}): {problem}"
 AGENT_EDIT_UNLABELLED = "pull request #{number} was opened but could not be labelled ({problem}); it was closed " \
                         "again so that nothing merges it without the review its labels ask for"
+AGENT_EDIT_WITHDRAWN_COMMENT = """\
+**memrepo closed this pull request: its labels could not be set** ({problem}), and without them
+nothing would hold it for the review it needs. The edit was not made and the agent was told so.
+
+Nothing needs doing here: the agent may make the edit again, which opens a new pull request.
+"""
 # Slash commands (bot/agent/commands.py).
 AGENT_NOT_A_COMMAND = "not a command (commands start with /); known commands: {commands}"
 AGENT_UNKNOWN_COMMAND = "unknown command {command}; known commands: {commands}"

@@ -270,3 +270,24 @@ def test_a_pull_request_that_deletes_both_core_files_says_so(world: World) -> No
     assert "no persona and nothing about the user" in pr.body
     assert "- `system/human.md` (deleted)\n- `system/persona.md` (deleted)" in pr.body
     assert re.search(r"\d+ lines changed in 2 files:", pr.body)
+
+
+def test_a_pull_request_withdrawn_for_want_of_its_labels_says_why_on_it(world: World) -> None:
+    import requests
+
+    requests.post(f"{world.server.url}/_localhub/faults", timeout=10,
+                  json={"method": "POST", "path": "/repos/*/issues/*/labels", "status": 503, "times": 100})
+    with AgentSession(world.memory.root, "c1", store=world.store, forge_retry=FAST, env={},
+                      background_dreams=False) as s:
+        s.record("user", "Please write in British English from now on.")
+        result = s.handle_tool_call({"command": "insert", "path": PERSONA, "insert_line": -1,
+                                     "insert_text": "I write in British English.", "reason": "British English"})
+    requests.delete(f"{world.server.url}/_localhub/faults", timeout=10)
+    assert not result.ok and result.route == "refused" and "could not be labelled" in result.message
+    pull = world.client().get_pull_request(1)
+    assert pull.state == "closed" and not pull.merged
+    said = requests.get(f"{world.server.api_url}/repos/alice/memory/issues/1/comments", timeout=10,
+                        headers={"Authorization": f"token {world.token}"}).json()
+    [comment] = [c["body"] for c in said]
+    assert comment.startswith("**memrepo closed this pull request: its labels could not be set**")
+    assert "The edit was not made" in comment

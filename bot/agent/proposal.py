@@ -130,7 +130,7 @@ def propose_edit(repo: MemoryRepo, call: Call, route: Route, client: ForgeClient
     try:
         labels = client.add_labels(pr.number, route.labels)
     except ForgeError as exc:
-        _withdraw(repo, client, pr.number, branch)
+        _withdraw(repo, client, pr.number, branch, exc)
         raise MemrepoError(messages.AGENT_EDIT_UNLABELLED.format(number=pr.number, problem=exc)) from None
     pr = replace(pr, labels=labels)
     return EditProposal(pr.number, pr.url, branch, sha, base, tuple(result.paths), tuple(pr.labels))
@@ -172,7 +172,7 @@ def propose_set_aside(repo: MemoryRepo, entry: SetAside, client: ForgeClient, *,
     try:
         labels = client.add_labels(pr.number, route.labels)
     except ForgeError as exc:
-        _withdraw(repo, client, pr.number, branch)
+        _withdraw(repo, client, pr.number, branch, exc)
         raise MemrepoError(messages.AGENT_EDIT_UNLABELLED.format(number=pr.number, problem=exc)) from None
     dismiss(repo, entry.ref)
     return EditProposal(pr.number, pr.url, branch, entry.commit, base, paths, tuple(labels))
@@ -186,9 +186,11 @@ def _commit(repo: MemoryRepo, base: str, tip: str, message: str, who: identity.I
     return str(repo.git.create_commit(None, signature, signature, message, tree.id, [parent.id]))
 
 
-def _withdraw(repo: MemoryRepo, client: ForgeClient, number: int, branch: str) -> None:
-    """Close an unlabelled pull request and delete its branch (best effort: the error that
-    led here is the one reported)."""
+def _withdraw(repo: MemoryRepo, client: ForgeClient, number: int, branch: str, problem: object) -> None:
+    """Close an unlabelled pull request, saying why on it, and delete its branch (best effort:
+    the error that led here is the one reported)."""
+    with contextlib.suppress(ForgeError):
+        client.comment(number, messages.AGENT_EDIT_WITHDRAWN_COMMENT.format(problem=problem))
     with contextlib.suppress(ForgeError):
         client.close_pull_request(number)
     delete_branch(repo, branch)
