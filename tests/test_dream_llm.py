@@ -88,7 +88,7 @@ def _with(**changes: Any) -> dict[str, Any]:
     ("[1, 2]", "expected a JSON object"),
     (json.dumps({"calls": []}), "summary must be non-empty"),
     (json.dumps({"summary": "s", "calls": {}}), "calls must be a list"),
-    (json.dumps({"summary": "s", "calls": [], "shell": "rm -rf /"}), "unknown key(s) shell"),
+    (json.dumps({"summary": "s", "calls": [], "shell": "rm -rf /"}), "unknown key shell"),
     (answer(["create a file"]), "call 1 must be an object"),
     (answer([_with(message_ids=[])]), "message_ids must be a non-empty list"),
     (answer([_with(message_ids=["m_made_up"])]), "'m_made_up' is not in the transcript"),

@@ -72,7 +72,7 @@ def test_without_a_line_every_line_is_explained_once_per_commit(written: MemoryR
     assert [o["writer"] for o in report["origins"]] == ["human", "agent", "human"]
     assert [entry["line"] for entry in report["lines"]] == [1, 2, 3, 4, 5, 6]
     text = render_why(report)
-    assert "6 line(s), written by 3 commit(s)" in text and "Line(s) 4-5:" in text
+    assert "6 lines, written by 3 commits" in text and "Lines 4-5:" in text
 
 
 def test_lines_are_those_of_main_not_of_the_working_tree(written: MemoryRepo) -> None:

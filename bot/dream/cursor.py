@@ -58,10 +58,10 @@ def parse_cursor(data: bytes, path: str = "cursor") -> Cursor:
         raise bad(f"expected a JSON object, found {type(raw).__name__}")
     unknown = sorted(set(raw) - set(KEYS))
     if unknown:
-        raise bad(f"unknown key(s) {', '.join(unknown)}")
+        raise bad(f"unknown {'key' if len(unknown) == 1 else 'keys'} {', '.join(unknown)}")
     missing = [key for key in KEYS if key not in raw]
     if missing:
-        raise bad(f"missing key(s) {', '.join(missing)}")
+        raise bad(f"missing {'key' if len(missing) == 1 else 'keys'} {', '.join(missing)}")
     message_id = raw["through_message_id"]
     try:
         check_id(message_id, "message_id")

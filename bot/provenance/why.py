@@ -222,7 +222,7 @@ def _when(stamp: str | None) -> str:
 @cache
 def _why_template() -> jinja2.Template:
     env = environment().overlay(trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(ranges=_ranges, when=_when)
+    env.filters.update(ranges=_ranges, when=_when, plural=messages.plural)
     return env.get_template("history/why.txt.j2")
 
 
