@@ -117,7 +117,8 @@ def parse_answer(content: object, dream: DreamInput, model: str | None) -> Propo
         raise _invalid(f"expected a JSON object with summary and calls, found {type(data).__name__}")
     unknown = sorted(str(k) for k in data if k not in ANSWER_KEYS)
     if unknown:
-        raise _invalid(f"unknown {'key' if len(unknown) == 1 else 'keys'} {', '.join(unknown)} (expected summary and calls)")
+        keys = "key" if len(unknown) == 1 else "keys"
+        raise _invalid(f"unknown {keys} {', '.join(unknown)} (expected summary and calls)")
     summary, calls = data.get("summary"), data.get("calls")
     if not isinstance(summary, str) or not summary.strip():
         raise _invalid("summary must be non-empty text")
