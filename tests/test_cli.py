@@ -234,8 +234,8 @@ def test_errors_from_the_console_script(memory: MemoryRepo, tmp_path: Path) -> N
 def test_validate_fresh_repository(memory: MemoryRepo, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "validate", "--repo", str(memory.root))
     assert (code, err) == (0, "")
-    assert out == messages.VALIDATE_OK.format(count=4) + "\n"
-    assert out == "Memory is valid (4 files checked).\n"
+    assert out == messages.VALIDATE_OK.format(count=5) + "\n"
+    assert out == "Memory is valid (5 files checked).\n"
 
 
 @pytest.fixture
