@@ -218,11 +218,11 @@ def test_port_in_use_is_one_line(memory: MemoryRepo, capsys: pytest.CaptureFixtu
 @pytest.mark.parametrize(("args", "says"), [
     (["--http", "70000"], "--http must be a port from 0 to 65535, found 70000"),
     (["--poll", "0"], "--poll must be a positive number of seconds"),
-    (["--events", "http://127.0.0.1:9/v1/repos/acme/ada/events"], "MEMREPO_AGENT_TOKEN"),
+    (["--http", "0", "--host", "0.0.0.0"], "set a bearer token in MEMREPO_MCP_TOKEN"),
 ])
 def test_bad_options_are_one_line(memory: MemoryRepo, capsys: pytest.CaptureFixture[str],
                                   monkeypatch: pytest.MonkeyPatch, args: list[str], says: str) -> None:
-    monkeypatch.delenv("MEMREPO_AGENT_TOKEN", raising=False)
+    monkeypatch.delenv("MEMREPO_MCP_TOKEN", raising=False)
     code, _, err = run_cli(capsys, "mcp", "--repo", str(memory.root), *args)
     assert code == 1
     assert says in err and err.count("\n") == 1

@@ -1,22 +1,18 @@
 """The agent's head subscriber (bot/notify/subscriber.py): its SSE decoder and backoff schedule
-by tables, then the whole path with real parts: a real Redis, the receiver on a real werkzeug
-server, a bare git remote and memory clones. A commit pushed from another clone and announced
+by tables, then the whole path with real parts: a real Redis, the receiver on a real uvicorn
+server (bot/serve/receiver.py), a bare git remote and memory clones. A commit pushed from another clone and announced
 with publish_head moves the subscriber's clone, and the compiled prompt follows; the receiver
 going away and coming back, a move made meanwhile, unpushed local commits, a refused token."""
 
 from __future__ import annotations
 
-import contextlib
 import socket
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
-from flask import Flask
-from werkzeug.serving import BaseWSGIServer, make_server
 
 from bot import identity
 from bot.errors import MemrepoError
@@ -26,10 +22,11 @@ from bot.memfs.prompt import PromptCompiler
 from bot.memfs.repo import MemoryRepo
 from bot.notify import HeadEvent, publish_head
 from bot.notify.subscriber import HeadSubscriber, SSEDecoder, SSEMessage, backoff_delay, parse_sse, repo_of_url
+from bot.serve.receiver import ReceiverServer
 from bot.settings import Settings
 from tests.conftest import git
 from tests.waiting import wait_until
-from webhooks import create_app
+from webhooks.asgi import Receiver as ReceiverApp
 
 TOKEN = "agent-token-0123456789"
 REPO = "alice/memory"
@@ -67,12 +64,12 @@ def test_sse_decoding(chunks: list[Any], expected: list[SSEMessage]) -> None:
 
 
 def test_the_receivers_own_format_decodes() -> None:
-    from webhooks.events import format_event
+    from webhooks.fanout import format_event
 
     event = HeadEvent(repo=REPO, sha="a" * 40, before=None, cause="push")
     decoder = SSEDecoder()
     assert decoder.feed("retry: 3000\n: connected to alice/memory\n\n: keepalive\n\n") == []
-    [message] = decoder.feed(format_event(event).encode())
+    [message] = decoder.feed(format_event(event))
     assert (message.event, message.id) == ("head", "a" * 40)
     assert HeadEvent.from_json(message.data) == event
 
@@ -112,46 +109,31 @@ def test_the_repository_comes_from_the_events_url(url: str, repo: str | None) ->
 
 # ---------------------------------------------------------------------------------- real parts
 class Receiver:
-    """The receiver on a threaded werkzeug server on a fixed loopback port, that can be
+    """The receiver (webhooks.asgi.Receiver on uvicorn) on a fixed loopback port, that can be
     stopped (open streams cut too, as a restart does) and started again on the same port."""
 
-    def __init__(self, app: Flask) -> None:
-        self.app = app
+    def __init__(self, settings: Settings, **options: Any) -> None:
+        self.settings = settings
+        self.options = options
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             self.port = sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        self.server: BaseWSGIServer | None = None
-        self.thread: threading.Thread | None = None
-        self.sockets: list[socket.socket] = []
+        self.server: ReceiverServer | None = None
 
     def start(self) -> Receiver:
-        server = make_server("127.0.0.1", self.port, self.app, threaded=True)
-        accept = server.get_request
-
-        def get_request() -> tuple[socket.socket, Any]:
-            conn, addr = accept()
-            self.sockets.append(conn)
-            return conn, addr
-
-        server.get_request = get_request  # type: ignore[method-assign]
-        self.server = server
-        self.thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self.thread.start()
+        self.server = ReceiverServer(ReceiverApp(self.settings, **self.options), "127.0.0.1", self.port).start()
         return self
 
+    @property
+    def app(self) -> ReceiverApp:
+        assert self.server is not None
+        return self.server.app
+
     def stop(self) -> None:
-        if self.server is None:
-            return
-        self.server.shutdown()
-        self.server.server_close()
-        for conn in self.sockets:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
-        self.sockets.clear()
-        assert self.thread is not None
-        self.thread.join(timeout=10)
-        self.server = None
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
 
     def events_url(self, repo: str = REPO) -> str:
         return f"{self.url}/v1/repos/{repo}/events"
@@ -161,7 +143,7 @@ class Receiver:
 def receiver(redis_url: str) -> Iterator[Receiver]:
     settings = Settings(redis_url=redis_url, webhook_secret="secret", agent_token=TOKEN,
                         repos=frozenset({REPO}), heartbeat_seconds=0.2)
-    served = Receiver(create_app(settings)).start()
+    served = Receiver(settings).start()
     yield served
     served.stop()
 

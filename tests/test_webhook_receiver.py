@@ -1,8 +1,8 @@
 """The webhook receiver (webhooks/), its settings (bot/settings.py) and its Redis plumbing
 (bot/queue.py), against a real Redis server: signatures, sizes, bad input, de-duplication,
-collapsing bursts into one job per pull request, the bot's own events, head events over
-server-sent events, health, Redis restarting under the receiver, and localhub sending real
-signed webhooks to a receiver on a real port."""
+collapsing bursts into one job per pull request, the bot's own events, head events published,
+health, Redis restarting under the receiver, and localhub sending real
+signed webhooks to a receiver on a real port. The event stream is tests/test_event_stream.py."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import json
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +30,7 @@ from werkzeug.serving import BaseWSGIServer, make_server
 
 from bot import queue as jobs
 from bot.errors import MemrepoError
-from bot.notify import HeadEvent, publish_head, subscribe
+from bot.notify import subscribe
 from bot.queue import (
     INTEGRATE,
     INTEGRATE_COMMIT,
@@ -455,80 +454,6 @@ def test_pushes_elsewhere_publish_nothing(client: FlaskClient, rclient: redis.Re
     assert queued(rclient) == []
 
 
-def test_the_event_stream_relays_head_events(client: FlaskClient, rclient: redis.Redis) -> None:
-    resp = client.get(f"/v1/repos/{REPO}/events", headers={"Authorization": f"Bearer {TOKEN}"}, buffered=False)
-    assert resp.status_code == 200
-    assert resp.mimetype == "text/event-stream"
-    assert resp.headers["Cache-Control"] == "no-cache"
-    reader = SSEReader(iter(resp.response))
-    assert reader.block().startswith("retry: 3000")
-    deliver(client, "push", push())
-    got = reader.next_event()
-    assert (got["event"], got["id"]) == ("head", SHA2)
-    data = json.loads(got["data"])
-    assert set(data) == {"repo", "sha", "before", "cause", "pr", "dream_id", "at"}
-    assert (data["sha"], data["before"], data["cause"]) == (SHA2, SHA1, "push")
-    merged = HeadEvent(repo=REPO, sha=SHA1, before=SHA2, cause="merge", pr=12, dream_id="20260301T120000Z-0a1b2c3d")
-    publish_head(rclient, merged)  # the integrator's publish after a merge
-    assert json.loads(reader.next_event()["data"]) == merged.to_dict()
-    resp.close()
-
-
-def test_idle_streams_get_a_heartbeat(client: FlaskClient) -> None:
-    resp = client.get(f"/v1/repos/{REPO}/events", headers={"Authorization": f"Bearer {TOKEN}"}, buffered=False)
-    reader = SSEReader(iter(resp.response))
-    reader.block()
-    started = time.monotonic()
-    assert reader.block() == ": keepalive"
-    assert reader.block() == ": keepalive"
-    assert time.monotonic() - started >= 0.3  # paced, every 0.2 s in these settings: not back to back
-    resp.close()
-
-
-def test_a_reconnecting_agent_gets_the_head_it_missed(client: FlaskClient, rclient: redis.Redis) -> None:
-    publish_head(rclient, HeadEvent(repo=REPO, sha=SHA1, before=None, cause="push"))
-    publish_head(rclient, HeadEvent(repo=REPO, sha=SHA2, before=SHA1, cause="push"))
-    auth = {"Authorization": f"Bearer {TOKEN}"}
-    behind = client.get(f"/v1/repos/{REPO}/events", headers={**auth, "Last-Event-ID": SHA1}, buffered=False)
-    assert SSEReader(iter(behind.response)).next_event()["id"] == SHA2
-    behind.close()
-    current = client.get(f"/v1/repos/{REPO}/events", headers={**auth, "Last-Event-ID": SHA2}, buffered=False)
-    reader = SSEReader(iter(current.response))
-    reader.block()
-    assert reader.block() == ": keepalive"  # nothing missed, nothing replayed
-    current.close()
-
-
-@pytest.mark.parametrize(("authorization", "words"), [
-    (None, "a bearer token is required"),
-    ("Basic dXNlcjpwYXNz", "a bearer token is required"),
-    ("Bearer ", "a bearer token is required"),
-    ("Bearer wrong-token", "the bearer token is not valid"),
-    (f"Bearer {TOKEN}x", "the bearer token is not valid"),
-])
-def test_the_event_stream_needs_the_agent_token(client: FlaskClient, authorization: str | None, words: str) -> None:
-    headers = {"Authorization": authorization} if authorization else {}
-    resp = client.get(f"/v1/repos/{REPO}/events", headers=headers)
-    assert resp.status_code == 401
-    assert resp.headers["WWW-Authenticate"].startswith("Bearer")
-    assert words in resp.json["message"]
-
-
-def test_the_event_stream_of_an_unserved_repository_is_404(client: FlaskClient) -> None:
-    resp = client.get("/v1/repos/mallory/memory/events", headers={"Authorization": f"Bearer {TOKEN}"})
-    assert resp.status_code == 404
-
-
-def test_the_event_stream_over_a_real_server(served: Served, rclient: redis.Redis) -> None:
-    with requests.get(f"{served.url}/v1/repos/{REPO}/events", headers={"Authorization": f"Bearer {TOKEN}"},
-                      stream=True, timeout=10) as resp:
-        assert resp.status_code == 200
-        reader = SSEReader(resp.iter_content(chunk_size=None))
-        reader.block()
-        publish_head(rclient, HeadEvent(repo=REPO, sha=SHA1, before=None, cause="push"))
-        assert reader.next_event()["id"] == SHA1
-
-
 # ---------------------------------------------------------------------------------- health and Redis outages
 def test_healthz_reports_redis_and_queue_depths(client: FlaskClient) -> None:
     deliver(client, "pull_request", pull_request(number=1))
@@ -558,7 +483,6 @@ def test_healthz_is_503_when_redis_is_down(own_redis: RedisServer) -> None:
 def test_the_receiver_keeps_answering_while_redis_restarts(own_redis: RedisServer) -> None:
     app = create_app(make_settings(own_redis.url))
     client = app.test_client()
-    auth = {"Authorization": f"Bearer {TOKEN}"}
     assert deliver(client, "pull_request", pull_request(number=1)).status_code == 202
     own_redis.stop()
     for number in (2, 3):
@@ -566,7 +490,6 @@ def test_the_receiver_keeps_answering_while_redis_restarts(own_redis: RedisServe
         assert resp.status_code == 503
         assert resp.headers["Retry-After"] == "5"
         assert resp.json["message"].startswith("Redis is not reachable")
-    assert client.get(f"/v1/repos/{REPO}/events", headers=auth).status_code == 503
     assert deliver(client, "ping", {"zen": "z"}).status_code == 200  # needs no Redis
     own_redis.start()  # same port, empty
     assert deliver(client, "pull_request", pull_request(number=4)).status_code == 202
@@ -575,17 +498,6 @@ def test_the_receiver_keeps_answering_while_redis_restarts(own_redis: RedisServe
     conn = connect(own_redis.url)
     assert [job.id for job in queued(conn)] == [job_key(REPO, 4), job_key(REPO, 2)]
     conn.close()
-
-
-def test_a_stream_ends_when_redis_goes_away(own_redis: RedisServer) -> None:
-    client = create_app(make_settings(own_redis.url)).test_client()
-    resp = client.get(f"/v1/repos/{REPO}/events", headers={"Authorization": f"Bearer {TOKEN}"}, buffered=False)
-    chunks = iter(resp.response)
-    next(chunks)
-    own_redis.stop()
-    rest = b"".join(chunks)  # ends (the client reconnects) instead of hanging or raising
-    assert b"event:" not in rest
-    resp.close()
 
 
 # ---------------------------------------------------------------------------------- bot/queue.py

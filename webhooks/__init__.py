@@ -3,11 +3,16 @@
 
 The receiver never does work inline: it verifies, de-duplicates, enqueues (bot/queue.py) or
 publishes (bot/notify/) and answers, so GitHub's 10-second limit is never in question.
+
+`create_app` is the Flask application of the webhook intake and health; the whole receiver,
+event streams included, is `webhooks.asgi.Receiver`, which calls this app on a thread pool of
+its own and serves the streams on its event loop (webhooks/stream.py).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from flask import Flask, Response
 from redis import Redis
@@ -24,19 +29,21 @@ log = logging.getLogger("memrepo.webhooks")
 RETRY_AFTER_SECONDS = 5
 
 
-def create_app(settings: Settings | None = None, *, redis: Redis | None = None) -> Flask:
-    """The receiver's Flask app. Settings default to the environment (a missing variable is
-    a MemrepoError naming it, at start-up rather than on the first delivery)."""
-    from webhooks import events, github, health
+def create_app(settings: Settings | None = None, *, redis: Redis | None = None,
+               streams: Callable[[], int] | None = None) -> Flask:
+    """The receiver's Flask app (webhook intake and health). Settings default to the
+    environment (a missing variable is a MemrepoError naming it, at start-up rather than on
+    the first delivery). `streams`: how many event streams the process holds, for /healthz."""
+    from webhooks import github, health
 
     settings = settings or Settings.from_env()
     app = Flask(__name__)
     # One byte over the limit: a chunked body (no Content-Length) is cut there, and a body that
     # reaches it is known to be too large (webhooks/github.py checks the length it read).
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes + 1
-    app.extensions[EXTENSION] = Context(settings=settings, redis=redis or connect(settings.redis_url))
+    app.extensions[EXTENSION] = Context(settings=settings, redis=redis or connect(settings.redis_url),
+                                        streams=streams)
     app.register_blueprint(github.bp)
-    app.register_blueprint(events.bp)
     app.register_blueprint(health.bp)
 
     @app.errorhandler(RequestEntityTooLarge)

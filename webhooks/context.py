@@ -1,7 +1,9 @@
-"""What every request of the receiver shares: its settings and its Redis client."""
+"""What every request of the receiver shares: its settings, its Redis client, and how many
+event streams the process holds."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +19,7 @@ EXTENSION = "memrepo.webhooks"
 class Context:
     settings: Settings
     redis: Redis
+    streams: Callable[[], int] | None = None  # open event streams of this process (webhooks/asgi.py)
 
 
 def context(app: Flask | None = None) -> Context:

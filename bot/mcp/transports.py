@@ -1,12 +1,21 @@
 """Running a MemoryServer on a transport: stdio (the client started us; standard output
 carries nothing but protocol) or streamable HTTP (uvicorn on a socket bound here, so a port in
-use is one clear error before anything starts). Either way the HEAD watcher runs beside it."""
+use is one clear error before anything starts). Either way the HEAD watcher runs beside it.
+
+Over HTTP the server offers write tools, so anyone who reaches it can change memory: on an
+address other than loopback it refuses to start without a bearer token (MEMREPO_MCP_TOKEN),
+and with a token every request must carry `Authorization: Bearer <token>` (401 otherwise)."""
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
+import json
 import logging
 import socket
 import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import anyio
 
@@ -17,6 +26,60 @@ from bot.mcp.server import MemoryServer
 log = logging.getLogger("memrepo.mcp")
 
 MCP_PATH = "/mcp"
+TOKEN_ENV = "MEMREPO_MCP_TOKEN"
+
+NEEDS_TOKEN = ("memrepo mcp --http on {host} would let anyone who reaches it change memory: set a bearer token "
+               "in {name} (clients send Authorization: Bearer <token>), or serve on 127.0.0.1")
+NO_TOKEN = "this MCP server needs Authorization: Bearer <token> (the token in {name} where it runs)"
+BAD_TOKEN = "the bearer token is not this MCP server's"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` names only this machine (127.0.0.0/8, ::1, localhost)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def require_token(host: str, token: str | None) -> str | None:
+    """The token to require, or a one-line MemrepoError when a non-loopback host has none."""
+    token = (token or "").strip() or None
+    if token is None and not is_loopback(host):
+        raise MemrepoError(NEEDS_TOKEN.format(host=host, name=TOKEN_ENV))
+    return token
+
+
+Asgi = Callable[[dict[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
+
+
+def bearer_only(app: Asgi, token: str) -> Asgi:
+    """`app` behind a bearer token compared in constant time: 401 (with WWW-Authenticate)
+    for a request without it or with another, before the MCP server sees anything."""
+    expected = token.encode()
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        given = b""
+        for name, value in scope.get("headers", ()):
+            if name == b"authorization":
+                scheme, _, rest = value.partition(b" ")
+                given = rest.strip() if scheme.lower() == b"bearer" else b""
+        if given and hmac.compare_digest(given, expected):
+            await app(scope, receive, send)
+            return
+        body = json.dumps({"error": "unauthorized",
+                           "message": BAD_TOKEN if given else NO_TOKEN.format(name=TOKEN_ENV)}).encode()
+        await send({"type": "http.response.start", "status": 401, "headers": [
+            (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+            (b"www-authenticate", b'Bearer realm="memrepo-mcp"')]})
+        await send({"type": "http.response.body", "body": body})
+
+    return guarded
 
 
 def serve_stdio(app: MemoryServer) -> None:
@@ -59,12 +122,15 @@ def url_of(sock: socket.socket) -> str:
     return f"http://{f'[{host}]' if ':' in host else host}:{port}{MCP_PATH}"
 
 
-def serve_http(app: MemoryServer, sock: socket.socket, host: str) -> None:
-    """Serve streamable HTTP at /mcp on `sock` until SIGINT or SIGTERM (uvicorn's graceful stop)."""
+def serve_http(app: MemoryServer, sock: socket.socket, host: str, token: str | None = None) -> None:
+    """Serve streamable HTTP at /mcp on `sock` until SIGINT or SIGTERM (uvicorn's graceful
+    stop); with `token`, only to requests that carry it (see the module's docstring)."""
     import uvicorn
 
-    starlette = app.server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
-    config = uvicorn.Config(starlette, log_level="warning", access_log=False, lifespan="on")
+    token = require_token(host, token)
+    starlette: Any = app.server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    served = bearer_only(starlette, token) if token is not None else starlette
+    config = uvicorn.Config(served, log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)
     print(messages.MCP_SERVING_HTTP.format(root=app.root, url=url_of(sock)), file=sys.stderr, flush=True)
     anyio.run(_http, app, server, sock)

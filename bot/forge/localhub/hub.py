@@ -110,6 +110,41 @@ class Hub:
             "SELECT repos.* FROM repos JOIN users ON users.id = repos.owner_id "
             "WHERE users.login = ? AND repos.name = ?", owner, name.removesuffix(".git")))
 
+    def can_read(self, user: Any, repo: Any, token: Any = None) -> bool:
+        """Whether `user` (with `token`, its token row) may see `repo`, as GitHub decides:
+        anyone signed in sees a public repository; a private one is seen by its owner, its
+        collaborators, and installation tokens of an App installed on its owner's account."""
+        if not repo["private"] or user["id"] == repo["owner_id"]:
+            return True
+        if self.store.one("SELECT 1 AS ok FROM collaborators WHERE repo_id = ? AND user_id = ?",
+                          repo["id"], user["id"]) is not None:
+            return True
+        installation = token["installation_id"] if token is not None else None
+        return installation is not None and self.store.one(
+            "SELECT 1 AS ok FROM installations WHERE id = ? AND account_id = ?", installation,
+            repo["owner_id"]) is not None
+
+    def can_admin(self, user: Any, repo: Any) -> bool:
+        """Whether `user` may manage `repo`'s collaborators: its owner or an admin collaborator."""
+        return user["id"] == repo["owner_id"] or self.store.one(
+            "SELECT 1 AS ok FROM collaborators WHERE repo_id = ? AND user_id = ? AND permission = 'admin'",
+            repo["id"], user["id"]) is not None
+
+    def add_collaborator(self, repo_id: int, user_id: int, permission: str = "push") -> None:
+        with self.store.tx() as db:
+            db.execute("INSERT INTO collaborators (repo_id, user_id, permission, created_at) VALUES (?, ?, ?, ?) "
+                       "ON CONFLICT (repo_id, user_id) DO UPDATE SET permission = excluded.permission",
+                       (repo_id, user_id, permission, now()))
+
+    def visible_repo(self, owner: str, name: str) -> Any:
+        """The repository row if the caller may see it, else GitHub's 404 (a private
+        repository the caller cannot read is "Not Found", never "Forbidden")."""
+        row = self.repo(owner, name)
+        user = getattr(g, "user", None)
+        if user is not None and not self.can_read(user, row, getattr(g, "token", None)):
+            raise ApiError(404, "Not Found")
+        return row
+
     def repo_by_id(self, repo_id: int) -> Any:
         return or_404(self.store.one("SELECT * FROM repos WHERE id = ?", repo_id))
 

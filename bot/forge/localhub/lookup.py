@@ -21,7 +21,7 @@ class Target(NamedTuple):
 
 def requested(hub: Hub, owner: str, repo: str, number: int | None = None) -> Target:
     """The caller, the repository `owner/repo` and its pull request `number` (when given),
-    or GitHub's 401 or 404."""
+    or GitHub's 401 or 404 (also for a private repository the caller cannot read)."""
     user = hub.current_user()
-    row = hub.repo(owner, repo)
+    row = hub.visible_repo(owner, repo)
     return Target(user, row, hub.pull(row, number) if number is not None else None)

@@ -1,12 +1,18 @@
 """Users and repositories: `GET /user`, `GET /users/{login}`, `POST /user/repos`,
-`GET /repos/{owner}/{repo}`."""
+`GET /repos/{owner}/{repo}`, and collaborators (`PUT`, `GET`, `DELETE`
+`/repos/{owner}/{repo}/collaborators/{username}`).
+
+A private repository is seen only by its owner, its collaborators and installation tokens of
+an App on its owner's account (hub.can_read); anyone else gets GitHub's 404. localhub adds a
+collaborator at once (GitHub's 204, as for an organisation member) rather than inviting.
+"""
 
 from __future__ import annotations
 
 import re
 
 import pygit2
-from flask import Blueprint, Flask, jsonify
+from flask import Blueprint, Flask, Response, jsonify
 
 from bot.forge.localhub import shapes
 from bot.forge.localhub.errors import ApiError, json_body, or_404
@@ -14,6 +20,7 @@ from bot.forge.localhub.hub import Hub
 from bot.forge.localhub.lookup import requested
 from bot.forge.localhub.store import now
 
+PERMISSIONS = ("pull", "triage", "push", "maintain", "admin")
 REPO_NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 
 
@@ -67,5 +74,45 @@ def register(app: Flask, hub: Hub) -> None:
     @bp.get("/repos/<owner>/<repo>")
     def get_repo(owner: str, repo: str):  # type: ignore[no-untyped-def]
         return jsonify(shapes.repository(hub, requested(hub, owner, repo).repo))
+
+    def _admin(owner: str, repo: str):  # type: ignore[no-untyped-def]
+        target = requested(hub, owner, repo)
+        if not hub.can_admin(target.user, target.repo):
+            raise ApiError(403, "Must have admin rights to Repository.")
+        return target
+
+    @bp.put("/repos/<owner>/<repo>/collaborators/<username>")
+    def add_collaborator(owner: str, repo: str, username: str):  # type: ignore[no-untyped-def]
+        target = _admin(owner, repo)
+        body = json_body()
+        permission = body.get("permission", "push")
+        if permission not in PERMISSIONS:
+            raise ApiError(422, "Validation Failed", errors=[{
+                "resource": "Repository", "code": "invalid", "field": "permission",
+                "message": f"permission must be one of: {', '.join(PERMISSIONS)}"}])
+        user = or_404(hub.user_by_login(username))
+        hub.add_collaborator(target.repo["id"], user["id"], permission)
+        return Response(status=204)
+
+    @bp.get("/repos/<owner>/<repo>/collaborators/<username>")
+    def is_collaborator(owner: str, repo: str, username: str):  # type: ignore[no-untyped-def]
+        target = requested(hub, owner, repo)
+        user = hub.user_by_login(username)
+        found = user is not None and (user["id"] == target.repo["owner_id"] or hub.store.one(
+            "SELECT 1 AS ok FROM collaborators WHERE repo_id = ? AND user_id = ?", target.repo["id"],
+            user["id"]) is not None)
+        if not found:
+            raise ApiError(404, "Not Found")
+        return Response(status=204)
+
+    @bp.delete("/repos/<owner>/<repo>/collaborators/<username>")
+    def remove_collaborator(owner: str, repo: str, username: str):  # type: ignore[no-untyped-def]
+        target = _admin(owner, repo)
+        user = hub.user_by_login(username)
+        if user is not None:
+            with hub.store.tx() as db:
+                db.execute("DELETE FROM collaborators WHERE repo_id = ? AND user_id = ?",
+                           (target.repo["id"], user["id"]))
+        return Response(status=204)
 
     app.register_blueprint(bp)

@@ -68,6 +68,9 @@ CREATE TABLE IF NOT EXISTS deliveries (
   event TEXT NOT NULL, action TEXT, payload TEXT NOT NULL, redelivery INTEGER NOT NULL DEFAULT 0,
   status_code INTEGER, status TEXT NOT NULL DEFAULT 'pending', duration REAL, delivered_at REAL,
   request_headers TEXT, response_headers TEXT, response_body TEXT, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS collaborators (
+  repo_id INTEGER NOT NULL REFERENCES repos(id), user_id INTEGER NOT NULL REFERENCES users(id),
+  permission TEXT NOT NULL DEFAULT 'push', created_at REAL NOT NULL, PRIMARY KEY (repo_id, user_id));
 CREATE INDEX IF NOT EXISTS statuses_by_sha ON statuses (repo_id, sha);
 CREATE INDEX IF NOT EXISTS deliveries_by_hook ON deliveries (hook_id);
 """
