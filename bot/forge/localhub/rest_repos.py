@@ -62,6 +62,7 @@ def register(app: Flask, hub: Hub) -> None:
             git = pygit2.init_repository(str(path), bare=True, initial_head="main")
             git.config["http.receivepack"] = "true"
             git.config["receive.denyNonFastForwards"] = "false"
+        hub.emit("repository", "created", repo_id, user["id"])  # GitHub's `repository` event (not delivered)
         if body.get("auto_init"):
             signature = pygit2.Signature(user["login"], f"{user['id']}+{user['login']}@users.noreply.localhub")
             tree = git.TreeBuilder()

@@ -1,0 +1,54 @@
+"""Two `memrepo serve --local` stacks side by side on one machine: `--port 0` gives every port
+each opens (localhub, receiver, Redis) a free one and `--data` keeps each apart, and each
+stack's event stream takes its own localhub's tokens (agents follow with the token they use
+for git) and knows nothing of the other's repositories."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import requests
+
+from bot.serve.child import LocalStack
+
+
+@pytest.fixture
+def stacks(tmp_path: Path) -> Iterator[tuple[LocalStack, LocalStack]]:
+    first = LocalStack(tmp_path / "one")
+    try:
+        second = LocalStack(tmp_path / "two")
+    except BaseException:
+        first.stop()
+        raise
+    try:
+        yield first, second
+    finally:
+        assert second.stop() == 0
+        assert first.stop() == 0
+
+
+def ports(stack: LocalStack) -> set[int]:
+    return {urlsplit(stack.urls[key]).port for key in ("localhub REST", "receiver", "redis")}  # type: ignore[misc]
+
+
+def test_two_stacks_run_side_by_side_each_on_its_own_ports_and_data(
+        stacks: tuple[LocalStack, LocalStack], tmp_path: Path) -> None:
+    first, second = stacks
+    assert len(ports(first)) == 3 and len(ports(second)) == 3 and not ports(first) & ports(second)
+    for stack, data in ((first, tmp_path / "one"), (second, tmp_path / "two")):
+        assert requests.get(f"{stack.receiver}/healthz", timeout=10).json()["redis"] == "ok"
+        assert (data / "localhub").is_dir() and (data / "redis").is_dir() and (data / "logs").is_dir()
+    token = requests.post(f"{first.web}/_localhub/tokens", json={"login": "ada"}, timeout=10).json()["token"]
+    made = requests.post(f"{first.api}/user/repos", json={"name": "memory", "private": True}, timeout=10,
+                         headers={"Authorization": f"token {token}"})
+    assert made.status_code == 201
+    auth = {"Authorization": f"Bearer {token}"}
+    with requests.get(f"{first.receiver}/v1/repos/ada/memory/events", headers=auth, stream=True,
+                      timeout=10) as resp:
+        assert resp.status_code == 200  # ada's own localhub token opens her memory's stream
+        assert b"connected to ada/memory" in next(resp.iter_content(chunk_size=None))
+    other = requests.get(f"{second.receiver}/v1/repos/ada/memory/events", headers=auth, timeout=10)
+    assert other.status_code == 404  # the other stack serves no such repository
