@@ -196,3 +196,26 @@ def test_a_forge_that_cannot_be_asked_is_a_503_not_a_refusal(forge: Forge, redis
         assert len(access.cache) == 0
     finally:
         server.stop()
+
+
+def test_the_agent_follows_with_the_token_in_its_clones_url(
+        forge: Forge, served: tuple[ReceiverServer, Clock, ForgeAccess], tmp_path: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.memfs import sync
+    from bot.memfs.create import init_repository
+    from bot.notify.subscriber import HeadSubscriber, forge_token, token_of_url
+
+    server, _, _ = served
+    for name in ("MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    alice = forge.tokens["alice"]
+    memory = init_repository(tmp_path / "memory", "a1", "Ada")
+    url = forge.server.url.replace("http://", f"http://x-access-token:{alice}@") + "/alice/memory.git"
+    sync.set_remote(memory, url)
+    assert token_of_url("https://x-access-token:t%2Fk@example.com/a/b.git") == "t/k"
+    assert token_of_url("git@example.com:a/b.git") is None
+    assert forge_token(memory.root) == alice
+    assert forge_token(memory.root, {"MEMREPO_FORGE_TOKEN": "from-env"}) == "from-env"
+    sub = HeadSubscriber(memory.root, f"{server.url}/v1/repos/alice/memory/events", "", backoff_base=0.05)
+    with sub:
+        assert sub.connected.wait(WAIT), sub.last_error  # no token given: the clone's own opened the stream
