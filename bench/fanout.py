@@ -13,11 +13,17 @@ this process's limit on open files (the receiver raises its own). Then, in one r
    commit pushed over git to main, and per stream the time from the start of the push to the
    head event for that commit: p50, p99, max, and whether every stream got it.
 
+3. With `--prs N` (100): N dream pull requests over `--repos` (10) memories on a localhub of
+   this process, webhooks split between two receivers, integrated by 1 and then by 3
+   `memrepo worker` processes on one Redis: seconds from the first pull request opened to
+   the last merged, pull requests lost (not merged) and merged twice (first-parent commits on
+   main beyond one per pull request). The 3-worker time is reported against the 1-worker one.
+
 Prints readable lines, then one line of JSON with the figures (webhook ratios against the
-no-stream baseline of the same run). Targets on a 2-core machine: push -> every stream p99
+no-stream baseline of the same run; 3 workers against 1). Targets on a 2-core machine: push -> every stream p99
 <= 1 s, webhook p99 <= 20 ms and within 1.5x of no streams, <= 20 KiB per stream.
 
-Options: --streams 1000,5000,10000  --deliveries 300  --keep
+Options: --streams 1000,5000,10000 (or none)  --deliveries 300  --prs 0  --repos 10  --keep
 """
 
 from __future__ import annotations
@@ -240,12 +246,126 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def pull_requests(total: int, repos: int, workers: int, tmp: Path) -> dict[str, Any]:
+    """Row 3: `total` dream pull requests over `repos` memories, `workers` worker processes."""
+    import os
+
+    from bot.contracts import LABEL_DREAM
+    from bot.forge.client import ForgeClient, NewPullRequest, TokenCredentials
+    from bot.forge.localhub.server import LocalhubServer
+    from bot.memfs import sync
+    from bot.memfs.create import init_repository
+    from bot.serve.receiver import ReceiverServer
+    from bot.settings import Settings
+    from tests.memory_forge import FAST, dream_body
+    from tests.redis_server import RedisServer
+    from webhooks.asgi import Receiver
+
+    secret, bot = "bench-secret", "memrepo-bot"
+    with RedisServer() as redis_server, LocalhubServer(tmp / "localhub") as hub:
+        settings = Settings(redis_url=redis_server.url, webhook_secret=secret, agent_token="operator", bot_login=bot)
+        receivers = [ReceiverServer(Receiver(settings), "127.0.0.1", 0).start() for _ in range(2)]
+        token = requests.post(f"{hub.url}/_localhub/tokens", json={"login": "alice"}, timeout=10).json()["token"]
+        bot_token = requests.post(f"{hub.url}/_localhub/tokens", json={"login": bot}, timeout=10).json()["token"]
+        auth = {"Authorization": f"token {token}"}
+        branches: list[tuple[str, str, str, str]] = []  # repo, branch, dream id, path
+        clients, bases = {}, {}
+        per_repo = total // repos
+        for r in range(repos):
+            repo = f"alice/memory-{r}"
+            requests.post(f"{hub.api_url}/user/repos", json={"name": f"memory-{r}"}, headers=auth, timeout=10)
+            requests.post(f"{hub.api_url}/repos/{repo}/hooks", headers=auth, timeout=10, json={
+                "name": "web", "active": True, "events": ["push", "pull_request", "pull_request_review", "status"],
+                "config": {"url": f"{receivers[r % 2].url}/webhooks/github", "content_type": "json",
+                           "secret": secret}})
+            url = hub.url.replace("http://", f"http://x-access-token:{token}@") + f"/{repo}.git"
+            sync.set_remote(init_repository(tmp / f"m{r}", "a1", "Ada"), url)
+            clone = tmp / f"c{r}"
+            git(tmp, "clone", "-q", url, str(clone))
+            bases[repo] = git(clone, "rev-parse", "HEAD").strip()
+            clients[repo] = ForgeClient(repo, TokenCredentials(token), base_url=hub.api_url, policy=FAST,
+                                        min_write_interval=0.0, timeout=30)
+            for n in range(per_repo):
+                dream_id = f"20260314T09{r:02d}{n:02d}Z-{n:08x}"
+                branch, path = f"memrepo/dream/{dream_id}", f"reference/note-{n}.md"
+                git(clone, "checkout", "-q", "-B", branch, bases[repo])
+                (clone / "reference").mkdir(exist_ok=True)
+                (clone / path).write_text(f"---\ndescription: Note {n}.\n---\n\nNote {n}.\n")
+                git(clone, "add", "-A")
+                git(clone, "commit", "-qm", f"dream {n}")
+                branches.append((repo, branch, dream_id, path))
+            git(clone, "push", "-q", "origin", *[f"refs/heads/{b}:refs/heads/{b}" for rp, b, _, _ in branches
+                                                 if rp == repo])
+        procs = []
+        for w in range(workers):
+            env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMREPO_", "GITHUB_TOKEN"))}
+            env.update({"REDIS_URL": redis_server.url, "MEMREPO_GITHUB_URL": hub.api_url,
+                        "MEMREPO_GITHUB_TOKEN": bot_token, "MEMREPO_WORK_DIR": str(tmp / f"work-{w}"),
+                        "MEMREPO_BOT_LOGIN": bot, "MEMREPO_WEBHOOK_SECRET": secret, "MEMREPO_AGENT_TOKEN": "x"})
+            procs.append(subprocess.Popen([sys.executable, "-m", "bot.cli", "worker", "--reconcile-every", "10"],
+                                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        from rq import Worker
+
+        from bot.queue import connect
+
+        conn = connect(redis_server.url)
+        while Worker.count(connection=conn) < workers:  # none of the measured time is theirs to start
+            time.sleep(0.05)
+        conn.close()
+        started = time.perf_counter()
+        numbers = []
+        for repo, branch, dream_id, path in branches:
+            pull = clients[repo].open_pull_request(NewPullRequest(
+                head=branch, base="main", title=f"Dream {dream_id}", body=dream_body(dream_id, bases[repo], path),
+                labels=(LABEL_DREAM,)))
+            numbers.append((repo, pull.number))
+        deadline = time.monotonic() + 300
+        pending = list(numbers)
+        while pending and time.monotonic() < deadline:
+            pending = [(repo, n) for repo, n in pending if not clients[repo].get_pull_request(n).merged]
+            if pending:
+                time.sleep(0.2)
+        took = time.perf_counter() - started
+        doubles = 0
+        for repo in bases:
+            check = tmp / f"check-{repo.split('/')[1]}-{workers}"
+            git(tmp, "clone", "-q", hub.url.replace("http://", f"http://x-access-token:{token}@") + f"/{repo}.git",
+                str(check))
+            doubles += max(0, len(git(check, "rev-list", "--first-parent", f"{bases[repo]}..HEAD").split()) - per_repo)
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(timeout=30)
+        for server in receivers:
+            server.stop()
+        for client in clients.values():
+            client.close()
+    return {"workers": workers, "pull_requests": len(numbers), "repos": repos, "seconds": round(took, 2),
+            "lost": len(pending), "double_merges": doubles}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--streams", default="1000,5000,10000")
     parser.add_argument("--deliveries", type=int, default=300)
+    parser.add_argument("--prs", type=int, default=0)
+    parser.add_argument("--repos", type=int, default=10)
     parser.add_argument("--keep", action="store_true")
-    results = run(parser.parse_args())
+    args = parser.parse_args()
+    results = run(args) if args.streams != "none" else {"bench": "fanout", "rows": []}
+    if args.prs:
+        rows = []
+        for workers in (1, 3):
+            tmp = Path(tempfile.mkdtemp(prefix="memrepo-prs-"))
+            try:
+                row = pull_requests(args.prs, args.repos, workers, tmp)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+            rows.append(row)
+            print(f"{row['pull_requests']} dream pull requests over {row['repos']} memories, {workers} worker(s): "
+                  f"{row['seconds']} s, {row['lost']} lost, {row['double_merges']} merged twice", flush=True)
+        rows[1]["speedup_vs_1_worker"] = round(rows[0]["seconds"] / rows[1]["seconds"], 2)
+        results["pull_requests"] = rows
     print(json.dumps(results, separators=(",", ":")))
     return 0
 
