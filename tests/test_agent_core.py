@@ -166,7 +166,8 @@ def test_untrusted_content_taints_the_context_until_it_drops_out(rows: list[tupl
 def test_a_turn_spans_its_transcript_messages() -> None:
     turn = turns.Turn()
     assert turn.transcript_range is None
-    for kind, source, message_id in [("user", "user", "m1"), ("assistant", "agent", "m2"), ("tool_call", "agent", "m3")]:
+    rows = [("user", "user", "m1"), ("assistant", "agent", "m2"), ("tool_call", "agent", "m3")]
+    for kind, source, message_id in rows:
         turn = turns.after_row(turn, kind, source, message_id)
     assert (turn.number, turn.transcript_range) == (1, "m1..m3")
     turn = turns.after_row(turn, "user", "user", "m4")
