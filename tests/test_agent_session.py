@@ -142,7 +142,7 @@ def test_a_large_edit_becomes_a_labelled_pull_request_that_the_integrator_merges
         assert result.ok and result.route == "pull-request", result.message
         assert result.message.startswith(f"Not in main yet: this edit went to pull request #{result.pull_request} "
                                          f"({result.url})")
-        assert "changes 64 lines, more than the 40" in result.message and "integrator merges it" in result.message
+        assert "changes 63 lines, more than the 40" in result.message and "integrator merges it" in result.message
         assert result.pushed is False and result.labels == [LABEL_AGENT_EDIT]
         assert re.fullmatch(r"memrepo/edit/a1/[0-9a-f]{8}", result.branch or "")
         # nothing in main, locally or remotely, until the pull request is merged

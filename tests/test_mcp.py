@@ -109,7 +109,7 @@ def test_create_and_view(memory: MemoryRepo, tmp_path: Path) -> None:
 
     created, viewed = serve(memory, tmp_path, body=body)
     assert not created.is_error, text(created)
-    assert git(memory.root, "show", "HEAD:reference/tea.md") == "---\ndescription: Tea notes\n---\n\nGreen, no sugar.\n"
+    assert git(memory.root, "show", "HEAD:reference/tea.md") == "---\ndescription: Tea notes\n---\nGreen, no sugar.\n"
     assert not viewed.is_error
     assert "Green, no sugar." in text(viewed)
 

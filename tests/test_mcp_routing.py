@@ -83,7 +83,7 @@ def test_small_edits_reach_main_large_and_protected_ones_become_pull_requests(hu
     assert "Prefers tea." in hub.remote_file(HUMAN)
 
     large = is_pull_request(seen["large"], hub)
-    assert "changes 64 lines, more than the 40" in text(seen["large"])
+    assert "changes 63 lines, more than the 40" in text(seen["large"])
     assert large["labels"] == [LABEL_AGENT_EDIT] and large["paths"] == ["reference/facts.md"]
     protected = is_pull_request(seen["protected"], hub)
     assert f"protected memory: {PERSONA}" in text(seen["protected"])
@@ -121,7 +121,7 @@ def test_without_a_remote_an_edit_that_needs_a_pull_request_is_refused(memory: M
         assert "has no remote" in said and f"memrepo repository set <url> --repo {memory.root}" in said
         assert "/memory-repository" not in said  # a slash command an MCP client cannot type
         assert "Traceback" not in said
-    assert "changes 64 lines" in text(large) and PERSONA in text(protected)
+    assert "changes 63 lines" in text(large) and PERSONA in text(protected)
     assert memory.head_sha() == before and memory.read("reference/facts.md") is None
     assert memory.dirty_paths() == [] and git(memory.root, "branch", "--list", "memrepo/*") == ""
 

@@ -8,12 +8,14 @@ nothing here touches the repository.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot import messages
 from bot.errors import MemrepoError
+from bot.memfs import format_messages as say
 from bot.memfs import paths
 
 # command -> {canonical parameter: accepted spellings}; `reason` and `expected_revision`
@@ -64,6 +66,9 @@ _META = ("command", "name", "tool", "type", "arguments", "input_schema")
 _ANTHROPIC_ROOT = "/memories"
 COMMANDS = tuple(_PARAMS)
 WRITE_COMMANDS = tuple(c for c in COMMANDS if c != "view")
+# Spellings only Letta's memory tool uses: a call that has one is edited as Letta's tool edits
+# (body-relative insert_line, frontmatter re-rendered as Letta renders it).
+LETTA_SPELLINGS = ("file_path", "old_string", "new_string")
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,7 @@ class Call:
     args: dict[str, Any] = field(default_factory=dict)
     reason: str | None = None
     expected_revision: str | None = None
+    letta: bool = False  # spelled as Letta Code's tool spells it
 
     @property
     def writes(self) -> bool:
@@ -125,6 +131,8 @@ def parse_call(raw: object) -> Call:
         if name in args and args[name] != value:
             raise MemrepoError(messages.CALL_DUPLICATE_PARAM.format(command=command, param=name))
         args[name] = value
+    if command == "create" and args.get("file_text") is None and args.get("description") is not None:
+        args["file_text"] = ""  # Letta's create: a description alone makes an empty file
     missing = [name for name in _REQUIRED[command] if args.get(name) is None]
     if missing:
         raise MemrepoError(messages.CALL_MISSING_PARAM.format(
@@ -138,9 +146,10 @@ def parse_call(raw: object) -> Call:
     if expected is not None and (not isinstance(expected, str) or not expected.strip()):
         raise MemrepoError(messages.CALL_WRONG_TYPE.format(
             param="expected_revision", expected="a commit id", kind=type(expected).__name__))
-    _check_types(command, args)
+    letta = any(key in data for key in LETTA_SPELLINGS)
+    _check_types(command, args, letta)
     _normalise_paths(command, args)
-    return Call(command, args, (reason or "").strip() or None, expected.strip() if expected else None)
+    return Call(command, args, (reason or "").strip() or None, expected.strip() if expected else None, letta)
 
 
 def named_command(raw: object) -> str:
@@ -176,7 +185,16 @@ def _check_unicode(data: Mapping[Any, Any]) -> None:
 _TEXT_PARAMS = ("file_text", "old", "new", "insert_text", "description", "patch", "content", "label")
 
 
-def _check_types(command: str, args: dict[str, Any]) -> None:
+def _letta_line(line: object) -> object:
+    """Letta's insert_line is any number, floored (Math.floor); the infinities clamp."""
+    if isinstance(line, float) and not isinstance(line, bool):
+        if math.isnan(line):
+            raise MemrepoError(say.INSERT_LINE_NOT_NUMBER)
+        return 1 if line == -math.inf else (1 << 62) if line == math.inf else math.floor(line)
+    return line
+
+
+def _check_types(command: str, args: dict[str, Any], letta: bool = False) -> None:
     for name in _TEXT_PARAMS:
         if name in args and args[name] is not None and not isinstance(args[name], str):
             raise MemrepoError(messages.CALL_WRONG_TYPE.format(
@@ -184,7 +202,7 @@ def _check_types(command: str, args: dict[str, Any]) -> None:
         if isinstance(args.get(name), str) and "\0" in args[name]:
             raise MemrepoError(messages.CALL_BINARY.format(param=name))
     if "insert_line" in args:
-        line = args["insert_line"]
+        line = _letta_line(args["insert_line"]) if letta else args["insert_line"]
         if isinstance(line, str) and line.strip().lstrip("-").isdigit():
             line = int(line)
         if isinstance(line, bool) or not isinstance(line, int):
@@ -216,6 +234,7 @@ def _normalise_paths(command: str, args: dict[str, Any]) -> None:
         args["path"] = "" if raw in (None, "", ".", "/") else paths.normalize(raw, add_md=False)
         return
     if command in ("core_memory_append", "core_memory_replace"):
+        # system/<label>.md; a v2 memory's core blocks are at the root (the tool moves it there).
         args["path"] = paths.normalize("system/" + str(args.pop("label")).strip())
         return
     for name in ("path", "old_path", "new_path"):

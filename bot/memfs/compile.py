@@ -6,24 +6,32 @@ format is table-tested without git; reading HEAD and caching live in `prompt.py`
 Compiling is split in two steps so the cache can skip the expensive one: `read_document`
 turns one file's bytes into what the prompt needs of it (it depends on the bytes only, so
 its result can be kept per blob id), and `render_memory` lays out the whole block.
+
+A v2 memory (root MEMORY.md, `layout.py`) compiles its root files as core memory and then,
+instead of the external tree, its MEMORY.md indexes (the root's first, then each indexed
+folder's, shallow before deep) within the tree limits: the prompt shows an index and the
+agent opens what it needs. Files in folders without an index are not memory there.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import NamedTuple
 
 from bot import messages
 from bot.config import Limits
+from bot.memfs import format_messages as say
+from bot.memfs import layout as layouts
 from bot.memfs.document import DocumentError, split, try_parse
+from bot.memfs.layout import V1, V2
 from bot.memfs.validate import decode, is_core
 
 DEFAULT_MEMORY_DIR = "$MEMORY_DIR"
 DESCRIPTION_MAX = 200
 SKILL_FILE = "SKILL.md"
 
-CORE, SKILL, EXTERNAL = "core", "skill", "external"
+CORE, SKILL, EXTERNAL, INDEX = "core", "skill", "external", "index"
 
 
 class Entry(NamedTuple):
@@ -38,22 +46,34 @@ class Entry(NamedTuple):
 NO_CONTENT = Entry()
 
 
-def kind(path: str) -> str | None:
-    """Where a file goes in the prompt: core, skill, external tree, or nowhere (None)."""
-    if is_core(path):
-        return CORE
+def layout_of(paths: Collection[str]) -> str:
+    """v2 where the commit has a root MEMORY.md."""
+    return layouts.detect(layouts.INDEX in paths)
+
+
+def kind(path: str, layout: str = V1, paths: Collection[str] = ()) -> str | None:
+    """Where a file goes in the prompt: core, skill, external tree, a v2 index, or nowhere
+    (None). In v2, `paths` (the commit's) tells which folders are indexed."""
     if path.startswith("skills/"):
         parts = path.split("/")
         return SKILL if len(parts) == 3 and parts[2] == SKILL_FILE else None
     if path.startswith(".") or "/." in path:
         return None
+    if layout == V2:
+        if not path.endswith(".md") or layouts.missing_index(path, paths) is not None:
+            return None
+        if layouts.is_index(path):
+            return INDEX
+        return CORE if "/" not in path else None
+    if is_core(path):
+        return CORE
     return EXTERNAL
 
 
-def needs_content(path: str) -> bool:
+def needs_content(path: str, layout: str = V1, paths: Collection[str] = ()) -> bool:
     """Whether compiling reads this file's bytes; other files appear by name or not at all."""
-    where = kind(path)
-    return where in (CORE, SKILL) or (where == EXTERNAL and path.endswith(".md"))
+    where = kind(path, layout, paths)
+    return where in (CORE, SKILL, INDEX) or (where == EXTERNAL and path.endswith(".md"))
 
 
 # ------------------------------------------------------------------ one document
@@ -152,10 +172,11 @@ def _tag(name: str) -> str:
 
 def compile_memory(files: Mapping[str, bytes], limits: Limits,
                    memory_dir: str = DEFAULT_MEMORY_DIR) -> str:
-    """The `<memory>` block for the files of one commit (path -> bytes)."""
-    entries = {path: read_document(data) if needs_content(path) else NO_CONTENT
+    """The `<memory>` block for the files of one commit (path -> bytes), in its layout."""
+    layout = layout_of(files)
+    entries = {path: read_document(data) if needs_content(path, layout, files) else NO_CONTENT
                for path, data in files.items()}
-    return render_memory(entries, limits, memory_dir)
+    return render_memory(entries, limits, memory_dir, layout)
 
 
 def compile_prompt(system_prompt: str, memory: str) -> str:
@@ -165,23 +186,30 @@ def compile_prompt(system_prompt: str, memory: str) -> str:
 
 
 def render_memory(entries: Mapping[str, Entry], limits: Limits,
-                  memory_dir: str = DEFAULT_MEMORY_DIR) -> str:
+                  memory_dir: str = DEFAULT_MEMORY_DIR, layout: str | None = None) -> str:
     """The `<memory>` block from files already read (path -> Entry; files that need no
-    content may map to NO_CONTENT)."""
+    content may map to NO_CONTENT), in `layout` (None: as the paths say)."""
     base = memory_dir.rstrip("/")
+    layout = layout or layout_of(entries)
+    paths = entries.keys()
     core: _CoreFolder = ({}, {})
     skills: list[str] = []
     external: list[str] = []
+    indexes: list[str] = []
     for path in entries:
-        where = kind(path)
+        where = kind(path, layout, paths)
         if where == CORE:
             _add_core(core, path)
         elif where == SKILL:
             skills.append(path)
         elif where == EXTERNAL:
             external.append(path)
+        elif where == INDEX:
+            indexes.append(path)
     out = ["<memory>"]
     _render_core(core, entries, base, out)
+    if indexes:
+        out += render_indexes(indexes, entries, limits, base)
     if skills:
         out.append("<skills>")
         for path in sorted(skills):
@@ -202,7 +230,8 @@ _CoreFolder = tuple[dict[str, str], dict[str, "_CoreFolder"]]
 
 def _add_core(root: _CoreFolder, path: str) -> None:
     parts = path.split("/")
-    parts = parts[parts.index("system") + 1 :]
+    if "system" in parts[:-1]:
+        parts = parts[parts.index("system") + 1 :]
     folder = root
     for name in parts[:-1]:
         folder = folder[1].setdefault(name, ({}, {}))
@@ -229,6 +258,32 @@ def _render_core(folder: _CoreFolder, entries: Mapping[str, Entry], base: str, o
                 if body:
                     out.append(body)
         out.append(f"</{tag}>")
+
+
+# ------------------------------------------------------------------ v2 indexes
+def render_indexes(paths: list[str], entries: Mapping[str, Entry], limits: Limits, base: str) -> list[str]:
+    """The `<memory_indexes>` block: each MEMORY.md with its text, the root's first, then
+    shallow before deep, as many as fit in the tree limits (tree_lines, tree_chars), then a
+    line saying how many were left out."""
+    ordered = sorted(paths, key=lambda p: (p.count("/"), p))
+    lines = ["<memory_indexes>"]
+    chars = len(lines[0])
+    shown = 0
+    for path in ordered:
+        entry = entries[path]
+        body = (messages.COMPILE_UNREADABLE.format(problem=entry.problem) if entry.problem is not None
+                else trim_blank_lines(entry.body))
+        block = ["<index>", f"<projection>{base}/{path}</projection>", *([body] if body else []), "</index>"]
+        size = sum(len(line) + 1 for line in block)
+        if len(lines) + len(block) + 2 > limits.tree_lines or chars + size > limits.tree_chars:
+            break
+        lines += block
+        chars += size
+        shown += 1
+    if shown < len(ordered):
+        lines.append(say.INDEXES_TRUNCATED.format(shown=shown, total=len(ordered), omitted=len(ordered) - shown))
+    lines.append("</memory_indexes>")
+    return lines
 
 
 # ------------------------------------------------------------------ external tree

@@ -7,7 +7,9 @@ python-frontmatter so files look like every other frontmatter tool writes them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import re
+from dataclasses import dataclass, replace
 from typing import Any
 
 import frontmatter
@@ -102,3 +104,155 @@ def with_description(text: str, description: str) -> str:
     fields = dict(doc.frontmatter)
     fields["description"] = description
     return render(fields, doc.body)
+
+
+# ---------------------------------------------------------------- as Letta Code's tool writes
+# Letta's memory tool re-renders a file on every edit: `---`, `description: <value>` and
+# `read_only: <value>` when present (v2: `name: "<json>"`, `description: "<json>"`), `---`,
+# then the body with no blank line. memrepo writes the same bytes for Letta-spelled calls,
+# keeping what Letta's rendering would drop (other keys such as `limit`, a description written
+# over several lines) so that no edit loses a line of frontmatter.
+
+_LETTA_DOC = re.compile(r"---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)\Z")
+_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+            "\u2028\u2029\u202f\u205f\u3000\ufeff"
+_LINES = re.compile(r"\r?\n")
+
+
+def js_trim(text: str) -> str:
+    """String.prototype.trim: JavaScript's whitespace, which is not quite Python's."""
+    return text.strip(_JS_SPACE)
+
+
+@dataclass(frozen=True)
+class LettaDoc:
+    """A memory file as Letta's tool reads it: its fields (v1: description and read_only as
+    written, no YAML; v2: name and description, JSON-decoded), its body, and (v1) the
+    frontmatter lines Letta's rendering drops, which memrepo keeps."""
+
+    fields: dict[str, str]
+    body: str
+    description_lines: tuple[str, ...] = ()  # a description written over several lines
+    other_lines: tuple[str, ...] = ()
+    index: bool = False  # a v2 MEMORY.md: no frontmatter, all body
+
+    def with_body(self, body: str) -> LettaDoc:
+        return replace(self, body=body)
+
+    def with_description(self, description: str) -> LettaDoc:
+        return replace(self, fields={**self.fields, "description": description}, description_lines=())
+
+
+def _scalar_fields(head: str) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    for line in _LINES.split(head):
+        colon = line.find(":")
+        if colon > 0:
+            fields[js_trim(line[:colon])] = js_trim(line[colon + 1:])
+    return fields
+
+
+def _v2_value(value: str) -> str:
+    text = js_trim(value)
+    if len(text) >= 1 and text.startswith('"') and text.endswith('"'):
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            return text[1:-1]
+        if isinstance(parsed, str):
+            return parsed
+    if len(text) >= 1 and text.startswith("'") and text.endswith("'"):
+        return text[1:-1].replace("''", "'")
+    return text
+
+
+def _entries(head: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(description's lines when it spans several, every other key's lines): v1 frontmatter
+    grouped into entries, a key's indented lines with it, blank lines dropped as Letta does."""
+    entries: list[tuple[str | None, list[str]]] = []
+    for line in _LINES.split(head):
+        if not line.strip():
+            continue
+        colon = line.find(":")
+        if line[0] not in " \t" and colon > 0:
+            entries.append((line[:colon].strip(), [line]))
+        elif entries and line[0] in " \t":
+            entries[-1][1].append(line)
+        else:
+            entries.append((None, [line]))
+    description = next((lines for key, lines in reversed(entries) if key == "description"), [])
+    others = tuple(line for key, lines in entries if key not in ("description", "read_only") for line in lines)
+    return (tuple(description) if len(description) > 1 else ()), others
+
+
+def letta_parse(text: str, path: str, layout: str) -> LettaDoc:
+    """Read a file as Letta's memory tool does, or DocumentError with its message."""
+    from bot.memfs import format_messages as say
+    from bot.memfs.layout import V2, is_index
+
+    if layout == V2 and is_index(path):
+        if re.match(r"---\r?\n", text):
+            raise DocumentError(say.TOOL_INDEX_FRONTMATTER.format(path=path))
+        return LettaDoc({}, text, index=True)
+    match = _LETTA_DOC.match(text)
+    if match is None:
+        raise DocumentError(say.TOOL_NO_FRONTMATTER.format(path=path))
+    head, body = match.group(1), match.group(2)
+    fields = _scalar_fields(head)
+    if not js_trim(fields.get("description", "")):
+        raise DocumentError(say.TOOL_NO_DESCRIPTION.format(path=path))
+    if layout == V2:
+        if not js_trim(fields.get("name", "")):
+            raise DocumentError(say.TOOL_NO_NAME.format(path=path))
+        keys = [js_trim(line[:line.find(":")]) for line in _LINES.split(head) if line.find(":") > 0]
+        if len(keys) != 2 or "name" not in fields or "description" not in fields:
+            raise DocumentError(say.TOOL_V2_KEYS.format(path=path))
+        name, description = _v2_value(fields["name"]), _v2_value(fields["description"])
+        if not js_trim(name) or not js_trim(description):
+            raise DocumentError(say.TOOL_V2_EMPTY.format(path=path))
+        return LettaDoc({"name": name, "description": description}, body)
+    kept = {"description": fields["description"]}
+    if "read_only" in fields:
+        kept["read_only"] = fields["read_only"]
+    description_lines, other_lines = _entries(head)
+    return LettaDoc(kept, body, description_lines, other_lines)
+
+
+def _one_line(value: str) -> str:
+    return js_trim(re.sub(r"\r?\n", " ", value))
+
+
+def letta_render(doc: LettaDoc, path: str, layout: str) -> str:
+    """The text Letta's memory tool writes for `doc` (plus, in v1, the lines it would drop)."""
+    from bot.memfs import format_messages as say
+    from bot.memfs.layout import V2
+
+    if doc.index:
+        return doc.body if doc.body.endswith("\n") or not doc.body else doc.body + "\n"
+    description = js_trim(doc.fields.get("description", ""))
+    if not description:
+        raise DocumentError(say.TOOL_EMPTY_FIELD.format(key="description"))
+    lines = ["---"]
+    if layout == V2:
+        name = js_trim(doc.fields.get("name", ""))
+        if not name:
+            raise DocumentError(say.TOOL_EMPTY_FIELD.format(key="name"))
+        lines.append("name: " + json.dumps(_one_line(name), ensure_ascii=False))
+        lines.append("description: " + json.dumps(_one_line(description), ensure_ascii=False))
+    else:
+        lines += doc.description_lines or [f"description: {_one_line(description)}"]
+        if "read_only" in doc.fields:
+            lines.append(f"read_only: {doc.fields['read_only']}")
+        lines += doc.other_lines
+    lines.append("---")
+    header = "\n".join(lines)
+    return f"{header}\n{doc.body}" if doc.body else f"{header}\n"
+
+
+def default_name(path: str) -> str:
+    """The name Letta gives a new v2 file: its file name's words, each capitalised."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    if name.lower().endswith(".md"):
+        name = name[:-3]
+    words = [word for word in re.split(r"[-_]+", name) if word]
+    return " ".join(word[0].upper() + word[1:] for word in words) or "Memory"

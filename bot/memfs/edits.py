@@ -6,9 +6,13 @@ the text edits here lets them be tested by tables and properties without git.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bot import messages
 from bot.errors import MemrepoError
 from bot.memfs import document
+from bot.memfs import format_messages as say
+from bot.memfs.layout import V2, is_index
 
 
 def numbered(text: str, view_range: tuple[int, int] | None = None) -> str:
@@ -75,3 +79,80 @@ def with_description(text: str, description: str, path: str) -> str:
         return document.with_description(text, description.strip())
     except document.DocumentError as exc:
         raise MemrepoError(messages.DESCRIPTION_UNPARSABLE.format(path=path, problem=exc)) from None
+
+
+# ---------------------------------------------------------------- Letta-spelled calls
+# Letta's tool edits a file's body and re-renders its frontmatter; these do the same, byte for
+# byte (document.letta_render), in both layouts. One deliberate difference: a str_replace whose
+# text matches several places is refused with the count, as above, instead of replacing the
+# first. A v1 file Letta's tool cannot read (external memory may have no frontmatter) is edited
+# as it is, its frontmatter (if any) kept.
+
+
+def _letta_read(text: str, path: str, layout: str) -> document.LettaDoc | None:
+    try:
+        return document.letta_parse(text, path, layout)
+    except document.DocumentError as exc:
+        if layout == V2:
+            raise MemrepoError(str(exc)) from None
+        return None
+
+
+def _letta_write(doc: document.LettaDoc, path: str, layout: str) -> str:
+    try:
+        return document.letta_render(doc, path, layout)
+    except document.DocumentError as exc:
+        raise MemrepoError(str(exc)) from None
+
+
+def _body_edit(text: str, path: str, layout: str, edit: Callable[[str], str]) -> str:
+    doc = _letta_read(text, path, layout)
+    if doc is not None:
+        return _letta_write(doc.with_body(edit(doc.body)), path, layout)
+    try:
+        _, body = document.split(text)
+    except document.DocumentError:
+        return edit(text)
+    return text[: len(text) - len(body)] + edit(body)
+
+
+def letta_created(path: str, description: str | None, file_text: str, layout: str) -> str:
+    """Letta's create: frontmatter from `description` (v2: and a name from the file name)
+    over `file_text` as it is; a v2 MEMORY.md is all body."""
+    if layout == V2 and is_index(path):
+        return _letta_write(document.LettaDoc({}, file_text, index=True), path, layout)
+    if description is None or not description.strip():
+        raise MemrepoError(messages.EMPTY_DESCRIPTION_ARG)
+    if file_text.lstrip().startswith("---"):
+        raise MemrepoError(messages.CREATE_BOTH_DESCRIPTIONS)
+    fields = {"name": document.default_name(path)} if layout == V2 else {}
+    return _letta_write(document.LettaDoc({**fields, "description": description}, file_text), path, layout)
+
+
+def letta_replaced(text: str, old: str, new: str, path: str, layout: str) -> str:
+    """Letta's str_replace: in the body only, where exactly one place must match."""
+    return _body_edit(text, path, layout, lambda body: replaced(body, old, new, path))
+
+
+def letta_inserted(text: str, line: int, insert_text: str, path: str, layout: str) -> str:
+    """Letta's insert: `line` counts the body's lines from 1 and the text goes before that
+    line, clamped to the body's ends (so 1 and anything lower is the top, a line past the end
+    the end); the body is split and joined on newlines, as Letta does."""
+    def insert(body: str) -> str:
+        lines = body.split("\n") if body else []
+        at = min(max(line - 1, 0), len(lines))
+        return "\n".join(lines[:at] + insert_text.split("\n") + lines[at:])
+
+    return _body_edit(text, path, layout, insert)
+
+
+def letta_with_description(text: str, description: str, path: str, layout: str) -> str:
+    """Letta's update_description: the new description, the body as it was."""
+    if layout == V2 and is_index(path):
+        raise MemrepoError(say.V2_INDEX_NO_DESCRIPTION)
+    if not description.strip():
+        raise MemrepoError(messages.EMPTY_DESCRIPTION_ARG)
+    doc = _letta_read(text, path, layout)
+    if doc is None:
+        return with_description(text, description, path)
+    return _letta_write(doc.with_description(description), path, layout)

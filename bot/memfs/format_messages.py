@@ -58,6 +58,7 @@ TOOL_V2_KEYS = "{path}: memory frontmatter must contain exactly 'name' and 'desc
 TOOL_V2_EMPTY = "{path}: memory 'name' and 'description' must not be empty"
 TOOL_INDEX_FRONTMATTER = "{path}: MEMORY.md must not have frontmatter"
 TOOL_EMPTY_FIELD = "'{key}' must not be empty"
+INSERT_LINE_NOT_NUMBER = "'insert_line' must be a number"
 
 # memrepo's own, for v2.
 INDEXES_TRUNCATED = "[Indexes truncated: showing {shown} of {total} MEMORY.md indexes. {omitted} omitted.]"

@@ -21,6 +21,7 @@ from pathlib import Path
 from bot import messages
 from bot.config import CONFIG_PATH, DEFAULT_POLICY, Limits, PolicyError, parse_policy
 from bot.errors import MemrepoError
+from bot.memfs import layout as layouts
 from bot.memfs import refs
 from bot.memfs.compile import (
     DEFAULT_MEMORY_DIR,
@@ -86,9 +87,11 @@ class PromptCompiler:
         if not head or self._repo.resolve(head) is None:
             raise MemrepoError(messages.REPO_NO_COMMITS.format(path=self.root))
         blobs = self._repo.paths(head)
-        entries = _Entries(blobs, self._repo.git.odb.read, self._entries)
+        layout = layouts.detect(layouts.INDEX in blobs,
+                                layouts.letta_policy(self._repo.git.path) if layouts.INDEX in blobs else None)
+        entries = _Entries(blobs, self._repo.git.odb.read, self._entries, layout)
         limits = self._limits or self._read_limits(blobs.get(CONFIG_PATH))
-        memory = render_memory(entries, limits, self.memory_dir)
+        memory = render_memory(entries, limits, self.memory_dir, layout)
         self._entries = entries.seen  # this commit's blobs only: the cache cannot grow for ever
         return memory
 
@@ -109,15 +112,22 @@ class _Entries(Mapping[str, Entry]):
     from `known` (the previous commit's) or by reading it."""
 
     def __init__(self, blobs: dict[str, str], read: Callable[[str], tuple[object, bytes]],
-                 known: dict[str, Entry]) -> None:
+                 known: dict[str, Entry], layout: str = layouts.V1) -> None:
         self.blobs = blobs
         self.read = read
         self.known = known
+        self.layout = layout
         self.seen: dict[str, Entry] = {}
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.blobs  # without reading the blob, as Mapping's would
+
+    def keys(self):  # type: ignore[override]  # the commit's paths, for the v2 index checks
+        return self.blobs.keys()
 
     def __getitem__(self, path: str) -> Entry:
         blob = self.blobs[path]
-        if not needs_content(path):
+        if not needs_content(path, self.layout, self.blobs):
             return NO_CONTENT
         entry = self.seen.get(blob) or self.known.get(blob)
         if entry is None:

@@ -18,8 +18,10 @@ from typing import Any
 
 from bot import identity, messages
 from bot.errors import MemrepoError
-from bot.memfs import checks, document, edits, patch, paths, validate
+from bot.memfs import checks, document, edits, layout, patch, paths, validate
+from bot.memfs import format_messages as say
 from bot.memfs.calls import Call, named_command, parse_call
+from bot.memfs.layout import V1, V2
 from bot.memfs.repo import LINK_MODE, MemoryRepo
 from bot.trailers import with_trailers
 
@@ -197,12 +199,19 @@ class MemoryTool:
         raise MemrepoError(messages.NOT_FOUND.format(path=path))
 
     def _plan(self, call: Call, head: str) -> dict[str, bytes | None]:
-        """New contents (None: deleted) of every path the call changes."""
+        """New contents (None: deleted) of every path the call changes. A Letta-spelled call
+        edits as Letta's tool does (edits.letta_*), in the memory's layout (v1 or v2)."""
         a = call.args
         c = call.command
+        kind = checks.memory_layout(self.repo, head)
+        path = a.get("path")
+        if kind == V2 and c in ("core_memory_append", "core_memory_replace"):
+            path = a["path"].removeprefix("system/")  # v2's core blocks are root files
+        if kind == V2:
+            for target in (path, a.get("old_path"), a.get("new_path")):
+                _v2_allowed(target)
         new: dict[str, str | None]
         if c == "create":
-            path = a["path"]
             if self.repo.is_folder(path, head):
                 raise MemrepoError(messages.IS_FOLDER.format(path=path))
             current = self.repo.read(path, head)
@@ -211,22 +220,34 @@ class MemoryTool:
                                    content=_decode(current, path))
             if current is None and (self.repo.root / path).exists():
                 raise MemrepoError(messages.UNTRACKED_IN_WAY.format(path=path))
-            new = {path: edits.created(a["file_text"], a.get("description"))}
+            if kind == V2:
+                self._v2_indexed(path, head)
+            if a.get("description") is not None or (kind == V2 and layout.is_index(path)):
+                new = {path: edits.letta_created(path, a.get("description"), a["file_text"], kind)}
+            else:
+                new = {path: edits.created(a["file_text"], None)}
+        elif c == "str_replace" and call.letta:
+            new = {path: edits.letta_replaced(self._read_text(path, head), a["old"], a["new"], path, kind)}
         elif c in ("str_replace", "core_memory_replace"):
-            new = {a["path"]: edits.replaced(self._read_text(a["path"], head), a["old"], a["new"], a["path"])}
+            new = {path: edits.replaced(self._read_text(path, head), a["old"], a["new"], path)}
         elif c == "insert":
-            text = self._read_text(a["path"], head)
-            new = {a["path"]: edits.inserted(text, a["insert_line"], a["insert_text"], a["path"])}
+            text = self._read_text(path, head)
+            if call.letta:
+                new = {path: edits.letta_inserted(text, a["insert_line"], a["insert_text"], path, kind)}
+            else:
+                new = {path: edits.inserted(text, a["insert_line"], a["insert_text"], path)}
         elif c == "core_memory_append":
-            new = {a["path"]: edits.appended(self._read_text(a["path"], head), a["content"])}
+            new = {path: edits.appended(self._read_text(path, head), a["content"])}
         elif c == "update_description":
-            text = self._read_text(a["path"], head)
-            new = {a["path"]: edits.with_description(text, a["description"], a["path"])}
+            text = self._read_text(path, head)
+            new = {path: edits.letta_with_description(text, a["description"], path, kind)}
         elif c == "delete":
-            path = self._existing(a["path"], head)
+            path = self._existing(path, head)
+            if kind == V2 and layout.is_index(path):
+                raise MemrepoError(say.V2_INDEX_NOT_DELETED)
             new = {p: None for p in self._files_under(path, head)}
         elif c == "rename":
-            new = self._rename(a["old_path"], a["new_path"], head)
+            new = self._rename(a["old_path"], a["new_path"], head, kind)
         elif c == "apply_patch":
             ops = patch.parse_patch(a["patch"])
             for op in ops:
@@ -241,16 +262,30 @@ class MemoryTool:
             raise MemrepoError(messages.NO_CHANGE.format(paths=", ".join(sorted(changes))))
         return changes
 
+    def _v2_indexed(self, path: str, head: str) -> None:
+        """Letta's v2 rule for a new file: each folder above it has its MEMORY.md."""
+        parts = path.split("/")[:-1]
+        current = ""
+        for part in parts:
+            current = f"{current}/{part}" if current else part
+            index = f"{current}/{layout.INDEX}"
+            if index != path and self.repo.read(index, head) is None:
+                raise MemrepoError(say.V2_NEEDS_INDEX.format(index=index, path=path))
+
     def _files_under(self, path: str, head: str) -> list[str]:
         if self.repo.read(path, head) is not None:
             return [path]
         return sorted(self.repo.files(head, path))
 
-    def _rename(self, old: str, new: str, head: str) -> dict[str, str | None]:
+    def _rename(self, old: str, new: str, head: str, kind: str = V1) -> dict[str, str | None]:
         old = self._existing(old, head)
         is_file = self.repo.read(old, head) is not None
         if is_file and old.endswith(".md") and "." not in new.rsplit("/", 1)[-1]:
             new += ".md"
+        if kind == V2 and (layout.is_index(old) or layout.is_index(new)):
+            raise MemrepoError(say.V2_INDEX_NOT_RENAMED)
+        if kind == V2 and is_file:
+            self._v2_indexed(new, head)
         if new == old:
             raise MemrepoError(messages.RENAME_SAME.format(path=old))
         if paths.is_under(new, old):
@@ -304,6 +339,16 @@ class MemoryTool:
 
     def _validate(self, changes: dict[str, bytes | None], head: str) -> list[validate.Problem]:
         return checks.check(self.repo, {p: (data, self.repo.read(p, head)) for p, data in changes.items()}, head)
+
+
+def _v2_allowed(path: str | None) -> None:
+    """Letta's tool keeps away from system/ and skills/ in a v2 memory."""
+    if path is None:
+        return
+    if path == "system" or path.startswith("system/"):
+        raise MemrepoError(say.V2_NO_SYSTEM)
+    if path == "skills" or path.startswith("skills/"):
+        raise MemrepoError(say.V2_NO_SKILLS)
 
 
 def _decode(data: bytes, path: str) -> str:

@@ -64,6 +64,18 @@ CONFIG = json.dumps({"version": 1, "maxDepth": 2, "maxFileCharacters": 200,
 LIMITED = {**V1_BASE, ".memfs.config.json": CONFIG}
 
 
+INDEX = "# Memory\n\n- [persona](persona.md)\n- [projects](projects/MEMORY.md)\n"
+V2_BASE = {"MEMORY.md": INDEX, "persona.md": v2("Persona", "Who I am."), "human.md": v2("Human", "The user."),
+           "projects/MEMORY.md": "# Projects\n\n- [memrepo](memrepo.md)\n",
+           "projects/memrepo.md": v2("Memrepo", "Memory in git."),
+           ".memrepo/config.yml": POLICY}  # memrepo opens a memory with .memrepo/ or system/ (not MEMORY.md)
+
+
+def v2_sized(n: int) -> str:
+    head = v2("N", "d", body="")
+    return head + "x" * (n - len(head) - 1) + "\n"
+
+
 def case(id: str, staged: dict[str, str | None], *letta: str, head: dict[str, str] | None = None,
          policy: str = V1, env: dict[str, str] | None = None) -> Case:
     return Case(id, policy, V1_BASE if head is None else head, staged, letta, env or {})
@@ -135,6 +147,70 @@ CASES = [
          ".memfs.config.json: fileCharacterLimits[1]: maxCharacters must be a positive integer or null",
          ".memfs.config.json: fileCharacterLimits[2] must be an object",
          head=LIMITED, env={"LETTA_MEMORY_CONSTRAINTS_UPDATE": "1"}),
+    # --- v2 (root MEMORY.md, Letta's root-marker policy): root files are core, folders need indexes.
+    case("v2 edit of a core file", {"human.md": v2("Human", "The user.", "Likes tea.\n")}, head=V2_BASE, policy=V2),
+    case("v2 new core file", {"prefs.md": v2("Prefs", "How the user likes things.")}, head=V2_BASE, policy=V2),
+    case("v2 new file in an indexed folder", {"projects/tea.md": v2("Tea", "Tea notes.")}, head=V2_BASE, policy=V2),
+    case("v2 new folder with its index", {"notes/MEMORY.md": "# Notes\n", "notes/a.md": v2("A", "A note.")},
+         head=V2_BASE, policy=V2),
+    case("v2 index edited", {"MEMORY.md": INDEX + "- [notes](notes/MEMORY.md)\n"}, head=V2_BASE, policy=V2),
+    case("v2 file in a folder without an index", {"notes/a.md": v2("A", "A note.")},
+         "notes/a.md: missing required index notes/MEMORY.md", head=V2_BASE, policy=V2),
+    case("v2 file in a subfolder without an index", {"projects/old/a.md": v2("A", "A note.")},
+         "projects/old/a.md: missing required index projects/old/MEMORY.md", head=V2_BASE, policy=V2),
+    case("v2 system/ is a folder like any other", {"system/human.md": v2("Human", "The user.")},
+         "system/human.md: missing required index system/MEMORY.md", head=V2_BASE, policy=V2),
+    case("v2 v1 frontmatter in a core file", {"human.md": md("description: The user.")},
+         "human.md: missing required field 'name'", head=V2_BASE, policy=V2),
+    case("v2 unquoted values are Letta's too", {"prefs.md": md("name: Prefs", "description: How: things.")},
+         head=V2_BASE, policy=V2),
+    case("v2 a key beyond name and description", {"human.md": v2("Human", "The user.").replace(
+        "---\nBody", "read_only: true\n---\nBody")},
+         "human.md: unknown frontmatter key 'read_only' (allowed: name description)", head=V2_BASE, policy=V2),
+    case("v2 duplicate key", {"prefs.md": md('name: "A"', 'name: "B"', 'description: "d"')},
+         "prefs.md: duplicate frontmatter key 'name'", head=V2_BASE, policy=V2),
+    case("v2 empty values", {"prefs.md": md('name: ""', "description:")},
+         "prefs.md: 'name' must not be empty", "prefs.md: 'description' must not be empty",
+         head=V2_BASE, policy=V2),
+    case("v2 missing frontmatter", {"projects/tea.md": "Tea.\n"},
+         "projects/tea.md: missing frontmatter (must start with ---)", head=V2_BASE, policy=V2),
+    case("v2 root index with frontmatter", {"MEMORY.md": md("description: d", body=INDEX)},
+         "MEMORY.md: MEMORY.md must not have frontmatter", head=V2_BASE, policy=V2),
+    case("v2 folder index with frontmatter", {"projects/MEMORY.md": md('name: "P"', 'description: "d"')},
+         "projects/MEMORY.md: MEMORY.md must not have frontmatter", head=V2_BASE, policy=V2),
+    case("v2 folder index deleted under its files", {"projects/MEMORY.md": None},
+         "projects/memrepo.md: missing required index projects/MEMORY.md", head=V2_BASE, policy=V2),
+    case("v2 folder deleted with its index", {"projects/MEMORY.md": None, "projects/memrepo.md": None},
+         head=V2_BASE, policy=V2),
+    case("v2 root index deleted", {"MEMORY.md": None},
+         "MEMORY.md: root memory index is required for MemFS v2", head=V2_BASE, policy=V2),
+    case("v2 flat skill", {"skills/tea.md": v2("Tea", "d")},
+         "skills/tea.md: invalid skill path (skills must be folders). Use skills/<name>/SKILL.md",
+         head=V2_BASE, policy=V2),
+    case("v2 skills are not memory's", {"skills/tea/SKILL.md": "---\nname: tea\nlicense: MIT\n---\nBrew.\n"},
+         head=V2_BASE, policy=V2),
+    case("v2 Letta's default file limit", {"projects/long.md": v2_sized(20001)},
+         "projects/long.md: 20001 characters exceeds 20000 from maxFileCharacters", head=V2_BASE, policy=V2),
+    case("v2 Letta's default core limit",
+         {f"core{n}.md": v2_sized(19000) for n in range(4)},
+         "core memory: 76175 characters exceeds 65536 from maxCoreMemoryCharacters", head=V2_BASE, policy=V2),
+    case("v2 Letta's default depth",
+         {"a/MEMORY.md": "# A\n", "a/b/MEMORY.md": "# B\n", "a/b/c/MEMORY.md": "# C\n",
+          "a/b/c/d.md": v2("D", "Deep.")},
+         "a/b/c/MEMORY.md: depth 3 exceeds maxDepth 2", "a/b/c/d.md: depth 3 exceeds maxDepth 2",
+         head=V2_BASE, policy=V2),
+    case("v2 a glob over Letta's defaults", {"projects/tea.md": v2_sized(301)},
+         "projects/tea.md: 301 characters exceeds 300 from glob 'projects/*.md'",
+         head={**V2_BASE, ".memfs.config.json": json.dumps(
+             {"version": 1, "fileCharacterLimits": [{"pattern": "projects/*.md", "maxCharacters": 300}]})},
+         policy=V2),
+    case("v1 becomes v2 when a root MEMORY.md is added", {"MEMORY.md": "# Memory\n"},
+         "reference/tea.md: missing required index reference/MEMORY.md",
+         "system/fixed.md: missing required index system/MEMORY.md",
+         "system/human.md: missing required index system/MEMORY.md",
+         "system/open.md: missing required index system/MEMORY.md",
+         "system/persona.md: missing required index system/MEMORY.md", policy=V2),
+    case("a local MemFS (legacy-only) keeps v1 with a MEMORY.md", {"MEMORY.md": "# Memory\n"}),
     case("v1 two problems in two files",
          {"system/a.md": "x\n", "reference/b.md": md("description: d", "x: 1")},
          "reference/b.md: unknown frontmatter key 'x' (allowed: description read_only limit)",

@@ -1,0 +1,140 @@
+"""MemFS v2 (a root MEMORY.md) in memrepo: `init --layout v2`, what the prompt shows, and the memory
+tool's v2 rules beyond what Letta's own code checks (tests/letta_conformance)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bot.config import Limits, parse_policy
+from bot.errors import MemrepoError
+from bot.memfs import format_messages as say
+from bot.memfs.compile import compile_memory
+from bot.memfs.create import init_repository
+from bot.memfs.prompt import PromptCompiler
+from bot.memfs.repo import MemoryRepo
+from bot.memfs.tool import MemoryTool
+from tests.conftest import git
+from tests.conftest import run_cli as run
+
+V2_FILES = {"MEMORY.md", "persona.md", "human.md", ".memrepo/config.yml", ".memfs.config.json",
+            ".github/workflows/memrepo-validate.yml"}
+
+
+@pytest.fixture
+def v2(tmp_path: Path) -> MemoryRepo:
+    return init_repository(tmp_path / "memory", "a1", "Ada", "v2")
+
+
+def test_init_layout_v2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "mem"
+    code, _, err = run(capsys, "init", str(root), "--layout", "v2", "--agent-id", "a1", "--agent-name", "Ada")
+    assert (code, err) == (0, "")
+    assert set(git(root, "ls-files").split()) == V2_FILES
+    assert (root / "persona.md").read_text().startswith('---\nname: "Persona"\ndescription: "Who I am')
+    assert not (root / "MEMORY.md").read_text().startswith("---")
+    policy = parse_policy((root / ".memrepo/config.yml").read_text())
+    assert policy.protected == ("persona.md", ".memfs.config.json")
+    assert run(capsys, "validate", "--repo", str(root))[0] == 0
+    # The hook runs memrepo's validation under v2's rules.
+    (root / "notes").mkdir()
+    (root / "notes/a.md").write_text('---\nname: "A"\ndescription: "a"\n---\nx\n')
+    git(root, "add", "-A")
+    done = git_commit(root)
+    assert done.returncode == 1 and "notes/a.md: missing required index notes/MEMORY.md" in done.stdout + done.stderr
+
+
+def git_commit(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "commit", "-q", "-m", "x"], cwd=root, capture_output=True, text=True)
+
+
+def test_init_refuses_an_unknown_layout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(MemrepoError, match="unknown memory layout 'v3'; use one of: v1, v2"):
+        init_repository(tmp_path / "a", layout="v3")
+    assert not (tmp_path / "a").exists()
+    code, _, err = run(capsys, "init", str(tmp_path / "b"), "--layout", "v3")
+    assert code == 2 and "invalid choice: 'v3'" in err and "Traceback" not in err
+    assert not (tmp_path / "b").exists()
+
+
+def doc(name: str, description: str, body: str) -> bytes:
+    return f'---\nname: "{name}"\ndescription: "{description}"\n---\n{body}'.encode()
+
+
+def test_compile_v2_shows_core_files_then_indexes() -> None:
+    files = {
+        "MEMORY.md": b"# Memory\n\n- [projects](projects/MEMORY.md)\n",
+        "persona.md": doc("Persona", "Who I am", "I am Ada.\n"),
+        "human.md": doc("Human", "The user", "Kim.\n"),
+        "projects/MEMORY.md": b"# Projects\n\n- [ledger](ledger.md)\n",
+        "projects/ledger.md": doc("Ledger", "The ledger", "Postgres 16.\n"),
+        "projects/old/notes.md": doc("Notes", "n", "not indexed\n"),
+        "loose/a.md": doc("A", "a", "not memory\n"),
+        "skills/tea/SKILL.md": b"---\ndescription: Brew tea\n---\nSteps.\n",
+        ".memrepo/config.yml": b"merge: auto\n",
+    }
+    assert compile_memory(files, Limits()) == "\n".join([
+        "<memory>",
+        "<human>", "<projection>$MEMORY_DIR/human.md</projection>", "<description>The user</description>", "Kim.",
+        "</human>",
+        "<persona>", "<projection>$MEMORY_DIR/persona.md</projection>", "<description>Who I am</description>",
+        "I am Ada.", "</persona>",
+        "<memory_indexes>",
+        "<index>", "<projection>$MEMORY_DIR/MEMORY.md</projection>", "# Memory", "",
+        "- [projects](projects/MEMORY.md)", "</index>",
+        "<index>", "<projection>$MEMORY_DIR/projects/MEMORY.md</projection>", "# Projects", "",
+        "- [ledger](ledger.md)", "</index>",
+        "</memory_indexes>",
+        "<skills>", "- skills/tea/SKILL.md — Brew tea", "</skills>",
+        "</memory>",
+    ])
+
+
+def test_compile_v2_indexes_within_the_tree_limits() -> None:
+    files = {"MEMORY.md": b"# Memory\n", **{f"f{n}/MEMORY.md": b"# F\n" + b"x" * 50 + b"\n" for n in range(5)}}
+    out = compile_memory(files, Limits(tree_chars=250)).split("\n")
+    shown = [line for line in out if line.startswith("<projection>")]
+    assert shown[0] == "<projection>$MEMORY_DIR/MEMORY.md</projection>"
+    omitted = 6 - len(shown)
+    assert omitted > 0
+    assert say.INDEXES_TRUNCATED.format(shown=len(shown), total=6, omitted=omitted) in out
+
+
+def test_prompt_of_a_v2_memory(v2: MemoryRepo) -> None:
+    text = PromptCompiler(v2.root).compile("System.").text
+    assert "<persona>\n<projection>$MEMORY_DIR/persona.md</projection>" in text
+    assert "<projection>$MEMORY_DIR/MEMORY.md</projection>" in text
+    assert "system/" not in text
+
+
+def test_letta_layout_policy_legacy_only_keeps_v1(v2: MemoryRepo) -> None:
+    (Path(v2.git.path) / "letta-memory-layout-policy").write_text("legacy-only\n")
+    text = PromptCompiler(v2.root).compile().text
+    assert "<memory_indexes>" not in text and "<external_projection>" in text
+
+
+def test_memgpt_core_blocks_are_root_files_in_v2(v2: MemoryRepo) -> None:
+    tool = MemoryTool(v2)
+    result = tool.call({"command": "core_memory_append", "label": "human", "content": "Likes tea."})
+    assert result.ok, result.message
+    assert result.paths == ["human.md"] and v2.read("human.md").decode().endswith("Nothing recorded yet.\nLikes tea.\n")
+    assert v2.read("system/human.md") is None
+
+
+@pytest.mark.parametrize(("call", "said"), [
+    ({"command": "create", "path": "system/a.md", "file_text": "x"}, say.V2_NO_SYSTEM),
+    ({"command": "create", "path": "notes.md", "file_text": "---\ndescription: d\n---\nx\n"},
+     "notes.md: missing required field 'name'"),
+    ({"command": "create", "path": "a/b.md", "file_text": '---\nname: "B"\ndescription: "b"\n---\n'},
+     say.V2_NEEDS_INDEX.format(index="a/MEMORY.md", path="a/b.md")),
+    ({"command": "delete", "path": "MEMORY.md"}, say.V2_INDEX_NOT_DELETED),
+    ({"command": "rename", "old_path": "human.md", "new_path": "people/human.md"},
+     say.V2_NEEDS_INDEX.format(index="people/MEMORY.md", path="people/human.md")),
+])
+def test_v2_refusals_in_any_spelling(v2: MemoryRepo, call: dict, said: str) -> None:
+    head = v2.head_sha()
+    result = MemoryTool(v2).call(call)
+    assert not result.ok and said in result.message, result.message
+    assert v2.head_sha() == head
