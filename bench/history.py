@@ -9,6 +9,9 @@ turn) with `git fast-import` in a temporary folder, then measures in this proces
   cold        the first call, which builds the index under .git/memrepo
   baseline    `git rev-list --first-parent --before=T -1 main` + `git show SHA:path`, the
               two processes a script would run, at the same moments
+  why         bot.provenance.why.why on one line (no forge, no transcripts): the first call,
+              which also builds the landing index under .git/memrepo, then the median over the
+              other 49 files
 Every answer of `at` is checked against `git rev-list`'s. Prints readable lines, then one line
 of JSON with the figures (p50 target: 20 ms for at_file).
 """
@@ -137,6 +140,11 @@ def main() -> int:
         t = time.perf_counter()
         why(root, path, 4, forge=False, transcripts=False)
         why_ms = (time.perf_counter() - t) * 1000
+        warm_ms = []
+        for other in [f"reference/notes-{i}.md" for i in range(FILES) if f"reference/notes-{i}.md" != path]:
+            t = time.perf_counter()
+            why(root, other, 4, forge=False, transcripts=False)
+            warm_ms.append((time.perf_counter() - t) * 1000)
 
     p50 = statistics.median(file_ms)
     figures = {
@@ -150,6 +158,7 @@ def main() -> int:
         "baseline_p50_ms": round(statistics.median(base_ms), 3),
         "speedup_vs_baseline": round(statistics.median(base_ms) / p50, 2),
         "why_line_ms": round(why_ms, 1),
+        "why_warm_p50_ms": round(statistics.median(warm_ms), 2),
         "wrong_answers": wrong,
         "target_p50_ms": TARGET_P50_MS,
         "met": p50 <= TARGET_P50_MS and wrong == 0,
@@ -159,7 +168,8 @@ def main() -> int:
     print(f"at (the tree, {FILES + 4} files): p50 {figures['at_tree_p50_ms']:.2f} ms")
     print(f"baseline (git rev-list --first-parent --before + git show): p50 {figures['baseline_p50_ms']:.2f} ms; "
           f"at is {figures['speedup_vs_baseline']:.1f}x faster")
-    print(f"why on one line (blame over the whole history, no forge): {why_ms:.0f} ms")
+    print(f"why on one line (blame over the whole history, no forge): first call {why_ms:.0f} ms (landing index "
+          f"built), then p50 {figures['why_warm_p50_ms']:.1f} ms over {len(warm_ms)} other files")
     print(f"answers differing from git rev-list: {wrong} of {RUNS}")
     print(json.dumps(figures))
     return 0 if figures["met"] else 1

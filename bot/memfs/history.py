@@ -34,7 +34,7 @@ from bot.memfs.repo import MAIN, MemoryRepo
 
 __all__ = ["EXIT_BAD_DATE", "EXIT_BEFORE_HISTORY", "EXIT_NOT_IN_MEMORY", "REPORT_VERSION", "BadDateError",
            "BeforeHistoryError", "PathNotInMemoryError", "at", "commit_at", "compile_at", "file_path", "iso",
-           "main_ref", "main_timeline", "parse_when", "parse_when_bound", "ref_name"]
+           "main_landings", "main_ref", "main_timeline", "parse_when", "parse_when_bound", "ref_name"]
 
 REPORT_VERSION = 1
 EXIT_BEFORE_HISTORY = 4
@@ -64,10 +64,18 @@ def main_ref(repo: MemoryRepo) -> tuple[str, str]:
     return "HEAD", repo.head_sha() or ""
 
 
-def main_timeline(repo: MemoryRepo, ref: str, tip: str) -> timeline.Timeline:
+def _common_dir(repo: MemoryRepo) -> Path:
     dirs = refs.git_dirs(repo.root)
-    common = dirs[1] if dirs else Path(repo.git.path)
-    return timeline.load(repo.git, common, ref, tip)
+    return dirs[1] if dirs else Path(repo.git.path)
+
+
+def main_timeline(repo: MemoryRepo, ref: str, tip: str) -> timeline.Timeline:
+    return timeline.load(repo.git, _common_dir(repo), ref, tip)
+
+
+def main_landings(repo: MemoryRepo, ref: str, chain: timeline.Timeline) -> timeline.Landings:
+    """Where each commit main contains landed on `chain` (main_timeline's answer for `ref`)."""
+    return timeline.load_landings(repo.git, _common_dir(repo), ref, chain)
 
 
 def _seconds(when: datetime) -> int:

@@ -10,6 +10,13 @@ and the last position whose suffix minimum is at or before T is exactly the newe
 whose own time is (see `position_at`). The cache is keyed by the tip it was built for: a tip
 that moved forward along the chain extends it, anything else rebuilds it; a cache that cannot
 be read or written is only a slower answer, never a wrong one.
+
+Next to it, the *landing index*: for every commit main contains, the position of the first
+commit of the chain that contains it (itself, or the merge that brought it in), which is what
+`memrepo why` asks of each line's commit. Chain commits are visited oldest first and each one's
+other parents are walked down to the commits already indexed, so one pass over the history
+answers every commit (`new_landings`); the answers are kept sorted by object id in a second
+file, looked up by binary search, and extended the same way when main moves forward.
 """
 
 from __future__ import annotations
@@ -19,14 +26,15 @@ import os
 import sys
 import tempfile
 from array import array
-from bisect import bisect_right
-from collections.abc import Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
 MAGIC = b"memrepo-first-parent 1\n"  # then "<id size> <count> <tip>\n", ids, times, minima
+LANDING_MAGIC = b"memrepo-landing 1\n"  # then "<id size> <count> <chain length> <tip>\n", sorted ids, positions
 
 
 # ------------------------------------------------------------------------------ pure core
@@ -47,6 +55,28 @@ def position_at(minima: Sequence[int], when: int) -> int | None:
     a later position with minimum <= when), and no later position has a time <= when."""
     i = bisect_right(minima, when) - 1
     return None if i < 0 else i
+
+
+def new_landings(chain: Sequence[bytes], start: int, parents: Callable[[bytes], Sequence[bytes]],
+                 known: Callable[[bytes], bool]) -> dict[bytes, int]:
+    """Where each commit brought in by positions `start`.. of the first-parent `chain` landed:
+    {commit: position}. `parents(commit)` lists a commit's parents, first parent first;
+    `known(commit)` says whether a commit landed before `start` (every ancestor of
+    chain[start - 1] did). Each chain commit lands at its own position; a commit reachable from
+    its other parents and not from the previous chain commit lands there too. The walk stops
+    at commits already placed, so each commit is visited once."""
+    found: dict[bytes, int] = {}
+    for position in range(start, len(chain)):
+        tip = chain[position]
+        found[tip] = position
+        todo = list(parents(tip)[1:])
+        while todo:
+            oid = todo.pop()
+            if oid in found or known(oid):
+                continue
+            found[oid] = position
+            todo.extend(parents(oid))
+    return found
 
 
 # ------------------------------------------------------------------------------ the shell
@@ -77,7 +107,8 @@ class Timeline:
     def landing(self, git: pygit2.Repository, sha: str) -> int | None:
         """Position of the first commit of the chain that contains `sha` (it, or a merge that
         brought it in), None when main does not contain it. Containment only grows along
-        the chain, so this is a binary search of ancestry checks."""
+        the chain, so this is a binary search of ancestry checks: the definition, which the
+        landing index (`Landings`, much faster on a long history) answers the same as."""
         target = pygit2.Oid(hex=sha)
         lo, hi = 0, len(self)
         if hi == 0 or not _contains(git, self.raw(hi - 1), target):
@@ -184,3 +215,147 @@ def load(git: pygit2.Repository, common_dir: Path, ref: str, tip: str) -> Timeli
     timeline = Timeline(tip, size, oids, times, array("q", suffix_minima(times)))
     _write_cache(path, timeline)
     return timeline
+
+
+# ------------------------------------------------------------------------------ the landing index
+class _Ids(Sequence[bytes]):
+    """Object ids laid end to end in one bytes object, as a sequence (for bisect)."""
+
+    def __init__(self, data: bytes, size: int) -> None:
+        self.data, self.size = data, size
+
+    def __len__(self) -> int:
+        return len(self.data) // self.size
+
+    def __getitem__(self, i: int) -> bytes:  # type: ignore[override]
+        return self.data[i * self.size: (i + 1) * self.size]
+
+
+@dataclass(frozen=True)
+class Landings:
+    """Where every commit main contains landed on its first-parent chain: ids sorted (`size`
+    raw bytes each, end to end) and the chain position of each (unsigned 32-bit), built for
+    the chain of `length` commits ending at `tip`."""
+
+    tip: str
+    length: int
+    size: int
+    ids: bytes
+    positions: array
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def _index(self, raw: bytes) -> int | None:
+        ids = _Ids(self.ids, self.size)
+        i = bisect_left(ids, raw)
+        return i if i < len(ids) and ids[i] == raw else None
+
+    def position(self, sha: str) -> int | None:
+        """What `Timeline.landing` answers for `sha`, by one binary search."""
+        i = self._index(bytes.fromhex(sha))
+        return None if i is None else self.positions[i]
+
+    def knows(self, raw: bytes) -> bool:
+        return self._index(raw) is not None
+
+    def extended(self, tip: str, length: int, found: dict[bytes, int]) -> Landings:
+        """These landings with `found`'s added (none of them known yet), for the chain now
+        `length` long ending at `tip`: each new id goes in at its place, the rest is copied."""
+        ids = _Ids(self.ids, self.size)
+        out_ids: list[bytes] = []
+        out_positions = array("I")
+        done = 0
+        for raw in sorted(found):
+            at = bisect_left(ids, raw, done)
+            out_ids.append(self.ids[done * self.size: at * self.size])
+            out_positions.extend(self.positions[done:at])
+            out_ids.append(raw)
+            out_positions.append(found[raw])
+            done = at
+        out_ids.append(self.ids[done * self.size:])
+        out_positions.extend(self.positions[done:])
+        return Landings(tip, length, self.size, b"".join(out_ids), out_positions)
+
+
+def _parents(git: pygit2.Repository) -> Callable[[bytes], list[bytes]]:
+    def parents(raw: bytes) -> list[bytes]:
+        try:
+            commit = git[pygit2.Oid(raw=raw)]
+        except KeyError:  # beyond a shallow clone's edge: nothing more to bring in
+            return []
+        return [oid.raw for oid in commit.parent_ids]
+
+    return parents
+
+
+def _landing_path(common_dir: Path, ref: str) -> Path:
+    return common_dir / "memrepo" / ("landing-" + ref.replace("/", "-") + ".bin")
+
+
+def _read_landings(path: Path) -> Landings | None:
+    """The cached landings; None when there are none or the file is not whole and well formed."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if not data.startswith(LANDING_MAGIC):
+        return None
+    header_end = data.find(b"\n", len(LANDING_MAGIC))
+    try:
+        size_text, count_text, length_text, tip = data[len(LANDING_MAGIC):header_end].decode("ascii").split(" ")
+        size, count, length = int(size_text), int(count_text), int(length_text)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    start = header_end + 1
+    if size not in (20, 32) or len(tip) != 2 * size or len(data) != start + count * (size + 4):
+        return None
+    positions = array("I")
+    if positions.itemsize != 4:
+        return None
+    positions.frombytes(data[start + count * size:])
+    if sys.byteorder != "little":
+        positions.byteswap()
+    return Landings(tip, length, size, data[start: start + count * size], positions)
+
+
+def _write_landings(path: Path, landings: Landings) -> None:
+    """Atomically (a reader sees the old file or the new one); failures are ignored."""
+    positions = array("I", landings.positions)
+    if positions.itemsize != 4:
+        return
+    if sys.byteorder != "little":
+        positions.byteswap()
+    header = LANDING_MAGIC + f"{landings.size} {len(landings)} {landings.length} {landings.tip}\n".encode("ascii")
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name, dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(header + landings.ids + positions.tobytes())
+            os.replace(tmp, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def load_landings(git: pygit2.Repository, common_dir: Path, ref: str, chain: Timeline) -> Landings:
+    """The landing index of `chain` (`load`'s answer for `ref`): from the cache when it was
+    built for this tip, extended when the chain grew past the tip it was built for, built
+    from the root otherwise (one walk over the history)."""
+    path = _landing_path(common_dir, ref)
+    cached = _read_landings(path)
+    if cached is not None and cached.tip == chain.tip and cached.length == len(chain):
+        return cached
+    ids = _Ids(chain.oids, chain.size)
+    parents = _parents(git)
+    if (cached is not None and cached.size == chain.size and 0 < cached.length <= len(chain)
+            and chain.sha(cached.length - 1) == cached.tip):
+        found = new_landings(ids, cached.length, parents, cached.knows)
+        landings = cached.extended(chain.tip, len(chain), found)
+    else:
+        found = new_landings(ids, 0, parents, lambda _raw: False)
+        order = sorted(found)
+        landings = Landings(chain.tip, len(chain), chain.size, b"".join(order), array("I", (found[r] for r in order)))
+    _write_landings(path, landings)
+    return landings

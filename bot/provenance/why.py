@@ -25,7 +25,7 @@ from bot.dream.provenance import ProvenanceError, parse_provenance
 from bot.errors import MemrepoError
 from bot.memfs import timeline
 from bot.memfs.blame import blame
-from bot.memfs.history import REPORT_VERSION, file_path, main_ref, main_timeline, ref_name
+from bot.memfs.history import REPORT_VERSION, file_path, main_landings, main_ref, main_timeline, ref_name
 from bot.memfs.repo import MemoryRepo
 from bot.provenance import evidence
 from bot.provenance.sources import Sources
@@ -76,13 +76,14 @@ def why(repo_root: str | os.PathLike[str], path: str, line: int | None = None, *
                               exit_code=EXIT_NO_SUCH_LINE)
     blamed = blame(repo, tip, found, line) if count else []
     chain = main_timeline(repo, ref, tip)
+    landings = main_landings(repo, ref, chain)
     sources = Sources(repo, forge, transcripts)
     try:
         origins: dict[str, dict[str, Any]] = {}
         lines = []
         for item in blamed:
             if item.sha not in origins:
-                origins[item.sha] = _origin(repo, chain, item.sha, found, sources)
+                origins[item.sha] = _origin(repo, chain, landings, item.sha, found, sources)
             origins[item.sha]["lines"].append(item.line)
             lines.append({"line": item.line, "text": item.text, "commit": item.sha})
     finally:
@@ -107,10 +108,11 @@ def _commit(repo: MemoryRepo, sha: str) -> dict[str, Any]:
                                 c.commit_time, c.message, c.committer.email)
 
 
-def _origin(repo: MemoryRepo, chain: timeline.Timeline, sha: str, path: str, sources: Sources) -> dict[str, Any]:
+def _origin(repo: MemoryRepo, chain: timeline.Timeline, landings: timeline.Landings, sha: str, path: str,
+            sources: Sources) -> dict[str, Any]:
     commit = _commit(repo, sha)
     writer = commit["role"]
-    position = chain.landing(repo.git, sha)
+    position = landings.position(sha)
     landed = None if position is None else _commit(repo, chain.sha(position))
     via = "direct" if landed is not None and landed["sha"] == sha else "merge" if landed else "unknown"
     origin: dict[str, Any] = {
