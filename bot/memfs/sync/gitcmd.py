@@ -12,8 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import git
-
 from bot.memfs.sync.redaction import redact
 
 GIT_TIMEOUT = 120.0
@@ -48,7 +46,11 @@ def quiet_env() -> dict[str, str]:
 def run_git(cwd: str | os.PathLike[str], *args: str, env: Mapping[str, str] | None = None,
             timeout: float = GIT_TIMEOUT) -> GitOutput:
     """`git ARGS` in `cwd`: its status and output; never raises for git's own errors (a git that
-    cannot be started is status 127, one that ran out of time is killed and gives a status too)."""
+    cannot be started is status 127, one that ran out of time is killed and gives a status too).
+    GitPython is imported here, by the first git process: a commit with nothing to push (every
+    `memrepo tool` call without a remote) never pays for loading it."""
+    import git
+
     runner = git.Git(Path(cwd))
     try:
         status, out, err = runner.execute(
