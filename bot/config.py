@@ -6,7 +6,9 @@ a value of the wrong type is an error that names the key, not a silent default.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
+from fnmatch import fnmatchcase
 from typing import Any
 
 import yaml
@@ -153,6 +155,20 @@ def parse_policy(text: str | None) -> Policy:
         {f.name: _positive_int for f in fields(Limits)},
     )
     return replace(DEFAULT_POLICY, **values)
+
+
+def protected_paths(paths: Iterable[str], globs: Iterable[str]) -> list[str]:
+    """Changed paths a protected pattern matches. Patterns are fnmatch globs on the whole
+    path (`*` also crosses `/`); a pattern ending in `/` protects everything under it. Here, beside
+    the policy, so that routing an agent's edit does not load the integrator."""
+    patterns = [g for g in globs if g]
+    found = []
+    for path in paths:
+        for pattern in patterns:
+            if (pattern.endswith("/") and path.startswith(pattern)) or fnmatchcase(path, pattern):
+                found.append(path)
+                break
+    return found
 
 
 def yaml_problem(exc: yaml.YAMLError, first_line: int = 1) -> str:

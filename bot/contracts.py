@@ -9,7 +9,6 @@ trailer its own way would split the audit trail without anyone noticing.
 from __future__ import annotations
 
 import re
-import secrets
 from datetime import UTC, datetime
 
 # Labels on memory pull requests.
@@ -43,7 +42,10 @@ DREAM_ID_PATTERN = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{8}$")
 
 
 def new_dream_id(now: datetime | None = None, random_hex: str | None = None) -> str:
-    """A fresh dream id; `now` and `random_hex` are injectable so tests can pin them."""
+    """A fresh dream id; `now` and `random_hex` are injectable so tests can pin them. `secrets`
+    (hashlib, hmac, random) is imported here, not by every writer that only needs a name."""
+    import secrets
+
     moment = (now or datetime.now(UTC)).astimezone(UTC)
     tail = secrets.token_hex(4) if random_hex is None else random_hex
     dream_id = f"{moment.strftime('%Y%m%dT%H%M%SZ')}-{tail}"

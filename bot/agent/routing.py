@@ -19,9 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from bot import messages
-from bot.config import Policy
+from bot.config import Policy, protected_paths
 from bot.contracts import LABEL_AGENT_EDIT, LABEL_UNTRUSTED
-from bot.integrator.decide import protected_paths
 
 EXTERNAL_PREFIX = "external:"
 

@@ -37,10 +37,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from fnmatch import fnmatchcase
 
 from bot import messages
-from bot.config import Policy
+from bot.config import Policy, protected_paths
 from bot.contracts import (
     DREAM_BRANCH_PREFIX,
     EDIT_BRANCH_PREFIX,
@@ -91,19 +90,6 @@ def is_dream(state: PullState) -> bool:
 def merge_mode(policy: Policy) -> str:
     mode = policy.merge
     return mode if mode in ("auto", "explicit", "review") else "review"
-
-
-def protected_paths(paths: Iterable[str], globs: Iterable[str]) -> list[str]:
-    """Changed paths a protected pattern matches. Patterns are fnmatch globs on the whole
-    path (`*` also crosses `/`); a pattern ending in `/` protects everything under it."""
-    patterns = [g for g in globs if g]
-    found = []
-    for path in paths:
-        for pattern in patterns:
-            if (pattern.endswith("/") and path.startswith(pattern)) or fnmatchcase(path, pattern):
-                found.append(path)
-                break
-    return found
 
 
 def review_needed(state: PullState, policy: Policy) -> bool:
