@@ -191,6 +191,9 @@ CALL_WRONG_TYPE = "'{param}' must be {expected}, found {kind}"
 CALL_BINARY = "'{param}' contains a NUL byte; memory holds text, not binary data"
 CALL_NOT_UNICODE = ("'{param}' is not valid Unicode: character {index} is {code}, a lone surrogate with no "
                     "UTF-8 form; send the text as UTF-8")
+CALL_OUT_OF_RANGE = "'{param}' must be from {low} to {high}, found {value}"
+CALL_EMPTY_TEXT = "'{param}' must not be empty"
+CALL_TOO_SMALL = "'{param}' must be {low} or more, found {value}"
 CALL_BAD_RANGE = "'view_range' must be two whole numbers [first line, last line] (last may be -1 for the end)"
 NO_AGENT_ID = (
     "no agent id: pass --agent-id (or agent_id=) or set one with "
@@ -261,6 +264,7 @@ DEFAULT_REASON = {
     "apply_patch": "Patch {path}",
     "core_memory_append": "Append to {path}",
     "core_memory_replace": "Edit {path}",
+    "archival_memory_insert": "Archive a passage in {path}",
 }
 
 # apply_patch.

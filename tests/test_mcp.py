@@ -15,10 +15,10 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from bot.errors import MemrepoError
-from bot.mcp import arguments, catalog, search
+from bot.mcp import arguments, catalog
 from bot.mcp.server import MemoryServer, Options
 from bot.memfs.repo import MemoryRepo
-from bot.transcript import TranscriptStore
+from bot.transcript import TranscriptStore, documents
 from tests.conftest import git, run_cli
 
 # The receiver on a real server with a real Redis, and a remote with a second clone: test_notify_subscriber's.
@@ -72,7 +72,8 @@ def test_lists_one_tool_per_command_with_exact_schemas(memory: MemoryRepo, tmp_p
     tools = {tool.name: tool for tool in serve(memory, tmp_path, body=body)}
     assert set(tools) == {"memory_view", "memory_create", "memory_str_replace", "memory_insert", "memory_delete",
                           "memory_rename", "memory_update_description", "memory_apply_patch", "core_memory_append",
-                          "core_memory_replace", "memory_search", "memory_why", "memory_at"}
+                          "core_memory_replace", "archival_memory_insert", "archival_memory_search",
+                          "conversation_search", "memory_search", "memory_why", "memory_at"}
     replace = tools["memory_str_replace"].input_schema
     assert replace["required"] == ["path", "old_str", "new_str"]
     assert replace["additionalProperties"] is False
@@ -189,16 +190,16 @@ def test_search_without_transcripts_says_so(memory: MemoryRepo, tmp_path: Path) 
 
 def test_search_files_ranks_by_bm25() -> None:
     files = {"a.md": "tea tea tea and cake", "b.md": "coffee and tea", "c.md": "coffee only", "d.md": "water"}
-    hits = search.search_files(files, "tea", 5)
+    hits = documents.search_files(files, "tea", 5)
     assert [hit.path for hit in hits] == ["a.md", "b.md"]
     assert hits[0].score > hits[1].score
     with pytest.raises(MemrepoError):
-        search.search_files(files, "   ", 5)
+        documents.search_files(files, "   ", 5)
 
 
 def test_searchable_leaves_out_machine_state() -> None:
     files = {"system/a.md": b"x", ".memrepo/config.yml": b"y", ".github/workflows/v.yml": b"z"}
-    assert search.searchable(files) == {"system/a.md": "x"}
+    assert documents.searchable(files) == {"system/a.md": "x"}
 
 
 def test_arguments_fill_defaults() -> None:

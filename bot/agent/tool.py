@@ -29,13 +29,14 @@ class Preview:
 @dataclass
 class EditResult(ToolResult):
     """A tool result that also says where an edit went: `route` is `direct` (committed on main),
-    `pull-request` (not in main: see `pull_request`, `url`), `view`, or `refused`."""
+    `pull-request` (not in main: see `pull_request`, `url`), `view` (views and searches), or `refused`."""
 
     route: str = "direct"
     pull_request: int | None = None
     url: str | None = None
     branch: str | None = None
     labels: list[str] = field(default_factory=list)
+    results: list[Any] | None = None  # a paged search's results (bot/agent/memgpt.py), as data
 
     @classmethod
     def of(cls, result: ToolResult, route: str) -> EditResult:

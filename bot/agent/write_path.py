@@ -19,7 +19,9 @@ from bot.agent.routing import EditFacts, Route, changed_lines, route_edit
 from bot.agent.tool import EditResult, SessionTool
 from bot.contracts import TRANSCRIPT_RANGE
 from bot.errors import MemrepoError
-from bot.memfs.calls import Call, named_command, parse_call
+from bot.memfs import layout
+from bot.memfs.calls import SEARCH_COMMANDS, Call, named_command, parse_call
+from bot.memfs.checks import memory_layout
 from bot.memfs.repo import MemoryRepo
 
 if TYPE_CHECKING:
@@ -55,6 +57,8 @@ class WritePath:
             call = parse_call(raw)
         except MemrepoError as exc:
             return self.tool.refusal(named_command(raw), exc)
+        if call.command in SEARCH_COMMANDS:
+            return self._search(call)
         try:
             preview = self.tool.preview(call)
             policy = self.repo.policy(preview.head)
@@ -68,6 +72,25 @@ class WritePath:
         if route.direct:
             return self._with_earlier_set_aside(EditResult.of(self.tool.apply(call, trailers=trailers), "direct"))
         return self._propose(call, route, conversation_id, turn, dict(trailers).get(TRANSCRIPT_RANGE))
+
+    def _search(self, call: Call) -> EditResult:
+        """MemGPT's archival_memory_search and conversation_search (memgpt.py): reads, never routed."""
+        from bot.agent import memgpt
+
+        try:
+            if call.command == "archival_memory_search":
+                page = memgpt.archival_search(self.repo, call)
+            elif self.transcripts is not None:
+                page = memgpt.conversation_search(self.transcripts, self.agent_id, call)
+            else:  # `memrepo tool`: the transcripts of MEMREPO_HOME, as `memrepo search` reads them
+                from bot.transcript import TranscriptStore
+
+                with TranscriptStore() as store:
+                    page = memgpt.conversation_search(store, self.agent_id, call)
+        except MemrepoError as exc:
+            return self.tool.refusal(call, exc)
+        return EditResult(True, call.command, page.text, revision=self.repo.head_sha(), content=page.text,
+                          route="view", results=page.results)
 
     def _with_earlier_set_aside(self, result: EditResult) -> EditResult:
         """`result`, also telling of commits set aside since the last result (by a sync that
@@ -161,11 +184,13 @@ class WritePath:
 
 
 def leaves_core_empty(repo: MemoryRepo, head: str, changes: Mapping[str, tuple[bytes | None, bytes | None]]) -> bool:
-    """Whether the change deletes the last file of core memory (`system/`): the agent would
-    start its next turn with no persona and nothing about the user."""
-    core = {path for path in repo.paths(head) if path.startswith("system/")}
+    """Whether the change deletes the last file of core memory (`system/`, or a v2 memory's root
+    files): the agent would start its next turn with no persona and nothing about the user."""
+    kind = memory_layout(repo, head)
+    core = {path for path in repo.paths(head) if layout.is_core(path, kind) and not layout.is_index(path)}
     if not core:
         return False
     deleted = {path for path, (_, after) in changes.items() if after is None}
     added = {path for path, (before, after) in changes.items() if before is None and after is not None}
-    return not (core - deleted) and not any(path.startswith("system/") for path in added)
+    return not (core - deleted) and not any(layout.is_core(path, kind) and not layout.is_index(path)
+                                            for path in added)

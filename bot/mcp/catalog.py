@@ -136,6 +136,35 @@ MEMORY_TOOLS: tuple[ToolSpec, ...] = (
            "old_content": {"type": "string", "description": "The exact text to replace."},
            "new_content": {"type": "string", "description": "The text to put in its place."}},
           ("label", "old_content", "new_content")),
+    _edit("archival_memory_insert", "archival_memory_insert", "Archive a passage",
+          "MemGPT's archival_memory_insert: record a passage in external memory (never core memory), as one dated "
+          "entry signed by this agent in archival/<year>-<month>.md. Find it again with archival_memory_search.",
+          {"content": {"type": "string", "minLength": 1, "description": "The passage to keep."},
+           "tags": {"type": "array", "items": {"type": "string"}, "description": "Optional tags for the entry."}},
+          ("content",)),
+)
+
+_PAGE = {"type": "integer", "minimum": 0, "default": 0, "description": "Which page of results, from 0."}
+_LIMIT = {"type": "integer", "minimum": 1, "maximum": 50, "default": 5, "description": "Results per page."}
+_SINCE = {"type": "string", "description": "Only results from this ISO time on."}
+_UNTIL = {"type": "string", "description": "Only results before this ISO time."}
+MEMGPT_SEARCHES: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "archival_memory_search", "Search archival memory",
+        "MemGPT's archival_memory_search: search external memory (archived passages, and every file outside core "
+        "memory) by BM25. Answers `Showing N of M results (page P/L): [...]`, each result with its timestamp.",
+        {"query": {"type": "string", "minLength": 1, "description": "What to look for."}, "page": _PAGE,
+         "limit": _LIMIT, "start_date": _SINCE, "end_date": _UNTIL},
+        ("query",), "archival_memory_search", read_only=True),
+    ToolSpec(
+        "conversation_search", "Search past conversations",
+        "MemGPT's conversation_search: search this agent's recorded conversations by BM25. Answers "
+        "`Showing N of M results (page P/L): [...]`, each result `timestamp: ..., role - text`.",
+        {"query": {"type": "string", "minLength": 1, "description": "What to look for."}, "page": _PAGE,
+         "limit": _LIMIT, "start_date": _SINCE, "end_date": _UNTIL,
+         "roles": {"type": "array", "items": {"type": "string"},
+                   "description": "Only these roles: user, assistant, tool, ..."}},
+        ("query",), "conversation_search", read_only=True),
 )
 
 SEARCH_SCOPES = ("all", "memory", "transcripts")
@@ -189,7 +218,7 @@ RECORD_TOOL = ToolSpec(
                                "agent; system: human); tool_result needs one."}},
     ("kind", "text"))
 
-TOOLS: tuple[ToolSpec, ...] = (*MEMORY_TOOLS, SEARCH_TOOL, WHY_TOOL, AT_TOOL)
+TOOLS: tuple[ToolSpec, ...] = (*MEMORY_TOOLS, *MEMGPT_SEARCHES, SEARCH_TOOL, WHY_TOOL, AT_TOOL)
 BY_NAME: dict[str, ToolSpec] = {spec.name: spec for spec in TOOLS}
 
 

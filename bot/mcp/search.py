@@ -1,67 +1,17 @@
 """`memory_search`: one query over the memory files at HEAD and the agent's transcripts.
 
-Memory files are ranked with the same tokenizer and BM25 as transcripts (bot/transcript), one
-file one document, over the few hundred files a memory holds at most, so a full scan is cheap
-and needs no index to keep in step with HEAD. Transcripts are searched by the transcript
+Memory files are ranked by `bot.transcript.documents` (the transcripts' BM25, one file one
+document). Transcripts are searched by the transcript
 store (`search_in_context`: neighbouring turns and the dates a query names count too).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from collections.abc import Sequence
 
 from bot import messages
-from bot.errors import MemrepoError
-from bot.transcript import bm25, snippet
+from bot.transcript.documents import FileHit
 from bot.transcript.store import Hit, TranscriptStore
-from bot.transcript.tokenize import parse_query, tokenize
-
-
-@dataclass(frozen=True)
-class FileHit:
-    """A memory file that matches: its BM25 score, the first line with a match, a snippet."""
-
-    path: str
-    score: float
-    line: int | None
-    snippet: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def searchable(files: Mapping[str, bytes]) -> dict[str, str]:
-    """The files an agent reads as memory (machine state under dot folders left out), as text."""
-    return {path: data.decode("utf-8", "replace") for path, data in files.items()
-            if not any(part.startswith(".") for part in path.split("/"))}
-
-
-def search_files(files: Mapping[str, str], query: str, k: int) -> list[FileHit]:
-    """The k best files for `query`, best first, ties by path. Pure."""
-    units = parse_query(query)
-    if not units:
-        raise MemrepoError(messages.SEARCH_NO_WORDS)
-    docs = {path: tokenize(text) for path, text in files.items()}
-    if not docs:
-        return []
-    avgdl = max(sum(len(tokens) for tokens in docs.values()) / len(docs), 1.0)
-    tfs = {path: [bm25.count(tokens, unit.tokens) for unit in units] for path, tokens in docs.items()}
-    idfs = [bm25.idf(len(docs), sum(1 for counts in tfs.values() if counts[i] > 0)) for i in range(len(units))]
-    scored = [(bm25.score(idfs, counts, len(docs[path]), avgdl), path) for path, counts in tfs.items() if any(counts)]
-    scored.sort(key=lambda item: (-item[0], item[1]))
-    marked = {token for unit in units for token in unit.tokens}
-    return [FileHit(path, score, first_line(files[path], marked), snippet.make(files[path], marked))
-            for score, path in scored[:k]]
-
-
-def first_line(text: str, tokens: set[str]) -> int | None:
-    """The 1-based number of the first line holding one of `tokens`."""
-    for number, line in enumerate(text.splitlines(), 1):
-        if tokens.intersection(tokenize(line)):
-            return number
-    return None
 
 
 def search_transcripts(store: TranscriptStore, agent_id: str, query: str, k: int, *, conversation: str | None = None,

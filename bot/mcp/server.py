@@ -47,6 +47,7 @@ from bot.mcp.head import POLL_SECONDS, HeadWatcher
 from bot.memfs.compile import DEFAULT_MEMORY_DIR
 from bot.memfs.prompt import PromptCompiler
 from bot.memfs.repo import MemoryRepo
+from bot.transcript import documents
 
 log = logging.getLogger("memrepo.mcp")
 
@@ -181,8 +182,8 @@ class MemoryServer:
         scope, query, k = args["scope"], args["query"], args["k"]
         files = hits = note = None
         if scope in ("all", "memory"):
-            texts = search.searchable(MemoryRepo.open(self.root).files("HEAD"))
-            files = search.search_files(texts, query, k)
+            texts = documents.searchable(MemoryRepo.open(self.root).files("HEAD"))
+            files = documents.search_files(texts, query, k)
         if scope in ("all", "transcripts"):
             store = self._transcripts()
             hits = search.search_transcripts(store, self.agent_id, query, k, conversation=args.get("conversation"),

@@ -18,6 +18,10 @@ from bot.errors import MemrepoError
 from bot.memfs import format_messages as say
 from bot.memfs import paths
 
+_SEARCH_PARAMS: dict[str, tuple[str, ...]] = {
+    "query": ("query",), "page": ("page",), "limit": ("limit", "top_k"),
+    "since": ("start_date", "start_datetime"), "until": ("end_date", "end_datetime"),
+}
 # command -> {canonical parameter: accepted spellings}; `reason` and `expected_revision`
 # are accepted by every command.
 _PARAMS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -47,6 +51,10 @@ _PARAMS: dict[str, dict[str, tuple[str, ...]]] = {
         "old": ("old_content",),
         "new": ("new_content",),
     },
+    # MemGPT's (and Letta V1's) archival memory and conversation search (archival.py, bot/agent/memgpt.py).
+    "archival_memory_insert": {"content": ("content",), "tags": ("tags",)},
+    "archival_memory_search": _SEARCH_PARAMS,
+    "conversation_search": {**_SEARCH_PARAMS, "roles": ("roles",)},
 }
 _REQUIRED: dict[str, tuple[str, ...]] = {
     "view": (),
@@ -59,13 +67,22 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "apply_patch": ("patch",),
     "core_memory_append": ("label", "content"),
     "core_memory_replace": ("label", "old", "new"),
+    "archival_memory_insert": ("content",),
+    "archival_memory_search": ("query",),
+    "conversation_search": ("query",),
 }
-_COMMAND_ALIASES = {"memory_apply_patch": "apply_patch", "patch": "apply_patch"}
+_COMMAND_ALIASES = {"memory_apply_patch": "apply_patch", "patch": "apply_patch",
+                    "archival_insert": "archival_memory_insert", "archival_search": "archival_memory_search"}
 _COMMON = {"reason": ("reason",), "expected_revision": ("expected_revision",)}
-_META = ("command", "name", "tool", "type", "arguments", "input_schema")
+# request_heartbeat: MemGPT's functions all take it; it asks the harness for another step.
+_META = ("command", "name", "tool", "type", "arguments", "input_schema", "request_heartbeat")
 _ANTHROPIC_ROOT = "/memories"
 COMMANDS = tuple(_PARAMS)
-WRITE_COMMANDS = tuple(c for c in COMMANDS if c != "view")
+SEARCH_COMMANDS = ("archival_memory_search", "conversation_search")  # answered above the core, paged
+READ_COMMANDS = ("view", *SEARCH_COMMANDS)
+WRITE_COMMANDS = tuple(c for c in COMMANDS if c not in READ_COMMANDS)
+SEARCH_PAGE_SIZE = 5  # MemGPT's page of results
+SEARCH_MAX_LIMIT = 50
 # Spellings only Letta's memory tool uses: a call that has one is edited as Letta's tool edits
 # (body-relative insert_line, frontmatter re-rendered as Letta renders it).
 LETTA_SPELLINGS = ("file_path", "old_string", "new_string")
@@ -81,7 +98,7 @@ class Call:
 
     @property
     def writes(self) -> bool:
-        return self.command != "view"
+        return self.command not in READ_COMMANDS
 
 
 def parse_call(raw: object) -> Call:
@@ -182,7 +199,11 @@ def _check_unicode(data: Mapping[Any, Any]) -> None:
                     param=printable(str(key)), index=exc.start + 1, code=f"U+{ord(text[exc.start]):04X}")) from None
 
 
-_TEXT_PARAMS = ("file_text", "old", "new", "insert_text", "description", "patch", "content", "label")
+_TEXT_PARAMS = ("file_text", "old", "new", "insert_text", "description", "patch", "content", "label", "query",
+                "since", "until")
+_LIST_PARAMS = ("tags", "roles")
+_NOT_BLANK = {"archival_memory_insert": ("content",), "archival_memory_search": ("query",),
+              "conversation_search": ("query",)}
 
 
 def _letta_line(line: object) -> object:
@@ -209,12 +230,43 @@ def _check_types(command: str, args: dict[str, Any], letta: bool = False) -> Non
             raise MemrepoError(messages.CALL_WRONG_TYPE.format(
                 param="insert_line", expected="a whole number", kind=type(line).__name__))
         args["insert_line"] = line
+    for name in _NOT_BLANK.get(command, ()):
+        if not args[name].strip():
+            raise MemrepoError(messages.CALL_EMPTY_TEXT.format(param=name))
+    for name, low, high in (("page", 0, None), ("limit", 1, SEARCH_MAX_LIMIT)):
+        if args.get(name) is not None:
+            args[name] = _whole(name, args[name], low, high)
+    for name in _LIST_PARAMS:
+        value = args.get(name)
+        if isinstance(value, str):  # one tag, or a comma-separated list
+            value = [part for part in (v.strip() for v in value.split(",")) if part]
+        if value is not None and (not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value)):
+            raise MemrepoError(messages.CALL_WRONG_TYPE.format(
+                param=name, expected="a list of text", kind=type(value).__name__))
+        if value is not None:
+            args[name] = tuple(v.strip() for v in value if v.strip())
     if "view_range" in args and args["view_range"] is not None:
         rng = args["view_range"]
         if (not isinstance(rng, (list, tuple)) or len(rng) != 2
                 or not all(isinstance(n, int) and not isinstance(n, bool) for n in rng)):
             raise MemrepoError(messages.CALL_BAD_RANGE)
         args["view_range"] = (rng[0], rng[1])
+
+
+def _whole(name: str, value: object, low: int, high: int | None) -> int:
+    """A whole-number argument within [low, high] (a numeric string is taken too)."""
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MemrepoError(messages.CALL_WRONG_TYPE.format(param=name, expected="a whole number",
+                                                           kind=type(value).__name__))
+    if high is None and value < low:
+        raise MemrepoError(messages.CALL_TOO_SMALL.format(param=name, value=value, low=low))
+    if high is not None and not low <= value <= high:
+        raise MemrepoError(messages.CALL_OUT_OF_RANGE.format(param=name, value=value, low=low, high=high))
+    return value
 
 
 def _strip_root(raw: object) -> object:

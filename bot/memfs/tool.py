@@ -13,14 +13,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bot import identity, messages
 from bot.errors import MemrepoError
-from bot.memfs import checks, document, edits, layout, patch, paths, validate
+from bot.memfs import archival, checks, constraints, document, edits, layout, patch, paths, validate
 from bot.memfs import format_messages as say
-from bot.memfs.calls import Call, named_command, parse_call
+from bot.memfs.calls import SEARCH_COMMANDS, Call, named_command, parse_call
 from bot.memfs.layout import V1, V2
 from bot.memfs.repo import LINK_MODE, MemoryRepo
 from bot.trailers import with_trailers
@@ -70,6 +71,7 @@ class MemoryTool:
         # What the result says of queued commits a push could not replay (sync.set_aside_note
         # unless set): the session turns them into pull requests where there is a forge.
         self.on_set_aside: Callable[[tuple[Any, ...]], str] | None = None
+        self.now: Callable[[], datetime] = lambda: datetime.now(UTC)  # archival entries' time
 
     # ------------------------------------------------------------------ entry
     def call(self, raw: object) -> ToolResult:
@@ -87,6 +89,8 @@ class MemoryTool:
         agent, conversation, the turn's messages). Never raises for bad input: a refusal is a
         result with ok False."""
         try:
+            if call.command in SEARCH_COMMANDS:
+                raise MemrepoError(say.SEARCH_NEEDS_SESSION.format(command=call.command))
             if not call.writes:
                 return self._view(call)
             return self._write(call, trailers)
@@ -248,6 +252,8 @@ class MemoryTool:
             new = {p: None for p in self._files_under(path, head)}
         elif c == "rename":
             new = self._rename(a["old_path"], a["new_path"], head, kind)
+        elif c == "archival_memory_insert":
+            new = dict(self._archival_insert(a["content"], a.get("tags") or (), head, kind))
         elif c == "apply_patch":
             ops = patch.parse_patch(a["patch"])
             for op in ops:
@@ -261,6 +267,18 @@ class MemoryTool:
         if all(self.repo.read(p, head) == data for p, data in changes.items()):
             raise MemrepoError(messages.NO_CHANGE.format(paths=", ".join(sorted(changes))))
         return changes
+
+    def _archival_insert(self, content: str, tags: Sequence[str], head: str, kind: str) -> dict[str, str]:
+        """MemGPT's archival_memory_insert: one dated entry by this agent in archival/ (archival.py)."""
+        files = {path: _decode(data, path) for path, data in self.repo.files(head, archival.FOLDER).items()}
+        letta = constraints.in_force(checks.letta_constraints(self.repo, head), kind)
+        month = archival.month_file(self.now())
+        limit, _ = validate.file_limit(month, self.repo.policy(head), kind, letta)
+        author = f"{self.agent_name} ({self.agent_id})" if self.agent_name else self.agent_id
+        try:
+            return archival.plan_insert(files, content, self.now(), author, kind, limit, tags)
+        except ValueError as exc:
+            raise MemrepoError(str(exc)) from None
 
     def _v2_indexed(self, path: str, head: str) -> None:
         """Letta's v2 rule for a new file: each folder above it has its MEMORY.md."""
@@ -369,4 +387,6 @@ def _default_reason(call: Call, changed: list[str]) -> str:
         return messages.DEFAULT_REASON["rename"].format(old=a["old_path"], new=a["new_path"])
     if call.command == "apply_patch":
         target = ", ".join(changed[:4]) + (" ..." if len(changed) > 4 else "")
+    if call.command == "archival_memory_insert":
+        target = next(path for path in changed if archival.is_archival(path))
     return messages.DEFAULT_REASON[call.command].format(path=target)

@@ -267,6 +267,15 @@ def validate_file(
     return [Problem(path, message) for message in found]
 
 
+def file_limit(path: str, policy: Policy, layout: str, letta: Constraints | None) -> tuple[int | None, str | None]:
+    """The most characters `path` may hold (None: no limit) and, where Letta's constraints set
+    it, where the limit comes from (None: memrepo's policy)."""
+    limit = letta.file_limit(path) if letta is not None and letta_limits.covers(path, layout) else None
+    if limit is not None:
+        return limit
+    return policy.limits.file_chars, None
+
+
 def _limit_problems(path: str, text: str, head_text: str | None, policy: Policy, layout: str,
                     letta: Constraints | None) -> list[str]:
     """Size and depth: Letta's limit where Letta sets one for the file (`constraints.py`, in
@@ -274,13 +283,10 @@ def _limit_problems(path: str, text: str, head_text: str | None, policy: Policy,
     found: list[str] = []
     grew = head_text is None or len(text) > len(head_text)
     covered = letta is not None and letta_limits.covers(path, layout)
-    limit = letta.file_limit(path) if covered and letta is not None else None
-    if limit is not None:
-        chars, source = limit
-        if chars is not None and len(text) > chars and grew:
-            found.append(say.CHARS_EXCEED.format(count=len(text), limit=chars, source=source))
-    elif len(text) > policy.limits.file_chars and grew:
-        found.append(messages.FILE_TOO_LARGE.format(size=len(text), limit=policy.limits.file_chars))
+    chars, source = file_limit(path, policy, layout, letta)
+    if chars is not None and len(text) > chars and grew:
+        found.append(messages.FILE_TOO_LARGE.format(size=len(text), limit=chars) if source is None
+                     else say.CHARS_EXCEED.format(count=len(text), limit=chars, source=source))
     if covered and letta is not None and letta.max_depth is not None:
         depth = letta_limits.depth(path)
         if depth > letta.max_depth and head_text is None:

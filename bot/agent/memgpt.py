@@ -1,0 +1,129 @@
+"""MemGPT's two searches over what memrepo already keeps: `archival_memory_search` over external
+memory (archival entries and every other external file at HEAD) and `conversation_search`
+over this agent's transcripts. Both answer as MemGPT's functions did, so agents written for
+it read them unchanged: `Showing 5 of 12 results (page 0/2): [...]`, the results as JSON,
+each with its timestamp, pages of 5 counted from 0 (`limit` sets another page size).
+
+Ranking is BM25 (`bot.transcript.documents` for memory, the transcript store's fused search
+for conversations). The page-and-render part is pure; the two searches read the repository
+and the store."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from bot.dates import parse_range
+from bot.errors import MemrepoError
+from bot.memfs import archival, layout
+from bot.memfs import format_messages as say
+from bot.memfs.calls import SEARCH_PAGE_SIZE, Call
+from bot.memfs.checks import memory_layout
+from bot.memfs.repo import MemoryRepo
+from bot.transcript import documents
+from bot.transcript.model import KINDS
+
+ROLES = {"tool": ("tool_call", "tool_result"), **{kind: (kind,) for kind in KINDS}}
+STAMP = archival.STAMP
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of results: the MemGPT text, and the same results as data for a harness."""
+
+    text: str
+    results: list[Any]
+    page: int
+    pages: int
+    total: int
+
+
+def paged(results: Sequence[Any], page: int, size: int) -> Page:
+    """Page `page` (from 0) of `results`, rendered as MemGPT renders it."""
+    total = len(results)
+    pages = max((total + size - 1) // size, 1)
+    if total == 0:
+        return Page(say.SEARCH_NONE, [], page, pages, 0)
+    if page >= pages:
+        raise MemrepoError(say.SEARCH_PAGE_PAST.format(page=page, last=pages - 1))
+    shown = list(results[page * size:(page + 1) * size])
+    text = say.SEARCH_PAGE.format(shown=len(shown), total=total, page=page, last=pages - 1,
+                                  results=json.dumps(shown, ensure_ascii=False))
+    return Page(text, shown, page, pages, total)
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime(STAMP)
+
+
+def _within(moment: datetime, since: datetime | None, until: datetime | None) -> bool:
+    return (since is None or moment >= since) and (until is None or moment < until)
+
+
+# ------------------------------------------------------------------ archival memory
+def external_files(repo: MemoryRepo, head: str) -> dict[str, str]:
+    """The external memory at `head` as text: markdown outside core memory, skills, indexes
+    and dot folders."""
+    kind = memory_layout(repo, head)
+    texts = documents.searchable(repo.files(head))
+    return {path: text for path, text in texts.items()
+            if path.endswith(".md") and not layout.is_core(path, kind) and not layout.is_index(path)
+            and not path.startswith(layout.SKILLS)}
+
+
+def archival_search(repo: MemoryRepo, call: Call) -> Page:
+    """archival_memory_search: each archival entry is one result, each other external file one
+    more; the timestamp is the entry's own moment, or the file's last change."""
+    a = call.args
+    since, until = parse_range(a.get("since"), a.get("until"))
+    head = repo.head_sha()
+    assert head is not None  # MemoryRepo.open refuses repositories without commits
+    units: dict[str, str] = {}
+    moments: dict[str, str] = {}
+    paths: dict[str, str] = {}
+    for path, text in external_files(repo, head).items():
+        found = archival.entries(path, text) if archival.is_archival(path) else []
+        for entry in found:
+            key = f"{path}#{entry.line}"
+            units[key], moments[key], paths[key] = entry.content, entry.timestamp, path
+        if not found:
+            units[path], paths[path] = text, path
+    hits = documents.search_files(units, a["query"], len(units) or 1)
+    results = []
+    for hit in hits:
+        moment = moments.get(hit.path) or _last_change(repo, head, paths[hit.path])
+        when = datetime.strptime(moment, STAMP).replace(tzinfo=UTC)
+        if _within(when, since, until):
+            results.append({"timestamp": moment, "content": units[hit.path], "path": paths[hit.path]})
+    return paged(results, a.get("page") or 0, a.get("limit") or SEARCH_PAGE_SIZE)
+
+
+def _last_change(repo: MemoryRepo, head: str, path: str) -> str:
+    info = next(repo.log(head, path), None)
+    assert info is not None  # a file at HEAD has a commit that wrote it
+    return _stamp(datetime.fromtimestamp(info.time, UTC))
+
+
+# ------------------------------------------------------------------ conversations
+def conversation_search(store: Any, agent_id: str, call: Call) -> Page:
+    """conversation_search: this agent's messages, best first (`roles` narrows the kinds)."""
+    from bot.transcript.retrieval import search_in_context
+    from bot.transcript.store import MAX_K
+
+    a = call.args
+    if agent_id not in store.agents():
+        raise MemrepoError(say.CONVERSATION_NO_TRANSCRIPT)
+    kinds = None
+    if a.get("roles"):
+        unknown = [role for role in a["roles"] if role not in ROLES]
+        if unknown:
+            raise MemrepoError(say.CONVERSATION_BAD_ROLE.format(role=unknown[0], roles=", ".join(ROLES)))
+        kinds = [kind for role in a["roles"] for kind in ROLES[role]]
+    hits = search_in_context(store, a["query"], agent=agent_id, kinds=kinds, since=a.get("since"),
+                             until=a.get("until"), k=MAX_K)
+    results = [say.CONVERSATION_RESULT.format(timestamp=_stamp(datetime.fromisoformat(hit.captured_at)),
+                                              role=hit.kind, text=hit.text) for hit in hits]
+    return paged(results, a.get("page") or 0, a.get("limit") or SEARCH_PAGE_SIZE)

@@ -1,0 +1,125 @@
+"""Archival memory, MemGPT's unbounded passage store, kept as ordinary external memory files.
+
+`archival_memory_insert(content)` appends one dated, attributed entry to the archival file of
+the current month, `archival/YYYY-MM.md` (then `archival/YYYY-MM-2.md`, ... once a file would
+pass its size limit), so each passage is reviewable, searchable and blamed like any other
+line, and core memory is never touched. An entry is a level-2 heading with the moment (UTC, to
+the second) and the agent, an optional `Tags:` line, then the passage:
+
+    ## 2026-12-02 04:50:12 UTC · Ada (a1)
+    Tags: travel, family
+
+    The user's sister lives in Lyon.
+
+In a v2 memory the folder has its `MEMORY.md` index, made with the first file and given a link
+to each new file. Pure: the tool reads the files and commits what this returns.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from bot.memfs import document
+from bot.memfs.format_messages import (
+    ARCHIVAL_DESCRIPTION,
+    ARCHIVAL_INDEX,
+    ARCHIVAL_INDEX_LINK,
+    ARCHIVAL_NAME,
+    ARCHIVAL_TOO_LARGE,
+)
+from bot.memfs.layout import INDEX, V2
+
+FOLDER = "archival"
+INDEX_PATH = f"{FOLDER}/{INDEX}"
+STAMP = "%Y-%m-%d %H:%M:%S UTC"
+_FILE = re.compile(rf"{FOLDER}/(\d{{4}}-\d\d)(?:-(\d+))?\.md\Z")
+_HEADING = re.compile(r"^## (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC) · (.+)$", re.MULTILINE)
+_TAGS = "Tags: "
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One archived passage, as search returns it."""
+
+    path: str
+    line: int  # of its heading, 1-based
+    timestamp: str
+    author: str
+    tags: tuple[str, ...]
+    content: str
+
+
+def is_archival(path: str) -> bool:
+    return _FILE.match(path) is not None
+
+
+def render_entry(content: str, when: datetime, author: str, tags: Sequence[str] = ()) -> str:
+    """The text of one entry (ending in a newline); the passage's own blank edges trimmed."""
+    head = f"## {when.astimezone(UTC).strftime(STAMP)} · {author}\n"
+    tagged = f"{_TAGS}{', '.join(tags)}\n" if tags else ""
+    return f"{head}{tagged}\n{content.strip(chr(10))}\n"
+
+
+def month_file(when: datetime) -> str:
+    """The first archival file of the month `when` falls in."""
+    return _file(when.astimezone(UTC).strftime("%Y-%m"), 1)
+
+
+def _file(month: str, part: int) -> str:
+    return f"{FOLDER}/{month}.md" if part == 1 else f"{FOLDER}/{month}-{part}.md"
+
+
+def _new_file(month: str, part: int, layout: str) -> str:
+    fields = {"description": ARCHIVAL_DESCRIPTION.format(month=month)}
+    if layout == V2:
+        fields = {"name": ARCHIVAL_NAME.format(month=month if part == 1 else f"{month} ({part})"), **fields}
+    return document.letta_render(document.LettaDoc(fields, ""), _file(month, part), layout)
+
+
+def plan_insert(files: Mapping[str, str], content: str, when: datetime, author: str, layout: str,
+                limit: int | None, tags: Sequence[str] = ()) -> dict[str, str]:
+    """New texts (path -> text) that record `content`: appended to the month's last file, or
+    a new file when it would pass `limit` (characters; None: no limit). `files` holds the
+    archival folder's files at HEAD. A passage that cannot fit even in a new file is refused
+    (ValueError with the message)."""
+    month = when.astimezone(UTC).strftime("%Y-%m")
+    entry = render_entry(content, when, author, tags)
+    parts = sorted(int(m.group(2) or 1) for path in files if (m := _FILE.match(path)) and m.group(1) == month)
+    part = parts[-1] if parts else 1
+    path = _file(month, part)
+    current = files.get(path)
+    if current is not None:
+        text = current + ("" if current.endswith("\n") or not current else "\n") + ("\n" if current.strip() else "")
+        if limit is None or len(text) + len(entry) <= limit:
+            return {path: text + entry}
+        part += 1
+        path = _file(month, part)
+    text = _new_file(month, part, layout) + entry
+    if limit is not None and len(text) > limit:
+        raise ValueError(ARCHIVAL_TOO_LARGE.format(size=len(entry), limit=limit))
+    out = {path: text}
+    if layout == V2:
+        index = files.get(INDEX_PATH) or ARCHIVAL_INDEX
+        name = path.removeprefix(FOLDER + "/")
+        link = ARCHIVAL_INDEX_LINK.format(name=name.removesuffix(".md"), file=name)
+        out[INDEX_PATH] = index + ("" if index.endswith("\n") else "\n") + link + "\n"
+    return out
+
+
+def entries(path: str, text: str) -> list[Entry]:
+    """The entries of one archival file, in file order."""
+    found = list(_HEADING.finditer(text))
+    out = []
+    for i, match in enumerate(found):
+        end = found[i + 1].start() if i + 1 < len(found) else len(text)
+        lines = text[match.end():end].strip("\n").split("\n")
+        tags: tuple[str, ...] = ()
+        if lines and lines[0].startswith(_TAGS):
+            tags = tuple(t.strip() for t in lines[0][len(_TAGS):].split(",") if t.strip())
+            lines = lines[1:]
+        line = text.count("\n", 0, match.start()) + 1
+        out.append(Entry(path, line, match.group(1), match.group(2), tags, "\n".join(lines).strip("\n")))
+    return out
