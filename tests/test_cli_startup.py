@@ -1,6 +1,7 @@
 """`memrepo` imports only the command that runs: `memrepo --help` loads no command module and
-none of the heavy libraries, each command still parses and prints its own help, and the table
-of commands in bot/cli.py matches bot/commands/ (bench/startup.py measures the time saved)."""
+none of the heavy libraries, a `memrepo tool` write loads none of what only a sync, a dream or
+the forge needs, each command still parses and prints its own help, and the table of commands
+in bot/cli.py matches bot/commands/ (bench/startup.py measures the time saved)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 import bot.commands
 from bot import cli
+from bot.memfs.repo import MemoryRepo
 from tests.conftest import run_cli
 
 # What `memrepo --help` used to pay for: the forge client, Redis and rq, the web stack, git,
@@ -43,6 +45,16 @@ def loaded(modules: list[str], roots: tuple[str, ...]) -> list[str]:
     return [name for name in modules if any(name == root or name.startswith(root + ".") for root in roots)]
 
 
+# What one `memrepo tool` write does not need, though modules it loads once reached for them:
+# GitPython (only a sync starts git processes), the three-way merge of a sync, secrets (only a
+# dream id draws), the integrator (routing needs only the policy's protected paths), and the
+# forge, transcripts, dreams, web stack and MCP above the write path.
+NOT_FOR_A_TOOL_CALL = ("git", "gitdb", "github", "redis", "rq", "flask", "werkzeug", "jinja2", "requests", "mcp",
+                       "jsonschema", "tqdm", "secrets", "bot.memfs.resolve", "bot.integrator", "bot.dream",
+                       "bot.transcript", "bot.forge", "bot.serve", "bot.palace", "bot.provenance", "bot.mcp",
+                       "bot.notify", "webhooks")
+
+
 def test_help_imports_no_command_and_no_heavy_module() -> None:
     modules = modules_after(["--help"])
     assert "bot.cli" in modules
@@ -55,6 +67,17 @@ def test_a_command_imports_its_own_module_only() -> None:
     assert [name for name in modules if name.startswith("bot.commands.")] == ["bot.commands.validate"]
     assert loaded(modules, ("github", "redis", "rq", "flask", "werkzeug", "bot.integrator", "bot.dream",
                             "bot.transcript", "bot.forge")) == []
+
+
+@pytest.mark.parametrize("push", [["--no-push"], []], ids=["no-push", "no-remote"])
+def test_a_tool_call_imports_only_what_a_commit_needs(memory: MemoryRepo, push: list[str]) -> None:
+    call = json.dumps({"command": "insert", "path": "system/human.md", "insert_line": -1,
+                       "insert_text": "- likes tea", "reason": "Remember the tea"})
+    before = memory.head_sha()
+    modules = modules_after(["tool", *push, "--repo", str(memory.root), call])
+    assert memory.head_sha() != before  # the call was committed, not refused
+    assert "bot.agent.write_path" in modules and "pygit2" in modules
+    assert loaded(modules, NOT_FOR_A_TOOL_CALL) == []
 
 
 @pytest.mark.parametrize("argv", [["transcript", "rebuild", "--help"], ["dream", "--help"]])
