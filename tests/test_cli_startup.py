@@ -47,10 +47,11 @@ def loaded(modules: list[str], roots: tuple[str, ...]) -> list[str]:
 
 # What one `memrepo tool` write does not need, though modules it loads once reached for them:
 # GitPython (only a sync starts git processes), the three-way merge of a sync, secrets (only a
-# dream id draws), the integrator (routing needs only the policy's protected paths), and the
-# forge, transcripts, dreams, web stack and MCP above the write path.
+# dream id draws), logging (only an unexpected error is logged), the integrator (routing needs
+# only the policy's protected paths), and the forge, transcripts, dreams, web stack and MCP
+# above the write path.
 NOT_FOR_A_TOOL_CALL = ("git", "gitdb", "github", "redis", "rq", "flask", "werkzeug", "jinja2", "requests", "mcp",
-                       "jsonschema", "tqdm", "secrets", "bot.memfs.resolve", "bot.integrator", "bot.dream",
+                       "jsonschema", "tqdm", "secrets", "logging", "bot.memfs.resolve", "bot.integrator", "bot.dream",
                        "bot.transcript", "bot.forge", "bot.serve", "bot.palace", "bot.provenance", "bot.mcp",
                        "bot.notify", "webhooks")
 

@@ -9,7 +9,6 @@ this, so the rules cannot differ by entry point."""
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -25,9 +24,17 @@ from bot.memfs.checks import memory_layout
 from bot.memfs.repo import MemoryRepo
 
 if TYPE_CHECKING:
+    import logging
+
     from bot.forge.client import RetryPolicy
 
-log = logging.getLogger("memrepo.agent")
+
+def _log() -> logging.Logger:
+    """The agent's logger, for errors nobody expected: `logging` (with traceback) is imported
+    when one is logged, not by every `memrepo tool` call."""
+    import logging
+
+    return logging.getLogger("memrepo.agent")
 
 
 class WritePath:
@@ -121,7 +128,7 @@ class WritePath:
                                              transcripts=self.transcripts)
                 except Exception as exc:  # the commit stays on its ref; the agent hears why
                     if not isinstance(exc, MemrepoError):
-                        log.exception("opening a pull request for a set-aside commit")
+                        _log().exception("opening a pull request for a set-aside commit")
                     notes.append(messages.AGENT_SET_ASIDE_NOT_PROPOSED.format(
                         sha=entry.commit[:12], message=entry.message, ref=entry.ref, problem=exc))
                     continue
@@ -171,7 +178,7 @@ class WritePath:
                 client.close()
         except Exception as exc:  # MemrepoError, or anything unexpected: the agent is told, nothing is kept
             if not isinstance(exc, MemrepoError):
-                log.exception("opening a pull request for an edit")
+                _log().exception("opening a pull request for an edit")
             problem = exc if isinstance(exc, MemrepoError) else f"{type(exc).__name__}: {exc}"
             refusal = messages.AGENT_EDIT_PR_FAILED.format(reasons=reasons, problem=problem)
             return EditResult(False, call.command, refusal, revision=head, route="refused")
