@@ -813,6 +813,13 @@ DREAM_VERBATIM_DESCRIPTION = (
 )
 DREAM_VERBATIM_TITLE = "What the user said in conversation {conversation}, {month}"
 DREAM_VERBATIM_PART = " (part {part})"
+DREAM_VERBATIM_NAME = "What the user said, {month}"
+DREAM_VERBATIM_INDEX_TOP = ("# Conversations\n\nWhat the user said, word for word, one folder per conversation; "
+                            "each folder's MEMORY.md lists its months.\n\n")
+DREAM_VERBATIM_INDEX = "# Conversation {conversation}\n\nWhat the user said in it, word for word, by month:\n\n"
+DREAM_VERBATIM_INDEX_LINK = "- [{name}]({file})\n"
+DREAM_VERBATIM_INDEX_CREATE = "Index {path}: the folder a v2 memory needs before the records it lists"
+DREAM_VERBATIM_INDEX_LINKED = "Link what is new from {path}"
 DREAM_VERBATIM_TOO_SMALL = (
     "limits.file_chars ({limit}) leaves no room for a record in a new file; raise it in .memrepo/config.yml"
 )

@@ -142,7 +142,7 @@ W = TypeVar("W", bound=LocalhubMemory)
 
 
 def memory_on_localhub(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
-                       world: type[W]) -> W:
+                       world: type[W], layout: str = "v1") -> W:
     """Make alice/memory on `server` with `memrepo init`, connect a clone with a token in its
     URL, and keep forge and LLM settings of the environment away. The caller closes the store."""
     import github
@@ -156,7 +156,7 @@ def memory_on_localhub(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setenv("MEMREPO_HOME", str(home))
     token = localhub_token(server, "alice")
     github.Github(auth=github.Auth.Token(token), base_url=server.api_url, retry=None).get_user().create_repo("memory")
-    memory = init_repository(tmp_path / "memory", "a1", "Ada")
+    memory = init_repository(tmp_path / "memory", "a1", "Ada", layout)
     sync.set_remote(memory, server.url.replace("http://", f"http://x-access-token:{token}@") + "/alice/memory.git")
     return world(server, token, memory, TranscriptStore(home, fsync=False, clock=StoreClock()), home, tmp_path)
 

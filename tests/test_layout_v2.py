@@ -3,6 +3,7 @@ tool's v2 rules beyond what Letta's own code checks (tests/letta_conformance).""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from bot.memfs.create import init_repository
 from bot.memfs.prompt import PromptCompiler
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.tool import MemoryTool
-from tests.conftest import git
+from tests.conftest import git, memory_on_localhub
 from tests.conftest import run_cli as run
 
 V2_FILES = {"MEMORY.md", "persona.md", "human.md", ".memrepo/config.yml", ".memfs.config.json",
@@ -138,3 +139,94 @@ def test_v2_refusals_in_any_spelling(v2: MemoryRepo, call: dict, said: str) -> N
     result = MemoryTool(v2).call(call)
     assert not result.ok and said in result.message, result.message
     assert v2.head_sha() == head
+
+
+# ------------------------------------------------------------------ dreams, why and at on v2
+@pytest.fixture
+def v2_world(localhub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    from tests.test_dream_run import World
+
+    world = memory_on_localhub(localhub, tmp_path, monkeypatch, World, layout="v2")
+    yield world
+    world.store.close()
+
+
+def test_a_dream_on_v2_indexes_its_folders_and_why_and_at_follow_it(v2_world, capsys: pytest.CaptureFixture[str]
+                                                                    ) -> None:  # type: ignore[no-untyped-def]
+    world = v2_world
+    said = world.say("I live in Berlin.")
+    base = world.memory.head_sha()
+    first = world.dream()
+    assert first.status == "opened", first.message
+    head = world.branch_commit(f"memrepo/dream/{first.dream_id}")
+    changed = git(world.memory.root, "diff", "--name-only", base, head).split()
+    assert changed == [".memrepo/cursors/a1/c1.json", "conversations/MEMORY.md", "conversations/c1/2026-03.md",
+                       "conversations/c1/MEMORY.md"]
+    record = world.memory.read("conversations/c1/2026-03.md", head).decode()
+    assert record.startswith('---\nname: "What the user said, 2026-03"\ndescription: "What the user said in')
+    assert world.memory.read("conversations/MEMORY.md", head).decode().endswith("- [c1](c1/MEMORY.md)\n")
+    assert world.memory.read("conversations/c1/MEMORY.md", head).decode().endswith("- [2026-03.md](2026-03.md)\n")
+    # The integrator's check (validate --base) accepts it under v2's rules.
+    git(world.memory.root, "checkout", "-q", "--detach", head)
+    try:
+        code, out, err = run(capsys, "validate", "--repo", str(world.memory.root), "--base", base)
+    finally:
+        git(world.memory.root, "checkout", "-q", "main")
+    assert code == 0, out + err
+    world.merge(first.pr)
+
+    # A second dream appends to the month's file; the indexes already list it.
+    world.say("I moved to Lyon.")
+    second = world.dream()
+    assert second.status == "opened", second.message
+    tip = world.branch_commit(f"memrepo/dream/{second.dream_id}")
+    assert git(world.memory.root, "diff", "--name-only", world.memory.head_sha(), tip).split() == \
+        [".memrepo/cursors/a1/c1.json", "conversations/c1/2026-03.md"]
+    world.merge(second.pr)
+
+    # The prompt shows the conversation indexes, not the records.
+    prompt = PromptCompiler(world.memory.root).compile().text
+    assert "<projection>$MEMORY_DIR/conversations/c1/MEMORY.md</projection>" in prompt and "Berlin" not in prompt
+
+    lines = world.memory.read("conversations/c1/2026-03.md").decode().split("\n")
+    number = next(i for i, line in enumerate(lines, 1) if "Berlin" in line)
+    code, out, err = run(capsys, "why", f"conversations/c1/2026-03.md:{number}", "--repo", str(world.memory.root),
+                         "--json")
+    assert code == 0, err
+    chain = json.loads(out)
+    assert first.dream_id in json.dumps(chain) and said.message_id in json.dumps(chain)
+    code, out, err = run(capsys, "at", "2000-01-01", "MEMORY.md", "--repo", str(world.memory.root))
+    assert code != 0 and "Traceback" not in err
+    now = "@" + git(world.memory.root, "log", "-1", "--format=%ct").strip()
+    code, out, err = run(capsys, "at", now, "conversations/c1/2026-03.md", "--repo", str(world.memory.root))
+    assert code == 0 and "> I live in Berlin." in out and "> I moved to Lyon." in out, err
+
+
+# ------------------------------------------------------------------ what core memory is, per layout
+def test_core_memory_is_the_root_files_in_v2_for_doctor_and_pull_request_bodies() -> None:
+    from dataclasses import replace
+
+    from bot.agent import doctor
+    from tests.test_pull_request_bodies import edit
+
+    files = {"MEMORY.md": b"# Memory\n", "persona.md": doc("Persona", "p", "I am Ada.\n"),
+             "notes/MEMORY.md": b"# Notes\n", "notes/a.md": doc("A", "a", "x" * 50 + "\n")}
+    report = doctor.diagnose(files, Limits())
+    assert report.core_chars == len(files["persona.md"].decode())
+    assert [path for path, _ in report.largest] == ["persona.md"]
+    assert report.undescribed == ()  # an index has no frontmatter, and needs none
+    deleted = replace(edit(), deleted=("persona.md", "notes/a.md", "system/x.md"), layout="v2")
+    assert deleted.core_deleted == ("persona.md",)
+    assert replace(deleted, layout="v1").core_deleted == ("system/x.md",)
+
+
+def test_remember_writes_the_root_notes_file_in_v2(v2: MemoryRepo, tmp_path: Path) -> None:
+    from bot.agent import AgentSession
+
+    with AgentSession(v2, "c1", home=tmp_path / "home", push=False, background_dreams=False) as session:
+        first = session.remember("Call me Kim.")
+        second = session.remember("Tea, not coffee.")
+    assert first.ok and second.ok, (first.message, second.message)
+    text = v2.read("notes.md").decode()
+    assert text.startswith('---\nname: "Notes"\ndescription: ') and "Call me Kim." in text and "Tea, not" in text
+    assert v2.read("system/notes.md") is None

@@ -1,6 +1,6 @@
 """`/doctor`: how memory stands against its limits, as pure functions over the files at HEAD.
 
-Reports the size of core memory (`system/`) against `limits.core_chars`, the largest core
+Reports the size of core memory (`system/`, or v2's root files) against `limits.core_chars`, the largest core
 blocks, files over (or within 10% of) `limits.file_chars`, memory documents without a
 description (the prompt's tree shows descriptions, so a file without one is hard to find),
 commits not yet pushed, backups that sync set aside, and the event stream's state.
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from bot import messages
 from bot.config import Limits
-from bot.memfs import document, validate
+from bot.memfs import document, layout, validate
 
 LARGEST = 5
 NEAR = 0.9  # a file at 90% of its limit is reported as close to it
@@ -46,8 +46,10 @@ def _chars(data: bytes) -> int:
 def diagnose(files: Mapping[str, bytes], limits: Limits, *, pending: int | None = None,
              backups: Sequence[str] = (), stream: str | None = None) -> DoctorReport:
     """The report for `files` (path -> bytes at HEAD) under `limits`."""
-    core = {p: _chars(d) for p, d in files.items() if validate.is_core(p)}
-    docs = {p: d for p, d in files.items() if validate.is_memory_document(p)}
+    kind = layout.detect(layout.INDEX in files)
+    core = {p: _chars(d) for p, d in files.items() if layout.is_core(p, kind) and not layout.is_index(p)}
+    docs = {p: d for p, d in files.items() if validate.is_memory_document(p) and not (kind == layout.V2 and
+                                                                                    layout.is_index(p))}
     sizes = {p: _chars(d) for p, d in docs.items()}
     largest = tuple(sorted(core.items(), key=lambda item: (-item[1], item[0]))[:LARGEST])
     over = tuple(sorted((p, n) for p, n in sizes.items() if n > limits.file_chars))

@@ -35,6 +35,8 @@ from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, NewPullRequest
 from bot.forge.errors import ForgeError
 from bot.memfs.calls import Call
+from bot.memfs.checks import memory_layout
+from bot.memfs.layout import is_core
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync import BRANCH, SetAside
 from bot.memfs.sync.replay import dismiss
@@ -84,17 +86,18 @@ def turn_messages(transcripts: Any, agent_id: str, conversation_id: str | None,
 
 
 def removed_paths(repo: MemoryRepo, base: str, tip: str) -> tuple[str, ...]:
-    """Paths `base` has and `tip` does not: deleted, or moved out of core memory (`system/`),
+    """Paths `base` has and `tip` does not: deleted, or moved out of core memory (`system/`, or
+    v2's root files),
     which takes them out of the agent's prompt as surely. A file renamed within its part of
     memory is not removed."""
     old = repo.git[base].peel(pygit2.Commit).tree
     new = repo.git[tip].peel(pygit2.Commit).tree
     diff = old.diff_to_tree(new)
     diff.find_similar()
-    core = render.CORE_PREFIX
+    kind = memory_layout(repo, base)
     return tuple(sorted(d.old_file.path for d in diff.deltas if d.status == pygit2.GIT_DELTA_DELETED or (
-        d.status == pygit2.GIT_DELTA_RENAMED and d.old_file.path.startswith(core)
-        and not d.new_file.path.startswith(core))))
+        d.status == pygit2.GIT_DELTA_RENAMED and is_core(d.old_file.path, kind)
+        and not is_core(d.new_file.path, kind))))
 
 
 def propose_edit(repo: MemoryRepo, call: Call, route: Route, client: ForgeClient, *, agent_id: str,
@@ -112,7 +115,8 @@ def propose_edit(repo: MemoryRepo, call: Call, route: Route, client: ForgeClient
     info = repo.commit_info(tip)
     reason = call.reason or (info.message if info is not None else call.command)
     ctx = render.EditContext(agent_id, conversation_id, turn, call.command, reason, tuple(result.paths), base,
-                             branch, route, tuple(window), removed_paths(repo, base, tip))
+                             branch, route, tuple(window), removed_paths(repo, base, tip),
+                             memory_layout(repo, base))
     sha = _commit(repo, base, tip, render.commit_message(ctx), identity.agent(agent_id, agent_name))
     ref = f"refs/heads/{branch}"
     repo.git.references.create(ref, sha)
@@ -155,7 +159,7 @@ def propose_set_aside(repo: MemoryRepo, entry: SetAside, client: ForgeClient, *,
     window = turn_messages(transcripts, agent_id, conversation, found.get(TRANSCRIPT_RANGE))
     removed = removed_paths(repo, base, entry.commit) if commit.parents else ()
     ctx = render.EditContext(agent_id, conversation, 0, "replay", entry.message, paths, base, branch, route,
-                             window, removed)
+                             window, removed, memory_layout(repo, base))
     ref = f"refs/heads/{branch}"
     repo.git.references.create(ref, entry.commit)
     try:

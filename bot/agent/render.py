@@ -19,13 +19,13 @@ from bot.agent.routing import Route
 from bot.agent.turns import starts_turn
 from bot.dream.provenance import EDIT_STRATEGY, EDIT_TRIGGER, Change, Provenance, TranscriptRange, render_provenance
 from bot.dream.render import safe_text, to_the_second
+from bot.memfs.layout import V1, is_core
 from bot.templating import render
 from bot.trailers import commit_text
 from bot.transcript.model import Message
 
 TITLE_REASON_CHARS = 72
 SAID_CHARS = 2000  # of one message the user typed, quoted in the body
-CORE_PREFIX = "system/"
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class EditContext:
     route: Route
     window: tuple[Message, ...] = ()
     deleted: tuple[str, ...] = ()
+    layout: str = V1  # the memory's, which says what core memory is
 
     @property
     def said(self) -> tuple[Message, ...]:
@@ -53,7 +54,7 @@ class EditContext:
 
     @property
     def core_deleted(self) -> tuple[str, ...]:
-        return tuple(p for p in self.deleted if p.startswith(CORE_PREFIX))
+        return tuple(p for p in self.deleted if is_core(p, self.layout))
 
 
 def _inline(text: str) -> str:

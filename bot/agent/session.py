@@ -51,6 +51,8 @@ from bot.dream.strategies import Strategy
 from bot.errors import MemrepoError
 from bot.forge.client import RetryPolicy
 from bot.memfs import sync
+from bot.memfs.checks import memory_layout
+from bot.memfs.layout import V2
 from bot.memfs.prompt import CompiledPrompt, PromptCompiler
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.tool import AGENT_ID_KEY, AGENT_NAME_KEY
@@ -62,6 +64,7 @@ from bot.transcript.model import Message, check_id
 log = logging.getLogger("memrepo.agent")
 
 NOTES_PATH = "system/notes.md"
+V2_NOTES_PATH = "notes.md"  # a v2 memory's core files are at the root
 SUMMARY_CHARS = 60
 DREAM_MESSAGES = 50  # outcomes of recent dreams kept for the harness
 
@@ -325,7 +328,8 @@ class AgentSession:
         return messages.AGENT_SLEEPTIME_SHOW_SETTING.format(what=_when(self.dream_policy()), policy=_when(policy))
 
     def remember(self, text: str) -> EditResult:
-        """A note the user asked for, dated by the store's clock, appended to system/notes.md.
+        """A note the user asked for, dated by the store's clock, appended to system/notes.md
+        (a v2 memory's notes.md).
         It is routed like every other write: while the context holds untrusted content the
         note goes to a pull request a person approves (what reads as the user's words may be a
         page's, pasted or relayed by the harness), and size and protected paths decide too."""
@@ -336,12 +340,13 @@ class AgentSession:
         if len(summary) > SUMMARY_CHARS:
             summary = summary[: SUMMARY_CHARS - 1].rstrip() + "…"
         reason = messages.AGENT_REMEMBER_REASON.format(summary=summary)
-        if self.repo.read(NOTES_PATH) is None:
-            call: dict[str, Any] = {"command": "create", "path": NOTES_PATH,
+        notes = V2_NOTES_PATH if memory_layout(self.repo) == V2 else NOTES_PATH
+        if self.repo.read(notes) is None:
+            call: dict[str, Any] = {"command": "create", "path": notes,
                                     "description": messages.AGENT_NOTES_DESCRIPTION,
                                     "file_text": f"# {messages.AGENT_NOTES_TITLE}\n\n{entry}\n", "reason": reason}
         else:
-            call = {"command": "insert", "path": NOTES_PATH, "insert_line": -1, "insert_text": entry,
+            call = {"command": "insert", "path": notes, "insert_line": -1, "insert_text": entry,
                     "reason": reason}
         return self._edit(call, self.turn.external)
 

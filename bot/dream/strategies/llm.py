@@ -34,6 +34,7 @@ from bot import llm, messages
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
 from bot.llm import endpoint as endpoint  # the completions URL, as this module has always offered it
+from bot.memfs import layout
 from bot.memfs.calls import WRITE_COMMANDS, parse_call
 
 NAME = "llm"
@@ -51,10 +52,11 @@ SKIPPED_PREFIXES = (".memrepo/", ".github/", ".git/")
 
 # ------------------------------------------------------------------------- request (pure)
 def memory_payload(files: Mapping[str, str], budget: int = MAX_MEMORY_CHARS) -> list[dict[str, Any]]:
-    """Memory files for the prompt: system/ first, then the rest, until the budget is spent;
-    files beyond it are listed by path only."""
+    """Memory files for the prompt: core memory first (system/, or a v2 memory's MEMORY.md and
+    root files), then the rest, until the budget is spent; files beyond it are listed by path only."""
+    kind = layout.detect(layout.INDEX in files)
     ordered = sorted((p for p in files if not p.startswith(SKIPPED_PREFIXES)),
-                     key=lambda p: (not p.startswith("system/"), p))
+                     key=lambda p: (not layout.is_core(p, kind), p))
     out: list[dict[str, Any]] = []
     left = budget
     for path in ordered:

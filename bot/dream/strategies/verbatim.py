@@ -14,6 +14,10 @@ rewritten (memory that keeps only the current value cannot answer questions abou
 When a month's file would exceed `limits.file_chars`, records continue in
 `<YYYY-MM>-part-<N>.md`; a single message too long for one file is split into pieces.
 
+In a v2 memory (root MEMORY.md) the files carry v2's frontmatter (name and description), and
+`conversations/` and each conversation's folder get their MEMORY.md index the first time, each
+index a list of links to what it holds (a link is added with each new file).
+
 The planner is pure (texts in, memory tool calls out), so every rule is tested by table.
 """
 
@@ -27,6 +31,7 @@ from bot import messages
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
 from bot.memfs import document, edits
+from bot.memfs.layout import INDEX, V1, V2
 from bot.transcript.model import Message
 
 NAME = "verbatim"
@@ -65,13 +70,19 @@ def record(message: Message, text: str | None = None, piece: tuple[int, int] | N
     return f"\n### {message.captured_at} · {message.message_id}{where}\n\n{body}\n"
 
 
-def empty_part(conversation_id: str, month: str, part: int) -> str:
-    """A new month file: frontmatter with a description, and a title."""
+def empty_part(conversation_id: str, month: str, part: int, layout: str = V1) -> str:
+    """A new month file: frontmatter with a description (v2: and a name), and a title."""
     description = messages.DREAM_VERBATIM_DESCRIPTION.format(conversation=conversation_id, month=month)
     title = messages.DREAM_VERBATIM_TITLE.format(conversation=conversation_id, month=month)
     if part > 1:
         description += messages.DREAM_VERBATIM_PART.format(part=part)
         title += messages.DREAM_VERBATIM_PART.format(part=part)
+    if layout == V2:
+        name = messages.DREAM_VERBATIM_NAME.format(month=month) + (
+            messages.DREAM_VERBATIM_PART.format(part=part) if part > 1 else "")
+        fields = {"name": name, "description": description}
+        return document.letta_render(document.LettaDoc(fields, f"# {title}\n"), part_path(conversation_id, month, part),
+                                     V2)
     return document.render({"description": description}, f"# {title}\n")
 
 
@@ -111,9 +122,11 @@ class _File:
     message_ids: list[str] = field(default_factory=list)
 
 
-def plan(window: Sequence[Message], conversation_id: str, files: Mapping[str, str], file_chars: int) -> Proposal:
+def plan(window: Sequence[Message], conversation_id: str, files: Mapping[str, str], file_chars: int,
+         layout: str = V1) -> Proposal:
     """The memory tool calls that record the user's statements in `window` (a statement
-    already recorded in one of the conversation's files is not recorded twice)."""
+    already recorded in one of the conversation's files is not recorded twice); `files` holds
+    the conversation's files (and, in v2, the indexes above them)."""
     recorded = "".join(files.values())
     statements = [m for m in selected(window) if f"· {m.message_id}\n" not in recorded
                   and f"· {m.message_id} (piece " not in recorded]
@@ -123,7 +136,7 @@ def plan(window: Sequence[Message], conversation_id: str, files: Mapping[str, st
     for message in statements:
         months.setdefault(month_of(message), []).append(message)
     touched: list[_File] = []
-    room = file_chars - len(empty_part(conversation_id, "0000-00", 10**6))
+    room = file_chars - len(empty_part(conversation_id, "0000-00", 10**6, layout))
     if room < _MIN_ROOM:
         raise MemrepoError(messages.DREAM_VERBATIM_TOO_SMALL.format(limit=file_chars))
     for month in sorted(months):
@@ -131,7 +144,8 @@ def plan(window: Sequence[Message], conversation_id: str, files: Mapping[str, st
         parts = {int(m.group("n") or 1): path for path in files if (m := pattern.match(path))}
         number = max(parts) if parts else 1
         current = _File(parts[number], files[parts[number]], True, files[parts[number]]) if parts else \
-            _File(part_path(conversation_id, month, number), empty_part(conversation_id, month, number), False, "")
+            _File(part_path(conversation_id, month, number), empty_part(conversation_id, month, number, layout),
+                  False, "")
         for message in months[month]:
             for piece in _pieces(message, room):
                 if len(_appended(current.text, piece)) > file_chars and (current.message_ids or current.existing):
@@ -139,18 +153,52 @@ def plan(window: Sequence[Message], conversation_id: str, files: Mapping[str, st
                         touched.append(current)
                     number += 1
                     current = _File(part_path(conversation_id, month, number),
-                                    empty_part(conversation_id, month, number), False, "")
+                                    empty_part(conversation_id, month, number, layout), False, "")
                 current.text = _appended(current.text, piece)
                 if message.message_id not in current.message_ids:
                     current.message_ids.append(message.message_id)
         if current.message_ids:
             touched.append(current)
     calls = tuple(_call(f) for f in touched)
+    if layout == V2:
+        calls = _indexed(calls, touched, conversation_id, files)
     paths = ", ".join(f.path for f in touched)
     summary = messages.DREAM_VERBATIM_SUMMARY.format(
         count=len(statements), conversation=conversation_id, first=statements[0].captured_at,
         last=statements[-1].captured_at, paths=paths, window=len(window))
     return Proposal(calls, summary, None)
+
+
+def _indexed(calls: tuple[ProposedCall, ...], touched: Sequence[_File], conversation_id: str,
+             files: Mapping[str, str]) -> tuple[ProposedCall, ...]:
+    """v2: the calls with the indexes they need first (`conversations/MEMORY.md`, linking each
+    conversation's index, and the conversation's own, linking its files) and a link in the
+    conversation's index to each new file."""
+    new = [f for f in touched if not f.existing]
+    if not new:
+        return calls
+    ids = tuple(dict.fromkeys(i for f in new for i in f.message_ids))
+    top, own = f"{FOLDER}/{INDEX}", f"{FOLDER}/{conversation_id}/{INDEX}"
+    names = [f.path.rsplit("/", 1)[1] for f in new]
+    links = "".join(messages.DREAM_VERBATIM_INDEX_LINK.format(name=name, file=name) for name in names)
+    if own in files:
+        return (*calls, _index_call(own, links, ids, exists=True))
+    folder_link = messages.DREAM_VERBATIM_INDEX_LINK.format(name=conversation_id, file=f"{conversation_id}/{INDEX}")
+    first = (_index_call(top, messages.DREAM_VERBATIM_INDEX_TOP + folder_link, ids, exists=False) if top not in files
+             else _index_call(top, folder_link, ids, exists=True))
+    own_text = messages.DREAM_VERBATIM_INDEX.format(conversation=conversation_id) + links
+    return (first, _index_call(own, own_text, ids, exists=False), *calls)
+
+
+def _index_call(path: str, text: str, ids: tuple[str, ...], *, exists: bool) -> ProposedCall:
+    """A v2 index made with `text`, or `text` (links) added at its end."""
+    if exists:
+        summary = messages.DREAM_VERBATIM_INDEX_LINKED.format(path=path)
+        call = {"command": "insert", "path": path, "insert_line": -1, "insert_text": text.rstrip("\n")}
+    else:
+        summary = messages.DREAM_VERBATIM_INDEX_CREATE.format(path=path)
+        call = {"command": "create", "path": path, "file_text": text}
+    return ProposedCall({**call, "reason": summary}, summary, ids)
 
 
 def _appended(text: str, block: str) -> str:
@@ -176,5 +224,6 @@ class VerbatimStrategy:
 
     def propose(self, dream: DreamInput) -> Proposal:
         prefix = f"{FOLDER}/{dream.conversation_id}/"
-        files = {p: t for p, t in dream.files.items() if p.startswith(prefix)}
-        return plan(dream.messages, dream.conversation_id, files, dream.policy.limits.file_chars)
+        files = {p: t for p, t in dream.files.items() if p.startswith(prefix) or p == f"{FOLDER}/{INDEX}"}
+        layout = V2 if INDEX in dream.files else V1
+        return plan(dream.messages, dream.conversation_id, files, dream.policy.limits.file_chars, layout)
