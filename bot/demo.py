@@ -37,6 +37,7 @@ from bot.errors import MemrepoError
 from bot.identity import INTEGRATOR
 from bot.memfs import history, sync
 from bot.memfs.create import init_repository
+from bot.memfs.layout import V1, V2, is_index
 from bot.memfs.repo import MemoryRepo
 from bot.provenance import why as provenance
 from bot.serve.local import LocalStack
@@ -47,8 +48,7 @@ TIME_LIMIT = 60.0  # seconds for the whole story, start and stop of the stack in
 WAIT = 20.0  # the longest wait for any one thing the pipeline does
 POLL = Backoff(0.05, factor=1.0)
 SYSTEM_PROMPT = "You are a helpful assistant with a long-term memory."
-HUMAN = "system/human.md"
-PERSONA = "system/persona.md"
+CORE = {V1: "system/", V2: ""}  # where the human and persona blocks are, by layout
 
 T = TypeVar("T")
 
@@ -109,10 +109,12 @@ def until(probe: Callable[[], T], what: str, timeout: float = WAIT) -> T:
 
 
 # ------------------------------------------------------------------------------------- entry point
-def run(keep: Path | None = None, *, as_json: bool = False, out: Callable[[str], None] = print) -> int:
-    """Run the story in `keep` (kept afterwards) or a temporary folder. Returns 0 when every
-    step did what it says in time; in text mode a failure raises DemoFailed, with `as_json`
-    the timeline says so and the answer is 1."""
+def run(keep: Path | None = None, *, as_json: bool = False, out: Callable[[str], None] = print,
+        layout: str = V1) -> int:
+    """Run the story in `keep` (kept afterwards) or a temporary folder, on memories of
+    `layout` (v1: system/, v2: a root MEMORY.md). Returns 0 when every step did what it says in
+    time; in text mode a failure raises DemoFailed, with `as_json` the timeline says so and the
+    answer is 1."""
     narrator = Narrator(None if as_json else out)
     error: str | None = None
     try:
@@ -121,10 +123,10 @@ def run(keep: Path | None = None, *, as_json: bool = False, out: Callable[[str],
             if base.exists() and (not base.is_dir() or any(base.iterdir())):
                 raise DemoFailed(messages.DEMO_DIR_NOT_EMPTY.format(path=base))
             base.mkdir(parents=True, exist_ok=True)
-            _story(base.resolve(), narrator)
+            _story(base.resolve(), narrator, layout)
         else:
             with tempfile.TemporaryDirectory(prefix="memrepo-demo-") as tmp:
-                _story(Path(tmp), narrator)
+                _story(Path(tmp), narrator, layout)
         if narrator.elapsed() > TIME_LIMIT:
             raise DemoFailed(messages.DEMO_TOO_SLOW.format(seconds=narrator.elapsed(), limit=TIME_LIMIT))
     except MemrepoError as exc:
@@ -152,8 +154,17 @@ class Cast:
     sam: github.Github
     forge_repo: Any  # PyGithub Repository, as Sam sees it
     tokens: dict[str, str]
+    layout: str = V1
     ada: AgentSession | None = None
     ben: AgentSession | None = None
+
+    @property
+    def human(self) -> str:
+        return CORE[self.layout] + "human.md"
+
+    @property
+    def persona(self) -> str:
+        return CORE[self.layout] + "persona.md"
 
     def git_url(self, login: str) -> str:
         return self.stack.localhub.url.replace("http://", f"http://x-access-token:{self.tokens[login]}@") \
@@ -220,7 +231,7 @@ def _line_of(repo: MemoryRepo, path: str, needle: str) -> int:
 
 
 # ----------------------------------------------------------------------------------------- the story
-def _story(base: Path, n: Narrator) -> None:
+def _story(base: Path, n: Narrator, layout: str = V1) -> None:
     stack = LocalStack(base / "stack")
     cast: Cast | None = None
     try:
@@ -230,7 +241,7 @@ def _story(base: Path, n: Narrator) -> None:
         tokens = {login: _token(stack, login) for login in ("sam", "ada", "ben")}
         sam = github.Github(auth=github.Auth.Token(tokens["sam"]), base_url=stack.localhub.api_url, retry=None)
         forge_repo = sam.get_user().create_repo(NAME, description="Memory of the payments team's agents")
-        cast = Cast(stack, sam, forge_repo, tokens)
+        cast = Cast(stack, sam, forge_repo, tokens, layout)
         _connect(base, cast, n)
         _learn(cast, n)
         merged_dream = _dream(cast, n)
@@ -248,7 +259,7 @@ def _connect(base: Path, cast: Cast, n: Narrator) -> None:
         events = f"{cast.stack.receiver_url}/v1/repos/{REPO}/events"
         sessions = {}
         for login, name in (("ada", "Ada"), ("ben", "Ben")):
-            repo = init_repository(base / login, login, name)
+            repo = init_repository(base / login, login, name, cast.layout)
             url = cast.git_url(login)
             n.say(messages.DEMO_REPOSITORY_SET.format(agent=name, path=repo.root, url=sync.redact(url)))
             n.say(messages.DEMO_INDENTED.format(text=sync.set_remote(repo, url)))
@@ -276,7 +287,7 @@ def _learn(cast: Cast, n: Narrator) -> None:
         said = "Hi! I'm Kim Jiwoo and I lead the payments team. Short answers with code, please."
         _user_says(n, ada, said)
         result = ada.handle_tool_call({
-            "command": "str_replace", "path": HUMAN, "old_str": "Nothing recorded yet.",
+            "command": "str_replace", "path": cast.human, "old_str": "Nothing recorded yet.",
             "new_str": "- Name: Kim Jiwoo; leads the payments team.\n- Prefers short answers with code.",
             "reason": "Record who the user is and how they like answers"})
         ada.record("assistant", "Nice to meet you, Kim. Noted.")
@@ -327,16 +338,16 @@ def _dream(cast: Cast, n: Narrator) -> dict[str, Any]:
         n.check(LABEL_DREAM in cast.labels(opened.number) and pull.merge_commit_sha == cast.main_sha(),
                 messages.DEMO_CHECK_MERGED.format(number=opened.number, sha=pull.merge_commit_sha[:12]))
         revisions = _recompiled(cast, n, pull.merge_commit_sha)
-        n.check(all(said in agent.repo.read(path).decode() for agent in cast.agents()
-                    for path in [provenance.changes[0].path]),
-                messages.DEMO_CHECK_BOTH_HOLD.format(path=provenance.changes[0].path))
+        record = next(c.path for c in provenance.changes if not is_index(c.path))  # v2: its indexes come first
+        n.check(all(said in agent.repo.read(record).decode() for agent in cast.agents()),
+                messages.DEMO_CHECK_BOTH_HOLD.format(path=record))
         step.evidence.update(pull_request=opened.number, url=opened.html_url, merge_commit=pull.merge_commit_sha,
                              dream_id=provenance.dream_id, trigger=provenance.trigger, strategy=provenance.strategy,
                              transcript={"first": provenance.transcript.first_message_id,
                                          "last": provenance.transcript.last_message_id,
                                          "count": provenance.transcript.count},
-                             path=provenance.changes[0].path, prompt_revisions=revisions)
-        return {"number": opened.number, "path": provenance.changes[0].path, "said": said,
+                             path=record, prompt_revisions=revisions)
+        return {"number": opened.number, "path": record, "said": said,
                 "merge": pull.merge_commit_sha}
 
 
@@ -382,12 +393,12 @@ def _protected_change(cast: Cast, n: Narrator) -> dict[str, Any]:
         said = "Please write in British English from now on."
         _user_says(n, ben, said)
         before = cast.main_sha()
-        result = ben.handle_tool_call({"command": "insert", "path": PERSONA, "insert_line": -1,
+        result = ben.handle_tool_call({"command": "insert", "path": cast.persona, "insert_line": -1,
                                        "insert_text": "I write in British English.",
                                        "reason": "Write in British English, as the team asked"})
         n.say(messages.DEMO_TOOL_RESULT.format(agent="Ben", route=result.route, text=result.message.splitlines()[0]))
         n.check(result.ok and result.route == "pull-request" and result.pull_request is not None,
-                messages.DEMO_CHECK_PROTECTED_PR.format(path=PERSONA))
+                messages.DEMO_CHECK_PROTECTED_PR.format(path=cast.persona))
         number = int(result.pull_request or 0)
         until(lambda: LABEL_NEEDS_REVIEW in cast.labels(number), f"#{number} marked {LABEL_NEEDS_REVIEW}")
         n.check(LABEL_AGENT_EDIT in cast.labels(number) and not cast.pull(number).merged and cast.main_sha() == before,
@@ -435,10 +446,10 @@ def _why_and_at(cast: Cast, n: Narrator, dream: dict[str, Any], sam_line: str, b
                 messages.DEMO_CHECK_WHY_PERSON)
 
         when = datetime.fromtimestamp(before["time"], UTC)
-        n.say(messages.DEMO_COMMAND.format(command=f"memrepo at {when.isoformat()} {PERSONA}"))
-        then = history.at(root, when, PERSONA)
+        n.say(messages.DEMO_COMMAND.format(command=f"memrepo at {when.isoformat()} {cast.persona}"))
+        then = history.at(root, when, cast.persona)
         n.show(then["text"])
-        now = (ada.repo.read(PERSONA) or b"").decode()
+        now = (ada.repo.read(cast.persona) or b"").decode()
         n.check(then["commit"] == before["sha"] and "British English" not in then["text"]
                 and "British English" in now, messages.DEMO_CHECK_AT.format(sha=before["sha"][:12]))
         step.evidence.update(why_dream=report, why_person=person,

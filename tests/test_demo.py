@@ -166,6 +166,24 @@ def test_the_narrated_story_in_a_temporary_folder(tmp_path: Path, capsys: pytest
     assert list(scratch.iterdir()) == []  # the temporary folder is gone
 
 
+def test_the_story_on_v2_memories(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = tmp_path / "story"
+    code = cli.main(["demo", "--layout", "v2", "--keep", str(base), "--json"])
+    out, err = capsys.readouterr()
+    timeline = json.loads(out)
+    assert (code, err, timeline["ok"]) == (0, "", True), timeline["error"]
+    assert all(step["ok"] for step in timeline["steps"]) and len(timeline["steps"]) == 6
+    for clone in ("ada", "ben"):
+        files = git(base / clone, "ls-files").split()
+        assert {"MEMORY.md", "persona.md", "human.md"} <= set(files) and not any(f.startswith("system/") for f in files)
+    [dream] = [s["evidence"] for s in timeline["steps"] if s["number"] == 3]
+    assert dream["path"] == "conversations/c-ada-1/" + dream["path"].rsplit("/", 1)[1]
+    assert (base / "ada" / "conversations" / "c-ada-1" / "MEMORY.md").is_file()
+    [why] = [s["evidence"] for s in timeline["steps"] if s["number"] == 6]
+    assert why["at"]["path"] == "persona.md"
+    assert "British English" in (base / "ben" / "persona.md").read_text()
+
+
 def test_a_folder_in_use_is_refused_in_one_line_and_left_alone(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     used = tmp_path / "used"
@@ -179,7 +197,7 @@ def test_a_folder_in_use_is_refused_in_one_line_and_left_alone(tmp_path: Path,
 
 def test_a_failed_step_makes_the_json_timeline_say_so_and_the_exit_code_1(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(base: Path, narrator: demo.Narrator) -> None:
+    def broken(base: Path, narrator: demo.Narrator, layout: str) -> None:
         with narrator.step(1, "a step that finds something wrong"):
             narrator.check(False, "the forge has the first commit")
 
@@ -195,7 +213,7 @@ def test_a_failed_step_makes_the_json_timeline_say_so_and_the_exit_code_1(
 
 def test_an_unexpected_error_still_ends_the_json_timeline(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    def crashing(base: Path, narrator: demo.Narrator) -> None:
+    def crashing(base: Path, narrator: demo.Narrator, layout: str) -> None:
         with narrator.step(1, "a step that meets a bug"):
             raise KeyError("boom")
 
@@ -208,7 +226,7 @@ def test_an_unexpected_error_still_ends_the_json_timeline(tmp_path: Path, capsys
 
 def test_the_time_limit_is_part_of_success(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(demo, "_story", lambda base, narrator: None)
+    monkeypatch.setattr(demo, "_story", lambda base, narrator, layout: None)
     monkeypatch.setattr(demo, "TIME_LIMIT", -1.0)  # every run takes longer: no time needs to pass
     code = cli.main(["demo"])
     _, err = capsys.readouterr()
