@@ -22,12 +22,13 @@ CORE_MEMORY_URI = "memrepo://core-memory"
 CORE_MEMORY_NAME = "core-memory"
 CORE_MEMORY_TITLE = "Compiled core memory"
 CORE_MEMORY_DESCRIPTION = (
-    "The agent's system prompt as compiled from the files under system/ at the memory's HEAD "
+    "The agent's system prompt as compiled from core memory (the files under system/, or a MemFS v2 memory's root "
+    "files and MEMORY.md indexes) at the memory's HEAD "
     "(the same text as `memrepo compile`). Subscribe to it: it is announced as updated whenever HEAD moves."
 )
 SERVER_INSTRUCTIONS = (
-    "This server is an agent's long-term memory: a git repository of markdown files. Files under system/ "
-    "are the core memory, compiled into the resource " + CORE_MEMORY_URI + "; everything else is read on "
+    "This server is an agent's long-term memory: a git repository of markdown files. Files under system/ (in a "
+    "MemFS v2 memory: the files at the root) are the core memory, compiled into the resource " + CORE_MEMORY_URI + "; everything else is read on "
     "demand with memory_view. Every accepted memory_* edit is one commit, checked before it is written; a "
     "refused edit changes nothing and says what to do instead. A small edit goes straight to main (route "
     "`direct`). An edit that changes more lines than the memory's policy allows ("
@@ -36,7 +37,8 @@ SERVER_INSTRUCTIONS = (
     "pull request instead (route `pull-request`, with its number and URL): it is NOT in memory until a "
     "person or the integrator merges it, so do not rely on it yet. Pass `reason` to say why you edit (it "
     "becomes the commit message). memory_search finds words in memory files and past conversations; "
-    "memory_why tells where a line came from; memory_at shows memory as it was at a past time."
+    "memory_why tells where a line came from; memory_at shows memory as it was at a past time. MemGPT's "
+    "archival_memory_insert, archival_memory_search and conversation_search work too."
 )
 ROUTE_NOTE = (" The result's `route` says where the edit went: `direct` (committed to main), `pull-request` (not in "
               "main until merged: see `pull_request` and `url`) or `refused` (nothing changed).")
