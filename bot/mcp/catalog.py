@@ -28,7 +28,8 @@ CORE_MEMORY_DESCRIPTION = (
 )
 SERVER_INSTRUCTIONS = (
     "This server is an agent's long-term memory: a git repository of markdown files. Files under system/ (in a "
-    "MemFS v2 memory: the files at the root) are the core memory, compiled into the resource " + CORE_MEMORY_URI + "; everything else is read on "
+    "MemFS v2 memory: the files at the root) are the core memory, compiled into the resource " + CORE_MEMORY_URI
+    + "; everything else is read on "
     "demand with memory_view. Every accepted memory_* edit is one commit, checked before it is written; a "
     "refused edit changes nothing and says what to do instead. A small edit goes straight to main (route "
     "`direct`). An edit that changes more lines than the memory's policy allows ("
