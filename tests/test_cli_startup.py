@@ -81,6 +81,14 @@ def test_a_tool_call_imports_only_what_a_commit_needs(memory: MemoryRepo, push: 
     assert loaded(modules, NOT_FOR_A_TOOL_CALL) == []
 
 
+def test_the_pre_commit_check_imports_only_what_it_reads(memory: MemoryRepo) -> None:
+    """`memrepo validate --staged` runs before every commit a person makes: it reads the index
+    and HEAD, it writes nothing, syncs nothing and names no author."""
+    modules = modules_after(["validate", "--staged", "--quiet", "--repo", str(memory.root)])
+    assert "bot.memfs.checks" in modules
+    assert loaded(modules, (*NOT_FOR_A_TOOL_CALL, "bot.identity", "bot.agent", "bot.memfs.sync")) == []
+
+
 @pytest.mark.parametrize("argv", [["transcript", "rebuild", "--help"], ["dream", "--help"]])
 def test_the_progress_library_loads_only_when_a_bar_is_drawn(argv: list[str]) -> None:
     assert loaded(modules_after(argv), ("tqdm",)) == []

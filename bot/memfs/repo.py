@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pygit2
 
@@ -22,9 +23,11 @@ from bot import messages
 from bot.backoff import Backoff, poll
 from bot.config import CONFIG_PATH, Policy, PolicyError, parse_policy
 from bot.errors import MemrepoError
-from bot.identity import Identity
 from bot.memfs import refs
 from bot.memfs.validate import core_size, is_core
+
+if TYPE_CHECKING:  # only named in annotations: `memrepo validate` (the pre-commit hook) commits nothing
+    from bot.identity import Identity
 
 MAIN = "main"
 FILE_MODE = pygit2.GIT_FILEMODE_BLOB
