@@ -148,6 +148,50 @@ def test_the_stream_relays_head_events_from_pushes_and_merges(receiver: Receiver
     stream.close()
 
 
+def test_events_are_written_into_each_connection_framed_as_the_server_frames_the_response(
+        redis_url: str, rclient: redis.Redis) -> None:
+    """On uvicorn every stream's connection is attached to its subscriber once the response has
+    begun, and an event is written into it by the fan-out itself: as a chunk of the chunked
+    response an HTTP/1.1 request gets (Stream decodes chunks: a bare event is never a complete
+    chunk, and the read times out with no heartbeat due), and as it is into the unframed
+    response an HTTP/1.0 request gets."""
+    receiver = ReceiverServer(Receiver(make_settings(redis_url, heartbeat_seconds=60.0)), "127.0.0.1", 0).start()
+    try:
+        _framed_as_the_server_frames(receiver, rclient)
+    finally:
+        receiver.stop()
+
+
+def _framed_as_the_server_frames(receiver: ReceiverServer, rclient: redis.Redis) -> None:
+    modern = Stream(receiver.url).open()
+    assert "transfer-encoding: chunked" in modern.head.lower()
+    host, port = receiver.url.removeprefix("http://").split(":")
+    old = socket.create_connection((host, int(port)), timeout=WAIT)
+    old.sendall(f"GET /v1/repos/{REPO}/events HTTP/1.0\r\nAuthorization: Bearer {TOKEN}\r\n\r\n".encode())
+    received = b""
+    while b"connected to" not in received:
+        received += old.recv(65536)
+    fanout = receiver.app.fanout
+    assert fanout is not None
+    wait_until(lambda: len(fanout.subscribers(REPO)) == 2
+               and all(sub.transport is not None for sub in fanout.subscribers(REPO)), WAIT, "both streams attached")
+    event = HeadEvent(repo=REPO, sha=SHA3, before=None, cause="push")
+    publish_head(rclient, event)
+    assert modern.events(1)[0]["id"] == SHA3
+    wanted = f"event: head\nid: {SHA3}\ndata: {event.to_json()}\n\n".encode()
+    while wanted not in received:
+        more = old.recv(65536)
+        assert more, f"the HTTP/1.0 stream ended before the event: {received!r}"
+        received += more
+    head, _, body = received.partition(b"\r\n\r\n")
+    assert b"transfer-encoding" not in head.lower()
+    assert body.startswith(f"retry: 3000\n: connected to {REPO}\n\n".encode())
+    assert set(body.replace(wanted, b"").split(b"\n\n")) <= {f"retry: 3000\n: connected to {REPO}".encode(),
+                                                            b": keepalive", b""}
+    old.close()
+    modern.close()
+
+
 def test_idle_streams_get_heartbeats(receiver: ReceiverServer) -> None:
     stream = Stream(receiver.url).open()
     assert stream.blocks(3)[1:] == [": keepalive", ": keepalive"]

@@ -5,9 +5,16 @@ connection. The process holds one pattern subscription (`memrepo:head:*`) on one
 made at start-up, so a stream is listening from the moment it is added, before the newest head
 is read for its catch-up, and no event can fall between the two.
 
-Bounds: each subscriber buffers at most `buffer` events. A subscriber whose buffer is full
-when the next event comes has stopped reading (its connection's send buffer is full and its
-writer is stuck); it is dropped, its connection cut, and its agent reconnects with
+An event is encoded once and the same bytes go to every subscriber of its repository. Where
+the server lets the stream reach its connection (uvicorn does), the stream `attach`es it and
+`deliver` writes the event straight into each connection's transport, in one pass and without
+waking a coroutine per stream: ten thousand streams then cost ten thousand `write` calls, not
+ten thousand task steps through the server's HTTP layer. Elsewhere the event is queued and the
+stream's coroutine sends it through ASGI.
+
+Bounds: a subscriber that has stopped reading is dropped when the next event comes: a written
+one whose connection holds more than `unsent` bytes the kernel would not take, or a queued one
+with `buffer` events waiting. Its connection is cut, and its agent reconnects with
 `Last-Event-ID` and is given the newest head, which is all it needs (the head is a state, not
 a log). The newest head per repository is cached here (read from Redis once, then kept by the
 events), so a thousand reconnecting agents cost one GET.
@@ -24,6 +31,7 @@ import logging
 import random
 from collections import deque
 from collections.abc import Callable
+from typing import Protocol
 
 from redis.asyncio import BlockingConnectionPool
 from redis.asyncio import Redis as AsyncRedis
@@ -36,7 +44,8 @@ from bot.queue import repo_key
 
 log = logging.getLogger("memrepo.webhooks.fanout")
 
-DEFAULT_BUFFER = 16  # events a subscriber may be behind before it is dropped
+DEFAULT_BUFFER = 16  # events a queued subscriber may be behind before it is dropped
+DEFAULT_UNSENT = 16 * 1024  # bytes a written subscriber's connection may hold unsent before it is dropped
 GET_CONNECTIONS = 4  # connections for reading the newest head (one GET per repository, then cached)
 READ_SECONDS = 30.0  # how long one wait for a message lasts (the loop then waits again)
 RECONNECT_BASE = 0.1
@@ -50,20 +59,42 @@ def format_event(event: HeadEvent) -> bytes:
     return f"event: head\nid: {event.sha}\ndata: {event.to_json()}\n\n".encode()
 
 
+def chunk(data: bytes) -> bytes:
+    """`data` as one chunk of HTTP/1.1's chunked transfer coding (what the server would have
+    made of it), for a stream whose response is chunked."""
+    return b"%x\r\n%b\r\n" % (len(data), data)
+
+
+class Transport(Protocol):
+    """What a subscriber needs of its connection (an asyncio transport is one)."""
+
+    def write(self, data: bytes) -> None: ...
+
+    def is_closing(self) -> bool: ...
+
+    def get_write_buffer_size(self) -> int: ...
+
+
 class Subscriber:
-    """One open stream's place in the fan-out. `next(deadline)` gives the next event's bytes,
-    None at the deadline (time for a heartbeat), or END when the stream must end (dropped for
-    not reading, Redis gone, the receiver stopping, the client gone)."""
+    """One open stream's place in the fan-out. Queued (until `attach`): `next(deadline)` gives
+    the next event's bytes, None at the deadline (time for a heartbeat), or END when the stream
+    must end (dropped for not reading, Redis gone, the receiver stopping, the client gone).
+    Attached: events are written to its transport as they come, and `next` gives only None
+    or END."""
 
-    __slots__ = ("_waiter", "buffer", "dropped", "ended", "key", "on_drop", "reason")
+    __slots__ = ("_waiter", "buffer", "chunked", "dropped", "ended", "key", "on_drop", "reason", "transport",
+                 "unsent")
 
-    def __init__(self, key: str, buffer: int) -> None:
+    def __init__(self, key: str, buffer: int, unsent: int = DEFAULT_UNSENT) -> None:
         self.key = key
         self.buffer: deque[bytes] = deque(maxlen=buffer + 1)
         self.ended = False
         self.dropped = False
         self.reason = ""
         self.on_drop: Callable[[], None] | None = None  # cuts the connection of a stuck writer
+        self.transport: Transport | None = None
+        self.chunked = False
+        self.unsent = unsent
         self._waiter: asyncio.Future[None] | None = None
 
     def _wake(self) -> None:
@@ -71,16 +102,48 @@ class Subscriber:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    def push(self, data: bytes, limit: int) -> bool:
-        """Queue `data`; False (and the subscriber ends) when `limit` events already wait."""
+    def _drop(self) -> bool:
+        self.dropped = True
+        self.end("stopped reading")
+        if self.on_drop is not None:
+            self.on_drop()
+        return False
+
+    def attach(self, transport: Transport, *, chunked: bool) -> bool:
+        """From now on write to `transport` (the response's head and first bytes are sent;
+        `chunked`: frame each write as a chunk). Events queued meanwhile are written first;
+        False when that found the reader stuck (the subscriber is dropped)."""
+        self.transport, self.chunked = transport, chunked
+        while self.buffer:
+            if not self.write(self.buffer.popleft()):
+                return False
+        return True
+
+    def write(self, data: bytes, framed: bytes | None = None) -> bool:
+        """Write `data` to the attached transport (`framed`: the same as a chunk, made once
+        for every subscriber); False (and the subscriber ends) when the connection already
+        holds more than `unsent` bytes the reader did not take."""
+        transport = self.transport
+        assert transport is not None
+        if self.ended or transport.is_closing():
+            return True  # a client gone: its stream ends by the server's disconnect
+        if transport.get_write_buffer_size() > self.unsent:
+            return self._drop()
+        if self.chunked:
+            transport.write(framed if framed is not None else chunk(data))
+        else:
+            transport.write(data)
+        return True
+
+    def push(self, data: bytes, limit: int, framed: bytes | None = None) -> bool:
+        """Write `data` (attached) or queue it; False (and the subscriber ends) when the reader
+        has stopped reading: see `write`, or `limit` events already wait."""
         if self.ended:
             return True
+        if self.transport is not None:
+            return self.write(data, framed)
         if len(self.buffer) >= limit:
-            self.dropped = True
-            self.end("stopped reading")
-            if self.on_drop is not None:
-                self.on_drop()
-            return False
+            return self._drop()
         self.buffer.append(data)
         self._wake()
         return True
@@ -113,12 +176,13 @@ class Fanout:
     """Start it in the process's event loop (`await start()`), `add` a subscriber per stream,
     `remove` it when the stream ends, `await stop()` at shutdown."""
 
-    def __init__(self, redis_url: str, *, buffer: int = DEFAULT_BUFFER,
+    def __init__(self, redis_url: str, *, buffer: int = DEFAULT_BUFFER, unsent: int = DEFAULT_UNSENT,
                  client: Callable[[], AsyncRedis] | None = None) -> None:
-        if buffer < 1:
-            raise ValueError("buffer must be at least 1")
+        if buffer < 1 or unsent < 0:
+            raise ValueError("buffer must be at least 1 and unsent at least 0")
         self.redis_url = redis_url
         self.limit = buffer
+        self.unsent = unsent
         # The subscription's connection waits for messages as long as it takes (no read timeout;
         # TCP keepalive notices a peer that vanished); reads of the newest head share a few
         # pooled connections that give up within seconds.
@@ -144,7 +208,7 @@ class Fanout:
         why) when the subscription is not up."""
         if not self.ready.is_set() or self.stopping:
             raise MemrepoError(self.error)
-        sub = Subscriber(repo_key(repo), self.limit)
+        sub = Subscriber(repo_key(repo), self.limit, self.unsent)
         self._subscribers.setdefault(sub.key, set()).add(sub)
         self.count += 1
         return sub
@@ -159,22 +223,37 @@ class Fanout:
                 self._newest.pop(sub.key, None)  # no one keeps it up to date now
         sub.end("closed")
 
+    def subscribers(self, repo: str) -> tuple[Subscriber, ...]:
+        """The open streams' subscribers of `repo` in this process."""
+        return tuple(self._subscribers.get(repo_key(repo), ()))
+
     def end_all(self, reason: str) -> None:
         for group in list(self._subscribers.values()):
             for sub in list(group):
                 sub.end(reason)
 
+    def write(self, sub: Subscriber, data: bytes) -> bool:
+        """Write `data` (a heartbeat) to an attached subscriber, counting a drop as `deliver` does."""
+        if sub.write(data):
+            return True
+        self.drops += 1
+        log.info("dropped a stream of %s: it stopped reading", sub.key)
+        return False
+
     def deliver(self, event: HeadEvent) -> int:
-        """Hand `event` to every subscriber of its repository (in this loop); how many got it."""
+        """Hand `event` to every subscriber of its repository (in this loop, at once: written
+        to the attached ones, queued for the others); how many got it."""
         key = repo_key(event.repo)
         self._newest[key] = event
         group = self._subscribers.get(key)
         if not group:
             return 0
         data = format_event(event)
+        framed = chunk(data)
+        limit = self.limit
         got = 0
         for sub in list(group):
-            if sub.push(data, self.limit):
+            if sub.push(data, limit, framed):
                 got += 1
             else:
                 self.drops += 1

@@ -8,6 +8,12 @@ Protocol (what `bot.notify.subscriber.HeadSubscriber` reads): `retry: 3000` and 
 and load balancers keep idle connections open. Each stream's heartbeats keep their own phase
 (a random offset at connect), so ten thousand idle streams do not all write at once.
 
+Once the response's head and first bytes are out, a stream on a server that lets it reach its
+connection (uvicorn, h11 or httptools) attaches that connection to its subscriber, and events
+are written into it by the fan-out directly, framed as the server frames the response (one
+chunk each, when it is chunked); the stream's coroutine then wakes only for its heartbeats and
+its end. On any other server events go through ASGI's `send` as usual.
+
 Reconnection (`Last-Event-ID`): the head is a state, not a log, so what a reconnecting agent
 needs is the newest head: when the id it sent is not the newest sha, the newest event is sent
 first. The stream listens before that head is read, so nothing falls between them.
@@ -48,6 +54,7 @@ RETRY_MS = 3000  # how long EventSource clients wait before reconnecting
 RETRY_AFTER_SECONDS = 5
 SEND_BUFFER = 16 * 1024  # bytes the kernel may hold unsent per stream (it doubles it)
 WRITE_BUFFER = 16 * 1024  # bytes the process may hold unsent per stream before the writer waits
+HEARTBEAT = b": keepalive\n\n"
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -100,8 +107,7 @@ def _transport(send: Send) -> Any:
 def _bound_buffers(send: Send) -> None:
     """Keep what a stream may have unsent small, in the kernel and in the process: a stream
     sends a few hundred bytes now and then, and ten thousand of them must not reserve megabytes
-    each. A reader that stops reading then fills them soon, its writer waits, its event buffer
-    fills, and it is dropped."""
+    each. A reader that stops reading then fills them soon, and it is dropped (webhooks/fanout.py)."""
     transport = _transport(send)
     if transport is None:
         return
@@ -111,6 +117,24 @@ def _bound_buffers(send: Send) -> None:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
     with contextlib.suppress(Exception):
         transport.set_write_buffer_limits(high=WRITE_BUFFER)
+
+
+def _attachable(send: Send, scope: Scope) -> tuple[Any, bool] | None:
+    """The connection's transport and whether the response is chunked, for a GET whose
+    response head was sent, on a server whose framing we know (uvicorn's h11 chunks an
+    HTTP/1.1 response without a length and not an HTTP/1.0 one; its httptools says which);
+    else None (events then go through `send`)."""
+    transport = _transport(send)
+    if transport is None or scope.get("method") != "GET" or not hasattr(transport, "get_write_buffer_size"):
+        return None
+    cycle = getattr(send, "__self__", None)
+    chunked = getattr(cycle, "chunked_encoding", None)  # uvicorn's httptools protocol
+    if chunked is None:
+        version = getattr(getattr(cycle, "conn", None), "their_http_version", None)  # uvicorn's h11 protocol
+        if version not in (b"1.0", b"1.1"):
+            return None
+        chunked = version == b"1.1"
+    return transport, bool(chunked)
 
 
 def _abort(send: Send) -> bool:
@@ -219,6 +243,9 @@ class EventStreams:
         beat = self.settings.heartbeat_seconds
         try:
             await send({"type": "http.response.body", "body": first, "more_body": True})
+            direct = _attachable(send, scope)
+            if direct is not None and not sub.attach(direct[0], chunked=direct[1]):
+                self.fanout.drops += 1
             deadline = loop.time() + beat * random.uniform(0.5, 1.0)
             while True:
                 data = await sub.next(deadline)
@@ -231,7 +258,10 @@ class EventStreams:
                     if self.access is not None and await self._revoked(who, repo):
                         log.info("a stream of %s ends: its token may no longer read it", repo)
                         break
-                    data = b": keepalive\n\n"
+                    data = HEARTBEAT
+                if sub.transport is not None:
+                    self.fanout.write(sub, data)
+                    continue
                 await send({"type": "http.response.body", "body": data, "more_body": True})
             if sub.dropped:
                 await asyncio.sleep(0)  # the cut connection's end is seen before the handler returns
