@@ -5,14 +5,16 @@ temporary folder, makes ada's private memory on its localhub and a clone of it, 
 this process's limit on open files (the receiver raises its own). Then, in one run:
 
 1. Webhooks with no stream open: `--deliveries` signed `pull_request` deliveries, one after
-   another on one keep-alive connection; p50 / p99 of the answer (the baseline).
+   another on one keep-alive connection; p50 / p99 of the answer (the baseline). Every
+   webhook measurement starts once the worker has run what earlier deliveries enqueued.
 2. For each N in `--streams` (1000,5000,10000): N idle streams on ada/memory, opened with
-   ada's own localhub token (the receiver asks localhub once, then its cache answers), by an
-   asyncio client in this process; then the same deliveries again, and `/healthz` 50 times;
-   the receiver's resident memory before and after (its process, /proc), per stream; then one
-   commit pushed over git to main, and per stream the time from the start of the push to the
-   head event for that commit: p50, p99, max, and whether every stream got it.
-
+   ada's own localhub token (the receiver asks localhub once, then its cache answers), held
+   and read by a child process with one epoll loop over plain sockets (a coroutine per stream
+   in the client would be slower than the receiver, and it would be the client that is
+   measured); then the same deliveries again, and `/healthz` 50 times; the receiver's resident
+   memory before and after (its process, /proc), per stream; then one commit pushed over git
+   to main, and per stream the time from the start of the push to the head event for that
+   commit: p50, p99, max, and whether every stream got it.
 3. With `--prs N` (100): N dream pull requests over `--repos` (10) memories on a localhub of
    this process, webhooks split between two receivers, integrated by 1 and then by 3
    `memrepo worker` processes on one Redis: seconds from the first pull request opened to
@@ -29,13 +31,14 @@ Options: --streams 1000,5000,10000 (or none)  --deliveries 300  --prs 0  --repos
 from __future__ import annotations
 
 import argparse
-import asyncio
 import hashlib
 import hmac
 import http.client
 import json
 import resource
+import select
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -53,6 +56,7 @@ import requests  # noqa: E402
 from bot.serve.child import LocalStack  # noqa: E402
 
 CONNECT_CONCURRENCY = 256
+STREAM_WAIT = 30.0  # seconds the streams wait for the pushed commit's event
 
 
 def pct(values: list[float], q: float) -> float:
@@ -103,6 +107,25 @@ def deliveries(host: str, port: int, secret: str, repo: str, count: int) -> list
     return took
 
 
+def worker_idle(redis_url: str, timeout: float = 120.0) -> None:
+    """Wait until the stack's worker has nothing queued or running: each delivery enqueues an
+    integration that the worker then runs against localhub, in the receiver's process, so
+    every webhook measurement starts from the same idle worker (else the later ones would be
+    measured against the backlog of the earlier ones, streams or not)."""
+    from rq.registry import StartedJobRegistry
+
+    from bot.queue import QUEUE, connect, get_queue
+
+    redis = connect(redis_url)
+    try:
+        queue, started = get_queue(redis), StartedJobRegistry(QUEUE, connection=redis)
+        deadline = time.monotonic() + timeout
+        while (queue.count or started.count) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        redis.close()
+
+
 def health(url: str, count: int = 50) -> list[float]:
     took = []
     with requests.Session() as session:
@@ -114,52 +137,130 @@ def health(url: str, count: int = 50) -> list[float]:
 
 
 # ---------------------------------------------------------------------------------- streams
+def hold_streams(host: str, port: int, repo: str, token: str, count: int) -> None:
+    """The agents' side, run as a child process (`--hold`): open `count` streams, print one
+    line of JSON when they are open, then read every stream as its data comes (one epoll loop
+    over plain sockets: no coroutine or task per stream, so what is measured is the receiver,
+    not this reader), and for each sha read on stdin print when `id: <sha>` came on each
+    stream (perf_counter: CLOCK_MONOTONIC, the same clock as the parent's)."""
+    raise_nofile()
+    request = (f"GET /v1/repos/{repo}/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+               "Accept: text/event-stream\r\n\r\n").encode()
+    poller = select.epoll()
+    socks: dict[int, socket.socket] = {}
+    opening: dict[int, bytes | None] = {}  # None: connecting; bytes: what it answered so far
+    failed, todo, started = 0, count, time.perf_counter()
+
+    def fail(fd: int) -> None:
+        nonlocal failed
+        poller.unregister(fd)
+        socks.pop(fd).close()
+        opening.pop(fd, None)
+        failed += 1
+
+    while todo or opening:
+        while todo and len(opening) < CONNECT_CONCURRENCY:
+            sock = socket.socket()
+            sock.setblocking(False)
+            sock.connect_ex((host, port))
+            poller.register(sock.fileno(), select.EPOLLOUT)
+            socks[sock.fileno()], opening[sock.fileno()] = sock, None
+            todo -= 1
+        ready = poller.poll(60)
+        if not ready:
+            for fd in list(opening):
+                fail(fd)
+        for fd, _ in ready:
+            sock = socks[fd]
+            if opening[fd] is None:
+                if sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+                    fail(fd)
+                    continue
+                sock.send(request)
+                opening[fd] = b""
+                poller.modify(fd, select.EPOLLIN)
+                continue
+            try:
+                data = sock.recv(65536)
+            except OSError:
+                data = b""
+            answer = (opening[fd] or b"") + data
+            if not data or (b"\r\n" in answer and b" 200 " not in answer.split(b"\r\n", 1)[0]):
+                fail(fd)
+            elif b"connected to" in answer:
+                del opening[fd]
+            else:
+                opening[fd] = answer
+    print(json.dumps({"open": len(socks), "failed": failed, "seconds": time.perf_counter() - started}), flush=True)
+    poller.register(sys.stdin.fileno(), select.EPOLLIN)
+    needle, deadline = b"", 0.0
+    tails: dict[int, bytes] = {}
+    arrived: dict[int, float] = {}
+    while True:
+        waiting = bool(needle) and len(arrived) < len(socks)
+        ready = poller.poll(max(0.0, deadline - time.perf_counter()) if waiting else None)
+        now = time.perf_counter()
+        for fd, _ in ready:
+            if fd == sys.stdin.fileno():
+                line = sys.stdin.readline().strip()
+                if not line:
+                    return
+                needle, deadline = f"id: {line}".encode(), now + STREAM_WAIT
+                tails, arrived = {}, {}
+                print(json.dumps({"waiting": line}), flush=True)
+                continue
+            try:
+                data = socks[fd].recv(65536)
+            except OSError:
+                data = b""
+            if not data:
+                poller.unregister(fd)
+                continue
+            if needle and fd not in arrived:
+                seen = tails.get(fd, b"") + data
+                if needle in seen:
+                    arrived[fd] = now
+                else:
+                    tails[fd] = seen[-len(needle):]
+        if needle and (len(arrived) == len(socks) or time.perf_counter() >= deadline):
+            print(json.dumps([arrived.get(fd) for fd in socks]), flush=True)
+            needle = b""
+
+
 class Streams:
-    """N event streams held by asyncio in a thread of this process."""
+    """N event streams held by a child process (`hold_streams`)."""
 
-    def __init__(self, host: str, port: int, repo: str, token: str) -> None:
-        self.host, self.port, self.repo, self.token = host, port, repo, token
-        self.writers: list[asyncio.StreamWriter] = []
-        self.readers: list[asyncio.StreamReader] = []
-        self.failed = 0
+    def __init__(self, host: str, port: int, repo: str, token: str, count: int) -> None:
+        self.child = subprocess.Popen([sys.executable, __file__, "--hold", host, str(port), repo, token, str(count)],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.held = self.failed = 0
 
-    async def open_one(self, gate: asyncio.Semaphore) -> None:
-        async with gate:
-            try:
-                reader, writer = await asyncio.open_connection(self.host, self.port, limit=1 << 16)
-                writer.write(f"GET /v1/repos/{self.repo}/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
-                             f"{self.token}\r\nAccept: text/event-stream\r\n\r\n".encode())
-                await writer.drain()
-                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 60)
-                if b" 200 " not in head.split(b"\r\n", 1)[0]:
-                    raise RuntimeError(head.split(b"\r\n", 1)[0].decode())
-                await asyncio.wait_for(reader.readuntil(b"connected to"), 60)
-                self.readers.append(reader)
-                self.writers.append(writer)
-            except Exception:
-                self.failed += 1
+    def _line(self) -> Any:
+        assert self.child.stdout is not None
+        line = self.child.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the stream holder exited ({self.child.wait()})")
+        return json.loads(line)
 
-    async def open(self, count: int) -> None:
-        gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
-        await asyncio.gather(*(self.open_one(gate) for _ in range(count)))
+    def open(self) -> None:
+        opened = self._line()
+        self.held, self.failed = opened["open"], opened["failed"]
 
-    async def wait_for(self, sha: str, timeout: float) -> list[float | None]:
-        needle = f"id: {sha}".encode()
+    def expect(self, sha: str) -> None:
+        """From now on the holder looks for `sha` (returns once it does)."""
+        assert self.child.stdin is not None
+        self.child.stdin.write(sha + "\n")
+        self.child.stdin.flush()
+        assert self._line() == {"waiting": sha}
 
-        async def one(reader: asyncio.StreamReader) -> float | None:
-            try:
-                await asyncio.wait_for(reader.readuntil(needle), timeout)
-                return time.perf_counter()
-            except Exception:
-                return None
+    def arrivals(self) -> list[float | None]:
+        """When each stream got the expected sha (None: not within STREAM_WAIT seconds)."""
+        return list(self._line())
 
-        return list(await asyncio.gather(*(one(r) for r in self.readers)))
-
-    async def close(self) -> None:
-        for writer in self.writers:
-            writer.close()
-        self.writers.clear()
-        self.readers.clear()
+    def close(self) -> None:
+        assert self.child.stdin is not None
+        self.child.stdin.close()
+        self.child.wait(timeout=60)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -182,33 +283,33 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         git(clone, "config", "user.email", "ada@example.com")
         pid = stack.process.pid
         deliveries(host, int(port), secret, "ada/memory", 30)  # warm up
+        worker_idle(stack.urls["redis"])
         base = deliveries(host, int(port), secret, "ada/memory", args.deliveries)
         results["webhook_no_streams"] = {"p50_ms": pct(base, 0.5) * 1000, "p99_ms": pct(base, 0.99) * 1000}
         print(f"webhook, no streams: p50 {pct(base, .5) * 1000:.2f} ms, p99 {pct(base, .99) * 1000:.2f} ms",
               flush=True)
-        loop = asyncio.new_event_loop()
         for count in [int(n) for n in args.streams.split(",")]:
-            streams = Streams(host, int(port), "ada/memory", token)
             before = rss_kib(pid)
             started = time.perf_counter()
-            loop.run_until_complete(streams.open(count))
+            streams = Streams(host, int(port), "ada/memory", token, count)
+            streams.open()
             opened = time.perf_counter() - started
             time.sleep(1.0)  # let the receiver settle before its memory is read
             after = rss_kib(pid)
-            held = len(streams.readers)
+            held = streams.held
             print(f"{count} streams: {held} open ({streams.failed} failed) in {opened:.1f} s; receiver memory "
                   f"{before / 1024:.0f} -> {after / 1024:.0f} MiB", flush=True)
+            worker_idle(stack.urls["redis"])
             hooks = deliveries(host, int(port), secret, "ada/memory", args.deliveries)
             checks = health(receiver)
             (clone / "notes.md").write_text(f"note {count} {uuid.uuid4()}\n")
             git(clone, "add", "notes.md")
             git(clone, "commit", "-qm", f"note {count}")
             sha = git(clone, "rev-parse", "HEAD").strip()
+            streams.expect(sha)
             pushed = time.perf_counter()
-            waiting = loop.create_task(streams.wait_for(sha, 30.0))
-            loop.run_until_complete(asyncio.sleep(0))
             subprocess.Popen(["git", "push", "-q", "origin", "HEAD:main"], cwd=clone).wait()
-            arrived = loop.run_until_complete(waiting)
+            arrived = streams.arrivals()
             delays = [a - pushed for a in arrived if a is not None]
             row = {
                 "streams": count, "open": held, "open_seconds": round(opened, 2),
@@ -228,12 +329,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                   f"({row['webhook_p99_ratio']:.2f}x no streams); /healthz p50 {row['healthz_p50_ms']:.2f} ms, "
                   f"p99 {row['healthz_p99_ms']:.2f} ms; {row['receiver_kib_per_stream']:.1f} KiB per stream",
                   flush=True)
-            loop.run_until_complete(streams.close())
+            streams.close()
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and requests.get(f"{receiver}/healthz", timeout=10).json().get(
                     "streams", 0) > 0:
                 time.sleep(0.2)
-        loop.close()
         results["stats"] = {"python": sys.version.split()[0],
                             "median_webhook_ms": statistics.median(base) * 1000}
         return results
@@ -351,7 +451,12 @@ def main() -> int:
     parser.add_argument("--prs", type=int, default=0)
     parser.add_argument("--repos", type=int, default=10)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--hold", nargs=5, help=argparse.SUPPRESS)  # the stream holder's child process
     args = parser.parse_args()
+    if args.hold:
+        host, port, repo, token, count = args.hold
+        hold_streams(host, int(port), repo, token, int(count))
+        return 0
     results = run(args) if args.streams != "none" else {"bench": "fanout", "rows": []}
     if args.prs:
         rows = []
