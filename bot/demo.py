@@ -39,6 +39,8 @@ from bot.memfs import history, sync
 from bot.memfs.create import init_repository
 from bot.memfs.layout import V1, V2, is_index
 from bot.memfs.repo import MemoryRepo
+from bot.notify import texts
+from bot.notify.subscriber import forge_token
 from bot.provenance import why as provenance
 from bot.serve.local import LocalStack
 
@@ -170,6 +172,14 @@ class Cast:
         return self.stack.localhub.url.replace("http://", f"http://x-access-token:{self.tokens[login]}@") \
             + f"/{REPO}.git"
 
+    def login_of(self, token: str | None) -> str | None:
+        """Whose forge token `token` is, as the forge says (None: it does not know it)."""
+        if not token:
+            return None
+        resp = requests.get(f"{self.stack.localhub.api_url}/user", headers={"Authorization": f"token {token}"},
+                            timeout=10)
+        return str(resp.json()["login"]) if resp.status_code == 200 else None
+
     def agents(self) -> list[AgentSession]:
         return [a for a in (self.ada, self.ben) if a is not None]
 
@@ -240,7 +250,10 @@ def _story(base: Path, n: Narrator, layout: str = V1) -> None:
                                          redis=stack.redis.url if stack.redis else "-", data=stack.data))
         tokens = {login: _token(stack, login) for login in ("sam", "ada", "ben")}
         sam = github.Github(auth=github.Auth.Token(tokens["sam"]), base_url=stack.localhub.api_url, retry=None)
-        forge_repo = sam.get_user().create_repo(NAME, description="Memory of the payments team's agents")
+        forge_repo = sam.get_user().create_repo(NAME, description="Memory of the payments team's agents",
+                                                private=True)
+        for agent in ("ada", "ben"):  # the forge's permissions decide who may follow the memory's events
+            forge_repo.add_to_collaborators(agent, "push")
         cast = Cast(stack, sam, forge_repo, tokens, layout)
         _connect(base, cast, n)
         _learn(cast, n)
@@ -263,9 +276,11 @@ def _connect(base: Path, cast: Cast, n: Narrator) -> None:
             url = cast.git_url(login)
             n.say(messages.DEMO_REPOSITORY_SET.format(agent=name, path=repo.root, url=sync.redact(url)))
             n.say(messages.DEMO_INDENTED.format(text=sync.set_remote(repo, url)))
+            # The agent follows its memory's events with its own forge token, the one its clone
+            # pushes with (found in origin's URL, as git finds it; not this process's environment).
             sessions[login] = AgentSession(repo, f"c-{login}-1", home=base / f"{login}-home",
                                            system_prompt=SYSTEM_PROMPT, events_url=events,
-                                           agent_token=cast.stack.agent_token, env={}, background_dreams=False)
+                                           agent_token=forge_token(repo.root, {}), env={}, background_dreams=False)
         cast.ada, cast.ben = sessions["ada"], sessions["ben"]
         hooked = until(lambda: list(cast.forge_repo.get_hooks()), "the integrator's webhook on the repository")
         n.check(bool(hooked), messages.DEMO_CHECK_HOOKED)
@@ -275,8 +290,15 @@ def _connect(base: Path, cast: Cast, n: Narrator) -> None:
         following = until(lambda: all(a.subscriber is not None and a.subscriber.connected.is_set()
                                       for a in cast.agents()), "both agents following the event stream")
         n.check(following, messages.DEMO_CHECK_FOLLOWING)
-        step.evidence.update(repository=cast.forge_repo.html_url, main=main,
+        followers = {agent.agent_id: cast.login_of(agent.subscriber.token if agent.subscriber else None)
+                     for agent in cast.agents()}
+        n.check(followers == {"ada": "ada", "ben": "ben"},
+                texts.DEMO_CHECK_OWN_TOKENS.format(logins=", ".join(str(v) for v in followers.values())))
+        outsider = requests.get(events, headers={"Authorization": f"Bearer {_token(cast.stack, 'eve')}"}, timeout=10)
+        n.check(outsider.status_code == 404, texts.DEMO_CHECK_OUTSIDER.format(repo=REPO))
+        step.evidence.update(repository=cast.forge_repo.html_url, private=cast.forge_repo.private, main=main,
                              agents={a.agent_id: str(a.repo.root) for a in cast.agents()}, events_url=events,
+                             stream_token_logins=followers, outsider_status=outsider.status_code,
                              webhook=hooked[0].config.get("url"))
 
 

@@ -59,7 +59,8 @@ def story(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Story]:
         timeline = json.loads(out.getvalue())
         hub = LocalhubServer(base / "stack" / "localhub").start()
         try:
-            token = requests.post(f"{hub.url}/_localhub/tokens", json={"login": "auditor"}, timeout=10).json()["token"]
+            # Sam, its owner, reads the private repository (as anyone it was not shared with could not).
+            token = requests.post(f"{hub.url}/_localhub/tokens", json={"login": "sam"}, timeout=10).json()["token"]
             gh = github.Github(auth=github.Auth.Token(token), base_url=hub.api_url, retry=None)
             yield Story(code, timeline, base, gh.get_repo(demo.REPO))
             gh.close()
@@ -84,6 +85,17 @@ def test_step_1_both_agents_are_connected_to_the_forge_repository(story: Story) 
         assert git(story.base / clone, "rev-list", "--max-parents=0", "main").strip() == \
             git(story.base / "ada", "rev-list", "--max-parents=0", "main").strip()  # one shared history
     assert evidence["main"] in story.first_parents()  # where main was when both had connected
+
+
+def test_step_1_each_agent_follows_the_private_memory_with_its_own_forge_token(story: Story) -> None:
+    """The agents open the event stream with the forge token their clone pushes with, never an
+    operator token, so the forge decides who may follow: the memory is private, and a token of
+    someone it does not let read it is refused."""
+    evidence = story.step(1)
+    assert evidence["private"] is True and story.forge.private
+    assert evidence["stream_token_logins"] == {"ada": "ada", "ben": "ben"}
+    assert evidence["outsider_status"] == 404
+    assert story.forge.has_in_collaborators("ada") and story.forge.has_in_collaborators("ben")
 
 
 def test_step_2_a_small_edit_went_straight_to_main_as_the_agents_commit(story: Story) -> None:

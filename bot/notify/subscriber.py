@@ -267,6 +267,11 @@ class HeadSubscriber:
         self._session.close()
 
     @property
+    def token(self) -> str:
+        """The bearer the stream is opened with: the agent's forge token ("" if none was found)."""
+        return self._token
+
+    @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 

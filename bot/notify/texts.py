@@ -1,5 +1,6 @@
 """The sentences of the agents' event stream at scale: its access check against the forge, its
-fan-out, and the receiver's server. Kept in one place like bot/messages.py, which they join."""
+fan-out, the receiver's server, and what `memrepo demo` checks of them. Kept in one place like
+bot/messages.py, which they join."""
 
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ EVENTS_NO_ACCESS_CHECK = ("this receiver checks no forge tokens (no forge config
 EVENTS_REDIS_DOWN = "Redis is not reachable ({error}); no stream can be followed now, try again shortly"
 EVENTS_METHOD = "the event stream answers GET only"
 EVENTS_STOPPING = "the receiver is stopping; reconnect"
+
+DEMO_CHECK_OWN_TOKENS = ("each agent follows with its own forge token, the one its clone pushes with (the forge "
+                         "knows them as {logins}), not an operator token")
+DEMO_CHECK_OUTSIDER = "a forge token that may not read the private {repo} is refused its event stream (404)"
 
 SERVE_BAD_INTAKE = "--threads must be at least 1, found {threads}"
 SERVE_LOCAL_BAD_PORTS = "--port {port} leaves no room for the receiver on the next port; use 0 or a lower port"
