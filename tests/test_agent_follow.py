@@ -107,10 +107,10 @@ def test_a_wrong_agent_token_is_a_clear_state_and_changes_nothing(
         assert s.subscriber is not None
         wait_until(lambda: s.subscriber.errors >= 1, WAIT, "the refusal")
         state = s.stream_state()
-        assert "refused the agent token (401)" in state and "MEMREPO_AGENT_TOKEN" in state
-        assert "wrong-token" not in state
+        assert "refused this agent's token (401)" in state and "the forge token of the memory's clone" in state
+        assert "MEMREPO_AGENT_TOKEN" not in state and "wrong-token" not in state
         status = s.command("/memory-repository status")
-        assert status.ok and "refused the agent token" in status.text
+        assert status.ok and "refused this agent's token" in status.text
         assert s.system_prompt().startswith("You are Ada.")
     assert world.agent.head_sha() == head == world.remote_main()
     assert world.agent.dirty_paths() == []

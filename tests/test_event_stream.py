@@ -213,8 +213,8 @@ def test_a_reconnecting_agent_gets_the_head_it_missed(receiver: ReceiverServer, 
     (None, 401, "a bearer token is required"),
     ("Basic dXNlcjpwYXNz", 401, "a bearer token is required"),
     ("Bearer ", 401, "a bearer token is required"),
-    ("Bearer wrong-token", 401, "the bearer token is not valid"),
-    (f"Bearer {TOKEN}x", 401, "the bearer token is not valid"),
+    ("Bearer wrong-token", 401, "only the operator token does, and this is not it"),
+    (f"Bearer {TOKEN}x", 401, "an agent's forge token cannot open streams here"),
 ])
 def test_without_an_access_check_only_the_operator_token_opens_streams(
         receiver: ReceiverServer, authorization: str | None, status: int, words: str) -> None:

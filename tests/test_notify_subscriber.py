@@ -324,10 +324,24 @@ def test_a_wrong_token_is_reported_once_and_retried_slowly(
         wait_until(lambda: sub.errors >= 3, WAIT, "three failed attempts")
         sub.stop()
     assert not sub.running and not sub.connected.is_set() and sub.connects == 0
-    assert "refused the agent token (401)" in (sub.last_error or "")
+    assert "refused this agent's token (401)" in (sub.last_error or "")
     assert "wrong-token" not in (sub.last_error or "")
     errors = [r for r in caplog.records if r.levelname == "ERROR"]
-    assert len(errors) == 1 and "MEMREPO_AGENT_TOKEN" in errors[0].getMessage()
+    assert len(errors) == 1 and "follow with the forge token of the memory's clone" in errors[0].getMessage()
+    assert "MEMREPO_AGENT_TOKEN" not in errors[0].getMessage()  # the operator's token is not the agent's
+
+
+def test_a_clone_without_a_forge_token_says_where_to_put_one(
+        world: World, receiver: Receiver, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    sub = HeadSubscriber(world.agent.root, receiver.events_url(), "", backoff_base=0.01, refused_delay=0.05)
+    assert sub.token == ""  # the test world's origin is a local path: no token in it
+    with sub:
+        wait_until(lambda: sub.errors >= 1, WAIT, "the refusal")
+    assert "needs this agent's forge token (401) and the clone has none" in (sub.last_error or "")
+    assert "MEMREPO_FORGE_TOKEN or GITHUB_TOKEN" in (sub.last_error or "")
+    assert not world.agent.dirty_paths()
 
 
 def test_stop_is_prompt_while_reading_and_while_waiting(world: World, receiver: Receiver) -> None:

@@ -199,7 +199,7 @@ class EventStreams:
         else:
             verdict = await self.verdict(who, repo)
         if verdict == BAD_TOKEN:
-            text = texts.EVENTS_BAD_TOKEN if self.access is not None else messages.EVENTS_BAD_TOKEN
+            text = texts.EVENTS_BAD_TOKEN if self.access is not None else texts.EVENTS_OPERATOR_ONLY
             await answer(send, 401, text, {"WWW-Authenticate": 'Bearer realm="memrepo", error="invalid_token"'})
             return
         if verdict == REFUSED:

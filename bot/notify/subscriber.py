@@ -44,6 +44,7 @@ from bot import messages
 from bot.errors import MemrepoError
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync import contains, redact, sync
+from bot.notify import texts
 from bot.notify.events import HeadEvent
 from bot.settings import is_repo_name
 
@@ -340,10 +341,11 @@ class HeadSubscriber:
         if self._stop.is_set():
             return None
         if response.status_code in (401, 403, 404):
-            template = (messages.SUBSCRIBER_NOT_FOUND if response.status_code == 404
-                        else messages.SUBSCRIBER_UNAUTHORIZED)
-            self._error(template.format(url=redact(self.url), seconds=self.refused_delay),
-                        once_key=response.status_code, level=logging.ERROR)
+            status = response.status_code
+            template = (texts.SUBSCRIBER_NOT_FOUND if status == 404
+                        else texts.SUBSCRIBER_REFUSED if self._token else texts.SUBSCRIBER_NO_TOKEN)
+            self._error(template.format(url=redact(self.url), status=status, envs=" or ".join(TOKEN_ENVS),
+                                        seconds=self.refused_delay), once_key=status, level=logging.ERROR)
             return self.refused_delay
         if response.status_code != 200:
             raise requests.HTTPError(messages.SUBSCRIBER_STATUS.format(url=redact(self.url),
