@@ -263,11 +263,13 @@ class EventStreams:
                     self.fanout.write(sub, data)
                     continue
                 await send({"type": "http.response.body", "body": data, "more_body": True})
+            sub.end("revoked")  # (a no-op if it ended already) nothing is written past the response's end
             if sub.dropped:
                 await asyncio.sleep(0)  # the cut connection's end is seen before the handler returns
             else:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         except asyncio.CancelledError:
+            sub.end("stopping")
             if not sub.dropped:  # the server stopping (its graceful timeout): end the response cleanly
                 with contextlib.suppress(Exception):
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
