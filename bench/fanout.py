@@ -56,6 +56,7 @@ import requests  # noqa: E402
 from bot.serve.child import LocalStack  # noqa: E402
 
 CONNECT_CONCURRENCY = 256
+TARGETS = {"push_p99_ms": 1000.0, "webhook_p99_ms": 20.0, "webhook_ratio": 1.5, "kib_per_stream": 20.0}
 STREAM_WAIT = 30.0  # seconds the streams wait for the pushed commit's event
 
 
@@ -64,6 +65,14 @@ def pct(values: list[float], q: float) -> float:
         return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def meets_targets(row: dict[str, Any]) -> bool:
+    """Whether a row of N streams meets the targets (every stream got the event, too)."""
+    return bool(row["all_delivered"] and row["push_to_event_p99_ms"] <= TARGETS["push_p99_ms"]
+                and row["webhook_p99_ms"] <= TARGETS["webhook_p99_ms"]
+                and row["webhook_p99_ratio"] <= TARGETS["webhook_ratio"]
+                and row["receiver_kib_per_stream"] <= TARGETS["kib_per_stream"])
 
 
 def rss_kib(pid: int) -> int:
@@ -334,6 +343,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             while time.monotonic() < deadline and requests.get(f"{receiver}/healthz", timeout=10).json().get(
                     "streams", 0) > 0:
                 time.sleep(0.2)
+        measured = [row for row in results["rows"] if row["streams"]]
+        if measured:
+            results["targets_met"] = all(meets_targets(row) for row in measured)
+            print(f"targets (p99 <= {TARGETS['push_p99_ms']:.0f} ms to every stream, webhook p99 <= "
+                  f"{TARGETS['webhook_p99_ms']:.0f} ms and <= {TARGETS['webhook_ratio']}x, <= "
+                  f"{TARGETS['kib_per_stream']:.0f} KiB per stream) met in every row: {results['targets_met']}",
+                  flush=True)
         results["stats"] = {"python": sys.version.split()[0],
                             "median_webhook_ms": statistics.median(base) * 1000}
         return results
