@@ -1532,6 +1532,16 @@ PALACE_BAD_WRITER = "writer {value!r} is not a writer: use one of {roles}, or le
 PALACE_EMPTY_RANGE = "since {since} is after until {until}; nothing can be in between"
 PALACE_FORGE_DISABLED = "the forge is not asked (--no-forge)"
 PALACE_FORGE_FAILED = "the forge could not be asked for open pull requests ({problem}); they are not shown"
+PALACE_SERVED_NO_TOKEN = ("this memory's palace is shown to whoever the forge lets read {repo}: open this address "
+                          "once with ?token=<your forge token>, or send 'Authorization: Bearer <your forge token>'")
+PALACE_SERVED_BAD_TOKEN = "the forge does not accept this token (401): use a forge token that can read {repo}"
+PALACE_SERVED_NO_ACCESS = "{repo} is not a memory this server serves, or this token cannot read it"
+PALACE_SERVED_UNAVAILABLE = ("the forge could not be asked whether this token may read {repo}; try again in a few "
+                             "seconds")
+PALACE_SERVED_NO_MAIN = "{repo} has no main branch yet: there is no memory to show"
+PALACE_SERVED_OFF = ("the palace (/palace/OWNER/REPO/) is not served: the receiver has no forge credentials to "
+                     "fetch memory with (set MEMREPO_GITHUB_TOKEN, or a GitHub App's MEMREPO_APP_ID and key)")
+PALACE_SERVED_FETCH_FAILED = "{repo}'s memory could not be fetched from the forge ({problem}); try again shortly"
 PALACE_REFUSED = ("this palace needs its token: open it once with ?token=TOKEN, or send 'Authorization: Bearer "
                   "TOKEN'")
 PALACE_WRONG_HOST = ("this palace answers only at a loopback name (127.0.0.1, localhost, [::1]); start it with "

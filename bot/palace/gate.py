@@ -12,17 +12,28 @@ is let in when it carries it:
   key made when the palace starts, never the token itself. Restarting the palace forgets it.
 
 Tokens are compared in constant time. The decisions are pure functions of the request's parts.
+
+`memrepo serve` shows the palace of every memory it serves to whoever the forge lets read it
+(bot/serve/palace.py): there the token is the viewer's own forge token, which the forge is asked
+about again when the cached answer expires, so the cookie has to carry the token itself. It is
+sealed (`seal`: encrypted and authenticated, Fernet, under a key derived from the receiver's
+webhook secret, which every receiver behind a load balancer shares) and lapses after
+`SEALED_HOURS`; the browser cannot read it (HttpOnly) nor send it from another site (SameSite).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import ipaddress
 import secrets
 from dataclasses import dataclass, field
 
+from cryptography.fernet import Fernet, InvalidToken
+
 from bot import messages
+from bot.access import ALLOWED, BAD_TOKEN, REFUSED
 from bot.errors import MemrepoError
 
 TOKEN_MIN = 16
@@ -33,6 +44,10 @@ ALLOW = "allow"
 REMEMBER = "remember"  # allowed by ?token=: redirect without it, setting the cookie
 REFUSE = "refuse"
 WRONG_HOST = "wrong-host"
+
+SEALED_COOKIE = "memrepo_palace_viewer"
+SEALED_HOURS = 12
+FROM_HEADER, FROM_QUERY, FROM_COOKIE, FROM_NOWHERE = "header", "query", "cookie", "nowhere"
 
 
 def is_loopback(host: str) -> bool:
@@ -95,3 +110,51 @@ class Gate:
 
 def _same(given: str, expected: str) -> bool:
     return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode("utf-8"))
+
+
+# ------------------------------------------------------------------------------ served: the viewer's forge token
+def viewer_token(authorization: str | None, query_token: str | None,
+                 cookie_token: str | None) -> tuple[str | None, str]:
+    """(the viewer's forge token, where it came from): a bearer header first (scripts), then
+    ?token= (a browser's first visit), then the sealed cookie (already unsealed)."""
+    scheme, _, value = (authorization or "").strip().partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip(), FROM_HEADER
+    if query_token and query_token.strip():
+        return query_token.strip(), FROM_QUERY
+    if cookie_token:
+        return cookie_token, FROM_COOKIE
+    return None, FROM_NOWHERE
+
+
+def served_status(verdict: str | None) -> int:
+    """The HTTP status a served palace answers for the access check's verdict (None: no token):
+    as the event stream answers, 404 for a memory not served or not readable with the token
+    (GitHub's answer for a private repository one cannot see), 401 for no token or one the forge
+    does not accept, 503 when the forge could not be asked."""
+    if verdict is None or verdict == BAD_TOKEN:
+        return 401
+    return {ALLOWED: 200, REFUSED: 404}.get(verdict, 503)
+
+
+def sealing_key(secret: str) -> bytes:
+    """The cookie's key, derived from the receiver's webhook secret (never the secret itself)."""
+    digest = hmac.new(secret.encode("utf-8"), b"memrepo palace viewer cookie", hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest)
+
+
+def seal(key: bytes, token: str) -> str:
+    return Fernet(key).encrypt(token.encode("utf-8")).decode("ascii")
+
+
+def unseal(key: bytes, value: str | None, *, now: int | None = None) -> str | None:
+    """The token a sealed cookie holds; None when there is none, it was not sealed with `key`
+    (another receiver's secret, a forged or damaged value) or it is older than SEALED_HOURS."""
+    if not value:
+        return None
+    try:
+        if now is None:
+            return Fernet(key).decrypt(value.encode("ascii"), ttl=SEALED_HOURS * 3600).decode("utf-8")
+        return Fernet(key).decrypt_at_time(value.encode("ascii"), SEALED_HOURS * 3600, now).decode("utf-8")
+    except (InvalidToken, UnicodeError, ValueError):
+        return None

@@ -259,9 +259,16 @@ def create_app(repo_root: Any, *, token: str | None = None, forge: Any = None, t
     caller checks the address with gate.check_start first); `forge`, `transcripts` and `home` as
     Palace takes them."""
     found = palace or Palace(repo_root, forge=forge, transcripts=transcripts, home=home)
-    app = Flask(__name__, template_folder=None, static_folder=None)
+    app = host_app()
     app.register_blueprint(blueprint(lambda _key: found, authorize=gatekeeper(gate.Gate(token)), poll_ms=poll_ms))
     app.extensions["memrepo_palace"] = found
+    return app
+
+
+def host_app() -> Flask:
+    """A Flask app to register the palace's blueprint on: a page it does not have is a plain
+    404, a failure a plain 500 that names the error and logs it (never a traceback to the viewer)."""
+    app = Flask(__name__, template_folder=None, static_folder=None)
 
     @app.errorhandler(404)
     def _not_found(_exc: Exception) -> Response:

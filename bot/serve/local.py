@@ -250,6 +250,7 @@ class LocalStack:
         self.localhub: Any = None
         self.receiver: Any = None  # bot.serve.receiver.ReceiverServer
         self.access: Any = None  # bot.access.ForgeAccess
+        self.palaces: Any = None  # bot.serve.palace.ServedPalaces, at <receiver>/palace/<owner>/<repo>/
         self.worker: subprocess.Popen[bytes] | None = None
         self.worker_restarts: list[float] = []  # monotonic times the worker was started again
         self.agent_token = ""
@@ -272,7 +273,9 @@ class LocalStack:
     # ------------------------------------------------------------------ start
     def start(self) -> LocalStack:
         from bot.access import ForgeAccess
+        from bot.forge.client import TokenCredentials
         from bot.forge.localhub.server import LocalhubServer
+        from bot.serve.palace import with_credentials
         from bot.serve.receiver import ReceiverServer, raise_fd_limit
         from bot.settings import Settings
         from webhooks.asgi import Receiver
@@ -299,8 +302,12 @@ class LocalStack:
         settings = Settings(redis_url=self.redis.url, webhook_secret=self.webhook_secret,
                             agent_token=self.agent_token, bot_login=BOT_LOGIN)
         self.access = ForgeAccess(self.localhub.api_url, integrator_token=self.bot_token)
+        self.palaces = with_credentials(settings, self.access, TokenCredentials(self.bot_token),
+                                        api_url=self.localhub.api_url, git_url=self.localhub.url,
+                                        work_dir=self.data / "work")
         try:
-            self.receiver = ReceiverServer(Receiver(settings, access=self.access), self.host, receiver_port).start()
+            receiver = Receiver(settings, access=self.access, palace=self.palaces.app())
+            self.receiver = ReceiverServer(receiver, self.host, receiver_port).start()
         except MemrepoError as exc:
             raise MemrepoError(messages.SERVE_LOCAL_CANNOT_START.format(problem=exc)) from None
         HookInstaller(self.localhub, self.bot_token, self.receiver_url + WEBHOOK_PATH, self.webhook_secret).install()
@@ -380,6 +387,9 @@ class LocalStack:
         if self.receiver is not None:
             self.receiver.stop()
             self.receiver = None
+        if self.palaces is not None:
+            self.palaces.close()
+            self.palaces = None
         if self.access is not None:
             self.access.close()
             self.access = None

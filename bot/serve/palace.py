@@ -1,0 +1,331 @@
+"""The palace of every memory the receiver serves, at `/palace/<owner>/<repo>/` (the pages of
+`memrepo palace`, bot/palace/web.py), for whoever the forge lets read that memory.
+
+Who may see a memory is decided as for its event stream (webhooks/stream.py), by the same
+access check (bot/access.py: the viewer's own forge token asked of the forge, the answer cached
+for at most five minutes, refusals too): a memory the integrator does not serve, or that the
+token cannot read, is a 404 (GitHub's answer for a private repository one cannot see), a token
+the forge does not accept a 401, a forge that cannot be asked a 503; the operator token opens
+any served memory. A script sends `Authorization: Bearer <token>`; a browser opens a page once
+with `?token=<token>` and is sent to the same page without it, with the token in a sealed
+cookie (bot/palace/gate.py), so a viewer whose access is revoked on the forge is refused within
+the cache's lifetime.
+
+What the pages show is read from the receiver's own clone of each memory under the work folder
+(`<work>/.palace/<owner>/<name>`: no checkout, every page reads git objects; the integrator's
+workspace is a bare mirror whose refs its jobs delete and fetch again, and in a deployment
+the receiver and the workers need not share a disk), fetched from the forge with the
+integrator's credentials. It is fetched when main moved: the newest head event of the memory
+(Redis, what its event stream sends agents) names main's commit, and a clone that is not there
+fetches once before the page is read; with no event known it fetches at most every
+`fetch_seconds`. An open page asks `head.json` every few seconds (the same check), so it shows a
+merge within that time of the head event.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hmac
+import logging
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pygit2
+from flask import Flask, Response, g, redirect
+from redis import Redis
+from redis.exceptions import RedisError
+
+from bot import messages
+from bot.access import ALLOWED, BAD_TOKEN, REFUSED
+from bot.errors import MemrepoError
+from bot.integrator.context import Remote
+from bot.memfs import refs
+from bot.memfs.repo import MAIN
+from bot.memfs.sync import redact
+from bot.memfs.sync.transport import HeaderCallbacks, libgit2_timeouts
+from bot.notify.events import last_head
+from bot.palace import gate, web
+from bot.palace.source import Palace
+from bot.settings import Settings, is_repo_name
+from webhooks.asgi import PALACE_PATH
+from webhooks.stream import AccessCheck
+
+log = logging.getLogger("memrepo.serve.palace")
+
+FETCH_SECONDS = 30.0  # with no head event known, a clone is fetched at most this often
+RETRY_SECONDS = 5.0  # a fetch that failed is not tried again sooner
+FOLDER = ".palace"  # under the work folder; no owner's name starts with a dot
+
+
+# ------------------------------------------------------------------------------ the pure decision
+def should_fetch(head: str | None, newest: str | None, fetched_for: str | None, since_fetch: float | None,
+                 failed: bool, *, every: float = FETCH_SECONDS, retry: float = RETRY_SECONDS) -> bool:
+    """Whether to fetch main before showing a page. `head`: the clone's main (None: nothing
+    fetched yet); `newest`: the sha of the newest head event (None: none known); `fetched_for`:
+    the newest event's sha when the clone was last fetched; `since_fetch`: seconds since the
+    last attempt (None: never); `failed`: whether that attempt failed."""
+    if failed and since_fetch is not None and since_fetch < retry:
+        return False
+    if head is None:
+        return True
+    if newest is not None and newest != head and newest != fetched_for:
+        return True
+    return since_fetch is None or since_fetch >= every
+
+
+# ------------------------------------------------------------------------------ one memory's clone
+class Clone:
+    """The receiver's clone of one memory (non-bare, never checked out), main fetched from the
+    forge. A file lock keeps two receiver processes on one machine from fetching it at once."""
+
+    def __init__(self, path: Path, repo: str, remote: Remote, branch: str = MAIN) -> None:
+        self.path = path
+        self.repo = repo
+        self.remote = remote
+        self.branch = branch
+
+    def head(self) -> str | None:
+        """main's commit in the clone (read from the ref files), None before the first fetch."""
+        if not (self.path / ".git").is_dir():
+            return None
+        return refs.resolve(self.path, f"refs/heads/{self.branch}")
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.parent / f".{self.path.name}.lock", "a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def fetch(self) -> str | None:
+        """Fetch main into refs/heads/main (forced: main is the forge's); its commit after, None
+        when the forge has no main. Raises MemrepoError when the forge cannot be fetched from."""
+        spec = f"+refs/heads/{self.branch}:refs/heads/{self.branch}"
+        libgit2_timeouts()
+        with self._locked():
+            try:
+                if not (self.path / ".git").is_dir():
+                    git = pygit2.init_repository(str(self.path), bare=False, initial_head=self.branch)
+                    git.config["gc.auto"] = 0  # a page must not wait on a gc
+                git = pygit2.Repository(str(self.path))
+                remote = git.remotes.create_anonymous(self.remote.url)
+                remote.fetch([spec], callbacks=HeaderCallbacks(self.remote.auth_header()),
+                             prune=pygit2.enums.FetchPrune.NO_PRUNE, proxy=True)
+            except (pygit2.GitError, ValueError, OSError) as exc:
+                raise MemrepoError(messages.PALACE_SERVED_FETCH_FAILED.format(
+                    repo=self.repo, problem=redact(str(exc)))) from None
+        return self.head()
+
+
+@dataclass
+class _Memory:
+    clone: Clone
+    lock: threading.Lock
+    palace: Palace | None = None
+    fetched_at: float | None = None
+    fetched_for: str | None = None
+    failed: bool = False
+
+
+# ------------------------------------------------------------------------------ every memory
+class ServedPalaces:
+    """The palace pages of every served memory as one WSGI application (`app`), which the
+    receiver mounts at /palace/ (webhooks.asgi.Receiver's `palace`). `access` is the event
+    stream's check (None: only the operator token is accepted); `remote(repo)` says where a
+    memory's git is and the integrator's token for it; `forge(repo)` (optional) a forge client
+    for the pending pull requests and the reviews `why` shows; `redis` where head events are
+    (default: settings.redis_url)."""
+
+    def __init__(self, settings: Settings, access: AccessCheck | None, *, work_dir: Path,
+                 remote: Callable[[str], Remote], forge: Callable[[str], Any] | None = None,
+                 redis: Redis | None = None, fetch_seconds: float = FETCH_SECONDS, poll_ms: int = web.POLL_MS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings = settings
+        self.access = access
+        self.root = Path(work_dir) / FOLDER
+        self.remote = remote
+        self.forge = forge
+        self._redis = redis
+        self.fetch_seconds = fetch_seconds
+        self.poll_ms = poll_ms
+        self.clock = clock
+        self.key = gate.sealing_key(settings.webhook_secret)
+        self._memories: dict[str, _Memory] = {}
+        self._forges: list[Any] = []
+        self._lock = threading.Lock()
+        self.fetches = 0  # fetches made (for tests and benchmarks)
+
+    # ------------------------------------------------------------------ the application
+    def app(self) -> Flask:
+        made = web.host_app()
+        made.register_blueprint(web.blueprint(
+            self._resolve, authorize=self._authorize, name="palace", url_prefix=PALACE_PATH + "<owner>/<repo>",
+            key_args=("owner", "repo"), poll_ms=self.poll_ms, title=lambda key: f"{key['owner']}/{key['repo']}"))
+        return made
+
+    def close(self) -> None:
+        with self._lock:
+            memories = list(self._memories.values())
+            forges, self._forges = self._forges, []
+        for memory in memories:
+            if memory.palace is not None:
+                memory.palace.close()
+        for client in forges:
+            with contextlib.suppress(Exception):
+                client.close()
+
+    # ------------------------------------------------------------------ who may look
+    def _authorize(self, req: Any) -> Response | None:
+        key = g.get("palace_key", {})
+        repo = f"{key.get('owner')}/{key.get('repo')}"
+        cookie = gate.unseal(self.key, req.cookies.get(gate.SEALED_COOKIE))
+        token, source = gate.viewer_token(req.headers.get("Authorization"), req.args.get("token"), cookie)
+        verdict = self.verdict(token, repo) if token is not None else None
+        status = gate.served_status(verdict)
+        if status != 200:
+            text = {401: messages.PALACE_SERVED_NO_TOKEN if verdict is None else messages.PALACE_SERVED_BAD_TOKEN,
+                    404: messages.PALACE_SERVED_NO_ACCESS}.get(status, messages.PALACE_SERVED_UNAVAILABLE)
+            response = _plain(text.format(repo=repo), status)
+            if status == 401:
+                response.headers["WWW-Authenticate"] = 'Bearer realm="memrepo palace"'
+            if status == 503:
+                response.headers["Retry-After"] = "5"
+            if source == gate.FROM_COOKIE and verdict == BAD_TOKEN:  # a 404 is one memory's; this is every one's
+                response.delete_cookie(gate.SEALED_COOKIE, path=PALACE_PATH)
+            return response
+        refused = self._freshen(repo)
+        if refused is not None:
+            return refused
+        if source == gate.FROM_QUERY:  # a browser's first visit: the token goes into the sealed cookie
+            query = urllib.parse.urlencode([(k, v) for k, v in req.args.items(multi=True) if k != "token"])
+            response = redirect(req.script_root + req.path + (f"?{query}" if query else ""), code=303)
+            response.set_cookie(gate.SEALED_COOKIE, gate.seal(self.key, token or ""), httponly=True,
+                                samesite="Strict", secure=_secure(req), path=PALACE_PATH,
+                                max_age=gate.SEALED_HOURS * 3600)
+            return response
+        return None
+
+    def verdict(self, token: str, repo: str) -> str:
+        """The access check's verdict for `token` on `repo` (the operator token: whether it is served)."""
+        if not is_repo_name(repo) or not self.settings.accepts(repo):
+            return REFUSED
+        operator = hmac.compare_digest(token.encode("utf-8", "replace"),
+                                       self.settings.agent_token.encode("utf-8", "replace"))
+        if self.access is None:
+            return ALLOWED if operator else BAD_TOKEN
+        return self.access.check(None if operator else token, repo)
+
+    # ------------------------------------------------------------------ what is shown
+    def _memory(self, repo: str) -> _Memory:
+        name = repo.lower()
+        with self._lock:
+            memory = self._memories.get(name)
+            if memory is None:
+                owner, _, short = name.partition("/")
+                memory = _Memory(Clone(self.root / owner / short, repo, self.remote(repo)), threading.Lock())
+                self._memories[name] = memory
+            return memory
+
+    def _newest(self, repo: str) -> str | None:
+        try:
+            if self._redis is None:
+                self._redis = Redis.from_url(self.settings.redis_url, socket_timeout=2, socket_connect_timeout=2)
+            event = last_head(self._redis, repo)
+        except RedisError as exc:
+            log.warning("cannot read the newest head of %s: %s", repo, type(exc).__name__)
+            return None
+        return event.sha if event is not None else None
+
+    def _freshen(self, repo: str) -> Response | None:
+        """Fetch the memory's main when it moved (see should_fetch); a refusal when there is
+        nothing to show (no main on the forge, or no clone and the forge cannot be fetched from)."""
+        memory = self._memory(repo)
+        with memory.lock:
+            head = memory.clone.head()
+            now = self.clock()
+            since = None if memory.fetched_at is None else now - memory.fetched_at
+            newest = self._newest(repo)
+            if should_fetch(head, newest, memory.fetched_for, since, memory.failed, every=self.fetch_seconds):
+                memory.fetched_at = now
+                try:
+                    self.fetches += 1
+                    head = memory.clone.fetch()
+                    memory.failed = False
+                    memory.fetched_for = newest
+                except MemrepoError as exc:
+                    memory.failed = True
+                    log.warning("%s", exc)
+                    if head is None:
+                        return _plain(str(exc), 503, {"Retry-After": str(int(RETRY_SECONDS))})
+            if head is None:
+                return _plain(messages.PALACE_SERVED_NO_MAIN.format(repo=repo), 404)
+            if memory.palace is None:
+                client = self.forge(repo) if self.forge is not None else None
+                if client is not None:
+                    with self._lock:
+                        self._forges.append(client)
+                memory.palace = Palace(memory.clone.path, forge=client if client is not None else False,
+                                       transcripts=False)
+        return None
+
+    def _resolve(self, key: dict[str, Any]) -> Palace | None:
+        memory = self._memories.get(f"{key.get('owner')}/{key.get('repo')}".lower())
+        return memory.palace if memory is not None else None
+
+
+def with_credentials(settings: Settings, access: AccessCheck | None, credentials: Any, *, api_url: str,
+                     git_url: str, work_dir: Path, **options: Any) -> ServedPalaces:
+    """The served palaces reading each memory with the integrator's credentials (a token or a
+    GitHub App's), from the forge at `api_url` and its git at `git_url`."""
+    from bot.forge.client import ForgeClient, RetryPolicy
+    from bot.integrator.context import remotes
+    from bot.palace.source import FORGE_RETRY
+
+    def forge(repo: str) -> Any:
+        return ForgeClient(repo, credentials, base_url=api_url, policy=RetryPolicy(**FORGE_RETRY), timeout=10,
+                           min_write_interval=0.0)
+
+    return ServedPalaces(settings, access, work_dir=work_dir, remote=remotes(credentials, api_url, git_url),
+                         forge=forge, **options)
+
+
+def from_env(settings: Settings, access: AccessCheck | None, environ: Any) -> ServedPalaces | None:
+    """`memrepo serve`'s palaces: the integrator's credentials, forge and work folder as the
+    workers read them (MEMREPO_GITHUB_TOKEN or the GitHub App's, MEMREPO_GITHUB_URL,
+    MEMREPO_GIT_URL, MEMREPO_WORK_DIR); None when there are no credentials to fetch memory with
+    (the caller says so)."""
+    from bot.forge.client import GITHUB_API_URL
+    from bot.integrator.context import GITHUB_URL, credentials_from_env, git_url_from_env, work_dir_from_env
+
+    try:
+        credentials = credentials_from_env(environ)
+    except MemrepoError:
+        return None
+    api_url = (environ.get(GITHUB_URL) or "").strip() or GITHUB_API_URL
+    return with_credentials(settings, access, credentials, api_url=api_url, git_url=git_url_from_env(environ, api_url),
+                            work_dir=work_dir_from_env(environ))
+
+
+def _plain(text: str, status: int, headers: dict[str, str] | None = None) -> Response:
+    response = Response(text + "\n", status=status, mimetype="text/plain")
+    for name, value in {**web.SECURITY_HEADERS, "Cache-Control": "no-store", **(headers or {})}.items():
+        response.headers[name] = value
+    return response
+
+
+def _secure(req: Any) -> bool:
+    """Whether the viewer reached us over HTTPS (directly, or through a proxy that says so)."""
+    return bool(req.is_secure or req.headers.get("X-Forwarded-Proto", "").lower() == "https")
+
+
+__all__ = ["FETCH_SECONDS", "Clone", "ServedPalaces", "from_env", "should_fetch", "with_credentials"]
