@@ -1160,8 +1160,6 @@ WEBHOOK_IGNORED_BRANCH = "ignored: a push to {ref}, not to the default branch {b
 WEBHOOK_IGNORED_DELETED = "ignored: the default branch {branch} was deleted"
 WEBHOOK_IGNORED_NOT_PULL = "ignored: a comment on an issue, not on a pull request"
 REDIS_UNAVAILABLE = "Redis is not reachable ({error}); nothing was done, try again shortly"
-EVENTS_NO_TOKEN = "a bearer token is required: send Authorization: Bearer <the agent token>"
-EVENTS_BAD_TOKEN = "the bearer token is not valid"
 EVENTS_UNKNOWN_REPO = "{repo} is not a repository this server serves"
 HEALTH_OK = "ok"
 CONTEXT_BAD_DATE_WEIGHT = "date_weight must be a number from 0 to {limit:g}, found {value!r}"
@@ -1219,7 +1217,7 @@ memrepo serve --local: ready (Ctrl-C stops everything)
   receiver:       {receiver}/webhooks/github
   events (SSE):   {receiver}/v1/repos/<owner>/<repo>/events
   redis:          {redis}
-  agent token:    {agent_token}
+  operator token: {agent_token} (opens any memory's events; agents follow with their own forge tokens)
   bot account:    {bot_login}
   data:           {data} (logs: {logs})
 Every localhub repository gets the receiver's webhook (signed with a generated secret) at its first event."""
@@ -1241,10 +1239,6 @@ SERVE_SERVING = "memrepo serve: webhook receiver at http://{host}:{port}/webhook
 
 # Agent head subscriber.
 SUBSCRIBER_BAD_URL = "the event stream URL must look like http(s)://host/v1/repos/<owner>/<repo>/events, found {url}"
-SUBSCRIBER_UNAUTHORIZED = "the event stream at {url} refused the agent token (401): check MEMREPO_AGENT_TOKEN; " \
-                          "retrying every {seconds:g}s"
-SUBSCRIBER_NOT_FOUND = "the event stream at {url} does not serve this repository (404): check MEMREPO_REPOS; " \
-                       "retrying every {seconds:g}s"
 SUBSCRIBER_STATUS = "the event stream at {url} answered HTTP {status}"
 SUBSCRIBER_DROPPED = "the event stream at {url} dropped: {error}"
 SUBSCRIBER_BAD_EVENT = "ignored a head event that is not valid: {error}"
@@ -1274,13 +1268,13 @@ refused. The server is one conversation (--conversation, or a fresh mcp-XXXXXXXX
 
 Resource: memrepo://core-memory, the compiled system prompt (as `memrepo compile` prints it),
 announced as updated to subscribed clients whenever HEAD moves: by a tool call, a local commit,
-or a sync (with --events, the receiver's head events; its token in MEMREPO_AGENT_TOKEN)."""
+or a sync (with --events, the receiver's head events, followed with the clone's forge token)."""
 MCP_REPO_HELP = "the memory repository (default: the current folder)"
 MCP_HTTP_HELP = "serve streamable HTTP on this port instead of stdio (0: any free port)"
 MCP_HOST_HELP = "with --http: the address to listen on (default: 127.0.0.1)"
 MCP_SYSTEM_PROMPT_HELP = "a file with the base system prompt the core memory resource compiles around"
 MCP_EVENTS_HELP = ("the receiver's event stream, http(s)://HOST/v1/repos/OWNER/NAME/events: sync on each head "
-                   "event (token in MEMREPO_AGENT_TOKEN)")
+                   "event (followed with the clone's forge token: MEMREPO_FORGE_TOKEN, GITHUB_TOKEN or origin's URL)")
 MCP_POLL_HELP = "how often to look for HEAD moves, in seconds (default: 0.25)"
 MCP_CONVERSATION_HELP = ("the conversation id for this server's transcript rows and pull requests "
                          "(default: mcp- and 8 random hex digits, new at each start)")
@@ -1299,7 +1293,6 @@ MCP_RECORDED_DREAM = "dream: {outcome}"
 MCP_BAD_PORT = "--http must be a port from 0 to 65535, found {port}"
 MCP_BAD_POLL = "--poll must be a positive number of seconds, found {value}"
 MCP_CANNOT_BIND = "cannot listen on {host}:{port}: {error}"
-MCP_EVENTS_NO_TOKEN = "--events needs the agent token in the environment variable {name}"
 MCP_SERVING_HTTP = "memrepo mcp: serving {root} at {url} (Ctrl-C stops)"
 MCP_SERVING_STDIO = "memrepo mcp: serving {root} over stdio"
 MCP_UNKNOWN_TOOL = "unknown tool '{name}'; this server has: {tools}"

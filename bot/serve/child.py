@@ -1,5 +1,5 @@
 """`memrepo serve --local` run as a child process, for tests, benchmarks and scripts that need
-the whole stack: starts it on free ports, reads the URLs and the agent token it prints, and
+the whole stack: starts it on free ports, reads the URLs and the operator token it prints, and
 stops it (SIGINT; the whole process group if it does not stop in time)."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class LocalStack:
         threading.Thread(target=self._read, daemon=True).start()
         self.urls: dict[str, str] = {}
         deadline = time.monotonic() + start_timeout
-        while "agent token" not in self.urls:
+        while "operator token" not in self.urls:
             try:
                 line = self.lines.get(timeout=max(0.1, deadline - time.monotonic()))
             except queue.Empty:
@@ -69,7 +69,7 @@ class LocalStack:
 
     @property
     def agent_token(self) -> str:
-        return self.urls["agent token"]
+        return self.urls["operator token"]
 
     @property
     def worker_log(self) -> Path:

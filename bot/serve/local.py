@@ -9,9 +9,9 @@
   (bot/access.py), with the bot's token deciding which repositories are served;
 - one integrator worker: `memrepo worker` (rq, with its scheduler) as a child process, given
   the bot's localhub token through the environment;
-- a localhub account for the bot (`memrepo-bot`) with a fresh token, and an agent token and a
-  webhook secret generated once and kept in `<data>/serve.json` (so agents' tokens survive a
-  restart).
+- a localhub account for the bot (`memrepo-bot`) with a fresh token, and an operator token
+  (MEMREPO_AGENT_TOKEN; agents follow with their own localhub tokens) and a webhook secret
+  generated once and kept in `<data>/serve.json` (so both survive a restart).
 
 Webhooks: every localhub repository gets a hook to the receiver the first time anything happens
 in it (a push, a pull request, ...). The installer listens on localhub's event bus *before* the
@@ -83,7 +83,7 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def load_state(path: Path) -> dict[str, str]:
-    """The agent token and webhook secret of earlier runs, or new ones (written 0600)."""
+    """The operator token and webhook secret of earlier runs, or new ones (written 0600)."""
     if path.exists():
         try:
             state = json.loads(path.read_text())
