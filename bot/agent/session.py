@@ -21,7 +21,8 @@ background thread (a dream takes seconds; the agent's turn should not wait); man
 now and answer with their outcome. A dream that cannot run (the forge is down, say) changes
 neither memory nor the cursor, and its trigger is remembered for the next attempt.
 
-Following `main`: with an events URL and the agent token, a `HeadSubscriber` keeps the clone
+Following `main`: with an events URL, a `HeadSubscriber` (its bearer the agent's forge token:
+`agent_token`, else the clone's, as git finds it; never the operator's) keeps the clone
 on the newest `main` (fetch, fast-forward, or replay the agent's unpushed commits; reconnect
 with backoff; sync on every (re)connect, so a move missed while the stream was down is
 caught). The prompt cache is keyed by HEAD, so the next `system_prompt()` after a move is
