@@ -18,7 +18,18 @@ Baselines, timed in the same rounds: `compile_memory` of main's files (what `mem
 does for `/`'s core memory) and `why()` called directly on another new line (what `memrepo why`
 does). `why_graph` repeats why_new after `git commit-graph write --reachable --changed-paths`
 (which `git maintenance` writes; memrepo does not). The first request of each page, which builds
-the indexes, is reported apart. Prints readable lines, then one line of JSON with the figures.
+the indexes, is reported apart.
+
+Then the same memory as `memrepo serve` shows it (`--served-rounds`, 0 to skip): pushed to a
+localhub (private), a real Redis, the receiver on uvicorn with the palace mounted at
+/palace/alice/memory/, and a keep-alive HTTP client with the owner's forge token (the access
+check asks localhub once, then answers from its cache). Each round a commit is pushed and its
+head event published, then, wall time at the client:
+  served_moved  GET head.json: the receiver's clone fetched and main read
+  served_index  GET / at the new commit
+  served_why    GET /why on a line not asked about before
+The first page, which clones the 11,001 commits, is reported apart. Prints readable lines, then
+one line of JSON with the figures.
 """
 
 from __future__ import annotations
@@ -36,6 +47,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -149,10 +161,78 @@ def timed(func: object) -> float:
     return (time.perf_counter() - start) * 1000
 
 
+def served(root: Path, tmp: Path, rounds: int, tool: MemoryTool, new_line: Any) -> dict[str, Any]:
+    """The served palace's figures (see the module's docstring): {name: [ms, ...]} and "first"."""
+    import requests
+
+    from bot.access import ForgeAccess
+    from bot.forge.client import TokenCredentials
+    from bot.forge.localhub.server import LocalhubServer
+    from bot.notify import HeadEvent, publish_head
+    from bot.queue import connect
+    from bot.serve.palace import with_credentials
+    from bot.serve.receiver import ReceiverServer
+    from bot.settings import Settings
+    from tests.redis_server import RedisServer
+    from webhooks.asgi import Receiver
+
+    repo = "alice/memory"
+    with RedisServer() as redis_server, LocalhubServer(tmp / "localhub") as hub:
+        token = requests.post(f"{hub.url}/_localhub/tokens", json={"login": "alice"}, timeout=10).json()["token"]
+        made = requests.post(f"{hub.api_url}/user/repos", json={"name": "memory", "private": True}, timeout=10,
+                             headers={"Authorization": f"token {token}"})
+        made.raise_for_status()
+        remote = hub.url.replace("http://", f"http://x-access-token:{token}@") + f"/{repo}.git"
+        history_bench.git(root, "push", "-q", remote, "main")
+        settings = Settings(redis_url=redis_server.url, webhook_secret="bench-secret", agent_token="operator")
+        access = ForgeAccess(hub.api_url, integrator_token=token)
+        palaces = with_credentials(settings, access, TokenCredentials(token), api_url=hub.api_url, git_url=hub.url,
+                                   work_dir=tmp / "work")
+        server = ReceiverServer(Receiver(settings, access=access, palace=palaces.app()), "127.0.0.1", 0).start()
+        conn = connect(redis_server.url)
+        client = requests.Session()
+        client.headers["Authorization"] = f"Bearer {token}"
+        base = f"{server.url}/palace/{repo}/"
+
+        def get(path: str) -> float:
+            start = time.perf_counter()
+            answer = client.get(base + path, timeout=60)
+            elapsed = (time.perf_counter() - start) * 1000
+            if answer.status_code != 200:
+                raise SystemExit(f"GET {base + path}: {answer.status_code} {answer.text[:300]}")
+            return elapsed
+
+        out: dict[str, Any] = {"first": get(""), "served_moved": [], "served_index": [], "served_why": []}
+        try:
+            for i in range(rounds):
+                before = history_bench.git(root, "rev-parse", "main").strip()
+                result = tool.call({"command": "insert", "path": "system/persona.md", "insert_line": -1,
+                                    "insert_text": f"- served fact {i}", "reason": f"Remember served fact {i}"})
+                if not result.ok:
+                    raise SystemExit(f"memory tool call failed: {result.message}")
+                history_bench.git(root, "push", "-q", remote, "main")
+                publish_head(conn, HeadEvent(repo=repo, sha=result.commit, before=before, cause="push"))
+                out["served_moved"].append(get("head.json"))
+                out["served_index"].append(get(""))
+                path, line = new_line()
+                out["served_why"].append(get(f"why?path={path}&line={line}"))
+            if palaces.fetches != rounds + 1:
+                raise SystemExit(f"the served palace fetched {palaces.fetches} times, not once per round")
+        finally:
+            client.close()
+            conn.close()
+            server.stop()
+            palaces.close()
+            access.close()
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=80)
-    rounds = parser.parse_args().rounds
+    parser.add_argument("--served-rounds", type=int, default=30)
+    args = parser.parse_args()
+    rounds = args.rounds
     rng = random.Random(14)
     with tempfile.TemporaryDirectory(prefix="memrepo-bench-palace-") as tmp:
         root = Path(tmp) / "memory"
@@ -218,12 +298,20 @@ def main() -> int:
             path, line = new_line()
             graph.append(get(f"/why?path={path}&line={line}"))
         palace.close()
+        if "system/persona.md" not in core:
+            raise SystemExit("the memory has no system/persona.md to edit")
+        over_http = served(root, Path(tmp), args.served_rounds, tool, new_line) if args.served_rounds > 0 else {}
 
     figures: dict[str, object] = {"bench": "palace", "files": count, "commits": commits, "rounds": rounds}
-    for name, values in [*ms.items(), ("why_graph", graph)]:
+    timed_lists = [*ms.items(), ("why_graph", graph)]
+    timed_lists += [(k, v) for k, v in over_http.items() if k != "first"]
+    for name, values in timed_lists:
         figures[f"{name}_median_ms"] = round(statistics.median(values), 2)
         figures[f"{name}_p99_ms"] = round(percentile(values, 0.99), 2)
     figures.update({f"first_{k}_ms": round(v, 1) for k, v in first.items()})
+    if over_http:
+        figures["served_rounds"] = args.served_rounds
+        figures["first_served_ms"] = round(over_http["first"], 1)
     figures["index_over_compile"] = round(figures["index_moved_median_ms"] / figures["compile_median_ms"], 2)
     figures["why_over_why_call"] = round(figures["why_new_median_ms"] / figures["why_call_median_ms"], 2)
     figures["target_ms"] = TARGET_MS
@@ -234,11 +322,16 @@ def main() -> int:
     labels = {"index_moved": "/ after main moved", "index_again": "/ again", "why_new": "/why, a new line",
               "why_again": "/why, the same line again", "log_moved": "/log after main moved",
               "log_again": "/log again", "compile": "baseline: compile_memory of main",
-              "why_call": "baseline: why() called directly", "why_graph": "/why, a new line, with a commit-graph"}
+              "why_call": "baseline: why() called directly", "why_graph": "/why, a new line, with a commit-graph",
+              "served_moved": "served: head.json after a push (fetch)", "served_index": "served: / at the new commit",
+              "served_why": "served: /why, a new line"}
     for name, label in labels.items():
+        if f"{name}_median_ms" not in figures:
+            continue
         print(f"{label:<40} median {figures[f'{name}_median_ms']:8.2f} ms   p99 {figures[f'{name}_p99_ms']:8.2f} ms")
     print(f"first requests (indexes built): / {first['index']:.0f} ms, /log {first['log']:.0f} ms, "
-          f"/why {first['why']:.0f} ms")
+          f"/why {first['why']:.0f} ms" + (f"; served / (the clone made) {over_http['first']:.0f} ms"
+                                            if over_http else ""))
     print(f"targets (median <= {TARGET_MS:.0f} ms): / {'met' if figures['index_met'] else 'MISSED'}; "
           f"/why on a new line {'met' if figures['why_met'] else 'MISSED'}, "
           f"on a line asked before {'met' if figures['why_met_warm'] else 'MISSED'}")
