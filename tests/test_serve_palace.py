@@ -122,10 +122,11 @@ def served(localhub: Any, redis_url: str, tmp_path: Path) -> Iterator[Served]:
     settings = Settings(redis_url=redis_url, webhook_secret="the webhook secret", agent_token=OPERATOR)
     palaces = with_credentials(settings, access, TokenCredentials(forge.tokens["memrepo-bot"]),
                                api_url=localhub.api_url, git_url=localhub.url, work_dir=tmp_path / "work",
-                               poll_ms=500)
+                               poll_ms=600_000)  # an open page follows the event stream, never this
     from webhooks.asgi import Receiver
 
-    server = ReceiverServer(Receiver(settings, access=access, palace=palaces.app()), "127.0.0.1", 0).start()
+    receiver = Receiver(settings, access=access, palace=palaces.app(), palace_token=palaces.stream_token)
+    server = ReceiverServer(receiver, "127.0.0.1", 0).start()
     yield Served(forge, server, palaces, clock, memory)
     server.stop()
     palaces.close()
@@ -209,6 +210,24 @@ def test_the_palace_follows_main_when_its_head_event_says_it_moved(served: Serve
     assert served.palaces.fetches == 2  # fetched once for that event
 
 
+def test_a_page_follows_its_memorys_event_stream_with_the_token_its_cookie_holds(served: Served,
+                                                                                 rclient: redis.Redis) -> None:
+    page = served.get("", "carol").text
+    assert 'data-events-url="/palace/alice/memory/events"' in page
+    sealed = {gate.SEALED_COOKIE: gate.seal(served.palaces.key, served.forge.tokens["carol"])}
+    with requests.get(served.url("events"), cookies=sealed, stream=True, timeout=30) as stream:
+        assert stream.status_code == 200 and stream.headers["Content-Type"].startswith("text/event-stream")
+        chunks = stream.iter_content(chunk_size=None)
+        assert b": connected to alice/memory" in next(chunks)
+        publish_head(rclient, HeadEvent(repo=REPO, sha="b" * 40, before=None, cause="push"))
+        assert b"event: head" in next(chunks)
+    assert requests.get(served.url("events"), timeout=30).status_code == 401
+    bob = {gate.SEALED_COOKIE: gate.seal(served.palaces.key, served.forge.tokens["bob"])}
+    assert requests.get(served.url("events"), cookies=bob, timeout=30).status_code == 404
+    forged = {gate.SEALED_COOKIE: gate.seal(gate.sealing_key("guess"), served.forge.tokens["carol"])}
+    assert requests.get(served.url("events"), cookies=forged, timeout=30).status_code == 401
+
+
 def test_in_a_browser_the_page_follows_main_after_its_head_event(served: Served, rclient: redis.Redis) -> None:
     browser = Browser()
     try:
@@ -217,6 +236,9 @@ def test_in_a_browser_the_page_follows_main_after_its_head_event(served: Served,
         assert page.find("h1").text() == "Memory of alice/memory"
         assert browser.evaluate("location.search") == ""  # the token left the address bar
         assert browser.evaluate("document.cookie") == ""  # and the page's scripts cannot read the cookie
+        wait_until(lambda: browser.evaluate("document.body.dataset.following") == "events", 20,
+                   "the page to follow its memory's event stream")
+        assert served.server.app.open_streams() == 1
         browser.evaluate("window.notReloaded = true")
         new = served.edit("Nothing recorded yet.", "Prefers short answers.")
         publish_head(rclient, HeadEvent(repo=REPO, sha=new, before=None, cause="push"))

@@ -9,7 +9,9 @@ stay ordinary threads. uvicorn serves it, standalone or as gunicorn's worker cla
 
 Routing: `GET /v1/repos/<owner>/<repo>/events` is a stream; `/palace/...` goes to the palace's
 WSGI application when one is given (bot/serve builds it: it reads git, which this package never
-loads), on a pool of its own (`palace_threads`); every other request goes to the Flask
+loads), on a pool of its own (`palace_threads`), and `/palace/<owner>/<repo>/events` is that
+memory's event stream for an open page, the viewer's token read from the page's cookie by the
+`palace_token` hook the palace gives; every other request goes to the Flask
 application (webhooks/__init__.py: `POST /webhooks/github`, `GET /healthz`), called on the
 intake pool (`intake_threads` threads per process) that no stream or page ever holds, so however
 many agents listen and people look, GitHub's deliveries are answered in milliseconds.
@@ -27,7 +29,7 @@ import io
 import logging
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -42,6 +44,7 @@ log = logging.getLogger("memrepo.webhooks")
 
 EVENTS_PATH = re.compile(r"^/v1/repos/([^/]+)/([^/]+)/events/?$")
 PALACE_PATH = "/palace/"
+PALACE_EVENTS_PATH = re.compile(r"^/palace/([^/]+)/([^/]+)/events/?$")
 DEFAULT_INTAKE_THREADS = 16
 DEFAULT_PALACE_THREADS = 4
 ACCESS_THREADS = 8  # concurrent forge requests of the access check, per process
@@ -49,12 +52,14 @@ ACCESS_THREADS = 8  # concurrent forge requests of the access check, per process
 
 class Receiver:
     """The ASGI callable. `flask` defaults to `webhooks.create_app(settings, redis=redis)`;
-    `palace` is a WSGI application for `/palace/...` (None: not served)."""
+    `palace` is a WSGI application for `/palace/...` (None: not served); `palace_token(scope)`
+    the viewer's token a palace page's request carries (None: none), for its event stream."""
 
     def __init__(self, settings: Settings, *, redis: Redis | None = None, flask: Flask | None = None,
                  access: AccessCheck | None = None, intake_threads: int = DEFAULT_INTAKE_THREADS,
                  buffer: int = DEFAULT_BUFFER, palace: Any = None,
-                 palace_threads: int = DEFAULT_PALACE_THREADS) -> None:
+                 palace_threads: int = DEFAULT_PALACE_THREADS,
+                 palace_token: Callable[[Scope], str | None] | None = None) -> None:
         from webhooks import create_app
 
         if intake_threads < 1:
@@ -66,6 +71,7 @@ class Receiver:
         self.buffer = buffer
         self.palace = palace
         self.palace_threads = palace_threads
+        self.palace_token = palace_token
         self._palace_pool: ThreadPoolExecutor | None = None
         self.fanout: Fanout | None = None
         self.streams: EventStreams | None = None
@@ -138,6 +144,12 @@ class Receiver:
             await self.streams(scope, receive, send, match.group(1), match.group(2))
             return
         if self.palace is not None and scope["path"].startswith(PALACE_PATH):
+            match = PALACE_EVENTS_PATH.match(scope["path"]) if self.palace_token is not None else None
+            if match is not None:
+                assert self.streams is not None and self.palace_token is not None
+                await self.streams(_with_bearer(scope, self.palace_token(scope)), receive, send, match.group(1),
+                                   match.group(2))
+                return
             await self._wsgi(scope, receive, send, self.palace, self._palace_pool)
             return
         await self._wsgi(scope, receive, send, self.flask, self._intake)
@@ -156,6 +168,15 @@ class Receiver:
         await send({"type": "http.response.start", "status": code,
                     "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers]})
         await send({"type": "http.response.body", "body": content, "more_body": False})
+
+
+def _with_bearer(scope: Scope, token: str | None) -> Scope:
+    """`scope` with `Authorization: Bearer <token>` (a browser's EventSource cannot send one;
+    its cookie held the token), or unchanged when there is none or it sent one itself."""
+    headers = scope.get("headers", ())
+    if token is None or any(name == b"authorization" for name, _ in headers):
+        return scope
+    return {**scope, "headers": [*headers, (b"authorization", f"Bearer {token}".encode("latin-1", "replace"))]}
 
 
 def _content_length(scope: Scope) -> int | None:

@@ -225,7 +225,8 @@ def run_production(host: str, port: int, workers: int = DEFAULT_WORKERS, threads
     from bot.serve.palace import from_env as palaces_from_env
 
     palaces = palaces_from_env(settings, access, os.environ)
-    app = Receiver(settings, access=access, intake_threads=threads, palace=palaces.app() if palaces else None)
+    app = Receiver(settings, access=access, intake_threads=threads, palace=palaces.app() if palaces else None,
+                   palace_token=palaces.stream_token if palaces else None)
     listener = _listen(host, port)
     bound = listener.getsockname()[1]
     print(messages.SERVE_SERVING.format(host=host, port=bound), flush=True)

@@ -66,7 +66,8 @@ def _environment() -> jinja2.Environment:
 
 def fragment(name: str, **context: Any) -> str:
     return _environment().get_template(f"palace/{name}").render(poll_ms=g.get("palace_poll_ms", POLL_MS),
-                                                                 title=g.get("palace_title", ""), **context)
+                                                                 title=g.get("palace_title", ""),
+                                                                 events=g.get("palace_events", False), **context)
 
 
 def render(name: str, status: int = 200, **context: Any) -> Response:
@@ -102,8 +103,10 @@ def _palace() -> Palace:
 # ------------------------------------------------------------------------------------ the blueprint
 def blueprint(resolve: Resolve, *, authorize: Authorize | None = None, name: str = "palace",
               url_prefix: str | None = None, key_args: tuple[str, ...] = (), poll_ms: int = POLL_MS,
-              title: Callable[[dict[str, Any]], str] | None = None) -> Blueprint:
-    """The palace's pages for the memories `resolve` finds (see the module's docstring)."""
+              title: Callable[[dict[str, Any]], str] | None = None, events: bool = False) -> Blueprint:
+    """The palace's pages for the memories `resolve` finds (see the module's docstring).
+    `events`: the server answers `<mount>/events` with the memory's event stream, which an
+    open page then follows instead of asking head.json every `poll_ms`."""
     bp = Blueprint(name, __name__, url_prefix=url_prefix)
 
     @bp.url_value_preprocessor
@@ -126,6 +129,7 @@ def blueprint(resolve: Resolve, *, authorize: Authorize | None = None, name: str
             abort(404)
         g.palace = found
         g.palace_poll_ms = poll_ms
+        g.palace_events = events
         g.palace_title = title(g.palace_key) if title is not None else found.name()
         return None
 

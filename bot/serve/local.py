@@ -306,7 +306,8 @@ class LocalStack:
                                         api_url=self.localhub.api_url, git_url=self.localhub.url,
                                         work_dir=self.data / "work")
         try:
-            receiver = Receiver(settings, access=self.access, palace=self.palaces.app())
+            receiver = Receiver(settings, access=self.access, palace=self.palaces.app(),
+                                palace_token=self.palaces.stream_token)
             self.receiver = ReceiverServer(receiver, self.host, receiver_port).start()
         except MemrepoError as exc:
             raise MemrepoError(messages.SERVE_LOCAL_CANNOT_START.format(problem=exc)) from None

@@ -18,8 +18,10 @@ the receiver and the workers need not share a disk), fetched from the forge with
 integrator's credentials. It is fetched when main moved: the newest head event of the memory
 (Redis, what its event stream sends agents) names main's commit, and a clone that is not there
 fetches once before the page is read; with no event known it fetches at most every
-`fetch_seconds`. An open page asks `head.json` every few seconds (the same check), so it shows a
-merge within that time of the head event.
+`fetch_seconds`. An open page follows the memory's event stream at `/palace/<owner>/<repo>/events`
+(the agents' stream, answered by the receiver with the token its cookie holds, `stream_token`)
+and asks `head.json` (the same check) when a head event arrives, so it shows a merge moments
+after its head event; where the stream cannot be kept it asks every few seconds instead.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hmac
+import http.cookies
 import logging
 import threading
 import time
@@ -170,8 +173,22 @@ class ServedPalaces:
         made = web.host_app()
         made.register_blueprint(web.blueprint(
             self._resolve, authorize=self._authorize, name="palace", url_prefix=PALACE_PATH + "<owner>/<repo>",
-            key_args=("owner", "repo"), poll_ms=self.poll_ms, title=lambda key: f"{key['owner']}/{key['repo']}"))
+            key_args=("owner", "repo"), poll_ms=self.poll_ms, title=lambda key: f"{key['owner']}/{key['repo']}",
+            events=True))
         return made
+
+    def stream_token(self, scope: dict[str, Any]) -> str | None:
+        """The token in the sealed cookie of a page's request for its event stream (an ASGI
+        scope: the receiver answers the stream itself), None without a valid one."""
+        for name, value in scope.get("headers", ()):
+            if name == b"cookie":
+                jar = http.cookies.SimpleCookie()
+                with contextlib.suppress(http.cookies.CookieError):
+                    jar.load(value.decode("latin-1"))
+                morsel = jar.get(gate.SEALED_COOKIE)
+                if morsel is not None:
+                    return gate.unseal(self.key, morsel.value)
+        return None
 
     def close(self) -> None:
         with self._lock:

@@ -1,7 +1,10 @@
 // memrepo palace: keeps an open page current as main moves, without a reload and without a
 // framework. It asks the palace for main's commit every few seconds (the page says where and how
 // often on <body>); when main moved, it fetches this same page again and puts its <main> in place
-// of the old one, so what is shown is always what the server renders for the new commit.
+// of the old one, so what is shown is always what the server renders for the new commit. Where
+// the server streams the memory's head events (`data-events-url`, memrepo serve), the page
+// listens to them instead and asks only when one arrives; if the stream cannot be kept, it
+// goes back to asking every few seconds.
 (function () {
   "use strict";
   var body = document.body;
@@ -13,6 +16,7 @@
   var every = parseInt(body.getAttribute("data-poll-ms"), 10) || 3000;
   var delay = every;
   var updates = 0;
+  var streaming = false;
 
   function say(text) {
     var live = document.getElementById("live");
@@ -62,7 +66,7 @@
       });
   }
 
-  function check() {
+  function check(again) {
     get(url, "application/json")
       .then(function (data) {
         delay = every;
@@ -75,9 +79,35 @@
         delay = Math.min(delay * 2, 60000); // the palace is away: ask less often until it answers
       })
       .then(function () {
-        window.setTimeout(check, delay);
+        if (again && !streaming) {
+          window.setTimeout(function () { check(true); }, delay);
+        }
       });
   }
 
-  window.setTimeout(check, delay);
+  function listen(address) {
+    var source = new window.EventSource(address);
+    source.addEventListener("open", function () {
+      streaming = true;
+      body.setAttribute("data-following", "events");
+      check(false); // main may have moved between this page and its stream
+    });
+    source.addEventListener("head", function () {
+      check(false);
+    });
+    source.addEventListener("error", function () {
+      if (source.readyState === window.EventSource.CLOSED && streaming !== null) {
+        streaming = null; // refused or gone for good: ask every few seconds again
+        body.setAttribute("data-following", "polling");
+        window.setTimeout(function () { check(true); }, delay);
+      }
+    });
+  }
+
+  var events = body.getAttribute("data-events-url");
+  if (events && window.EventSource) {
+    listen(events);
+  } else {
+    window.setTimeout(function () { check(true); }, delay);
+  }
 }());
