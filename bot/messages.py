@@ -1342,7 +1342,9 @@ HISTORY_PROVENANCE_UNREADABLE = "the pull request's provenance block cannot be r
 HISTORY_PROVENANCE_ABSENT = "the pull request's description has no provenance block; the commit's trailers are shown"
 HISTORY_PROVENANCE_OTHER = "the pull request's provenance is for dream {dream}, not this commit's; the commit's " \
                            "trailers are shown"
-HISTORY_TRANSCRIPTS_DISABLED = "transcripts were not read (--no-transcripts)"
+HISTORY_TRANSCRIPTS_DISABLED = ("transcripts were not read here (--no-transcripts, or a palace served by the "
+                                "integrator, which holds none; `memrepo why` where the agent's transcripts are "
+                                "quotes them)")
 HISTORY_TRANSCRIPT_MISSING = "the transcript of conversation {conversation} (agent {agent}) is not available " \
                              "locally{where}: {problem}"
 HISTORY_TRANSCRIPT_UNNAMED = "the dream does not name its agent and conversation"
