@@ -17,6 +17,8 @@ import yaml
 
 from bot import messages
 from bot.config import load_yaml, yaml_problem
+from bot.memfs import format_messages as say
+from bot.memfs.layout import V2, is_index
 
 
 class DocumentError(ValueError):
@@ -187,9 +189,6 @@ def _entries(head: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 def letta_parse(text: str, path: str, layout: str) -> LettaDoc:
     """Read a file as Letta's memory tool does, or DocumentError with its message."""
-    from bot.memfs import format_messages as say
-    from bot.memfs.layout import V2, is_index
-
     if layout == V2 and is_index(path):
         if re.match(r"---\r?\n", text):
             raise DocumentError(say.TOOL_INDEX_FRONTMATTER.format(path=path))
@@ -224,9 +223,6 @@ def _one_line(value: str) -> str:
 
 def letta_render(doc: LettaDoc, path: str, layout: str) -> str:
     """The text Letta's memory tool writes for `doc` (plus, in v1, the lines it would drop)."""
-    from bot.memfs import format_messages as say
-    from bot.memfs.layout import V2
-
     if doc.index:
         return doc.body if doc.body.endswith("\n") or not doc.body else doc.body + "\n"
     description = js_trim(doc.fields.get("description", ""))
