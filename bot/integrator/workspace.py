@@ -16,11 +16,9 @@ it refused (then the job re-reads and decides again).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +27,7 @@ import pygit2
 from bot import messages
 from bot.config import Policy
 from bot.errors import MemrepoError
+from bot.folder_lock import folder_lock
 from bot.identity import INTEGRATOR
 from bot.integrator.context import Remote
 from bot.integrator.state import Validation
@@ -107,16 +106,6 @@ class Workspace:
             raise WorkspaceError(messages.INTEGRATOR_GIT_FAILED.format(what="init", repo=self.repo,
                                                                        problem=exc)) from exc
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.parent / f".{self.path.name}.lock", "a+") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
-
     def memory(self) -> MemoryRepo:
         """The mirror as a MemoryRepo (reopened, so objects fetched since are seen)."""
         return MemoryRepo(self.path, pygit2.Repository(str(self.path)))
@@ -140,7 +129,7 @@ class Workspace:
         if number is not None:
             refspecs.append(f"+refs/pull/{int(number)}/head:{PULL_REFS}{int(number)}")
         libgit2_timeouts()
-        with self._locked():
+        with folder_lock(self.path):
             self._ensure()
             git = pygit2.Repository(str(self.path))
             for spec in refspecs:  # libgit2 skips a ref the forge no longer has: say so with None
@@ -265,7 +254,7 @@ class Workspace:
         ref = f"refs/heads/{branch.removeprefix('refs/heads/')}"
         callbacks = _PushCallbacks(self.remote.auth_header())
         libgit2_timeouts()
-        with self._locked():
+        with folder_lock(self.path):
             git = pygit2.Repository(str(self.path))
             try:
                 git.remotes.create_anonymous(self.remote.url).push([f"{sha}:{ref}"], callbacks=callbacks,

@@ -27,15 +27,13 @@ after its head event; where the stream cannot be kept it asks every few seconds 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hmac
 import http.cookies
 import logging
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +46,7 @@ from redis.exceptions import RedisError
 from bot import messages
 from bot.access import ALLOWED, BAD_TOKEN, REFUSED
 from bot.errors import MemrepoError
+from bot.folder_lock import folder_lock
 from bot.integrator.context import Remote
 from bot.memfs import refs
 from bot.memfs.repo import MAIN
@@ -100,22 +99,12 @@ class Clone:
             return None
         return refs.resolve(self.path, f"refs/heads/{self.branch}")
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.parent / f".{self.path.name}.lock", "a+") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
-
     def fetch(self) -> str | None:
         """Fetch main into refs/heads/main (forced: main is the forge's); its commit after, None
         when the forge has no main. Raises MemrepoError when the forge cannot be fetched from."""
         spec = f"+refs/heads/{self.branch}:refs/heads/{self.branch}"
         libgit2_timeouts()
-        with self._locked():
+        with folder_lock(self.path):
             try:
                 if not (self.path / ".git").is_dir():
                     git = pygit2.init_repository(str(self.path), bare=False, initial_head=self.branch)
