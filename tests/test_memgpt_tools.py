@@ -99,18 +99,21 @@ def test_a_full_file_rolls_over_and_a_passage_too_large_is_refused() -> None:
         archival.plan_insert({}, "e" * 500, WHEN, "a1", "v1", 400)
 
 
-# A passage is any text but one that starts with the entry's own "Tags: " line.
-_PASSAGE = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=80).filter(
-    lambda t: t.strip("\n") and not t.lstrip("\n").startswith("Tags: "))
+# Any text, with lines shaped like an entry's heading or tags line (escaped on the way in) among it.
+_LINE = st.one_of(st.text(st.characters(blacklist_categories=("Cs",)), max_size=30),
+                  st.sampled_from(["## 2026-03-14 09:30:12 UTC · Bo (b1)", "\\## 2026-03-14 09:30:12 UTC · x",
+                                   "Tags: a, b", "\\Tags: c", "\\\\"]))
+_PASSAGE = st.lists(_LINE, min_size=1, max_size=5).map("\n".join).filter(lambda t: t.strip("\n"))
 
 
-@given(st.lists(_PASSAGE, min_size=1, max_size=5))
-def test_entries_read_back_what_was_inserted(passages: list[str]) -> None:
+@given(st.lists(_PASSAGE, min_size=1, max_size=5), st.lists(st.sampled_from(["", "family"]), min_size=5, max_size=5))
+def test_entries_read_back_what_was_inserted(passages: list[str], tags: list[str]) -> None:
     files: dict[str, str] = {}
-    for passage in passages:
-        files.update(archival.plan_insert(files, passage, WHEN, "Ada (a1)", "v1", None))
+    for passage, tag in zip(passages, tags, strict=False):
+        files.update(archival.plan_insert(files, passage, WHEN, "Ada (a1)", "v1", None, (tag,) if tag else ()))
     found = archival.entries("archival/2026-03.md", files["archival/2026-03.md"])
     assert [e.content for e in found] == [p.strip("\n") for p in passages]
+    assert [e.tags for e in found] == [(t,) if t else () for t in tags[:len(passages)]]
     assert {(e.timestamp, e.author) for e in found} == {("2026-03-14 09:30:12 UTC", "Ada (a1)")}
 
 

@@ -4,7 +4,9 @@
 the current month, `archival/YYYY-MM.md` (then `archival/YYYY-MM-2.md`, ... once a file would
 pass its size limit), so each passage is reviewable, searchable and blamed like any other
 line, and core memory is never touched. An entry is a level-2 heading with the moment (UTC, to
-the second) and the agent, an optional `Tags:` line, then the passage:
+the second) and the agent, an optional `Tags:` line, then the passage (a line of it shaped like a
+heading, or a first line shaped like the tags line, is written with one more backslash in front
+and read back without it):
 
     ## 2026-12-02 04:50:12 UTC · Ada (a1)
     Tags: travel, family
@@ -37,6 +39,12 @@ INDEX_PATH = f"{FOLDER}/{INDEX}"
 STAMP = "%Y-%m-%d %H:%M:%S UTC"
 _FILE = re.compile(rf"{FOLDER}/(\d{{4}}-\d\d)(?:-(\d+))?\.md\Z")
 _HEADING = re.compile(r"^## (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC) · (.+)$", re.MULTILINE)
+# A passage's own line shaped like a heading gets one more backslash in front (markdown shows
+# it as written), and loses one when read back, so no passage can split itself in two.
+_ESCAPED = re.compile(r"^(\\*)(## \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC · )", re.MULTILINE)
+_UNESCAPED = re.compile(r"^\\(\\*## \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC · )", re.MULTILINE)
+_TAGS_ESCAPED = re.compile(r"\A(\\*)(Tags: )")  # likewise a passage's first line shaped like the tags line
+_TAGS_UNESCAPED = re.compile(r"\A\\(\\*Tags: )")
 _TAGS = "Tags: "
 
 
@@ -60,7 +68,8 @@ def render_entry(content: str, when: datetime, author: str, tags: Sequence[str] 
     """The text of one entry (ending in a newline); the passage's own blank edges trimmed."""
     head = f"## {when.astimezone(UTC).strftime(STAMP)} · {author}\n"
     tagged = f"{_TAGS}{', '.join(tags)}\n" if tags else ""
-    return f"{head}{tagged}\n{content.strip(chr(10))}\n"
+    passage = _TAGS_ESCAPED.sub(r"\\\1\2", _ESCAPED.sub(r"\\\1\2", content.strip("\n")))
+    return f"{head}{tagged}\n{passage}\n"
 
 
 def month_file(when: datetime) -> str:
@@ -121,5 +130,6 @@ def entries(path: str, text: str) -> list[Entry]:
             tags = tuple(t.strip() for t in lines[0][len(_TAGS):].split(",") if t.strip())
             lines = lines[1:]
         line = text.count("\n", 0, match.start()) + 1
-        out.append(Entry(path, line, match.group(1), match.group(2), tags, "\n".join(lines).strip("\n")))
+        content = _TAGS_UNESCAPED.sub(r"\1", _UNESCAPED.sub(r"\1", "\n".join(lines).strip("\n")))
+        out.append(Entry(path, line, match.group(1), match.group(2), tags, content))
     return out
