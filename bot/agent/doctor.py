@@ -46,8 +46,8 @@ def _chars(data: bytes) -> int:
 def diagnose(files: Mapping[str, bytes], limits: Limits, *, pending: int | None = None,
              backups: Sequence[str] = (), stream: str | None = None) -> DoctorReport:
     """The report for `files` (path -> bytes at HEAD) under `limits`."""
-    kind = layout.detect(layout.INDEX in files)
-    core = {p: _chars(d) for p, d in files.items() if layout.is_core(p, kind) and not layout.is_index(p)}
+    kind = layout.of(files)
+    core = {p: _chars(d) for p, d in files.items() if layout.is_core_file(p, kind)}
     docs = {p: d for p, d in files.items() if validate.is_memory_document(p) and not (kind == layout.V2 and
                                                                                     layout.is_index(p))}
     sizes = {p: _chars(d) for p, d in docs.items()}

@@ -11,7 +11,7 @@ and the store."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -41,15 +41,16 @@ class Page:
     total: int
 
 
-def paged(results: Sequence[Any], page: int, size: int) -> Page:
-    """Page `page` (from 0) of `results`, rendered as MemGPT renders it."""
+def paged(results: Sequence[Any], page: int, size: int, show: Callable[[Any], Any] | None = None) -> Page:
+    """Page `page` (from 0) of `results`, rendered as MemGPT renders it; `show` makes the
+    shown ones into what the page holds (only those: the rest are counted, not read)."""
     total = len(results)
     pages = max((total + size - 1) // size, 1)
     if total == 0:
         return Page(say.SEARCH_NONE, [], page, pages, 0)
     if page >= pages:
         raise MemrepoError(say.SEARCH_PAGE_PAST.format(page=page, last=pages - 1))
-    shown = list(results[page * size:(page + 1) * size])
+    shown = [item if show is None else show(item) for item in results[page * size:(page + 1) * size]]
     text = say.SEARCH_PAGE.format(shown=len(shown), total=total, page=page, last=pages - 1,
                                   results=json.dumps(shown, ensure_ascii=False))
     return Page(text, shown, page, pages, total)
@@ -76,7 +77,8 @@ def external_files(repo: MemoryRepo, head: str) -> dict[str, str]:
 
 def archival_search(repo: MemoryRepo, call: Call) -> Page:
     """archival_memory_search: each archival entry is one result, each other external file one
-    more; the timestamp is the entry's own moment, or the file's last change."""
+    more; the timestamp is the entry's own moment, or the file's last change (a walk of the
+    history, so taken only for the files a page shows, or that a date range must judge)."""
     a = call.args
     since, until = parse_range(a.get("since"), a.get("until"))
     head = repo.head_sha()
@@ -91,14 +93,17 @@ def archival_search(repo: MemoryRepo, call: Call) -> Page:
             units[key], moments[key], paths[key] = entry.content, entry.timestamp, path
         if not found:
             units[path], paths[path] = text, path
-    hits = documents.search_files(units, a["query"], len(units) or 1)
-    results = []
-    for hit in hits:
-        moment = moments.get(hit.path) or _last_change(repo, head, paths[hit.path])
-        when = datetime.strptime(moment, STAMP).replace(tzinfo=UTC)
-        if _within(when, since, until):
-            results.append({"timestamp": moment, "content": units[hit.path], "path": paths[hit.path]})
-    return paged(results, a.get("page") or 0, a.get("limit") or SEARCH_PAGE_SIZE)
+
+    def moment(key: str) -> str:
+        if key not in moments:
+            moments[key] = _last_change(repo, head, paths[key])
+        return moments[key]
+
+    keys = [key for key, _ in documents.ranked(units, a["query"])]
+    if since is not None or until is not None:
+        keys = [key for key in keys if _within(datetime.strptime(moment(key), STAMP).replace(tzinfo=UTC), since, until)]
+    return paged(keys, a.get("page") or 0, a.get("limit") or SEARCH_PAGE_SIZE,
+                 show=lambda key: {"timestamp": moment(key), "content": units[key], "path": paths[key]})
 
 
 def _last_change(repo: MemoryRepo, head: str, path: str) -> str:

@@ -194,10 +194,9 @@ def leaves_core_empty(repo: MemoryRepo, head: str, changes: Mapping[str, tuple[b
     """Whether the change deletes the last file of core memory (`system/`, or a v2 memory's root
     files): the agent would start its next turn with no persona and nothing about the user."""
     kind = memory_layout(repo, head)
-    core = {path for path in repo.paths(head) if layout.is_core(path, kind) and not layout.is_index(path)}
+    core = {path for path in repo.paths(head) if layout.is_core_file(path, kind)}
     if not core:
         return False
     deleted = {path for path, (_, after) in changes.items() if after is None}
     added = {path for path, (before, after) in changes.items() if before is None and after is not None}
-    return not (core - deleted) and not any(layout.is_core(path, kind) and not layout.is_index(path)
-                                            for path in added)
+    return not (core - deleted) and not any(layout.is_core_file(path, kind) for path in added)

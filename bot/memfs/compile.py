@@ -46,11 +46,6 @@ class Entry(NamedTuple):
 NO_CONTENT = Entry()
 
 
-def layout_of(paths: Collection[str]) -> str:
-    """v2 where the commit has a root MEMORY.md."""
-    return layouts.detect(layouts.INDEX in paths)
-
-
 def kind(path: str, layout: str = V1, paths: Collection[str] = ()) -> str | None:
     """Where a file goes in the prompt: core, skill, external tree, a v2 index, or nowhere
     (None). In v2, `paths` (the commit's) tells which folders are indexed."""
@@ -173,7 +168,7 @@ def _tag(name: str) -> str:
 def compile_memory(files: Mapping[str, bytes], limits: Limits,
                    memory_dir: str = DEFAULT_MEMORY_DIR) -> str:
     """The `<memory>` block for the files of one commit (path -> bytes), in its layout."""
-    layout = layout_of(files)
+    layout = layouts.of(files)
     entries = {path: read_document(data) if needs_content(path, layout, files) else NO_CONTENT
                for path, data in files.items()}
     return render_memory(entries, limits, memory_dir, layout)
@@ -190,7 +185,7 @@ def render_memory(entries: Mapping[str, Entry], limits: Limits,
     """The `<memory>` block from files already read (path -> Entry; files that need no
     content may map to NO_CONTENT), in `layout` (None: as the paths say)."""
     base = memory_dir.rstrip("/")
-    layout = layout or layout_of(entries)
+    layout = layout or layouts.of(entries)
     paths = entries.keys()
     core: _CoreFolder = ({}, {})
     skills: list[str] = []

@@ -28,6 +28,12 @@ def detect(has_root_index: bool, letta_policy: str | None = None) -> str:
     return V2 if has_root_index and letta_policy != LEGACY_ONLY else V1
 
 
+def of(paths: Collection[str]) -> str:
+    """The layout of a commit's files (path -> anything), as its paths say: v2 where a root
+    MEMORY.md is among them. (A clone's own Letta policy can only narrow that: `detect`.)"""
+    return detect(INDEX in paths)
+
+
 def is_index(path: str) -> bool:
     """A MEMORY.md index (v2: no frontmatter), at the root or in a folder."""
     return path == INDEX or path.endswith("/" + INDEX)
@@ -40,6 +46,12 @@ def is_core(path: str, layout: str) -> bool:
     if layout == V2:
         return "/" not in path
     return path.startswith(("system/", "memory/system/"))
+
+
+def is_core_file(path: str, layout: str) -> bool:
+    """A core memory file an agent keeps (its persona, what it knows of the user): core, and
+    not v2's root MEMORY.md, which indexes the rest."""
+    return is_core(path, layout) and not is_index(path)
 
 
 def is_memory_file(path: str, layout: str) -> bool:

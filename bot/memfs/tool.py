@@ -272,11 +272,11 @@ class MemoryTool:
         """MemGPT's archival_memory_insert: one dated entry by this agent in archival/ (archival.py)."""
         files = {path: _decode(data, path) for path, data in self.repo.files(head, archival.FOLDER).items()}
         letta = constraints.in_force(checks.letta_constraints(self.repo, head), kind)
-        month = archival.month_file(self.now())
-        limit, _ = validate.file_limit(month, self.repo.policy(head), kind, letta)
+        when = self.now()
+        limit, _ = validate.file_limit(archival.month_file(when), self.repo.policy(head), kind, letta)
         author = f"{self.agent_name} ({self.agent_id})" if self.agent_name else self.agent_id
         try:
-            return archival.plan_insert(files, content, self.now(), author, kind, limit, tags)
+            return archival.plan_insert(files, content, when, author, kind, limit, tags)
         except ValueError as exc:
             raise MemrepoError(str(exc)) from None
 

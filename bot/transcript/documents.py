@@ -33,8 +33,8 @@ def searchable(files: Mapping[str, bytes]) -> dict[str, str]:
             if not any(part.startswith(".") for part in path.split("/"))}
 
 
-def search_files(files: Mapping[str, str], query: str, k: int) -> list[FileHit]:
-    """The k best files for `query`, best first, ties by path. Pure."""
+def ranked(files: Mapping[str, str], query: str) -> list[tuple[str, float]]:
+    """Every file that matches `query` with its BM25 score, best first, ties by path. Pure."""
     units = parse_query(query)
     if not units:
         raise MemrepoError(messages.SEARCH_NO_WORDS)
@@ -44,11 +44,16 @@ def search_files(files: Mapping[str, str], query: str, k: int) -> list[FileHit]:
     avgdl = max(sum(len(tokens) for tokens in docs.values()) / len(docs), 1.0)
     tfs = {path: [bm25.count(tokens, unit.tokens) for unit in units] for path, tokens in docs.items()}
     idfs = [bm25.idf(len(docs), sum(1 for counts in tfs.values() if counts[i] > 0)) for i in range(len(units))]
-    scored = [(bm25.score(idfs, counts, len(docs[path]), avgdl), path) for path, counts in tfs.items() if any(counts)]
-    scored.sort(key=lambda item: (-item[0], item[1]))
-    marked = {token for unit in units for token in unit.tokens}
+    scored = [(path, bm25.score(idfs, counts, len(docs[path]), avgdl)) for path, counts in tfs.items() if any(counts)]
+    return sorted(scored, key=lambda item: (-item[1], item[0]))
+
+
+def search_files(files: Mapping[str, str], query: str, k: int) -> list[FileHit]:
+    """The k best files for `query`, best first, ties by path, each with its first matching
+    line and a snippet. Pure."""
+    marked = {token for unit in parse_query(query) for token in unit.tokens}
     return [FileHit(path, score, first_line(files[path], marked), snippet.make(files[path], marked))
-            for score, path in scored[:k]]
+            for path, score in ranked(files, query)[:k]]
 
 
 def first_line(text: str, tokens: set[str]) -> int | None:

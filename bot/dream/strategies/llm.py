@@ -54,7 +54,7 @@ SKIPPED_PREFIXES = (".memrepo/", ".github/", ".git/")
 def memory_payload(files: Mapping[str, str], budget: int = MAX_MEMORY_CHARS) -> list[dict[str, Any]]:
     """Memory files for the prompt: core memory first (system/, or a v2 memory's MEMORY.md and
     root files), then the rest, until the budget is spent; files beyond it are listed by path only."""
-    kind = layout.detect(layout.INDEX in files)
+    kind = layout.of(files)
     ordered = sorted((p for p in files if not p.startswith(SKIPPED_PREFIXES)),
                      key=lambda p: (not layout.is_core(p, kind), p))
     out: list[dict[str, Any]] = []

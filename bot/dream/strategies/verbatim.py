@@ -31,6 +31,7 @@ from bot import messages
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
 from bot.memfs import document, edits
+from bot.memfs import layout as layouts
 from bot.memfs.layout import INDEX, V1, V2
 from bot.transcript.model import Message
 
@@ -225,5 +226,5 @@ class VerbatimStrategy:
     def propose(self, dream: DreamInput) -> Proposal:
         prefix = f"{FOLDER}/{dream.conversation_id}/"
         files = {p: t for p, t in dream.files.items() if p.startswith(prefix) or p == f"{FOLDER}/{INDEX}"}
-        layout = V2 if INDEX in dream.files else V1
-        return plan(dream.messages, dream.conversation_id, files, dream.policy.limits.file_chars, layout)
+        return plan(dream.messages, dream.conversation_id, files, dream.policy.limits.file_chars,
+                    layouts.of(dream.files))
