@@ -1,6 +1,6 @@
 """The landing index (bot/memfs/timeline.py): where each commit main contains landed on main's
 first-parent chain, which `memrepo why` asks of every line's commit. Its answers must be those
-of the definition (`Timeline.landing`, a binary search of ancestry checks): on small graphs by
+of the definition (`definition` below, a binary search of ancestry checks): on small graphs by
 table, on random graphs against a naive reading of the definition, and on real git histories
 with merges of merges, criss-cross merges, main moving forward and main rewritten."""
 
@@ -10,6 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pygit2
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -120,13 +121,35 @@ def every_commit(root: Path) -> list[str]:
     return git(root, "rev-list", "--all").split()
 
 
+def definition(chain: timeline.Timeline, git: pygit2.Repository, sha: str) -> int | None:
+    """Position of the first commit of the chain that contains `sha` (it, or a merge that
+    brought it in), None when main does not contain it. Containment only grows along the
+    chain, so this is a binary search of ancestry checks."""
+    target = pygit2.Oid(hex=sha)
+
+    def contains(position: int) -> bool:
+        oid = pygit2.Oid(raw=chain.raw(position))
+        return oid == target or git.descendant_of(oid, target)
+
+    lo, hi = 0, len(chain)
+    if hi == 0 or not contains(hi - 1):
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if contains(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
 def assert_same_as_the_definition(root: Path) -> timeline.Landings:
     repo = MemoryRepo.open(root)
     ref, tip = main_ref(repo)
     chain = main_timeline(repo, ref, tip)
     landings = main_landings(repo, ref, chain)
     for sha in every_commit(root):
-        assert landings.position(sha) == chain.landing(repo.git, sha), sha
+        assert landings.position(sha) == definition(chain, repo.git, sha), sha
     return landings
 
 
@@ -190,7 +213,7 @@ def test_the_index_follows_main_forward_and_is_rebuilt_when_main_is_rewritten(me
     grown = assert_same_as_the_definition(root)  # extended from the cached index
     assert grown.length == first.length + 2 and len(grown) == len(first) + 3
     repo = MemoryRepo.open(root)
-    assert grown.position(side) == main_timeline(repo, *main_ref(repo)).landing(repo.git, merged)
+    assert grown.position(side) == definition(main_timeline(repo, *main_ref(repo)), repo.git, merged)
     # main rewritten (reset to before the merge, then another commit): rebuilt, not trusted
     git(root, "reset", "-q", "--hard", "HEAD~1")
     commit(root, "four", "Four instead")

@@ -104,27 +104,7 @@ class Timeline:
         """Position of main at `when` (seconds since the epoch), None before the first commit."""
         return position_at(self.minima, when)
 
-    def landing(self, git: pygit2.Repository, sha: str) -> int | None:
-        """Position of the first commit of the chain that contains `sha` (it, or a merge that
-        brought it in), None when main does not contain it. Containment only grows along
-        the chain, so this is a binary search of ancestry checks: the definition, which the
-        landing index (`Landings`, much faster on a long history) answers the same as."""
-        target = pygit2.Oid(hex=sha)
-        lo, hi = 0, len(self)
-        if hi == 0 or not _contains(git, self.raw(hi - 1), target):
-            return None
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if _contains(git, self.raw(mid), target):
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
 
-
-def _contains(git: pygit2.Repository, tip: bytes, target: pygit2.Oid) -> bool:
-    oid = pygit2.Oid(raw=tip)
-    return oid == target or git.descendant_of(oid, target)
 
 
 def _walk(git: pygit2.Repository, tip: str, stop: str | None) -> tuple[list[bytes], list[int], bool]:
@@ -144,60 +124,79 @@ def _walk(git: pygit2.Repository, tip: str, stop: str | None) -> tuple[list[byte
         commit = git[ids[0]]
 
 
-def _cache_path(common_dir: Path, ref: str) -> Path:
-    return common_dir / "memrepo" / ("first-parent-" + ref.replace("/", "-") + ".bin")
+# ------------------------------------------------------------------------------ cache files
+# Both caches are one header line ("<magic><fields separated by spaces>\n") and then raw ids
+# and little-endian numbers, under <git common dir>/memrepo/.
+def _cache_file(common_dir: Path, kind: str, ref: str) -> Path:
+    return common_dir / "memrepo" / f"{kind}-{ref.replace('/', '-')}.bin"
 
 
-def _read_cache(path: Path) -> Timeline | None:
-    """The cached chain; None when there is none or it is not a whole, well-formed file."""
+def _read_file(path: Path, magic: bytes, fields: int) -> tuple[list[int], str, bytes, int] | None:
+    """(the header's numbers, its tip, the file's bytes, where its body starts); None when
+    there is no file or its header is not `magic` and `fields` fields, the tip last."""
     try:
         data = path.read_bytes()
     except OSError:
         return None
-    if not data.startswith(MAGIC):
+    end = data.find(b"\n", len(magic))
+    if not data.startswith(magic) or end < 0:
         return None
-    header_end = data.find(b"\n", len(MAGIC))
     try:
-        size_text, count_text, tip = data[len(MAGIC):header_end].decode("ascii").split(" ")
-        size, count = int(size_text), int(count_text)
+        *numbers, tip = data[len(magic):end].decode("ascii").split(" ")
+        values = [int(n) for n in numbers]
     except (ValueError, UnicodeDecodeError):
         return None
-    start = header_end + 1
-    if size not in (20, 32) or len(tip) != 2 * size or len(data) != start + count * (size + 16):
+    if len(values) != fields - 1 or values[0] not in (20, 32) or len(tip) != 2 * values[0]:
         return None
-    times, minima = array("q"), array("q")
-    times_at = start + count * size
-    times.frombytes(data[times_at: times_at + 8 * count])
-    minima.frombytes(data[times_at + 8 * count:])
-    if sys.byteorder != "little":
-        times.byteswap()
-        minima.byteswap()
-    return Timeline(tip, size, data[start:times_at], times, minima)
+    return values, tip, data, end + 1
 
 
-def _write_cache(path: Path, timeline: Timeline) -> None:
-    """Atomically (a reader sees the old file or the new one); failures are ignored."""
-    times, minima = array("q", timeline.times), array("q", timeline.minima)
+def _little(numbers: array) -> array:
+    """`numbers` as the files hold them (little-endian), or back: a copy, swapped on a big-endian machine."""
+    copy = array(numbers.typecode, numbers)
     if sys.byteorder != "little":
-        times.byteswap()
-        minima.byteswap()
-    header = MAGIC + f"{timeline.size} {len(timeline)} {timeline.tip}\n".encode("ascii")
+        copy.byteswap()
+    return copy
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """Atomically (a reader sees the old file or the new one); failures are ignored: a cache
+    that cannot be written is only a slower answer next time."""
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=path.name, dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as handle:
-                handle.write(header + timeline.oids + times.tobytes() + minima.tobytes())
+                handle.write(data)
             os.replace(tmp, path)
         except OSError:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
 
 
+def _read_cache(path: Path) -> Timeline | None:
+    """The cached chain; None when there is none or it is not a whole, well-formed file."""
+    found = _read_file(path, MAGIC, 3)
+    if found is None:
+        return None
+    (size, count), tip, data, start = found
+    if len(data) != start + count * (size + 16):
+        return None
+    times_at = start + count * size
+    times = _little(array("q", data[times_at: times_at + 8 * count]))
+    minima = _little(array("q", data[times_at + 8 * count:]))
+    return Timeline(tip, size, data[start:times_at], times, minima)
+
+
+def _write_cache(path: Path, timeline: Timeline) -> None:
+    header = MAGIC + f"{timeline.size} {len(timeline)} {timeline.tip}\n".encode("ascii")
+    _write_file(path, header + timeline.oids + _little(timeline.times).tobytes() + _little(timeline.minima).tobytes())
+
+
 def load(git: pygit2.Repository, common_dir: Path, ref: str, tip: str) -> Timeline:
     """The first-parent chain ending at `tip` (the commit `ref` points at), from the cache
     when it is current, extended when the tip moved forward, rebuilt otherwise."""
-    path = _cache_path(common_dir, ref)
+    path = _cache_file(common_dir, "first-parent", ref)
     cached = _read_cache(path)
     if cached is not None and cached.tip == tip:
         return cached
@@ -289,61 +288,30 @@ def _parents(git: pygit2.Repository) -> Callable[[bytes], list[bytes]]:
     return parents
 
 
-def _landing_path(common_dir: Path, ref: str) -> Path:
-    return common_dir / "memrepo" / ("landing-" + ref.replace("/", "-") + ".bin")
-
-
 def _read_landings(path: Path) -> Landings | None:
     """The cached landings; None when there are none or the file is not whole and well formed."""
-    try:
-        data = path.read_bytes()
-    except OSError:
+    found = _read_file(path, LANDING_MAGIC, 4)
+    if found is None or array("I").itemsize != 4:
         return None
-    if not data.startswith(LANDING_MAGIC):
+    (size, count, length), tip, data, start = found
+    if len(data) != start + count * (size + 4):
         return None
-    header_end = data.find(b"\n", len(LANDING_MAGIC))
-    try:
-        size_text, count_text, length_text, tip = data[len(LANDING_MAGIC):header_end].decode("ascii").split(" ")
-        size, count, length = int(size_text), int(count_text), int(length_text)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    start = header_end + 1
-    if size not in (20, 32) or len(tip) != 2 * size or len(data) != start + count * (size + 4):
-        return None
-    positions = array("I")
-    if positions.itemsize != 4:
-        return None
-    positions.frombytes(data[start + count * size:])
-    if sys.byteorder != "little":
-        positions.byteswap()
+    positions = _little(array("I", data[start + count * size:]))
     return Landings(tip, length, size, data[start: start + count * size], positions)
 
 
 def _write_landings(path: Path, landings: Landings) -> None:
-    """Atomically (a reader sees the old file or the new one); failures are ignored."""
-    positions = array("I", landings.positions)
-    if positions.itemsize != 4:
+    if array("I").itemsize != 4:
         return
-    if sys.byteorder != "little":
-        positions.byteswap()
     header = LANDING_MAGIC + f"{landings.size} {len(landings)} {landings.length} {landings.tip}\n".encode("ascii")
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name, dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(header + landings.ids + positions.tobytes())
-            os.replace(tmp, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    _write_file(path, header + landings.ids + _little(landings.positions).tobytes())
 
 
 def load_landings(git: pygit2.Repository, common_dir: Path, ref: str, chain: Timeline) -> Landings:
     """The landing index of `chain` (`load`'s answer for `ref`): from the cache when it was
     built for this tip, extended when the chain grew past the tip it was built for, built
     from the root otherwise (one walk over the history)."""
-    path = _landing_path(common_dir, ref)
+    path = _cache_file(common_dir, "landing", ref)
     cached = _read_landings(path)
     if cached is not None and cached.tip == chain.tip and cached.length == len(chain):
         return cached
