@@ -7,6 +7,7 @@ a misconfigured service refuses to start instead of failing on its first deliver
 
 from __future__ import annotations
 
+import hmac
 import os
 import re
 from collections.abc import Mapping
@@ -68,6 +69,10 @@ class Settings:
     def accepts(self, repo: str) -> bool:
         """Whether deliveries for `repo` (owner/name, any case) are acted on."""
         return self.repos is None or repo.lower() in self.repos
+
+    def is_operator(self, token: str) -> bool:
+        """Whether `token` is the operator token (compared in constant time)."""
+        return hmac.compare_digest(token.encode("utf-8", "replace"), self.agent_token.encode("utf-8", "replace"))
 
     def is_bot(self, login: object) -> bool:
         """Whether `login` is the integrator's own account (GitHub logins ignore case)."""

@@ -232,10 +232,15 @@ class Fanout:
             for sub in list(group):
                 sub.end(reason)
 
+    def attach(self, sub: Subscriber, transport: Transport, *, chunked: bool) -> bool:
+        """`sub.attach`, counting a drop as `deliver` does."""
+        return sub.attach(transport, chunked=chunked) or self._dropped(sub)
+
     def write(self, sub: Subscriber, data: bytes) -> bool:
         """Write `data` (a heartbeat) to an attached subscriber, counting a drop as `deliver` does."""
-        if sub.write(data):
-            return True
+        return sub.write(data) or self._dropped(sub)
+
+    def _dropped(self, sub: Subscriber) -> bool:
         self.drops += 1
         log.info("dropped a stream of %s: it stopped reading", sub.key)
         return False
@@ -256,8 +261,7 @@ class Fanout:
             if sub.push(data, limit, framed):
                 got += 1
             else:
-                self.drops += 1
-                log.info("dropped a stream of %s: it stopped reading", key)
+                self._dropped(sub)
         self.delivered += got
         return got
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import json
 import logging
 import random
@@ -191,8 +190,7 @@ class EventStreams:
         if not is_repo_name(repo) or not self.settings.accepts(repo):
             await answer(send, 404, texts.EVENTS_NO_ACCESS.format(repo=repo))
             return
-        operator = hmac.compare_digest(token.encode("utf-8", "replace"),
-                                       self.settings.agent_token.encode("utf-8", "replace"))
+        operator = self.settings.is_operator(token)
         who = None if operator else token
         if self.access is None:
             verdict = ALLOWED if operator else BAD_TOKEN
@@ -244,8 +242,8 @@ class EventStreams:
         try:
             await send({"type": "http.response.body", "body": first, "more_body": True})
             direct = _attachable(send, scope)
-            if direct is not None and not sub.attach(direct[0], chunked=direct[1]):
-                self.fanout.drops += 1
+            if direct is not None:
+                self.fanout.attach(sub, direct[0], chunked=direct[1])
             deadline = loop.time() + beat * random.uniform(0.5, 1.0)
             while True:
                 data = await sub.next(deadline)

@@ -35,7 +35,7 @@ from bot.memfs import checks
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.resolve import Resolver, resolve_tree
 from bot.memfs.sync import redact
-from bot.memfs.sync.transport import HeaderCallbacks, libgit2_timeouts
+from bot.memfs.sync.transport import HeaderCallbacks, fetch_from, libgit2_timeouts
 from bot.trailers import external_sources
 
 log = logging.getLogger("memrepo.integrator.workspace")
@@ -128,7 +128,6 @@ class Workspace:
         refspecs = [f"+refs/heads/{base_ref}:{BASE_REFS}{base_ref}"]
         if number is not None:
             refspecs.append(f"+refs/pull/{int(number)}/head:{PULL_REFS}{int(number)}")
-        libgit2_timeouts()
         with folder_lock(self.path):
             self._ensure()
             git = pygit2.Repository(str(self.path))
@@ -136,9 +135,7 @@ class Workspace:
                 with contextlib.suppress(KeyError):
                     git.references.delete(spec.partition(":")[2])
             try:
-                remote = git.remotes.create_anonymous(self.remote.url)
-                remote.fetch(refspecs, callbacks=HeaderCallbacks(self.remote.auth_header()),
-                             prune=pygit2.enums.FetchPrune.NO_PRUNE, proxy=True)
+                fetch_from(git, self.remote.url, refspecs, self.remote.auth_header())
             except (pygit2.GitError, ValueError) as exc:
                 raise WorkspaceError(messages.INTEGRATOR_GIT_FAILED.format(what="fetch", repo=self.repo,
                                                                            problem=redact(str(exc)))) from exc

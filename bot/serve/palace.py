@@ -27,7 +27,6 @@ after its head event; where the stream cannot be kept it asks every few seconds 
 from __future__ import annotations
 
 import contextlib
-import hmac
 import http.cookies
 import logging
 import threading
@@ -51,7 +50,7 @@ from bot.integrator.context import Remote
 from bot.memfs import refs
 from bot.memfs.repo import MAIN
 from bot.memfs.sync import redact
-from bot.memfs.sync.transport import HeaderCallbacks, libgit2_timeouts
+from bot.memfs.sync.transport import fetch_from
 from bot.notify.events import last_head
 from bot.palace import gate, web
 from bot.palace.source import Palace
@@ -103,16 +102,12 @@ class Clone:
         """Fetch main into refs/heads/main (forced: main is the forge's); its commit after, None
         when the forge has no main. Raises MemrepoError when the forge cannot be fetched from."""
         spec = f"+refs/heads/{self.branch}:refs/heads/{self.branch}"
-        libgit2_timeouts()
         with folder_lock(self.path):
             try:
                 if not (self.path / ".git").is_dir():
                     git = pygit2.init_repository(str(self.path), bare=False, initial_head=self.branch)
                     git.config["gc.auto"] = 0  # a page must not wait on a gc
-                git = pygit2.Repository(str(self.path))
-                remote = git.remotes.create_anonymous(self.remote.url)
-                remote.fetch([spec], callbacks=HeaderCallbacks(self.remote.auth_header()),
-                             prune=pygit2.enums.FetchPrune.NO_PRUNE, proxy=True)
+                fetch_from(pygit2.Repository(str(self.path)), self.remote.url, [spec], self.remote.auth_header())
             except (pygit2.GitError, ValueError, OSError) as exc:
                 raise MemrepoError(messages.PALACE_SERVED_FETCH_FAILED.format(
                     repo=self.repo, problem=redact(str(exc)))) from None
@@ -225,8 +220,7 @@ class ServedPalaces:
         """The access check's verdict for `token` on `repo` (the operator token: whether it is served)."""
         if not is_repo_name(repo) or not self.settings.accepts(repo):
             return REFUSED
-        operator = hmac.compare_digest(token.encode("utf-8", "replace"),
-                                       self.settings.agent_token.encode("utf-8", "replace"))
+        operator = self.settings.is_operator(token)
         if self.access is None:
             return ALLOWED if operator else BAD_TOKEN
         return self.access.check(None if operator else token, repo)

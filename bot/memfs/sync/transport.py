@@ -95,6 +95,15 @@ class HeaderCallbacks(pygit2.RemoteCallbacks):
         return [self._header] if self._header else None
 
 
+def fetch_from(git: pygit2.Repository, url: str, refspecs: list[str], header: str | None) -> None:
+    """Fetch `refspecs` from `url` into `git` through libgit2 (an anonymous remote, `header`
+    with every request, the network waits bounded); pygit2.GitError or ValueError as libgit2
+    raises them. For the integrator's mirror and the receiver's palace clones."""
+    libgit2_timeouts()
+    git.remotes.create_anonymous(url).fetch(refspecs, callbacks=HeaderCallbacks(header),
+                                            prune=pygit2.enums.FetchPrune.NO_PRUNE, proxy=True)
+
+
 def fetch_in_process(repo: MemoryRepo, header: str) -> tuple[str | None, str | None]:
     """`fetch` through libgit2, for an http(s) remote whose URL carries its token: nothing
     for a credential helper to do, and an agent fetches every time `main` moves, which `git
