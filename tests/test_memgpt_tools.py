@@ -117,6 +117,13 @@ def test_entries_read_back_what_was_inserted(passages: list[str], tags: list[str
     assert {(e.timestamp, e.author) for e in found} == {("2026-03-14 09:30:12 UTC", "Ada (a1)")}
 
 
+def test_a_heading_whose_moment_is_no_date_starts_no_entry() -> None:
+    text = ("---\ndescription: d\n---\n## 2026-03-14 09:30:12 UTC · Ada (a1)\n\nFirst.\n\n"
+            "## 2026-13-45 99:99:99 UTC · Sam\n\nHand-written.\n")
+    [entry] = archival.entries("archival/2026-03.md", text)
+    assert entry.content == "First.\n\n## 2026-13-45 99:99:99 UTC · Sam\n\nHand-written."
+
+
 @pytest.mark.parametrize(("total", "page", "size", "shown", "line"), [
     (12, 0, 5, 5, "Showing 5 of 12 results (page 0/2): "),
     (12, 2, 5, 2, "Showing 2 of 12 results (page 2/2): "),

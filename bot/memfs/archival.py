@@ -118,9 +118,18 @@ def plan_insert(files: Mapping[str, str], content: str, when: datetime, author: 
     return out
 
 
+def _is_moment(stamp: str) -> bool:
+    try:
+        datetime.strptime(stamp, STAMP)
+    except ValueError:
+        return False
+    return True
+
+
 def entries(path: str, text: str) -> list[Entry]:
-    """The entries of one archival file, in file order."""
-    found = list(_HEADING.finditer(text))
+    """The entries of one archival file, in file order. A heading whose moment is no date (a
+    person's slip, `2026-13-45`) starts no entry: its lines stay with the entry before."""
+    found = [match for match in _HEADING.finditer(text) if _is_moment(match.group(1))]
     out = []
     for i, match in enumerate(found):
         end = found[i + 1].start() if i + 1 < len(found) else len(text)
