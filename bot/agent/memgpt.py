@@ -36,9 +36,6 @@ class Page:
 
     text: str
     results: list[Any]
-    page: int
-    pages: int
-    total: int
 
 
 def paged(results: Sequence[Any], page: int, size: int, show: Callable[[Any], Any] | None = None) -> Page:
@@ -47,13 +44,13 @@ def paged(results: Sequence[Any], page: int, size: int, show: Callable[[Any], An
     total = len(results)
     pages = max((total + size - 1) // size, 1)
     if total == 0:
-        return Page(say.SEARCH_NONE, [], page, pages, 0)
+        return Page(say.SEARCH_NONE, [])
     if page >= pages:
         raise MemrepoError(say.SEARCH_PAGE_PAST.format(page=page, last=pages - 1))
     shown = [item if show is None else show(item) for item in results[page * size:(page + 1) * size]]
     text = say.SEARCH_PAGE.format(shown=len(shown), total=total, page=page, last=pages - 1,
                                   results=json.dumps(shown, ensure_ascii=False))
-    return Page(text, shown, page, pages, total)
+    return Page(text, shown)
 
 
 def _stamp(moment: datetime) -> str:
