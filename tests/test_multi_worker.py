@@ -2,14 +2,16 @@
 and one forge (localhub). Dream pull requests on four memories, their webhooks split between
 the two receivers as a load balancer would, are each merged exactly once (the per-repository
 lock serializes a repository's integrations), and the workers integrate different
-repositories at the same time."""
+repositories at the same time. The workers start once every pull request is open, so the
+queue holds work for several repositories when they begin: opening the pull requests one
+after another would otherwise let each repository finish before the next one's work arrives."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,19 +49,16 @@ def receivers(redis_url: str) -> Iterator[list[ReceiverServer]]:
 
 
 @pytest.fixture
-def workers(localhub: Any, redis_url: str, tmp_path: Path) -> Iterator[list[subprocess.Popen[bytes]]]:
+def start_workers(localhub: Any, redis_url: str, tmp_path: Path) -> Iterator[Callable[[], None]]:
+    """Starts three `memrepo worker` processes when called; stops them at the end of the test."""
     bot_token = localhub_token(localhub, BOT)
-    procs = []
-    for n in range(3):
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMREPO_", "GITHUB_TOKEN"))}
-        env.update({"REDIS_URL": redis_url, "MEMREPO_GITHUB_URL": localhub.api_url, "MEMREPO_GITHUB_TOKEN": bot_token,
-                    "MEMREPO_WORK_DIR": str(tmp_path / f"work-{n}"), "MEMREPO_BOT_LOGIN": BOT,
-                    "MEMREPO_WEBHOOK_SECRET": SECRET, "MEMREPO_AGENT_TOKEN": "operator"})
-        log = (tmp_path / f"worker-{n}.log").open("ab")
-        procs.append(subprocess.Popen([sys.executable, "-m", "bot.cli", "worker", "--name", f"machine-{n}",
-                                       "--reconcile-every", "5"], env=env, stdout=log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL))
-    yield procs
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start() -> None:
+        for n in range(3):
+            procs.append(worker(n, bot_token, localhub.api_url, redis_url, tmp_path))
+
+    yield start
     for proc in procs:
         proc.terminate()
     for proc in procs:
@@ -70,8 +69,21 @@ def workers(localhub: Any, redis_url: str, tmp_path: Path) -> Iterator[list[subp
             proc.wait()
 
 
+def worker(n: int, bot_token: str, api_url: str, redis_url: str, tmp_path: Path) -> subprocess.Popen[bytes]:
+    """One `memrepo worker` process named machine-N, as on a machine of its own (own work folder)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMREPO_", "GITHUB_TOKEN"))}
+    env.update({"REDIS_URL": redis_url, "MEMREPO_GITHUB_URL": api_url, "MEMREPO_GITHUB_TOKEN": bot_token,
+                "MEMREPO_WORK_DIR": str(tmp_path / f"work-{n}"), "MEMREPO_BOT_LOGIN": BOT,
+                "MEMREPO_WEBHOOK_SECRET": SECRET, "MEMREPO_AGENT_TOKEN": "operator"})
+    log = (tmp_path / f"worker-{n}.log").open("ab")
+    return subprocess.Popen([sys.executable, "-m", "bot.cli", "worker", "--name", f"machine-{n}",
+                             "--reconcile-every", "5"], env=env, stdout=log, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL)
+
+
 def test_three_workers_and_two_receivers_merge_each_pull_request_once_and_repositories_in_parallel(
-        localhub: Any, receivers: list[ReceiverServer], workers: list[Any], redis_url: str, tmp_path: Path) -> None:
+        localhub: Any, receivers: list[ReceiverServer], start_workers: Callable[[], None],
+        redis_url: str, tmp_path: Path) -> None:
     token = localhub_token(localhub, "alice")
     auth = {"Authorization": f"token {token}"}
     opened: list[tuple[str, int, ForgeClient]] = []
@@ -107,6 +119,8 @@ def test_three_workers_and_two_receivers_merge_each_pull_request_once_and_reposi
                                                            body=dream_body(dream_id, bases[repo], path),
                                                            labels=(LABEL_DREAM,)))
             opened.append((repo, pull.number, client))
+
+    start_workers()
 
     def merged() -> bool:
         return all(client.get_pull_request(number).merged for _, number, client in opened)
