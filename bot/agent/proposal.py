@@ -20,7 +20,7 @@ import logging
 import secrets
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import pygit2
@@ -32,7 +32,7 @@ from bot.contracts import CONVERSATION_ID, EDIT_BRANCH_PREFIX, LABEL_AGENT_EDIT,
 from bot.dream.runner import fetch_base
 from bot.dream.worktree import push_branch, worktree
 from bot.errors import MemrepoError
-from bot.forge.client import ForgeClient, NewPullRequest
+from bot.forge.client import ForgeClient, NewPullRequest, PullRequest
 from bot.forge.errors import ForgeError
 from bot.memfs.calls import Call
 from bot.memfs.checks import memory_layout
@@ -118,26 +118,8 @@ def propose_edit(repo: MemoryRepo, call: Call, route: Route, client: ForgeClient
                              branch, route, tuple(window), removed_paths(repo, base, tip),
                              memory_layout(repo, base))
     sha = _commit(repo, base, tip, render.commit_message(ctx), identity.agent(agent_id, agent_name))
-    ref = f"refs/heads/{branch}"
-    repo.git.references.create(ref, sha)
-    try:
-        push_branch(repo, branch)
-    finally:
-        with contextlib.suppress(KeyError, pygit2.GitError):
-            repo.git.references.delete(ref)
-    try:
-        pr = client.open_pull_request(NewPullRequest(head=branch, base=BRANCH, title=render.title(ctx),
-                                                     body=render.body(ctx)))
-    except BaseException:
-        delete_branch(repo, branch)
-        raise
-    try:
-        labels = client.add_labels(pr.number, route.labels)
-    except ForgeError as exc:
-        _withdraw(repo, client, pr.number, branch, exc)
-        raise MemrepoError(messages.AGENT_EDIT_UNLABELLED.format(number=pr.number, problem=exc)) from None
-    pr = replace(pr, labels=labels)
-    return EditProposal(pr.number, pr.url, branch, sha, base, tuple(result.paths), tuple(pr.labels))
+    pr, labels = _publish(repo, client, sha, ctx)
+    return EditProposal(pr.number, pr.url, branch, sha, base, tuple(result.paths), labels)
 
 
 def propose_set_aside(repo: MemoryRepo, entry: SetAside, client: ForgeClient, *, agent_id: str,
@@ -160,8 +142,19 @@ def propose_set_aside(repo: MemoryRepo, entry: SetAside, client: ForgeClient, *,
     removed = removed_paths(repo, base, entry.commit) if commit.parents else ()
     ctx = render.EditContext(agent_id, conversation, 0, "replay", entry.message, paths, base, branch, route,
                              window, removed, memory_layout(repo, base))
+    pr, labels = _publish(repo, client, entry.commit, ctx)
+    dismiss(repo, entry.ref)
+    return EditProposal(pr.number, pr.url, branch, entry.commit, base, paths, labels)
+
+
+def _publish(repo: MemoryRepo, client: ForgeClient, sha: str,
+             ctx: render.EditContext) -> tuple[PullRequest, tuple[str, ...]]:
+    """Push `sha` as the context's branch, open its pull request and label it. Nothing is left
+    half-made: a branch whose pull request cannot be opened is deleted, and a pull request that
+    cannot be labelled is withdrawn (an unlabelled one would escape the integrator's routing)."""
+    branch = ctx.branch
     ref = f"refs/heads/{branch}"
-    repo.git.references.create(ref, entry.commit)
+    repo.git.references.create(ref, sha)
     try:
         push_branch(repo, branch)
     finally:
@@ -174,12 +167,11 @@ def propose_set_aside(repo: MemoryRepo, entry: SetAside, client: ForgeClient, *,
         delete_branch(repo, branch)
         raise
     try:
-        labels = client.add_labels(pr.number, route.labels)
+        labels = client.add_labels(pr.number, ctx.route.labels)
     except ForgeError as exc:
         _withdraw(repo, client, pr.number, branch, exc)
         raise MemrepoError(messages.AGENT_EDIT_UNLABELLED.format(number=pr.number, problem=exc)) from None
-    dismiss(repo, entry.ref)
-    return EditProposal(pr.number, pr.url, branch, entry.commit, base, paths, tuple(labels))
+    return pr, tuple(labels)
 
 
 def _commit(repo: MemoryRepo, base: str, tip: str, message: str, who: identity.Identity) -> str:
