@@ -116,37 +116,30 @@ class MemoryRepo:
         commit = self._commit(rev)
         return None if commit is None else str(commit.id)
 
-    def read(self, path: str, rev: str = "HEAD") -> bytes | None:
-        """A file's bytes at a commit, or None when it is not a file there."""
+    def _entry(self, path: str, rev: str) -> pygit2.Object | None:
+        """The tree entry at `path` in a commit, or None when the commit or the path is not there."""
         tree = self._tree(rev)
         if tree is None:
             return None
         try:
-            entry = tree[path]
+            return tree[path]
         except KeyError:
             return None
-        if entry.type_str != "blob":
+
+    def read(self, path: str, rev: str = "HEAD") -> bytes | None:
+        """A file's bytes at a commit, or None when it is not a file there."""
+        entry = self._entry(path, rev)
+        if entry is None or entry.type_str != "blob":
             return None
         return self.git[entry.id].data
 
     def blob_id(self, path: str, rev: str = "HEAD") -> str | None:
-        tree = self._tree(rev)
-        if tree is None:
-            return None
-        try:
-            entry = tree[path]
-        except KeyError:
-            return None
-        return str(entry.id)
+        entry = self._entry(path, rev)
+        return None if entry is None else str(entry.id)
 
     def is_folder(self, path: str, rev: str = "HEAD") -> bool:
-        tree = self._tree(rev)
-        if tree is None:
-            return False
-        try:
-            return tree[path].type_str == "tree"
-        except KeyError:
-            return False
+        entry = self._entry(path, rev)
+        return entry is not None and entry.type_str == "tree"
 
     def files(self, rev: str = "HEAD", prefix: str = "") -> dict[str, bytes]:
         """Every file at a commit (under `prefix`, a folder), path -> bytes."""
@@ -165,24 +158,17 @@ class MemoryRepo:
         return out
 
     def _subtree(self, rev: str, prefix: str) -> tuple[pygit2.Tree | None, str]:
-        tree = self._tree(rev)
-        if tree is None or not prefix:
-            return tree, ""
-        try:
-            entry = tree[prefix.rstrip("/")]
-        except KeyError:
-            return None, ""
-        if entry.type_str != "tree":
+        if not prefix:
+            return self._tree(rev), ""
+        entry = self._entry(prefix.rstrip("/"), rev)
+        if entry is None or entry.type_str != "tree":
             return None, ""
         return self.git[entry.id], prefix.rstrip("/") + "/"
 
     def mode(self, path: str, rev: str = "HEAD") -> int | None:
         """The git file mode of a path at a commit (symbolic links have their own)."""
-        tree = self._tree(rev)
-        try:
-            return None if tree is None else tree[path].filemode
-        except KeyError:
-            return None
+        entry = self._entry(path, rev)
+        return None if entry is None else entry.filemode
 
     def _walk(self, tree: pygit2.Tree, base: str, out: dict, *, with_data: bool) -> None:
         for entry in tree:
