@@ -189,10 +189,12 @@ def _fill(w: World, authed: str) -> None:
 class PalaceProcess:
     """`memrepo palace` on a free port, as a user starts it; stopped with SIGTERM."""
 
-    def __init__(self, w: World, *args: str) -> None:
+    def __init__(self, w: World, *args: str, home: Path | None = None) -> None:
+        """`home`: another MEMREPO_HOME than the agent's (one without its transcripts)."""
+        env = w.env() if home is None else {**w.env(), "MEMREPO_HOME": str(home)}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "bot.cli", "palace", "--repo", str(w.memory.root), "--port", "0", *args],
-            cwd=ROOT, env=w.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert self.process.stdout is not None
         first = self.process.stdout.readline()
         found = re.search(r" at (http://\S+/) ", first)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -118,6 +119,22 @@ def test_the_provenance_chain_of_a_dreams_line_reaches_its_pull_request_reviews_
     assert memory_world.facts["berlin"] in step
     said = origin.find("li", class_="step-transcript")
     assert [q.words() for q in said.find_all("blockquote")] == ["I live in Berlin."]
+
+
+def test_where_the_transcript_is_not_the_dreams_messages_are_quoted_from_its_pull_request(
+        memory_world: World, browser: Browser, tmp_path: Path) -> None:
+    """A reviewer's machine, which holds none of the agent's transcripts: the user's words still
+    show, as the dream's pull request quotes them, and the page says where they come from."""
+    elsewhere = PalaceProcess(memory_world, home=tmp_path / "reviewer")
+    try:
+        line = memory_world.line_of(RECORD, "I live in Berlin.")
+        said = open_page(browser, elsewhere, f"why?path={RECORD}&line={line}").find("li", class_="step-transcript")
+    finally:
+        elsewhere.stop()
+    assert f"Quoted from pull request #{memory_world.facts['dream'].pr}'s description" in said.words()
+    assert "not available locally" in said.words()
+    assert [q.words() for q in said.find_all("blockquote")] == ["I live in Berlin."]
+    assert "Traceback" not in elsewhere.errors, elsewhere.errors
 
 
 def test_a_line_a_person_wrote_says_so(memory_world: World, palace: PalaceProcess, browser: Browser) -> None:

@@ -146,8 +146,9 @@ def test_without_the_forge_git_gives_the_pull_request_number_and_the_trailers(
     assert json.loads(out)["origins"][0]["pull_request"]["source"] == "forge"
 
 
-def test_a_transcript_that_is_not_in_the_local_store_is_said_to_be_missing(world: World, tmp_path: Path) -> None:
-    world.say("I live in Berlin.")
+def test_a_transcript_that_is_not_in_the_local_store_is_said_to_be_missing_and_quoted_from_the_pull_request(
+        world: World, tmp_path: Path) -> None:
+    said = world.say("I live in Berlin.")
     result = world.dream()
     world.merge(result.pr)
     line = world.line_of(RECORD, "I live in Berlin.")
@@ -157,11 +158,18 @@ def test_a_transcript_that_is_not_in_the_local_store_is_said_to_be_missing(world
     finally:
         elsewhere.close()
     transcript = report["origins"][0]["transcript"]
-    assert transcript["available"] is False and transcript["messages"] == []
-    assert "not available locally" in transcript["reason"]
-    assert "not available locally" in render_why(report)
+    assert transcript["available"] is False and "not available locally" in transcript["reason"]
+    # the user's words, as the dream's pull request quotes them
+    assert transcript["quoted_from"] == result.pr
+    assert [(m["message_id"], m["kind"], m["text"]) for m in transcript["messages"]] == [
+        (said.message_id, "user", "I live in Berlin.")]
+    text = render_why(report)
+    assert "not available locally" in text and f"Quoted below from pull request #{result.pr}'s description" in text
+    assert "    > I live in Berlin." in text
     skipped = why(world.memory.root, RECORD, line, transcripts=False)["origins"][0]["transcript"]
-    assert skipped["available"] is False and "not read" in skipped["reason"]
+    assert skipped["available"] is False and "not read" in skipped["reason"] and skipped["quoted_from"] == result.pr
+    offline = why(world.memory.root, RECORD, line, forge=False, transcripts=False)["origins"][0]["transcript"]
+    assert offline["quoted_from"] is None and offline["messages"] == []  # no forge, no description to quote
 
 
 class Combine:

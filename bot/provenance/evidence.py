@@ -131,6 +131,18 @@ def select_messages(rows: Sequence[Mapping[str, Any]], ids: Sequence[str] | None
     return [_message(row) for row in rows[lo: hi + 1]], []
 
 
+def select_quoted(quoted: Mapping[str, Mapping[str, Any]], ids: Sequence[str] | None
+                  ) -> tuple[list[dict[str, Any]], list[str]]:
+    """(the messages, the ids asked for that are not quoted) from what a pull request's
+    description quotes: with `ids`, those in the order quoted; otherwise every quoted message
+    (a range cannot be told apart without the transcript, and the description quotes only what
+    the change rests on)."""
+    if ids is None:
+        return [dict(m) for m in quoted.values()], []
+    wanted = set(ids)
+    return [dict(m) for key, m in quoted.items() if key in wanted], [i for i in ids if i not in quoted]
+
+
 def _message(row: Mapping[str, Any]) -> dict[str, Any]:
     return {key: row.get(key) for key in ("message_id", "captured_at", "kind", "source", "text")}
 

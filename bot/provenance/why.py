@@ -28,6 +28,7 @@ from bot.memfs.blame import blame
 from bot.memfs.history import REPORT_VERSION, file_path, main_landings, main_ref, main_timeline, ref_name
 from bot.memfs.repo import MemoryRepo
 from bot.provenance import evidence
+from bot.provenance.quoted import quoted_messages
 from bot.provenance.sources import Sources
 from bot.templating import environment
 
@@ -134,11 +135,11 @@ def _origin(repo: MemoryRepo, chain: timeline.Timeline, landings: timeline.Landi
     if dream_commit is not None:
         origin["dream"], origin["dream_note"] = _dream(dream_commit, origin["pull_request"], path)
         if origin["dream"] is not None:
-            origin["transcript"] = _transcript(origin["dream"], sources)
+            origin["transcript"] = _transcript(origin["dream"], sources, origin["pull_request"])
     if writer == "agent":
         origin["turn"] = evidence.edit_from_trailers(commit["message"])
         if origin["turn"] is not None:
-            told = _transcript(origin["turn"], sources)
+            told = _transcript(origin["turn"], sources, origin["pull_request"])
             told["messages"] = evidence.said_by_the_user(told["messages"])
             origin["transcript"] = told
     if origin["pull_request"] is not None:
@@ -188,20 +189,26 @@ def _dream(commit: dict[str, Any], pull: dict[str, Any] | None, path: str) -> tu
     return evidence.dream_from_provenance(provenance, path), None
 
 
-def _transcript(dream: dict[str, Any], sources: Sources) -> dict[str, Any]:
+def _transcript(dream: dict[str, Any], sources: Sources, pull: dict[str, Any] | None) -> dict[str, Any]:
+    """The messages the change rests on, from the transcript; where it cannot be read here, as
+    the pull request's description quotes them (`quoted_from`: its number)."""
     agent, conversation = dream.get("agent_id"), dream.get("conversation_id")
     out: dict[str, Any] = {"agent_id": agent, "conversation_id": conversation, "available": False, "reason": None,
-                           "messages": [], "missing": []}
+                           "messages": [], "missing": [], "quoted_from": None}
     if not agent or not conversation:
         out["reason"] = messages.HISTORY_TRANSCRIPT_UNNAMED
         return out
-    rows, reason = sources.read_transcript(agent, conversation)
-    if rows is None:
-        out["reason"] = reason
-        return out
     ids, first, last = evidence.wanted_messages(dream)
-    out["messages"], out["missing"] = evidence.select_messages(rows, ids, first, last)
-    out["available"] = True
+    rows, reason = sources.read_transcript(agent, conversation)
+    if rows is not None:
+        out["messages"], out["missing"] = evidence.select_messages(rows, ids, first, last)
+        out["available"] = True
+        return out
+    out["reason"] = reason
+    quoted = quoted_messages((pull or {}).get("body"))
+    if quoted:
+        out["messages"], out["missing"] = evidence.select_quoted(quoted, ids)
+        out["quoted_from"] = pull["number"] if pull else None
     return out
 
 
