@@ -141,28 +141,12 @@ class Forge:
         return self._status
 
     def _find(self) -> tuple[Any, dict[str, Any]]:
-        if self._arg is False:
-            return None, {"asked": False, "repository": None, "reason": messages.PALACE_FORGE_DISABLED}
-        if self._arg is not None:
-            return self._arg, {"asked": True, "repository": getattr(self._arg, "repository", None), "reason": None}
-        from bot.dream.forge_target import forge_target
-        from bot.forge.client import ForgeClient, RetryPolicy, TokenCredentials
+        from bot.forge.client import RetryPolicy
+        from bot.provenance.sources import find_forge
 
-        url = sync.remote_url(self.repo)
-        if not url:
-            return None, {"asked": False, "repository": None, "reason": messages.HISTORY_FORGE_NO_REMOTE}
-        try:
-            target = forge_target(url, os.environ)
-        except MemrepoError:
-            return None, {"asked": False, "repository": None,
-                          "reason": messages.HISTORY_FORGE_NOT_FORGE.format(url=sync.redact(url))}
-        if not target.token:
-            return None, {"asked": False, "repository": target.repository,
-                          "reason": messages.HISTORY_FORGE_NO_TOKEN.format(repository=target.repository)}
-        client = ForgeClient(target.repository, TokenCredentials(target.token), base_url=target.api_url,
-                             policy=RetryPolicy(**FORGE_RETRY), timeout=10, min_write_interval=0.0)
-        self._owned = True
-        return client, {"asked": True, "repository": target.repository, "reason": None}
+        client, status, self._owned = find_forge(self.repo, self._arg, disabled=messages.PALACE_FORGE_DISABLED,
+                                                 policy=RetryPolicy(**FORGE_RETRY))
+        return client, status
 
     def pending(self) -> dict[str, Any]:
         """{"asked", "repository", "reason", "error", "pulls": [...], "reviews": {number: [...]}}."""

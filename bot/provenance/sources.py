@@ -17,6 +17,31 @@ from bot.memfs.sync import redact, remote_url
 from bot.transcript.store import TranscriptStore
 
 
+def find_forge(repo: MemoryRepo, given: Any, *, disabled: str, policy: RetryPolicy
+               ) -> tuple[Any, dict[str, Any], bool]:
+    """(the forge client or None, {"asked", "repository", "reason"}, whether the client was made
+    here and is the caller's to close). `given`: False never asks (`disabled` says so); a client
+    is used as it is; None finds the forge from origin's URL and the token for it, as dreams do."""
+    if given is False:
+        return None, {"asked": False, "repository": None, "reason": disabled}, False
+    if given is not None:
+        return given, {"asked": True, "repository": getattr(given, "repository", None), "reason": None}, False
+    url = remote_url(repo)
+    if not url:
+        return None, {"asked": False, "repository": None, "reason": messages.HISTORY_FORGE_NO_REMOTE}, False
+    try:
+        target = forge_target(url, os.environ)
+    except MemrepoError:
+        return None, {"asked": False, "repository": None,
+                      "reason": messages.HISTORY_FORGE_NOT_FORGE.format(url=redact(url))}, False
+    if not target.token:
+        return None, {"asked": False, "repository": target.repository,
+                      "reason": messages.HISTORY_FORGE_NO_TOKEN.format(repository=target.repository)}, False
+    client = ForgeClient(target.repository, TokenCredentials(target.token), base_url=target.api_url, policy=policy,
+                         timeout=10, min_write_interval=0.0)
+    return client, {"asked": True, "repository": target.repository, "reason": None}, True
+
+
 class Sources:
     """The forge and the transcript store of one `why` call, found once and only when needed."""
 
@@ -36,27 +61,12 @@ class Sources:
         return self._forge
 
     def _find_forge(self) -> tuple[Any, dict[str, Any]]:
-        if self._forge_arg is False:
-            return None, {"asked": False, "repository": None, "reason": messages.HISTORY_FORGE_DISABLED}
-        if self._forge_arg is not None:
-            return self._forge_arg, {"asked": True, "repository": getattr(self._forge_arg, "repository", None),
-                                     "reason": None}
-        url = remote_url(self.repo)
-        if not url:
-            return None, {"asked": False, "repository": None, "reason": messages.HISTORY_FORGE_NO_REMOTE}
-        try:
-            target = forge_target(url, os.environ)
-        except MemrepoError:
-            return None, {"asked": False, "repository": None,
-                          "reason": messages.HISTORY_FORGE_NOT_FORGE.format(url=redact(url))}
-        if not target.token:
-            return None, {"asked": False, "repository": target.repository,
-                          "reason": messages.HISTORY_FORGE_NO_TOKEN.format(repository=target.repository)}
-        client = ForgeClient(target.repository, TokenCredentials(target.token), base_url=target.api_url,
-                             policy=RetryPolicy(max_total_seconds=20.0, max_attempts=3, backoff_base=0.2,
-                                                backoff_cap=2.0), timeout=10, min_write_interval=0.0)
-        self._owned.append(client)
-        return client, {"asked": True, "repository": target.repository, "reason": None}
+        client, status, owned = find_forge(self.repo, self._forge_arg, disabled=messages.HISTORY_FORGE_DISABLED,
+                                           policy=RetryPolicy(max_total_seconds=20.0, max_attempts=3,
+                                                              backoff_base=0.2, backoff_cap=2.0))
+        if owned:
+            self._owned.append(client)
+        return client, status
 
     def read_transcript(self, agent_id: str, conversation_id: str) -> tuple[list[dict[str, Any]] | None, str | None]:
         """(the conversation's rows, None) or (None, why they are not available here)."""
