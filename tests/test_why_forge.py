@@ -20,6 +20,7 @@ from bot.integrator.context import Remote
 from bot.integrator.workspace import Workspace
 from bot.memfs import sync
 from bot.memfs.resolve import ResolveRequest
+from bot.palace.source import Palace
 from bot.provenance.why import render_why, why
 from bot.transcript import Message, TranscriptStore
 from tests.conftest import LocalhubMemory, git, localhub_token, memory_on_localhub, run_cli
@@ -225,3 +226,17 @@ def test_a_line_written_by_the_integrator_resolving_a_conflict(world: World) -> 
     assert origin["dream"] is None and origin["transcript"] is None  # an agent's edit: no dream behind it
     text = render_why(report)
     assert "resolving a conflict" in text and f"Pull request #{pr.number}" in text
+
+
+def test_a_palace_told_not_to_ask_the_forge_does_not_ask_it_for_a_lines_provenance(world: World) -> None:
+    """`memrepo palace --no-forge` on a memory whose origin holds a token: `/why` reads the pull
+    request from the merge commit's title, as the palace's own status says, and asks nothing."""
+    world.say("I live in Berlin.")
+    result = world.dream()
+    world.merge(result.pr)
+    line = world.line_of(RECORD, "I live in Berlin.")
+    palace = Palace(world.memory.root, forge=False, transcripts=False)
+    report = palace.why(RECORD, line)
+    assert report["forge"] == palace.forge.status() and report["forge"]["asked"] is False
+    assert report["origins"][0]["pull_request"]["source"] == "git"
+    assert report["origins"][0]["pull_request"]["number"] == result.pr

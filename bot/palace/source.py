@@ -142,9 +142,9 @@ class Forge:
 
     def _find(self) -> tuple[Any, dict[str, Any]]:
         from bot.forge.client import RetryPolicy
-        from bot.provenance.sources import find_forge
+        from bot.provenance.sources import find_forge, unasked
 
-        client, status, self._owned = find_forge(self.repo, self._arg, disabled=messages.PALACE_FORGE_DISABLED,
+        client, status, self._owned = find_forge(self.repo, self._arg, disabled=unasked(messages.PALACE_FORGE_DISABLED),
                                                  policy=RetryPolicy(**FORGE_RETRY))
         return client, status
 
@@ -412,7 +412,9 @@ class Palace:
             kept = self._why.get(key)
         if kept is not None and (kept[0] == head or self._still_holds(kept[0], head, kept[1]["path"])):
             return {**kept[1], "head": head}
-        report = why(self.root, path, line, forge=self.forge.client(), transcripts=self.transcripts())
+        client = self.forge.client()  # none: not asked, for the reason the palace's status gives
+        report = why(self.root, path, line, forge=client if client is not None else False,
+                     transcripts=self.transcripts(), unasked_forge=self.forge.status())
         if not any(o.get("forge_error") for o in report["origins"]):
             with self._lock:
                 self._why.put(key, (head, report))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from bot import messages
@@ -17,26 +18,30 @@ from bot.memfs.sync import redact, remote_url
 from bot.transcript.store import TranscriptStore
 
 
-def find_forge(repo: MemoryRepo, given: Any, *, disabled: str, policy: RetryPolicy
+def unasked(reason: str, repository: str | None = None) -> dict[str, Any]:
+    """The forge status of a forge that is not asked, and why."""
+    return {"asked": False, "repository": repository, "reason": reason}
+
+
+def find_forge(repo: MemoryRepo, given: Any, *, disabled: Mapping[str, Any], policy: RetryPolicy
                ) -> tuple[Any, dict[str, Any], bool]:
     """(the forge client or None, {"asked", "repository", "reason"}, whether the client was made
-    here and is the caller's to close). `given`: False never asks (`disabled` says so); a client
-    is used as it is; None finds the forge from origin's URL and the token for it, as dreams do."""
+    here and is the caller's to close). `given`: False never asks (the status is `disabled`); a
+    client is used as it is; None finds the forge from origin's URL and its token, as dreams do."""
     if given is False:
-        return None, {"asked": False, "repository": None, "reason": disabled}, False
+        return None, dict(disabled), False
     if given is not None:
         return given, {"asked": True, "repository": getattr(given, "repository", None), "reason": None}, False
     url = remote_url(repo)
     if not url:
-        return None, {"asked": False, "repository": None, "reason": messages.HISTORY_FORGE_NO_REMOTE}, False
+        return None, unasked(messages.HISTORY_FORGE_NO_REMOTE), False
     try:
         target = forge_target(url, os.environ)
     except MemrepoError:
-        return None, {"asked": False, "repository": None,
-                      "reason": messages.HISTORY_FORGE_NOT_FORGE.format(url=redact(url))}, False
+        return None, unasked(messages.HISTORY_FORGE_NOT_FORGE.format(url=redact(url))), False
     if not target.token:
-        return None, {"asked": False, "repository": target.repository,
-                      "reason": messages.HISTORY_FORGE_NO_TOKEN.format(repository=target.repository)}, False
+        return None, unasked(messages.HISTORY_FORGE_NO_TOKEN.format(repository=target.repository),
+                             target.repository), False
     client = ForgeClient(target.repository, TokenCredentials(target.token), base_url=target.api_url, policy=policy,
                          timeout=10, min_write_interval=0.0)
     return client, {"asked": True, "repository": target.repository, "reason": None}, True
@@ -45,9 +50,11 @@ def find_forge(repo: MemoryRepo, given: Any, *, disabled: str, policy: RetryPoli
 class Sources:
     """The forge and the transcript store of one `why` call, found once and only when needed."""
 
-    def __init__(self, repo: MemoryRepo, forge: Any, transcripts: Any) -> None:
+    def __init__(self, repo: MemoryRepo, forge: Any, transcripts: Any,
+                 unasked_forge: Mapping[str, Any] | None = None) -> None:
         self.repo = repo
         self._forge_arg = forge
+        self._unasked_forge = unasked_forge or unasked(messages.HISTORY_FORGE_DISABLED)
         self._transcripts_arg = transcripts
         self._forge: Any = None
         self.forge_status: dict[str, Any] | None = None
@@ -61,7 +68,7 @@ class Sources:
         return self._forge
 
     def _find_forge(self) -> tuple[Any, dict[str, Any]]:
-        client, status, owned = find_forge(self.repo, self._forge_arg, disabled=messages.HISTORY_FORGE_DISABLED,
+        client, status, owned = find_forge(self.repo, self._forge_arg, disabled=self._unasked_forge,
                                            policy=RetryPolicy(max_total_seconds=20.0, max_attempts=3,
                                                               backoff_base=0.2, backoff_cap=2.0))
         if owned:

@@ -14,6 +14,7 @@ returns): 5 a path that is not a file in memory, 6 a line the file does not have
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
@@ -44,7 +45,7 @@ def _line_count(data: bytes) -> int:
 
 
 def why(repo_root: str | os.PathLike[str], path: str, line: int | None = None, *, forge: Any = None,
-        transcripts: Any = None) -> dict[str, Any]:
+        transcripts: Any = None, unasked_forge: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The chain of evidence for line `line` (from 1) of `path` as main's tip has it; without
     `line`, for every line of the file, lines written by the same commit sharing one origin.
 
@@ -57,8 +58,9 @@ def why(repo_root: str | os.PathLike[str], path: str, line: int | None = None, *
 
     `forge`: None finds it the usual way (origin's URL and MEMREPO_FORGE_TOKEN / GITHUB_TOKEN /
     the URL's token, as dreams do); False never asks; or any object with ForgeClient's
-    `pull_requests_for_commit(sha)` and `list_reviews(number)`. Only commits that reached main
-    through a merge are asked about. Without a forge, the merge commit's title gives the pull
+    `pull_requests_for_commit(sha)` and `list_reviews(number)`; `unasked_forge`, with False, is
+    what the report says of the forge when it is needed (default: not asked, --no-forge). Only
+    commits that reached main through a merge are asked about. Without a forge, the merge commit's title gives the pull
     request's number and the dreamer commit's trailers the dream; the report says why the forge
     was not asked. `transcripts`: None opens the TranscriptStore of the usual home
     ($MEMREPO_HOME, ...); False never reads one; or any object with TranscriptStore's
@@ -78,7 +80,7 @@ def why(repo_root: str | os.PathLike[str], path: str, line: int | None = None, *
     blamed = blame(repo, tip, found, line) if count else []
     chain = main_timeline(repo, ref, tip)
     landings = main_landings(repo, ref, chain)
-    sources = Sources(repo, forge, transcripts)
+    sources = Sources(repo, forge, transcripts, unasked_forge)
     try:
         origins: dict[str, dict[str, Any]] = {}
         lines = []
