@@ -30,7 +30,7 @@ from bot.memfs.history import REPORT_VERSION, file_path, main_landings, main_ref
 from bot.memfs.repo import MemoryRepo
 from bot.provenance import evidence
 from bot.provenance.quoted import quoted_messages
-from bot.provenance.sources import Sources
+from bot.provenance.sources import Sources, unasked
 from bot.templating import environment
 
 EXIT_NO_SUCH_LINE = 6
@@ -60,9 +60,9 @@ def why(repo_root: str | os.PathLike[str], path: str, line: int | None = None, *
     the URL's token, as dreams do); False never asks; or any object with ForgeClient's
     `pull_requests_for_commit(sha)` and `list_reviews(number)`; `unasked_forge`, with False, is
     what the report says of the forge when it is needed (default: not asked, --no-forge). Only
-    commits that reached main through a merge are asked about. Without a forge, the merge commit's title gives the pull
-    request's number and the dreamer commit's trailers the dream; the report says why the forge
-    was not asked. `transcripts`: None opens the TranscriptStore of the usual home
+    commits that reached main through a merge are asked about. Without a forge, the merge
+    commit's title gives the pull request's number and the dreamer commit's trailers the dream;
+    the report says why the forge was not asked. `transcripts`: None opens the TranscriptStore of the usual home
     ($MEMREPO_HOME, ...); False never reads one; or any object with TranscriptStore's
     `read(agent_id, conversation_id)`. A transcript that is not there is reported as such.
 
@@ -100,8 +100,7 @@ def why(repo_root: str | os.PathLike[str], path: str, line: int | None = None, *
         "line_count": count,
         "lines": lines,
         "origins": list(origins.values()),
-        "forge": sources.forge_status or {"asked": False, "repository": None,
-                                          "reason": messages.HISTORY_FORGE_NOT_NEEDED},
+        "forge": sources.forge_status or unasked(messages.HISTORY_FORGE_NOT_NEEDED),
     }
 
 
@@ -207,10 +206,9 @@ def _transcript(dream: dict[str, Any], sources: Sources, pull: dict[str, Any] | 
         out["available"] = True
         return out
     out["reason"] = reason
-    quoted = quoted_messages((pull or {}).get("body"))
-    if quoted:
+    if pull is not None and (quoted := quoted_messages(pull.get("body"))):
         out["messages"], out["missing"] = evidence.select_quoted(quoted, ids)
-        out["quoted_from"] = pull["number"] if pull else None
+        out["quoted_from"] = pull["number"]
     return out
 
 
