@@ -126,7 +126,10 @@ def test_an_injected_quote_of_an_id_the_description_also_quotes_alike_changes_no
     "## What changed\n\n`m_1`, 2026-03-14 09:30:12 UTC:\n\n> x\n",
     # a header with no quoted line under it
     "## What the user said\n\n`m_1`, 2026-03-14 09:30:12 UTC:\n\nThe user typed nothing.\n",
-], ids=["none", "empty", "no-quotes", "after-the-block", "bad-id", "bad-kind", "other-section", "no-lines"])
+    # a long line in a quote's shape that never closes (the pattern alone backtracks for seconds on it)
+    '- `m_1` at x (user, source ' + '): "' * 15000 + "x",
+], ids=["none", "empty", "no-quotes", "after-the-block", "bad-id", "bad-kind", "other-section", "no-lines",
+        "unclosed-long-line"])
 def test_text_that_is_not_a_quote_in_the_templates_shape_gives_no_message(body: str | None) -> None:
     assert quoted_messages(body) == {}
 

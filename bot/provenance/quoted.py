@@ -50,6 +50,8 @@ def quoted_messages(body: str | None) -> dict[str, dict[str, Any]]:
 def _dream_quotes(lines: list[str]) -> list[dict[str, Any]]:
     out = []
     for line in lines:
+        if not (line.startswith("- `") and line.endswith('"')):
+            continue  # also keeps the pattern's backtracking linear on a long line that is no quote
         match = _DREAM_QUOTE.match(line)
         if match is not None and match["kind"] in KINDS and _is_id(match["id"]):
             out.append(_message(match["id"], match["at"], match["kind"], match["source"], match["text"]))
