@@ -28,12 +28,13 @@ import yaml
 from bot.cli import command_parser
 from bot.integrator.context import APP_KEY_FILE
 from bot.serve.child import SERVICE_ENV
-from bot.settings import REDIS_URL
+from bot.settings import REDIS_URL, Settings
 from tests.conftest import git
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCKERFILE = ROOT / "Dockerfile"
 COMPOSE = ROOT / "compose.yaml"
+PALACE_COMPOSE = ROOT / "compose.palace.yaml"
 DOCKERIGNORE = ROOT / ".dockerignore"
 SECRETS = ("MEMREPO_WEBHOOK_SECRET", "MEMREPO_AGENT_TOKEN", "MEMREPO_APP_PRIVATE_KEY", "MEMREPO_GITHUB_TOKEN",
            "MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN", "MEMREPO_LLM_API_KEY", "OPENAI_API_KEY")
@@ -203,6 +204,36 @@ def test_compose_keeps_secrets_out_of_the_file() -> None:
     assert document["secrets"] == {"app_private_key": {"file": "./secrets/app.pem"}}
 
 
+def test_the_palace_file_gives_the_receiver_the_apps_key_as_the_workers_have_it_and_nothing_else() -> None:
+    base, palace = compose(), yaml.safe_load(PALACE_COMPOSE.read_text(encoding="utf-8"))
+    worker = base["services"]["worker"]
+    assert palace == {"services": {"receiver": {"environment": {APP_KEY_FILE: worker["environment"][APP_KEY_FILE]},
+                                                "secrets": worker["secrets"]}}}
+    assert set(worker["secrets"]) <= set(base["secrets"])  # the secret it names is the base file's
+
+
+def test_with_the_palace_file_the_receiver_serves_palaces_and_without_it_says_it_does_not(tmp_path: Path) -> None:
+    """The receiver's environment as compose merges it (the key file where the secret is mounted,
+    here a file of the test's), read by `memrepo serve`'s own start-up."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from bot.serve.palace import from_env
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = tmp_path / "app.pem"
+    pem.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                                      serialization.NoEncryption()))
+    memrepo_env = {"MEMREPO_APP_ID": "123456", "MEMREPO_WEBHOOK_SECRET": "s3cret", "MEMREPO_WORK_DIR": str(tmp_path)}
+    receiver = compose()["services"]["receiver"]["environment"]
+    merged = {**receiver, **yaml.safe_load(PALACE_COMPOSE.read_text(encoding="utf-8"))["services"]["receiver"][
+        "environment"]}
+    settings = Settings(redis_url=receiver[REDIS_URL], webhook_secret="s3cret", agent_token="operator")
+    assert from_env(settings, None, {**memrepo_env, **receiver}) is None
+    served = from_env(settings, None, {**memrepo_env, **merged, APP_KEY_FILE: str(pem)})
+    assert served is not None
+
+
 def help_flags(command: str) -> set[str]:
     """The long options `memrepo COMMAND --help` lists, asked of the installed command."""
     binary = Path(sysconfig.get_path("scripts")) / "memrepo"
@@ -228,7 +259,7 @@ def test_the_readme_deploy_section_names_the_files_compose_reads() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     deploy = readme.split("## Deploy", 1)[1].split("\n## ", 1)[0]
     for needle in ("memrepo.env", "secrets/app.pem", "--scale worker=", "templates/github-app/manifest.json",
-                   "docker compose up"):
+                   "docker compose up", "compose.palace.yaml"):
         assert needle in deploy, needle
 
 
