@@ -19,7 +19,8 @@ import redis
 import requests
 
 from bot.access import ALLOWED, BAD_TOKEN, REFUSED, UNAVAILABLE, ForgeAccess
-from bot.forge.client import TokenCredentials
+from bot.dream.runner import run_dream
+from bot.forge.client import ForgeClient, TokenCredentials
 from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.memfs.repo import MemoryRepo
@@ -29,8 +30,10 @@ from bot.palace import gate
 from bot.serve.palace import ServedPalaces, should_fetch, with_credentials
 from bot.serve.receiver import ReceiverServer
 from bot.settings import Settings
+from bot.transcript import TranscriptStore
 from tests.browser import Browser, parse
-from tests.conftest import git
+from tests.conftest import FORGE_ENV, StoreClock, git
+from tests.memory_forge import FAST
 from tests.test_stream_access import OPERATOR, Clock, Forge
 from tests.waiting import wait_until
 
@@ -160,6 +163,32 @@ def test_a_served_memory_is_shown_to_whoever_the_forge_lets_read_it(served: Serv
     assert served.get("", headers={"Authorization": f"Bearer {OPERATOR}"}, repo="mallory/memory").status_code == 404
     assert served.palaces.fetches == 1  # only the pages of a memory someone may see fetch it, once
     assert not (served.palaces.root / "mallory").exists()
+
+
+def test_a_served_dreams_line_quotes_the_users_words_from_its_pull_request(
+        served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The receiver holds no transcript: the user's words come from the dream's pull request,
+    which the palace reads with the integrator's credentials, and the page says so."""
+    for name in FORGE_ENV:
+        monkeypatch.delenv(name, raising=False)
+    store = TranscriptStore(tmp_path / "agent-home", fsync=False, clock=StoreClock())
+    try:
+        store.append("a1", "c1", "user", "I live in Berlin.")
+        dream = run_dream(served.memory, "a1", "c1", store=store, retry=FAST)
+    finally:
+        store.close()
+    client = ForgeClient(REPO, TokenCredentials(served.forge.tokens["alice"]), base_url=served.forge.server.api_url,
+                         policy=FAST, min_write_interval=0.0, timeout=10)
+    pull = client.wait_for_mergeability(dream.pr, timeout=20)
+    assert client.merge(dream.pr, pull.head_sha).merged
+    record = "conversations/c1/2026-03.md"
+    text = client.read_file(record, "main").text
+    line = next(n for n, t in enumerate(text.splitlines(), 1) if "I live in Berlin." in t)
+
+    page = parse(served.get(f"why?path={record}&line={line}", "carol").text)
+    said = page.find("li", class_="step-transcript")
+    assert f"Quoted from pull request #{dream.pr}'s description" in said.words()
+    assert [q.words() for q in said.find_all("blockquote")] == ["I live in Berlin."]
 
 
 def test_a_browser_gives_its_token_once_and_loses_access_with_the_forges_answer(served: Served) -> None:
