@@ -182,6 +182,12 @@ def test_the_index_follows_main_forward_and_survives_a_rewrite(history: tuple[Me
     assert at(repo.root, t0 + timedelta(hours=9))["commit"] == other
     cache.write_bytes(cache.read_bytes()[:-3])
     assert at(repo.root, t0 + timedelta(hours=9))["commit"] == other
+    # damage that keeps the file's length: the suffix minima (the last 8 bytes of each) made huge
+    whole = cache.read_bytes()
+    count = int(whole.split(b"\n")[1].split()[1])
+    minima = len(whole) - 4 - 8 * count
+    cache.write_bytes(whole[:minima] + (2 ** 62).to_bytes(8, "little") * count + whole[-4:])
+    assert at(repo.root, t0 + timedelta(hours=9))["commit"] == other
 
 
 # ------------------------------------------------------------------------------ compile --at

@@ -224,3 +224,9 @@ def test_the_index_follows_main_forward_and_is_rebuilt_when_main_is_rewritten(me
     assert_same_as_the_definition(root)
     cache.write_bytes(cache.read_bytes()[:-3])
     assert_same_as_the_definition(root)
+    # damage that keeps the file's length: every position made one no chain has
+    whole = cache.read_bytes()
+    count = int(whole.split(b"\n")[1].split()[1])
+    positions = len(whole) - 4 - 4 * count
+    cache.write_bytes(whole[:positions] + b"\xff" * (4 * count) + whole[-4:])
+    assert_same_as_the_definition(root)

@@ -25,6 +25,7 @@ import contextlib
 import os
 import sys
 import tempfile
+import zlib
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
@@ -33,8 +34,9 @@ from pathlib import Path
 
 import pygit2
 
-MAGIC = b"memrepo-first-parent 1\n"  # then "<id size> <count> <tip>\n", ids, times, minima
-LANDING_MAGIC = b"memrepo-landing 1\n"  # then "<id size> <count> <chain length> <tip>\n", sorted ids, positions
+MAGIC = b"memrepo-first-parent 2\n"  # then "<id size> <count> <tip>\n", ids, times, minima, CRC-32
+LANDING_MAGIC = b"memrepo-landing 2\n"  # then "<id size> <count> <chain length> <tip>\n", sorted ids, positions,
+# CRC-32
 
 
 # ------------------------------------------------------------------------------ pure core
@@ -105,8 +107,6 @@ class Timeline:
         return position_at(self.minima, when)
 
 
-
-
 def _walk(git: pygit2.Repository, tip: str, stop: str | None) -> tuple[list[bytes], list[int], bool]:
     """(raw ids, commit times) newest first from `tip` down the first parents, until `stop`
     (excluded) or the root; the flag says whether `stop` was met."""
@@ -125,18 +125,24 @@ def _walk(git: pygit2.Repository, tip: str, stop: str | None) -> tuple[list[byte
 
 
 # ------------------------------------------------------------------------------ cache files
-# Both caches are one header line ("<magic><fields separated by spaces>\n") and then raw ids
-# and little-endian numbers, under <git common dir>/memrepo/.
+# Both caches are one header line ("<magic><fields separated by spaces>\n"), then raw ids and
+# little-endian numbers, then the CRC-32 of all that (4 bytes, little-endian), under
+# <git common dir>/memrepo/. The checksum is what makes a damaged file a rebuild rather than
+# a wrong answer or a failure: the sizes alone miss damage that keeps the file's length.
 def _cache_file(common_dir: Path, kind: str, ref: str) -> Path:
     return common_dir / "memrepo" / f"{kind}-{ref.replace('/', '-')}.bin"
 
 
 def _read_file(path: Path, magic: bytes, fields: int) -> tuple[list[int], str, bytes, int] | None:
     """(the header's numbers, its tip, the file's bytes, where its body starts); None when
-    there is no file or its header is not `magic` and `fields` fields, the tip last."""
+    there is no file, its checksum does not match, or its header is not `magic` and `fields`
+    fields, the tip last."""
     try:
-        data = path.read_bytes()
+        whole = path.read_bytes()
     except OSError:
+        return None
+    data, crc = whole[:-4], whole[-4:]
+    if len(whole) < 4 or zlib.crc32(data).to_bytes(4, "little") != crc:
         return None
     end = data.find(b"\n", len(magic))
     if not data.startswith(magic) or end < 0:
@@ -168,6 +174,7 @@ def _write_file(path: Path, data: bytes) -> None:
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
+                handle.write(zlib.crc32(data).to_bytes(4, "little"))
             os.replace(tmp, path)
         except OSError:
             with contextlib.suppress(OSError):
@@ -251,7 +258,8 @@ class Landings:
         return i if i < len(ids) and ids[i] == raw else None
 
     def position(self, sha: str) -> int | None:
-        """What `Timeline.landing` answers for `sha`, by one binary search."""
+        """The chain position of the first commit of main that contains `sha` (itself, or the
+        merge that brought it in); None for a commit main does not contain. One binary search."""
         i = self._index(bytes.fromhex(sha))
         return None if i is None else self.positions[i]
 
