@@ -57,6 +57,10 @@ def test_memgpt_calls_parse(raw: dict, command: str, args: dict) -> None:
     ({"command": "archival_memory_search", "query": "x", "page": -1}, "'page' must be 0 or more, found -1"),
     ({"command": "conversation_search", "query": "x", "limit": 51}, "'limit' must be from 1 to 50, found 51"),
     ({"command": "conversation_search", "query": "x", "page": True}, "'page' must be a whole number"),
+    # digits str.isdigit() accepts and int() does not: refused as text, not a crash
+    ({"command": "archival_memory_search", "query": "x", "page": "²"}, "'page' must be a whole number, found str"),
+    ({"command": "insert", "path": "system/human.md", "insert_line": "²", "insert_text": "x"},
+     "'insert_line' must be a whole number, found str"),
     ({"command": "conversation_search", "query": "x", "roles": [1]}, "'roles' must be a list of text"),
 ])
 def test_memgpt_calls_refused(raw: dict, said: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -202,6 +203,7 @@ def _check_unicode(data: Mapping[Any, Any]) -> None:
 _TEXT_PARAMS = ("file_text", "old", "new", "insert_text", "description", "patch", "content", "label", "query",
                 "since", "until")
 _LIST_PARAMS = ("tags", "roles")
+_DIGITS = re.compile(r"-?[0-9]+")
 _NOT_BLANK = {"archival_memory_insert": ("content",), "archival_memory_search": ("query",),
               "conversation_search": ("query",)}
 
@@ -223,9 +225,7 @@ def _check_types(command: str, args: dict[str, Any], letta: bool = False) -> Non
         if isinstance(args.get(name), str) and "\0" in args[name]:
             raise MemrepoError(messages.CALL_BINARY.format(param=name))
     if "insert_line" in args:
-        line = _letta_line(args["insert_line"]) if letta else args["insert_line"]
-        if isinstance(line, str) and line.strip().lstrip("-").isdigit():
-            line = int(line)
+        line = _number(_letta_line(args["insert_line"]) if letta else args["insert_line"])
         if isinstance(line, bool) or not isinstance(line, int):
             raise MemrepoError(messages.CALL_WRONG_TYPE.format(
                 param="insert_line", expected="a whole number", kind=type(line).__name__))
@@ -253,10 +253,17 @@ def _check_types(command: str, args: dict[str, Any], letta: bool = False) -> Non
         args["view_range"] = (rng[0], rng[1])
 
 
+def _number(value: object) -> object:
+    """A string of ASCII digits (optionally signed) as its int; anything else as it is (so
+    "²", which str.isdigit accepts and int() refuses, is reported as text, not a crash)."""
+    if isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
+        return int(value)
+    return value
+
+
 def _whole(name: str, value: object, low: int, high: int | None) -> int:
     """A whole-number argument within [low, high] (a numeric string is taken too)."""
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        value = int(value)
+    value = _number(value)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
