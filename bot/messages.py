@@ -1537,6 +1537,7 @@ PALACE_SERVED_NO_MAIN = "{repo} has no main branch yet: there is no memory to sh
 PALACE_SERVED_OFF = ("the palace (/palace/OWNER/REPO/) is not served: the receiver has no forge credentials to "
                      "fetch memory with (set MEMREPO_GITHUB_TOKEN, or a GitHub App's MEMREPO_APP_ID and key)")
 PALACE_SERVED_FETCH_FAILED = "{repo}'s memory could not be fetched from the forge ({problem}); try again shortly"
+PALACE_SERVED_NOT_FETCHED = "{repo}'s memory could not be fetched from the forge yet; try again shortly"
 PALACE_REFUSED = ("this palace needs its token: open it once with ?token=TOKEN, or send 'Authorization: Bearer "
                   "TOKEN'")
 PALACE_WRONG_HOST = ("this palace answers only at a loopback name (127.0.0.1, localhost, [::1]); start it with "

@@ -21,6 +21,7 @@ import requests
 from bot.access import ALLOWED, BAD_TOKEN, REFUSED, UNAVAILABLE, ForgeAccess
 from bot.dream.runner import run_dream
 from bot.forge.client import ForgeClient, TokenCredentials
+from bot.integrator.context import Remote
 from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.memfs.repo import MemoryRepo
@@ -87,6 +88,35 @@ def test_the_cookie_holds_the_token_sealed_and_lapses() -> None:
     made = int(time.time())
     assert gate.unseal(key, sealed, now=made + gate.SEALED_HOURS * 3600 - 60) == "ghp_viewer"
     assert gate.unseal(key, sealed, now=made + gate.SEALED_HOURS * 3600 + 60) is None
+
+
+# ------------------------------------------------------------------------------ when the forge fails
+def test_a_forge_that_cannot_give_a_token_is_a_503_each_time_and_is_not_asked_again_at_once(
+        redis_url: str, tmp_path: Path) -> None:
+    """An App's installation token that cannot be had (PyGithub raises its own errors, not
+    memrepo's): a 503 saying the memory could not be fetched, the same while the palace waits to
+    try again, and one attempt, not one per request."""
+    import github
+
+    asked: list[str] = []
+
+    def token() -> str:
+        asked.append("token")
+        raise github.GithubException(404, {"message": "Not Found"}, None)
+
+    settings = Settings(redis_url=redis_url, webhook_secret="the webhook secret", agent_token=OPERATOR)
+    palaces = ServedPalaces(settings, None, work_dir=tmp_path, remote=lambda repo: Remote("http://127.0.0.1:9/x.git",
+                                                                                         token))
+    try:
+        client = palaces.app().test_client()
+        answers = [client.get("/palace/alice/memory/", headers={"Authorization": f"Bearer {OPERATOR}"})
+                   for _ in range(3)]
+    finally:
+        palaces.close()
+    assert [a.status_code for a in answers] == [503, 503, 503]
+    assert "could not be fetched from the forge" in answers[0].get_data(as_text=True)
+    assert all(a.headers["Retry-After"] for a in answers)
+    assert asked == ["token"]
 
 
 # ------------------------------------------------------------------------------ over HTTP

@@ -101,13 +101,28 @@ class Clone:
     def fetch(self) -> str | None:
         """Fetch main into refs/heads/main (forced: main is the forge's); its commit after, None
         when the forge has no main. Raises MemrepoError when the forge cannot be fetched from."""
-        spec = f"+refs/heads/{self.branch}:refs/heads/{self.branch}"
+        ref = f"refs/heads/{self.branch}"
         with folder_lock(self.path):
+            try:
+                header = self.remote.auth_header()  # an App's installation token: asks the forge
+            except Exception as exc:  # the forge client's errors and PyGithub's alike
+                raise MemrepoError(messages.PALACE_SERVED_FETCH_FAILED.format(
+                    repo=self.repo, problem=redact(str(exc) or type(exc).__name__))) from None
             try:
                 if not (self.path / ".git").is_dir():
                     git = pygit2.init_repository(str(self.path), bare=False, initial_head=self.branch)
                     git.config["gc.auto"] = 0  # a page must not wait on a gc
-                fetch_from(pygit2.Repository(str(self.path)), self.remote.url, [spec], self.remote.auth_header())
+                git = pygit2.Repository(str(self.path))
+                before = git.references.get(ref)
+                shown = before.target if before is not None else None
+                if before is not None:  # libgit2 leaves a ref the forge no longer has: start without it
+                    before.delete()
+                try:
+                    fetch_from(git, self.remote.url, [f"+{ref}:{ref}"], header)
+                except BaseException:
+                    if shown is not None and git.references.get(ref) is None:
+                        git.references.create(ref, shown)  # a failed fetch keeps what was shown
+                    raise
             except (pygit2.GitError, ValueError, OSError) as exc:
                 raise MemrepoError(messages.PALACE_SERVED_FETCH_FAILED.format(
                     repo=self.repo, problem=redact(str(exc)))) from None
@@ -267,6 +282,9 @@ class ServedPalaces:
                     log.warning("%s", exc)
                     if head is None:
                         return _plain(str(exc), 503, {"Retry-After": str(int(RETRY_SECONDS))})
+            if head is None and memory.failed:
+                return _plain(messages.PALACE_SERVED_NOT_FETCHED.format(repo=repo), 503,
+                              {"Retry-After": str(int(RETRY_SECONDS))})
             if head is None:
                 return _plain(messages.PALACE_SERVED_NO_MAIN.format(repo=repo), 404)
             if memory.palace is None:
