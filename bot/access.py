@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -48,6 +49,9 @@ DEFAULT_TTL = 300.0  # seconds; GitHub's permissions are honoured at most this l
 MAX_TTL = 300.0
 DEFAULT_MAX_ENTRIES = 100_000
 TIMEOUT = (3.05, 5.0)
+
+
+_TOKEN = re.compile(r"[\x21-\x7e]+")  # what a bearer token can be: visible ASCII, no spaces
 
 
 def verdict_of_status(status: int) -> str:
@@ -162,9 +166,13 @@ class ForgeAccess:
         return REFUSED if verdict == BAD_TOKEN else verdict
 
     def check(self, token: str | None, repo: str) -> str:
-        """The verdict for `token` reading `repo` (blocking: may ask the forge twice)."""
+        """The verdict for `token` reading `repo` (blocking: may ask the forge twice). A token
+        that cannot be one (anything but visible ASCII) is refused without asking: it could not
+        even be sent in a header."""
         if not is_repo_name(repo):
             return REFUSED
+        if token is not None and not _TOKEN.fullmatch(token):
+            return BAD_TOKEN
         served = self.served(repo)
         if served != ALLOWED or token is None:
             return served

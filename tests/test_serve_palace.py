@@ -221,6 +221,15 @@ def test_a_served_dreams_line_quotes_the_users_words_from_its_pull_request(
     assert [q.words() for q in said.find_all("blockquote")] == ["I live in Berlin."]
 
 
+@pytest.mark.parametrize("token", ["€uro", "a\nb", "a b", "\u00e9t\u00e9"])
+def test_a_token_that_cannot_be_one_is_refused_as_a_bad_token_without_asking_the_forge(served: Served,
+                                                                                     token: str) -> None:
+    asked = served.palaces.access.asked if served.palaces.access is not None else 0
+    answer = requests.get(served.url(), params={"token": token}, timeout=30, allow_redirects=False)
+    assert answer.status_code == 401 and "does not accept this token" in answer.text
+    assert served.palaces.access is not None and served.palaces.access.asked == asked
+
+
 def test_a_browser_gives_its_token_once_and_loses_access_with_the_forges_answer(served: Served) -> None:
     carol = served.forge.tokens["carol"]
     first = requests.get(served.url("why"), params={"path": HUMAN, "line": "1", "token": carol}, timeout=30,
