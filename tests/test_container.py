@@ -26,6 +26,7 @@ import rq
 import yaml
 
 from bot.cli import command_parser
+from bot.errors import MemrepoError
 from bot.integrator.context import APP_KEY_FILE
 from bot.serve.child import SERVICE_ENV
 from bot.settings import REDIS_URL, Settings
@@ -232,6 +233,9 @@ def test_with_the_palace_file_the_receiver_serves_palaces_and_without_it_says_it
     assert from_env(settings, None, {**memrepo_env, **receiver}) is None
     served = from_env(settings, None, {**memrepo_env, **merged, APP_KEY_FILE: str(pem)})
     assert served is not None
+    # the secret given but not readable (not mounted, or not readable by uid 10001): said at start
+    with pytest.raises(MemrepoError, match="MEMREPO_APP_PRIVATE_KEY_FILE"):
+        from_env(settings, None, {**memrepo_env, **merged, APP_KEY_FILE: str(tmp_path / "missing.pem")})
 
 
 def help_flags(command: str) -> set[str]:
