@@ -1534,6 +1534,10 @@ PALACE_SERVED_NO_ACCESS = "{repo} is not a memory this server serves, or this to
 PALACE_SERVED_UNAVAILABLE = ("the forge could not be asked whether this token may read {repo}; try again in a few "
                              "seconds")
 PALACE_SERVED_NO_MAIN = "{repo} has no main branch yet: there is no memory to show"
+PALACE_SERVED_NO_REDIS = ("cannot tell whether {repo} is a memory this integrator serves (Redis is not reachable); "
+                          "try again shortly")
+PALACE_SERVED_NOT_INTEGRATED = ("{repo} is not a memory this integrator has seen a push to: its palace is shown once a "
+                                "push to its main reaches the integrator (or once MEMREPO_REPOS names it)")
 PALACE_SERVED_OFF = ("the palace (/palace/OWNER/REPO/) is not served: the receiver has no forge credentials to "
                      "fetch memory with (set MEMREPO_GITHUB_TOKEN, or a GitHub App's MEMREPO_APP_ID and key)")
 PALACE_SERVED_FETCH_FAILED = "{repo}'s memory could not be fetched from the forge ({problem}); try again shortly"

@@ -104,7 +104,8 @@ def test_a_forge_that_cannot_give_a_token_is_a_503_each_time_and_is_not_asked_ag
         asked.append("token")
         raise github.GithubException(404, {"message": "Not Found"}, None)
 
-    settings = Settings(redis_url=redis_url, webhook_secret="the webhook secret", agent_token=OPERATOR)
+    settings = Settings(redis_url=redis_url, webhook_secret="the webhook secret", agent_token=OPERATOR,
+                        repos=frozenset({"alice/memory"}))  # named, so served before any push is seen
     palaces = ServedPalaces(settings, None, work_dir=tmp_path, remote=lambda repo: Remote("http://127.0.0.1:9/x.git",
                                                                                          token))
     try:
@@ -150,6 +151,9 @@ def served(localhub: Any, redis_url: str, tmp_path: Path) -> Iterator[Served]:
     sync.set_remote(memory, localhub.url.replace("http://", f"http://x-access-token:{forge.tokens['alice']}@")
                     + f"/{REPO}.git")
     git(memory.root, "push", "-q", "origin", "main")
+    pushed = redis.Redis.from_url(redis_url)  # the integrator's head event for that push
+    publish_head(pushed, HeadEvent(repo=REPO, sha=memory.head_sha(), before=None, cause="push"))
+    pushed.close()
     clock = Clock()
     access = ForgeAccess(localhub.api_url, integrator_token=forge.tokens["memrepo-bot"], ttl=300, clock=clock)
     settings = Settings(redis_url=redis_url, webhook_secret="the webhook secret", agent_token=OPERATOR)
@@ -188,6 +192,11 @@ def test_a_served_memory_is_shown_to_whoever_the_forge_lets_read_it(served: Serv
     made_up = served.get("", headers={"Authorization": "Bearer made-up"})
     assert made_up.status_code == 401 and "does not accept this token" in made_up.text
     assert served.get("", "mallory", repo="mallory/memory").status_code == 404  # the integrator does not serve it
+    # a repository the viewer and the integrator can read, with no push the integrator has seen: not
+    # cloned, so a token cannot make the receiver fetch whatever it can read
+    public = served.get("", "alice", repo="alice/public")
+    assert public.status_code == 404 and "not a memory this integrator has seen a push to" in public.text
+    assert not (served.palaces.root / "alice" / "public").exists()
     assert served.get("", "alice", repo="alice/nothing").status_code == 404
     assert served.get("", headers={"Authorization": f"Bearer {OPERATOR}"}).status_code == 200  # operators
     assert served.get("", headers={"Authorization": f"Bearer {OPERATOR}"}, repo="mallory/memory").status_code == 404

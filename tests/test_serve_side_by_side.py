@@ -69,7 +69,7 @@ def test_serve_local_shows_each_memory_in_the_palace_to_whoever_may_read_it(
     page = f"{first.receiver}/palace/ada/memory/"
     auth = {"Authorization": f"Bearer {token}"}
     empty = requests.get(page, headers=auth, timeout=30)
-    assert empty.status_code == 404 and "no main branch yet" in empty.text
+    assert empty.status_code == 404 and "seen a push to" in empty.text  # nothing pushed to it yet
     memory = init_repository(tmp_path / "memory", "a1", "Ada")
     sync.set_remote(memory, first.web.replace("http://", f"http://x-access-token:{token}@") + "/ada/memory.git")
     git(memory.root, "push", "-q", "origin", "main")

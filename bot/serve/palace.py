@@ -251,25 +251,35 @@ class ServedPalaces:
                 self._memories[name] = memory
             return memory
 
-    def _newest(self, repo: str) -> str | None:
+    def _newest(self, repo: str) -> tuple[bool, str | None]:
+        """(whether Redis answered, the newest head event's commit or None)."""
         try:
             if self._redis is None:
                 self._redis = Redis.from_url(self.settings.redis_url, socket_timeout=2, socket_connect_timeout=2)
             event = last_head(self._redis, repo)
         except RedisError as exc:
             log.warning("cannot read the newest head of %s: %s", repo, type(exc).__name__)
-            return None
-        return event.sha if event is not None else None
+            return False, None
+        return True, event.sha if event is not None else None
 
     def _freshen(self, repo: str) -> Response | None:
         """Fetch the memory's main when it moved (see should_fetch); a refusal when there is
-        nothing to show (no main on the forge, or no clone and the forge cannot be fetched from)."""
+        nothing to show (a repository this integrator has no head event of and was not named
+        in MEMREPO_REPOS, no main on the forge, or no clone and the forge cannot be fetched
+        from). The head event is what keeps a viewer from making the receiver clone any
+        repository their token can read: only memories the integrator has seen pushed to."""
+        answered, newest = self._newest(repo)
+        named = self.settings.repos is not None and repo.lower() in self.settings.repos
+        if newest is None and not named and repo.lower() not in self._memories:
+            if not answered:
+                return _plain(messages.PALACE_SERVED_NO_REDIS.format(repo=repo), 503,
+                              {"Retry-After": str(int(RETRY_SECONDS))})
+            return _plain(messages.PALACE_SERVED_NOT_INTEGRATED.format(repo=repo), 404)
         memory = self._memory(repo)
         with memory.lock:
             head = memory.clone.head()
             now = self.clock()
             since = None if memory.fetched_at is None else now - memory.fetched_at
-            newest = self._newest(repo)
             if should_fetch(head, newest, memory.fetched_for, since, memory.failed, every=self.fetch_seconds):
                 memory.fetched_at = now
                 try:
