@@ -328,3 +328,17 @@ def test_the_command_serves_until_it_is_stopped(memory: MemoryRepo) -> None:
         proc.terminate()
         _, err = proc.communicate(timeout=15)
     assert proc.returncode == 0 and "stopped" in err and "Traceback" not in err
+
+
+def test_a_v2_memory_shows_its_root_files_as_core_memory(tmp_path: Path) -> None:
+    """MemFS v2: core memory is the Markdown at the root (not system/), as the prompt compiles it."""
+    from bot.memfs.create import init_repository
+
+    memory = init_repository(tmp_path / "memory", "a1", "Ada", "v2")
+    palace = Palace(memory.root, forge=False, transcripts=False)
+    blocks = [(b["path"], b["name"]) for b in palace.overview()["blocks"]]
+    assert ("human.md", "human") in blocks and not any(path.startswith("system/") for path, _ in blocks)
+    page = web.create_app(memory.root, forge=False, transcripts=False).test_client().get("/")
+    assert page.status_code == 200 and "the Markdown files at the root" in page.get_data(as_text=True)
+    assert palace.file("human.md")["kind"] == "core"
+    assert palace.file("MEMORY.md")["kind"] != "external"

@@ -151,9 +151,13 @@ def parse_log_filter(args: Mapping[str, str]) -> LogFilter:
 def core_key(path: str) -> list[tuple[str, bool]]:
     """Sort key putting core files in the order the compiled prompt has them: names sorted at
     each level, a file before a folder of the same name (compile._render_core)."""
-    parts = path.split("/")
-    parts = parts[parts.index("system") + 1:]
+    parts = _inside_core(path)
     return [(name, True) for name in parts[:-1]] + [(parts[-1].removesuffix(".md"), False)]
+
+
+def _inside_core(path: str) -> list[str]:
+    """A core file's path within core memory: under system/ (v1), or from the root (v2)."""
+    return path.split("/")[1:] if path.startswith("system/") else path.split("/")
 
 
 def body_line(text: str, body: str) -> int:
@@ -167,8 +171,7 @@ def body_line(text: str, body: str) -> int:
 def core_block(path: str, text: str | None, entry: Entry, file_limit: int) -> dict[str, Any]:
     """One compiled core block: where it is, its description, and the lines the prompt shows
     with their line numbers in the file (so each links to /why)."""
-    parts = path.split("/")
-    inner = parts[parts.index("system") + 1:]
+    inner = _inside_core(path)
     block: dict[str, Any] = {"path": path, "folders": inner[:-1], "name": inner[-1].removesuffix(".md"),
                              "description": entry.description, "problem": entry.problem, "lines": [],
                              "chars": measure(len(text) if text is not None else 0, file_limit)}

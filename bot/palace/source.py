@@ -28,6 +28,7 @@ from bot.config import DEFAULT_POLICY, Limits
 from bot.errors import MemrepoError
 from bot.identity import writer
 from bot.memfs import sync, validate
+from bot.memfs.checks import memory_layout
 from bot.memfs.compile import (
     CORE,
     DEFAULT_MEMORY_DIR,
@@ -302,14 +303,16 @@ class Palace:
         skills: list[dict[str, Any]] = []
         documents: dict[str, int] = {}
         core_chars = 0
+        shape = memory_layout(repo, head)  # v1 or v2: which files are core memory
         for path, blob in blobs.items():
-            where = kind(path)
-            wanted = needs_content(path) or validate.is_memory_document(path)
+            where = kind(path, shape, blobs)
+            content = needs_content(path, shape, blobs)
+            wanted = content or validate.is_memory_document(path)
             known = seen.get(blob) or self._blobs.get(blob)
             if known is None or (wanted and not known.read):
                 known = _Blob.of(repo.git[blob], wanted)
             seen[blob] = known
-            entry = known.entry() if needs_content(path) else NO_CONTENT
+            entry = known.entry() if content else NO_CONTENT
             entries[path] = entry
             if validate.is_memory_document(path):
                 documents[path] = known.chars
@@ -341,7 +344,7 @@ class Palace:
                 if model.level(n, limits.file_chars) != "ok"]
         return {
             "head": head, "commit": self.commit(head), "ref": ref_name(main_ref(repo)[0]),
-            "limits": limits, "policy_problem": policy_problem, "blocks": blocks, "tree": tree,
+            "limits": limits, "policy_problem": policy_problem, "blocks": blocks, "tree": tree, "layout": shape,
             "skills": sorted(skills, key=lambda s: s["path"]),
             "sizes": {"core": model.measure(core_chars, limits.core_chars),
                       "depth": {"size": depth, "limit": limits.system_depth,
@@ -396,7 +399,8 @@ class Palace:
         text = _text(data)
         limits, _ = self._limits(repo, head)
         entry = read_document(data) if found.endswith(".md") else NO_CONTENT
-        return {"head": head, "path": found, "kind": kind(found), "description": entry.description,
+        where = kind(found, memory_layout(repo, head), repo.paths(head))
+        return {"head": head, "path": found, "kind": where, "description": entry.description,
                 "text": text is not None, "lines": model.numbered(text) if text is not None else [],
                 "chars": model.measure(len(text) if text is not None else len(data), limits.file_chars),
                 "read_only": validate.is_read_only(data), "problem": entry.problem}
