@@ -324,3 +324,23 @@ def test_only_the_touched_paths_are_committed(memory: MemoryRepo, tool: MemoryTo
 def test_agent_id_comes_from_the_repository(memory: MemoryRepo) -> None:
     assert MemoryTool(memory.root, push=False).identity.email == "a1@agents.memrepo"
     assert MemoryTool(memory.root, "b2", "Bo", push=False).identity.email == "b2@agents.memrepo"
+
+
+@pytest.mark.parametrize("description", ["#1 facts", "yes", "12", "null", "Notes: tea", "'Tea: notes'", "Plain words"])
+def test_a_description_reads_back_as_the_text_given_whatever_yaml_would_make_of_it(memory: MemoryRepo,
+                                                                                    description: str) -> None:
+    """Letta writes a v1 description bare; memrepo does too unless its own reader would then see
+    no text (a comment, a boolean, a number, null), where it writes the text double-quoted."""
+    from bot.memfs.document import parse
+
+    meant = description[1:-1] if description.startswith("'") else description  # a YAML-quoted text's inside
+    path = memory.root / "reference/x.md"
+    tool = MemoryTool(memory, push=False)
+    created = tool.call({"command": "create", "path": "reference/x.md", "description": description,
+                         "file_text": "Body.\n"})
+    assert created.ok, created.message
+    assert parse(path.read_text()).frontmatter["description"] == meant
+    assert tool.call({"command": "update_description", "path": "reference/x.md", "description": "Other"}).ok
+    updated = tool.call({"command": "update_description", "path": "reference/x.md", "description": description})
+    assert updated.ok, updated.message
+    assert parse(path.read_text()).frontmatter["description"] == meant

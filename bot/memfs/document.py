@@ -221,6 +221,18 @@ def _one_line(value: str) -> str:
     return js_trim(re.sub(r"\r?\n", " ", value))
 
 
+def _v1_description(value: str) -> str:
+    """Letta's `description: <text>` line, unless memrepo would read that text as no text at
+    all (`#1 facts` as nothing, `yes` as true, `12` as a number): then the text double-quoted,
+    which memrepo and YAML read back as written. Letta writes such a value bare and memrepo
+    would lose it; this is one of the deliberate differences (README, "Memory format")."""
+    line = f"description: {value}"
+    read = try_parse(f"---\n{line}\n---\n")
+    if read is not None and isinstance(read.frontmatter.get("description"), str):
+        return line  # text to memrepo too (a value Letta keeps quoted, 'a: b', reads as its inside)
+    return "description: " + json.dumps(value, ensure_ascii=False)
+
+
 def letta_render(doc: LettaDoc, path: str, layout: str) -> str:
     """The text Letta's memory tool writes for `doc` (plus, in v1, the lines it would drop)."""
     if doc.index:
@@ -236,7 +248,7 @@ def letta_render(doc: LettaDoc, path: str, layout: str) -> str:
         lines.append("name: " + json.dumps(_one_line(name), ensure_ascii=False))
         lines.append("description: " + json.dumps(_one_line(description), ensure_ascii=False))
     else:
-        lines += doc.description_lines or [f"description: {_one_line(description)}"]
+        lines += doc.description_lines or [_v1_description(_one_line(description))]
         if "read_only" in doc.fields:
             lines.append(f"read_only: {doc.fields['read_only']}")
         lines += doc.other_lines
