@@ -28,17 +28,6 @@ def numbered(text: str, view_range: tuple[int, int] | None = None) -> str:
     return "\n".join(f"{n:6d}\t{lines[n - 1]}" for n in range(start, end + 1))
 
 
-def created(file_text: str, description: str | None) -> str:
-    """A new file's text: Letta passes a description and a body, Anthropic a whole file."""
-    if description is None:
-        return file_text
-    if not description.strip():
-        raise MemrepoError(messages.EMPTY_DESCRIPTION_ARG)
-    if file_text.lstrip().startswith("---"):
-        raise MemrepoError(messages.CREATE_BOTH_DESCRIPTIONS)
-    return document.render({"description": description.strip()}, file_text)
-
-
 def replaced(text: str, old: str, new: str, path: str) -> str:
     """Replace the one occurrence of `old`. Zero or several matches are refused with the
     count (Anthropic's rule): replacing "the first" of several silently edits a place the

@@ -174,7 +174,7 @@ class MemoryTool:
     def _push(self, sha: str) -> tuple[bool | None, str]:
         if not self.push:
             return False, messages.NOT_PUSHED_DISABLED
-        from bot.memfs import sync  # the sync module imports GitPython; only load it when pushing
+        from bot.memfs import sync  # only a push needs the sync package
 
         result = sync.push(self.repo)
         if result.reason == sync.NO_REMOTE:
@@ -229,7 +229,7 @@ class MemoryTool:
             if a.get("description") is not None or (kind == V2 and layout.is_index(path)):
                 new = {path: edits.letta_created(path, a.get("description"), a["file_text"], kind)}
             else:
-                new = {path: edits.created(a["file_text"], None)}
+                new = {path: a["file_text"]}  # a whole file, as Anthropic's tool passes it
         elif c == "str_replace" and call.letta:
             new = {path: edits.letta_replaced(self._read_text(path, head), a["old"], a["new"], path, kind)}
         elif c in ("str_replace", "core_memory_replace"):
@@ -282,13 +282,9 @@ class MemoryTool:
 
     def _v2_indexed(self, path: str, head: str) -> None:
         """Letta's v2 rule for a new file: each folder above it has its MEMORY.md."""
-        parts = path.split("/")[:-1]
-        current = ""
-        for part in parts:
-            current = f"{current}/{part}" if current else part
-            index = f"{current}/{layout.INDEX}"
-            if index != path and self.repo.read(index, head) is None:
-                raise MemrepoError(say.V2_NEEDS_INDEX.format(index=index, path=path))
+        index = layout.missing_index(path, self.repo.paths(head).keys() | {path})
+        if index is not None:
+            raise MemrepoError(say.V2_NEEDS_INDEX.format(index=index, path=path))
 
     def _files_under(self, path: str, head: str) -> list[str]:
         if self.repo.read(path, head) is not None:
@@ -390,3 +386,4 @@ def _default_reason(call: Call, changed: list[str]) -> str:
     if call.command == "archival_memory_insert":
         target = next(path for path in changed if archival.is_archival(path))
     return messages.DEFAULT_REASON[call.command].format(path=target)
+
