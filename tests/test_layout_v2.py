@@ -133,12 +133,30 @@ def test_memgpt_core_blocks_are_root_files_in_v2(v2: MemoryRepo) -> None:
     ({"command": "delete", "path": "MEMORY.md"}, say.V2_INDEX_NOT_DELETED),
     ({"command": "rename", "old_path": "human.md", "new_path": "people/human.md"},
      say.V2_NEEDS_INDEX.format(index="people/MEMORY.md", path="people/human.md")),
+    # a patch names its paths inside itself: the same rules
+    ({"command": "apply_patch", "patch": "*** Begin Patch\n*** Add File: system/x.md\n+x\n*** End Patch"},
+     say.V2_NO_SYSTEM),
+    ({"command": "apply_patch", "patch": "*** Begin Patch\n*** Add File: skills/foo/SKILL.md\n+x\n*** End Patch"},
+     say.V2_NO_SKILLS),
+    ({"command": "apply_patch", "patch": "*** Begin Patch\n*** Delete File: MEMORY.md\n*** End Patch"},
+     say.V2_INDEX_NOT_DELETED),
+    ({"command": "apply_patch", "patch": '*** Begin Patch\n*** Add File: a/b.md\n+---\n+name: "B"\n'
+                                         '+description: "b"\n+---\n*** End Patch'},
+     say.V2_NEEDS_INDEX.format(index="a/MEMORY.md", path="a/b.md")),
 ])
 def test_v2_refusals_in_any_spelling(v2: MemoryRepo, call: dict, said: str) -> None:
     head = v2.head_sha()
     result = MemoryTool(v2).call(call)
     assert not result.ok and said in result.message, result.message
     assert v2.head_sha() == head
+
+
+def test_a_v2_patch_may_bring_a_folders_index_with_its_first_file(v2: MemoryRepo) -> None:
+    result = MemoryTool(v2).call({"command": "apply_patch", "patch": (
+        '*** Begin Patch\n*** Add File: a/MEMORY.md\n+# A\n+- [b](b.md)\n'
+        '*** Add File: a/b.md\n+---\n+name: "B"\n+description: "b"\n+---\n+Bee.\n*** End Patch')})
+    assert result.ok, result.message
+    assert sorted(result.paths) == ["a/MEMORY.md", "a/b.md"]
 
 
 # ------------------------------------------------------------------ dreams, why and at on v2

@@ -11,7 +11,7 @@ leaves the commit queued and says so.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -261,6 +261,14 @@ class MemoryTool:
                 if op.move_to:
                     op.move_to = paths.normalize(op.move_to)
             new = patch.apply_patch(ops, lambda p: _maybe_text(self.repo.read(p, head), p))
+            if kind == V2:  # a patch names its paths inside: the v2 rules the other commands meet
+                made = [target for target, text in new.items() if text is not None]
+                for target, text in new.items():
+                    _v2_allowed(target)
+                    if text is None and layout.is_index(target):
+                        raise MemrepoError(say.V2_INDEX_NOT_DELETED)
+                    if text is not None and self.repo.blob_id(target, head) is None:
+                        self._v2_indexed(target, head, made)
         else:  # pragma: no cover - parse_call only lets known commands through
             raise MemrepoError(messages.CALL_UNKNOWN_COMMAND.format(command=c, commands=""))
         changes = {p: (None if t is None else t.encode("utf-8")) for p, t in new.items()}
@@ -280,9 +288,10 @@ class MemoryTool:
         except ValueError as exc:
             raise MemrepoError(str(exc)) from None
 
-    def _v2_indexed(self, path: str, head: str) -> None:
-        """Letta's v2 rule for a new file: each folder above it has its MEMORY.md."""
-        index = layout.missing_index(path, self.repo.paths(head).keys() | {path})
+    def _v2_indexed(self, path: str, head: str, made: Collection[str] = ()) -> None:
+        """Letta's v2 rule for a new file: each folder above it has its MEMORY.md (at `head`,
+        or among the files the same call `made`)."""
+        index = layout.missing_index(path, self.repo.paths(head).keys() | {path, *made})
         if index is not None:
             raise MemrepoError(say.V2_NEEDS_INDEX.format(index=index, path=path))
 
