@@ -170,7 +170,9 @@ def _framed_as_the_server_frames(receiver: ReceiverServer, rclient: redis.Redis)
     old.sendall(f"GET /v1/repos/{REPO}/events HTTP/1.0\r\nAuthorization: Bearer {TOKEN}\r\n\r\n".encode())
     received = b""
     while b"connected to" not in received:
-        received += old.recv(65536)
+        more = old.recv(65536)
+        assert more, f"the HTTP/1.0 stream ended before its greeting: {received!r}"
+        received += more
     fanout = receiver.app.fanout
     assert fanout is not None
     wait_until(lambda: len(fanout.subscribers(REPO)) == 2
