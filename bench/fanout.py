@@ -61,10 +61,13 @@ STREAM_WAIT = 30.0  # seconds the streams wait for the pushed commit's event
 
 
 def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def ms(values: list[float], q: float) -> float | None:
+    """The q-quantile in milliseconds, None when nothing arrived to measure (JSON has no NaN)."""
+    return pct(values, q) * 1000 if values else None
 
 
 def meets_targets(row: dict[str, Any]) -> bool:
@@ -131,6 +134,8 @@ def worker_idle(redis_url: str, timeout: float = 120.0) -> None:
         deadline = time.monotonic() + timeout
         while (queue.count or started.count) and time.monotonic() < deadline:
             time.sleep(0.1)
+        if queue.count or started.count:
+            raise RuntimeError(f"the worker still had work after {timeout:g} s; the figures would measure its backlog")
     finally:
         redis.close()
 
@@ -322,7 +327,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             delays = [a - pushed for a in arrived if a is not None]
             row = {
                 "streams": count, "open": held, "open_seconds": round(opened, 2),
-                "push_to_event_p50_ms": pct(delays, 0.5) * 1000, "push_to_event_p99_ms": pct(delays, 0.99) * 1000,
+                "push_to_event_p50_ms": ms(delays, 0.5), "push_to_event_p99_ms": ms(delays, 0.99),
                 "push_to_event_max_ms": max(delays) * 1000 if delays else None,
                 "all_delivered": len(delays) == held == count,
                 "webhook_p50_ms": pct(hooks, 0.5) * 1000, "webhook_p99_ms": pct(hooks, 0.99) * 1000,
@@ -331,9 +336,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "receiver_kib_per_stream": (after - before) / max(held, 1),
             }
             results["rows"].append(row)
-            print(f"  push -> head event: p50 {row['push_to_event_p50_ms']:.0f} ms, p99 "
-                  f"{row['push_to_event_p99_ms']:.0f} ms, all delivered: {row['all_delivered']} "
-                  f"({len(delays)}/{held})", flush=True)
+            if delays:
+                print(f"  push -> head event: p50 {row['push_to_event_p50_ms']:.0f} ms, p99 "
+                      f"{row['push_to_event_p99_ms']:.0f} ms, all delivered: {row['all_delivered']} "
+                      f"({len(delays)}/{held})", flush=True)
+            else:
+                print(f"  push -> head event: no stream got it (0/{held})", flush=True)
             print(f"  webhook with streams: p50 {row['webhook_p50_ms']:.2f} ms, p99 {row['webhook_p99_ms']:.2f} ms "
                   f"({row['webhook_p99_ratio']:.2f}x no streams); /healthz p50 {row['healthz_p50_ms']:.2f} ms, "
                   f"p99 {row['healthz_p99_ms']:.2f} ms; {row['receiver_kib_per_stream']:.1f} KiB per stream",
@@ -473,7 +481,12 @@ def main() -> int:
         host, port, repo, token, count = args.hold
         hold_streams(host, int(port), repo, token, int(count))
         return 0
-    results = run(args) if args.streams != "none" else {"bench": "fanout", "rows": []}
+    try:
+        results = run(args) if args.streams != "none" else {"bench": "fanout", "rows": []}
+    except (RuntimeError, OSError) as exc:  # the stack or the stream holder failed: still one JSON line
+        print(f"the benchmark stopped: {exc}", flush=True)
+        print(json.dumps({"bench": "fanout", "error": str(exc)}, separators=(",", ":")))
+        return 1
     if args.prs:
         rows = []
         for workers in (1, 3):
@@ -487,7 +500,7 @@ def main() -> int:
                   f"{row['seconds']} s, {row['lost']} lost, {row['double_merges']} merged twice", flush=True)
         rows[1]["speedup_vs_1_worker"] = round(rows[0]["seconds"] / rows[1]["seconds"], 2)
         results["pull_requests"] = rows
-    print(json.dumps(results, separators=(",", ":")))
+    print(json.dumps(results, separators=(",", ":"), allow_nan=False))
     return 0
 
 
