@@ -92,8 +92,8 @@ def plan_insert(files: Mapping[str, str], content: str, when: datetime, author: 
                 limit: int | None, tags: Sequence[str] = ()) -> dict[str, str]:
     """New texts (path -> text) that record `content`: appended to the month's last file, or
     a new file when it would pass `limit` (characters; None: no limit). `files` holds the
-    archival folder's files at HEAD. A passage that cannot fit even in a new file is refused
-    (ValueError with the message)."""
+    archival folder's files at HEAD (only the month's files and the index are read). A passage
+    that cannot fit even in a new file is refused (ValueError with the message)."""
     month = when.astimezone(UTC).strftime("%Y-%m")
     entry = render_entry(content, when, author, tags)
     parts = sorted(int(m.group(2) or 1) for path in files if (m := _FILE.match(path)) and m.group(1) == month)

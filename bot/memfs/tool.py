@@ -278,9 +278,12 @@ class MemoryTool:
 
     def _archival_insert(self, content: str, tags: Sequence[str], head: str, kind: str) -> dict[str, str]:
         """MemGPT's archival_memory_insert: one dated entry by this agent in archival/ (archival.py)."""
-        files = {path: _decode(data, path) for path, data in self.repo.files(head, archival.FOLDER).items()}
-        letta = constraints.in_force(checks.letta_constraints(self.repo, head), kind)
         when = self.now()
+        month = archival.month_file(when).removesuffix(".md")  # archival/YYYY-MM: its files share the prefix
+        wanted = [path for path in self.repo.paths(head, archival.FOLDER)
+                  if path.startswith(month) or path == archival.INDEX_PATH]  # what plan_insert reads, no more
+        files = {path: _decode(self.repo.read(path, head) or b"", path) for path in wanted}
+        letta = constraints.in_force(checks.letta_constraints(self.repo, head), kind)
         limit, _ = validate.file_limit(archival.month_file(when), self.repo.policy(head), kind, letta)
         author = f"{self.agent_name} ({self.agent_id})" if self.agent_name else self.agent_id
         try:
