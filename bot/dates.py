@@ -128,3 +128,12 @@ def parse_range(since: object | None, until: object | None) -> tuple[datetime | 
         except OverflowError:
             end = datetime.max.replace(tzinfo=UTC)  # until the end of 9999-12-31: nothing is later
     return start, end
+
+
+def search_range(since: object | None, until: object | None) -> tuple[datetime | None, datetime | None]:
+    """`parse_range` for a search, which refuses a range nothing can fall in (since not
+    before until) rather than answer that nothing was found."""
+    start, end = parse_range(since, until)
+    if start is not None and end is not None and end <= start:
+        raise MemrepoError(messages.SEARCH_EMPTY_RANGE.format(since=since, until=until))
+    return start, end

@@ -268,3 +268,13 @@ def test_over_mcp(memory: MemoryRepo, tmp_path: Path) -> None:
     assert not found.is_error and text(found).startswith("Showing 1 of 1 results (page 0/0): ")
     assert found.structured_content["results"][0]["content"] == "Allergic to peanuts."
     assert talk.is_error and text(talk) == say.CONVERSATION_NO_TRANSCRIPT  # nothing was recorded over MCP
+
+
+@pytest.mark.parametrize("command", ["archival_memory_search", "conversation_search"])
+def test_both_searches_refuse_a_date_range_nothing_can_fall_in(tmp_path: Path, command: str) -> None:
+    memory = init_repository(tmp_path / "memory", "a1", "Ada")
+    with AgentSession(memory, "c1", home=tmp_path / "home", push=False, background_dreams=False) as s:
+        s.record("user", "I like tea.")
+        answer = s.handle_tool_call({"command": command, "query": "tea", "start_date": "2026-03-15",
+                                     "end_date": "2026-03-14"})
+    assert "since 2026-03-15 is not before until 2026-03-14; nothing can match" in str(answer)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.dates import parse_range
+from bot.dates import search_range
 from bot.errors import MemrepoError
 from bot.memfs import archival, layout
 from bot.memfs import format_messages as say
@@ -77,7 +77,7 @@ def archival_search(repo: MemoryRepo, call: Call) -> Page:
     more; the timestamp is the entry's own moment, or the file's last change (a walk of the
     history, so taken only for the files a page shows, or that a date range must judge)."""
     a = call.args
-    since, until = parse_range(a.get("since"), a.get("until"))
+    since, until = search_range(a.get("since"), a.get("until"))
     head = repo.head_sha()
     assert head is not None  # MemoryRepo.open refuses repositories without commits
     units: dict[str, str] = {}

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.config import DEFAULT_POLICY
+from bot.memfs.calls import SEARCH_MAX_LIMIT, SEARCH_PAGE_SIZE
 from bot.transcript.model import KINDS
 
 CORE_MEMORY_URI = "memrepo://core-memory"
@@ -148,7 +149,8 @@ MEMORY_TOOLS: tuple[ToolSpec, ...] = (
 )
 
 _PAGE = {"type": "integer", "minimum": 0, "default": 0, "description": "Which page of results, from 0."}
-_LIMIT = {"type": "integer", "minimum": 1, "maximum": 50, "default": 5, "description": "Results per page."}
+_LIMIT = {"type": "integer", "minimum": 1, "maximum": SEARCH_MAX_LIMIT, "default": SEARCH_PAGE_SIZE,
+          "description": "Results per page."}
 _SINCE = {"type": "string", "description": "Only results from this ISO time on."}
 _UNTIL = {"type": "string", "description": "Only results before this ISO time."}
 MEMGPT_SEARCHES: tuple[ToolSpec, ...] = (

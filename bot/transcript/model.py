@@ -153,12 +153,8 @@ def parse_time_bound(text: object, *, what: str = "time") -> tuple[datetime, boo
 def time_range(since: object | None, until: object | None) -> tuple[int | None, int | None]:
     """[since, until) in microseconds since the epoch, by `bot.dates.parse_range`'s rule (a
     date-only `until` ends with its day)."""
-    start, end = dates.parse_range(since, until)
-    lo = None if start is None else to_micros(start)
-    hi = None if end is None else to_micros(end)
-    if lo is not None and hi is not None and hi <= lo:
-        raise MemrepoError(messages.SEARCH_EMPTY_RANGE.format(since=since, until=until))
-    return lo, hi
+    start, end = dates.search_range(since, until)
+    return (None if start is None else to_micros(start)), (None if end is None else to_micros(end))
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
