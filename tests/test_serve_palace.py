@@ -239,6 +239,17 @@ def test_a_token_that_cannot_be_one_is_refused_as_a_bad_token_without_asking_the
     assert served.palaces.access is not None and served.palaces.access.asked == asked
 
 
+def test_a_pages_stylesheet_and_script_do_not_freshen_the_memory_again(served: Served,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    assert served.get("", "alice").status_code == 200
+    asked: list[str] = []
+    monkeypatch.setattr(served.palaces, "_newest", lambda repo: asked.append(repo) or (True, None))
+    for asset in ("assets/palace.js", "assets/palace.css"):
+        assert served.get(asset, "alice").status_code == 200, asset
+    assert asked == []  # no Redis read, no fetch: the page that named them just did that
+    assert served.get("log", "alice").status_code == 200 and asked == [REPO]
+
+
 def test_a_browser_gives_its_token_once_and_loses_access_with_the_forges_answer(served: Served) -> None:
     carol = served.forge.tokens["carol"]
     first = requests.get(served.url("why"), params={"path": HUMAN, "line": "1", "token": carol}, timeout=30,

@@ -219,6 +219,8 @@ class ServedPalaces:
             if source == gate.FROM_COOKIE and verdict == BAD_TOKEN:  # a 404 is one memory's; this is every one's
                 response.delete_cookie(gate.SEALED_COOKIE, path=PALACE_PATH)
             return response
+        if (req.endpoint or "").endswith(".asset") and self._resolve(key) is not None:
+            return None  # the page's stylesheet or script: the page itself just freshened main
         refused = self._freshen(repo)
         if refused is not None:
             return refused
