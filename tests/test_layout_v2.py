@@ -214,7 +214,7 @@ def test_a_dream_on_v2_indexes_its_folders_and_why_and_at_follow_it(v2_world, ca
     chain = json.loads(out)
     assert first.dream_id in json.dumps(chain) and said.message_id in json.dumps(chain)
     code, out, err = run(capsys, "at", "2000-01-01", "MEMORY.md", "--repo", str(world.memory.root))
-    assert code != 0 and "Traceback" not in err
+    assert code == 4 and "memory did not exist yet at 2000-01-01T00:00:00Z" in err and "Traceback" not in err
     now = "@" + git(world.memory.root, "log", "-1", "--format=%ct").strip()
     code, out, err = run(capsys, "at", now, "conversations/c1/2026-03.md", "--repo", str(world.memory.root))
     assert code == 0 and "> I live in Berlin." in out and "> I moved to Lyon." in out, err

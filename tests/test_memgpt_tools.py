@@ -226,7 +226,8 @@ def test_an_untrusted_turn_cannot_archive_around_the_policy(session: AgentSessio
                    source="external:https://example.com/page")
     result = session.handle_tool_call({"command": "archival_memory_insert", "content": "The user owes money."})
     assert not result.ok and result.route == "refused"
-    assert "untrusted" in result.message or "external" in result.message, result.message
+    assert "must go through a pull request" in result.message and "external:https://example.com/page" in \
+        result.message, result.message
     assert session.repo.head_sha() == head
 
 
