@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pygit2
 import pytest
@@ -199,8 +200,17 @@ def test_the_index_answers_as_the_ancestry_search_on_merges_of_merges(memory: Pa
     assert landings.position("0" * 40) is None
 
 
-def test_the_index_follows_main_forward_and_is_rebuilt_when_main_is_rewritten(memory: Path) -> None:
+def test_the_index_follows_main_forward_and_is_rebuilt_when_main_is_rewritten(memory: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     root = memory
+    walks: list[int] = []  # where each walk of the history started: 0 is a build from the root
+    walk = timeline.new_landings
+
+    def counted(chain: Any, start: int, *rest: Any) -> dict[bytes, int]:
+        walks.append(start)
+        return walk(chain, start, *rest)
+
+    monkeypatch.setattr(timeline, "new_landings", counted)
     commit(root, "one", "One")
     first = assert_same_as_the_definition(root)
     cache = root / ".git" / "memrepo" / "landing-refs-heads-main.bin"
@@ -212,6 +222,7 @@ def test_the_index_follows_main_forward_and_is_rebuilt_when_main_is_rewritten(me
     merged = merge(root, "side", "Merge side")
     grown = assert_same_as_the_definition(root)  # extended from the cached index
     assert grown.length == first.length + 2 and len(grown) == len(first) + 3
+    assert walks[-1] == first.length  # the walk started where the cached index ended
     repo = MemoryRepo.open(root)
     assert grown.position(side) == definition(main_timeline(repo, *main_ref(repo)), repo.git, merged)
     # main rewritten (reset to before the merge, then another commit): rebuilt, not trusted
@@ -219,6 +230,7 @@ def test_the_index_follows_main_forward_and_is_rebuilt_when_main_is_rewritten(me
     commit(root, "four", "Four instead")
     rebuilt = assert_same_as_the_definition(root)
     assert rebuilt.position(side) is None and rebuilt.position(merged) is None
+    assert walks[-1] == 0  # rebuilt from the root
     # a damaged index is only a slower answer
     cache.write_bytes(b"garbage")
     assert_same_as_the_definition(root)
