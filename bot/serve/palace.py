@@ -18,7 +18,7 @@ the receiver and the workers need not share a disk), fetched from the forge with
 integrator's credentials. It is fetched when main moved: the newest head event of the memory
 (Redis, what its event stream sends agents) names main's commit, and a clone that is not there
 fetches once before the page is read; with no event known it fetches at most every
-`fetch_seconds`. An open page follows the memory's event stream at `/palace/<owner>/<repo>/events`
+`FETCH_SECONDS`. An open page follows the memory's event stream at `/palace/<owner>/<repo>/events`
 (the agents' stream, answered by the receiver with the token its cookie holds, `stream_token`)
 and asks `head.json` (the same check) when a head event arrives, so it shows a merge moments
 after its head event; where the stream cannot be kept it asks every few seconds instead.
@@ -145,22 +145,19 @@ class ServedPalaces:
     receiver mounts at /palace/ (webhooks.asgi.Receiver's `palace`). `access` is the event
     stream's check (None: only the operator token is accepted); `remote(repo)` says where a
     memory's git is and the integrator's token for it; `forge(repo)` (optional) a forge client
-    for the pending pull requests and the reviews `why` shows; `redis` where head events are
-    (default: settings.redis_url)."""
+    for the pending pull requests and the reviews `why` shows. Head events are read from
+    settings.redis_url."""
 
     def __init__(self, settings: Settings, access: AccessCheck | None, *, work_dir: Path,
                  remote: Callable[[str], Remote], forge: Callable[[str], Any] | None = None,
-                 redis: Redis | None = None, fetch_seconds: float = FETCH_SECONDS, poll_ms: int = web.POLL_MS,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 poll_ms: int = web.POLL_MS) -> None:
         self.settings = settings
         self.access = access
         self.root = Path(work_dir) / FOLDER
         self.remote = remote
         self.forge = forge
-        self._redis = redis
-        self.fetch_seconds = fetch_seconds
+        self._redis: Redis | None = None  # connected on the first read of a head event
         self.poll_ms = poll_ms
-        self.clock = clock
         self.key = gate.sealing_key(settings.webhook_secret)
         self._memories: dict[str, _Memory] = {}
         self._forges: list[Any] = []
@@ -280,9 +277,9 @@ class ServedPalaces:
         memory = self._memory(repo)
         with memory.lock:
             head = memory.clone.head()
-            now = self.clock()
+            now = time.monotonic()
             since = None if memory.fetched_at is None else now - memory.fetched_at
-            if should_fetch(head, newest, memory.fetched_for, since, memory.failed, every=self.fetch_seconds):
+            if should_fetch(head, newest, memory.fetched_for, since, memory.failed, every=FETCH_SECONDS):
                 memory.fetched_at = now
                 try:
                     self.fetches += 1
