@@ -190,6 +190,9 @@ def served(root: Path, tmp: Path, rounds: int, tool: MemoryTool, new_line: Any) 
                                    work_dir=tmp / "work")
         server = ReceiverServer(Receiver(settings, access=access, palace=palaces.app()), "127.0.0.1", 0).start()
         conn = connect(redis_server.url)
+        # the integrator's head event for the push above: the palace shows only memories it has seen pushed to
+        publish_head(conn, HeadEvent(repo=repo, sha=history_bench.git(root, "rev-parse", "main").strip(), before=None,
+                                     cause="push"))
         client = requests.Session()
         client.headers["Authorization"] = f"Bearer {token}"
         base = f"{server.url}/palace/{repo}/"

@@ -61,6 +61,7 @@ from webhooks.stream import AccessCheck
 log = logging.getLogger("memrepo.serve.palace")
 
 FETCH_SECONDS = 30.0  # with no head event known, a clone is fetched at most this often
+_SHOWN = "refs/memrepo/shown"  # main's last commit while main is fetched anew: the fetch sends only what is new
 RETRY_SECONDS = 5.0  # a fetch that failed is not tried again sooner
 FOLDER = ".palace"  # under the work folder; no owner's name starts with a dot
 
@@ -115,7 +116,8 @@ class Clone:
                 git = pygit2.Repository(str(self.path))
                 before = git.references.get(ref)
                 shown = before.target if before is not None else None
-                if before is not None:  # libgit2 leaves a ref the forge no longer has: start without it
+                if before is not None:  # libgit2 leaves a ref the forge no longer has: start without it,
+                    git.references.create(_SHOWN, shown, force=True)  # its commit still offered as a "have"
                     before.delete()
                 try:
                     fetch_from(git, self.remote.url, [f"+{ref}:{ref}"], header)
