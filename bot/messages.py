@@ -606,6 +606,9 @@ FORGE_OP_REMOVE_LABEL = "remove label {label} from #{number} of {repo}"
 FORGE_OP_SET_STATUS = "set status '{context}' to {state} on {sha} in {repo}"
 FORGE_OP_COMBINED_STATUS = "read the combined status of {ref} in {repo}"
 FORGE_OP_REVIEWS = "list the reviews of pull request #{number} of {repo}"
+FORGE_OP_PULL_COMMITS = "list the commits of pull request #{number} of {repo}"
+FORGE_OP_PERMISSION = "read the permission of {login} on {repo}"
+FORGE_OP_WHO_AM_I = "ask the forge which account acts for {repo}"
 FORGE_OP_COMPARE = "compare {base}...{head} in {repo}"
 FORGE_OP_PULLS_FOR_COMMIT = "list the pull requests of commit {sha} in {repo}"
 FORGE_OP_GET_COMMIT = "read commit {sha} of {repo}"
@@ -1011,11 +1014,28 @@ INTEGRATOR_WHY_CONFLICT_CLOSE = "conflicts with its base under merge: auto: clos
 INTEGRATOR_WHY_RESOLVE = "conflicts with its base under merge: {mode}: bring the base into the branch and resolve"
 INTEGRATOR_WHY_CONFLICT_MARK = "conflicts with its base and resolving them failed for this head"
 INTEGRATOR_WHY_CONFLICT_WAITING = "conflicts marked for a person; waiting for a push"
-INTEGRATOR_WHY_REVIEW = "needs an approving review of this head by someone other than its author"
+INTEGRATOR_WHY_REVIEW = (
+    "needs an approving review of this head by someone who may write to the repository, other than its author "
+    "and the authors of its commits"
+)
+INTEGRATOR_WHY_FORK = (
+    "its head is a branch of {head}, not of {base}: the integrator acts only on branches of the repository itself "
+    "(a person may merge it)"
+)
+INTEGRATOR_WHY_NOT_WRITER = (
+    "opened by {author}, whose permission on the repository is '{permission}': the integrator acts only for "
+    "those who may write (a person may merge it)"
+)
+# Why a review does not count towards an approval.
+INTEGRATOR_REVIEW_NO_AUTHOR = "it has no author"
+INTEGRATOR_REVIEW_BY_AUTHOR = "it is by the pull request's author"
+INTEGRATOR_REVIEW_BY_INTEGRATOR = "it is by the integrator"
+INTEGRATOR_REVIEW_BY_COMMIT_AUTHOR = "it is by the author of a commit on the pull request"
+INTEGRATOR_REVIEW_NOT_WRITER = "its author may not write to the repository"
 INTEGRATOR_WHY_CHANGES_REQUESTED = "a reviewer requested changes"
 INTEGRATOR_WHY_UNTRUSTED = (
     "its commits name content from outside the conversation ({sources}): needs an approving review of this "
-    "head by someone other than its author"
+    "head by someone who may write, other than its author"
 )
 INTEGRATOR_WHY_REVIEW_WAITING = "marked as waiting for review"
 INTEGRATOR_WHY_STATUS_SUCCESS = "valid: the memrepo/validate status says so before the merge"

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot import messages
 from bot.config import Policy
 from bot.contracts import LABEL_AGENT_EDIT, LABEL_CONFLICT, LABEL_DREAM, LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED
 from bot.forge.retry import MergeOutcome
@@ -24,6 +25,7 @@ from bot.integrator.decide import (
     latest_reviews,
     protected_paths,
     review_needed,
+    review_problem,
 )
 from bot.integrator.state import (
     DEFAULT_TUNING,
@@ -46,6 +48,11 @@ AUTHOR = "memrepo-dreamer[bot]"
 DREAM_REF = "memrepo/dream/20260101T000000Z-0123abcd"
 EDIT_REF = "memrepo/edit/agent-1/abc123"
 
+REPO = "sam/memory"
+WRITERS = (("pat", "write"), ("sam", "admin"), ("mo", "maintain"), ("agent-1", "write"), (AUTHOR.casefold(), "write"),
+           ("tess", "triage"), ("rita", "read"), ("nobody", "none"), ("bob", "write"))
+INTEGRATOR_LOGIN = "memrepo-bot"
+
 AUTO = Policy(merge="auto")
 EXPLICIT = Policy(merge="explicit")
 REVIEW = Policy(merge="review")
@@ -58,7 +65,8 @@ def pr(**changes: Any) -> PullState:
         number=7, state="open", head_sha=HEAD, head_ref=DREAM_REF, base_sha=BASE, base_ref="main",
         mergeable=True, mergeable_state="clean", labels=(LABEL_DREAM,), author=AUTHOR,
         changed_paths=("reference/notes.md", ".memrepo/cursors/agent-1/conv-1.json"),
-        validation=Validation(HEAD, True), status="success",
+        validation=Validation(HEAD, True), status="success", head_repo=REPO, base_repo=REPO,
+        author_permission="write", permissions=WRITERS, integrator=(INTEGRATOR_LOGIN,), claim_shown=True,
     )
     return dataclasses.replace(base, **changes)
 
@@ -88,7 +96,38 @@ ROWS: list[tuple[str, PullState, Policy, Kind, dict[str, Any]]] = [
     ("memrepo-by-dream-branch-only", pr(labels=()), EXPLICIT, Kind.MERGE, {"sha": HEAD}),
     ("memrepo-by-full-ref", pr(labels=(), head_ref="refs/heads/" + DREAM_REF), EXPLICIT, Kind.MERGE, {}),
     ("memrepo-by-edit-branch-only", edit(labels=()), EXPLICIT, Kind.MERGE, {}),
-    ("memrepo-by-label-only", pr(head_ref="feature/x"), EXPLICIT, Kind.MERGE, {}),
+    ("memrepo-by-label-only", pr(head_ref="feature/x", claim_shown=False), EXPLICIT, Kind.MARK_NEEDS_REVIEW, {}),
+    ("memrepo-by-label-only-approved", pr(head_ref="feature/x", claim_shown=False, reviews=(approve(),)), EXPLICIT,
+     Kind.MERGE, {}),
+    # who may ask: a branch of this repository, opened by someone the forge lets write
+    ("fork-head", pr(head_repo="stranger/memory"), EXPLICIT, Kind.NOTHING, {}),
+    ("fork-head-case", pr(head_repo="Sam/Memory"), EXPLICIT, Kind.MERGE, {}),
+    ("fork-gone", pr(head_repo=""), EXPLICIT, Kind.NOTHING, {}),
+    ("fork-approved", pr(head_repo="stranger/memory", reviews=(approve(),)), REVIEW, Kind.NOTHING, {}),
+    ("author-reads-only", pr(author_permission="read"), EXPLICIT, Kind.NOTHING, {}),
+    ("author-triage", pr(author_permission="triage"), EXPLICIT, Kind.NOTHING, {}),
+    ("author-none", pr(author_permission="none", reviews=(approve(),)), AUTO, Kind.NOTHING, {}),
+    ("author-maintain", pr(author_permission="maintain"), EXPLICIT, Kind.MERGE, {}),
+    ("author-admin", pr(author_permission="admin"), EXPLICIT, Kind.MERGE, {}),
+    ("author-is-integrator", pr(author=INTEGRATOR_LOGIN, author_permission="none"), EXPLICIT, Kind.MERGE, {}),
+    ("outsider-merged-by-a-person", pr(author_permission="none", merged=True, state="closed",
+                                       merge_commit_sha=MERGE_SHA), EXPLICIT, Kind.PUBLISH_HEAD, {}),
+    # a claim to be a dream or an agent's edit that the commits do not show is a person's
+    ("dream-claim-not-shown", pr(claim_shown=False), EXPLICIT, Kind.MARK_NEEDS_REVIEW, {}),
+    ("dream-claim-not-shown-auto", pr(claim_shown=False), AUTO, Kind.MARK_NEEDS_REVIEW, {}),
+    ("dream-claim-not-shown-approved", pr(claim_shown=False, reviews=(approve(),)), AUTO, Kind.MERGE, {}),
+    ("dream-claim-not-shown-invalid-stays-open", pr(claim_shown=False, validation=INVALID, status=None), AUTO,
+     Kind.SET_STATUS, {"status": "failure"}),
+    ("dream-claim-not-shown-conflict-not-closed", pr(claim_shown=False, mergeable=False), AUTO, Kind.RESOLVE, {}),
+    ("edit-claim-not-shown", edit(claim_shown=False), AUTO, Kind.MARK_NEEDS_REVIEW, {}),
+    # the rules that judge it: always a person's decision
+    ("rule-file-memrepo", edit(changed_paths=(".memrepo/config.yml",)), NONE_PROTECTED, Kind.MARK_NEEDS_REVIEW, {}),
+    ("rule-file-memrepo-auto", pr(changed_paths=(".memrepo/config.yml",)), Policy(merge="auto", protected=()),
+     Kind.MARK_NEEDS_REVIEW, {}),
+    ("rule-file-case", pr(changed_paths=(".MEMREPO/Config.yml",)), NONE_PROTECTED, Kind.MARK_NEEDS_REVIEW, {}),
+    ("rule-file-letta", pr(changed_paths=(".memfs.config.json",)), NONE_PROTECTED, Kind.MARK_NEEDS_REVIEW, {}),
+    ("rule-file-approved", pr(changed_paths=(".memrepo/config.yml",), reviews=(approve(),)), NONE_PROTECTED,
+     Kind.MERGE, {}),
     # closed or merged
     ("merged-unpublished", pr(merged=True, state="closed", merge_commit_sha=MERGE_SHA), EXPLICIT,
      Kind.PUBLISH_HEAD, {"sha": MERGE_SHA}),
@@ -191,6 +230,28 @@ ROWS: list[tuple[str, PullState, Policy, Kind, dict[str, Any]]] = [
     ("auto-untrusted-approved", pr(labels=(LABEL_DREAM, LABEL_UNTRUSTED), reviews=(approve(),)), AUTO, Kind.MERGE,
      {}),
     ("unknown-mode-is-review", pr(), Policy(merge="whatever"), Kind.MARK_NEEDS_REVIEW, {}),
+    # whose approval counts: a writer, not the author, not a commit's author, not the integrator
+    ("approval-by-stranger", pr(reviews=(approve("nobody"),)), REVIEW, Kind.MARK_NEEDS_REVIEW, {}),
+    ("approval-by-unknown-account", pr(reviews=(approve("eve"),)), REVIEW, Kind.MARK_NEEDS_REVIEW, {}),
+    ("approval-by-reader", pr(reviews=(approve("rita"),)), REVIEW, Kind.MARK_NEEDS_REVIEW, {}),
+    ("approval-by-triager", pr(reviews=(approve("tess"),)), REVIEW, Kind.MARK_NEEDS_REVIEW, {}),
+    ("approval-by-maintainer", pr(reviews=(approve("mo"),)), REVIEW, Kind.MERGE, {}),
+    ("approval-by-admin", pr(reviews=(approve("sam"),)), REVIEW, Kind.MERGE, {}),
+    ("approval-by-commit-author", pr(reviews=(approve("pat"),), commit_authors=("pat",)), REVIEW,
+     Kind.MARK_NEEDS_REVIEW, {}),
+    ("approval-by-commit-author-case", pr(reviews=(approve("pat"),), commit_authors=("PAT",)), REVIEW,
+     Kind.MARK_NEEDS_REVIEW, {}),
+    ("approval-by-integrator", pr(reviews=(approve(INTEGRATOR_LOGIN),),
+                                  permissions=(*WRITERS, (INTEGRATOR_LOGIN, "write"))), REVIEW,
+     Kind.MARK_NEEDS_REVIEW, {}),
+    ("approval-protected-by-stranger", pr(changed_paths=("system/persona.md",), reviews=(approve("nobody"),)), AUTO,
+     Kind.MARK_NEEDS_REVIEW, {}),
+    ("approval-stranger-and-writer", pr(reviews=(approve("nobody", order=1), approve("pat", order=2))), REVIEW,
+     Kind.MERGE, {}),
+    ("changes-requested-by-stranger-ignored", pr(reviews=(review("nobody", "CHANGES_REQUESTED", 1),)), EXPLICIT,
+     Kind.MERGE, {}),
+    ("changes-requested-by-writer-blocks", pr(reviews=(review("bob", "CHANGES_REQUESTED", 1),)), EXPLICIT,
+     Kind.MARK_NEEDS_REVIEW, {}),
     # untrusted content named by the commits' Source trailers, whatever the labels say
     ("sources-no-labels-explicit", edit(labels=(), untrusted_sources=(MAIL,)), EXPLICIT, Kind.MARK_NEEDS_REVIEW,
      {"labels": BOTH_LABELS, "status": "pending", "sha": HEAD}),
@@ -393,10 +454,14 @@ def test_state_from_the_forge_pull_request() -> None:
     from bot.forge.client import PullRequest
 
     pull = PullRequest(3, "u", "t", "b", "open", False, False, DREAM_REF, HEAD, "main", BASE, True, "clean",
-                       (LABEL_DREAM,), AUTHOR, None)
+                       (LABEL_DREAM,), AUTHOR, None, REPO, REPO)
     state = PullState.from_pull(pull, validation=Validation(HEAD, True), status="success")
     assert state.number == 3 and state.head_sha == HEAD and is_memrepo(state)
-    assert decide(state, EXPLICIT).kind is Kind.MERGE
+    assert state.head_repo == state.base_repo == REPO
+    assert decide(state, EXPLICIT).kind is Kind.NOTHING  # nobody asked the forge who the author is
+    known = PullState.from_pull(pull, validation=Validation(HEAD, True), status="success", author_permission="write",
+                                claim_shown=True)
+    assert decide(known, EXPLICIT).kind is Kind.MERGE
 
 
 def test_core_does_not_import_pygithub() -> None:
@@ -420,7 +485,8 @@ VALIDATIONS = st.none() | st.builds(Validation, SHAS, st.booleans(),
 LAST = st.none() | st.builds(LastMerge, st.sampled_from(list(MergeAnswer)), st.none() | SHAS,
                              st.none() | st.sampled_from([200, 403, 405, 409, 500, 502]),
                              st.none() | st.floats(allow_nan=True, allow_infinity=True))
-PATHS = st.lists(st.sampled_from(["system/persona.md", "system/human.md", "reference/a.md", "skills/x/SKILL.md"])
+PATHS = st.lists(st.sampled_from(["system/persona.md", "system/human.md", "reference/a.md", "skills/x/SKILL.md",
+                                  ".memrepo/config.yml", ".MEMFS.config.json"])
                  | st.text(max_size=15), max_size=4).map(tuple)
 SOURCES = st.lists(st.sampled_from([MAIL, PAGE]) | st.text(max_size=12), max_size=3).map(tuple)
 STATES = st.builds(
@@ -452,11 +518,20 @@ STATES = st.builds(
 )
 # Healthy pull requests (valid, mergeable, status set) with anything in what decides about
 # reviews: most of them reach the review check, so MERGE is common and the property bites.
+PERMISSION = st.sampled_from(["admin", "maintain", "write", "triage", "read", "none", ""])
+WHO_IS_WHO = st.fixed_dictionaries({
+    "head_repo": st.sampled_from([REPO, "Sam/Memory", "stranger/memory", ""]),
+    "author_permission": PERMISSION,
+    "permissions": st.lists(st.tuples(WHO, PERMISSION), max_size=4).map(tuple),
+    "commit_authors": st.lists(WHO, max_size=2).map(tuple),
+    "integrator": st.lists(WHO, max_size=2).map(tuple),
+    "claim_shown": st.booleans(),
+})
 NEAR_MERGE = st.builds(
-    lambda labels, ref, author, reviews, sources, paths: pr(labels=labels, head_ref=ref, author=author,
-                                                            reviews=reviews, untrusted_sources=sources,
-                                                            changed_paths=paths),
-    LABELS, REFS, WHO, REVIEWS, SOURCES, PATHS)
+    lambda labels, ref, author, reviews, sources, paths, who: pr(labels=labels, head_ref=ref, author=author,
+                                                                 reviews=reviews, untrusted_sources=sources,
+                                                                 changed_paths=paths, **who),
+    LABELS, REFS, WHO, REVIEWS, SOURCES, PATHS, st.just({}) | WHO_IS_WHO)
 POLICIES = st.builds(
     Policy,
     merge=st.sampled_from(["auto", "explicit", "review"]) | st.text(max_size=8),
@@ -476,14 +551,17 @@ def test_decide_is_total_and_never_merges_unsafely(state: PullState, policy: Pol
         assert state.validation.sha == state.head_sha == action.sha and action.sha
         assert state.mergeable is True or (state.mergeable is None and state.merges_cleanly is True)
         assert state.state == "open" and not state.merged and not state.draft and state.last_merge is None
+        assert state.head_repo and state.head_repo.casefold() == state.base_repo.casefold()
+        writers = {login for login, permission in state.permissions if permission in ("write", "maintain", "admin")}
+        assert state.author_permission in ("write", "maintain", "admin") or state.author in state.integrator
         if review_needed(state, policy):
-            others = [r for r in state.reviews if r.author and r.author.casefold() != state.author.casefold()]
+            others = [r for r in state.reviews if r.author and r.author.casefold() != state.author.casefold()
+                      and r.author.casefold() in writers and r.author not in state.commit_authors
+                      and r.author not in state.integrator]
             assert any(r.state.upper() == "APPROVED" and r.commit_id == state.head_sha for r in others)
             assert approved(state)
-        if state.untrusted_sources:
-            others = [r for r in latest_reviews(state.reviews, state.author).values()]
-            assert any(r.state.upper() == "APPROVED" and r.commit_id == state.head_sha for r in others)
-            assert not any(r.state.upper() == "CHANGES_REQUESTED" for r in others)
+        if state.untrusted_sources or any(p.casefold() == ".memrepo/config.yml" for p in state.changed_paths):
+            assert review_needed(state, policy)
     if state.state != "open" or state.merged:
         assert action.kind not in (Kind.MERGE, Kind.RESOLVE, Kind.VALIDATE, Kind.WAIT, Kind.REREAD)
     if not is_memrepo(state):
@@ -551,3 +629,35 @@ def test_a_resolution_is_merged_without_waiting_for_mergeability() -> None:
             break
         state = _act(state, action)
     assert seen == [Kind.RESOLVE, Kind.VALIDATE, Kind.MERGE], seen
+
+
+# ------------------------------------------------------------------------------ whose review counts
+@pytest.mark.parametrize(
+    ("reviewer", "changes", "problem"),
+    [
+        ("pat", {}, None),
+        ("Pat", {}, None),
+        ("sam", {}, None),
+        ("mo", {}, None),
+        ("", {}, messages.INTEGRATOR_REVIEW_NO_AUTHOR),
+        (AUTHOR, {}, messages.INTEGRATOR_REVIEW_BY_AUTHOR),
+        (AUTHOR.upper(), {}, messages.INTEGRATOR_REVIEW_BY_AUTHOR),
+        (INTEGRATOR_LOGIN, {"permissions": ((INTEGRATOR_LOGIN, "admin"),)}, messages.INTEGRATOR_REVIEW_BY_INTEGRATOR),
+        ("pat", {"commit_authors": ("bob", "pat")}, messages.INTEGRATOR_REVIEW_BY_COMMIT_AUTHOR),
+        ("tess", {}, messages.INTEGRATOR_REVIEW_NOT_WRITER),
+        ("rita", {}, messages.INTEGRATOR_REVIEW_NOT_WRITER),
+        ("nobody", {}, messages.INTEGRATOR_REVIEW_NOT_WRITER),
+        ("eve", {}, messages.INTEGRATOR_REVIEW_NOT_WRITER),
+        ("pat", {"permissions": ()}, messages.INTEGRATOR_REVIEW_NOT_WRITER),
+    ],
+    ids=["writer", "writer-other-case", "admin", "maintainer", "no-author", "pr-author", "pr-author-case",
+         "integrator", "commit-author", "triage", "read", "none", "unknown", "nothing-known"],
+)
+def test_whose_review_counts(reviewer: str, changes: dict[str, Any], problem: str | None) -> None:
+    assert review_problem(approve(reviewer), pr(**changes)) == problem
+
+
+def test_an_approval_counts_only_on_the_current_head() -> None:
+    assert approved(pr(reviews=(approve("pat"),)))
+    assert not approved(pr(reviews=(approve("pat", sha=OLD),)))
+    assert not approved(pr(reviews=(approve("pat"),), head_sha=""))

@@ -67,8 +67,10 @@ class World:
                            min_write_interval=0.0, timeout=10)
 
     # ------------------------------------------------------------------ git
-    def commit(self, branch: str, files: dict[str, str | None], base: str = "main", message: str = "") -> str:
-        """A commit on `branch` (from origin's `base`) writing `files` (None deletes), pushed."""
+    def commit(self, branch: str, files: dict[str, str | None], base: str = "main", message: str = "",
+               author: str = "") -> str:
+        """A commit on `branch` (from origin's `base`) writing `files` (None deletes), pushed;
+        `author` is the writer's address (a dream's or an agent's, as memrepo writes them)."""
         git(self.clone, "fetch", "-q", "origin")
         git(self.clone, "checkout", "-q", "-B", branch, f"origin/{base}")
         for name, text in files.items():
@@ -79,7 +81,8 @@ class World:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
         git(self.clone, "add", "-A")
-        git(self.clone, "commit", "-qm", message or f"{branch}: edit {', '.join(files)}")
+        who = ["-c", f"user.email={author}", "-c", "user.name=memrepo writer"] if author else []
+        git(self.clone, *who, "commit", "-qm", message or f"{branch}: edit {', '.join(files)}")
         git(self.clone, "push", "-q", "origin", f"HEAD:refs/heads/{branch}")
         return git(self.clone, "rev-parse", "HEAD").strip()
 
@@ -117,7 +120,8 @@ class World:
         dream_id = f"20260314T0900{self.dreams:02d}Z-{self.dreams:08x}"
         branch = f"memrepo/dream/{dream_id}"
         base_sha = self.main_sha()
-        sha = self.commit(branch, files, base)
+        sha = self.commit(branch, files, base, message=f"Dream {dream_id}\n\nDream-ID: {dream_id}\nAgent-ID: a1\n",
+                          author=f"{dream_id}@dreams.memrepo")
         pr = self.client().open_pull_request(NewPullRequest(
             head=branch, base="main", title=f"Dream {dream_id}", body=dream_body(dream_id, base_sha, next(iter(files))),
             labels=(LABEL_DREAM,)))
@@ -125,7 +129,7 @@ class World:
 
     def open_edit(self, files: dict[str, str | None], name: str = "x1") -> tuple[int, str]:
         branch = f"memrepo/edit/a1/{name}"
-        sha = self.commit(branch, files)
+        sha = self.commit(branch, files, author="a1@agents.memrepo")
         pr = self.client().open_pull_request(NewPullRequest(head=branch, base="main", title=f"Agent edit {name}",
                                                             labels=(LABEL_AGENT_EDIT,)))
         return pr.number, sha
@@ -137,7 +141,7 @@ class World:
         branch = f"memrepo/edit/a1/{name}"
         message = (f"Address changed (per e-mail)\n\nAgent-ID: a1\nConversation-ID: c1\n"
                    f"Base-Commit: {self.main_sha()}\nSource: {MAIL}\n")
-        sha = self.commit(branch, files, message=message)
+        sha = self.commit(branch, files, message=message, author="a1@agents.memrepo")
         pr = self.client().open_pull_request(NewPullRequest(head=branch, base="main", title=f"Agent edit {name}"))
         assert pr.labels == ()
         return pr.number, sha
@@ -202,8 +206,10 @@ def make_context(server: LocalhubServer, token: str, redis_url: str, work_dir: P
 def built_world(localhub: LocalhubServer, tmp_path: Path, redis_url: str) -> Iterator[World]:
     """The world of these tests (the fault tests build theirs with it too)."""
     token = localhub_token(localhub, "alice")
-    github.Github(auth=github.Auth.Token(token), base_url=localhub.api_url, retry=None
-                  ).get_user().create_repo("memory")
+    repo = github.Github(auth=github.Auth.Token(token), base_url=localhub.api_url, retry=None
+                         ).get_user().create_repo("memory")
+    localhub_token(localhub, "bob")
+    repo.add_to_collaborators("bob", "push")  # the teammate who reviews
     memory = init_repository(tmp_path / "memory", "a1", "Ada")
     url = localhub.url.replace("http://", f"http://x-access-token:{token}@") + f"/{REPO}.git"
     sync.set_remote(memory, url)
@@ -273,9 +279,14 @@ def test_an_invalid_agent_edit_fails_and_stays_open_for_a_person(world: World) -
     assert len(world.comments(number)) == 1
     world.integrate(number)  # an event later: nothing new is said
     assert len(world.comments(number)) == 1
-    # A person pushes a fix: validated again and merged.
+    # A person pushes a fix: validated again. The branch no longer holds only the agent's
+    # commits, so it is a person's change now: merged once someone else approves it.
     fixed = world.commit("memrepo/edit/a1/x1", {"system/notes.md": doc("Notes.", "Fixed.\n")},
                          base="memrepo/edit/a1/x1")
+    world.integrate(number)
+    assert not world.pull(number).merged
+    assert world.status(fixed) == ("pending", "waiting for review")
+    world.approve(number, "bob")
     world.integrate(number)
     assert world.pull(number).merged
     assert world.status(fixed)[0] == "success"

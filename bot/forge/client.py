@@ -166,6 +166,8 @@ class PullRequest:
     labels: tuple[str, ...]
     author: str
     merge_commit_sha: str | None
+    head_repo: str = ""  # `owner/name` the head branch lives in ("" when the fork is gone)
+    base_repo: str = ""
 
 
 @dataclass(frozen=True)
@@ -259,6 +261,11 @@ def _login(user: Any) -> str:
     return str(user.get("login") or "") if isinstance(user, dict) else ""
 
 
+def _repo_name(side: Any) -> str:
+    repo = side.get("repo") if isinstance(side, dict) else None
+    return str(repo.get("full_name") or "") if isinstance(repo, dict) else ""
+
+
 def _pull(data: Any) -> PullRequest:
     head = data.get("head") or {}
     base = data.get("base") or {}
@@ -280,6 +287,8 @@ def _pull(data: Any) -> PullRequest:
         labels=tuple(str(label["name"]) for label in data.get("labels") or ()),
         author=_login(data.get("user")),
         merge_commit_sha=data.get("merge_commit_sha"),
+        head_repo=_repo_name(head),
+        base_repo=_repo_name(base),
     )
 
 
@@ -654,6 +663,43 @@ class ForgeClient:
         op = messages.FORGE_OP_REVIEWS.format(number=number, repo=self.repository)
         items = self._paginate(op, f"{self._repo_path}/pulls/{int(number)}/reviews", {})
         return [self._parse(op, _review, item) for item in items]
+
+    def pull_commit_accounts(self, number: int) -> tuple[str, ...]:
+        """The forge accounts GitHub matched to the authors and committers of the pull
+        request's commits (commits it could not match to an account name none)."""
+        op = messages.FORGE_OP_PULL_COMMITS.format(number=number, repo=self.repository)
+        items = self._paginate(op, f"{self._repo_path}/pulls/{int(number)}/commits", {})
+        logins = {_login(item.get(side)) for item in items if isinstance(item, dict)
+                  for side in ("author", "committer")}
+        return tuple(sorted(login for login in logins if login))
+
+    # ------------------------------------------------------------------------------------ who
+    def permission(self, login: str) -> str:
+        """`login`'s permission on the repository as the forge's collaborator permission
+        endpoint says it (`admin`, `write`, `read` or `none`; GitHub's `role_name` where it is
+        finer: `maintain`, `triage`); `none` for an account the forge does not know."""
+        op = messages.FORGE_OP_PERMISSION.format(login=login, repo=self.repository)
+        path = f"{self._repo_path}/collaborators/{urllib.parse.quote(login, safe='')}/permission"
+        try:
+            _, data = self._run(op, OpKind.READ, self._call("GET", path))
+        except NotFound:
+            return "none"
+
+        def parse(d: Any) -> str:
+            role = str(d.get("role_name") or "").lower()
+            return role if role in ("maintain", "triage") else str(d["permission"]).lower()
+
+        return self._parse(op, parse, data)
+
+    def own_login(self) -> str:
+        """The account this client acts as: the token's user, or a GitHub App's `<slug>[bot]`."""
+        op = messages.FORGE_OP_WHO_AM_I.format(repo=self.repository)
+        if self._integration is not None:
+            integration = self._integration
+            slug = self._run(op, OpKind.READ, lambda: integration.get_app().slug, credentials=False)
+            return f"{slug}[bot]"
+        _, data = self._run(op, OpKind.READ, self._call("GET", "/user"))
+        return self._parse(op, lambda d: str(d["login"]), data)
 
     # ------------------------------------------------------------------------------------ git
     def compare(self, base: str, head: str) -> Comparison:

@@ -28,7 +28,7 @@ from bot.config import Policy
 from bot.contracts import DREAM_BRANCH_PREFIX, LABEL_CONFLICT, LABEL_NEEDS_REVIEW, STATUS_CONTEXT, is_dream_id
 from bot.dream.provenance import ProvenanceError, parse_provenance
 from bot.forge.client import ForgeClient, PullRequest, StatusUpdate
-from bot.integrator.decide import is_dream, merge_mode, review_needed
+from bot.integrator.decide import claims_dream, merge_mode, review_needed
 from bot.integrator.state import Action, Kind, LastMerge, PullState
 from bot.integrator.workspace import Workspace
 from bot.memfs.resolve import Resolver
@@ -115,7 +115,7 @@ def _status(actor: Actor, sha: str, state: str, description: str | None) -> None
 
 def _dream_closed(actor: Actor, merged: bool) -> None:
     """Tell whoever wants to know that a dream ended (the hook must not fail the job)."""
-    if actor.on_dream_closed is None or not is_dream(PullState.from_pull(actor.pull)):
+    if actor.on_dream_closed is None or not claims_dream(PullState.from_pull(actor.pull)):
         return
     try:
         actor.on_dream_closed(actor.repo, actor.pull, merged)
@@ -246,7 +246,7 @@ def _resolve(actor: Actor, state: PullState, action: Action) -> Applied:
         resolved = replace(state, head_sha=pushed, validation=outcome.validation, status=None, mergeable=None,
                            mergeable_state=None, merges_cleanly=True, resolution_tried=False,
                            changed_paths=actor.workspace.changed_paths(base, pushed),
-                           untrusted_sources=actor.workspace.untrusted_sources(base, pushed))
+                           **actor.workspace.commit_facts(base, pushed, state.head_ref))  # type: ignore[arg-type]
         _say(actor, state.number, resolved_comment(
             resolved, actor.policy, base, pushed, _both_changed(actor, base, head), outcome.notes,
             getattr(actor.resolver, "name", None)))

@@ -39,7 +39,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from bot import messages
-from bot.config import Policy, protected_paths
+from bot.config import CONFIG_PATH, Policy, protected_paths
 from bot.contracts import (
     DREAM_BRANCH_PREFIX,
     EDIT_BRANCH_PREFIX,
@@ -61,10 +61,13 @@ from bot.integrator.state import (
     Review,
     Tuning,
 )
+from bot.memfs.constraints import CONFIG_FILE as LETTA_CONFIG_FILE
 
 STATUS_DESCRIPTION_CHARS = 140  # GitHub refuses longer commit status descriptions
 MAX_LISTED = 20  # problems or history lines listed in one comment
 SOURCE_CHARS = 200  # of one external source named in a comment or a reason
+WRITE_PERMISSIONS = frozenset({"write", "maintain", "admin"})
+RULE_FILES = frozenset({CONFIG_PATH.casefold(), LETTA_CONFIG_FILE.casefold()})
 
 
 # ------------------------------------------------------------------------------- what a pull request is
@@ -79,12 +82,47 @@ def is_memrepo(state: PullState) -> bool:
         (DREAM_BRANCH_PREFIX, EDIT_BRANCH_PREFIX))
 
 
-def is_dream(state: PullState) -> bool:
-    """A dream that can be closed and dreamt again: labelled or branched as a dream, and not
-    also marked as an agent's edit (which nothing would redo)."""
+def claims_dream(state: PullState) -> bool:
+    """Says it is a dream (labelled or branched as one) and not also an agent's edit (which
+    nothing would redo). A claim only: anyone who may open a pull request can make it."""
     dream = LABEL_DREAM in state.labels or _branch(state.head_ref).startswith(DREAM_BRANCH_PREFIX)
     edit = LABEL_AGENT_EDIT in state.labels or _branch(state.head_ref).startswith(EDIT_BRANCH_PREFIX)
     return dream and not edit
+
+
+def claims_writer(state: PullState) -> bool:
+    """Says it is a dream's or an agent edit's (a label or a branch)."""
+    return any(label in state.labels for label in (LABEL_DREAM, LABEL_AGENT_EDIT)) or _branch(
+        state.head_ref).startswith((DREAM_BRANCH_PREFIX, EDIT_BRANCH_PREFIX))
+
+
+def is_dream(state: PullState) -> bool:
+    """A dream that can be closed and dreamt again: it claims to be one and its commits show
+    it. A claim its commits do not bear out is a person's pull request."""
+    return claims_dream(state) and state.claim_shown
+
+
+def may_write(permission: str | None) -> bool:
+    """GitHub's permissions that can push: `write`, `maintain` and `admin`."""
+    return (permission or "").lower() in WRITE_PERMISSIONS
+
+
+def _same(login: str, logins: Iterable[str]) -> bool:
+    who = login.casefold()
+    return bool(who) and any(who == other.casefold() for other in logins if other)
+
+
+def authority_problem(state: PullState) -> str | None:
+    """Why the integrator may not act for this pull request, or None. It acts only for a
+    branch of this very repository (a fork's head is the fork owner's) opened by someone
+    the forge lets write, or by the integrator itself."""
+    head, base = state.head_repo.casefold(), state.base_repo.casefold()
+    if not head or head != base:
+        return messages.INTEGRATOR_WHY_FORK.format(head=state.head_repo or "?", base=state.base_repo or "?")
+    if not (may_write(state.author_permission) or _same(state.author, state.integrator)):
+        return messages.INTEGRATOR_WHY_NOT_WRITER.format(author=state.author or "?",
+                                                         permission=state.author_permission or "none")
+    return None
 
 
 def merge_mode(policy: Policy) -> str:
@@ -92,11 +130,40 @@ def merge_mode(policy: Policy) -> str:
     return mode if mode in ("auto", "explicit", "review") else "review"
 
 
+def rule_files(paths: Iterable[str]) -> list[str]:
+    """The files that hold the rules a pull request is judged by (memrepo's policy, Letta's
+    limits), in any letter case: a change to them is always a person's decision, whatever the
+    policy at the base or the one the change brings says."""
+    return [path for path in paths if path.casefold() in RULE_FILES]
+
+
 def review_needed(state: PullState, policy: Policy) -> bool:
-    """Policy `review`, a protected path touched, or content from an untrusted source (named
-    by the commits' `Source` trailers, or marked by the label)."""
+    """Policy `review`, a protected path or a rule file touched, content from an untrusted
+    source (named by the commits' `Source` trailers, or marked by the label), or a claim to be
+    a dream or an agent's edit that its commits do not show."""
     return (merge_mode(policy) == "review" or bool(state.untrusted_sources) or LABEL_UNTRUSTED in state.labels
-            or bool(protected_paths(state.changed_paths, policy.protected)))
+            or bool(protected_paths(state.changed_paths, policy.protected)) or bool(rule_files(state.changed_paths))
+            or (claims_writer(state) and not state.claim_shown))
+
+
+def review_problem(review: Review, state: PullState) -> str | None:
+    """Why a review does not count, or None (the table GitHub's own required reviews keep):
+    its author must be someone the forge lets write, neither the pull request's author nor
+    the author of any commit on it, and not the integrator itself. Whether an approval was
+    given on the current head is asked apart (`approved`): a request for changes on an older
+    head still stands until it is dismissed or replaced."""
+    who = review.author
+    if not who:
+        return messages.INTEGRATOR_REVIEW_NO_AUTHOR
+    if _same(who, (state.author,)):
+        return messages.INTEGRATOR_REVIEW_BY_AUTHOR
+    if _same(who, state.integrator):
+        return messages.INTEGRATOR_REVIEW_BY_INTEGRATOR
+    if _same(who, state.commit_authors):
+        return messages.INTEGRATOR_REVIEW_BY_COMMIT_AUTHOR
+    if not may_write(dict((k.casefold(), v) for k, v in state.permissions).get(who.casefold())):
+        return messages.INTEGRATOR_REVIEW_NOT_WRITER
+    return None
 
 
 def latest_reviews(reviews: Iterable[Review], author: str) -> dict[str, Review]:
@@ -117,14 +184,19 @@ def latest_reviews(reviews: Iterable[Review], author: str) -> dict[str, Review]:
     return by_reviewer
 
 
+def counted_reviews(state: PullState) -> list[Review]:
+    """Each reviewer's latest review, of the reviewers whose reviews count."""
+    return [r for r in latest_reviews(state.reviews, state.author).values() if review_problem(r, state) is None]
+
+
 def changes_requested(state: PullState) -> bool:
-    return any(r.state.upper() == "CHANGES_REQUESTED" for r in latest_reviews(state.reviews, state.author).values())
+    return any(r.state.upper() == "CHANGES_REQUESTED" for r in counted_reviews(state))
 
 
 def approved(state: PullState) -> bool:
-    """Approved by someone other than the author for exactly the current head, and nobody's
-    latest review requests changes."""
-    latest = latest_reviews(state.reviews, state.author).values()
+    """Approved for exactly the current head by someone whose review counts, and no such
+    reviewer's latest review requests changes."""
+    latest = counted_reviews(state)
     if any(r.state.upper() == "CHANGES_REQUESTED" for r in latest):
         return False
     return bool(state.head_sha) and any(
@@ -270,6 +342,9 @@ def decide(state: PullState, policy: Policy, tuning: Tuning = DEFAULT_TUNING) ->
         return Action(Kind.NOTHING, messages.INTEGRATOR_WHY_CLOSED)
     if state.last_merge is not None:
         return _after_merge(state, state.last_merge, tuning)
+    refused = authority_problem(state)
+    if refused is not None:
+        return Action(Kind.NOTHING, refused)
     if state.draft:
         return Action(Kind.NOTHING, messages.INTEGRATOR_WHY_DRAFT)
     if state.attempts >= tuning.max_attempts:

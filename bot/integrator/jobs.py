@@ -46,6 +46,7 @@ from bot.forge.errors import NotFound, RateLimited
 from bot.integrator import act
 from bot.integrator.context import Context, get_context
 from bot.integrator.decide import decide, is_memrepo
+from bot.integrator.permissions import own_logins, permissions
 from bot.integrator.state import Kind, PullState, Review, Validation
 from bot.integrator.workspace import Workspace
 from bot.queue import (
@@ -157,6 +158,7 @@ class Integration:
                 reviews = tuple(Review(r.author, r.state, r.commit_id, order=i)
                                 for i, r in enumerate(self.client.list_reviews(self.number)))
                 combined = self.client.combined_status(pull.head_sha)
+                known.update(self._who(pull, reviews))
                 fetched = fetching.result()
             if not self.workspace.has(pull.head_sha):
                 raise _Stale()
@@ -166,12 +168,22 @@ class Integration:
             known.update(base_sha=base_sha, reviews=reviews, status=status,
                          merges_cleanly=self.workspace.merges_cleanly(base_sha, pull.head_sha),
                          changed_paths=self.workspace.changed_paths(base_sha, pull.head_sha),
-                         untrusted_sources=self.workspace.untrusted_sources(base_sha, pull.head_sha),
+                         **self.workspace.commit_facts(base_sha, pull.head_sha, pull.head_ref),
                          validation=self.validations.get((pull.head_sha, base_sha)),
                          resolution_tried=act.resolution_tried(self.ctx.redis, self.repo, self.number, pull.head_sha))
         self.progress = load_progress(self.ctx.redis, self.repo, self.number, pull.head_sha, len(reviews))
         known.update(attempts=self.progress.attempts, history=tuple(self.progress.history))
         return pull, replace(state, **known), policy  # type: ignore[arg-type]
+
+    def _who(self, pull: PullRequest, reviews: tuple[Review, ...]) -> dict[str, object]:
+        """Who is who, as the forge says: the author's and each reviewer's permission, the
+        accounts of the commits' authors, and the integrator's own accounts."""
+        redis = self.ctx.redis
+        found = dict(permissions(redis, self.client, self.repo, (pull.author, *(r.author for r in reviews))))
+        return {"author_permission": found.get(pull.author.casefold(), "none"),
+                "permissions": tuple(found.items()),
+                "commit_authors": self.client.pull_commit_accounts(self.number),
+                "integrator": own_logins(redis, self.client, self.repo, self.ctx.bot_login)}
 
     # ---------------------------------------------------------------------- the loop
     def _count(self, note: str, attempt: bool) -> None:

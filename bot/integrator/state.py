@@ -111,6 +111,17 @@ class PullState:
     pull request brings (those reachable from its head and not from its base), read from the
     fetched commits (`bot.integrator.trailers`); any of them means a person must approve it,
     whatever its labels say.
+
+    Who may do what comes from the forge, never from a label or a branch name:
+    `head_repo`/`base_repo` are the full names of the repositories the head and base branches
+    live in (a fork's head is not the integrator's to act on); `author_permission` is the
+    forge's permission of the pull request's author (`admin`, `maintain`, `write`, `triage`,
+    `read` or `none`, as GitHub's collaborator permission endpoint answers) and `permissions`
+    the same for each reviewer (login -> permission); `commit_authors` are the forge accounts
+    GitHub matched to the authors and committers of the commits on it; `integrator` the forge
+    logins the integrator itself acts as. `claim_shown`: the commits it brings prove what its
+    branch claims (`bot.integrator.claims`): a dream's commits are that dream's, an agent
+    edit's that agent's.
     """
 
     number: int
@@ -128,6 +139,13 @@ class PullState:
     author: str = ""
     changed_paths: tuple[str, ...] = ()
     untrusted_sources: tuple[str, ...] = ()
+    head_repo: str = ""
+    base_repo: str = ""
+    author_permission: str = "none"
+    permissions: tuple[tuple[str, str], ...] = ()
+    commit_authors: tuple[str, ...] = ()
+    integrator: tuple[str, ...] = ()
+    claim_shown: bool = False
     merge_commit_sha: str | None = None
     validation: Validation | None = None
     status: str | None = None
@@ -145,7 +163,8 @@ class PullState:
             number=pull.number, state=pull.state, merged=pull.merged, draft=pull.draft,
             head_sha=pull.head_sha, head_ref=pull.head_ref, base_sha=pull.base_sha, base_ref=pull.base_ref,
             mergeable=pull.mergeable, mergeable_state=pull.mergeable_state, labels=tuple(pull.labels),
-            author=pull.author, merge_commit_sha=pull.merge_commit_sha, **known,
+            author=pull.author, merge_commit_sha=pull.merge_commit_sha,
+            head_repo=getattr(pull, "head_repo", ""), base_repo=getattr(pull, "base_repo", ""), **known,
         )
 
 

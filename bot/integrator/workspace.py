@@ -29,6 +29,7 @@ from bot.config import Policy
 from bot.errors import MemrepoError
 from bot.folder_lock import folder_lock
 from bot.identity import INTEGRATOR
+from bot.integrator.claims import Brought, claim_shown
 from bot.integrator.context import Remote
 from bot.integrator.state import Validation
 from bot.memfs import checks
@@ -173,13 +174,11 @@ class Workspace:
         since = self.merge_base(base_sha, head_sha) or base_sha
         return tuple(checks.between(repo, since, head_sha))
 
-    def untrusted_sources(self, base_sha: str, head_sha: str) -> tuple[str, ...]:
-        """The `external:` sources that `Source` trailers name in the commits the pull request
-        brings: those reachable from its head and not from its base (what merging it adds to
-        the base's history), oldest first. A resolution by the integrator names none of its
-        own and hides none: its first parent is the old head, so the commits it merged stay
-        in this range. When the base is not here, every commit of the head counts (naming a
-        source too many asks a person; one too few could merge untrusted content)."""
+    def brought(self, base_sha: str, head_sha: str) -> list[Brought]:
+        """The commits the pull request brings: those reachable from its head and not from
+        its base (what merging it adds to the base's history), oldest first. When the base is
+        not here, every commit of the head counts (reading one commit too many asks a person
+        once too often; one too few could let something through)."""
         git = pygit2.Repository(str(self.path))
         walker = git.walk(head_sha, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
         try:
@@ -187,7 +186,17 @@ class Workspace:
         except (KeyError, ValueError, pygit2.GitError):
             log.warning("%s: base %s not in the mirror; reading every commit of %s", self.repo, base_sha[:12],
                         head_sha[:12])
-        return external_sources(commit.raw_message.decode("utf-8", "replace") for commit in walker)
+        return [Brought(commit.author.email, commit.raw_message.decode("utf-8", "replace"), len(commit.parent_ids))
+                for commit in walker]
+
+    def commit_facts(self, base_sha: str, head_sha: str, head_ref: str) -> dict[str, object]:
+        """What decide reads from the commits brought: the `external:` sources their `Source`
+        trailers name, and whether they show what the branch claims (`claims.claim_shown`).
+        A resolution by the integrator names no source of its own and hides none: its first
+        parent is the old head, so the commits it merged stay in the range."""
+        brought = self.brought(base_sha, head_sha)
+        return {"untrusted_sources": external_sources(commit.message for commit in brought),
+                "claim_shown": claim_shown(head_ref, brought)}
 
     def policy(self, base_sha: str) -> Policy:
         return self.memory().policy(base_sha)

@@ -1,0 +1,55 @@
+"""Who may do what on a repository, as the forge says it, cached briefly in Redis.
+
+A review counts, and a pull request is acted on, only for accounts the forge lets write
+(`decide.review_problem`, `decide.authority_problem`). Every run of `integrate` reads the
+pull request afresh; asking the forge for each reviewer's permission on every run would cost
+one request per reviewer per webhook, so an answer is kept for `PERMISSION_TTL` seconds. A
+permission taken away is honoured within that time; a merge also needs a valid, approved
+current head, so the window cannot turn a stranger into a reviewer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from redis import Redis
+
+from bot.forge.client import ForgeClient
+from bot.queue import PREFIX, repo_key
+
+PERMISSION_TTL = 60  # seconds
+OWN_LOGIN_TTL = 3600  # seconds: the account a credential acts as does not change while it runs
+
+
+def _key(repo: str, login: str) -> str:
+    return f"{PREFIX}permission:{repo_key(repo)}:{login.casefold()}"
+
+
+def permissions(redis: Redis, client: ForgeClient, repo: str, logins: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """(login, permission) for each distinct login, from the cache or the forge."""
+    found: dict[str, str] = {}
+    for login in logins:
+        if not login or login.casefold() in found:
+            continue
+        key = _key(repo, login)
+        cached = redis.get(key)
+        if cached is not None:
+            found[login.casefold()] = cached.decode() if isinstance(cached, bytes) else str(cached)
+            continue
+        permission = client.permission(login)
+        redis.set(key, permission, ex=PERMISSION_TTL)
+        found[login.casefold()] = permission
+    return tuple(sorted(found.items()))
+
+
+def own_logins(redis: Redis, client: ForgeClient, repo: str, configured: str | None) -> tuple[str, ...]:
+    """The forge accounts the integrator acts as for `repo`: the one its credentials name (a
+    token's user, an App's `<slug>[bot]`), and MEMREPO_BOT_LOGIN where it is set."""
+    key = f"{PREFIX}own-login:{repo_key(repo)}"
+    cached = redis.get(key)
+    if cached is None:
+        login = client.own_login()
+        redis.set(key, login, ex=OWN_LOGIN_TTL)
+    else:
+        login = cached.decode() if isinstance(cached, bytes) else str(cached)
+    return tuple(sorted({login, *([configured] if configured else [])}))
