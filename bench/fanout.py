@@ -381,7 +381,7 @@ def pull_requests(total: int, repos: int, workers: int, tmp: Path) -> dict[str, 
     from bot.memfs.create import init_repository
     from bot.serve.receiver import ReceiverServer
     from bot.settings import Settings
-    from tests.memory_forge import FAST, dream_body
+    from tests.memory_forge import FAST, as_dreamer, dream_body
     from tests.redis_server import RedisServer
     from webhooks.asgi import Receiver
 
@@ -416,7 +416,7 @@ def pull_requests(total: int, repos: int, workers: int, tmp: Path) -> dict[str, 
                 (clone / "reference").mkdir(exist_ok=True)
                 (clone / path).write_text(f"---\ndescription: Note {n}.\n---\n\nNote {n}.\n")
                 git(clone, "add", "-A")
-                git(clone, "commit", "-qm", f"dream {n}")
+                git(clone, *as_dreamer(dream_id, f"dream {n}"))
                 branches.append((repo, branch, dream_id, path))
             git(clone, "push", "-q", "origin", *[f"refs/heads/{b}:refs/heads/{b}" for rp, b, _, _ in branches
                                                  if rp == repo])

@@ -55,7 +55,7 @@ from bot.memfs.prompt import PromptCompiler
 from bot.notify.events import HeadEvent
 from bot.notify.subscriber import HeadSubscriber, parse_sse, shutdown_response
 from bot.serve.child import LocalStack
-from tests.memory_forge import dream_body
+from tests.memory_forge import as_dreamer, dream_body
 
 ROOT = Path(__file__).resolve().parent.parent
 ROUND_TIMEOUT = 30.0
@@ -163,7 +163,8 @@ def latency_round(n: int, author: Path, client: ForgeClient, agents: list[Agent]
     git(author, "checkout", "-q", "-B", branch, "origin/main")
     path = author / HUMAN
     path.write_text(path.read_text().rstrip("\n") + f"\n- {marker}\n")
-    git(author, "commit", "-qam", f"dream: {marker}")
+    git(author, "add", "-A")
+    git(author, *as_dreamer(dream_id, f"dream: {marker}"))
     git(author, "push", "-q", "origin", f"HEAD:refs/heads/{branch}")
 
     began = time.monotonic()
@@ -227,7 +228,8 @@ def burst(n: int, author: Path, clients: list[ForgeClient], deadline_s: float, e
         branch = f"memrepo/dream/{dream_id}"
         git(author, "checkout", "-q", "-B", branch, base)
         (author / BURST).write_text(BURST_TEXT + bullet + "\n")
-        git(author, "commit", "-qam", f"dream: burst item {i:03d}")
+        git(author, "add", "-A")
+        git(author, *as_dreamer(dream_id, f"dream: burst item {i:03d}"))
         branches.append((dream_id, branch))
     for start in range(0, n, 50):
         git(author, "push", "-q", "origin", *[f"refs/heads/{b}:refs/heads/{b}" for _, b in branches[start:start + 50]])

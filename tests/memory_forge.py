@@ -1,7 +1,7 @@
 """What the tests and benchmarks that put memory on localhub share: the repository's name, a
 retry policy quick enough for a test (a fault is retried in tenths of a second, and an
-operation gives up within 15 s) and the body of a dream pull request as the dreamer writes
-it. Benchmarks import this module too (they put the project root on sys.path)."""
+operation gives up within 15 s), and a dream pull request's body and commit as the dreamer
+writes them. Benchmarks import this module too (they put the project root on sys.path)."""
 
 from __future__ import annotations
 
@@ -21,3 +21,11 @@ def dream_body(dream_id: str, base: str, path: str) -> str:
         transcript=TranscriptRange("m_1", "m_2", "2026-03-14T09:00:01Z", "2026-03-14T09:00:02Z", 2),
         changes=(Change(path, "recorded what was said", ("m_1",)),))
     return "A dream.\n\n" + render_provenance(provenance)
+
+
+def as_dreamer(dream_id: str, title: str) -> list[str]:
+    """`git` arguments that commit as the dreamer of `dream_id` does (its identity and its
+    `Dream-ID` trailer): `git(clone, *as_dreamer(id, "dream: x"))`. The integrator treats a
+    dream branch whose commits are not the dream's as a person's pull request."""
+    return ["-c", "user.name=memrepo dreamer", "-c", f"user.email={dream_id}@dreams.memrepo",
+            "commit", "-qm", f"{title}\n\nDream-ID: {dream_id}\nAgent-ID: a1\n"]

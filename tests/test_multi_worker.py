@@ -28,7 +28,7 @@ from bot.queue import QUEUE, connect
 from bot.serve.receiver import ReceiverServer
 from bot.settings import Settings
 from tests.conftest import git, localhub_token
-from tests.memory_forge import FAST, dream_body
+from tests.memory_forge import FAST, as_dreamer, dream_body
 from tests.waiting import wait_until
 from webhooks.asgi import Receiver
 
@@ -113,7 +113,7 @@ def test_three_workers_and_two_receivers_merge_each_pull_request_once_and_reposi
             (clone / path).parent.mkdir(parents=True, exist_ok=True)
             (clone / path).write_text(f"---\ndescription: Note {n}.\n---\n\nNote {n} of {repo}.\n")
             git(clone, "add", "-A")
-            git(clone, "commit", "-qm", f"dream: note {n}")
+            git(clone, *as_dreamer(dream_id, f"dream: note {n}"))
             git(clone, "push", "-q", "origin", f"HEAD:refs/heads/{branch}")
             pull = client.open_pull_request(NewPullRequest(head=branch, base="main", title=f"Dream {dream_id}",
                                                            body=dream_body(dream_id, bases[repo], path),

@@ -27,7 +27,7 @@ from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.serve.child import SERVICE_ENV, LocalStack
 from tests.conftest import git, run_cli
-from tests.memory_forge import FAST, dream_body
+from tests.memory_forge import FAST, as_dreamer, dream_body
 from tests.processes import alive, descendants
 from tests.waiting import wait_until
 
@@ -104,7 +104,7 @@ def test_serve_local_merges_a_dream_announces_it_and_stops_cleanly(served: Local
     (clone / FACTS).parent.mkdir(parents=True, exist_ok=True)
     (clone / FACTS).write_text(FACTS_TEXT)
     git(clone, "add", "-A")
-    git(clone, "commit", "-qm", "dream: facts")
+    git(clone, *as_dreamer(dream_id, "dream: facts"))
     git(clone, "push", "-q", "origin", f"HEAD:refs/heads/{branch}")
     client = ForgeClient("alice/memory", TokenCredentials(token), base_url=served.api,
                          policy=FAST,
