@@ -6,7 +6,7 @@ a value of the wrong type is an error that names the key, not a silent default.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field, fields, replace
 from fnmatch import fnmatchcase
 from typing import Any
@@ -63,12 +63,35 @@ class Policy:
 DEFAULT_POLICY = Policy()
 
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+class DuplicateKeyError(yaml.constructor.ConstructorError):
+    """A mapping names one key twice. YAML readers disagree on which value counts (PyYAML keeps
+    the last, Letta's parser refuses the file), so memrepo refuses it too."""
+
+    def __init__(self, key: object, mark: yaml.Mark) -> None:
+        super().__init__(None, None, messages.YAML_DUPLICATE_KEY.format(key=key), mark)
+        self.key = key
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """PyYAML's safe loader, through libyaml when PyYAML has it, refusing repeated keys."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *defaults` may override keys on purpose
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, Hashable):
+                if key in seen:
+                    raise DuplicateKeyError(key, key_node.start_mark)
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 def load_yaml(text: str) -> Any:
     """yaml.safe_load through libyaml when PyYAML has it (about 10x faster: the memory tool
-    parses frontmatter and policy on every call)."""
+    parses frontmatter and policy on every call), with a repeated key an error
+    (DuplicateKeyError)."""
     return yaml.load(text, Loader=_Loader)
 
 

@@ -197,6 +197,10 @@ def test_read_only_rule(path: str, staged: bytes | None, head: bytes | None, exp
     (RO, True), (RO_FALSE, False), (PLAIN, False), (None, False), (b"---\nread_only: [\n---\n", False),
     (b"\xff", False), (RO + b"\xff", True),  # a stray byte in the body does not unlock the file
     (RO.replace(b"true", b"'true'"), False),
+    ("\ufeff".encode() + RO, True),  # saved with a byte-order mark: still the person's
+    (RO.replace(b"read_only: true", b"read_only: true\nread_only: false"), True),  # any reader's value counts
+    (RO.replace(b"read_only: true", b"read_only: false\nread_only: true"), True),
+    (RO.replace(b"read_only: true", b"read_only: false\nread_only: false"), False),
 ])
 def test_is_read_only(data: bytes | None, locked: bool) -> None:
     assert validate.is_read_only(data) is locked

@@ -24,6 +24,7 @@ SMALL = replace(P, limits=Limits(file_chars=40, core_chars=100, system_depth=1))
 OK = b"---\ndescription: fine\n---\nbody\n"
 RO = b"---\ndescription: fine\nread_only: true\n---\nbody\n"
 RO_FALSE = b"---\ndescription: fine\nread_only: false\n---\nbody\n"
+BOM = "\ufeff".encode()
 
 # Letta's messages, verbatim from memfs-format.md (not read from messages.py, so a typo there fails).
 MISSING_FRONTMATTER = "missing frontmatter (must start with ---)"
@@ -36,6 +37,7 @@ RO_REMOVED = "'read_only' is a protected field and cannot be removed by the agen
 EMPTY_DESCRIPTION = "'description' must not be empty"
 NO_DESCRIPTION = "missing required field 'description'"
 FLAT_SKILL = "invalid skill path (skills must be folders). Use skills/<name>/SKILL.md"
+DUPLICATE = "frontmatter has the key '{}' more than once; keep one"
 
 # memrepo's own.
 BINARY = "contains a NUL byte; memory files must be text, not binary data"
@@ -322,6 +324,23 @@ CASES: list[tuple[str, str, bytes | None, bytes | None, Policy, list[str]]] = [
         ["unknown key 'limits.1' (allowed: core_chars, file_chars, system_depth, tree_chars, "
          "tree_children, tree_lines)"],
     ),
+    # --- Frontmatter is read one way: after a byte-order mark too, and a key written twice is refused.
+    ("BOM: read_only true file changed", "notes/a.md", OK, BOM + RO, P, [READ_ONLY_FILE]),
+    ("BOM: read_only true file changed in system/", "system/a.md", BOM + OK, BOM + RO, P, [READ_ONLY_FILE]),
+    ("BOM: read_only set outside frontmatter paths", "notes/a.md", BOM + RO, None, P, [RO_SET]),
+    ("BOM: Letta's hook sees no frontmatter in system/", "system/a.md", BOM + OK, None, P, [MISSING_FRONTMATTER]),
+    ("duplicate key outside frontmatter paths", "notes/a.md", doc("description: a", "description: b"), None, P,
+     [DUPLICATE.format("description")]),
+    ("duplicate key in system/", "system/a.md", doc("description: a", "description: b"), None, P,
+     [DUPLICATE.format("description")]),
+    ("duplicate read_only: true then false", "notes/a.md",
+     doc("description: a", "read_only: true", "read_only: false"), RO_FALSE, P, [DUPLICATE.format("read_only")]),
+    ("duplicate key where YAML fails too", "notes/a.md", doc("description: Notes: tea", "description: b"), None, P,
+     [DUPLICATE.format("description")]),
+    ("duplicate key, quoted", "notes/a.md", doc("description: a", "'description': b"), None, P,
+     [DUPLICATE.format("description")]),
+    ("read_only true twice, then false: still read_only", "notes/a.md", OK,
+     doc("description: a", "read_only: true", "read_only: false"), P, [READ_ONLY_FILE]),
     # --- A deletion has nothing to check but read_only.
     ("deletion", "system/a.md", None, OK, P, []),
     ("deletion of a read_only file", "system/a.md", None, RO, P, ["file is read_only and cannot be deleted or moved"]),

@@ -84,8 +84,8 @@ def _simple_frontmatter(head: str) -> dict[str, str] | None:
     costs 25-200 µs a file (libyaml or not), ten times this, which makes a cold compile of
     a few hundred files miss its budget. Anything the line pattern does not prove to be a
     plain string scalar (quotes at the start, `: ` or `#` inside, non-printable characters,
-    booleans, numbers, continuation lines) goes to document.parse; a property test checks
-    that whatever this accepts, document.parse reads the same way.
+    booleans, numbers, continuation lines, a key written twice) goes to document.parse; a
+    property test checks that whatever this accepts, document.parse reads the same way.
     """
     if "\r" in head:
         return None
@@ -98,7 +98,7 @@ def _simple_frontmatter(head: str) -> dict[str, str] | None:
         if match is None:
             return None
         key, value = match.group(1), match.group(2).rstrip(" ")
-        if (key.lower() in _NOT_TEXT or value.lower() in _NOT_TEXT or not value.isprintable()
+        if (key in data or key.lower() in _NOT_TEXT or value.lower() in _NOT_TEXT or not value.isprintable()
                 or ": " in value or value.endswith(":") or "#" in value):
             return None
         data[key] = value

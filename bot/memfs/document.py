@@ -1,8 +1,12 @@
 """A memory file: YAML frontmatter between two `---` lines, then a markdown body.
 
-The parser is strict on purpose (a missing closing `---` is an error, not "no frontmatter"),
-because the validator must say exactly what is wrong; rendering goes through
-python-frontmatter so files look like every other frontmatter tool writes them.
+The parser is strict on purpose (a missing closing `---` is an error, not "no frontmatter",
+a key written twice is an error, not "the last one counts"), because the validator must say
+exactly what is wrong; rendering goes through python-frontmatter so files look like every
+other frontmatter tool writes them. memrepo reads frontmatter only through `split` and
+`parse`, so the tool, the validator, the prompt and the merge agree on what a file says; the
+readings that copy Letta Code's hook and tool line for line (`letta_parse` here,
+`validate.letta_frontmatter`) copy Letta's, byte-order mark and all.
 """
 
 from __future__ import annotations
@@ -16,9 +20,11 @@ import frontmatter
 import yaml
 
 from bot import messages
-from bot.config import load_yaml, yaml_problem
+from bot.config import DuplicateKeyError, load_yaml, yaml_problem
 from bot.memfs import format_messages as say
 from bot.memfs.layout import V2, is_index
+
+BOM = "\ufeff"
 
 
 class DocumentError(ValueError):
@@ -37,8 +43,10 @@ class Document:
 
 
 def split(text: str) -> tuple[str, str]:
-    """Return (frontmatter text, body) or raise DocumentError with Letta's message."""
-    lines = text.splitlines(keepends=True)
+    """Return (frontmatter text, body) or raise DocumentError with Letta's message. A leading
+    byte-order mark (Windows editors save one) does not hide the frontmatter after it: a file
+    a person marked read_only stays read_only however their editor saved it."""
+    lines = text.removeprefix(BOM).splitlines(keepends=True)
     if not lines or lines[0].rstrip("\r\n").rstrip() != "---":
         raise DocumentError(messages.MISSING_FRONTMATTER)
     for index in range(1, len(lines)):
@@ -49,10 +57,15 @@ def split(text: str) -> tuple[str, str]:
 
 def parse(text: str) -> Document:
     """Parse a memory document; the frontmatter must be a YAML mapping (or empty), or else
-    lines of `key: value` as Letta Code writes them (`line_fields`)."""
+    lines of `key: value` as Letta Code writes them (`line_fields`). Every reader of
+    frontmatter in memrepo comes here (or to `split`), so all read a file alike; a key written
+    twice is an error in either reading (DuplicateKeyError), since readers disagree on
+    which value counts."""
     head, body = split(text)
     try:
         data = load_yaml(head) if head.strip() else {}
+    except DuplicateKeyError as exc:
+        raise DuplicateKey(exc.key) from None
     except yaml.YAMLError as exc:
         fields = line_fields(head)
         if fields is None:
@@ -65,12 +78,34 @@ def parse(text: str) -> Document:
     return Document({str(key): value for key, value in data.items()}, body)
 
 
+class DuplicateKey(DocumentError):
+    """The frontmatter names a key twice."""
+
+    def __init__(self, key: object) -> None:
+        super().__init__(say.DUPLICATE_KEY.format(key=key))
+        self.key = str(key)
+
+
 def line_fields(head: str) -> dict[str, Any] | None:
     """Frontmatter that is not YAML read line by line, as Letta Code reads it: each line
     `key: value` (indented lines continue the one before and are skipped), the value as YAML
     reads it alone when that is one scalar, else (`description: Notes: tea`, which Letta's tool
-    writes as it is) its text. None when a line has no `key:`."""
+    writes as it is) its text. None when a line has no `key:`; DuplicateKey when a key comes
+    twice."""
+    entries = _key_lines(head)
+    if entries is None:
+        return None
     fields: dict[str, Any] = {}
+    for key, value in entries:
+        if key in fields:
+            raise DuplicateKey(key)
+        fields[key] = value
+    return fields
+
+
+def _key_lines(head: str) -> list[tuple[str, Any]] | None:
+    """(key, value) of each top-level `key: value` line, as `line_fields` reads it."""
+    entries: list[tuple[str, Any]] = []
     for line in head.splitlines():
         if not line.strip() or line[0] in " \t":
             continue
@@ -82,8 +117,22 @@ def line_fields(head: str) -> dict[str, Any] | None:
             value = load_yaml(raw) if raw else None
         except yaml.YAMLError:
             value = raw
-        fields[line[:colon].strip()] = raw if isinstance(value, (dict, list)) else value
-    return fields
+        entries.append((line[:colon].strip(), raw if isinstance(value, (dict, list)) else value))
+    return entries
+
+
+def read_only_values(text: str) -> list[object]:
+    """Every value the frontmatter gives `read_only` (none without frontmatter or the key):
+    where the key comes twice, which YAML refuses, each line's, so that a file is read_only
+    when any of them is true, whichever one another reader keeps."""
+    try:
+        doc = parse(text)
+    except DuplicateKey:
+        head, _ = split(text)
+        return [value for key, value in _key_lines(head) or () if key.strip("'\"") == "read_only"]
+    except DocumentError:
+        return []
+    return [doc.frontmatter["read_only"]] if "read_only" in doc.frontmatter else []
 
 
 def try_parse(text: str) -> Document | None:

@@ -112,7 +112,7 @@ def letta_created(path: str, description: str | None, file_text: str, layout: st
         return _letta_write(document.LettaDoc({}, file_text, index=True), path, layout)
     if description is None or not description.strip():
         raise MemrepoError(messages.EMPTY_DESCRIPTION_ARG)
-    if file_text.lstrip().startswith("---"):
+    if file_text.removeprefix(document.BOM).lstrip().startswith("---"):
         raise MemrepoError(messages.CREATE_BOTH_DESCRIPTIONS)
     fields = {"name": document.default_name(path)} if layout == V2 else {}
     return _letta_write(document.LettaDoc({**fields, "description": description}, file_text), path, layout)

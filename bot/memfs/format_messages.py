@@ -33,6 +33,10 @@ CONFIG_LIMIT_GLOBSTAR = "fileCharacterLimits[{index}]: '**' must be a complete p
 CONFIG_LIMIT_MAX = "fileCharacterLimits[{index}]: maxCharacters must be a positive integer or null"
 CONFIG_NOT_UTF8 = "not valid UTF-8 text"
 
+# ---------------------------------------------------------------- frontmatter (document.parse)
+# Readers disagree on which value of a repeated key counts; Letta's refuses the file.
+DUPLICATE_KEY = "frontmatter has the key '{key}' more than once; keep one"
+
 # ---------------------------------------------------------------- MemFS v2
 # Letta's hook, verbatim.
 V2_HEADER = "Memory validation failed:"

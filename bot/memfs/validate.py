@@ -22,7 +22,7 @@ from bot.memfs import constraints as letta_limits
 from bot.memfs import format_messages as say
 from bot.memfs import layout as layouts
 from bot.memfs.constraints import Constraints
-from bot.memfs.document import DocumentError, parse, try_parse
+from bot.memfs.document import DocumentError, DuplicateKey, parse, read_only_values
 from bot.memfs.layout import V1, V2
 
 ALLOWED_KEYS = ("description", "read_only", "limit")
@@ -78,13 +78,10 @@ def _kind(value: object) -> str:
 
 
 def _read_only(text: str | None) -> object:
-    """The read_only value of a document at HEAD (None when absent or unparsable)."""
-    if text is None:
-        return None
-    try:
-        return parse(text).frontmatter.get("read_only")
-    except DocumentError:
-        return None
+    """The read_only value of a document at HEAD (None when absent or unparsable; True when
+    any of the values a repeated key gives is)."""
+    values = read_only_values(text) if text is not None else []
+    return True if any(value is True for value in values) else next(iter(values), None)
 
 
 def is_read_only(data: bytes | None) -> bool:
@@ -260,9 +257,12 @@ def validate_file(
     elif needs_frontmatter(path):
         found += _frontmatter_problems(text, head_text)
     else:  # frontmatter is optional here, but a read_only field in one has the same rules
-        doc = try_parse(text)
-        if doc is not None:
-            found += _read_only_problems(doc.frontmatter, head_text)
+        try:
+            found += _read_only_problems(parse(text).frontmatter, head_text)
+        except DuplicateKey as exc:  # one reader would see one value, another the other
+            found.append(str(exc))
+        except DocumentError:
+            pass  # not frontmatter, then: text
     found += _limit_problems(path, text, head_text, policy, layout, letta)
     return [Problem(path, message) for message in found]
 
