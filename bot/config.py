@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from bot import messages
+from bot.memfs.paths import fold
 
 CONFIG_PATH = ".memrepo/config.yml"
 
@@ -182,13 +183,16 @@ def parse_policy(text: str | None) -> Policy:
 
 def protected_paths(paths: Iterable[str], globs: Iterable[str]) -> list[str]:
     """Changed paths a protected pattern matches. Patterns are fnmatch globs on the whole
-    path (`*` also crosses `/`); a pattern ending in `/` protects everything under it. Here, beside
-    the policy, so that routing an agent's edit does not load the integrator."""
-    patterns = [g for g in globs if g]
+    path (`*` also crosses `/`); a pattern ending in `/` protects everything under it. Both
+    are compared folded (`paths.fold`: any letter case, Unicode composed), since on a
+    case-insensitive clone `system/PERSONA.md` is `system/persona.md`. Here, beside the
+    policy, so that routing an agent's edit does not load the integrator."""
+    patterns = [fold(g) for g in globs if g]
     found = []
     for path in paths:
+        key = fold(path)
         for pattern in patterns:
-            if (pattern.endswith("/") and path.startswith(pattern)) or fnmatchcase(path, pattern):
+            if (pattern.endswith("/") and key.startswith(pattern)) or fnmatchcase(key, pattern):
                 found.append(path)
                 break
     return found

@@ -125,20 +125,7 @@ PATH_NUL = "path contains a NUL character"
 PATH_ABSOLUTE = "path '{path}' is absolute; give a path inside the memory repository, such as system/human.md"
 PATH_HOME = "path '{path}' refers to a home folder; give a path inside the memory repository"
 PATH_PARENT = "path '{path}' contains '..'; paths must stay inside the memory repository"
-PATH_RESERVED = "path '{path}' is inside {area}, which the memory tool does not write"
-PATH_GIT_CONFIG = (
-    "path '{path}' is git's own configuration ({name}), not memory: such a file can change how git "
-    "merges, checks out, ignores or fetches the repository, so the memory tool does not write it; "
-    "a person changes it in a reviewed commit"
-)
-PATH_HIDDEN_TOP = (
-    "path '{path}' is hidden ({name}) at the top of the repository, where git and other tools keep "
-    "their configuration, not memory, so the memory tool does not write it; keep memory in visible "
-    "files and folders, such as reference/"
-)
 PATH_SYMLINK = "path '{path}' goes through a symbolic link that points outside the memory repository"
-PATH_BAD_CHARS = "path '{path}' contains a control character"
-PATH_TOO_LONG = "path '{path}' is longer than {limit} characters"
 
 # Opening a repository.
 REPO_MISSING = "no memory repository at {path}: the folder does not exist (create one with `memrepo init {path}`)"

@@ -6,19 +6,33 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 import pygit2
 
 from bot import messages
 from bot.config import CONFIG_PATH, PolicyError, parse_policy
 from bot.errors import MemrepoError
-from bot.memfs import constraints, layout, validate
+from bot.memfs import constraints, layout, paths, validate
 from bot.memfs.constraints import Constraints
 from bot.memfs.layout import V2
 from bot.memfs.repo import MemoryRepo
 
-Changes = dict[str, tuple[bytes | None, bytes | None]]
+ChangeMap = Mapping[str, tuple[bytes | None, bytes | None]]  # path -> (bytes after, bytes before)
+Entries = dict[str, tuple[int, str]]  # path -> (git mode, object id), as MemoryRepo.entries
+FILE = paths.FILE_MODES[0]
+
+
+class Changes(dict[str, tuple[bytes | None, bytes | None]]):
+    """What a change does: path -> (its bytes after, its bytes before; None: absent), and in
+    `modes` the git mode of each changed path the change leaves as something other than a
+    regular file (a symbolic link, a submodule), which memory may not hold. The memory tool,
+    sync's replay and the dreamer pass plain mappings: they write regular files only."""
+
+    def __init__(self, items: ChangeMap | None = None, modes: Mapping[str, int] | None = None) -> None:
+        super().__init__(items or {})
+        self.modes: dict[str, int] = dict(modes or {})
 
 
 class Staged(Changes):
@@ -31,57 +45,103 @@ def staged(repo: MemoryRepo) -> Changes:
     git's pre-commit hook that is the index git names in GIT_INDEX_FILE (`git commit -a` and
     `git commit PATH` stage into another index file than .git/index)."""
     index_file = os.environ.get("GIT_INDEX_FILE")
-    index = pygit2.Index(os.path.abspath(index_file)) if index_file else repo.git.index
-    index.read()
-    head = repo.paths("HEAD")
-    changes: Changes = Staged()
-    seen = set()
-    for entry in index:
-        seen.add(entry.path)
-        if head.get(entry.path) != str(entry.id):
-            changes[entry.path] = (repo.git[entry.id].data, repo.read(entry.path))
-    for path in head:
-        if path not in seen:
-            changes[path] = (None, repo.read(path))
-    return changes
+    after = repo.index_entries(os.path.abspath(index_file) if index_file else None)
+    return _diff(repo, _kinds(repo.entries("HEAD")), _kinds(after), Staged())
 
 
 def worktree(repo: MemoryRepo, only: Iterable[str] = ()) -> Changes:
-    """Every file of the working tree (or just `only`), against its content at HEAD."""
-    root = repo.root
+    """Every file of the working tree (or just those at or under `only`), against its content
+    at HEAD."""
+    on_disk, data = _on_disk(repo)
+    at_head = _kinds(repo.entries("HEAD"))
     wanted = [p.strip("/") for p in only]
-    if wanted:
-        files = []
-        for path in wanted:
-            target = root / path
-            if target.is_dir():
-                files += [p.relative_to(root).as_posix() for p in target.rglob("*") if p.is_file()]
-            elif target.is_file() or repo.read(path) is not None:
-                files.append(path)
-            else:
-                raise MemrepoError(messages.VALIDATE_NO_SUCH_PATH.format(path=path))
-    else:
-        files = [p.relative_to(root).as_posix() for p in root.rglob("*")
-                 if p.is_file() and ".git" not in p.relative_to(root).parts]
-        files += [p for p in repo.paths("HEAD") if not (root / p).exists()]
-    changes: Changes = {}
-    for path in sorted(set(files)):
-        target = root / path
-        current = target.read_bytes() if target.is_file() else None
-        changes[path] = (current, repo.read(path))
+    for path in wanted:
+        if not (repo.root / path).is_dir() and not any(_within(p, [path]) for p in (*on_disk, *at_head)):
+            raise MemrepoError(messages.VALIDATE_NO_SUCH_PATH.format(path=path))
+    changes = Changes()
+    for path in sorted(p for p in on_disk.keys() | at_head.keys() if not wanted or _within(p, wanted)):
+        after = on_disk.get(path)
+        changes[path] = (data.get(path), _data(repo, at_head.get(path)))
+        if after is not None and after[0] != FILE and after != at_head.get(path):
+            changes.modes[path] = after[0]
     return changes
 
 
 def between(repo: MemoryRepo, base: str, target: str | None = None) -> Changes:
     """Files changed from `base` to `target` (the working tree when None)."""
-    base_sha = _commit(repo, base)
-    before = repo.files(base_sha)
+    before = _kinds(repo.entries(_commit(repo, base)))
     if target is None:
-        after = {p: data for p, (data, _) in worktree(repo).items() if data is not None}
-    else:
-        after = repo.files(_commit(repo, target))
-    return {p: (after.get(p), before.get(p))
-            for p in sorted(set(before) | set(after)) if after.get(p) != before.get(p)}
+        after, data = _on_disk(repo)
+        return _diff(repo, before, after, Changes(), data)
+    return _diff(repo, before, _kinds(repo.entries(_commit(repo, target))), Changes())
+
+
+def _kinds(entries: Entries) -> Entries:
+    """Entries with the executable bit ignored, as memrepo reads files: a regular file is one."""
+    return {path: (FILE if mode in paths.FILE_MODES else mode, oid) for path, (mode, oid) in entries.items()}
+
+
+def _diff(repo: MemoryRepo, before: Entries, after: Entries, out: Changes,
+          data: Mapping[str, bytes] | None = None) -> Changes:
+    """`out` filled with every path whose entry differs from `before` to `after` (`data`: the
+    bytes of `after`'s entries, when they are not objects of the repository yet)."""
+    for path in sorted(before.keys() | after.keys()):
+        if before.get(path) != after.get(path):
+            new = after.get(path)
+            out[path] = (data[path] if data is not None and path in data else _data(repo, new),
+                         _data(repo, before.get(path)))
+            if new is not None and new[0] != FILE:
+                out.modes[path] = new[0]
+    return out
+
+
+def _data(repo: MemoryRepo, entry: tuple[int, str] | None) -> bytes | None:
+    """An entry's bytes: a blob's content (a symbolic link's is its target), or a submodule's
+    commit id, which is all the repository holds of it."""
+    if entry is None:
+        return None
+    mode, oid = entry
+    return oid.encode("ascii") if mode == paths.SUBMODULE_MODE else repo.git[oid].data
+
+
+def _on_disk(repo: MemoryRepo) -> tuple[Entries, dict[str, bytes]]:
+    """The working tree as entries and bytes: regular files, symbolic links (not followed;
+    their bytes are their target, as git stores them) and submodules (the index's commit
+    for them, or none for a repository nested in the tree)."""
+    root = repo.root
+    entries: Entries = {}
+    data: dict[str, bytes] = {}
+    for folder, folders, files in os.walk(root):
+        here = Path(folder)
+        if here == root:  # git's own, a folder or (in a linked worktree) a file
+            folders[:] = [name for name in folders if name != ".git"]
+            files[:] = [name for name in files if name != ".git"]
+        for name in list(folders):
+            full = here / name
+            if full.is_symlink() or (full / ".git").exists():
+                folders.remove(name)
+                files.append(name)
+        for name in files:
+            full = here / name
+            path = full.relative_to(root).as_posix()
+            if full.is_symlink():
+                data[path] = os.fsencode(os.readlink(full))
+                entries[path] = (paths.LINK_MODE, str(pygit2.hash(data[path])))
+            elif full.is_dir():
+                entries[path] = (paths.SUBMODULE_MODE, "")
+                data[path] = b""
+            else:
+                data[path] = full.read_bytes()
+                entries[path] = (FILE, str(pygit2.hash(data[path])))
+    for path, (mode, oid) in repo.index_entries().items():
+        if mode == paths.SUBMODULE_MODE:
+            entries[path] = (mode, oid)
+            data[path] = oid.encode("ascii")
+    return entries, data
+
+
+def _within(path: str, folders: Iterable[str]) -> bool:
+    return any(path == folder or path.startswith(folder + "/") for folder in folders)
 
 
 def _commit(repo: MemoryRepo, rev: str) -> str:
@@ -91,7 +151,7 @@ def _commit(repo: MemoryRepo, rev: str) -> str:
     return sha
 
 
-def memory_layout(repo: MemoryRepo, rev: str = "HEAD", changes: Changes | None = None) -> str:
+def memory_layout(repo: MemoryRepo, rev: str = "HEAD", changes: ChangeMap | None = None) -> str:
     """The layout of memory at `rev`, or after `changes` on it: v2 where a root MEMORY.md is
     there before or after (Letta's hook looks at both), unless Letta's harness keeps this
     clone on v1 rules."""
@@ -100,7 +160,7 @@ def memory_layout(repo: MemoryRepo, rev: str = "HEAD", changes: Changes | None =
     return layout.detect(has_index, layout.letta_policy(repo.git.path) if has_index else None)
 
 
-def letta_constraints(repo: MemoryRepo, rev: str, changes: Changes | None = None) -> Constraints | None:
+def letta_constraints(repo: MemoryRepo, rev: str, changes: ChangeMap | None = None) -> Constraints | None:
     """`.memfs.config.json` at `rev`, or as `changes` leave it, parsed (None: absent or
     invalid; validation reports an invalid one)."""
     data = repo.read(constraints.CONFIG_FILE, rev)
@@ -129,10 +189,13 @@ def _chars(data: bytes) -> int:
     return len(text) if text is not None else len(data)
 
 
-def check(repo: MemoryRepo, changes: Changes, base: str = "HEAD") -> list[validate.Problem]:
+def check(repo: MemoryRepo, changes: ChangeMap, base: str = "HEAD") -> list[validate.Problem]:
     """Validate `changes` made on top of `base`, under the policy they bring (or the base's),
-    in the layout they leave, including the limit on all core memory together and, in v2,
-    the indexes. The memory tool, sync's replay and `memrepo validate` all decide through here."""
+    in the layout they leave, including what memory may hold (the paths and modes written,
+    names that collide with another on a case-insensitive clone), the limit on all core
+    memory together and, in v2, the indexes. The memory tool, sync's replay, the dreamer,
+    the integrator and `memrepo validate` all decide through here."""
+    modes = changes.modes if isinstance(changes, Changes) else {}
     policy = repo.policy(base)
     new_config = changes.get(CONFIG_PATH, (None, None))[0]
     if new_config is not None:
@@ -144,12 +207,14 @@ def check(repo: MemoryRepo, changes: Changes, base: str = "HEAD") -> list[valida
     core = None
     tree = None
     had_root_index = False
-    if kind == V2:
+    added = any(data is not None and before is None for data, before in changes.values())
+    if kind == V2 or added:
         before_paths = repo.paths(base)
         had_root_index = layout.INDEX in before_paths
         tree = set(before_paths)
         for path, (data, _) in changes.items():
             (tree.discard if data is None else tree.add)(path)
+    if kind == V2:
         changes = _with_newly_indexed(repo, changes, base, before_paths)
         if any(layout.is_core(path, V2) for path in changes):
             before = _root_sizes(repo, base)
@@ -158,14 +223,14 @@ def check(repo: MemoryRepo, changes: Changes, base: str = "HEAD") -> list[valida
         before = repo.core_sizes(base)
         core = (sum(before.values()), _after(before, changes, "v1"))
     found = validate.validate_changes(changes, policy, core, layout=kind, letta=letta, tree=tree,
-                                      had_root_index=had_root_index)
+                                      had_root_index=had_root_index, modes=modes)
     approved = os.environ.get(constraints.UPDATE_ENV) == "1"
     if isinstance(changes, Staged) and constraints.CONFIG_FILE in changes and not approved:
         found = sorted([*found, validate.config_change_problem()], key=lambda p: p.path)
     return found
 
 
-def _after(before: dict[str, int], changes: Changes, kind: str) -> int:
+def _after(before: dict[str, int], changes: ChangeMap, kind: str) -> int:
     after = dict(before)
     for path, (data, _) in changes.items():
         if layout.is_core(path, kind):
@@ -176,7 +241,7 @@ def _after(before: dict[str, int], changes: Changes, kind: str) -> int:
     return sum(after.values())
 
 
-def _with_newly_indexed(repo: MemoryRepo, changes: Changes, base: str, before: dict[str, str]) -> Changes:
+def _with_newly_indexed(repo: MemoryRepo, changes: ChangeMap, base: str, before: dict[str, str]) -> ChangeMap:
     """In v2, a change that adds a MEMORY.md brings the files it indexes into memory (Letta's
     hook then checks their frontmatter): they are checked as unchanged files of the change."""
     added = [p for p, (data, head) in changes.items() if layout.is_index(p) and data is not None and head is None]

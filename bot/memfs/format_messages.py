@@ -71,6 +71,52 @@ INIT_LAYOUT_HELP = ("v1: core memory in system/ (Letta Code's MemFS); v2: a root
 INIT_LAYOUT = "unknown memory layout '{layout}'; use one of: {layouts}"
 DEMO_LAYOUT_HELP = "the memory layout the demo's agents use (v1: system/, v2: root MEMORY.md)"
 
+# ---------------------------------------------------------------- paths memory may hold
+# paths.path_problem's phrases follow the path: the validator prints "<path> <phrase>", the
+# memory tool PATH_REFUSED.
+PATH_REFUSED = "path '{path}' {problem}"
+AREA_GIT = "git's own data (.git/)"
+AREA_MEMREPO = "memrepo's machine state (.memrepo/)"
+AREA_CI = "the repository's CI configuration (.github/)"
+PATH_RESERVED = "is inside {area}, which is not memory: memrepo refuses every change that writes there"
+PATH_GIT_CONFIG = (
+    "is git's own configuration ({name}), not memory: such a file can change how git merges, checks out, "
+    "ignores or fetches the repository, so memrepo refuses it; a person changes it past memrepo's checks"
+)
+PATH_HIDDEN_TOP = (
+    "is hidden ({name}) at the top of the repository, where git and other tools keep their configuration, "
+    "not memory, so memrepo refuses it; keep memory in visible files and folders, such as reference/"
+)
+PATH_DOT_NAME = "has the name '{name}', which git does not allow in a path"
+PATH_CONTROL_CHAR = "contains a control character ({code})"
+PATH_INVISIBLE_CHAR = (
+    "contains the invisible character {code}, which makes a name look like another (or turns the text "
+    "after it around); write the name without it"
+)
+PATH_WINDOWS_CHAR = "contains '{char}', which Windows does not allow in a file name"
+PATH_TRAILING_DOT = (
+    "has a name ending in a dot or a space ('{name}'), which Windows drops, so there it names another file"
+)
+PATH_WINDOWS_DEVICE = "has the name '{name}', which Windows reserves for a device; choose another name"
+PATH_SHORT_NAME = (
+    "has the name '{name}', which Windows reads as the short name of another file or folder; choose "
+    "another name"
+)
+PATH_NAME_TOO_LONG = (
+    "has a name of {size} bytes ('{name}...'), over the {limit} bytes file systems hold in one name; "
+    "shorten it"
+)
+PATH_TOO_LONG = "is longer than {limit} characters"
+PATH_IS_LINK = "is a symbolic link; memory holds only regular files (a link can point outside the repository)"
+PATH_IS_SUBMODULE = (
+    "is a submodule (another repository's commit); memory holds only regular files"
+)
+PATH_BAD_MODE = "has git file mode {mode}; memory holds only regular files"
+PATH_COLLIDES = (
+    "differs from {other} only in letter case or Unicode normalisation: on a case-insensitive clone "
+    "(macOS, Windows) the two are one file; use the existing name or another one"
+)
+
 # ---------------------------------------------------------------- MemGPT's tools
 # Archival memory (archival.py): file frontmatter, the v2 folder index and its links.
 ARCHIVAL_NAME = "Archival {month}"

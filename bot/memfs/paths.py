@@ -1,31 +1,60 @@
-"""Paths the memory tool accepts, normalised to repository-relative POSIX paths.
+"""Paths memory may hold: one set of rules (`path_problem`, `mode_problem`, `collisions`) for
+every way a change arrives (the memory tool, the pre-commit hook, `memrepo validate --base`
+and the integrator's check), and the tool's reading of the paths an agent gives.
 
-Pure: the symbolic-link check, which needs the file system, lives in the repository shell.
+A memory repository is cloned onto every kind of file system, so a name is judged by the
+strictest of them, as git judges names with core.protectHFS and core.protectNTFS (git's
+path.c, utf8.c and read-cache.c): names git reads as its own `.git` folder in any disguise,
+names that change how git merges or checks out, names Windows cannot hold or reads as
+another, invisible characters that make a name look like another, and names two files share
+on a case-insensitive or normalising file system.
+
+Pure: the symbolic-link check of the working tree, which needs the file system, lives in the
+repository shell.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Iterable
 
 from bot import messages
 from bot.errors import MemrepoError
+from bot.memfs import format_messages as say
 
 MAX_PATH = 400
-_RESERVED = (
-    (".git", "git's own data (.git/)"),
-    (".memrepo", "memrepo's machine state (.memrepo/)"),
-    (".github", "the repository's CI configuration (.github/)"),
-)
-_CONTROL = re.compile(r"[\x01-\x1f\x7f]")
+MAX_NAME_BYTES = 255  # one name, in UTF-8: what ext4, APFS and NTFS hold
+FILE_MODES = (0o100644, 0o100755)
+LINK_MODE = 0o120000
+SUBMODULE_MODE = 0o160000
+
+_TOP_AREAS = {".memrepo": say.AREA_MEMREPO, ".github": say.AREA_CI}
+# What memrepo itself keeps at the top of memory (its policy, the dreamer's cursors, Letta's
+# constraints.CONFIG_FILE): reviewed changes may write these, the tool never.
+MEMREPO_FOLDER = ".memrepo"
+MEMREPO_FILES = (".memfs.config.json",)
+
+# Code points HFS+ ignores in names (git's next_hfs_char): `.g\u200cit` is `.git` there.
+_HFS_IGNORED = dict.fromkeys(map(ord, "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+                                      "\u206a\u206b\u206c\u206d\u206e\u206f\ufeff"))
+# NTFS trims trailing dots and spaces, and reads `name:stream` as the file `name`.
+_NTFS_DOTGIT = re.compile(r"(\.git|git~1)[. ]*(:.*)?", re.IGNORECASE | re.DOTALL)
+# An 8.3 short name (`GIT~1`, `PERSON~1.MD`): Windows opens the long name it stands for.
+_SHORT_NAME = re.compile(r"[^~.]{1,6}~[0-9]+(\.[^.]*)?", re.IGNORECASE | re.DOTALL)
+_WINDOWS_DEVICE = re.compile(r"(con|prn|aux|nul|com[1-9]|lpt[0-9]|conin\$|conout\$) *([.:].*)?",
+                             re.IGNORECASE | re.DOTALL)
+_WINDOWS_CHARS = '<>:"|?*\\'
+_HIDDEN_CATEGORIES = ("Cf", "Zl", "Zp", "Cs")  # format (bidi, zero-width), line breaks, lone surrogates
 
 
 def normalize(raw: object, *, add_md: bool = True, reserved: bool = True) -> str:
     """The repository path the agent means, or a MemrepoError saying what is wrong.
 
     Accepts Letta's optional leading `memory/` and omitted `.md`; refuses absolute paths,
-    home folders, `..`, NUL and control characters and, unless `reserved` is False (a
-    reader naming any tracked file, as `memrepo log` does), every path that is not memory
-    (`_check_reserved`).
+    home folders, `..` and NUL and, unless `reserved` is False (a reader naming any tracked
+    file, as `memrepo log` does), every path memory may not hold (`path_problem`) and every
+    hidden name at the top, memrepo's own files included: those change in reviewed commits.
     """
     if not isinstance(raw, str):
         raise MemrepoError(messages.PATH_EMPTY if raw is None else
@@ -35,50 +64,173 @@ def normalize(raw: object, *, add_md: bool = True, reserved: bool = True) -> str
         raise MemrepoError(messages.PATH_NUL)
     if not path:
         raise MemrepoError(messages.PATH_EMPTY)
-    if _CONTROL.search(path):
-        raise MemrepoError(messages.PATH_BAD_CHARS.format(path=path.encode("unicode_escape").decode()))
-    if len(path) > MAX_PATH:
-        raise MemrepoError(messages.PATH_TOO_LONG.format(path=path[:40] + "...", limit=MAX_PATH))
     parts = [part.strip() for part in path.replace("\\", "/").split("/")]
     parts = [part for part in parts if part not in ("", ".")]
     if path.startswith(("/", "\\")):
-        raise MemrepoError(messages.PATH_ABSOLUTE.format(path=raw.strip()))
+        raise MemrepoError(messages.PATH_ABSOLUTE.format(path=path))
     if parts and parts[0] == "memory" and len(parts) > 1:
         parts = parts[1:]
     joined = "/".join(parts)
     if joined.startswith(("~", "$HOME", "${HOME}")):
-        raise MemrepoError(messages.PATH_HOME.format(path=raw.strip()))
+        raise MemrepoError(messages.PATH_HOME.format(path=path))
     if re.match(r"^[A-Za-z]:([\\/]|$)", joined):
-        raise MemrepoError(messages.PATH_ABSOLUTE.format(path=raw.strip()))
+        raise MemrepoError(messages.PATH_ABSOLUTE.format(path=path))
     if ".." in parts:
-        raise MemrepoError(messages.PATH_PARENT.format(path=raw.strip()))
+        raise MemrepoError(messages.PATH_PARENT.format(path=path))
     if not parts:
         raise MemrepoError(messages.PATH_EMPTY)
-    if reserved:
-        _check_reserved(parts, raw.strip())
-    result = "/".join(parts)
-    if add_md and not result.endswith(".md") and "." not in parts[-1]:
-        result += ".md"
-    return result
+    if add_md and not joined.endswith(".md") and "." not in parts[-1]:
+        joined += ".md"
+    problem = path_problem(joined, memrepo_files=False) if reserved else None
+    if problem is not None:
+        raise MemrepoError(say.PATH_REFUSED.format(path=shown(path), problem=problem))
+    return joined
 
 
-def _check_reserved(parts: list[str], shown: str) -> None:
-    """Refuse what git, CI or memrepo read as configuration rather than memory: git's folder
-    at any depth; memrepo's and CI's own top-level folders; git's own files (`.gitattributes`,
-    `.gitignore`, `.gitmodules` and every other `.git*` name but `.github`) at any depth, since git reads
-    some of them in every folder (a `merge=` driver or a submodule URL is configuration);
-    and any other hidden name at the top, where tools keep their settings (`.mailmap`
-    rewrites who git says wrote a commit). Names are compared in any letter case, as git
-    does on case-insensitive file systems. Hidden names inside memory folders are memory."""
-    for index, part in enumerate(parts):
-        lowered = part.lower()
-        for name, area in _RESERVED:
-            if lowered == name and (index == 0 or name == ".git"):
-                raise MemrepoError(messages.PATH_RESERVED.format(path=shown, area=area))
-        if lowered.startswith(".git") and lowered != ".github":
-            raise MemrepoError(messages.PATH_GIT_CONFIG.format(path=shown, name=part))
-    if parts[0].startswith("."):
-        raise MemrepoError(messages.PATH_HIDDEN_TOP.format(path=shown, name=parts[0]))
+def path_problem(path: str, *, memrepo_files: bool = True) -> str | None:
+    """Why memory may not hold a file at `path` (a repository path, `/`-separated), or None.
+
+    `memrepo_files` lets through what memrepo keeps at the top (`.memrepo/`, Letta's
+    `.memfs.config.json`), which people and memrepo change in reviewed commits; the memory
+    tool passes False. The answer is a phrase that follows the path ("… is …").
+    """
+    if len(path) > MAX_PATH:
+        return say.PATH_TOO_LONG.format(limit=MAX_PATH)
+    parts = path.split("/")
+    for part in parts:
+        problem = name_problem(part)
+        if problem is not None:
+            return problem
+    return _top_problem(parts[0], path, memrepo_files)
+
+
+def name_problem(name: str) -> str | None:
+    """Why no file or folder of memory may have this name (one path component), or None."""
+    if name in ("", ".", ".."):
+        return say.PATH_DOT_NAME.format(name=name)
+    if any(is_dotgit(piece) for piece in name.split("\\")):
+        return say.PATH_RESERVED.format(area=say.AREA_GIT)
+    folded = name.translate(_HFS_IGNORED).lower()
+    if folded.startswith(".git") and folded != ".github":
+        return say.PATH_GIT_CONFIG.format(name=shown(name))
+    for char in name:
+        category = unicodedata.category(char)
+        if category == "Cc":
+            return say.PATH_CONTROL_CHAR.format(code=_code(char))
+        if category in _HIDDEN_CATEGORIES:
+            return say.PATH_INVISIBLE_CHAR.format(code=_code(char))
+    return _windows_problem(name) or _length_problem(name)
+
+
+def is_dotgit(name: str) -> bool:
+    """Whether git on some file system reads `name` as its own `.git`: in any letter case,
+    with the code points HFS+ ignores, with NTFS's trailing dots and spaces or stream suffix
+    (`.git::$INDEX_ALLOCATION`), or as its NTFS short name `git~1` (git's is_hfs_dotgit and
+    is_ntfs_dotgit)."""
+    return name.translate(_HFS_IGNORED).lower() == ".git" or _NTFS_DOTGIT.fullmatch(name) is not None
+
+
+def _windows_problem(name: str) -> str | None:
+    """Names Windows cannot hold, or reads as another file (git with core.protectNTFS refuses
+    them on Windows; a clone there could not check the memory out, or would mix two files)."""
+    bad = next((char for char in name if char in _WINDOWS_CHARS), None)
+    if bad is not None:
+        return say.PATH_WINDOWS_CHAR.format(char=bad)
+    if name.endswith((".", " ")):
+        return say.PATH_TRAILING_DOT.format(name=name)
+    if _WINDOWS_DEVICE.fullmatch(name):
+        return say.PATH_WINDOWS_DEVICE.format(name=name)
+    if _SHORT_NAME.fullmatch(name):
+        return say.PATH_SHORT_NAME.format(name=name)
+    return None
+
+
+def _length_problem(name: str) -> str | None:
+    size = len(name.encode("utf-8"))
+    if size > MAX_NAME_BYTES:
+        return say.PATH_NAME_TOO_LONG.format(name=name[:24], size=size, limit=MAX_NAME_BYTES)
+    return None
+
+
+def _top_problem(top: str, path: str, memrepo_files: bool) -> str | None:
+    """Hidden names at the top of memory are where git, CI and other tools keep their
+    configuration (`.mailmap` rewrites who git says wrote a commit, `.github/workflows/` runs
+    code in CI); memrepo's own are memrepo's. Hidden names inside memory folders are memory."""
+    if not top.startswith("."):
+        return None
+    if memrepo_files and ((top == MEMREPO_FOLDER and path != top) or path in MEMREPO_FILES):
+        return None
+    area = _TOP_AREAS.get(top.lower())
+    if area is not None:
+        return say.PATH_RESERVED.format(area=area)
+    return say.PATH_HIDDEN_TOP.format(name=top)
+
+
+def mode_problem(mode: int) -> str | None:
+    """Why memory may not hold an entry of this git file mode, or None: memory is regular
+    files; a symbolic link can point outside the repository (`../.git/config`) and a
+    submodule fetches another repository into it."""
+    if mode in FILE_MODES:
+        return None
+    if mode == LINK_MODE:
+        return say.PATH_IS_LINK
+    if mode == SUBMODULE_MODE:
+        return say.PATH_IS_SUBMODULE
+    return say.PATH_BAD_MODE.format(mode=f"{mode:o}")
+
+
+def fold(path: str) -> str:
+    """The spelling a case-insensitive, normalising file system (APFS, HFS+, NTFS) gives
+    `path`: letter case folded, Unicode composed (NFC), invisible format characters dropped.
+    Two paths that fold alike are one file there."""
+    visible = "".join(char for char in path if unicodedata.category(char) != "Cf")
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", visible).casefold())
+
+
+def collisions(new: Iterable[str], tree: Iterable[str]) -> dict[str, str]:
+    """Each path of `new` whose file or any folder above it is spelled differently elsewhere
+    in `tree` (every path after the change) but folds alike (`fold`), mapped to that other
+    spelling: on a case-insensitive clone the two are one, and one of them is lost."""
+    spellings: dict[str, set[str]] = {}
+    for path in tree:
+        for prefix in _prefixes(path):
+            spellings.setdefault(fold(prefix), set()).add(prefix)
+    found: dict[str, str] = {}
+    for path in new:
+        for prefix in _prefixes(path):
+            others = sorted(spellings.get(fold(prefix), set()) - {prefix})
+            if others:
+                found[path] = others[0]
+                break
+    return found
+
+
+def twins(path: str, tree: Iterable[str]) -> list[str]:
+    """The paths of `tree` other than `path` that are one file with it on a case-insensitive
+    clone (`fold`)."""
+    key = fold(path)
+    return sorted(other for other in tree if other != path and fold(other) == key)
+
+
+def _prefixes(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def shown(path: str) -> str:
+    """`path` as a message may print it: control and invisible characters written as escapes
+    (a right-to-left override would turn the rest of the line around), a long path cut."""
+    text = "".join(char if char.isprintable() or char == " " else _escape(char) for char in path)
+    return text if len(text) <= MAX_PATH else text[:40] + "..."
+
+
+def _escape(char: str) -> str:
+    return char.encode("unicode_escape").decode("ascii")
+
+
+def _code(char: str) -> str:
+    name = unicodedata.name(char, "")
+    return f"U+{ord(char):04X}" + (f" {name}" if name else "")
 
 
 def is_under(path: str, folder: str) -> bool:

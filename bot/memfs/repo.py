@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import subprocess
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -169,6 +170,38 @@ class MemoryRepo:
         """The git file mode of a path at a commit (symbolic links have their own)."""
         entry = self._entry(path, rev)
         return None if entry is None else entry.filemode
+
+    def entries(self, rev: str = "HEAD") -> dict[str, tuple[int, str]]:
+        """Every file, symbolic link and submodule at a commit, path -> (git mode, object id):
+        what `files` and `paths` leave out (modes, submodules) for the rules of what memory
+        may hold (paths.mode_problem)."""
+        out: dict[str, tuple[int, str]] = {}
+        tree = self._tree(rev)
+        if tree is not None:
+            self._walk_entries(tree, "", out)
+        return out
+
+    def index_entries(self, index_file: str | None = None) -> dict[str, tuple[int, str]]:
+        """Every entry of the index (or of `index_file`, as git's GIT_INDEX_FILE names one), path
+        -> (git mode, object id). Read by git itself: libgit2 refuses a whole index that holds a
+        name it would not write (`GIT~1`), and such names are what the rules must see."""
+        env = {**os.environ, "GIT_INDEX_FILE": index_file} if index_file else None
+        done = subprocess.run(["git", "ls-files", "--stage", "-z"], cwd=self.root, env=env,
+                              capture_output=True, check=True)
+        out: dict[str, tuple[int, str]] = {}
+        for record in done.stdout.split(b"\0"):
+            if record:
+                info, _, path = record.partition(b"\t")
+                mode, oid, _stage = info.split(b" ")
+                out[os.fsdecode(path)] = (int(mode, 8), oid.decode("ascii"))
+        return out
+
+    def _walk_entries(self, tree: pygit2.Tree, base: str, out: dict[str, tuple[int, str]]) -> None:
+        for entry in tree:
+            if entry.type_str == "tree":
+                self._walk_entries(self.git[entry.id], base + entry.name + "/", out)
+            else:
+                out[base + entry.name] = (entry.filemode, str(entry.id))
 
     def _walk(self, tree: pygit2.Tree, base: str, out: dict, *, with_data: bool) -> None:
         for entry in tree:

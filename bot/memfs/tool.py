@@ -349,6 +349,7 @@ class MemoryTool:
 
     def _check_safety(self, changes: dict[str, bytes | None], head: str) -> None:
         root = self.repo.root
+        tree = self.repo.paths(head) if any(self.repo.blob_id(p, head) is None for p in changes) else {}
         for path in sorted(changes):
             if self.repo.mode(path, head) == LINK_MODE:
                 raise MemrepoError(messages.PATH_SYMLINK.format(path=path))
@@ -360,8 +361,10 @@ class MemoryTool:
                     if target != root and root not in target.parents:
                         raise MemrepoError(messages.PATH_SYMLINK.format(path=path))
                     raise MemrepoError(messages.PATH_SYMLINK_INSIDE.format(path=path))
-            if validate.is_memory_document(path) and validate.is_read_only(self.repo.read(path, head)):
-                raise MemrepoError(messages.READ_ONLY_REFUSED.format(path=path))
+            # A new name that is a read_only file's on a case-insensitive clone is that file there.
+            for twin in [path, *(paths.twins(path, tree) if path not in tree else ())]:
+                if validate.is_memory_document(twin) and validate.is_read_only(self.repo.read(twin, head)):
+                    raise MemrepoError(messages.READ_ONLY_REFUSED.format(path=twin))
 
     def _validate(self, changes: dict[str, bytes | None], head: str) -> list[validate.Problem]:
         return checks.check(self.repo, {p: (data, self.repo.read(p, head)) for p, data in changes.items()}, head)

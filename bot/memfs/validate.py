@@ -21,6 +21,7 @@ from bot.config import CONFIG_PATH, Policy, PolicyError, parse_policy
 from bot.memfs import constraints as letta_limits
 from bot.memfs import format_messages as say
 from bot.memfs import layout as layouts
+from bot.memfs import paths
 from bot.memfs.constraints import Constraints
 from bot.memfs.document import DocumentError, DuplicateKey, parse, read_only_values
 from bot.memfs.layout import V1, V2
@@ -382,19 +383,48 @@ def validate_changes(
     letta: Constraints | None = None,
     tree: Collection[str] | None = None,
     had_root_index: bool = False,
+    modes: Mapping[str, int] | None = None,
 ) -> list[Problem]:
     """All problems of a change: `changes` maps path -> (staged, head); `core` is the size
-    of core memory (before, after) when the caller knows it; in v2, `tree` (the paths after
-    the change) lets the indexes be checked. Sorted by path."""
+    of core memory (before, after) when the caller knows it; `tree` (the paths after the
+    change) lets new names be checked against the others (`paths.collisions`) and, in v2,
+    the indexes; `modes` holds the git mode of each path written as other than a regular
+    file. Every path written (added or changed, not deleted) must be one memory may hold
+    (`paths.path_problem`, `paths.mode_problem`): its content is not judged otherwise.
+    Sorted by path."""
     found: list[Problem] = []
+    modes = modes or {}
     for path in sorted(changes):
         staged, head = changes[path]
+        problem = written_path_problem(path, modes.get(path)) if staged is not None and (
+            staged != head or path in modes) else None
+        if problem is not None:
+            found.append(Problem(paths.shown(path), problem, " "))
+            continue
         found += validate_file(path, staged, head, policy, layout=layout, letta=letta)
+    if tree is not None:
+        found += collision_problems(changes, tree)
     if core is not None:
         found += validate_core(core[0], core[1], policy, layout, letta)
     if layout == V2 and tree is not None:
         found += index_problems(changes, tree, had_root_index)
     return sorted(found, key=lambda p: p.path)
+
+
+def written_path_problem(path: str, mode: int | None = None) -> str | None:
+    """Why memory may not hold what a change writes at `path` (a regular file unless `mode`
+    says otherwise), or None: the same rules as the memory tool's, with memrepo's own files
+    at the top allowed (people and memrepo change them in reviewed commits)."""
+    return paths.path_problem(path, memrepo_files=True) or (None if mode is None else paths.mode_problem(mode))
+
+
+def collision_problems(changes: Mapping[str, tuple[bytes | None, bytes | None]],
+                       tree: Collection[str]) -> list[Problem]:
+    """New paths that are one file with another path of `tree` (the paths after the change) on
+    a case-insensitive clone: there, one of the two files would be lost."""
+    new = [path for path, (staged, head) in changes.items() if staged is not None and head is None]
+    return [Problem(paths.shown(path), say.PATH_COLLIDES.format(other=paths.shown(other)), " ")
+            for path, other in paths.collisions(new, tree).items()]
 
 
 def format_problems(problems: list[Problem], layout: str = V1) -> str:
