@@ -527,8 +527,8 @@ LOCALHUB_CREATE_DESCRIPTION = (
     "that exists already is not changed; its URL is printed all the same."
 )
 LOCALHUB_BAD_REPOSITORY = (
-    "{value!r} is not OWNER/NAME: the owner is 1-39 letters, digits or single hyphens, the name letters, "
-    "digits, '.', '_' or '-' (not ending in .git)"
+    "{value!a} is not OWNER/NAME: the owner is 1-39 ASCII letters, digits or hyphens (not last), the name ASCII "
+    "letters, digits, '.', '_' or '-' (not ending in .git)"
 )
 LOCALHUB_BAD_URL = "--url {url!r} is not an http:// or https:// address of localhub"
 LOCALHUB_UNREACHABLE = (
@@ -627,12 +627,12 @@ FORGE_BAD_APP_KEY = "GitHub App {app_id}: its private key cannot sign a token ({
 # Transcripts and search.
 TRANSCRIPT_ID_TYPE = "{field} must be text, found {kind}"
 TRANSCRIPT_ID_BAD = (
-    "{field} {value!r} is not valid: use 1-{limit} letters, digits, '.', '_' or '-', starting "
+    "{field} {value!a} is not valid: use 1-{limit} ASCII letters, digits, '.', '_' or '-', starting "
     "with a letter or digit and without '..' (it names a file)"
 )
 TRANSCRIPT_KIND_BAD = "kind {value!r} is not one of: {kinds}"
 TRANSCRIPT_SOURCE_BAD = (
-    "source {value!r} is not valid; use one of: {sources} (a tool name is letters, digits, "
+    "source {value!a} is not valid; use one of: {sources} (a tool name is ASCII letters, digits, "
     "'.', '_', '/' or '-'; a URI has no spaces)"
 )
 TRANSCRIPT_SOURCE_NEEDED = "a {kind} message needs a source: tool:<name>, the tool that produced it"

@@ -176,6 +176,14 @@ def test_the_memory_tool_refuses(memory: MemoryRepo, row: Row) -> None:
     assert memory.head_sha() == head
 
 
+def test_a_new_spelling_of_a_read_only_file_is_that_file(memory: MemoryRepo) -> None:
+    """On a case-insensitive clone `system/PERSONA.md` is the person's `system/persona.md`."""
+    person_commits(memory.root, {"system/persona.md": LOCKED})
+    result = MemoryTool(memory).call({"command": "create", "path": "system/PERSONA.md", "file_text": "Mine.\n"})
+    assert not result.ok
+    assert result.message == messages.READ_ONLY_REFUSED.format(path="system/persona.md")
+
+
 @pytest.mark.parametrize("path", ["notes/GIT~1/x", LONG])
 def test_memrepo_tool_refuses_cleanly_where_it_failed_inside(memory: MemoryRepo, path: str,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
