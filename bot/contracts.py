@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from typing import TypeGuard
+
+from bot import messages
+from bot.errors import MemrepoError
 
 # Labels on memory pull requests.
 LABEL_PREFIX = "memrepo:"
@@ -36,9 +40,38 @@ SOURCE = "Source"  # one per untrusted source: `Source: external:<what>`
 EXTERNAL_PREFIX = "external:"
 PROVENANCE_TRAILERS = (DREAM_ID, AGENT_ID, CONVERSATION_ID, TRANSCRIPT_RANGE, BASE_COMMIT)
 
+# Every pattern below is matched with fullmatch (`$` also matches before a trailing newline) and
+# spelled in ASCII classes (`\d` also matches other scripts' digits): an id is one whole string
+# that reads the same on every screen.
+
+# Agent, conversation and message ids name files, folders, branches and trailers: ASCII letters,
+# digits, '.', '_' and '-', starting with a letter or digit (never '.', '..' or hidden), no '..'
+# inside, so no lookalike letter, fullwidth digit or invisible character makes a second "ada".
+ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+ID_LIMITS = {"agent_id": 64, "conversation_id": 128, "message_id": 128}
+
 # Dream ids: `YYYYMMDDTHHMMSSZ-<8 hex>` (UTC). The time makes ids sort by when a dream ran; the
 # random part keeps two dreams started in the same second apart.
-DREAM_ID_PATTERN = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{8}$")
+DREAM_ID_PATTERN = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}")
+
+# A full git object name as git writes it: SHA-1 (40 hex digits) or SHA-256 (64), lower case.
+OBJECT_NAME = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+
+def check_id(value: object, field: str) -> str:
+    """`value` when it is a well-formed `field` (agent_id, conversation_id or message_id, see
+    ID_PATTERN), else a MemrepoError that spells it in ASCII, so a lookalike shows."""
+    limit = ID_LIMITS[field]
+    if not isinstance(value, str):
+        raise MemrepoError(messages.TRANSCRIPT_ID_TYPE.format(field=field, kind=type(value).__name__))
+    if len(value) > limit or not ID_PATTERN.fullmatch(value) or ".." in value:
+        raise MemrepoError(messages.TRANSCRIPT_ID_BAD.format(field=field, value=value, limit=limit))
+    return value
+
+
+def is_object_name(value: object) -> TypeGuard[str]:
+    """True for a full commit (or other object) name, lower case."""
+    return isinstance(value, str) and OBJECT_NAME.fullmatch(value) is not None
 
 
 def new_dream_id(now: datetime | None = None, random_hex: str | None = None) -> str:
@@ -56,7 +89,7 @@ def new_dream_id(now: datetime | None = None, random_hex: str | None = None) -> 
 
 def is_dream_id(value: object) -> bool:
     """True for a well-formed dream id whose timestamp is a real UTC moment."""
-    if not isinstance(value, str) or not DREAM_ID_PATTERN.match(value):
+    if not isinstance(value, str) or not DREAM_ID_PATTERN.fullmatch(value):
         return False
     try:
         datetime.strptime(value[:16], "%Y%m%dT%H%M%SZ")

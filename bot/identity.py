@@ -14,16 +14,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bot.contracts import DREAM_BRANCH_PREFIX, EDIT_BRANCH_PREFIX
-from bot.errors import MemrepoError
+from bot.contracts import DREAM_BRANCH_PREFIX, EDIT_BRANCH_PREFIX, check_id
 from bot.settings import BOT_LOGIN
 
 AGENT_DOMAIN = "agents.memrepo"
 DREAM_DOMAIN = "dreams.memrepo"
 BOT_DOMAIN = "bot.memrepo"
 ROLES = ("agent", "dreamer", "integrator", "human")
-
-_AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 @dataclass(frozen=True)
@@ -37,12 +34,9 @@ class Identity:
 
 
 def check_agent_id(agent_id: object) -> str:
-    if not isinstance(agent_id, str) or not _AGENT_ID.match(agent_id):
-        raise MemrepoError(
-            f"agent id {agent_id!r} is not valid: use 1-64 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit"
-        )
-    return agent_id
+    """The agent id of a commit's author: the transcripts' rule (bot.contracts), so an agent that
+    writes memory can also be recorded, and the other way round."""
+    return check_id(agent_id, "agent_id")
 
 
 def agent(agent_id: str, name: str | None = None) -> Identity:
@@ -67,15 +61,15 @@ LOCALHUB_NOREPLY_HOST = "localhub"
 # `<id>+<login>@users.noreply.<host>` (or `<login>@...`, GitHub's older form): the address
 # GitHub, GitHub Enterprise and localhub write for an account that keeps its email private,
 # and for every App's `<slug>[bot]` account.
-_NOREPLY = re.compile(r"^(?:\d+\+)?(?P<login>[^@+\s]+)@users\.noreply\.(?P<host>[^@\s]+)$", re.IGNORECASE)
+_NOREPLY = re.compile(r"(?:[0-9]+\+)?(?P<login>[^@+\s]+)@users\.noreply\.(?P<host>[^@\s]+)", re.IGNORECASE)
 # GitHub's default title of a merge commit, for a branch only memrepo opens pull requests from.
 _BRANCHES = "|".join(re.escape(prefix) for prefix in (DREAM_BRANCH_PREFIX, EDIT_BRANCH_PREFIX))
-_MEMREPO_MERGE = re.compile(rf"^Merge pull request #\d+ from [^/\s]+/(?:{_BRANCHES})\S")
+_MEMREPO_MERGE = re.compile(rf"Merge pull request #[0-9]+ from [^/\s]+/(?:{_BRANCHES})\S")
 
 
 def forge_account(email: str) -> tuple[str, str] | None:
     """(login, host) of a forge's no-reply address, else None."""
-    match = _NOREPLY.match(email.strip())
+    match = _NOREPLY.fullmatch(email.strip())
     return None if match is None else (match.group("login"), match.group("host").lower())
 
 

@@ -26,9 +26,12 @@ HEARTBEAT = "MEMREPO_SSE_HEARTBEAT"
 
 ANY_REPOSITORY = "*"
 REDIS_SCHEMES = ("redis", "rediss", "unix")
-# GitHub's rules for the two halves of owner/name (logins: letters, digits, single hyphens;
-# repository names: letters, digits, '.', '-', '_').
-REPO_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
+# GitHub's rules for the two halves of owner/name (logins: 1-39 letters, digits and hyphens,
+# neither first nor last, as localhub's accounts; repository names: letters, digits, '.', '-',
+# '_'), ASCII only and matched whole (with fullmatch: `$` would also match before a trailing
+# newline). The receiver, the event stream and `memrepo localhub create-repo` read names by this
+# one rule.
+REPO_NAME = re.compile(r"(?P<owner>[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?)/(?P<name>[A-Za-z0-9._-]{1,100})")
 
 DEFAULT_HEARTBEAT_SECONDS = 15.0
 MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
@@ -37,7 +40,7 @@ DELIVERY_TTL_SECONDS = 7 * 24 * 3600  # how long a delivery GUID is remembered (
 
 def is_repo_name(value: object) -> bool:
     """True for a well-formed `owner/name`."""
-    return isinstance(value, str) and bool(REPO_NAME.match(value))
+    return isinstance(value, str) and REPO_NAME.fullmatch(value) is not None
 
 
 @dataclass(frozen=True)

@@ -478,7 +478,7 @@ def test_tool_refuses_a_bad_agent_id(memory: MemoryRepo, capsys: pytest.CaptureF
     code, out, err = run(capsys, "tool", "--repo", str(memory.root), "--agent-id", "no good",
                          json.dumps(EDIT_HUMAN))
     assert code == 1 and out == ""
-    assert len(err.splitlines()) == 1 and "agent id" in err
+    assert len(err.splitlines()) == 1 and "agent_id" in err
     assert memory.head_sha() == head
 
 

@@ -195,7 +195,7 @@ def test_init_refuses_a_bad_agent_id(
     before = snapshot(tmp_path)
     code, out, err = run(capsys, "init", str(target), f"--agent-id={agent_id}")
     assert code == 1 and out == ""
-    assert len(err.splitlines()) == 1 and "agent id" in err and "Traceback" not in err
+    assert len(err.splitlines()) == 1 and "agent_id" in err and "Traceback" not in err
     assert snapshot(tmp_path) == before
     assert (tmp_path / "new").exists() == exists
 

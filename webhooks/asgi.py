@@ -42,9 +42,10 @@ from webhooks.stream import AccessCheck, EventStreams, Receive, Scope, Send
 
 log = logging.getLogger("memrepo.webhooks")
 
-EVENTS_PATH = re.compile(r"^/v1/repos/([^/]+)/([^/]+)/events/?$")
+# Stream paths, matched whole (fullmatch: a `$` would take "/events\n", from "/events%0A").
+EVENTS_PATH = re.compile(r"/v1/repos/([^/]+)/([^/]+)/events/?")
 PALACE_PATH = "/palace/"
-PALACE_EVENTS_PATH = re.compile(r"^/palace/([^/]+)/([^/]+)/events/?$")
+PALACE_EVENTS_PATH = re.compile(r"/palace/([^/]+)/([^/]+)/events/?")
 DEFAULT_INTAKE_THREADS = 16
 DEFAULT_PALACE_THREADS = 4
 ACCESS_THREADS = 8  # concurrent forge requests of the access check, per process
@@ -138,13 +139,13 @@ class Receiver:
             if self._starting is None:
                 self._starting = asyncio.ensure_future(self.startup())
             await asyncio.shield(self._starting)
-        match = EVENTS_PATH.match(scope["path"])
+        match = EVENTS_PATH.fullmatch(scope["path"])
         if match is not None:
             assert self.streams is not None
             await self.streams(scope, receive, send, match.group(1), match.group(2))
             return
         if self.palace is not None and scope["path"].startswith(PALACE_PATH):
-            match = PALACE_EVENTS_PATH.match(scope["path"]) if self.palace_token is not None else None
+            match = PALACE_EVENTS_PATH.fullmatch(scope["path"]) if self.palace_token is not None else None
             if match is not None:
                 assert self.streams is not None and self.palace_token is not None
                 await self.streams(_with_bearer(scope, self.palace_token(scope)), receive, send, match.group(1),

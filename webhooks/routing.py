@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot import messages
+from bot.contracts import is_object_name
 from bot.queue import MAX_NUMBER
 from bot.settings import Settings, is_repo_name
 
-ZERO_SHA = re.compile(r"^0+$")
-SHA = re.compile(r"^[0-9a-fA-F]{40}(?:[0-9a-fA-F]{24})?$")
+ZERO_SHA = re.compile(r"0+")  # git's name for "no commit" (fullmatch: `$` also matches before "\n")
 
 # Actions after which a pull request must be looked at again.
 PULL_REQUEST_ACTIONS = frozenset(("opened", "synchronize", "reopened", "labeled", "unlabeled", "edited",
@@ -113,9 +113,11 @@ def _ids(event: str, payload: Mapping[str, Any]) -> None:
 
 
 def _sha(value: Any, event: str, field: str) -> str:
-    if not isinstance(value, str) or not SHA.match(value):
+    """A commit's full name as git writes it (lower case); GitHub may send it in upper case."""
+    lowered = value.lower() if isinstance(value, str) and value.isascii() else None
+    if not is_object_name(lowered):
         raise BadPayload(messages.WEBHOOK_BAD_PAYLOAD.format(event=event, field=field))
-    return value.lower()
+    return lowered
 
 
 def route(event: str, payload: Mapping[str, Any], settings: Settings) -> Route:
@@ -171,11 +173,11 @@ def _push(repo: str, payload: Mapping[str, Any], sender: str | None) -> Route:
     if ref != f"refs/heads/{branch}":
         return _ignore(messages.WEBHOOK_IGNORED_BRANCH.format(ref=ref, branch=branch))
     after = payload.get("after")
-    if payload.get("deleted") is True or (isinstance(after, str) and ZERO_SHA.match(after)):
+    if payload.get("deleted") is True or (isinstance(after, str) and ZERO_SHA.fullmatch(after)):
         return _ignore(messages.WEBHOOK_IGNORED_DELETED.format(branch=branch))
     after = _sha(after, "push", "after")
     before = payload.get("before")
-    before = None if before is None or (isinstance(before, str) and ZERO_SHA.match(before)) else _sha(
+    before = None if before is None or (isinstance(before, str) and ZERO_SHA.fullmatch(before)) else _sha(
         before, "push", "before")
     return Route((PublishHead(repo, before, after, sender), Reconcile(repo)))
 

@@ -46,7 +46,7 @@ from bot.agent.commands import Command, parse_command
 from bot.agent.tool import EditResult
 from bot.agent.write_path import WritePath
 from bot.config import Dream
-from bot.contracts import AGENT_ID, CONVERSATION_ID, TRANSCRIPT_RANGE
+from bot.contracts import AGENT_ID, CONVERSATION_ID, TRANSCRIPT_RANGE, check_id
 from bot.dream.events import handle_event
 from bot.dream.strategies import Strategy
 from bot.errors import MemrepoError
@@ -60,7 +60,7 @@ from bot.memfs.tool import AGENT_ID_KEY, AGENT_NAME_KEY
 from bot.notify.events import HeadEvent
 from bot.notify.subscriber import HeadSubscriber
 from bot.transcript import TranscriptStore
-from bot.transcript.model import Message, check_id
+from bot.transcript.model import Message
 
 log = logging.getLogger("memrepo.agent")
 

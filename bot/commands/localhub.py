@@ -10,15 +10,15 @@ import contextlib
 import io
 import logging
 import os
-import re
 from pathlib import Path
 from typing import Any
 
 from bot import messages
 from bot.errors import MemrepoError
+from bot.settings import REPO_NAME
 
 DEFAULT_URL = "http://127.0.0.1:8765"  # where `localhub serve` and `serve --local` listen by default
-REPOSITORY = re.compile(r"^(?P<owner>[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?)/(?P<name>[A-Za-z0-9._-]{1,100})$")
+
 
 def default_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
@@ -100,7 +100,7 @@ def _said(resp: Any) -> str:
 
 
 def run_create_repo(args: argparse.Namespace) -> int:
-    match = REPOSITORY.match(args.repository)
+    match = REPO_NAME.fullmatch(args.repository)
     name = match.group("name") if match else ""
     if match is None or name in (".", "..") or name.endswith(".git"):
         raise MemrepoError(messages.LOCALHUB_BAD_REPOSITORY.format(value=args.repository))

@@ -12,9 +12,9 @@ import json
 from dataclasses import dataclass
 
 from bot import messages
-from bot.contracts import is_dream_id
+from bot.contracts import check_id, is_dream_id
 from bot.errors import MemrepoError
-from bot.transcript.model import check_id, parse_time
+from bot.transcript.model import parse_time
 
 CURSOR_DIR = ".memrepo/cursors"
 KEYS = ("through_message_id", "through_captured_at", "dream_id", "updated_at")

@@ -24,8 +24,8 @@ API_URL_ENV = "MEMREPO_FORGE_API_URL"
 TOKEN_ENVS = ("MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")
 GITHUB_HOSTS = ("github.com", "www.github.com")
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
-_SCP = re.compile(r"^(?:[^@/]+@)?(?P<host>[^:/]+):(?P<path>[^/].*)$")
-_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_SCP = re.compile(r"(?:[^@/]+@)?(?P<host>[^:/]+):(?P<path>[^/].*)")  # fullmatch, as _NAME
+_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ def _repository(path: str, shown: str) -> str:
     if len(parts) != 2:
         raise MemrepoError(messages.DREAM_REMOTE_NOT_FORGE.format(url=shown))
     owner, name = parts[0], parts[1].removesuffix(".git")
-    if not (_NAME.match(owner) and _NAME.match(name)):
+    if not (_NAME.fullmatch(owner) and _NAME.fullmatch(name)):
         raise MemrepoError(messages.DREAM_REMOTE_NOT_FORGE.format(url=shown))
     return f"{owner}/{name}"
 
@@ -68,7 +68,7 @@ def forge_target(remote_url: str | None, env: Mapping[str, str]) -> ForgeTarget:
         host, port, scheme = (parsed.hostname or "").lower(), None, "https"
         repository = _repository(parsed.path, shown)
     elif not parsed.scheme or len(parsed.scheme) == 1:  # scp-like git@host:owner/name.git (C: is a drive)
-        match = _SCP.match(remote_url)
+        match = _SCP.fullmatch(remote_url)
         if match is None or "/" in match.group("host") or len(match.group("host")) == 1:
             raise MemrepoError(messages.DREAM_REMOTE_NOT_FORGE.format(url=shown))
         host, port, scheme = match.group("host").lower(), None, "https"

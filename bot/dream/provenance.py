@@ -29,9 +29,9 @@ import yaml
 
 from bot import messages
 from bot.config import load_yaml
-from bot.contracts import is_dream_id
+from bot.contracts import check_id, is_dream_id, is_object_name
 from bot.errors import MemrepoError
-from bot.transcript.model import check_id, parse_time
+from bot.transcript.model import parse_time
 
 OPENER = "<!-- memrepo:provenance"
 CLOSER = "-->"
@@ -43,7 +43,6 @@ KEYS = ("version", "dream_id", "agent_id", "conversation_id", "base_commit", "tr
         "transcript", "changes")
 TRANSCRIPT_KEYS = ("first_message_id", "last_message_id", "first_at", "last_at", "count")
 CHANGE_KEYS = ("path", "summary", "message_ids")
-_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _OPENER = re.compile(re.escape(OPENER) + r"(?=\s)")
 
 
@@ -228,7 +227,7 @@ def check_data(data: object) -> None:
     _id(d["agent_id"], "agent_id", "agent_id")
     if not (edit and d["conversation_id"] is None):
         _id(d["conversation_id"], "conversation_id", "conversation_id")
-    if not isinstance(d["base_commit"], str) or not _SHA.match(d["base_commit"]):
+    if not is_object_name(d["base_commit"]):
         raise _bad(f"base_commit {d['base_commit']!r} is not a full commit id")
     if edit and d["trigger"] != EDIT_TRIGGER:
         raise _bad(f"trigger must be {EDIT_TRIGGER} when dream_id is null, found {d['trigger']!r}")

@@ -19,11 +19,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bot import messages
-from bot.contracts import is_dream_id
+from bot.contracts import check_id, is_dream_id
 from bot.dream.triggers import TriggerState
 from bot.errors import MemrepoError
 from bot.transcript import home as homes
-from bot.transcript.model import check_id
 
 FOLDER = "dreams"
 

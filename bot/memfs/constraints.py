@@ -33,7 +33,7 @@ CONFIG_FILE = ".memfs.config.json"
 UPDATE_ENV = "LETTA_MEMORY_CONSTRAINTS_UPDATE"  # Letta's: a person's approval of a change to it
 VERSION = 1
 _KEYS = ("version", "maxDepth", "maxFileCharacters", "maxCoreMemoryCharacters", "fileCharacterLimits")
-_LEGACY_PATH = re.compile(r"^(?:memory/)?(?:system|reference)/.*\.md$")
+_LEGACY_PATH = re.compile(r"(?:memory/)?(?:system|reference)/.*\.md")
 _SAFE = 2**53 - 1
 _SPECIAL = set("^$.*+?()[]{}|\\")
 
@@ -193,7 +193,7 @@ def covers(path: str, layout: str) -> bool:
         return False
     if layout == V2:
         return path.endswith(".md")
-    return bool(_LEGACY_PATH.match(path))
+    return bool(_LEGACY_PATH.fullmatch(path))
 
 
 def depth(path: str) -> int:

@@ -34,7 +34,7 @@ MOVE = "*** Move to:"
 END_OF_FILE = "*** End of File"
 
 # A unified-diff hunk header ("@@ -3,4 +3,5 @@ heading"): the numbers are ignored, the heading kept.
-_UNIFIED_HEADER = re.compile(r"^@@\s*-\d+(?:,\d+)?\s+\+\d+(?:,\d+)?\s*@@(.*)$")
+_UNIFIED_HEADER = re.compile(r"@@\s*-[0-9]+(?:,[0-9]+)?\s+\+[0-9]+(?:,[0-9]+)?\s*@@(.*)")
 _SHOWN_LINES = 5
 _SHOWN_CHARS = 60
 
@@ -110,7 +110,7 @@ def _path_after(text: str, marker: str, line: int) -> str:
 
 def _header(text: str) -> str | None:
     """The heading of an '@@' line; None when it has none ('@@' or a bare unified header)."""
-    unified = _UNIFIED_HEADER.match(text.rstrip())
+    unified = _UNIFIED_HEADER.fullmatch(text.rstrip())
     heading = unified.group(1) if unified else text[2:]
     heading = heading.strip()
     return heading or None

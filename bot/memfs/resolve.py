@@ -46,7 +46,7 @@ READ_ONLY = "read_only"
 DESCRIPTION = "description"
 MAX_ROUNDS = 6
 VALUE_CHARS = 60
-_LIST_ITEM = re.compile(r"^([ \t]*)([-*+]|\d{1,9}[.)])[ \t]+(.*?)[ \t\r]*$")
+_LIST_ITEM = re.compile(r"([ \t]*)([-*+]|[0-9]{1,9}[.)])[ \t]+(.*?)[ \t\r]*")
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
 _JOIN = "\ue000"  # joins a list item's lines into one merge3 line; never in memory text (checked)
 _MARKERS = ("<<<<<<<", ">>>>>>>")
@@ -143,7 +143,7 @@ def _units(lines: list[str], grouped: bool) -> tuple[list[str], set[str], set[st
         elif fenced:
             units.append(line)
             code.add(line)
-        elif _LIST_ITEM.match(line):
+        elif _LIST_ITEM.fullmatch(line):
             starts.append(len(units))
             units.append(line)
             in_item = True
@@ -158,7 +158,7 @@ def _units(lines: list[str], grouped: bool) -> tuple[list[str], set[str], set[st
 def _key(unit: str) -> tuple[str, ...]:
     """Two items are the same when their text is, whatever their marker or number."""
     first, *rest = unit.split(_JOIN)
-    match = _LIST_ITEM.match(first)
+    match = _LIST_ITEM.fullmatch(first)
     head = (match.group(1), match.group(3)) if match else ("", first)
     return (*head, *(line.rstrip() for line in rest))
 

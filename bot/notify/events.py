@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
@@ -21,7 +20,7 @@ from typing import Any
 from redis import Redis
 
 from bot import messages
-from bot.contracts import is_dream_id
+from bot.contracts import is_dream_id, is_object_name
 from bot.errors import MemrepoError
 from bot.queue import repo_key
 from bot.settings import is_repo_name
@@ -30,7 +29,6 @@ CHANNEL_PREFIX = "memrepo:head:"
 LAST_PREFIX = "memrepo:last-head:"
 LAST_TTL = 30 * 24 * 3600
 CAUSES = ("merge", "push")
-SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")  # SHA-1 or SHA-256 object names
 KEYS = ("repo", "sha", "before", "cause", "pr", "dream_id", "at")
 
 log = logging.getLogger("memrepo.notify")
@@ -73,7 +71,7 @@ class HeadEvent:
             return messages.HEAD_EVENT_REPO.format(value=self.repo)
         for name in ("sha", "before"):
             value = getattr(self, name)
-            if (value is not None or name == "sha") and not (isinstance(value, str) and SHA.match(value)):
+            if (value is not None or name == "sha") and not is_object_name(value):
                 return messages.HEAD_EVENT_SHA.format(name=name, value=value)
         if self.cause not in CAUSES:
             return messages.HEAD_EVENT_CAUSE.format(value=self.cause)

@@ -18,8 +18,8 @@ from bot.identity import writer
 from bot.memfs.history import iso
 from bot.trailers import trailer_map
 
-_MERGE_PULL = re.compile(r"^Merge pull request #(?P<number>\d+) from (?P<branch>\S+)")
-_RESOLUTION = re.compile(r"^Merge (?P<base>[0-9a-f]{7,64}) into (?P<branch>\S+): conflicts resolved by memrepo")
+_MERGE_PULL = re.compile(r"Merge pull request #(?P<number>[0-9]+) from (?P<branch>\S+)")
+_RESOLUTION = re.compile(r"Merge (?P<base>[0-9a-f]{7,64}) into (?P<branch>\S+): conflicts resolved by memrepo")
 
 
 def commit_data(sha: str, parents: Sequence[str], author_name: str, author_email: str, authored: int,

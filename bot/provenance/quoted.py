@@ -18,14 +18,15 @@ import re
 from datetime import datetime
 from typing import Any
 
+from bot.contracts import check_id
 from bot.dream.provenance import OPENER
 from bot.errors import MemrepoError
-from bot.transcript.model import KINDS, check_id
+from bot.transcript.model import KINDS
 
-_DREAM_QUOTE = re.compile(r'^- `(?P<id>[^`\s]+)` at (?P<at>[^()]*) \((?P<kind>[a-z_]+), source (?P<source>.*?)\): '
-                          r'"(?P<text>.*)"$')
+_DREAM_QUOTE = re.compile(r'- `(?P<id>[^`\s]+)` at (?P<at>[^()]*) \((?P<kind>[a-z_]+), source (?P<source>.*?)\): '
+                          r'"(?P<text>.*)"')
 _SAID_HEADER = "## What the user said"
-_SAID_QUOTE = re.compile(r"^`(?P<id>[^`\s]+)`, (?P<at>[^`]*):$")
+_SAID_QUOTE = re.compile(r"`(?P<id>[^`\s]+)`, (?P<at>[^`]*):")
 _STAMP = "%Y-%m-%d %H:%M:%S UTC"  # how the descriptions write a time (messages.to_the_second)
 
 
@@ -52,7 +53,7 @@ def _dream_quotes(lines: list[str]) -> list[dict[str, Any]]:
     for line in lines:
         if not (line.startswith("- `") and line.endswith('"')):
             continue  # also keeps the pattern's backtracking linear on a long line that is no quote
-        match = _DREAM_QUOTE.match(line)
+        match = _DREAM_QUOTE.fullmatch(line)
         if match is not None and match["kind"] in KINDS and _is_id(match["id"]):
             out.append(_message(match["id"], match["at"], match["kind"], match["source"], match["text"]))
     return out
@@ -74,7 +75,7 @@ def _said_quotes(lines: list[str]) -> list[dict[str, Any]]:
     for line in lines[starts[-1] + 1:]:
         if line.startswith("#"):
             break
-        header = _SAID_QUOTE.match(line)
+        header = _SAID_QUOTE.fullmatch(line)
         if header is not None and _is_id(header["id"]):
             close()
             current, quoted = (header["id"], header["at"]), []

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
 from bot import dates, messages
+from bot.contracts import check_id
 from bot.errors import MemrepoError
 
 KINDS = ("user", "assistant", "reasoning", "tool_call", "tool_result", "system", "compaction")
@@ -40,12 +41,11 @@ DEFAULT_SOURCE = {
 }
 
 MAX_TEXT_CHARS = 4_000_000
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_TOOL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
-_URI = re.compile(r"^[^\s\x00-\x1f\x7f]{1,2048}$")
+# Matched with fullmatch, as bot.contracts' ids are: `$` would also match before a trailing newline.
+_TOOL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,127}")
+_URI = re.compile(r"[^\s\x00-\x1f\x7f]{1,2048}")
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-_CANONICAL_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
-ID_LIMITS = {"agent_id": 64, "conversation_id": 128, "message_id": 128}
+_CANONICAL_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
 ROW_KEYS = ("message_id", "agent_id", "conversation_id", "kind", "source", "captured_at",
             "stated_at", "imported_at", "text")
 _REQUIRED = ("agent_id", "conversation_id", "kind", "text")
@@ -77,17 +77,6 @@ class MessageNotFoundError(MemrepoError):
 
 # ---------------------------------------------------------------------------- validation
 
-def check_id(value: object, field: str) -> str:
-    """An id that is safe as a file name on every system: letters, digits, '.', '_', '-',
-    starting with a letter or digit (so never '.', '..' or hidden), and no '..' inside."""
-    limit = ID_LIMITS[field]
-    if not isinstance(value, str):
-        raise MemrepoError(messages.TRANSCRIPT_ID_TYPE.format(field=field, kind=type(value).__name__))
-    if not value or len(value) > limit or not _ID.match(value) or ".." in value:
-        raise MemrepoError(messages.TRANSCRIPT_ID_BAD.format(field=field, value=value, limit=limit))
-    return value
-
-
 def check_kind(value: object) -> str:
     if value not in KINDS:
         raise MemrepoError(messages.TRANSCRIPT_KIND_BAD.format(value=value, kinds=", ".join(KINDS)))
@@ -100,9 +89,9 @@ def check_source(value: object) -> str:
         if value in ("user", "agent", "human"):
             return value
         family, _, rest = value.partition(":")
-        if family == "tool" and _TOOL.match(rest):
+        if family == "tool" and _TOOL.fullmatch(rest):
             return value
-        if family == "external" and _URI.match(rest):
+        if family == "external" and _URI.fullmatch(rest):
             return value
     raise MemrepoError(messages.TRANSCRIPT_SOURCE_BAD.format(value=value, sources=", ".join(SOURCES)))
 
@@ -167,7 +156,7 @@ def to_micros(moment: datetime) -> int:
 
 def canonical_time(value: object, what: str) -> str:
     """A time as the store writes it (a stored value is returned as it is, cheaply)."""
-    if isinstance(value, str) and _CANONICAL_TIME.match(value):
+    if isinstance(value, str) and _CANONICAL_TIME.fullmatch(value):
         try:
             datetime.fromisoformat(value)
             return value

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bot import messages
+from bot.contracts import check_id
 from bot.errors import MemrepoError
 from bot.transcript import home as homes
 from bot.transcript import log, snippet
@@ -29,7 +30,6 @@ from bot.transcript.model import (
     Message,
     MessageNotFoundError,
     build,
-    check_id,
     check_kind,
     check_source,
     format_time,

@@ -99,7 +99,7 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     runs = re.compile(
         f"([{_HANGUL}]+)|([{_CJK}]+)|([{word}]+(?:[{_APOSTROPHES}][{word}]+)*)"
     )
-    marks_only = re.compile(r"^[\W_]*$")
+    marks_only = re.compile(r"[\W_]*")
     return runs, marks_only
 
 
@@ -142,7 +142,7 @@ def _word_token(word: str) -> str | None:
         word = word.replace(apostrophe, "")
     if not word.isascii():
         word = _strip_latin_marks(word)
-    if _patterns()[1].match(word):
+    if _patterns()[1].fullmatch(word):
         result = None
     else:
         if word.isascii() and word.isalpha():

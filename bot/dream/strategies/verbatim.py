@@ -55,8 +55,8 @@ def part_path(conversation_id: str, month: str, part: int) -> str:
 
 
 def _part_pattern(conversation_id: str, month: str) -> re.Pattern[str]:
-    return re.compile(rf"^{re.escape(FOLDER)}/{re.escape(conversation_id)}/{re.escape(month)}"
-                      r"(?:-part-(?P<n>[1-9][0-9]*))?\.md$")
+    return re.compile(rf"{re.escape(FOLDER)}/{re.escape(conversation_id)}/{re.escape(month)}"
+                      r"(?:-part-(?P<n>[1-9][0-9]*))?\.md")
 
 
 def quote(text: str) -> str:
@@ -142,7 +142,7 @@ def plan(window: Sequence[Message], conversation_id: str, files: Mapping[str, st
         raise MemrepoError(messages.DREAM_VERBATIM_TOO_SMALL.format(limit=file_chars))
     for month in sorted(months):
         pattern = _part_pattern(conversation_id, month)
-        parts = {int(m.group("n") or 1): path for path in files if (m := pattern.match(path))}
+        parts = {int(m.group("n") or 1): path for path in files if (m := pattern.fullmatch(path))}
         number = max(parts) if parts else 1
         current = _File(parts[number], files[parts[number]], True, files[parts[number]]) if parts else \
             _File(part_path(conversation_id, month, number), empty_part(conversation_id, month, number, layout),
