@@ -70,7 +70,7 @@ def test_ids_are_time_ordered_and_unique(store: TranscriptStore) -> None:
     (("ada", "a..b", "user", "x"), {}, "is not valid"),
     (("ada", "c/1", "user", "x"), {}, "is not valid"),
     (("ada", "", "user", "x"), {}, "is not valid"),
-    (("a" * 65, "c1", "user", "x"), {}, "1-64 letters"),
+    (("a" * 65, "c1", "user", "x"), {}, "1-64 ASCII letters"),
     (("ada", 7, "user", "x"), {}, "conversation_id must be text, found int"),
     (("ada", "c1", "user", ""), {}, "text is empty"),
     (("ada", "c1", "user", " \n\t"), {}, "text is empty"),
