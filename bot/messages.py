@@ -169,6 +169,7 @@ SERVE_HELP = "run the webhook receiver (--local: the whole integrator on this ma
 
 # The memory tool.
 CALL_NOT_JSON = "the tool call is not valid JSON ({error}); send an object such as {{\"command\": \"view\"}}"
+JSON_TOO_DEEP = "{what} nests arrays and objects deeper than {limit} levels, more than memrepo reads"
 CALL_NOT_OBJECT = "the tool call must be a JSON object with a 'command', found {kind}"
 CALL_NO_COMMAND = "the tool call has no 'command'; use one of: {commands}"
 CALL_UNKNOWN_COMMAND = "unknown memory command '{command}'; use one of: {commands}"
@@ -1293,6 +1294,7 @@ MCP_BACKGROUND_DREAMS_HELP = ("run dreams triggered by recorded messages on a ba
 MCP_NO_PUSH_HELP = "commit small edits locally without pushing (edits that need review still become pull requests)"
 MCP_CONNECT_HINT = "A person connects one with `memrepo repository set <url> --repo {root}`; then retry the edit."
 MCP_RECORD_REFUSED = "memory_record: {problem}; nothing was recorded"
+MCP_UNREADABLE = "not a JSON-RPC message memrepo can read: {problem}"
 MCP_RECORDED = "recorded {kind} message {id} from {source} in conversation {conversation} (turn {turn})."
 MCP_RECORDED_UNTRUSTED = ("The context holds untrusted content ({sources}): every memory edit goes to a pull "
                           "request a person must approve until the context no longer holds it (record a "

@@ -1,5 +1,5 @@
 """Signed deliveries the receiver must refuse before anything is enqueued: JSON nested deeper
-than webhooks/payload.py's bound (a body of 100,000 brackets once ended in RecursionError and a
+than bot/bounded_json.py's bound (a body of 100,000 brackets once ended in RecursionError and a
 500) and numbers no forge can have (a pull request number of 10**30 was enqueued and retried
 against the forge). Against the real receiver on a real Redis, as GitHub sends them; and the
 depth scan itself, property-tested against json.loads."""
@@ -18,10 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot import messages
+from bot.bounded_json import MAX_DEPTH, nesting_depth
 from bot.queue import INTEGRATE, MAX_NUMBER, enqueue_integrate, job_key
 from tests.test_webhook_receiver import REPO, deliver, make_settings, pull_request, push, queued, repository
 from webhooks import create_app
-from webhooks.payload import MAX_DEPTH, PayloadError, loads, nesting_depth, parse_payload
+from webhooks.payload import PayloadError, loads, parse_payload
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 
 from bot import messages
+from bot.bounded_json import TooDeepError, loads_bounded
 from bot.contracts import check_id, is_dream_id
 from bot.errors import MemrepoError
 from bot.transcript.model import parse_time
@@ -51,7 +52,9 @@ def parse_cursor(data: bytes, path: str = "cursor") -> Cursor:
         return CursorError(messages.DREAM_CURSOR_BAD.format(path=path, problem=problem))
 
     try:
-        raw = json.loads(data.decode("utf-8"))
+        raw = loads_bounded(data.decode("utf-8"), what="the cursor")
+    except TooDeepError as exc:
+        raise bad(str(exc)) from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise bad(f"not JSON ({exc})") from None
     if not isinstance(raw, dict):

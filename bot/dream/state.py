@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bot import messages
+from bot.bounded_json import loads_bounded
 from bot.contracts import check_id, is_dream_id
 from bot.dream.triggers import TriggerState
 from bot.errors import MemrepoError
@@ -37,7 +38,7 @@ def parse_state(data: bytes, path: Path) -> TriggerState:
     """The state from the file's bytes; a damaged file is an error naming it (never reset
     silently: a lost pending trigger is what this file exists to prevent)."""
     try:
-        raw = json.loads(data.decode("utf-8"))
+        raw = loads_bounded(data.decode("utf-8"), what="the dream state")
         steps, pending = raw["steps"], raw["pending"]
         dream_id, pr = raw["open_dream_id"], raw["open_pr"]
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:

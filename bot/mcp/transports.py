@@ -18,6 +18,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+import mcp_types as types
+from pydantic import ValidationError
 
 from bot import messages
 from bot.errors import MemrepoError
@@ -92,9 +94,37 @@ async def _stdio(app: MemoryServer) -> None:
 
     async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tasks:
         tasks.start_soon(app.watcher.run)
+        readable_in, readable = anyio.create_memory_object_stream[Any](0)
+        tasks.start_soon(_answer_unreadable, read_stream, readable_in, write_stream)
         server = app.server
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        await server.run(readable, write_stream, server.create_initialization_options())
         tasks.cancel_scope.cancel()
+
+
+async def _answer_unreadable(lines: Any, readable: Any, answers: Any) -> None:
+    """Pass the client's messages on to the server, and answer each line that is none (not
+    JSON, nested past the parser's bound, not JSON-RPC), which the SDK's stdio reader hands on
+    as an exception the server drops unanswered: a client would wait for its answer forever."""
+    from mcp.shared.message import SessionMessage
+
+    async with readable:
+        async for item in lines:
+            if isinstance(item, Exception):
+                await answers.send(SessionMessage(unreadable_answer(item)))
+            else:
+                await readable.send(item)
+
+
+def unreadable_answer(problem: Exception) -> types.JSONRPCError:
+    """JSON-RPC's answer to a line that is not a message: a parse error when it is not JSON
+    (pydantic's parser stops ~200 levels deep), else an invalid request; its id is null, as the
+    line's own could not be read. Over HTTP the SDK answers the same with a 400."""
+    errors = problem.errors() if isinstance(problem, ValidationError) else []
+    parse = not errors or errors[0]["type"] == "json_invalid"
+    detail = errors[0]["msg"] if errors else str(problem)
+    return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(
+        code=types.PARSE_ERROR if parse else types.INVALID_REQUEST,
+        message=messages.MCP_UNREADABLE.format(problem=detail)))
 
 
 def listen(host: str, port: int) -> socket.socket:

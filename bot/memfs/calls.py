@@ -7,7 +7,6 @@ nothing here touches the repository.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping
@@ -15,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot import messages
+from bot.bounded_json import TooDeepError, loads_bounded
 from bot.errors import MemrepoError
 from bot.memfs import format_messages as say
 from bot.memfs import paths
@@ -107,20 +107,14 @@ def parse_call(raw: object) -> Call:
     one place a raw call is read: every check of its shape is here, so the layers inside take
     the Call and never parse again."""
     if isinstance(raw, (str, bytes)):
-        try:
-            raw = json.loads(raw)
-        except ValueError as exc:
-            raise MemrepoError(messages.CALL_NOT_JSON.format(error=exc)) from None
+        raw = _loads(raw, "the tool call")
     if not isinstance(raw, Mapping):
         raise MemrepoError(messages.CALL_NOT_OBJECT.format(kind=type(raw).__name__))
     data = dict(raw)
     # {"name": "memory", "arguments": {...}} and {"name": "core_memory_append", "input": {...}}
     nested = data.get("arguments", data.get("input") if isinstance(data.get("input"), Mapping) else None)
     if isinstance(nested, str):
-        try:
-            nested = json.loads(nested)
-        except ValueError as exc:
-            raise MemrepoError(messages.CALL_NOT_JSON.format(error=exc)) from None
+        nested = _loads(nested, "the text of the tool call's arguments")
     if isinstance(nested, Mapping):
         outer_name = data.get("name") or data.get("tool")
         data = dict(nested)
@@ -181,6 +175,17 @@ def printable(text: str) -> str:
     """`text` with what has no UTF-8 form (lone surrogates) written as escapes, so a message
     that quotes it can be printed and committed."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _loads(text: str | bytes, what: str) -> Any:
+    """The JSON value of a call's text; a MemrepoError when it nests deeper than any call does
+    (json.loads would end in RecursionError) or is not JSON."""
+    try:
+        return loads_bounded(text, what=what)
+    except TooDeepError:
+        raise
+    except ValueError as exc:
+        raise MemrepoError(messages.CALL_NOT_JSON.format(error=exc)) from None
 
 
 def _check_unicode(data: Mapping[Any, Any]) -> None:

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from bot.bounded_json import loads_bounded
 from bot.config import Limits
 from bot.memfs import format_messages as say
 from bot.memfs.layout import SKILLS, V2
@@ -119,7 +120,7 @@ def parse(text: str) -> Constraints:
     """The constraints in the file's text, or ConstraintsError with every problem, in Letta's
     words and order."""
     try:
-        value = json.loads(text, parse_constant=_no_constants)
+        value = loads_bounded(text, what="the config", parse_constant=_no_constants)
     except ValueError as exc:
         raise ConstraintsError([say.CONFIG_BAD_JSON.format(error=exc)]) from None
     if not isinstance(value, dict):

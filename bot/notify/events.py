@@ -20,6 +20,7 @@ from typing import Any
 from redis import Redis
 
 from bot import messages
+from bot.bounded_json import TooDeepError, loads_bounded
 from bot.contracts import is_dream_id, is_object_name
 from bot.errors import MemrepoError
 from bot.queue import repo_key
@@ -113,7 +114,9 @@ class HeadEvent:
     @classmethod
     def from_json(cls, text: str | bytes) -> HeadEvent:
         try:
-            data = json.loads(text)
+            data = loads_bounded(text, what="the event")
+        except TooDeepError as exc:
+            raise MemrepoError(messages.HEAD_EVENT_BAD.format(problem=exc)) from None
         except (ValueError, UnicodeDecodeError) as exc:
             raise MemrepoError(messages.HEAD_EVENT_BAD.format(problem=messages.HEAD_EVENT_NOT_JSON.format(
                 error=exc))) from None

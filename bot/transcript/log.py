@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot import messages
+from bot.bounded_json import loads_bounded
 from bot.errors import MemrepoError
 from bot.transcript.model import Message, from_row
 
@@ -150,7 +151,7 @@ def _line_number(path: Path, offset: int) -> int:
 def parse_line(path: Path, offset: int, line: bytes) -> Message:
     """A log line as a Message; a damaged line is an error naming the file and line."""
     try:
-        return from_row(json.loads(line))
+        return from_row(loads_bounded(line, what="the line"))
     except (ValueError, MemrepoError) as exc:
         problem = str(exc) if isinstance(exc, MemrepoError) else messages.TRANSCRIPT_LINE_NOT_JSON
         raise MemrepoError(messages.TRANSCRIPT_LOG_DAMAGED.format(

@@ -9,7 +9,6 @@ its own appends keep the index current, and other processes' appends index thems
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 import threading
@@ -20,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bot import messages
+from bot.bounded_json import TooDeepError, loads_bounded
 from bot.contracts import check_id
 from bot.errors import MemrepoError
 from bot.transcript import home as homes
@@ -460,7 +460,10 @@ class TranscriptStore:
                 problems.append(messages.IMPORT_NOT_UTF8.format(line=number))
                 continue
             try:
-                row = json.loads(text)
+                row = loads_bounded(text, what="the row")
+            except TooDeepError as exc:
+                problems.append(messages.IMPORT_ROW_BAD.format(line=number, problem=exc))
+                continue
             except ValueError as exc:
                 problems.append(messages.IMPORT_NOT_JSON.format(line=number, error=exc))
                 continue

@@ -31,6 +31,7 @@ from typing import Any
 import requests
 
 from bot import llm, messages
+from bot.bounded_json import TooDeepError, loads_bounded
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
 from bot.llm import endpoint as endpoint  # the completions URL, as this module has always offered it
@@ -112,7 +113,9 @@ def parse_answer(content: object, dream: DreamInput, model: str | None) -> Propo
     if not isinstance(content, str) or not content.strip():
         raise _invalid("the answer is empty")
     try:
-        data = json.loads(llm.unfenced(content).strip())  # a ```json fence, even in JSON mode
+        data = loads_bounded(llm.unfenced(content).strip(), what="the answer")  # a ```json fence, even in JSON mode
+    except TooDeepError as exc:
+        raise _invalid(str(exc)) from None
     except ValueError as exc:
         raise _invalid(f"not JSON ({exc})") from None
     if not isinstance(data, dict):
