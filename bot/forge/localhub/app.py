@@ -130,7 +130,7 @@ def create_app(data_dir: str | Path, *, public_url: str | None = None, hub: Hub 
             f"{secrets.token_hex(4).upper()}:{secrets.token_hex(4).upper()}:{secrets.token_hex(4).upper()}"
         )
         if request.path.startswith(API):
-            key = g.token["token"] if getattr(g, "token", None) is not None else request.remote_addr or "-"
+            key = g.token["token_hash"] if getattr(g, "token", None) is not None else request.remote_addr or "-"
             used, reset = limits.count(str(key))
             resp.headers["X-RateLimit-Limit"] = str(RATE_LIMIT)
             resp.headers["X-RateLimit-Remaining"] = str(max(RATE_LIMIT - used, 0))

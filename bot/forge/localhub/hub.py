@@ -16,7 +16,7 @@ import pygit2
 from flask import g, has_request_context, request
 
 from bot.forge.localhub.errors import ApiError, or_404
-from bot.forge.localhub.store import Store, now
+from bot.forge.localhub.store import Store, now, token_hash
 
 Listener = Callable[["Event"], None]
 PACK_REFS_EVERY = 32
@@ -83,16 +83,17 @@ class Hub:
 
     def issue_token(self, user_id: int, *, installation_id: int | None = None,
                     ttl: float | None = None, prefix: str = "ghp_") -> tuple[str, float | None]:
+        """A new token (kept only as its hash) and when it expires (None: never)."""
         token = prefix + secrets.token_hex(18)
         expires = now() + ttl if ttl else None
         with self.store.tx() as db:
-            db.execute("INSERT INTO tokens (token, user_id, installation_id, expires_at, created_at)"
-                       " VALUES (?, ?, ?, ?, ?)", (token, user_id, installation_id, expires, now()))
+            db.execute("INSERT INTO tokens (token_hash, user_id, installation_id, expires_at, created_at)"
+                       " VALUES (?, ?, ?, ?, ?)", (token_hash(token), user_id, installation_id, expires, now()))
         return token, expires
 
     def token_user(self, token: str) -> tuple[Any, Any] | None:
         """(user row, token row) for a live token, else None."""
-        row = self.store.one("SELECT * FROM tokens WHERE token = ?", token)
+        row = self.store.one("SELECT * FROM tokens WHERE token_hash = ?", token_hash(token))
         if row is None or (row["expires_at"] is not None and row["expires_at"] < now()):
             return None
         return self.user(row["user_id"]), row

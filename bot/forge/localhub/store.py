@@ -4,11 +4,16 @@ Everything that is not git (accounts, tokens, apps, pull requests, comments, lab
 reviews, statuses, hooks, deliveries) lives here, so the forge survives a restart. One
 connection per thread, writes serialised by one lock: localhub serves tests and demos, not
 a fleet, and a single writer keeps every multi-row change atomic.
+
+The file (and SQLite's -wal and -shm beside it) is readable by its owner only, and tokens
+are kept as their SHA-256: a copy of the database, or of a backup, gives no working token.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -17,14 +22,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-SCHEMA = """
+TOKENS = """CREATE TABLE IF NOT EXISTS tokens (
+  token_hash TEXT PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id),
+  installation_id INTEGER, expires_at REAL, created_at REAL NOT NULL);"""
+SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS users (
   id INTEGER PRIMARY KEY, login TEXT NOT NULL UNIQUE COLLATE NOCASE, type TEXT NOT NULL DEFAULT 'User',
   name TEXT, email TEXT, created_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS tokens (
-  token TEXT PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id),
-  installation_id INTEGER, expires_at REAL, created_at REAL NOT NULL);
+{TOKENS}
 CREATE TABLE IF NOT EXISTS apps (
   id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, name TEXT NOT NULL, owner_id INTEGER NOT NULL,
   bot_user_id INTEGER NOT NULL, public_key TEXT NOT NULL, created_at REAL NOT NULL);
@@ -89,8 +95,14 @@ class Store:
         self._lock = threading.RLock()
         self._idle: list[sqlite3.Connection] = []
         self._idle_lock = threading.Lock()
+        _private_file(path)
         with self._lock:
-            self._connection().executescript(SCHEMA)
+            conn = self._connection()
+            conn.executescript(SCHEMA)
+            _hash_plain_tokens(conn)
+        for companion in ("-wal", "-shm"):
+            if path.with_name(path.name + companion).exists():
+                _private_file(path.with_name(path.name + companion))
 
     def _open(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
@@ -160,6 +172,44 @@ class Store:
             idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
+
+
+def _private_file(path: Path) -> None:
+    """Create `path` readable by its owner only, or make it so. SQLite creates its -wal and
+    -shm files with the database file's mode, so they follow."""
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    os.chmod(path, 0o600)
+
+
+def _hash_plain_tokens(conn: sqlite3.Connection) -> None:
+    """Databases from before tokens were hashed keep them in a `token` column: hash each into
+    `token_hash`, so their tokens keep working and the plain ones are gone (overwritten on
+    disk, not only unlinked from the table)."""
+    columns = {row["name"] for row in conn.execute("PRAGMA table_info(tokens)")}
+    if "token" not in columns:
+        return
+    conn.execute("PRAGMA secure_delete=ON")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("ALTER TABLE tokens RENAME TO plain_tokens")
+        conn.execute(TOKENS)
+        rows = conn.execute("SELECT * FROM plain_tokens").fetchall()
+        conn.executemany("INSERT OR IGNORE INTO tokens (token_hash, user_id, installation_id, expires_at, created_at)"
+                         " VALUES (?, ?, ?, ?, ?)",
+                         [(token_hash(r["token"]), r["user_id"], r["installation_id"], r["expires_at"], r["created_at"])
+                          for r in rows])
+        conn.execute("DROP TABLE plain_tokens")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.execute("PRAGMA secure_delete=OFF")
+
+
+def token_hash(token: str) -> str:
+    """What the database keeps of a token, and looks it up by."""
+    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def now() -> float:
