@@ -1295,6 +1295,12 @@ MCP_NO_PUSH_HELP = "commit small edits locally without pushing (edits that need 
 MCP_CONNECT_HINT = "A person connects one with `memrepo repository set <url> --repo {root}`; then retry the edit."
 MCP_RECORD_REFUSED = "memory_record: {problem}; nothing was recorded"
 MCP_UNREADABLE = "not a JSON-RPC message memrepo can read: {problem}"
+MCP_TOKEN_REQUIRED = ("memrepo mcp --http on {host} would let anyone who reaches it change memory: set a bearer "
+                      "token in {name} (clients send Authorization: Bearer <token>), or serve on 127.0.0.1")
+MCP_TOKEN_SHORT = ("{name} is too short: use at least {minimum} characters (a guessable token protects nothing; "
+                   "make one with `python3 -c 'import secrets; print(secrets.token_urlsafe(24))'`)")
+MCP_NO_BEARER = "this MCP server needs Authorization: Bearer <token> (the token in {name} where it runs)"
+MCP_WRONG_BEARER = "the bearer token is not this MCP server's"
 MCP_RECORDED = "recorded {kind} message {id} from {source} in conversation {conversation} (turn {turn})."
 MCP_RECORDED_UNTRUSTED = ("The context holds untrusted content ({sources}): every memory edit goes to a pull "
                           "request a person must approve until the context no longer holds it (record a "

@@ -3,13 +3,13 @@ carries nothing but protocol) or streamable HTTP (uvicorn on a socket bound here
 use is one clear error before anything starts). Either way the HEAD watcher runs beside it.
 
 Over HTTP the server offers write tools, so anyone who reaches it can change memory: on an
-address other than loopback it refuses to start without a bearer token (MEMREPO_MCP_TOKEN),
-and with a token every request must carry `Authorization: Bearer <token>` (401 otherwise)."""
+address other than loopback it refuses to start without a bearer token (MEMREPO_MCP_TOKEN) of at
+least 16 characters (bot/bearer.py: the palace's rule), and with a token every request must
+carry `Authorization: Bearer <token>` (401 otherwise)."""
 
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 import logging
 import socket
@@ -22,6 +22,7 @@ import mcp_types as types
 from pydantic import ValidationError
 
 from bot import messages
+from bot.bearer import TOKEN_MIN, required_token
 from bot.errors import MemrepoError
 from bot.mcp.server import MemoryServer
 
@@ -30,28 +31,12 @@ log = logging.getLogger("memrepo.mcp")
 MCP_PATH = "/mcp"
 TOKEN_ENV = "MEMREPO_MCP_TOKEN"
 
-NEEDS_TOKEN = ("memrepo mcp --http on {host} would let anyone who reaches it change memory: set a bearer token "
-               "in {name} (clients send Authorization: Bearer <token>), or serve on 127.0.0.1")
-NO_TOKEN = "this MCP server needs Authorization: Bearer <token> (the token in {name} where it runs)"
-BAD_TOKEN = "the bearer token is not this MCP server's"
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` names only this machine (127.0.0.0/8, ::1, localhost)."""
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
 
 def require_token(host: str, token: str | None) -> str | None:
-    """The token to require, or a one-line MemrepoError when a non-loopback host has none."""
-    token = (token or "").strip() or None
-    if token is None and not is_loopback(host):
-        raise MemrepoError(NEEDS_TOKEN.format(host=host, name=TOKEN_ENV))
-    return token
+    """The token to require (None: none), or a one-line MemrepoError: off loopback without one,
+    or one shorter than the palace's minimum (bot.bearer's rule, shared with the palace)."""
+    return required_token(host, token, missing=messages.MCP_TOKEN_REQUIRED.format(host=host, name=TOKEN_ENV),
+                          short=messages.MCP_TOKEN_SHORT.format(name=TOKEN_ENV, minimum=TOKEN_MIN))
 
 
 Asgi = Callable[[dict[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
@@ -75,7 +60,8 @@ def bearer_only(app: Asgi, token: str) -> Asgi:
             await app(scope, receive, send)
             return
         body = json.dumps({"error": "unauthorized",
-                           "message": BAD_TOKEN if given else NO_TOKEN.format(name=TOKEN_ENV)}).encode()
+                           "message": messages.MCP_WRONG_BEARER if given else messages.MCP_NO_BEARER.format(
+                               name=TOKEN_ENV)}).encode()
         await send({"type": "http.response.start", "status": 401, "headers": [
             (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
             (b"www-authenticate", b'Bearer realm="memrepo-mcp"')]})

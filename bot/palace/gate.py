@@ -3,8 +3,8 @@
 On a loopback address the palace needs no token (only this machine reaches it), but it answers
 only requests whose `Host` is a loopback name, so a web page elsewhere cannot read memory by
 pointing a name it controls at 127.0.0.1 (DNS rebinding). On any other address a token is
-required, and refused when missing or shorter than TOKEN_MIN characters. With a token, a request
-is let in when it carries it:
+required, and refused when missing or shorter than TOKEN_MIN characters (bot/bearer.py's rule,
+which `memrepo mcp --http` shares). With a token, a request is let in when it carries it:
 
 - `Authorization: Bearer <token>` (scripts, `curl -H`), on every request; or
 - `?token=<token>` once, in a browser: the answer is a redirect to the same address without the
@@ -26,7 +26,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import ipaddress
 import secrets
 from dataclasses import dataclass, field
 
@@ -34,11 +33,9 @@ from cryptography.fernet import Fernet, InvalidToken
 
 from bot import messages
 from bot.access import ALLOWED, BAD_TOKEN, REFUSED
-from bot.errors import MemrepoError
+from bot.bearer import TOKEN_MIN, is_loopback, required_token
 
-TOKEN_MIN = 16
 COOKIE = "memrepo_palace"
-LOOPBACK_NAMES = ("localhost",)
 
 ALLOW = "allow"
 REMEMBER = "remember"  # allowed by ?token=: redirect without it, setting the cookie
@@ -48,18 +45,6 @@ WRONG_HOST = "wrong-host"
 SEALED_COOKIE = "memrepo_palace_viewer"
 SEALED_HOURS = 12
 FROM_HEADER, FROM_QUERY, FROM_COOKIE, FROM_NOWHERE = "header", "query", "cookie", "nowhere"
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` (an address or a name, IPv6 with or without brackets) is this machine's
-    loopback."""
-    name = host.strip().lower().strip("[]")
-    if name in LOOPBACK_NAMES or name.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def host_name(header: str) -> str:
@@ -72,15 +57,9 @@ def host_name(header: str) -> str:
 
 def check_start(host: str, token: str | None) -> str | None:
     """The token to require (None: none), or a MemrepoError saying why the palace cannot start
-    on `host` with `token`."""
-    token = (token or "").strip() or None
-    if token is None:
-        if not is_loopback(host):
-            raise MemrepoError(messages.PALACE_TOKEN_REQUIRED.format(host=host))
-        return None
-    if len(token) < TOKEN_MIN:
-        raise MemrepoError(messages.PALACE_TOKEN_SHORT.format(minimum=TOKEN_MIN))
-    return token
+    on `host` with `token` (bot.bearer's rule, which `memrepo mcp --http` shares)."""
+    return required_token(host, token, missing=messages.PALACE_TOKEN_REQUIRED.format(host=host),
+                          short=messages.PALACE_TOKEN_SHORT.format(minimum=TOKEN_MIN))
 
 
 @dataclass(frozen=True)
