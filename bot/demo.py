@@ -210,9 +210,7 @@ class Cast:
 
 
 def _token(stack: LocalStack, login: str) -> str:
-    resp = requests.post(f"{stack.localhub.url}/_localhub/tokens", json={"login": login}, timeout=10)
-    resp.raise_for_status()
-    return str(resp.json()["token"])
+    return stack.localhub.hub.token_for(login)
 
 
 @contextmanager

@@ -523,9 +523,14 @@ LOCALHUB_BAD_PORT = "port {port} is not a TCP port (0-65535)"
 LOCALHUB_CREATE_HELP = "create a repository on a running localhub (for `memrepo repository set`)"
 LOCALHUB_CREATE_DESCRIPTION = (
     "Create OWNER/NAME on a running localhub (`memrepo localhub serve` or `memrepo serve --local`), as "
-    "a person creates a repository on GitHub: OWNER's account and a token are made when missing. "
-    "Prints the clone URL, with the token in it, to give `memrepo repository set`. A repository "
-    "that exists already is not changed; its URL is printed all the same."
+    "a person creates a repository on GitHub: OWNER's account and a token are made when missing "
+    "(a new token for an account that exists takes localhub's operator token, read from its data "
+    "folder). Prints the clone URL, with the token in it, to give `memrepo repository set`. A "
+    "repository that exists already is not changed; its URL is printed all the same."
+)
+LOCALHUB_CREATE_DATA_HELP = (
+    "that localhub's data folder, whose operator token gives a token for an OWNER that has an account "
+    "already (default: `localhub serve`'s, then `serve --local`'s)"
 )
 LOCALHUB_BAD_REPOSITORY = (
     "{value!a} is not OWNER/NAME: the owner is 1-39 ASCII letters, digits or hyphens (not last), the name ASCII "
@@ -544,6 +549,21 @@ LOCALHUB_REPO_CONNECT = (
     "connect a memory to it: memrepo repository set {git_url} --repo DIR"
 )
 LOCALHUB_CANNOT_START = "localhub cannot start on {host}:{port} with data in {data}: {error}"
+LOCALHUB_ADMIN_LOOPBACK_ONLY = (
+    "localhub's own endpoints (/_localhub/) answer only requests addressed to a loopback host "
+    "(127.0.0.1, localhost or [::1]); this one was addressed to {host!r}"
+)
+LOCALHUB_NEEDS_OPERATOR = (
+    "{login} has an account already: {what} needs localhub's operator credential "
+    "(Authorization: Bearer <the operator-token file in localhub's data folder>)"
+)
+LOCALHUB_WHAT_TOKEN = "a new token for it"
+LOCALHUB_WHAT_INSTALL = "installing an App on it"
+LOCALHUB_BOT_NO_TOKEN = "{login} is an App's account: it acts only through its installation's tokens"
+LOCALHUB_NO_OPERATOR_TOKEN = (
+    "localhub at {url} gave no token for {owner}: {problem}. No operator token it takes was found "
+    "in {looked}; give its data folder with --data"
+)
 
 # Forge client.
 FORGE_NEEDS_CREDENTIALS = (

@@ -87,11 +87,20 @@ def localhub(tmp_path: Path):  # type: ignore[no-untyped-def]
         pytest.fail(report, pytrace=False)
 
 
+def operator_headers(server) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """The `Authorization` header with `server`'s operator credential (its data folder's
+    `operator-token`), which localhub asks for before it mints a token for an existing account."""
+    from bot.forge.localhub.operator import read_operator_token
+
+    return {"Authorization": f"Bearer {read_operator_token(server.hub.data_dir)}"}
+
+
 def localhub_token(server, login: str) -> str:  # type: ignore[no-untyped-def]
-    """A token for `login` (the account is created on first use)."""
+    """A new token for `login`, as the operator asks for one (the account is created on first use)."""
     import requests
 
-    resp = requests.post(f"{server.url}/_localhub/tokens", json={"login": login}, timeout=10)
+    resp = requests.post(f"{server.url}/_localhub/tokens", json={"login": login}, headers=operator_headers(server),
+                         timeout=10)
     resp.raise_for_status()
     return resp.json()["token"]
 

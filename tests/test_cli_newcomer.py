@@ -37,8 +37,10 @@ def test_create_repo_makes_the_repository_repository_set_connects_to(localhub: L
     assert (code, err) == (0, "") and "pushed main" in out
     assert git(memory.root, "ls-remote", "origin", "refs/heads/main").split()[0] == memory.head_sha()
 
-    # again: nothing changes, and the URL is given all the same
-    code, out, err = run_cli(capsys, "localhub", "create-repo", "ada/memory", "--url", localhub.url)
+    # again: nothing changes, and the URL is given all the same, with a token the operator credential
+    # in localhub's data folder got for ada's account (a newcomer gets no token for it)
+    code, out, err = run_cli(capsys, "localhub", "create-repo", "ada/memory", "--url", localhub.url,
+                             "--data", str(localhub.hub.data_dir))
     assert (code, err) == (0, "")
     assert out.splitlines()[0] == f"ada/memory already exists on {localhub.url}; nothing was changed"
     assert git(memory.root, "ls-remote", "origin", "refs/heads/main").split()[0] == memory.head_sha()

@@ -18,14 +18,13 @@ from typing import Any
 
 import github
 import pytest
-import requests
 
 from bot import cli, demo, messages
 from bot.dream.provenance import parse_provenance
 from bot.forge.localhub.server import LocalhubServer
 from bot.identity import INTEGRATOR, role_of
 from bot.transcript import TranscriptStore
-from tests.conftest import PERSON_EMAIL, PERSON_NAME, git
+from tests.conftest import PERSON_EMAIL, PERSON_NAME, git, localhub_token
 
 
 @dataclass
@@ -60,7 +59,7 @@ def story(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Story]:
         hub = LocalhubServer(base / "stack" / "localhub").start()
         try:
             # Sam, its owner, reads the private repository (as anyone it was not shared with could not).
-            token = requests.post(f"{hub.url}/_localhub/tokens", json={"login": "sam"}, timeout=10).json()["token"]
+            token = localhub_token(hub, "sam")  # the operator's: sam's account exists
             gh = github.Github(auth=github.Auth.Token(token), base_url=hub.api_url, retry=None)
             yield Story(code, timeline, base, gh.get_repo(demo.REPO))
             gh.close()

@@ -36,7 +36,7 @@ from bot.forge.errors import (
     UncertainWrite,
 )
 from bot.forge.localhub.server import LocalhubServer
-from tests.conftest import arm_fault, fault_hits, git, localhub_token
+from tests.conftest import arm_fault, fault_hits, git, localhub_token, operator_headers
 from tests.memory_forge import FAST, REPO
 from tests.waiting import wait_until
 
@@ -311,7 +311,7 @@ def _app(world: World) -> dict[str, Any]:
     assert resp.status_code == 201, resp.text
     app = resp.json()
     requests.post(f"{world.server.url}/_localhub/apps/{app['id']}/installations", json={"account": "alice"},
-                  timeout=10).raise_for_status()
+                  headers=operator_headers(world.server), timeout=10).raise_for_status()
     return app
 
 
@@ -333,7 +333,8 @@ def test_app_credentials_find_the_installation_and_act_as_the_bot(world: World) 
 def test_app_installation_tokens_are_refreshed_before_expiry(world: World) -> None:
     app = _app(world)
     installation = requests.post(f"{world.server.url}/_localhub/apps/{app['id']}/installations",
-                                 json={"account": "alice"}, timeout=10).json()["id"]
+                                 json={"account": "alice"}, headers=operator_headers(world.server),
+                                 timeout=10).json()["id"]
     # Tokens live an hour; a margin above that makes every call find its token too close to expiry.
     client = ForgeClient(REPO, AppCredentials(app["id"], app["private_key"], installation),
                          base_url=world.server.api_url, policy=FAST, min_write_interval=0,

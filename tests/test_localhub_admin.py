@@ -1,5 +1,7 @@
-"""localhub's database as a security boundary: readable by its owner only, with tokens kept
-as hashes (also those of a database from before they were)."""
+"""localhub's own endpoints and files as a security boundary: tokens are minted without the
+operator credential only for a new account, the admin endpoints answer only requests
+addressed to a loopback host, and the database (where tokens are kept as hashes) is readable
+by its owner only."""
 
 from __future__ import annotations
 
@@ -9,8 +11,13 @@ from pathlib import Path
 
 import requests
 
+from bot.forge.localhub.operator import OPERATOR_FILE, read_operator_token
 from bot.forge.localhub.server import LocalhubServer
-from tests.conftest import localhub_token
+from tests.conftest import localhub_token, operator_headers
+
+
+def mint(server: LocalhubServer, login: str, headers: dict[str, str] | None = None) -> requests.Response:
+    return requests.post(f"{server.url}/_localhub/tokens", json={"login": login}, headers=headers or {}, timeout=10)
 
 
 def whoami(server: LocalhubServer, token: str) -> str:
@@ -21,6 +28,82 @@ def whoami(server: LocalhubServer, token: str) -> str:
 
 def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
+
+
+# ---------------------------------------------------------------------------------- tokens
+def test_a_new_login_gets_an_account_and_its_token_without_credentials(localhub: LocalhubServer) -> None:
+    resp = mint(localhub, "sam")
+    assert resp.status_code == 201
+    assert whoami(localhub, resp.json()["token"]) == "sam"
+
+
+def test_a_token_for_an_existing_account_needs_the_operator_credential(localhub: LocalhubServer) -> None:
+    mint(localhub, "alice")
+    refused = mint(localhub, "alice")
+    assert refused.status_code == 403
+    assert "operator" in refused.json()["message"]
+    assert mint(localhub, "ALICE").status_code == 403  # logins are one account whatever their case
+    user_token = localhub_token(localhub, "bob")
+    assert mint(localhub, "alice", {"Authorization": f"token {user_token}"}).status_code == 403
+    secret = read_operator_token(localhub.hub.data_dir)
+    for scheme in ("Bearer", "token"):
+        resp = mint(localhub, "alice", {"Authorization": f"{scheme} {secret}"})
+        assert resp.status_code == 201
+        assert whoami(localhub, resp.json()["token"]) == "alice"
+
+
+def test_a_bot_login_gets_no_token_here(localhub: LocalhubServer) -> None:
+    """An App's `<slug>[bot]` account acts only through installation tokens; a token minted
+    for that login beforehand would become the App's once it is registered."""
+    for headers in (None, operator_headers(localhub)):
+        assert mint(localhub, "memrepo[bot]", headers).status_code == 422
+
+
+def test_the_operator_token_is_made_once_readable_by_its_owner_only(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with LocalhubServer(data):
+        first = read_operator_token(data)
+    assert first and first.startswith("lho_")
+    assert mode(data / OPERATOR_FILE) == 0o600
+    with LocalhubServer(data) as again:
+        assert read_operator_token(data) == first
+        assert mint(again, "alice").status_code == 201
+        assert mint(again, "alice", {"Authorization": f"Bearer {first}"}).status_code == 201
+
+
+def test_installing_an_app_on_an_existing_account_needs_the_operator_credential(localhub: LocalhubServer) -> None:
+    localhub_token(localhub, "alice")
+    app = requests.post(f"{localhub.url}/_localhub/apps", json={"name": "memrepo", "owner": "acme"}, timeout=30).json()
+    url = f"{localhub.url}/_localhub/apps/{app['id']}/installations"
+    assert requests.post(url, json={"account": "alice"}, timeout=10).status_code == 403
+    assert requests.post(url, json={"account": "newcomer"}, timeout=10).status_code == 201
+    assert requests.post(url, json={"account": "alice"}, headers=operator_headers(localhub),
+                         timeout=10).status_code == 201
+
+
+# ---------------------------------------------------------------------------------- loopback only
+def test_admin_endpoints_answer_only_requests_addressed_to_loopback(localhub: LocalhubServer) -> None:
+    """A page on evil.example whose name a browser was made to resolve to 127.0.0.1 reaches
+    localhub with `Host: evil.example`: localhub's own endpoints refuse it."""
+    port = localhub.port
+    for host in ("evil.example", f"evil.example:{port}", "192.168.1.5", "localhost.evil.example"):
+        for method, path in (("GET", "health"), ("POST", "tokens"), ("GET", "faults"), ("GET", "deliveries"),
+                             ("POST", "apps")):
+            resp = requests.request(method, f"{localhub.url}/_localhub/{path}", json={"login": "mallory"},
+                                    headers={"Host": host}, timeout=10)
+            assert resp.status_code == 403, (host, path)
+            assert "loopback" in resp.json()["message"]
+    for host in ("localhost", f"localhost:{port}", f"127.0.0.1:{port}", "[::1]", f"[::1]:{port}", "127.0.0.2"):
+        resp = requests.get(f"{localhub.url}/_localhub/health", headers={"Host": host}, timeout=10)
+        assert resp.status_code == 200, host
+    assert localhub.hub.user_by_login("mallory") is None
+
+
+def test_github_endpoints_answer_any_host(localhub: LocalhubServer) -> None:
+    token = localhub_token(localhub, "alice")
+    headers = {"Host": "forge.example", "Authorization": f"token {token}"}
+    resp = requests.get(f"{localhub.api_url}/user", headers=headers, timeout=10)
+    assert resp.status_code == 200
 
 
 # ---------------------------------------------------------------------------------- the database

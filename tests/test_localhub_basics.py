@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from bot.forge.localhub.server import LocalhubServer
-from tests.conftest import localhub_token
+from tests.conftest import localhub_token, operator_headers
 
 
 def client(server: LocalhubServer, token: str) -> github.Github:
@@ -93,7 +93,8 @@ def test_github_app_flow_gives_an_installation_token(localhub: LocalhubServer) -
     owner_token = localhub_token(localhub, "acme")
     client(localhub, owner_token).get_user().create_repo("memory", auto_init=True)
     app = requests.post(f"{localhub.url}/_localhub/apps", json={"name": "memrepo", "owner": "acme"}, timeout=30).json()
-    requests.post(f"{localhub.url}/_localhub/apps/{app['id']}/installations", json={"account": "acme"}, timeout=10)
+    requests.post(f"{localhub.url}/_localhub/apps/{app['id']}/installations", json={"account": "acme"},
+                  headers=operator_headers(localhub), timeout=10).raise_for_status()
     auth = github.Auth.AppAuth(app["id"], app["private_key"])
     integration = github.GithubIntegration(auth=auth, base_url=localhub.api_url)
     installation = integration.get_repo_installation("acme", "memory")

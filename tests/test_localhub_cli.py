@@ -44,3 +44,27 @@ def test_port_in_use_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: P
         code, _, err = run_cli(capsys, "localhub", "serve", "--port", str(port), "--data", str(tmp_path))
     assert code == 1
     assert err.startswith(f"memrepo: localhub cannot start on 127.0.0.1:{port}") and err.count("\n") == 1
+
+
+def test_create_repo_for_an_existing_owner_uses_the_operator_token(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """localhub gives a newcomer a token for any new login, but one for an account that exists
+    only to its operator: create-repo reads the operator token from the data folder given, or
+    from `localhub serve`'s default one."""
+    from bot.commands.localhub import default_data_dir
+    from bot.forge.localhub.server import LocalhubServer
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
+    elsewhere = tmp_path / "elsewhere"
+    with LocalhubServer(elsewhere) as server:
+        assert run_cli(capsys, "localhub", "create-repo", "ada/one", "--url", server.url)[0] == 0
+        code, out, err = run_cli(capsys, "localhub", "create-repo", "ada/two", "--url", server.url)
+        assert code == 1 and out == "" and err.count("\n") == 1
+        assert "operator credential" in err and str(default_data_dir()) in err and "--data" in err
+        code, out, err = run_cli(capsys, "localhub", "create-repo", "ada/two", "--url", server.url,
+                                 "--data", str(elsewhere))
+        assert (code, err) == (0, "") and out.startswith(f"created ada/two on {server.url}")
+    with LocalhubServer(default_data_dir()) as server:
+        assert run_cli(capsys, "localhub", "create-repo", "bo/one", "--url", server.url)[0] == 0
+        code, out, err = run_cli(capsys, "localhub", "create-repo", "bo/two", "--url", server.url)
+        assert (code, err) == (0, "") and out.startswith(f"created bo/two on {server.url}")

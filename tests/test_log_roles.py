@@ -19,7 +19,15 @@ from bot import identity
 from bot.forge.client import AppCredentials, ForgeClient, NewPullRequest, TokenCredentials
 from bot.identity import commit_role
 from bot.memfs.tool import MemoryTool
-from tests.conftest import PERSON_EMAIL, PERSON_NAME, LocalhubMemory, git, localhub_token, memory_on_localhub
+from tests.conftest import (
+    PERSON_EMAIL,
+    PERSON_NAME,
+    LocalhubMemory,
+    git,
+    localhub_token,
+    memory_on_localhub,
+    operator_headers,
+)
 from tests.conftest import run_cli as run
 from tests.memory_forge import FAST, REPO
 
@@ -65,7 +73,7 @@ class World(LocalhubMemory):
         assert resp.status_code == 201, resp.text
         app = resp.json()
         requests.post(f"{self.server.url}/_localhub/apps/{app['id']}/installations", json={"account": "alice"},
-                      timeout=10).raise_for_status()
+                      headers=operator_headers(self.server), timeout=10).raise_for_status()
         return AppCredentials(app["id"], app["private_key"])
 
 

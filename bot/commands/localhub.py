@@ -1,7 +1,8 @@
 """`memrepo localhub serve`: GitHub's REST API and git transport on this machine;
 `memrepo localhub create-repo OWNER/NAME`: a repository on a running localhub, as a person
 would create one on GitHub (the owner's account and token are made when missing), answered with
-the URL `memrepo repository set` takes."""
+the URL `memrepo repository set` takes. localhub gives a token for an account that exists only
+for its operator credential, which create-repo reads from localhub's data folder."""
 
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     create.add_argument("--url", default=DEFAULT_URL, help=f"the running localhub (default: {DEFAULT_URL})")
     create.add_argument("--private", action="store_true", help="seen only by its owner and collaborators")
     create.add_argument("--description", metavar="TEXT", default=None)
+    create.add_argument("--data", type=Path, default=None, metavar="DIR", help=messages.LOCALHUB_CREATE_DATA_HELP)
     create.set_defaults(func=run_create_repo)
 
 
@@ -99,6 +101,35 @@ def _said(resp: Any) -> str:
     return " ".join(f"{said.rstrip('.')}: {details}".split()) if details else said
 
 
+def _operator_folders(given: Path | None) -> list[Path]:
+    """Where the operator token of the localhub create-repo talks to may be: the folder given,
+    else the default data folders of `localhub serve` and `serve --local`."""
+    from bot.commands import serve
+
+    return [given.expanduser()] if given else [default_data_dir(), serve.default_data_dir() / "localhub"]
+
+
+def _owner_token(url: str, owner: str, args: argparse.Namespace) -> str:
+    """A new token for `owner`: asked for as a newcomer, then (the account exists) with each
+    operator token found, until localhub accepts one."""
+    from bot.forge.localhub.operator import read_operator_token
+
+    resp = _post(f"{url}/_localhub/tokens", {"login": owner})
+    folders = _operator_folders(args.data)
+    secrets = [s for s in (read_operator_token(folder) for folder in folders) if s] if resp.status_code == 403 else []
+    for secret in secrets:
+        resp = _post(f"{url}/_localhub/tokens", {"login": owner}, secret)
+        if resp.status_code != 401:
+            break
+    if resp.status_code == 201:
+        return str(resp.json()["token"])
+    if resp.status_code in (401, 403):
+        raise MemrepoError(messages.LOCALHUB_NO_OPERATOR_TOKEN.format(
+            owner=owner, url=url, problem=_said(resp).rstrip("."),
+            looked=", ".join(str(folder) for folder in folders)))
+    raise MemrepoError(messages.LOCALHUB_CREATE_FAILED.format(repo=args.repository, url=url, problem=_said(resp)))
+
+
 def run_create_repo(args: argparse.Namespace) -> int:
     match = REPO_NAME.fullmatch(args.repository)
     name = match.group("name") if match else ""
@@ -108,10 +139,7 @@ def run_create_repo(args: argparse.Namespace) -> int:
     url = args.url.rstrip("/")
     if not url.startswith(("http://", "https://")):
         raise MemrepoError(messages.LOCALHUB_BAD_URL.format(url=args.url))
-    resp = _post(f"{url}/_localhub/tokens", {"login": owner})
-    if resp.status_code != 201:
-        raise MemrepoError(messages.LOCALHUB_CREATE_FAILED.format(repo=args.repository, url=url, problem=_said(resp)))
-    token = resp.json()["token"]
+    token = _owner_token(url, owner, args)
     resp = _post(f"{url}/api/v3/user/repos", {"name": name, "private": args.private,
                                               "description": args.description}, token)
     existed = resp.status_code == 422 and "already exists" in _said(resp)

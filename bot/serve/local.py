@@ -46,7 +46,6 @@ from pathlib import Path
 from typing import Any
 
 import redis as redis_lib
-import requests
 
 from bot import messages
 from bot.errors import MemrepoError
@@ -296,9 +295,7 @@ class LocalStack:
         except (OSError, SystemExit) as exc:
             problem = getattr(exc, "strerror", None) or exc
             raise MemrepoError(messages.SERVE_LOCAL_CANNOT_START.format(problem=problem)) from None
-        resp = requests.post(f"{self.localhub.url}/_localhub/tokens", json={"login": BOT_LOGIN}, timeout=10)
-        resp.raise_for_status()
-        self.bot_token = resp.json()["token"]
+        self.bot_token = self.localhub.hub.token_for(BOT_LOGIN)
         settings = Settings(redis_url=self.redis.url, webhook_secret=self.webhook_secret,
                             agent_token=self.agent_token, bot_login=BOT_LOGIN)
         self.access = ForgeAccess(self.localhub.api_url, integrator_token=self.bot_token)

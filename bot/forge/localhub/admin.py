@@ -1,16 +1,21 @@
 """localhub's own endpoints (not GitHub's), under `/_localhub/`: accounts and tokens for
-tests and demos. localhub binds to loopback by default; these need no authentication."""
+tests and demos. They answer only requests addressed to a loopback host (app.py). Anyone
+there may make a new account and get its token, as anyone may sign up on GitHub; a token for
+an account that exists already needs the operator credential (bot.forge.localhub.operator),
+or any local process could act as the owner of every repository."""
 
 from __future__ import annotations
 
 import re
 
-from flask import Blueprint, Flask, jsonify
+from flask import Blueprint, Flask, g, jsonify
 
+from bot import messages
 from bot.forge.localhub.errors import ApiError, json_body
 from bot.forge.localhub.hub import Hub
 
 LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?(\[bot\])?$")
+BOT_SUFFIX = "[bot]"
 
 
 def check_login(value: object) -> str:
@@ -21,6 +26,13 @@ def check_login(value: object) -> str:
     return value
 
 
+def require_operator(login: str, what: str) -> None:
+    """403 unless the request carries the operator credential: `login`'s account exists, and
+    `what` would let the caller act as it."""
+    if not getattr(g, "operator", False):
+        raise ApiError(403, messages.LOCALHUB_NEEDS_OPERATOR.format(login=login, what=what))
+
+
 def register(app: Flask, hub: Hub) -> None:
     bp = Blueprint("localhub_admin", __name__, url_prefix="/_localhub")
 
@@ -28,7 +40,11 @@ def register(app: Flask, hub: Hub) -> None:
     def create_token():  # type: ignore[no-untyped-def]
         body = json_body()
         login = check_login(body.get("login"))
-        user = hub.ensure_user(login)
+        if login.lower().endswith(BOT_SUFFIX):
+            raise ApiError(422, messages.LOCALHUB_BOT_NO_TOKEN.format(login=login))
+        user, created = hub.account(login)
+        if not created:
+            require_operator(user["login"], messages.LOCALHUB_WHAT_TOKEN)
         token, _ = hub.issue_token(user["id"])
         return jsonify({"token": token, "login": user["login"], "id": user["id"]}), 201
 

@@ -3,7 +3,10 @@
 
 Authentication follows GitHub: `Authorization: token|Bearer <token>` (or an app's JWT) for
 REST, HTTP Basic with the token as password (`x-access-token:<token>@`) for git. Every REST
-response carries GitHub's rate-limit and request-id headers.
+response carries GitHub's rate-limit and request-id headers. The operator credential
+(bot.forge.localhub.operator) is taken the same way and signs in no account: it only lets
+localhub's own endpoints do what a user's token may not. Those endpoints answer only requests
+addressed to a loopback host (a DNS-rebound page carries its own name in `Host`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ from pathlib import Path
 
 from flask import Flask, Response, g, request
 
+from bot import messages
+from bot.forge.localhub.access import loopback_host
 from bot.forge.localhub.errors import ApiError
+from bot.forge.localhub.faults import ADMIN
 from bot.forge.localhub.hub import Hub
 
 API = "/api/v3"
@@ -105,10 +111,16 @@ def create_app(data_dir: str | Path, *, public_url: str | None = None, hub: Hub 
     limits = _RateLimits()
 
     @app.before_request
+    def admin_on_loopback_only() -> None:
+        if request.path.startswith(ADMIN) and not loopback_host(request.host):
+            raise ApiError(403, messages.LOCALHUB_ADMIN_LOOPBACK_ONLY.format(host=request.host))
+
+    @app.before_request
     def authenticate() -> Response | None:
         g.user = None
         g.token = None
         g.app_id = None
+        g.operator = False
         scheme, secret = _credentials()
         if secret is None:
             return None
@@ -116,6 +128,9 @@ def create_app(data_dir: str | Path, *, public_url: str | None = None, hub: Hub 
             from bot.forge.localhub.apps import app_from_jwt
 
             g.app_id = app_from_jwt(hub, secret)  # raises 401 for a bad JWT
+            return None
+        if scheme != "basic" and hub.is_operator(secret):
+            g.operator = True
             return None
         found = hub.token_user(secret)
         if found is None:

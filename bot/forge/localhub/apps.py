@@ -1,6 +1,8 @@
 """The GitHub App flow: an app signs a JWT (RS256) with its private key, exchanges it for an
 installation access token, and acts as `<slug>[bot]`. localhub generates the key pair when
-an app is registered (`POST /_localhub/apps`) and keeps only the public half."""
+an app is registered (`POST /_localhub/apps`) and keeps only the public half. An installation
+writes to its account's repositories, so installing on an account that exists already
+needs the operator credential, as a token for it does (admin.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from flask import Blueprint, Flask, g, jsonify
 
+from bot import messages
 from bot.forge.localhub import shapes
+from bot.forge.localhub.admin import check_login, require_operator
 from bot.forge.localhub.errors import ApiError, json_body, not_found
 from bot.forge.localhub.hub import Hub
 from bot.forge.localhub.store import now
@@ -137,7 +141,9 @@ def register(app: Flask, hub: Hub) -> None:
         if not isinstance(account, str):
             raise ApiError(422, "Validation Failed", errors=[{
                 "resource": "Installation", "code": "missing_field", "field": "account"}])
-        account_row = hub.ensure_user(account)
+        account_row, created = hub.account(check_login(account))
+        if not created:
+            require_operator(account_row["login"], messages.LOCALHUB_WHAT_INSTALL)
         with hub.store.tx() as db:
             row = db.execute("SELECT * FROM installations WHERE app_id = ? AND account_id = ?",
                              (app_id, account_row["id"])).fetchone()

@@ -1,9 +1,10 @@
-"""The forge's state and the operations every endpoint shares: accounts, tokens,
-repositories (bare git repositories under `repos/`), URLs, and the event bus that webhooks
+"""The forge's state and the operations every endpoint shares: accounts, tokens (and the
+operator credential), repositories (bare git repositories under `repos/`), URLs, and the event bus that webhooks
 listen on."""
 
 from __future__ import annotations
 
+import hmac
 import secrets
 import subprocess
 import threading
@@ -16,6 +17,7 @@ import pygit2
 from flask import g, has_request_context, request
 
 from bot.forge.localhub.errors import ApiError, or_404
+from bot.forge.localhub.operator import ensure_operator_token
 from bot.forge.localhub.store import Store, now, token_hash
 
 Listener = Callable[["Event"], None]
@@ -37,9 +39,11 @@ class Event:
 class Hub:
     def __init__(self, data_dir: Path, public_url: str | None = None) -> None:
         self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # private repositories live here
         self.repos_dir = self.data_dir / "repos"
-        self.repos_dir.mkdir(parents=True, exist_ok=True)
+        self.repos_dir.mkdir(exist_ok=True)
         self.store = Store(self.data_dir / "localhub.sqlite3")
+        self.operator_token = ensure_operator_token(self.data_dir)
         self.public_url = public_url.rstrip("/") if public_url else None
         self._listeners: list[Listener] = []
         self._listeners_lock = threading.Lock()
@@ -71,15 +75,20 @@ class Hub:
     def user_by_login(self, login: str) -> Any | None:
         return self.store.one("SELECT * FROM users WHERE login = ?", login)
 
-    def ensure_user(self, login: str, kind: str = "User") -> Any:
+    def account(self, login: str, kind: str = "User") -> tuple[Any, bool]:
+        """The account named `login` (any case), made when missing, and whether it was made
+        now: one transaction, so of two requests for a new name only one makes it."""
         with self.store.tx() as db:
             row = db.execute("SELECT * FROM users WHERE login = ?", (login,)).fetchone()
             if row is not None:
-                return row
+                return row, False
             user_id = self.store.next_id(db, "user", 1001)
             db.execute("INSERT INTO users (id, login, type, created_at) VALUES (?, ?, ?, ?)",
                        (user_id, login, kind, now()))
-            return db.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone()
+            return db.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone(), True
+
+    def ensure_user(self, login: str, kind: str = "User") -> Any:
+        return self.account(login, kind)[0]
 
     def issue_token(self, user_id: int, *, installation_id: int | None = None,
                     ttl: float | None = None, prefix: str = "ghp_") -> tuple[str, float | None]:
@@ -91,12 +100,21 @@ class Hub:
                        " VALUES (?, ?, ?, ?, ?)", (token_hash(token), user_id, installation_id, expires, now()))
         return token, expires
 
+    def token_for(self, login: str) -> str:
+        """A new token for `login`, its account made when missing: what the operator may ask
+        for over HTTP, for callers in this process (`serve --local`, the demo)."""
+        return self.issue_token(self.ensure_user(login)["id"])[0]
+
     def token_user(self, token: str) -> tuple[Any, Any] | None:
         """(user row, token row) for a live token, else None."""
         row = self.store.one("SELECT * FROM tokens WHERE token_hash = ?", token_hash(token))
         if row is None or (row["expires_at"] is not None and row["expires_at"] < now()):
             return None
         return self.user(row["user_id"]), row
+
+    def is_operator(self, secret: str) -> bool:
+        """Whether `secret` is this localhub's operator credential (compared in constant time)."""
+        return hmac.compare_digest(secret.encode(), self.operator_token.encode())
 
     def current_user(self) -> Any:
         user = getattr(g, "user", None)
