@@ -6,6 +6,7 @@ a value of the wrong type is an error that names the key, not a silent default.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field, fields, replace
 from fnmatch import fnmatchcase
@@ -14,7 +15,14 @@ from typing import Any
 import yaml
 
 from bot import messages
-from bot.memfs.paths import fold
+
+
+def fold(path: str) -> str:
+    """The spelling a case-insensitive, normalising file system (APFS, HFS+, NTFS) gives
+    `path`: letter case folded, Unicode composed (NFC), invisible format characters dropped.
+    Two paths that fold alike are one file there, so protection and collisions compare these."""
+    visible = "".join(char for char in path if unicodedata.category(char) != "Cf")
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", visible).casefold())
 
 CONFIG_PATH = ".memrepo/config.yml"
 
@@ -184,7 +192,7 @@ def parse_policy(text: str | None) -> Policy:
 def protected_paths(paths: Iterable[str], globs: Iterable[str]) -> list[str]:
     """Changed paths a protected pattern matches. Patterns are fnmatch globs on the whole
     path (`*` also crosses `/`); a pattern ending in `/` protects everything under it. Both
-    are compared folded (`paths.fold`: any letter case, Unicode composed), since on a
+    are compared folded (`fold`: any letter case, Unicode composed), since on a
     case-insensitive clone `system/PERSONA.md` is `system/persona.md`. Here, beside the
     policy, so that routing an agent's edit does not load the integrator."""
     patterns = [fold(g) for g in globs if g]

@@ -560,6 +560,9 @@ LOCALHUB_NEEDS_OPERATOR = (
 LOCALHUB_WHAT_TOKEN = "a new token for it"
 LOCALHUB_WHAT_INSTALL = "installing an App on it"
 LOCALHUB_BOT_NO_TOKEN = "{login} is an App's account: it acts only through its installation's tokens"
+LOCALHUB_PROTECTION_NEEDS_ADMIN = (
+    "setting branch protection on {repo} needs admin rights on it or localhub's operator credential"
+)
 LOCALHUB_NO_OPERATOR_TOKEN = (
     "localhub at {url} gave no token for {owner}: {problem}. No operator token it takes was found "
     "in {looked}; give its data folder with --data"

@@ -81,6 +81,19 @@ def test_installing_an_app_on_an_existing_account_needs_the_operator_credential(
                          timeout=10).status_code == 201
 
 
+def test_branch_protection_needs_the_operator_or_an_admin(localhub: LocalhubServer) -> None:
+    owner = localhub_token(localhub, "alice")
+    requests.post(f"{localhub.api_url}/user/repos", json={"name": "memory"},
+                  headers={"Authorization": f"token {owner}"}, timeout=10).raise_for_status()
+    url = f"{localhub.url}/_localhub/repos/alice/memory/protection"
+    rule = {"branch": "main", "required_approving_review_count": 1}
+    stranger = localhub_token(localhub, "bob")
+    assert requests.post(url, json=rule, timeout=10).status_code == 401
+    assert requests.post(url, json=rule, headers={"Authorization": f"token {stranger}"}, timeout=10).status_code == 403
+    assert requests.post(url, json=rule, headers={"Authorization": f"token {owner}"}, timeout=10).status_code == 200
+    assert requests.post(url, json=rule, headers=operator_headers(localhub), timeout=10).status_code == 200
+
+
 # ---------------------------------------------------------------------------------- loopback only
 def test_admin_endpoints_answer_only_requests_addressed_to_loopback(localhub: LocalhubServer) -> None:
     """A page on evil.example whose name a browser was made to resolve to 127.0.0.1 reaches

@@ -16,7 +16,7 @@ import requests
 
 from bot.forge.localhub.hub import Event
 from bot.forge.localhub.server import LocalhubServer
-from tests.conftest import git, localhub_token
+from tests.conftest import git, localhub_token, operator_headers
 
 
 def client(server: LocalhubServer, token: str) -> github.Github:
@@ -200,7 +200,7 @@ def test_branch_shows_protection(setup: Setup) -> None:
     assert (branch.name, branch.protected) == ("main", False)
     requests.post(f"{setup.server.url}/_localhub/repos/alice/memory/protection",
                   json={"branch": "main", "required_status_checks": ["ci"], "required_approving_review_count": 1},
-                  timeout=10).raise_for_status()
+                  headers=operator_headers(setup.server), timeout=10).raise_for_status()
     protected = setup.api("GET", "/branches/main").json()
     assert protected["protected"] is True
     assert protected["protection"]["required_status_checks"]["contexts"] == ["ci"]

@@ -86,7 +86,8 @@ def commit_of(repo: Repository, sha: str) -> Commit:
 
 @dataclass
 class World:
-    """alice owns `alice/memory`; bob pushed `feature` and opened pull request `number` on it."""
+    """alice owns `alice/memory`; bob, a collaborator who may push, pushed `feature` and opened
+    pull request `number` on it."""
 
     server: LocalhubServer
     alice: github.Github
@@ -108,6 +109,7 @@ def world(localhub: LocalhubServer, tmp_path: Path) -> World:
     bob_token = localhub_token(localhub, "bob")
     alice = client(localhub, alice_token)
     repo = alice.get_user().create_repo("memory", auto_init=True)
+    repo.add_to_collaborators("bob", "push")
     checkout = Checkout.clone(localhub, bob_token, "alice/memory", tmp_path / "bob")
     head_sha = checkout.commit("feature", {"notes/ada.md": "# Ada\n"}, "Add Ada's notes")
     checkout.push("feature")

@@ -12,7 +12,7 @@ import requests
 
 from bot.forge.localhub import rest_pulls
 from bot.forge.localhub.hub import Event
-from tests.conftest import localhub_token
+from tests.conftest import localhub_token, operator_headers
 from tests.test_localhub_git import Setup, client, setup
 from tests.waiting import wait_until
 
@@ -207,7 +207,7 @@ def test_update_branch_merges_base_into_head(setup: Setup) -> None:
 
 def protect(setup: Setup, **rule: Any) -> None:
     requests.post(f"{setup.server.url}/_localhub/repos/alice/memory/protection", json={"branch": "main", **rule},
-                  timeout=10).raise_for_status()
+                  headers=operator_headers(setup.server), timeout=10).raise_for_status()
 
 
 def test_protection_blocks_until_approved_and_checks_pass(setup: Setup) -> None:

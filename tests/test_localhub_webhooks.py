@@ -176,7 +176,7 @@ def delivery_mode(server: LocalhubServer, **settings: object) -> None:
 @dataclass
 class Hooked:
     """alice's `alice/memory` with a webhook (all events, JSON, SECRET) to the receiver;
-    bob has a clone to push from."""
+    bob, a collaborator who may push, has a clone to push from."""
 
     server: LocalhubServer
     receiver: Receiver
@@ -196,6 +196,7 @@ def hooked(localhub: LocalhubServer, receiver: Receiver, tmp_path: Path) -> Hook
     alice_token = localhub_token(localhub, "alice")
     bob_token = localhub_token(localhub, "bob")
     repo = client(localhub, alice_token).get_user().create_repo("memory", auto_init=True)
+    repo.add_to_collaborators("bob", "push")
     hook = repo.create_hook("web", {"url": receiver.url(), "content_type": "json", "secret": SECRET}, ["*"])
     checkout = Checkout.clone(localhub, bob_token, "alice/memory", tmp_path / "bob")
     settle(localhub)

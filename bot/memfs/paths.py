@@ -20,6 +20,7 @@ import unicodedata
 from collections.abc import Iterable
 
 from bot import messages
+from bot.config import fold
 from bot.errors import MemrepoError
 from bot.memfs import format_messages as say
 
@@ -177,14 +178,6 @@ def mode_problem(mode: int) -> str | None:
     if mode == SUBMODULE_MODE:
         return say.PATH_IS_SUBMODULE
     return say.PATH_BAD_MODE.format(mode=f"{mode:o}")
-
-
-def fold(path: str) -> str:
-    """The spelling a case-insensitive, normalising file system (APFS, HFS+, NTFS) gives
-    `path`: letter case folded, Unicode composed (NFC), invisible format characters dropped.
-    Two paths that fold alike are one file there."""
-    visible = "".join(char for char in path if unicodedata.category(char) != "Cf")
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", visible).casefold())
 
 
 def collisions(new: Iterable[str], tree: Iterable[str]) -> dict[str, str]:

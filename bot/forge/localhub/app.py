@@ -28,6 +28,7 @@ from bot.forge.localhub.faults import ADMIN
 from bot.forge.localhub.hub import Hub
 
 API = "/api/v3"
+GIT_ENDPOINT = "git_http"  # git asks again for credentials when told 401 with a challenge
 RATE_LIMIT = 5000
 RATE_WINDOW = 3600
 
@@ -133,6 +134,8 @@ def create_app(data_dir: str | Path, *, public_url: str | None = None, hub: Hub 
             g.operator = True
             return None
         found = hub.token_user(secret)
+        if found is None and request.endpoint == GIT_ENDPOINT:
+            return None  # answered with git's challenge, as no credentials are
         if found is None:
             raise ApiError(401, "Bad credentials")
         g.user, g.token = found

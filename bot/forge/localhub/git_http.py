@@ -11,7 +11,13 @@ pack requests share one answer (`PackCache`). Dumb-protocol paths, which git onl
 to when smart HTTP is missing, still go to `git http-backend`.
 
 A push is compared ref by ref before and after, and each moved ref becomes a `push` event
-(and, through the pull request module, `synchronize` for pull requests it heads)."""
+(and, through the pull request module, `synchronize` for pull requests it heads).
+
+Access is GitHub's: no or a wrong token is asked for credentials (401 with a challenge); a
+fetch needs read access, a push write access, checked on both requests of each (the second
+can be sent without the first). A repository the caller cannot read is "Repository not found"
+(404), a push without write access "Permission ... denied" (403), in plain text, which git
+prints after `remote:`."""
 
 from __future__ import annotations
 
@@ -42,10 +48,29 @@ NO_CACHE = {"Expires": "Fri, 01 Jan 1980 00:00:00 GMT", "Pragma": "no-cache",
             "Cache-Control": "no-cache, max-age=0, must-revalidate"}
 
 
+# GitHub's own messages.
+REPOSITORY_NOT_FOUND = "Repository not found."
+PUSH_DENIED = "Permission to {repo}.git denied to {login}."
+
+
 def _challenge() -> Response:
     resp = Response("Authentication required\n", status=401, mimetype="text/plain")
     resp.headers["WWW-Authenticate"] = 'Basic realm="GitHub"'
     return resp
+
+
+def _refusal(status: int, message: str) -> Response:
+    return Response(message + "\n", status=status, mimetype="text/plain")
+
+
+def _refused(hub: Hub, row: Any | None, service: str | None) -> Response | None:
+    """GitHub's answer when the caller may not use `service` on `row` (None: no such
+    repository), else None. A push needs write access; anything else read access."""
+    if row is None or not hub.can_read(g.user, row, g.token):
+        return _refusal(404, REPOSITORY_NOT_FOUND)
+    if service == "git-receive-pack" and not hub.may("write", g.user, row, g.token):
+        return _refusal(403, PUSH_DENIED.format(repo=hub.full_name(row), login=g.user["login"]))
+    return None
 
 
 def _parse_cgi(output: bytes) -> Response:
@@ -207,7 +232,10 @@ def register(app: Flask, hub: Hub) -> None:
             smart, advertise = None, False
         else:
             raise ApiError(404, "Not Found")
-        row = hub.repo(owner, repo)
+        row = hub.find_repo(owner, repo)
+        refused = _refused(hub, row, smart)
+        if refused is not None:
+            return refused
         env = _env()
         if smart is None:
             return _dumb(hub, str(hub.repo_path(row)), service, env)

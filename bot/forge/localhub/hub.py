@@ -1,6 +1,6 @@
 """The forge's state and the operations every endpoint shares: accounts, tokens (and the
-operator credential), repositories (bare git repositories under `repos/`), URLs, and the event bus that webhooks
-listen on."""
+operator credential), repositories (bare git repositories under `repos/`), who may do what on
+them, URLs, and the event bus that webhooks listen on."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from typing import Any
 import pygit2
 from flask import g, has_request_context, request
 
+from bot.forge.localhub import access
 from bot.forge.localhub.errors import ApiError, or_404
 from bot.forge.localhub.operator import ensure_operator_token
 from bot.forge.localhub.store import Store, now, token_hash
@@ -123,31 +124,66 @@ class Hub:
         return user
 
     # ------------------------------------------------------------------ repositories
+    def find_repo(self, owner: str, name: str) -> Any | None:
+        """The repository row, or None (also for names that are not valid)."""
+        return self.store.one(
+            "SELECT repos.* FROM repos JOIN users ON users.id = repos.owner_id "
+            "WHERE users.login = ? AND repos.name = ?", owner, name.removesuffix(".git"))
+
     def repo(self, owner: str, name: str) -> Any:
         """The repository row, or GitHub's 404 (also for names that are not valid)."""
-        return or_404(self.store.one(
-            "SELECT repos.* FROM repos JOIN users ON users.id = repos.owner_id "
-            "WHERE users.login = ? AND repos.name = ?", owner, name.removesuffix(".git")))
+        return or_404(self.find_repo(owner, name))
+
+    def role(self, user: Any, repo: Any, token: Any = None) -> str:
+        """`user`'s role on `repo` (bot.forge.localhub.access), acting with `token` (its token
+        row) when given. An installation token acts for its installation only: it writes to the
+        repositories of the account the App is installed on, and reads public ones."""
+        installation = token["installation_id"] if token is not None else None
+        if installation is not None:
+            granted = access.APP_ROLE if self._installed_on(repo, "installations.id = ?", installation) else "none"
+        else:
+            granted = self.account_role(user, repo)
+        return access.highest(granted, "none" if repo["private"] else access.PUBLIC_ROLE)
+
+    def account_role(self, user: Any, repo: Any) -> str:
+        """The role `repo` grants the account itself: owner, collaborator, or the `[bot]`
+        account of an App installed on the owner's account (as the collaborator permission
+        endpoint answers for it)."""
+        if user["id"] == repo["owner_id"]:
+            return "admin"
+        row = self.store.one("SELECT permission FROM collaborators WHERE repo_id = ? AND user_id = ?",
+                             repo["id"], user["id"])
+        if row is not None:
+            return access.COLLABORATOR_ROLES.get(row["permission"], "read")
+        return access.APP_ROLE if self._installed_on(repo, "apps.bot_user_id = ?", user["id"]) else "none"
+
+    def _installed_on(self, repo: Any, which: str, value: int) -> bool:
+        """Whether an installation (`which` picks it) is on `repo`'s owner's account."""
+        return self.store.one(
+            "SELECT 1 AS ok FROM installations JOIN apps ON apps.id = installations.app_id "
+            f"WHERE installations.account_id = ? AND {which}", repo["owner_id"], value) is not None
+
+    def may(self, needed: str, user: Any, repo: Any, token: Any = None) -> bool:
+        """Whether `user` (with `token`) has at least the role `needed` on `repo`."""
+        return access.at_least(self.role(user, repo, token), needed)
 
     def can_read(self, user: Any, repo: Any, token: Any = None) -> bool:
         """Whether `user` (with `token`, its token row) may see `repo`, as GitHub decides:
         anyone signed in sees a public repository; a private one is seen by its owner, its
         collaborators, and installation tokens of an App installed on its owner's account."""
-        if not repo["private"] or user["id"] == repo["owner_id"]:
-            return True
-        if self.store.one("SELECT 1 AS ok FROM collaborators WHERE repo_id = ? AND user_id = ?",
-                          repo["id"], user["id"]) is not None:
-            return True
-        installation = token["installation_id"] if token is not None else None
-        return installation is not None and self.store.one(
-            "SELECT 1 AS ok FROM installations WHERE id = ? AND account_id = ?", installation,
-            repo["owner_id"]) is not None
+        return self.may("read", user, repo, token)
 
     def can_admin(self, user: Any, repo: Any) -> bool:
         """Whether `user` may manage `repo`'s collaborators: its owner or an admin collaborator."""
-        return user["id"] == repo["owner_id"] or self.store.one(
-            "SELECT 1 AS ok FROM collaborators WHERE repo_id = ? AND user_id = ? AND permission = 'admin'",
-            repo["id"], user["id"]) is not None
+        return self.may("admin", user, repo)
+
+    def caller_role(self, repo: Any) -> str:
+        """The role on `repo` of this request's signed-in caller."""
+        return self.role(self.current_user(), repo, getattr(g, "token", None))
+
+    def caller_may(self, needed: str, repo: Any) -> bool:
+        """Whether this request's signed-in caller has at least the role `needed` on `repo`."""
+        return access.at_least(self.caller_role(repo), needed)
 
     def add_collaborator(self, repo_id: int, user_id: int, permission: str = "push") -> None:
         with self.store.tx() as db:

@@ -5,6 +5,9 @@ Issues and pull requests share numbers on GitHub; localhub has only pull request
 issue number that is not a pull request's is GitHub's 404. Labels that do not exist yet are
 created when added to an issue, as GitHub does. Comments emit `issue_comment` events, label
 changes `pull_request` `labeled`/`unlabeled` ones.
+
+As on GitHub, applying and removing labels takes triage access, and making a label (by name
+on an issue, or `POST /labels`) write access; without it the answer is 403.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ COLOR = re.compile(r"^[0-9A-Fa-f]{6}$")
 
 # GitHub's own messages.
 LABEL_NOT_FOUND = "Label does not exist"
+NEEDS_TRIAGE = "Must have triage access to repository."
+CANNOT_CREATE_LABELS = "You do not have permission to create labels on this repository."
 BAD_JSON = "Problems parsing JSON"
 VALIDATION_FAILED = "Validation Failed"
 
@@ -93,6 +98,23 @@ def ensure_label(hub: Hub, repo: Any, name: str) -> Any:
         return db.execute("SELECT * FROM labels WHERE id = ?", (label_id,)).fetchone()
 
 
+def _may_label(hub: Hub, repo: Any) -> None:
+    """GitHub's 403 unless the caller may apply and remove labels (triage or more)."""
+    if not hub.caller_may("triage", repo):
+        raise ApiError(403, NEEDS_TRIAGE)
+
+
+def _may_create_labels(hub: Hub, repo: Any, names: list[str] | None = None) -> None:
+    """GitHub's 403 when the caller may not make labels (write or more) and would: with
+    `POST /labels`, or by naming on an issue (`names`) a label the repository lacks."""
+    if hub.caller_may("write", repo):
+        return
+    known = {row["name"].lower() for row in hub.store.all("SELECT name FROM labels WHERE repo_id = ?", repo["id"])}
+    if names is None or any(name.lower() not in known for name in names):
+        raise ApiError(403, CANNOT_CREATE_LABELS,
+                       errors=[{"resource": "Repository", "field": "label", "code": "unauthorized"}])
+
+
 def _issue_label_rows(hub: Hub, repo: Any, number: int) -> list[Any]:
     return hub.store.all(
         "SELECT labels.* FROM labels JOIN issue_labels ON issue_labels.label_id = labels.id "
@@ -112,6 +134,8 @@ def register(app: Flask, hub: Hub) -> None:
     def set_issue_labels(repo: Any, pull: Any, names: list[str], *, replace: bool) -> None:
         """Add `names` to the issue (or make them its only labels when `replace`), emitting an
         event for each label that actually came or went."""
+        _may_label(hub, repo)
+        _may_create_labels(hub, repo, names)
         before = {row["id"]: row["name"] for row in _issue_label_rows(hub, repo, pull["number"])}
         wanted = [ensure_label(hub, repo, name) for name in names]
         wanted_ids = {row["id"] for row in wanted}
@@ -199,6 +223,7 @@ def register(app: Flask, hub: Hub) -> None:
         if not isinstance(name, str) or not name.strip():
             raise ApiError(422, VALIDATION_FAILED,
                            errors=[{"resource": "Label", "code": "missing_field", "field": "name"}])
+        _may_create_labels(hub, row)
         color = _color(body.get("color"))
         description = body.get("description")
         with hub.store.tx() as db:
@@ -238,6 +263,7 @@ def register(app: Flask, hub: Hub) -> None:
     @bp.delete("/issues/<int:number>/labels/<path:name>")
     def remove_label(owner: str, repo: str, number: int, name: str):  # type: ignore[no-untyped-def]
         _, row, pull = requested(hub, owner, repo, number)
+        _may_label(hub, row)
         found = hub.store.one(
             "SELECT labels.* FROM labels JOIN issue_labels ON issue_labels.label_id = labels.id "
             "WHERE issue_labels.repo_id = ? AND issue_labels.number = ? AND labels.name = ?",

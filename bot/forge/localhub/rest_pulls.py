@@ -16,8 +16,9 @@ import logging
 import threading
 from typing import Any
 
-from flask import Blueprint, Flask, Response, jsonify, request
+from flask import Blueprint, Flask, Response, g, jsonify, request
 
+from bot import messages
 from bot.forge.localhub import merging, shapes
 from bot.forge.localhub.errors import ApiError, json_body, not_found
 from bot.forge.localhub.hub import Event, Hub
@@ -525,8 +526,12 @@ def register(app: Flask, hub: Hub) -> None:
 
     @admin.post("/protection")
     def protect(owner: str, repo: str) -> Response:
-        """Set (or with `"enabled": false` remove) the protection rule of a branch."""
-        row = hub.repo(owner, repo)
+        """Set (or with `"enabled": false` remove) the protection rule of a branch: the
+        operator, or (as on GitHub) an admin of the repository."""
+        operator = bool(getattr(g, "operator", False))
+        row = hub.repo(owner, repo) if operator else requested(hub, owner, repo).repo
+        if not operator and not hub.caller_may("admin", row):
+            raise ApiError(403, messages.LOCALHUB_PROTECTION_NEEDS_ADMIN.format(repo=hub.full_name(row)))
         body = json_body()
         branch = body.get("branch", row["default_branch"])
         count = body.get("required_approving_review_count", 0)

@@ -5,6 +5,9 @@
 A private repository is seen only by its owner, its collaborators and installation tokens of
 an App on its owner's account (hub.can_read); anyone else gets GitHub's 404. localhub adds a
 collaborator at once (GitHub's 204, as for an organisation member) rather than inviting.
+Whether someone is a collaborator, and their permission
+(`GET /repos/{owner}/{repo}/collaborators/{username}/permission`), is GitHub's answer to
+callers with push access only.
 """
 
 from __future__ import annotations
@@ -14,13 +17,18 @@ import re
 import pygit2
 from flask import Blueprint, Flask, Response, jsonify
 
-from bot.forge.localhub import shapes
+from bot.forge.localhub import access, shapes
 from bot.forge.localhub.errors import ApiError, json_body, or_404
 from bot.forge.localhub.hub import Hub
 from bot.forge.localhub.lookup import requested
 from bot.forge.localhub.store import now
 
 PERMISSIONS = ("pull", "triage", "push", "maintain", "admin")
+
+# GitHub's own messages.
+NEEDS_ADMIN = "Must have admin rights to Repository."
+COLLABORATORS_NEED_PUSH = "Must have push access to view repository collaborators."
+PERMISSION_NEEDS_PUSH = "Must have push access to view collaborator permission."
 REPO_NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 
 
@@ -79,7 +87,7 @@ def register(app: Flask, hub: Hub) -> None:
     def _admin(owner: str, repo: str):  # type: ignore[no-untyped-def]
         target = requested(hub, owner, repo)
         if not hub.can_admin(target.user, target.repo):
-            raise ApiError(403, "Must have admin rights to Repository.")
+            raise ApiError(403, NEEDS_ADMIN)
         return target
 
     @bp.put("/repos/<owner>/<repo>/collaborators/<username>")
@@ -95,9 +103,15 @@ def register(app: Flask, hub: Hub) -> None:
         hub.add_collaborator(target.repo["id"], user["id"], permission)
         return Response(status=204)
 
+    def _pusher(owner: str, repo: str, refusal: str):  # type: ignore[no-untyped-def]
+        target = requested(hub, owner, repo)
+        if not hub.caller_may("write", target.repo):
+            raise ApiError(403, refusal)
+        return target
+
     @bp.get("/repos/<owner>/<repo>/collaborators/<username>")
     def is_collaborator(owner: str, repo: str, username: str):  # type: ignore[no-untyped-def]
-        target = requested(hub, owner, repo)
+        target = _pusher(owner, repo, COLLABORATORS_NEED_PUSH)
         user = hub.user_by_login(username)
         found = user is not None and (user["id"] == target.repo["owner_id"] or hub.store.one(
             "SELECT 1 AS ok FROM collaborators WHERE repo_id = ? AND user_id = ?", target.repo["id"],
@@ -105,6 +119,17 @@ def register(app: Flask, hub: Hub) -> None:
         if not found:
             raise ApiError(404, "Not Found")
         return Response(status=204)
+
+    @bp.get("/repos/<owner>/<repo>/collaborators/<username>/permission")
+    def collaborator_permission(owner: str, repo: str, username: str):  # type: ignore[no-untyped-def]
+        """`username`'s role on the repository, whatever grants it (owner, collaborator, an App
+        installed on the owner's account, a public repository): `permission` in GitHub's
+        legacy terms, `role_name` exactly."""
+        target = _pusher(owner, repo, PERMISSION_NEEDS_PUSH)
+        user = or_404(hub.user_by_login(username))
+        role = hub.role(user, target.repo)
+        return jsonify({"permission": access.legacy_permission(role), "role_name": role,
+                        "user": shapes.collaborator(hub, user, role)})
 
     @bp.delete("/repos/<owner>/<repo>/collaborators/<username>")
     def remove_collaborator(owner: str, repo: str, username: str):  # type: ignore[no-untyped-def]

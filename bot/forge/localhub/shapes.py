@@ -11,6 +11,7 @@ import base64
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.forge.localhub import access
 from bot.forge.localhub.hub import Hub
 
 
@@ -85,12 +86,18 @@ def user(hub: Hub, row: Any, *, view: str = "simple") -> dict[str, Any]:
     return data
 
 
+def collaborator(hub: Hub, row: Any, role: str) -> dict[str, Any]:
+    """GitHub's collaborator: the account with its role on a repository."""
+    return {**user(hub, row), "name": row["name"], "email": row["email"],
+            "permissions": access.permission_flags(role), "role_name": role}
+
+
 def user_by_id(hub: Hub, user_id: int) -> dict[str, Any]:
     return user(hub, hub.user(user_id))
 
 
 def repository(hub: Hub, row: Any, *, full: bool = True) -> dict[str, Any]:
-    """GitHub's repository (full-repository when `full`)."""
+    """GitHub's repository (full-repository when `full`, with the caller's `permissions`)."""
     owner_row = hub.user(row["owner_id"])
     full_name = f"{owner_row['login']}/{row['name']}"
     api = f"{hub.api_url()}/repos/{full_name}"
@@ -180,7 +187,7 @@ def repository(hub: Hub, row: Any, *, full: bool = True) -> dict[str, Any]:
     }
     if full:
         data.update({
-            "permissions": {"admin": True, "maintain": True, "push": True, "triage": True, "pull": True},
+            "permissions": access.permission_flags(hub.caller_role(row)),
             "allow_squash_merge": True,
             "allow_merge_commit": True,
             "allow_rebase_merge": True,
@@ -209,9 +216,15 @@ def issue_id(pull: Any) -> int:
     return ISSUE_ID_BASE + int(pull["id"])
 
 
-def author_association(repo: Any, user_id: int) -> str:
-    """OWNER for the repository's owner; everyone else can push to a localhub repository."""
-    return "OWNER" if user_id == repo["owner_id"] else "COLLABORATOR"
+def author_association(hub: Hub, repo: Any, user_id: int) -> str:
+    """How GitHub relates an author to the repository: OWNER, COLLABORATOR (of any
+    permission), else NONE. localhub has no organisations (so no MEMBER) and does not search
+    history for CONTRIBUTOR."""
+    if user_id == repo["owner_id"]:
+        return "OWNER"
+    collaborator = hub.store.one("SELECT 1 AS ok FROM collaborators WHERE repo_id = ? AND user_id = ?",
+                                 repo["id"], user_id)
+    return "NONE" if collaborator is None else "COLLABORATOR"
 
 
 def reactions(url: str) -> dict[str, Any]:
@@ -265,7 +278,7 @@ def comment(hub: Hub, repo: Any, row: Any) -> dict[str, Any]:
         "created_at": timestamp(row["created_at"]),
         "updated_at": timestamp(row["updated_at"]),
         "issue_url": f"{api}/issues/{row['number']}",
-        "author_association": author_association(repo, row["user_id"]),
+        "author_association": author_association(hub, repo, row["user_id"]),
         "performed_via_github_app": None,
         "reactions": reactions(f"{url}/reactions"),
         "pin": None,
@@ -322,7 +335,7 @@ def issue(hub: Hub, repo: Any, pull: Any) -> dict[str, Any]:
         "timeline_url": f"{url}/timeline",
         "type": None,
         "performed_via_github_app": None,
-        "author_association": author_association(repo, pull["user_id"]),
+        "author_association": author_association(hub, repo, pull["user_id"]),
         "reactions": reactions(f"{url}/reactions"),
         "sub_issues_summary": zero,
         "parent_issue_url": None,
@@ -348,7 +361,7 @@ def review(hub: Hub, repo: Any, row: Any) -> dict[str, Any]:
         "_links": {"html": {"href": html}, "pull_request": {"href": pull_url}},
         "submitted_at": timestamp(row["submitted_at"]),
         "commit_id": row["commit_id"],
-        "author_association": author_association(repo, row["user_id"]),
+        "author_association": author_association(hub, repo, row["user_id"]),
     }
 
 
@@ -668,7 +681,7 @@ def pull_request(hub: Hub, row: Any, *, simple: bool = False) -> dict[str, Any]:
             "commits": {"href": f"{url}/commits"},
             "statuses": {"href": f"{api}/statuses/{row['head_sha']}"},
         },
-        "author_association": author_association(repo, row["user_id"]),
+        "author_association": author_association(hub, repo, row["user_id"]),
         "auto_merge": None,
         "draft": bool(row["draft"]),
     }
