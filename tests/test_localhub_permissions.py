@@ -1,6 +1,6 @@
 """GitHub's permissions on localhub, over real HTTP and real git: who may fetch and push, who
-may label, who GitHub says an author is (`author_association`), and what the collaborator
-permission endpoint answers."""
+may label, who GitHub says an author is (`author_association`), what the collaborator
+permission endpoint answers, and which accounts the commits of a pull request belong to."""
 
 from __future__ import annotations
 
@@ -288,7 +288,28 @@ def test_a_repository_shows_the_callers_own_permissions(repos: Repos) -> None:
     assert all(repos.api("GET", "/repos/alice/memory", repos.alice).json()["permissions"].values())
 
 
-# ---------------------------------------------------------------------------------- pull requests
+# ---------------------------------------------------------------------------------- commits' accounts
+def test_the_commits_of_a_pull_request_name_their_accounts(repos: Repos) -> None:
+    """GitHub links a commit to the account whose noreply address (with or without its id) or
+    email the commit carries; anyone else is null."""
+    bob_id = repos.server.hub.user_by_login("bob")["id"]
+    checkout = Checkout.clone(repos.server, repos.alice, "alice/memory", repos.tmp / "alice")
+    people = [("Bob", "bob@users.noreply.github.com"), ("Bob", f"{bob_id}+bob@users.noreply.github.com"),
+              ("Alice", f"{repos.server.hub.user_by_login('alice')['id']}+alice@users.noreply.localhub"),
+              ("Mallory", "mallory@example.com"), ("Mallory", "bob@users.noreply.evil.example")]
+    git(checkout.path, "checkout", "-q", "-b", "mixed")
+    for number, (name, email) in enumerate(people):
+        (checkout.path / f"{number}.md").write_text(f"{number}\n")
+        git(checkout.path, "add", "-A")
+        git(checkout.path, "-c", f"user.name={name}", "-c", f"user.email={email}", "commit", "-qm", str(number))
+    checkout.push("mixed")
+    number = open_pull(repos.server, repos.alice, "alice/memory", "mixed")
+    commits = repos.api("GET", f"/repos/alice/memory/pulls/{number}/commits", repos.alice).json()
+    logins = [(c["author"] or {}).get("login") for c in commits]
+    assert logins == ["bob", "bob", "alice", None, None]
+    assert [(c["committer"] or {}).get("login") for c in commits] == logins
+
+
 def test_a_pull_requests_head_and_base_name_their_repository(repos: Repos, pull: int) -> None:
     body = repos.api("GET", f"/repos/alice/memory/pulls/{pull}", repos.alice).json()
     assert body["head"]["repo"]["full_name"] == body["base"]["repo"]["full_name"] == "alice/memory"

@@ -16,7 +16,7 @@ from typing import Any
 import pygit2
 from flask import g, has_request_context, request
 
-from bot.forge.localhub import access
+from bot.forge.localhub import access, merging
 from bot.forge.localhub.errors import ApiError, or_404
 from bot.forge.localhub.operator import ensure_operator_token
 from bot.forge.localhub.store import Store, now, token_hash
@@ -87,6 +87,17 @@ class Hub:
             db.execute("INSERT INTO users (id, login, type, created_at) VALUES (?, ?, ?, ?)",
                        (user_id, login, kind, now()))
             return db.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone(), True
+
+    def account_by_email(self, email: str | None) -> Any | None:
+        """The account a commit's author or committer address belongs to, as GitHub links
+        commits to accounts: a no-reply address (by its id when it has one, else its login),
+        or the email the account set; None for anyone else."""
+        noreply = merging.noreply_account(email or "")
+        if noreply is not None and noreply[0] is not None:
+            return self.store.one("SELECT * FROM users WHERE id = ?", noreply[0])
+        if noreply is not None:
+            return self.user_by_login(noreply[1])
+        return self.store.one("SELECT * FROM users WHERE email = ? COLLATE NOCASE", email) if email else None
 
     def ensure_user(self, login: str, kind: str = "User") -> Any:
         return self.account(login, kind)[0]

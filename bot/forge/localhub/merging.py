@@ -23,6 +23,9 @@ from pygit2.enums import DeltaStatus, SortMode
 GITHUB_NAME = "GitHub"
 GITHUB_EMAIL = "noreply@github.com"
 NOREPLY_DOMAIN = "users.noreply.localhub"  # as rest_repos signs the initial commit
+# The no-reply addresses that stand for an account: GitHub's, and localhub's own.
+NOREPLY = re.compile(r"^(?:(?P<id>\d+)\+)?(?P<login>[^@+\s]+)@users\.noreply\.(?:github\.com|localhub)$",
+                     re.IGNORECASE)
 MAX_FILES = 300  # GitHub lists at most 300 files of a diff
 HEX = re.compile(r"^[0-9a-fA-F]{4,40}$")
 
@@ -53,6 +56,15 @@ def user_signature(user: Any, when: float | None = None) -> pygit2.Signature:
     name = (user["name"] if "name" in keys else None) or user["login"]
     email = (user["email"] if "email" in keys else None) or f"{user['id']}+{user['login']}@{NOREPLY_DOMAIN}"
     return signature(name, email, when)
+
+
+def noreply_account(email: str) -> tuple[int | None, str] | None:
+    """(account id, login) of a no-reply address (`<id>+<login>@users.noreply.github.com`,
+    or `<login>@...`, GitHub's older form without the id), else None."""
+    match = NOREPLY.match(email.strip())
+    if match is None:
+        return None
+    return (int(match["id"]) if match["id"] else None), match["login"]
 
 
 def github_signature(when: float | None = None) -> pygit2.Signature:

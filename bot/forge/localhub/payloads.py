@@ -15,7 +15,6 @@ that moment (as GitHub's do) even when it is delivered later. `Event.data` carri
 from __future__ import annotations
 
 import contextlib
-import re
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -26,7 +25,6 @@ from bot.forge.localhub.hub import Event, Hub
 
 ZERO_SHA = "0" * 40
 PUSH_COMMIT_LIMIT = 2048  # GitHub's limit for webhook deliveries (20 is the timeline's)
-NOREPLY = re.compile(r"^\d+\+(?P<login>[^@]+)@users\.noreply\.")
 
 # The keys each webhook object has (octokit/webhooks-schemas 7.6.1), in GitHub's order.
 USER_KEYS = ("login", "id", "node_id", "avatar_url", "gravatar_id", "url", "html_url", "followers_url",
@@ -130,16 +128,9 @@ def _iso(seconds: int, offset_minutes: int) -> str:
 
 
 def _username(hub: Hub, email: str | None) -> str | None:
-    """The account a commit's email belongs to (its address, or localhub's noreply form)."""
-    if not email:
-        return None
-    row = hub.store.one("SELECT login FROM users WHERE email = ?", email)
-    if row is not None:
-        return str(row["login"])
-    match = NOREPLY.match(email)
-    if match and hub.user_by_login(match["login"]) is not None:
-        return match["login"]
-    return None
+    """The login of the account a commit's email belongs to (hub.account_by_email)."""
+    row = hub.account_by_email(email)
+    return None if row is None else str(row["login"])
 
 
 def _person(hub: Hub, signature: pygit2.Signature) -> dict[str, Any]:

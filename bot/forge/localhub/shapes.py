@@ -470,17 +470,9 @@ def git_person(sig: Any) -> dict[str, Any]:
 
 
 def account_of(hub: Hub, sig: Any) -> dict[str, Any] | None:
-    """The account a commit's author or committer email belongs to (its noreply address or
-    the email it set), as GitHub links commits to users; None for anyone else."""
-    import re
-
-    email = sig.email or ""
-    match = re.match(r"^(\d+)\+[^@]+@users\.noreply\.", email)
-    row = None
-    if match:
-        row = hub.store.one("SELECT * FROM users WHERE id = ?", int(match.group(1)))
-    elif email:
-        row = hub.store.one("SELECT * FROM users WHERE email = ? COLLATE NOCASE", email)
+    """The account a commit's author or committer belongs to (hub.account_by_email), None
+    for anyone else."""
+    row = hub.account_by_email(sig.email)
     return user(hub, row) if row is not None else None
 
 
