@@ -309,6 +309,7 @@ def test_a_dream_that_read_external_content_waits_for_a_persons_approval(world: 
             assert world.main_sha() == main_before
             bob = github.Github(auth=github.Auth.Token(localhub_token(world.server, "bob")),
                                 base_url=world.server.api_url, retry=None)
+            world.gh.get_repo(REPO).add_to_collaborators("bob", "push")  # a teammate: his review counts
             bob.get_repo(REPO).get_pull(result.pr).create_review(body="Checked.", event="APPROVE")
             jobs.integrate(REPO, result.pr, context=ctx)
     finally:

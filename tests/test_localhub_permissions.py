@@ -313,3 +313,79 @@ def test_the_commits_of_a_pull_request_name_their_accounts(repos: Repos) -> None
 def test_a_pull_requests_head_and_base_name_their_repository(repos: Repos, pull: int) -> None:
     body = repos.api("GET", f"/repos/alice/memory/pulls/{pull}", repos.alice).json()
     assert body["head"]["repo"]["full_name"] == body["base"]["repo"]["full_name"] == "alice/memory"
+
+
+# ---------------------------------------------------------------------------------- REST writes
+def test_a_stranger_cannot_change_a_public_repository_through_rest(repos: Repos, pull: int) -> None:
+    """What a push is refused, REST is refused too: refs, files, merges, statuses, hooks."""
+    main = repos.main("memory")
+    base = "/repos/alice/memory"
+    content = {"message": "x", "content": "eA=="}
+    calls = {
+        "create ref": repos.api("POST", f"{base}/git/refs", repos.bob, json={"ref": "refs/heads/mine", "sha": main}),
+        "move main": repos.api("PATCH", f"{base}/git/refs/heads/main", repos.bob, json={"sha": main, "force": True}),
+        "delete branch": repos.api("DELETE", f"{base}/git/refs/heads/change", repos.bob),
+        "write a file": repos.api("PUT", f"{base}/contents/x.md", repos.bob, json=content),
+        "merge": repos.api("PUT", f"{base}/pulls/{pull}/merge", repos.bob, json={}),
+        "update branch": repos.api("PUT", f"{base}/pulls/{pull}/update-branch", repos.bob, json={}),
+        "close": repos.api("PATCH", f"{base}/pulls/{pull}", repos.bob, json={"state": "closed"}),
+        "status": repos.api("POST", f"{base}/statuses/{main}", repos.bob, json={"state": "success"}),
+    }
+    assert {what: resp.status_code for what, resp in calls.items()} == dict.fromkeys(calls, 403)
+    assert {resp.json()["message"] for resp in calls.values()} == {"Must have push access to repository."}
+    hooks = {"list": repos.api("GET", f"{base}/hooks", repos.bob),
+             "create": repos.api("POST", f"{base}/hooks", repos.bob,
+                                 json={"config": {"url": "http://127.0.0.1:9/hook"}})}
+    assert {what: resp.status_code for what, resp in hooks.items()} == {"list": 404, "create": 404}
+    assert repos.main("memory") == main
+    assert repos.api("GET", f"{base}/pulls/{pull}", repos.bob).json()["state"] == "open"
+
+
+def test_a_writer_changes_it_and_an_author_edits_their_own(repos: Repos, pull: int) -> None:
+    repos.add_collaborator("memory", "bob", "push")
+    main = repos.main("memory")
+    base = "/repos/alice/memory"
+    assert repos.api("POST", f"{base}/git/refs", repos.bob, json={"ref": "refs/heads/mine", "sha": main}) \
+        .status_code == 201
+    assert repos.api("POST", f"{base}/statuses/{main}", repos.bob, json={"state": "success"}).status_code == 201
+    assert repos.api("GET", f"{base}/hooks", repos.bob).status_code == 404  # hooks are for admins
+    repos.add_collaborator("memory", "bob", "pull")
+    checkout = Checkout.clone(repos.server, repos.alice, "alice/memory", repos.tmp / "bob-branch")
+    checkout.commit("bobs", {"b.md": "b\n"}, "bob's")
+    checkout.push("bobs")
+    own = open_pull(repos.server, repos.bob, "alice/memory", "bobs")
+    assert repos.api("PATCH", f"{base}/pulls/{own}", repos.bob, json={"title": "Mine"}).status_code == 200
+    assert repos.api("PATCH", f"{base}/pulls/{pull}", repos.bob, json={"title": "Theirs"}).status_code == 403
+
+
+def test_only_the_author_or_a_writer_edits_or_deletes_a_comment(repos: Repos, pull: int) -> None:
+    base = "/repos/alice/memory/issues"
+    alices = repos.api("POST", f"{base}/{pull}/comments", repos.alice, json={"body": "mine"}).json()["id"]
+    bobs = repos.api("POST", f"{base}/{pull}/comments", repos.bob, json={"body": "bob's"}).json()["id"]
+    assert repos.api("PATCH", f"{base}/comments/{alices}", repos.bob, json={"body": "hacked"}).status_code == 403
+    assert repos.api("DELETE", f"{base}/comments/{alices}", repos.bob).status_code == 403
+    assert repos.api("PATCH", f"{base}/comments/{bobs}", repos.bob, json={"body": "better"}).status_code == 200
+    assert repos.api("DELETE", f"{base}/comments/{bobs}", repos.alice).status_code == 204
+    assert repos.api("GET", f"{base}/comments/{alices}", repos.bob).json()["body"] == "mine"
+
+
+def test_protection_counts_the_reviews_of_writers_only(repos: Repos, pull: int) -> None:
+    """GitHub's required approvals (and blocking change requests) come from reviewers with
+    write access; anyone else's review is only a comment as far as merging goes."""
+    requests.post(f"{repos.server.url}/_localhub/repos/alice/memory/protection",
+                  json={"branch": "main", "required_approving_review_count": 1},
+                  headers=operator_headers(repos.server), timeout=10).raise_for_status()
+    reviews = f"/repos/alice/memory/pulls/{pull}/reviews"
+
+    def state() -> str:
+        return str(repos.api("GET", f"/repos/alice/memory/pulls/{pull}", repos.alice).json()["mergeable_state"])
+
+    carol = localhub_token(repos.server, "carol")
+    assert repos.api("POST", reviews, carol, json={"event": "REQUEST_CHANGES", "body": "no"}).status_code == 200
+    assert repos.api("POST", reviews, repos.bob, json={"event": "APPROVE"}).status_code == 200
+    merge = repos.api("PUT", f"/repos/alice/memory/pulls/{pull}/merge", repos.alice, json={})
+    assert (merge.status_code, merge.json()["message"]) == \
+        (405, "At least 1 approving review is required by reviewers with write access.")
+    repos.add_collaborator("memory", "bob", "push")
+    assert repos.api("PUT", f"/repos/alice/memory/pulls/{pull}/merge", repos.alice, json={}).status_code == 200, \
+        state()

@@ -219,6 +219,7 @@ def test_protection_blocks_until_approved_and_checks_pass(setup: Setup) -> None:
         (405, "At least 1 approving review is required by reviewers with write access.")
 
     bob = client(setup.server, localhub_token(setup.server, "bob")).get_repo("alice/memory")
+    setup.repo.add_to_collaborators("bob", "push")  # only reviews of writers count
     bob.get_pull(pr.number).create_review(event="REQUEST_CHANGES", body="not yet")
     assert refused(lambda: ready.merge()) == (405, "Changes have been requested.")
     bob.get_pull(pr.number).create_review(event="APPROVE")

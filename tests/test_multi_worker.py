@@ -97,6 +97,8 @@ def test_three_workers_and_two_receivers_merge_each_pull_request_once_and_reposi
                            "secret": SECRET}}
         assert requests.post(f"{localhub.api_url}/repos/{repo}/hooks", json=hook, headers=auth,
                              timeout=10).status_code == 201
+        assert requests.put(f"{localhub.api_url}/repos/{repo}/collaborators/{BOT}", json={"permission": "push"},
+                            headers=auth, timeout=10).status_code == 204  # the integrator may merge
         memory = init_repository(tmp_path / name, "a1", "Ada")
         url = localhub.url.replace("http://", f"http://x-access-token:{token}@") + f"/{repo}.git"
         sync.set_remote(memory, url)

@@ -669,6 +669,7 @@ def test_localhub_webhooks_reach_the_receiver_and_enqueue_one_job(localhub: Any,
         alice = localhub_token(localhub, "alice")
         bob = localhub_token(localhub, "bob")
         repo = github_client(localhub, alice).get_user().create_repo("memory", auto_init=True)
+        repo.add_to_collaborators("bob", "push")  # bob pushes the branch
         repo.create_hook("web", {"url": f"{receiver.url}/webhooks/github", "content_type": "json",
                                  "secret": SECRET}, ["*"])
         checkout = Checkout.clone(localhub, bob, REPO, tmp_path / "bob")

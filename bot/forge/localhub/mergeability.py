@@ -87,8 +87,9 @@ def latest_statuses(hub: Hub, repo_id: int, sha: str) -> dict[str, str]:
 
 
 def reviews(hub: Hub, pull: Any) -> tuple[int, bool]:
-    """(approvals, changes requested) from each reviewer's latest decisive review; the pull
-    request's author does not count."""
+    """(approvals, changes requested) from each reviewer's latest decisive review. As with
+    GitHub's required reviews, only reviewers with write access count (now, not when they
+    reviewed), and never the pull request's author."""
     rows = hub.store.all(
         "SELECT user_id, state FROM reviews WHERE repo_id = ? AND number = ? ORDER BY submitted_at, id",
         pull["repo_id"], pull["number"])
@@ -96,7 +97,8 @@ def reviews(hub: Hub, pull: Any) -> tuple[int, bool]:
     for row in rows:
         if row["user_id"] != pull["user_id"] and row["state"] in DECISIVE_REVIEWS:
             latest[row["user_id"]] = row["state"]
-    states = list(latest.values())
+    repo = hub.repo_by_id(pull["repo_id"])
+    states = [state for user_id, state in latest.items() if hub.may("write", hub.user(user_id), repo)]
     return states.count("APPROVED"), "CHANGES_REQUESTED" in states
 
 

@@ -21,7 +21,7 @@ from flask import Blueprint, Flask, Response, jsonify, request
 from bot.forge.localhub import merging, shapes
 from bot.forge.localhub.errors import ApiError, json_body, not_found
 from bot.forge.localhub.hub import Hub
-from bot.forge.localhub.lookup import requested
+from bot.forge.localhub.lookup import requested, writable
 from bot.forge.localhub.paging import page_of, paginate
 
 MAX_COMPARE_COMMITS = 250  # GitHub lists at most 250 commits of a comparison
@@ -185,7 +185,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.post("/git/refs")
     def create_ref(owner: str, repo: str) -> tuple[Response, int, dict[str, str]]:
-        user, row, _ = requested(hub, owner, repo)
+        user, row, _ = writable(hub, owner, repo)
         body = json_body()
         name = required_string(body, "ref")
         sha = required_string(body, "sha")
@@ -203,7 +203,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.patch("/git/refs/<path:ref>")
     def update_ref(owner: str, repo: str, ref: str) -> Response:
-        user, row, _ = requested(hub, owner, repo)
+        user, row, _ = writable(hub, owner, repo)
         body = json_body()
         sha = required_string(body, "sha")
         force = bool(body.get("force", False))
@@ -229,7 +229,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.delete("/git/refs/<path:ref>")
     def delete_ref(owner: str, repo: str, ref: str) -> Response:
-        user, row, _ = requested(hub, owner, repo)
+        user, row, _ = writable(hub, owner, repo)
         name = full_ref(ref)
         git = hub.git(row)
         current = git.references.get(name)
@@ -377,7 +377,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.put("/contents/<path:path>")
     def put_contents(owner: str, repo: str, path: str) -> tuple[Response, int]:
-        user, row, _ = requested(hub, owner, repo)
+        user, row, _ = writable(hub, owner, repo)
         body = json_body()
         message = required_string(body, "message")
         encoded = required_string(body, "content")

@@ -4,7 +4,8 @@
 
 The sending itself is webhooks.py's. As on GitHub, a new active hook is pinged at once, the
 secret is never shown again (`********`), and a config PATCH replaces the whole config, so
-a secret left out is removed.
+a secret left out is removed. Hooks are the repository admins' alone: anyone else is told
+404, as if there were none.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from flask import Blueprint, Flask, Response, jsonify
 from bot.forge.localhub import shapes
 from bot.forge.localhub.errors import ApiError, json_body, or_404
 from bot.forge.localhub.hub import Hub
-from bot.forge.localhub.lookup import requested
+from bot.forge.localhub.lookup import administered
 from bot.forge.localhub.paging import paginate
 from bot.forge.localhub.store import dumps, now
 from bot.forge.localhub.webhooks import deliverer
@@ -97,7 +98,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.post("")
     def create_hook(owner: str, repo: str):  # type: ignore[no-untyped-def]
-        user, row, _ = requested(hub, owner, repo)
+        user, row, _ = administered(hub, owner, repo)
         body = json_body()
         if body.get("name", HOOK_NAME) != HOOK_NAME:
             raise _invalid("name")
@@ -120,18 +121,18 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.get("")
     def list_hooks(owner: str, repo: str):  # type: ignore[no-untyped-def]
-        row = requested(hub, owner, repo).repo
+        row = administered(hub, owner, repo).repo
         rows = hub.store.all("SELECT * FROM hooks WHERE repo_id = ? ORDER BY id", row["id"])
         return paginate([shapes.hook(hub, row, h) for h in rows])
 
     @bp.get("/<int:hook_id>")
     def get_hook(owner: str, repo: str, hook_id: int):  # type: ignore[no-untyped-def]
-        row = requested(hub, owner, repo).repo
+        row = administered(hub, owner, repo).repo
         return jsonify(shapes.hook(hub, row, hook_or_404(row, hook_id)))
 
     @bp.patch("/<int:hook_id>")
     def edit_hook(owner: str, repo: str, hook_id: int):  # type: ignore[no-untyped-def]
-        row = requested(hub, owner, repo).repo
+        row = administered(hub, owner, repo).repo
         hook = hook_or_404(row, hook_id)
         body = json_body()
         config = json.loads(hook["config"])
@@ -157,7 +158,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.delete("/<int:hook_id>")
     def delete_hook(owner: str, repo: str, hook_id: int):  # type: ignore[no-untyped-def]
-        row = requested(hub, owner, repo).repo
+        row = administered(hub, owner, repo).repo
         hook_or_404(row, hook_id)
         with hub.store.tx() as db:
             db.execute("DELETE FROM hooks WHERE id = ?", (hook_id,))
@@ -166,13 +167,13 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.post("/<int:hook_id>/pings")
     def ping_hook(owner: str, repo: str, hook_id: int):  # type: ignore[no-untyped-def]
-        user, row, _ = requested(hub, owner, repo)
+        user, row, _ = administered(hub, owner, repo)
         deliverer().ping(hook_or_404(row, hook_id), user["id"])
         return Response(status=204)
 
     @bp.post("/<int:hook_id>/tests")
     def test_hook(owner: str, repo: str, hook_id: int):  # type: ignore[no-untyped-def]
-        user, row, _ = requested(hub, owner, repo)
+        user, row, _ = administered(hub, owner, repo)
         deliverer().test_push(hook_or_404(row, hook_id), user["id"])
         return Response(status=204)
 
@@ -182,20 +183,20 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.get("/<int:hook_id>/deliveries")
     def list_deliveries(owner: str, repo: str, hook_id: int):  # type: ignore[no-untyped-def]
-        row = requested(hub, owner, repo).repo
+        row = administered(hub, owner, repo).repo
         hook_or_404(row, hook_id)
         rows = hub.store.all("SELECT * FROM deliveries WHERE hook_id = ? ORDER BY id DESC", hook_id)
         return paginate([shapes.delivery(hub, row, d) for d in rows])
 
     @bp.get("/<int:hook_id>/deliveries/<int:delivery_id>")
     def get_delivery(owner: str, repo: str, hook_id: int, delivery_id: int):  # type: ignore[no-untyped-def]
-        row = requested(hub, owner, repo).repo
+        row = administered(hub, owner, repo).repo
         found = delivery_or_404(hook_or_404(row, hook_id), delivery_id)
         return jsonify(shapes.delivery(hub, row, found, full=True))
 
     @bp.post("/<int:hook_id>/deliveries/<int:delivery_id>/attempts")
     def redeliver(owner: str, repo: str, hook_id: int, delivery_id: int):  # type: ignore[no-untyped-def]
-        row = requested(hub, owner, repo).repo
+        row = administered(hub, owner, repo).repo
         found = delivery_or_404(hook_or_404(row, hook_id), delivery_id)
         deliverer().redeliver(found)
         return jsonify({}), 202

@@ -20,7 +20,7 @@ from flask import Blueprint, Flask, Response, jsonify, request
 from bot.forge.localhub import shapes
 from bot.forge.localhub.errors import ApiError, json_body, or_404
 from bot.forge.localhub.hub import Hub
-from bot.forge.localhub.lookup import requested
+from bot.forge.localhub.lookup import authored, requested
 from bot.forge.localhub.paging import paginate
 from bot.forge.localhub.store import now
 
@@ -193,8 +193,8 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.patch("/issues/comments/<int:comment_id>")
     def edit_comment(owner: str, repo: str, comment_id: int):  # type: ignore[no-untyped-def]
-        row = requested(hub, owner, repo).repo
-        comment_or_404(row, comment_id)
+        target = requested(hub, owner, repo)
+        row = authored(hub, target, comment_or_404(target.repo, comment_id)["user_id"]).repo
         body = _comment_body()
         with hub.store.tx() as db:
             db.execute("UPDATE comments SET body = ?, updated_at = ? WHERE id = ?", (body, now(), comment_id))
@@ -202,8 +202,8 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.delete("/issues/comments/<int:comment_id>")
     def delete_comment(owner: str, repo: str, comment_id: int):  # type: ignore[no-untyped-def]
-        row = requested(hub, owner, repo).repo
-        comment_or_404(row, comment_id)
+        target = requested(hub, owner, repo)
+        authored(hub, target, comment_or_404(target.repo, comment_id)["user_id"])
         with hub.store.tx() as db:
             db.execute("DELETE FROM comments WHERE id = ?", (comment_id,))
         return Response(status=204)

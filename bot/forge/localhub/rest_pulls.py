@@ -22,7 +22,7 @@ from bot import messages
 from bot.forge.localhub import merging, shapes
 from bot.forge.localhub.errors import ApiError, json_body, not_found
 from bot.forge.localhub.hub import Event, Hub
-from bot.forge.localhub.lookup import requested
+from bot.forge.localhub.lookup import authored, requested, writable
 from bot.forge.localhub.mergeability import (
     HEAD_OUT_OF_DATE,
     Mergeability,
@@ -331,7 +331,8 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.patch("/pulls/<int:number>")
     def update_pull(owner: str, repo: str, number: int) -> Response:
-        user, row, pull = requested(hub, owner, repo, number)
+        target = requested(hub, owner, repo, number)
+        user, row, pull = authored(hub, target, target.pull["user_id"])
         body = json_body()
         title = optional_string(body, "title")
         text = optional_string(body, "body")
@@ -434,7 +435,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.put("/pulls/<int:number>/merge")
     def merge(owner: str, repo: str, number: int) -> Response:
-        user, row, _ = requested(hub, owner, repo, number)
+        user, row, _ = writable(hub, owner, repo, number)
         body = json_body()
         method = one_of(body, "merge_method", METHODS, "merge") or "merge"
         title = optional_string(body, "commit_title")
@@ -488,7 +489,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.put("/pulls/<int:number>/update-branch")
     def update_branch(owner: str, repo: str, number: int) -> tuple[Response, int]:
-        user, row, pull = requested(hub, owner, repo, number)
+        user, row, pull = writable(hub, owner, repo, number)
         body = json_body()
         expected = optional_string(body, "expected_head_sha")
         if pull["state"] != "open":

@@ -17,7 +17,7 @@ from flask import Blueprint, Flask, jsonify
 from bot.forge.localhub import shapes
 from bot.forge.localhub.errors import ApiError, json_body
 from bot.forge.localhub.hub import Hub
-from bot.forge.localhub.lookup import requested
+from bot.forge.localhub.lookup import requested, writable
 from bot.forge.localhub.paging import page_of, paginate
 from bot.forge.localhub.store import now
 
@@ -65,7 +65,7 @@ def register(app: Flask, hub: Hub) -> None:
 
     @bp.post("/statuses/<sha>")
     def create_status(owner: str, repo: str, sha: str):  # type: ignore[no-untyped-def]
-        user, row, _ = requested(hub, owner, repo)
+        user, row, _ = writable(hub, owner, repo)
         body = json_body()
         state = body.get("state")
         if state not in STATES:
