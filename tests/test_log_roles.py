@@ -45,7 +45,12 @@ class World(LocalhubMemory):
                            timeout=10)
 
     def as_user(self, login: str) -> ForgeClient:
-        return self.client(TokenCredentials(localhub_token(self.server, login)))
+        """A client acting as `login`, made a collaborator who may merge unless it is alice."""
+        token = localhub_token(self.server, login)
+        if login != "alice":
+            requests.put(f"{self.server.api_url}/repos/{REPO}/collaborators/{login}", json={"permission": "push"},
+                         headers={"Authorization": f"token {self.token}"}, timeout=10).raise_for_status()
+        return self.client(TokenCredentials(token))
 
     def pull(self, branch: str, path: str, who: identity.Identity | None, title: str) -> int:
         """A pull request of one commit (by `who`, a person when None) adding `path` on `branch`."""
