@@ -93,11 +93,12 @@ class _PushBeforeMerge(ForgeClient):
 
 
 def test_a_head_that_moved_to_invalid_memory_before_the_merge_is_never_merged(world: World) -> None:
-    number, head, _ = world.open_dream({FACTS: CAT})
+    number, head, dream_id = world.open_dream({FACTS: CAT})
     branch = world.pull(number).head_ref
     bad: list[str] = []
-    _PushBeforeMerge.push = lambda: bad.append(world.commit(branch, {"system/notes.md": "no frontmatter\n"},
-                                                            base=branch))
+    _PushBeforeMerge.push = lambda: bad.append(world.commit(
+        branch, {"system/notes.md": "no frontmatter\n"}, base=branch, author=f"{dream_id}@dreams.memrepo",
+        message=f"Dream again\n\nDream-ID: {dream_id}\n"))
     world.ctx.forge = lambda repo: _PushBeforeMerge(repo, TokenCredentials(world.token),
                                                     base_url=world.server.api_url, policy=FAST,
                                                     min_write_interval=0.0, timeout=10)

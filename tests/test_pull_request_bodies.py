@@ -185,7 +185,7 @@ def pull_state(**kw: Any) -> PullState:
                 base_sha="e" * 40, base_ref="main", mergeable=True, mergeable_state=None, merges_cleanly=True,
                 labels=(), author="memrepo[bot]", changed_paths=("reference/facts.md",), untrusted_sources=(),
                 merge_commit_sha=None, validation=None, status=None, reviews=(), attempts=0, last_merge=None,
-                resolution_tried=False, head_published=False, history=())
+                resolution_tried=False, head_published=False, history=(), claim_shown=True)
     base.update(kw)
     return PullState(**base)  # type: ignore[arg-type]
 
