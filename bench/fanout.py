@@ -398,6 +398,8 @@ def pull_requests(total: int, repos: int, workers: int, tmp: Path) -> dict[str, 
         for r in range(repos):
             repo = f"alice/memory-{r}"
             requests.post(f"{hub.api_url}/user/repos", json={"name": f"memory-{r}"}, headers=auth, timeout=10)
+            requests.put(f"{hub.api_url}/repos/{repo}/collaborators/{bot}", json={"permission": "push"},
+                         headers=auth, timeout=10)  # the integrator merges: it may write, as an App would
             requests.post(f"{hub.api_url}/repos/{repo}/hooks", headers=auth, timeout=10, json={
                 "name": "web", "active": True, "events": ["push", "pull_request", "pull_request_review", "status"],
                 "config": {"url": f"{receivers[r % 2].url}/webhooks/github", "content_type": "json",
