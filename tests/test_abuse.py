@@ -143,11 +143,11 @@ def _push_branch(world: World, login: str, branch: str, files: dict[str, bytes],
 def test_a_strangers_approval_does_not_merge_a_protected_change(world: World) -> None:
     number = _persona_pull(world, "I answer in French.")
     world.repo("eve").get_pull(number).create_review(event="APPROVE", body="LGTM")
-    reviews = world.api("GET", f"/repos/{REPO}/pulls/{number}/reviews", "eve").json()
-    assert [(r["user"]["login"], r["author_association"]) for r in reviews] == [("eve", "NONE")]
     world.settled()
     pull = world.repo().get_pull(number)
     assert not pull.merged and pull.state == "open"
+    reviews = world.api("GET", f"/repos/{REPO}/pulls/{number}/reviews", "eve").json()
+    assert [(r["user"]["login"], r["author_association"]) for r in reviews] == [("eve", "NONE")]
     assert b"I answer in French." not in (world.main_file(PERSONA) or b"")
     statuses = {s.context: s.state for s in world.repo().get_commit(pull.head.sha).get_statuses()}
     assert statuses.get(STATUS_CONTEXT) == "pending"
