@@ -30,10 +30,10 @@ TIMEOUT = 30.0
 
 
 def chromium() -> str:
-    """The browser's path; CI installs Debian's `chromium` (.ci/run)."""
+    """The browser's path: Debian's `chromium`, a prerequisite the README's Quick start names."""
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
-        raise AssertionError("chromium is not installed: `apt-get install -y chromium` (.ci/run does)")
+        raise AssertionError("chromium is not installed: `apt-get install -y chromium` (README, Quick start)")
     return found
 
 
