@@ -392,10 +392,18 @@ REMOTE_SET_UNREACHABLE = "cannot reach {url} ({problem}); nothing was changed"
 REMOTE_SET_NO_MAIN = (
     "{url} has branches ({branches}) but no main; memrepo syncs main only, so nothing was changed"
 )
-REMOTE_SET_DIVERGED = Text(
-    "{url} and {path} both have history of their own ({count:|local commit|local commits}; the remote's main "
-    "is at {remote} and does not contain local main {local}); nothing was changed. Clone the remote "
-    "and redo the local edits there, or connect an empty repository"
+REMOTE_SET_UNRELATED = Text(
+    "{url} and {path} have no commit in common ({count:|local commit|local commits}; the remote's main is at "
+    "{remote}, local main at {local}), so neither can be replayed onto the other; nothing was changed. Connect "
+    "an empty repository, or clone the remote and redo the local edits there"
+)
+REMOTE_SET_JOINED = Text(
+    "connected to {url}: replayed {replayed:|local commit|local commits} onto the remote's main (which had "
+    "{pulled:|commit|commits} this folder lacked) and pushed; main is at {sha}"
+)
+REMOTE_SET_JOINED_NOT_PUSHED = (
+    "connected to {url} and replayed the local commits onto the remote's main, but could not push them "
+    "({reason}); `memrepo repository sync --repo {path}` sends them"
 )
 REMOTE_SET_DIRTY = (
     "tracked files have uncommitted changes ({paths}); commit or discard them before taking the "

@@ -11,7 +11,7 @@ import pytest
 from bot import cli, identity
 from bot.memfs import sync
 from bot.memfs.repo import MemoryRepo
-from tests.conftest import run_cli
+from tests.conftest import localhub_token, run_cli
 
 HUMAN = "---\ndescription: what I know about the person\n---\nName: Sam\n"
 
@@ -156,3 +156,100 @@ def test_status_redacts_token(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     code, out, err = run(capsys, "unset", "--repo", str(repo.root))
     assert code == 0 and secret not in out and "***@" in out
     assert sync.remote_url(repo) is None
+
+
+# ----------------------------------------------------------------- set joins a remote that moved
+def hub_memory(localhub, name: str = "memory") -> str:  # type: ignore[no-untyped-def]
+    """An empty repository of alice's on localhub: its git URL, with her token in it."""
+    import requests
+
+    token = localhub_token(localhub, "alice")
+    requests.post(f"{localhub.api_url}/user/repos", json={"name": name},
+                  headers={"Authorization": f"token {token}"}, timeout=10).raise_for_status()
+    return localhub.url.replace("http://", f"http://x-access-token:{token}@") + f"/alice/{name}.git"
+
+
+def remote_main(url: str) -> str:
+    return git(Path.cwd(), "ls-remote", url, "refs/heads/main").split("\t", 1)[0]
+
+
+def moved_apart(tmp_path: Path, url: str) -> tuple[MemoryRepo, MemoryRepo]:
+    """A folder that pushed to `url` without being connected (as Letta's post-commit hook does),
+    and a teammate's clone that has since moved the remote's main on: both have commits of
+    their own, on a common history."""
+    folder = new_memory(tmp_path / "folder")
+    git(folder.root, "push", "-q", url, "main:main")
+    git(tmp_path, "clone", "-q", url, str(tmp_path / "teammate"))
+    teammate = MemoryRepo.open(tmp_path / "teammate")
+    return folder, teammate
+
+
+def test_set_joins_histories_that_moved_apart(localhub, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    url = hub_memory(localhub)
+    folder, teammate = moved_apart(tmp_path, url)
+    append(teammate, "From the forge.", path="system/persona.md")
+    git(teammate.root, "push", "-q", "origin", "main")
+    theirs = teammate.head_sha()
+    append(folder, "Local one.")
+    append(folder, "Local two.")
+    local = folder.head_sha()
+
+    code, out, err = run(capsys, "set", url, "--repo", str(folder.root))
+    assert code == 0 and err == "", err
+    assert out.startswith("connected to http://***@") and "replayed 2 local commits onto the remote's main" in out
+    assert "token" not in out.split("***@", 1)[0]
+    head = folder.head_sha()
+    assert remote_main(url) == head and head != local
+    assert folder.git.descendant_of(head, theirs)  # nothing forced over the forge's commit
+    assert [c.message.splitlines()[0] for c in folder.git.walk(head)][:3] == [
+        "add Local two.", "add Local one.", "add From the forge."]
+    human = (folder.root / "system/human.md").read_text()
+    assert "Local one." in human and "Local two." in human
+    assert "From the forge." in (folder.root / "system/persona.md").read_text()
+    assert folder.dirty_paths() == [] and sync.backups(folder) == []
+    code, out, _ = run(capsys, "sync", "--repo", str(folder.root))
+    assert code == 0 and out.startswith("in sync with")
+
+
+def test_set_sets_aside_what_still_conflicts_and_says_so(localhub, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    url = hub_memory(localhub)
+    folder, teammate = moved_apart(tmp_path, url)
+    head = teammate.head_sha()
+    teammate.commit({"system/human.md": HUMAN.replace("Sam", "Samuel").encode()}, "Samuel", identity.agent("b1"),
+                    parent=head)
+    git(teammate.root, "push", "-q", "origin", "main")
+    clash = folder.commit({"system/human.md": HUMAN.replace("Sam", "Sammy").encode()}, "Sammy",
+                          identity.agent("a1"), parent=folder.head_sha())
+    append(folder, "Fine.", path="system/persona.md")
+
+    code, out, err = run(capsys, "set", url, "--repo", str(folder.root))
+    assert code == 1 and out == ""
+    assert_one_line_error(err)
+    assert "connected to" in err and "replayed 1 local commit" in err
+    assert f"Commit {clash[:12]} \"Sammy\" was NOT saved to main" in err and "refs/memrepo/backup/" in err
+    assert remote_main(url) == folder.head_sha()
+    assert "Samuel" in (folder.root / "system/human.md").read_text()
+    assert "Fine." in (folder.root / "system/persona.md").read_text()
+    [aside] = sync.set_aside_commits(folder)
+    assert aside.commit == clash and "changed differently on both sides" in aside.reason  # kept, not lost
+    assert sync.remote_url(folder) == url
+    code, out, _ = run(capsys, "status", "--repo", str(folder.root))
+    assert code == 0 and clash[:12] in out
+
+
+def test_set_refuses_an_unrelated_history_and_changes_nothing(localhub, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    url = hub_memory(localhub)
+    moved_apart(tmp_path, url)
+    before = remote_main(url)
+    other = new_memory(tmp_path / "other")
+    append(other, "Of its own.")
+    local = other.head_sha()
+    code, out, err = run(capsys, "set", url, "--repo", str(other.root))
+    assert code == 1 and out == ""
+    assert_one_line_error(err)
+    assert "no commit in common" in err and "nothing was changed" in err
+    assert (sync.remote_url(other), other.head_sha(), sync.backups(other)) == (None, local, [])
+    assert remote_main(url) == before

@@ -325,7 +325,7 @@ def test_set_refuses_diverged_histories(tmp_path: Path) -> None:
     before_remote = remote_main(remote)
     other = new_memory(tmp_path / "other")
     local = edit(other, "system/human.md", append("Local work."))
-    with pytest.raises(MemrepoError, match="history of their own") as caught:
+    with pytest.raises(MemrepoError, match="no commit in common") as caught:
         sync.set_remote(other, str(remote))
     assert "nothing was changed" in str(caught.value)
     assert sync.remote_url(other) is None
@@ -333,6 +333,20 @@ def test_set_refuses_diverged_histories(tmp_path: Path) -> None:
     assert other.head_sha() == local
     assert remote_main(remote) == before_remote
     assert sync.backups(other) == []
+
+
+@pytest.mark.parametrize(("fast_forward", "related", "local_commits", "how"), [
+    (True, True, 1, "fast-forward"),
+    (True, True, 5, "fast-forward"),
+    (False, True, 2, "join"),  # both moved on from a common commit
+    (False, False, 1, "adopt"),  # a fresh clone's initial commit gives way
+    (False, False, 2, "unrelated"),  # work of its own on another history: refused
+])
+def test_how_a_clone_takes_a_remote_main_it_lacks(fast_forward: bool, related: bool, local_commits: int,
+                                                  how: str) -> None:
+    from bot.memfs.sync.connect import how_to_take
+
+    assert how_to_take(fast_forward, related, local_commits) == how
 
 
 def test_set_fast_forwards_and_pushes_ahead(pair) -> None:

@@ -1,17 +1,28 @@
 """Connecting a memory to a remote (`memrepo repository set URL`) and disconnecting it: both
-sides are brought together only where that is safe (push to an empty remote, adopt the
-remote's history in a fresh clone, fast-forward); diverged histories are refused, and a
-failure leaves the configuration as it was."""
+sides are brought together without forcing and without losing a commit (push to an empty
+remote, fast-forward, adopt the remote's history in a fresh clone, or replay local commits
+onto the remote's main as sync does); an unrelated history is refused, and a failure before
+anything moved leaves the configuration as it was."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Literal
 
 from bot import messages
 from bot.errors import MemrepoError
 from bot.memfs.repo import MemoryRepo
-from bot.memfs.sync.push import LAST_SYNC_KEY, dirty_message, off_main, publish, record_sync, set_upstream
+from bot.memfs.sync.push import (
+    LAST_SYNC_KEY,
+    dirty_message,
+    off_main,
+    publish,
+    rebase_onto,
+    record_sync,
+    set_aside_note,
+    set_upstream,
+)
 from bot.memfs.sync.redaction import check_url, redact
 from bot.memfs.sync.replay import contains, count_commits, set_aside
 from bot.memfs.sync.transport import BRANCH, REMOTE, TRACKING_REF, fetch, remote_heads, remote_url
@@ -42,68 +53,122 @@ def restoring(repo: MemoryRepo) -> Iterator[None]:
 
 
 def set_remote(repo: MemoryRepo, url: str) -> str:
-    """Connect to `url` as origin and bring both sides together where that is safe: push to
-    an empty remote, take the remote's history into a freshly initialised clone, fast-forward.
-    Diverged histories are refused and an unreachable URL leaves nothing configured."""
+    """Connect to `url` as origin and bring both sides together, never forcing: push to an
+    empty remote, fast-forward, take the remote's history into a freshly initialised clone, or
+    replay the local commits onto the remote's main when both moved. An unrelated history and
+    an unreachable URL leave nothing configured. Raises once connected when a local commit was
+    set aside or could not be pushed, so the caller never reads that as a clean success."""
     url = check_url(url)
     shown = redact(url)
     with repo.lock():
         elsewhere = off_main(repo)
         if elsewhere is not None:
             raise MemrepoError(elsewhere)
-    with repo.lock(), restoring(repo):
-        if remote_url(repo) is None:
-            repo.git.remotes.create(REMOTE, url)
-        else:
-            repo.git.remotes.set_url(REMOTE, url)
-        heads, problem = remote_heads(repo)
-        if heads is None:
-            raise MemrepoError(messages.REMOTE_SET_UNREACHABLE.format(url=shown, problem=problem))
-        local = repo.head_sha()
-        assert local is not None
-        if not heads:
-            result = publish(repo)
-            if not result.pushed:
-                raise MemrepoError(messages.REMOTE_SET_PUSH_FAILED.format(url=shown, reason=result.reason))
-            set_upstream(repo)
-            return messages.REMOTE_SET_PUSHED.format(url=shown, count=count_commits(repo, local))
-        if BRANCH not in heads:
-            listed = ", ".join(heads[:5]) + (" ..." if len(heads) > 5 else "")
-            raise MemrepoError(messages.REMOTE_SET_NO_MAIN.format(url=shown, branches=listed))
-        remote, problem = fetch(repo)
-        if remote is None:
-            raise MemrepoError(messages.REMOTE_SET_UNREACHABLE.format(
-                url=shown, problem=problem or f"{BRANCH} vanished"))
-        if remote == local:
-            set_upstream(repo)
-            record_sync(repo)
-            return messages.REMOTE_SET_IN_SYNC.format(url=shown, sha=local[:12])
-        if contains(repo, local, remote):
-            count = count_commits(repo, local, remote)
-            result = publish(repo)
-            if not result.pushed:
-                raise MemrepoError(messages.REMOTE_SET_PUSH_FAILED.format(url=shown, reason=result.reason))
-            set_upstream(repo)
-            return messages.REMOTE_SET_AHEAD.format(url=shown, count=count, sha=(result.head or "")[:12])
-        fast_forward = contains(repo, remote, local)
-        fresh = count_commits(repo, local) == 1
-        if not (fast_forward or fresh):
-            raise MemrepoError(messages.REMOTE_SET_DIVERGED.format(
-                url=shown, path=repo.root, count=count_commits(repo, local), remote=remote[:12], local=local[:12]))
-        dirty = repo.dirty_paths()
-        if dirty:
-            raise MemrepoError(messages.REMOTE_SET_DIRTY.format(paths=dirty_message(dirty)))
-        if fast_forward:
-            count = count_commits(repo, remote, local)
-            repo.move_branch(remote, expected=local)
-            set_upstream(repo)
-            record_sync(repo)
-            return messages.REMOTE_SET_FAST_FORWARDED.format(url=shown, count=count, sha=remote[:12])
-        backup = set_aside(repo, local)
+    with repo.lock():
+        with restoring(repo):
+            if remote_url(repo) is None:
+                repo.git.remotes.create(REMOTE, url)
+            else:
+                repo.git.remotes.set_url(REMOTE, url)
+            said, complete = bring_together(repo, shown)
+        if not complete:
+            raise MemrepoError(said)
+    return said
+
+
+def bring_together(repo: MemoryRepo, shown: str) -> tuple[str, bool]:
+    """What connecting did, and whether every local commit is now on the remote's main."""
+    heads, problem = remote_heads(repo)
+    if heads is None:
+        raise MemrepoError(messages.REMOTE_SET_UNREACHABLE.format(url=shown, problem=problem))
+    local = repo.head_sha()
+    assert local is not None
+    if not heads:
+        result = publish(repo)
+        if not result.pushed:
+            raise MemrepoError(messages.REMOTE_SET_PUSH_FAILED.format(url=shown, reason=result.reason))
+        set_upstream(repo)
+        return messages.REMOTE_SET_PUSHED.format(url=shown, count=count_commits(repo, local)), True
+    if BRANCH not in heads:
+        listed = ", ".join(heads[:5]) + (" ..." if len(heads) > 5 else "")
+        raise MemrepoError(messages.REMOTE_SET_NO_MAIN.format(url=shown, branches=listed))
+    remote, problem = fetch(repo)
+    if remote is None:
+        raise MemrepoError(messages.REMOTE_SET_UNREACHABLE.format(url=shown, problem=problem or f"{BRANCH} vanished"))
+    if remote == local:
+        set_upstream(repo)
+        record_sync(repo)
+        return messages.REMOTE_SET_IN_SYNC.format(url=shown, sha=local[:12]), True
+    if contains(repo, local, remote):
+        count = count_commits(repo, local, remote)
+        result = publish(repo)
+        if not result.pushed:
+            raise MemrepoError(messages.REMOTE_SET_PUSH_FAILED.format(url=shown, reason=result.reason))
+        set_upstream(repo)
+        return messages.REMOTE_SET_AHEAD.format(url=shown, count=count, sha=(result.head or "")[:12]), True
+    return take_remote(repo, shown, local, remote)
+
+
+Taking = Literal["fast-forward", "join", "adopt", "unrelated"]
+
+
+def how_to_take(fast_forward: bool, related: bool, local_commits: int) -> Taking:
+    """How a clone takes a remote main that has commits it lacks. A fresh clone's one initial
+    commit (`memrepo init` before connecting) gives way to the remote's history; any other
+    unrelated history is refused, since no replay can join two histories without a common
+    commit and a person must choose."""
+    if fast_forward:
+        return "fast-forward"
+    if related:
+        return "join"
+    return "adopt" if local_commits == 1 else "unrelated"
+
+
+def take_remote(repo: MemoryRepo, shown: str, local: str, remote: str) -> tuple[str, bool]:
+    """The remote's main has commits this clone lacks: fast-forward, join the two histories,
+    or adopt the remote's in a fresh clone (its initial commit kept on a backup ref)."""
+    fast_forward = contains(repo, remote, local)
+    related = fast_forward or repo.git.merge_base(local, remote) is not None
+    how = how_to_take(fast_forward, related, count_commits(repo, local))
+    if how == "unrelated":
+        raise MemrepoError(messages.REMOTE_SET_UNRELATED.format(
+            url=shown, path=repo.root, count=count_commits(repo, local), remote=remote[:12], local=local[:12]))
+    dirty = repo.dirty_paths()
+    if dirty:
+        raise MemrepoError(messages.REMOTE_SET_DIRTY.format(paths=dirty_message(dirty)))
+    if how == "join":
+        return join(repo, shown, local, remote)
+    if how == "fast-forward":
+        count = count_commits(repo, remote, local)
         repo.move_branch(remote, expected=local)
         set_upstream(repo)
         record_sync(repo)
-        return messages.REMOTE_SET_ADOPTED.format(url=shown, sha=remote[:12], backup=backup)
+        return messages.REMOTE_SET_FAST_FORWARDED.format(url=shown, count=count, sha=remote[:12]), True
+    backup = set_aside(repo, local)
+    repo.move_branch(remote, expected=local)
+    set_upstream(repo)
+    record_sync(repo)
+    return messages.REMOTE_SET_ADOPTED.format(url=shown, sha=remote[:12], backup=backup), True
+
+
+def join(repo: MemoryRepo, shown: str, local: str, remote: str) -> tuple[str, bool]:
+    """Both sides moved on from a common commit (a harness pushed, then a dream was merged on
+    the forge): replay the local commits onto the remote's main as sync does, set aside what
+    still conflicts, push without forcing. The replay is kept even when the push fails: the
+    clone is connected, and the next sync sends it."""
+    pulled = count_commits(repo, remote, local)
+    replayed, kept, reason = rebase_onto(repo, local, remote)
+    if reason is not None:  # the tree was clean a moment ago; nothing moved
+        raise MemrepoError(reason)
+    result = publish(repo, pulled=pulled, replayed=replayed, kept=tuple(kept))
+    set_upstream(repo)
+    if result.pushed:
+        said = messages.REMOTE_SET_JOINED.format(url=shown, replayed=result.replayed, pulled=pulled,
+                                                 sha=(result.head or "")[:12])
+    else:
+        said = messages.REMOTE_SET_JOINED_NOT_PUSHED.format(url=shown, reason=result.reason, path=repo.root)
+    note = set_aside_note(result.set_aside)
+    return " ".join(part for part in (said, note) if part), result.pushed and not result.set_aside
 
 
 def unset_remote(repo: MemoryRepo) -> str:
