@@ -472,11 +472,14 @@ class TranscriptStore:
             except MemrepoError as exc:
                 problems.append(messages.IMPORT_ROW_BAD.format(line=number, problem=exc))
         if problems:
-            shown = problems[:MAX_PROBLEMS_SHOWN]
-            if len(problems) > MAX_PROBLEMS_SHOWN:
-                shown.append(messages.IMPORT_MORE.format(count=len(problems) - MAX_PROBLEMS_SHOWN))
-            raise MemrepoError(messages.IMPORT_INVALID.format(
-                path=name, count=len(problems), problems="\n".join("  " + p for p in shown)), problems=problems)
+            raise invalid_import(name, problems)
+        return self.import_messages(parsed, progress)
+
+    def import_messages(self, parsed: Sequence[Message],
+                        progress: Callable[[int, int], None] | None = None) -> ImportReport:
+        """Write checked messages, every import's one way into the store: messages whose
+        message_id the agent already has, or that came earlier in `parsed`, are skipped as
+        duplicates, so importing the same messages again writes nothing."""
         report = ImportReport()
         seen: set[str] = set()
         by_agent: dict[str, list[Message]] = {}
@@ -521,6 +524,16 @@ class TranscriptStore:
         except OSError as exc:
             raise MemrepoError(messages.IMPORT_UNREADABLE.format(path=path, reason=exc.strerror or exc)) from None
         return self.import_lines(lines, str(path), progress)
+
+
+def invalid_import(name: str, problems: Sequence[str]) -> MemrepoError:
+    """The error of an import that found bad input, so imported nothing: each problem on a line
+    of its own (the first MAX_PROBLEMS_SHOWN), a person fixes them all in one go."""
+    shown = list(problems[:MAX_PROBLEMS_SHOWN])
+    if len(problems) > MAX_PROBLEMS_SHOWN:
+        shown.append(messages.IMPORT_MORE.format(count=len(problems) - MAX_PROBLEMS_SHOWN))
+    return MemrepoError(messages.IMPORT_INVALID.format(
+        path=name, count=len(problems), problems="\n".join("  " + p for p in shown)), problems=list(problems))
 
 
 def _tapped(rows: Iterator[tuple[int, int, Message]], start: int, advance: Callable[[int], None] | None
