@@ -153,7 +153,8 @@ def test_a_colon_that_is_part_of_the_name(written: MemoryRepo) -> None:
     (written.root / "reference/a:b.md").write_text("---\ndescription: Colon\n---\ntext\n")
     env = {**os.environ}
     subprocess.run(["git", "add", "."], cwd=written.root, check=True, env=env)
-    git(written.root, "commit", "-q", "-m", "Colon")
+    # Memory no longer takes such a name (Windows cannot hold it), but history made before may.
+    git(written.root, "commit", "-q", "--no-verify", "-m", "Colon")
     from bot.commands.why import split_target
 
     assert split_target("reference/a:b.md") == ("reference/a:b.md", None)
