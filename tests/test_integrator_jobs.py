@@ -370,6 +370,27 @@ def test_review_mode_waits_for_an_approval_by_someone_else_then_merges(world: Wo
     assert world.merges_on_main() == 1
 
 
+def test_only_a_writer_who_wrote_none_of_its_commits_can_approve(world: World) -> None:
+    """An outsider's approval and an approval by the author of a commit on the pull request
+    count for nothing; a writer who wrote none of it approves it."""
+    world.set_policy(merge="review")
+    number, _ = world.open_edit({FACTS: FACTS_TEXT + "- has a cat called Mo\n"})
+    head = world.commit("memrepo/edit/a1/x1", {FACTS: FACTS_TEXT + "- has a cat called Mo, a tabby\n"},
+                        base="memrepo/edit/a1/x1", author="bob@users.noreply.github.com")
+    world.approve(number, "eve")  # no access at all
+    world.approve(number, "bob")  # may write, but wrote a commit of it
+    world.integrate(number)
+    pull = world.pull(number)
+    assert (pull.head_sha, pull.merged) == (head, False)
+    assert world.status(head) == ("pending", "waiting for review")
+    localhub_token(world.server, "carol")
+    github.Github(auth=github.Auth.Token(world.token), base_url=world.server.api_url, retry=None
+                  ).get_repo(REPO).add_to_collaborators("carol", "push")
+    world.approve(number, "carol")
+    world.integrate(number)
+    assert world.pull(number).merged
+
+
 def test_a_protected_path_needs_a_review_even_in_auto_mode(world: World) -> None:
     world.set_policy(merge="auto")
     number, _, _ = world.open_dream({"system/persona.md": doc("Who I am.", "I am Ada, careful and kind.\n")})

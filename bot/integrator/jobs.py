@@ -177,12 +177,13 @@ class Integration:
 
     def _who(self, pull: PullRequest, reviews: tuple[Review, ...]) -> dict[str, object]:
         """Who is who, as the forge says: the author's and each reviewer's permission, the
-        accounts of the commits' authors, and the integrator's own accounts."""
+        accounts of the commits' authors (asked only when there are reviews to weigh), and the
+        integrator's own accounts."""
         redis = self.ctx.redis
         found = dict(permissions(redis, self.client, self.repo, (pull.author, *(r.author for r in reviews))))
         return {"author_permission": found.get(pull.author.casefold(), "none"),
                 "permissions": tuple(found.items()),
-                "commit_authors": self.client.pull_commit_accounts(self.number),
+                "commit_authors": self.client.pull_commit_accounts(self.number) if reviews else (),
                 "integrator": own_logins(redis, self.client, self.repo, self.ctx.bot_login)}
 
     # ---------------------------------------------------------------------- the loop
