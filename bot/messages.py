@@ -134,8 +134,8 @@ REPO_NOT_GIT = "{path} is not a git repository (create a memory repository with 
 REPO_BARE = "{path} is a bare git repository; give the path of a memory repository's working clone"
 REPO_NO_COMMITS = "{path} has no commits yet; `memrepo init` makes the first one"
 REPO_NOT_MEMORY = (
-    "{path} is a git repository but not a memory repository (it has neither system/ nor "
-    ".memrepo/); run `memrepo init` in an empty folder"
+    "{path} is a git repository but not a memory repository (it has no system/, root MEMORY.md or "
+    ".memrepo/, and Letta Code did not make it); run `memrepo init` in an empty folder"
 )
 REPO_LOCKED = "another memrepo writer has held {path} for too long; try again in a moment"
 HEAD_MOVED = "the repository's HEAD moved while this change was being made; nothing was changed, try again"

@@ -12,7 +12,7 @@ import fcntl
 import os
 import subprocess
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,12 +25,16 @@ from bot.backoff import Backoff, poll
 from bot.config import CONFIG_PATH, Policy, PolicyError, parse_policy
 from bot.errors import MemrepoError
 from bot.memfs import refs
+from bot.memfs.layout import INDEX, letta_policy
 from bot.memfs.validate import core_size, is_core
 
 if TYPE_CHECKING:  # only named in annotations: `memrepo validate` (the pre-commit hook) commits nothing
     from bot.identity import Identity
 
 MAIN = "main"
+# What marks a tree's top as a memory: memrepo's own folder, v1's core (system/) or v2's root index.
+MEMORY_MARKS = frozenset({".memrepo", "system", INDEX})
+LETTA_AGENT_KEY = "letta.agentId"  # the git config where Letta Code names the agent a memory clone is for
 FILE_MODE = pygit2.GIT_FILEMODE_BLOB
 LINK_MODE = pygit2.GIT_FILEMODE_LINK
 LOCK_POLL = Backoff(0.005, factor=1.0)  # another writer holds the clone's lock: look again this often
@@ -87,8 +91,14 @@ class MemoryRepo:
         return repo
 
     def looks_like_memory(self) -> bool:
+        """Whether this clone holds a memory, memrepo's or Letta Code's (`is_memory`)."""
         tree = self._tree("HEAD")
-        return tree is not None and ("system" in tree or ".memrepo" in tree)
+        top = () if tree is None else tuple(entry.name for entry in tree)
+        return is_memory(top, letta_made=self.letta_agent_id() is not None or letta_policy(self.git.path) is not None)
+
+    def letta_agent_id(self) -> str | None:
+        """The agent Letta Code keeps this memory for (its git config), or None."""
+        return self.get_config(LETTA_AGENT_KEY) or None
 
     # ----------------------------------------------------------------- reading
     def head_sha(self) -> str | None:
@@ -380,6 +390,13 @@ class MemoryRepo:
                 del config[key]
         else:
             config[key] = value
+
+
+def is_memory(top: Collection[str], *, letta_made: bool) -> bool:
+    """A memory is a tree with one of MEMORY_MARKS at its top, or any clone Letta Code made
+    for an agent's memory (`letta_made`: its agent id or layout policy in the git folder),
+    which starts as an empty commit before the agent writes anything."""
+    return letta_made or not MEMORY_MARKS.isdisjoint(top)
 
 
 def _info(commit: pygit2.Commit) -> CommitInfo:
