@@ -186,8 +186,10 @@ CALL_TOO_SMALL = "'{param}' must be {low} or more, found {value}"
 CALL_BAD_RANGE = "'view_range' must be two whole numbers [first line, last line] (last may be -1 for the end)"
 NO_AGENT_ID = (
     "no agent id: pass --agent-id (or agent_id=) or set one with "
-    "`memrepo init --agent-id ID` / `git config memrepo.agentId ID`"
+    "`memrepo init --agent-id ID` / `git config memrepo.agentId ID` (a memory Letta Code made names it in "
+    "letta.agentId)"
 )
+AGENT_ID_HELP = "defaults to the repository's memrepo.agentId, or else Letta Code's letta.agentId"
 VIEW_RANGE = "view_range [{start}, {end}] is outside the file's {count} lines"
 VIEW_LISTING_HEADER = "Memory files under {folder} at revision {revision}:"
 NOT_FOUND = "{path} does not exist; `view` lists the memory files"
@@ -760,7 +762,7 @@ DREAM_JSON_HELP = (
     "print one JSON document: agent_id, conversation_id, ran, trigger, status (opened, already-open, nothing), "
     "message, dream_id, pull_request {number, url}, base_commit, sources and the provenance block's data"
 )
-DREAM_AGENT_HELP = "the agent (default: the repository's memrepo.agentId)"
+DREAM_AGENT_HELP = "the agent (default: the repository's memrepo.agentId, or else Letta Code's letta.agentId)"
 DREAM_CONVERSATION_HELP = "the conversation (default: the agent's only conversation)"
 DREAM_STRATEGY_HELP = (
     "verbatim (no LLM), llm (an OpenAI-compatible endpoint) or anthropic (Claude with tools) (default: "

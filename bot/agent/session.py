@@ -56,7 +56,7 @@ from bot.memfs.checks import memory_layout
 from bot.memfs.layout import V2
 from bot.memfs.prompt import CompiledPrompt, PromptCompiler
 from bot.memfs.repo import MemoryRepo
-from bot.memfs.tool import AGENT_ID_KEY, AGENT_NAME_KEY
+from bot.memfs.tool import AGENT_NAME_KEY, configured_agent_id
 from bot.notify.events import HeadEvent
 from bot.notify.subscriber import HeadSubscriber
 from bot.transcript import TranscriptStore
@@ -92,7 +92,7 @@ class AgentSession:
                  subscriber_options: Mapping[str, Any] | None = None, push: bool = True,
                  connect_hint: str = messages.AGENT_CONNECT_HINT) -> None:
         self.repo = repo if isinstance(repo, MemoryRepo) else MemoryRepo.open(repo)
-        configured = self.repo.get_config(AGENT_ID_KEY)
+        configured = configured_agent_id(self.repo)
         self.agent_id = agent_id or configured
         if not self.agent_id:
             raise MemrepoError(messages.NO_AGENT_ID)

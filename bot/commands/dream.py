@@ -52,10 +52,10 @@ def run(args: argparse.Namespace) -> int:
     from bot.dream.runner import only_conversation
     from bot.errors import MemrepoError
     from bot.memfs.repo import MemoryRepo
-    from bot.memfs.tool import AGENT_ID_KEY
+    from bot.memfs.tool import configured_agent_id
 
     repo = MemoryRepo.open(args.repo)
-    agent = args.agent or repo.get_config(AGENT_ID_KEY)
+    agent = args.agent or configured_agent_id(repo)
     if not agent:
         raise MemrepoError(messages.DREAM_NO_AGENT)
     bars = ProgressBars()

@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--repo", metavar="DIR", default=".", help=messages.MCP_REPO_HELP)
     parser.add_argument("--http", type=int, metavar="PORT", help=messages.MCP_HTTP_HELP)
     parser.add_argument("--host", default="127.0.0.1", help=messages.MCP_HOST_HELP)
-    parser.add_argument("--agent-id", metavar="ID", help="defaults to the repository's memrepo.agentId")
+    parser.add_argument("--agent-id", metavar="ID", help=messages.AGENT_ID_HELP)
     parser.add_argument("--agent-name", metavar="NAME")
     parser.add_argument("--no-push", action="store_true", help=messages.MCP_NO_PUSH_HELP)
     parser.add_argument("--conversation", metavar="ID", help=messages.MCP_CONVERSATION_HELP)

@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "'{\"command\": \"view\", \"path\": \"system\"}'. Exit 1 when refused.")
     p.add_argument("call", metavar="JSON", help="the call as JSON, or - to read it from standard input")
     p.add_argument("--repo", default=".", metavar="DIR")
-    p.add_argument("--agent-id", metavar="ID", help="defaults to the repository's memrepo.agentId")
+    p.add_argument("--agent-id", metavar="ID", help=messages.AGENT_ID_HELP)
     p.add_argument("--agent-name", metavar="NAME")
     p.add_argument("--no-push", action="store_true", help="commit locally without pushing")
     p.add_argument("--conversation", metavar="ID", help=messages.TOOL_CONVERSATION_HELP)

@@ -58,7 +58,7 @@ from bot.memfs import checks, validate
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync import BRANCH, REMOTE, remote_url, status
 from bot.memfs.sync.transport import delete_branch
-from bot.memfs.tool import AGENT_ID_KEY, MemoryTool, ToolResult
+from bot.memfs.tool import MemoryTool, ToolResult, configured_agent_id
 from bot.transcript import MessageNotFoundError, TranscriptStore
 from bot.transcript.model import Message
 
@@ -180,7 +180,7 @@ def run_dream(
     fails; every failure before the pull request exists leaves nothing behind."""
     repo = repo if isinstance(repo, MemoryRepo) else MemoryRepo.open(repo)
     env = os.environ if env is None else env
-    agent_id = agent_id or repo.get_config(AGENT_ID_KEY)
+    agent_id = agent_id or configured_agent_id(repo)
     if not agent_id:
         raise MemrepoError(messages.DREAM_NO_AGENT)
     if trigger not in ("step-count", "compaction", "manual"):

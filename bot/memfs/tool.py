@@ -30,6 +30,12 @@ AGENT_ID_KEY = "memrepo.agentId"
 AGENT_NAME_KEY = "memrepo.agentName"
 
 
+def configured_agent_id(repo: MemoryRepo) -> str | None:
+    """The agent a clone is for: memrepo's setting, or else the agent Letta Code recorded in a
+    memory it made, so that a Letta memory needs no setup of its own."""
+    return repo.get_config(AGENT_ID_KEY) or repo.letta_agent_id()
+
+
 @dataclass
 class ToolResult:
     """What the agent (and the harness) learns from a call."""
@@ -59,7 +65,7 @@ class MemoryTool:
         push: bool = True,
     ) -> None:
         self.repo = repo if isinstance(repo, MemoryRepo) else MemoryRepo.open(repo)
-        configured = self.repo.get_config(AGENT_ID_KEY)
+        configured = configured_agent_id(self.repo)
         agent_id = agent_id or configured
         if not agent_id:
             raise MemrepoError(messages.NO_AGENT_ID)
