@@ -58,6 +58,7 @@ STABLE_SECONDS = 10.0  # a connection that lasted this long resets the backoff s
 READ_TIMEOUT = 60.0  # silence for this long (the server sends a heartbeat every 15 s) means a dead connection
 
 OnHead = Callable[[HeadEvent | None, str | None], Any]
+Syncer = Callable[[], str | None]  # brings the clone up to date; its HEAD afterwards (None: not known yet)
 
 
 # --------------------------------------------------------------------- server-sent events
@@ -218,10 +219,12 @@ class HeadSubscriber:
     """Keeps the memory clone at `repo_root` on the newest `main` announced by the receiver's
     event stream at `events_url` (authenticated with the agent `token`). `start()` it, `stop()`
     it (or use `with`). `on_head(event, new_head)` is called after each head move it made;
-    `event` is None when the move was found by the sync after a (re)connect."""
+    `event` is None when the move was found by the sync after a (re)connect. A `syncer` takes
+    the place of `sync` for a caller that does its git work itself (`memrepo follow` wakes its
+    own loop, which waits while a harness has uncommitted changes)."""
 
     def __init__(self, repo_root: str | os.PathLike[str], events_url: str, token: str,
-                 on_head: OnHead | None = None, *, backoff_base: float = BACKOFF_BASE,
+                 on_head: OnHead | None = None, *, syncer: Syncer | None = None, backoff_base: float = BACKOFF_BASE,
                  backoff_cap: float = BACKOFF_CAP, refused_delay: float = REFUSED_DELAY,
                  connect_timeout: float = CONNECT_TIMEOUT, read_timeout: float = READ_TIMEOUT) -> None:
         self.root = Path(repo_root).expanduser().resolve()
@@ -229,6 +232,7 @@ class HeadSubscriber:
         self.repo = repo_of_url(events_url)
         self._token = token or forge_token(self.root) or ""
         self.on_head = on_head
+        self._syncer = syncer
         self.backoff_base = backoff_base
         self.backoff_cap = backoff_cap
         self.refused_delay = refused_delay
@@ -408,6 +412,8 @@ class HeadSubscriber:
     def _sync(self) -> str | None:
         """Sync the clone; its HEAD afterwards (None when it could not be read)."""
         self.syncs += 1
+        if self._syncer is not None:
+            return self._syncer()
         try:
             repo = MemoryRepo.open(self.root)
             result = sync(repo)
