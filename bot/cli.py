@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "why": messages.WHY_HELP,
     "at": messages.AT_HELP,
     "repository": messages.REPOSITORY_HELP,
+    "follow": messages.FOLLOW_HELP,
     "localhub": messages.LOCALHUB_HELP,
     "transcript": messages.TRANSCRIPT_HELP,
     "search": messages.SEARCH_HELP,

@@ -67,7 +67,7 @@ def test_set_status_sync_unset(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert code == 0
     lines = out.splitlines()
     labels = [line.split(":", 1)[0] for line in lines]
-    assert labels == ["remote", "head", "ahead", "behind", "last sync", "backups"]
+    assert labels == ["remote", "head", "ahead", "behind", "last sync", "backups", "follower"]
     starts = {len(line) - len(line.split(":", 1)[1].lstrip()) for line in lines}
     assert len(starts) == 1  # values aligned in one column
     assert lines[0].endswith(str(remote))
@@ -122,7 +122,8 @@ def test_sync_unreachable_and_conflict_are_one_line_errors(
     assert_one_line_error(err)
     assert "system/human.md" in err and "refs/memrepo/backup/" in err
     code, out, _ = run(capsys, "status", "--repo", str(b_root))
-    assert "refs/memrepo/backup/" in out.splitlines()[-1]
+    [aside] = [line for line in out.splitlines() if line.startswith("Set aside:")]
+    assert "refs/memrepo/backup/" in aside
 
 
 def test_set_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

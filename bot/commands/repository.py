@@ -64,14 +64,15 @@ def run_sync(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace) -> int:
+    from bot.follow import marker
     from bot.memfs import sync
     from bot.memfs.repo import MemoryRepo
 
     repo = MemoryRepo.open(args.repo)
     state = sync.status(repo, fetch=args.fetch)
     if args.json:
-        print(json.dumps(state.as_data(), indent=2))
+        print(json.dumps({**state.as_data(), "follower": marker.status_data(repo)}, indent=2))
         return 0
-    for line in sync.status_lines(state):
+    for line in sync.status_lines(state, (marker.status_row(repo),)):
         print(line)
     return 0

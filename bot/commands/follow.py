@@ -1,0 +1,50 @@
+"""`memrepo follow`: keep a memory folder that a harness writes itself on one main with its
+forge (bot/follow). Ctrl-C and SIGTERM stop it cleanly, after the pass under way."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import signal
+import sys
+
+from bot import messages
+from bot.errors import MemrepoError
+from bot.follow import texts
+
+POLL_SECONDS = 30.0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("follow", help=messages.FOLLOW_HELP, description=texts.FOLLOW_DESCRIPTION,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repo", metavar="DIR", default=".", help=texts.FOLLOW_REPO_HELP)
+    parser.add_argument("--events", metavar="URL", help=texts.FOLLOW_EVENTS_HELP)
+    parser.add_argument("--poll", type=float, default=POLL_SECONDS, metavar="SECONDS",
+                        help=texts.FOLLOW_POLL_HELP.format(default=POLL_SECONDS))
+    parser.add_argument("--once", action="store_true", help=texts.FOLLOW_ONCE_HELP)
+    parser.set_defaults(func=run)
+
+
+def say(line: str) -> None:
+    print(line, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from bot.follow.run import Follower
+    from bot.notify.subscriber import repo_of_url
+
+    if not (math.isfinite(args.poll) and args.poll > 0):
+        raise MemrepoError(texts.FOLLOW_BAD_POLL.format(value=args.poll))
+    if args.events:
+        repo_of_url(args.events)  # a malformed URL is refused before anything starts
+    follower = Follower(Path(args.repo), events=args.events, poll=args.poll, say=say)
+    if args.once:
+        return follower.once()
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="memrepo follow: %(message)s")
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: follower.stop())
+    return follower.run()

@@ -1,0 +1,142 @@
+"""Whether a follower runs for a folder. `memrepo follow` holds an exclusive lock on
+`.git/memrepo/follow.lock` for as long as it runs (the kernel releases it however the process
+ends), so two never follow one folder; and it keeps a record in `.git/memrepo/follow.json`
+(pid, host, since when, how it learns of the forge's moves, a heartbeat), which
+`repository status` reads without taking anything. A record whose process is gone, or whose
+heartbeat stopped, is stale: the follower ended without cleaning up."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from bot.errors import MemrepoError
+from bot.follow import texts
+from bot.memfs.repo import MemoryRepo
+
+HEARTBEAT = 5.0  # seconds between two writes of the record
+STALE_AFTER = 6 * HEARTBEAT  # a record not written for this long belongs to no running follower
+LOCK_NAME, RECORD_NAME = "follow.lock", "follow.json"
+
+Liveness = Literal["running", "stale"]
+
+
+@dataclass(frozen=True)
+class Record:
+    """What a running follower says of itself."""
+
+    pid: int
+    host: str
+    started: str  # ISO 8601, UTC
+    seen: float  # wall-clock seconds of the last heartbeat
+    events: bool  # follows head events (else polls)
+    poll: float
+
+    def mode(self) -> str:
+        return texts.FOLLOWER_MODE_EVENTS if self.events else texts.FOLLOWER_MODE_POLL.format(seconds=self.poll)
+
+
+def new_record(events: bool, poll: float) -> Record:
+    return Record(os.getpid(), socket.gethostname(), datetime.now(UTC).isoformat(timespec="seconds"), time.time(),
+                  events, poll)
+
+
+def liveness(record: Record | None, now: float, alive: bool) -> Liveness | None:
+    """Whether the follower a record describes runs: None without a record, stale when its
+    process is gone (`alive` False) or its heartbeat is older than STALE_AFTER at `now`."""
+    if record is None:
+        return None
+    return "running" if alive and now - record.seen <= STALE_AFTER else "stale"
+
+
+def place(repo: MemoryRepo) -> Path:
+    """The folder under .git where the lock and the record live."""
+    return Path(repo.git.path) / "memrepo"
+
+
+@contextmanager
+def claim(folder: Path, path: Path) -> Iterator[None]:
+    """Hold the follow lock of the clone whose marker folder is `folder` (the clone is at
+    `path`, for the refusal), or refuse when another follower holds it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / LOCK_NAME, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            other = read(folder)
+            raise MemrepoError(texts.FOLLOW_ALREADY.format(path=path, pid=other.pid if other else "?")) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def write(folder: Path, record: Record) -> None:
+    """Replace the record at once (a reader never sees half of one)."""
+    temporary = folder / f".{RECORD_NAME}.{os.getpid()}"
+    temporary.write_text(json.dumps(asdict(record)), encoding="utf-8")
+    os.replace(temporary, folder / RECORD_NAME)
+
+
+def read(folder: Path) -> Record | None:
+    try:
+        data = json.loads((folder / RECORD_NAME).read_text(encoding="utf-8"))
+        return Record(int(data["pid"]), str(data["host"]), str(data["started"]), float(data["seen"]),
+                      bool(data["events"]), float(data["poll"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def remove(folder: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        (folder / RECORD_NAME).unlink()
+
+
+def process_alive(record: Record) -> bool:
+    """Whether the record's process runs; on another host it cannot be told, and the
+    heartbeat alone decides."""
+    if record.host != socket.gethostname():
+        return True
+    try:
+        os.kill(record.pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def follower(repo: MemoryRepo) -> tuple[Record | None, Liveness | None]:
+    record = read(place(repo))
+    return record, liveness(record, time.time(), record is not None and process_alive(record))
+
+
+def status_row(repo: MemoryRepo) -> tuple[str, str]:
+    """`repository status`'s follower line."""
+    record, state = follower(repo)
+    if record is None or state is None:
+        return texts.STATUS_FOLLOWER, texts.STATUS_FOLLOWER_NONE
+    seen = datetime.fromtimestamp(record.seen, UTC)
+    if state == "stale":
+        return texts.STATUS_FOLLOWER, texts.STATUS_FOLLOWER_STALE.format(pid=record.pid, seen=seen)
+    return texts.STATUS_FOLLOWER, texts.STATUS_FOLLOWER_RUNNING.format(
+        pid=record.pid, started=record.started, mode=record.mode(), age=max(0.0, time.time() - record.seen))
+
+
+def status_data(repo: MemoryRepo) -> dict[str, Any] | None:
+    """`repository status --json`'s follower: None, or the record with its state."""
+    record, state = follower(repo)
+    if record is None:
+        return None
+    return {"state": state, **asdict(record), "seen": datetime.fromtimestamp(record.seen, UTC).isoformat(
+        timespec="seconds")}

@@ -1,0 +1,168 @@
+"""`memrepo follow`'s loop: read the folder, ask bot/follow/decide.py, do what it says.
+
+Every git operation runs on this one thread, through sync (fetch, fast-forward or replay,
+push; never forced), so a harness's commit, a head event and a poll can never race each other
+here. The harness's commits are noticed by reading HEAD from the ref files every LOCAL_TICK;
+head events (bot/notify's HeadSubscriber, opened with the clone's own forge token) only wake
+the loop. Signals stop it between passes, never inside one."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Literal
+
+from bot.errors import MemrepoError
+from bot.follow import decide, marker, texts
+from bot.follow.decide import State
+from bot.memfs import refs
+from bot.memfs.repo import MemoryRepo
+from bot.memfs.sync import redact, remote_url, sync
+from bot.notify.subscriber import HeadSubscriber
+
+LOCAL_TICK = 0.5  # seconds between two looks at the folder's HEAD
+HOOK_KEY = "letta.memoryRepository.url"  # where Letta Code's post-commit hook reads the URL it pushes to
+
+Outcome = Literal["idle", "waiting", "synced", "set-aside", "failed"]
+
+
+class Follower:
+    """Keeps the clone at `root` on one main with its origin. `say` prints a line for a person."""
+
+    def __init__(self, root: Path, *, events: str | None, poll: float, say: Callable[[str], None]) -> None:
+        repo = MemoryRepo.open(root)
+        url = remote_url(repo)
+        if url is None:
+            raise MemrepoError(texts.FOLLOW_NOT_CONNECTED.format(path=repo.root))
+        self.root = repo.root
+        self.url = url
+        self.events = events
+        self.poll = poll
+        self.say = say
+        self.state = State()
+        self.subscriber: HeadSubscriber | None = None
+        self._said: str | None = None
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._announced = threading.Event()
+
+    # ------------------------------------------------------------------ control
+    def stop(self) -> None:
+        """Ask the loop to end after the pass under way (safe from a signal handler)."""
+        self._stop.set()
+        self._wake.set()
+
+    def announced(self) -> None:
+        """The event stream says the forge's main moved (HeadSubscriber's syncer: it runs on
+        the stream's thread, so it only wakes the loop)."""
+        self._announced.set()
+        self._wake.set()
+
+    # ------------------------------------------------------------------ running
+    def once(self) -> int:
+        """One pass now: 0 when the folder and the forge agree afterwards (or it waits for the
+        harness), 1 when a commit was set aside or nothing could be synced."""
+        return 1 if self.step() in ("failed", "set-aside") else 0
+
+    def run(self) -> int:
+        """Follow until stopped: one follower per folder, shown in `repository status`."""
+        folder = marker.place(MemoryRepo.open(self.root))
+        with marker.claim(folder, self.root):
+            self.say(self._started())
+            self._hook_notice()
+            record = marker.new_record(bool(self.events), self.poll)
+            heartbeat = threading.Thread(target=self._beat, args=(folder, record), name="memrepo-follow-heartbeat",
+                                         daemon=True)
+            heartbeat.start()
+            if self.events:
+                self.subscriber = HeadSubscriber(self.root, self.events, "", syncer=self.announced).start()
+            try:
+                self._loop()
+            finally:
+                self._stop.set()
+                if self.subscriber is not None:
+                    self.subscriber.stop()
+                heartbeat.join()
+                marker.remove(folder)
+        self.say(texts.FOLLOW_STOPPED.format(path=self.root))
+        return 0
+
+    def _started(self) -> str:
+        how = (texts.FOLLOW_HOW_EVENTS.format(events=redact(self.events), seconds=self.poll) if self.events
+               else texts.FOLLOW_HOW_POLL.format(seconds=self.poll))
+        return texts.FOLLOW_STARTED.format(path=self.root, url=redact(self.url), how=how)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.step()
+            except MemrepoError as exc:  # the folder unreadable for a moment (rewritten, moved): try again
+                self._failed(str(exc), time.monotonic())
+            except Exception as exc:  # never end a follower silently: say it, back off, go on
+                self._failed(f"{type(exc).__name__}: {redact(str(exc))}", time.monotonic())
+            self._wake.wait(LOCAL_TICK)
+            self._wake.clear()
+
+    def _beat(self, folder: Path, record: marker.Record) -> None:
+        """Write the record now and every HEARTBEAT seconds until the loop stops."""
+        while True:
+            marker.write(folder, replace(record, seen=time.time()))
+            if self._stop.wait(marker.HEARTBEAT):
+                return
+
+    # ------------------------------------------------------------------ one pass
+    def step(self) -> Outcome:
+        """Look at the folder; sync when a pass is due and the tree is at rest."""
+        now = time.monotonic()
+        if self._announced.is_set():
+            self._announced.clear()
+            self.state = decide.announce(self.state)
+        polling = self.subscriber is None or not self.subscriber.connected.is_set()
+        if not decide.due(self.state, refs.resolve(self.root), now, polling):
+            return "idle"
+        repo = MemoryRepo.open(self.root)
+        busy = (Path(repo.git.path) / "index.lock").exists()
+        reason = decide.wait_reason(self.root, repo.branch(), repo.dirty_paths(), busy)
+        if reason is not None:
+            self._tell(reason)
+            return "waiting"
+        return self._sync(repo, now)
+
+    def _sync(self, repo: MemoryRepo, now: float) -> Outcome:
+        try:
+            result = sync(repo)
+        except MemrepoError as exc:  # the tree changed under the pass, HEAD moved, origin removed
+            return self._failed(str(exc), now)
+        if not result.pushed:
+            return self._failed(result.summary, now)
+        self.state = decide.succeeded(self.state, repo.head_sha(), now, self.poll)
+        self._said = None
+        if result.sent or result.pulled or result.replayed or result.set_aside:
+            self.say(result.summary)
+        return "set-aside" if result.set_aside else "synced"
+
+    def _failed(self, reason: str, now: float) -> Outcome:
+        self.state = decide.failed(self.state, now, random.random())
+        self._tell(texts.FOLLOW_FAILED.format(reason=reason))
+        return "failed"
+
+    def _tell(self, notice: str) -> None:
+        said = decide.say_once(self._said, notice)
+        if said is not None:
+            self.say(said)
+        self._said = notice
+
+    def _hook_notice(self) -> None:
+        repo = MemoryRepo.open(self.root)
+        hook = Path(repo.git.path) / "hooks" / "post-commit"
+        try:
+            installed = HOOK_KEY in hook.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            installed = False
+        notice = decide.hook_notice(installed, repo.get_config(HOOK_KEY), self.url)
+        if notice is not None:
+            self.say(notice)

@@ -1,0 +1,61 @@
+"""The sentences of `memrepo follow` and of the follower line in `repository status`. Kept in
+one place like bot/messages.py, which they join."""
+
+from __future__ import annotations
+
+from bot.messages import Text
+
+FOLLOW_DESCRIPTION = """\
+Keep a memory folder that a harness writes itself (Letta Code, or any agent that edits the
+folder through a shell and commits with git) on one main with its forge, for as long as it runs.
+
+  - The harness's commits are pushed as soon as they are made: fetch, replay onto the forge's
+    main when it moved (what cannot be replayed is set aside on a backup ref and said), push,
+    never forced.
+  - What is merged on the forge (a dream, a person's edit) is brought into the folder at the
+    receiver's head event (--events), or at the next fetch (--poll) when no stream is given.
+    A harness that reads HEAD before each model call, as Letta Code does, sees it at once.
+  - A working tree with uncommitted or staged changes is never touched: follow waits, says so
+    once, and goes on when the harness has committed.
+  - Letta Code's post-commit hook (`/memory-repository set`) may stay: a push of it that the
+    forge refuses because main moved is repaired by the next pass, which replays and pushes.
+
+The folder must be connected first (`memrepo repository set URL --repo DIR`). The event stream
+is opened with the clone's own forge token (MEMREPO_FORGE_TOKEN, GITHUB_TOKEN, or the token in
+origin's URL). `memrepo repository status` shows whether a follower runs. Ctrl-C (or SIGTERM)
+stops it after the pass under way."""
+FOLLOW_REPO_HELP = "the memory folder the harness writes (default: the current folder)"
+FOLLOW_EVENTS_HELP = ("the receiver's event stream, http(s)://HOST/v1/repos/OWNER/NAME/events: take the forge's main "
+                      "at each head event (without it, follow polls)")
+FOLLOW_POLL_HELP = ("fetch the forge's main every SECONDS (default: {default:g}); with --events, only while the "
+                    "stream is down")
+FOLLOW_ONCE_HELP = "one pass (push, pull or replay), then exit: 1 if a commit was set aside or nothing could be synced"
+FOLLOW_BAD_POLL = "--poll must be a positive number of seconds, found {value}"
+FOLLOW_NOT_CONNECTED = ("{path} is not connected to a forge; connect it first with "
+                        "`memrepo repository set URL --repo {path}`")
+FOLLOW_ALREADY = "a follower already runs for {path} (pid {pid}); one per folder is enough"
+
+FOLLOW_STARTED = "memrepo follow: following {path} with {url} ({how}); Ctrl-C stops"
+FOLLOW_HOW_EVENTS = "head events from {events}; a fetch every {seconds:g}s while the stream is down"
+FOLLOW_HOW_POLL = "a fetch every {seconds:g}s; no event stream was given (--events)"
+FOLLOW_STOPPED = "memrepo follow: stopped following {path}"
+FOLLOW_HOOK_HERE = ("Letta Code's post-commit hook pushes here too; a push of it that the forge refuses is replayed "
+                    "and pushed by follow")
+FOLLOW_HOOK_ELSEWHERE = ("Letta Code's post-commit hook pushes to {hook}, not to origin ({origin}): follow keeps "
+                         "origin only; point both at one repository (`/memory-repository set` in Letta Code, or "
+                         "`memrepo repository set`)")
+
+FOLLOW_WAIT_DIRTY = ("waiting: {path} has uncommitted or staged changes ({paths}); nothing is touched until the "
+                     "harness commits or discards them")
+FOLLOW_WAIT_BUSY = "waiting: a git command is at work in {path} (.git/index.lock exists)"
+FOLLOW_WAIT_BRANCH = "waiting: {path} has {branch} checked out, not main; follow keeps main only"
+FOLLOW_DETACHED = "a detached HEAD"
+FOLLOW_FAILED = "not synced ({reason}); trying again, less often while it lasts"
+
+STATUS_FOLLOWER = "follower"
+STATUS_FOLLOWER_NONE = "none (`memrepo follow` keeps a folder a harness writes in sync)"
+STATUS_FOLLOWER_RUNNING = Text("running (pid {pid}, since {started:when}; {mode}; last seen {age:.0f}s ago)")
+STATUS_FOLLOWER_STALE = Text("stale: pid {pid} is gone or silent since {seen:when} without stopping cleanly; "
+                             "nothing follows this folder")
+FOLLOWER_MODE_EVENTS = "head events"
+FOLLOWER_MODE_POLL = "a fetch every {seconds:g}s"
