@@ -67,8 +67,7 @@ LIMITED = {**V1_BASE, ".memfs.config.json": CONFIG}
 INDEX = "# Memory\n\n- [persona](persona.md)\n- [projects](projects/MEMORY.md)\n"
 V2_BASE = {"MEMORY.md": INDEX, "persona.md": v2("Persona", "Who I am."), "human.md": v2("Human", "The user."),
            "projects/MEMORY.md": "# Projects\n\n- [memrepo](memrepo.md)\n",
-           "projects/memrepo.md": v2("Memrepo", "Memory in git."),
-           ".memrepo/config.yml": POLICY}  # memrepo opens a memory with .memrepo/ or system/ (not MEMORY.md)
+           "projects/memrepo.md": v2("Memrepo", "Memory in git.")}  # as Letta keeps it: no .memrepo/
 
 
 def v2_sized(n: int) -> str:
