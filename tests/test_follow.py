@@ -246,12 +246,15 @@ def test_once_waits_on_a_dirty_tree_and_touches_nothing(localhub, tmp_path: Path
     (folder.root / HUMAN).write_text(note("Half written."))
     git(folder.root, "add", HUMAN)
     (folder.root / "reference/a.md").write_text(note("Being edited."))
+    (folder.root / "reference/new.md").write_text(note("Not added yet."))  # untracked: uncommitted too
+    (folder.root / ".git/info/exclude").write_text("*.swp\n")
+    (folder.root / "system/.human.md.swp").write_text("an editor's")  # ignored: not the harness's work
     index = (folder.root / ".git/index").read_bytes()
 
     code, out, err = run_cli(capsys, "follow", "--once", "--repo", str(folder.root))
     assert code == 0 and err == ""
-    assert out == (f"waiting: {folder.root} has uncommitted or staged changes (reference/a.md, system/human.md); "
-                   "nothing is touched until the harness commits or discards them\n")
+    assert out == (f"waiting: {folder.root} has uncommitted or staged changes (reference/a.md, reference/new.md, "
+                   "system/human.md); nothing is touched until the harness commits or discards them\n")
     assert folder.head_sha() == head and forge_main(url) == theirs
     assert (folder.root / HUMAN).read_text() == note("Half written.")
     assert (folder.root / "reference/a.md").read_text() == note("Being edited.")

@@ -16,6 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
+import pygit2
+
 from bot.errors import MemrepoError
 from bot.follow import decide, marker, texts
 from bot.follow.decide import State
@@ -28,6 +30,14 @@ LOCAL_TICK = 0.5  # seconds between two looks at the folder's HEAD
 HOOK_KEY = "letta.memoryRepository.url"  # where Letta Code's post-commit hook reads the URL it pushes to
 
 Outcome = Literal["idle", "waiting", "synced", "set-aside", "failed"]
+
+
+def uncommitted(repo: MemoryRepo) -> list[str]:
+    """Paths the harness has not committed: changed, staged, and new files git does not ignore
+    (a file written a moment before its `git add`, which taking the forge's main could
+    overwrite). Letta Code counts them the same way before it touches its folder."""
+    settled = (pygit2.enums.FileStatus.CURRENT, pygit2.enums.FileStatus.IGNORED)
+    return sorted(path for path, flags in repo.git.status(untracked_files="normal").items() if flags not in settled)
 
 
 class Follower:
@@ -126,7 +136,7 @@ class Follower:
             return "idle"
         repo = MemoryRepo.open(self.root)
         busy = (Path(repo.git.path) / "index.lock").exists()
-        reason = decide.wait_reason(self.root, repo.branch(), repo.dirty_paths(), busy)
+        reason = decide.wait_reason(self.root, repo.branch(), uncommitted(repo), busy)
         if reason is not None:
             self._tell(reason)
             return "waiting"

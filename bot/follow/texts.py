@@ -15,8 +15,8 @@ folder through a shell and commits with git) on one main with its forge, for as 
   - What is merged on the forge (a dream, a person's edit) is brought into the folder at the
     receiver's head event (--events), or at the next fetch (--poll) when no stream is given.
     A harness that reads HEAD before each model call, as Letta Code does, sees it at once.
-  - A working tree with uncommitted or staged changes is never touched: follow waits, says so
-    once, and goes on when the harness has committed.
+  - A working tree with uncommitted or staged changes, or new files not added yet, is never
+    touched: follow waits, says so once, and goes on when the harness has committed.
   - Letta Code's post-commit hook (`/memory-repository set`) may stay: a push of it that the
     forge refuses because main moved is repaired by the next pass, which replays and pushes.
 
