@@ -723,6 +723,51 @@ IMPORT_MORE = "  ... and {count} more"
 IMPORT_DONE = Text(
     "imported {imported:|row|rows} from {path}; {duplicates:|duplicate|duplicates} skipped (same message_id)"
 )
+IMPORT_NEEDS_FILE = (
+    "name the JSON Lines file to import ('-' for standard input), or import Letta Code's transcripts with --from letta"
+)
+# `memrepo transcript import --from letta` (bot/transcript/letta.py, letta_import.py).
+LETTA_IMPORT_DONE = Text(
+    "imported {imported:|message|messages} from {conversations:|Letta conversation|Letta conversations} in "
+    "{path}; {duplicates:|message|messages} memrepo already had skipped{skipped}"
+)
+LETTA_SKIPPED = "; rows skipped: {rows}"
+LETTA_SKIP = {
+    "error": Text("{count:|error row|error rows} (Letta Code's own errors)"),
+    "empty": Text("{count:|row|rows} without text"),
+    "repeated": Text("{count:|repeated row|repeated rows}"),
+    "no kind": Text("{count:|row|rows} without a kind"),
+    "unknown": Text("{count:|row|rows} of unknown kind {kind!a}"),
+}
+LETTA_INVALID = Text("{path}: {count:|problem|problems}, so nothing was imported:\n{problems}")
+LETTA_PLACES = (
+    "name Letta Code's transcripts folder, an agent's folder or a conversation's folder "
+    "(default: $LETTA_TRANSCRIPT_ROOT, else ~/.letta/transcripts)"
+)
+LETTA_NOT_FOUND = "{path} does not exist; " + LETTA_PLACES
+LETTA_NOT_DIR = "{path} is a file; " + LETTA_PLACES
+LETTA_NONE = (
+    "no Letta Code transcripts in {path}: no transcript.jsonl in it, in its folders (one agent's "
+    "conversations) or in theirs (every agent's); " + LETTA_PLACES
+)
+LETTA_WHERE = "{where}: {problem}"  # a folder or a field, and what is wrong with it
+LETTA_ID_TOO_LONG = "Letta's {field} {value!a} is longer than the {limit} characters memrepo keeps"
+LETTA_ID_TAKEN = "message id {message_id} is already an earlier message's in this conversation"
+LETTA_ROW_NOT_OBJECT = "a row must be a JSON object, found {kind}"
+LETTA_FIELD_MISSING = "the row has no {field}"
+LETTA_FIELD_NOT_TEXT = "{field} must be text, found {kind}"
+LETTA_TOOL_NAME_BAD = (
+    "tool name {name!a} cannot name a source: tool:<name> takes letters, digits, '.', '_', '/' and '-'"
+)
+LETTA_NOT_UTF8 = "not valid UTF-8"
+LETTA_NOT_JSON = "not valid JSON ({error})"
+LETTA_REWRITTEN = (
+    "{transcript} changed since the last import ({how}): it was read again from the start, and only "
+    "messages memrepo did not have were imported"
+)
+LETTA_SHRANK = "it is shorter than the {size} bytes imported before"
+LETTA_CHANGED = "its first {size} bytes are not the ones imported before"
+LETTA_UNFINISHED = "{transcript} ends with an unfinished line ({size} bytes); it is imported once Letta Code ends it"
 PROGRESS_INDEX = "indexing transcripts"
 PROGRESS_READ = "reading the transcript"
 PROGRESS_IMPORT = "importing"
@@ -749,7 +794,15 @@ TRANSCRIPT_APPEND_HELP = "append one message to a conversation's log and index i
 TRANSCRIPT_TEXT_HELP = "the message text ('-' reads it from standard input)"
 TRANSCRIPT_SOURCE_HELP = "user, agent, human, tool:<name> or external:<uri> (default: by kind)"
 TRANSCRIPT_TIME_HELP = "the time the message says it has (ISO 8601, recorded as stated_at; captured_at is always now)"
-TRANSCRIPT_IMPORT_HELP = "import JSON Lines rows (all rows are checked before any is written)"
+TRANSCRIPT_IMPORT_HELP = (
+    "import JSON Lines rows, or Letta Code's transcripts with --from letta (all rows are checked before any is "
+    "written; a Letta import takes only what is new)"
+)
+TRANSCRIPT_IMPORT_FROM_HELP = "what PATH holds: memrepo's rows (the default) or letta, Letta Code's transcript folders"
+TRANSCRIPT_IMPORT_PATH_HELP = (
+    "memrepo: a JSON Lines file ('-' for standard input); letta: Letta Code's transcripts folder, an agent's "
+    "folder or a conversation's folder (default: $LETTA_TRANSCRIPT_ROOT, else ~/.letta/transcripts)"
+)
 TRANSCRIPT_REBUILD_HELP = "rebuild the search index from the logs"
 SEARCH_HELP = "search transcripts (BM25 over words, stems, Korean, Japanese and Chinese)"
 SEARCH_QUERY_HELP = "words to look for (any of them; more matches rank higher); \"quoted words\" match as a phrase"

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, TextIO
 
 from bot import messages
+from bot.errors import MemrepoError
 
 if TYPE_CHECKING:
     from bot.transcript import TranscriptStore
@@ -49,7 +50,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     imp = sub.add_parser("import", help=messages.TRANSCRIPT_IMPORT_HELP,
                          description=messages.TRANSCRIPT_IMPORT_HELP)
-    imp.add_argument("file", metavar="FILE", help="a JSON Lines file ('-' for standard input)")
+    imp.add_argument("--from", dest="format", choices=("memrepo", "letta"), default="memrepo",
+                     help=messages.TRANSCRIPT_IMPORT_FROM_HELP)
+    imp.add_argument("file", metavar="PATH", nargs="?", help=messages.TRANSCRIPT_IMPORT_PATH_HELP)
     add_home(imp)
     imp.set_defaults(func=run_import)
 
@@ -124,6 +127,10 @@ def run_append(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    if args.format == "letta":
+        return run_import_letta(args)
+    if args.file is None:
+        raise MemrepoError(messages.IMPORT_NEEDS_FILE)
     bars = ProgressBars()
     with open_store(args, bars) as store:
         try:
@@ -135,6 +142,25 @@ def run_import(args: argparse.Namespace) -> int:
             bars.close()
     print(messages.IMPORT_DONE.format(imported=report.imported, duplicates=report.duplicates,
                                       path="standard input" if args.file == "-" else args.file))
+    return 0
+
+
+def run_import_letta(args: argparse.Namespace) -> int:
+    """Letta Code's transcripts: one line saying what was imported; what a person should know
+    (a transcript read again from the start, an unfinished last line) as warnings."""
+    from bot.transcript.letta_import import default_root, import_letta
+
+    path = args.file or default_root()
+    bars = ProgressBars()
+    with open_store(args, bars) as store:
+        try:
+            report = import_letta(store, path)
+        finally:
+            bars.close()
+        store.warnings.extend(report.notes)
+    if not report.conversations:
+        raise MemrepoError(messages.LETTA_NONE.format(path=path))
+    print(report.describe(path))
     return 0
 
 

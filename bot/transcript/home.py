@@ -7,6 +7,7 @@ XDG_DATA_HOME only, as the XDG spec says), else ~/.local/share/memrepo. Inside i
     transcripts/<agent>/<conversation>.jsonl.torn   unfinished last lines set aside
     transcripts/<agent>/.lock                   the agent's lock file
     index/<agent>.sqlite3                       the agent's search index (derived, rebuildable)
+    imports/letta/<agent>/<conversation>.json   how far Letta Code's transcript was imported
 """
 
 from __future__ import annotations
@@ -46,3 +47,8 @@ def log_path(home: Path, agent_id: str, conversation_id: str) -> Path:
 
 def index_path(home: Path, agent_id: str) -> Path:
     return home / "index" / f"{agent_id}.sqlite3"
+
+
+def letta_cursors(home: Path) -> Path:
+    """Where `import --from letta` keeps how far each Letta conversation was imported."""
+    return home / "imports" / "letta"

@@ -526,13 +526,14 @@ class TranscriptStore:
         return self.import_lines(lines, str(path), progress)
 
 
-def invalid_import(name: str, problems: Sequence[str]) -> MemrepoError:
+def invalid_import(name: str, problems: Sequence[str], text: str = messages.IMPORT_INVALID) -> MemrepoError:
     """The error of an import that found bad input, so imported nothing: each problem on a line
-    of its own (the first MAX_PROBLEMS_SHOWN), a person fixes them all in one go."""
+    of its own (the first MAX_PROBLEMS_SHOWN), a person fixes them all in one go. `text` says
+    what the problems are of (rows, by default)."""
     shown = list(problems[:MAX_PROBLEMS_SHOWN])
     if len(problems) > MAX_PROBLEMS_SHOWN:
         shown.append(messages.IMPORT_MORE.format(count=len(problems) - MAX_PROBLEMS_SHOWN))
-    return MemrepoError(messages.IMPORT_INVALID.format(
+    return MemrepoError(text.format(
         path=name, count=len(problems), problems="\n".join("  " + p for p in shown)), problems=list(problems))
 
 

@@ -1,0 +1,241 @@
+"""Letta Code's transcript folders into the transcript store, incrementally (`memrepo transcript
+import --from letta`, and `import_letta` for a process that follows a memory).
+
+PATH is Letta's transcripts root, one agent's folder or one conversation's folder: a folder
+holding transcript.jsonl is a conversation (its parent folder names the agent), a folder whose
+folders hold one is an agent, a folder whose folders' folders hold one is the root. Without
+PATH it is Letta Code's own: $LETTA_TRANSCRIPT_ROOT, else ~/.letta/transcripts. How rows
+become messages, and Letta's ids memrepo's: `bot.transcript.letta`.
+
+Incremental. After an import memrepo keeps, per conversation, how far its transcript.jsonl was
+read and the SHA-256 of that part (`<home>/imports/letta/<agent>/<conversation>.json`). The next
+import passes over a transcript that did not change and takes only the new lines of one that
+grew; one that was cut or rewritten is read again from the start and reported. Since messages
+keep Letta's ids, the store skips every message it already has, so nothing is imported twice
+either way. An unfinished last line (Letta still writing it) waits for the next import.
+
+All or nothing. Every conversation is read and checked before anything is written: one bad
+line imports nothing, and the error names every bad line. Progress is remembered only after the
+store has the messages; imports run one at a time (a lock beside the progress files).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot import messages
+from bot.errors import MemrepoError
+from bot.transcript import home as homes
+from bot.transcript import log
+from bot.transcript.letta import (
+    EMPTY,
+    ERROR,
+    NO_KIND,
+    REPEATED,
+    ROOT_ENV,
+    TRANSCRIPT,
+    UNKNOWN,
+    Reading,
+    read_conversation,
+    to_memrepo_id,
+)
+from bot.transcript.model import Message, format_time
+from bot.transcript.store import TranscriptStore, invalid_import
+
+NEW, UNCHANGED, GREW, SHRANK, CHANGED = "new", "unchanged", "grew", "shrank", "changed"
+
+
+@dataclass
+class LettaImportReport:
+    """What an import did: conversations found, messages imported, messages the store already
+    had, rows skipped by why (see bot.transcript.letta), and notes for a person: transcripts
+    read again from the start, and unfinished last lines left for the next import."""
+
+    conversations: int = 0
+    imported: int = 0
+    duplicates: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+
+    def describe(self, path: str | os.PathLike[str]) -> str:
+        """The one line that says what an import of `path` did."""
+        return messages.LETTA_IMPORT_DONE.format(imported=self.imported, conversations=self.conversations,
+                                                 path=path, duplicates=self.duplicates,
+                                                 skipped=skipped_text(self.skipped))
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """How much of a transcript.jsonl was imported: its first `size` bytes, whose SHA-256 is `sha256`."""
+
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Source:
+    """One Letta conversation: its transcript and the ids memrepo keeps it under."""
+
+    transcript: Path
+    agent_id: str
+    conversation_id: str
+
+
+# --------------------------------------------------------------------------- decisions
+
+def default_root(env: Mapping[str, str] | None = None) -> Path:
+    """Where Letta Code keeps transcripts: $LETTA_TRANSCRIPT_ROOT (trimmed, as Letta reads it), else
+    ~/.letta/transcripts."""
+    value = (os.environ if env is None else env).get(ROOT_ENV, "").strip()
+    return Path(value).expanduser() if value else Path.home() / ".letta" / "transcripts"
+
+
+def skipped_text(skipped: Mapping[str, int]) -> str:
+    """`; rows skipped: 1 error row, ...` for the rows an import skipped, by why; "" for none."""
+    rows = [messages.LETTA_SKIP[why].format(count=skipped[why])
+            for why in (ERROR, EMPTY, REPEATED, NO_KIND) if skipped.get(why)]
+    rows += [messages.LETTA_SKIP["unknown"].format(count=count, kind=why.removeprefix(UNKNOWN))
+             for why, count in sorted(skipped.items()) if why.startswith(UNKNOWN) and count]
+    return messages.LETTA_SKIPPED.format(rows=", ".join(rows)) if rows else ""
+
+
+def change(cursor: Cursor | None, complete: bytes) -> tuple[str, int]:
+    """How a transcript's complete lines differ from what was imported, and the byte offset
+    from which they are new: all of them unless the transcript only grew."""
+    if cursor is None:
+        return NEW, 0
+    if len(complete) < cursor.size:
+        return SHRANK, 0
+    if hashlib.sha256(complete[:cursor.size]).hexdigest() != cursor.sha256:
+        return CHANGED, 0
+    return (UNCHANGED if len(complete) == cursor.size else GREW), cursor.size
+
+
+def complete_lines(data: bytes) -> list[bytes]:
+    """The lines that end with a newline, each with it (Letta splits on "\\n" alone)."""
+    return [line + b"\n" for line in data.split(b"\n")[:-1]]
+
+
+# ------------------------------------------------------------------------ the folders
+
+def conversation_folders(path: Path) -> list[Path]:
+    """The conversation folders PATH stands for (see the module's docstring), sorted."""
+    if (path / TRANSCRIPT).is_file():
+        return [path]
+    children = _folders(path)
+    conversations = [child for child in children if (child / TRANSCRIPT).is_file()]
+    if conversations:
+        return conversations
+    return [folder for child in children for folder in _folders(child) if (folder / TRANSCRIPT).is_file()]
+
+
+def _folders(path: Path) -> list[Path]:
+    try:
+        return sorted(entry for entry in path.iterdir() if entry.is_dir())
+    except OSError:
+        return []
+
+
+def sources(path: Path, problems: list[str]) -> list[Source]:
+    """Each conversation under `path` with memrepo's ids for its folders' names; a name no id
+    can keep is a problem."""
+    found: list[Message] = []
+    for folder in conversation_folders(path):
+        try:
+            found.append(Source(folder / TRANSCRIPT, to_memrepo_id(folder.parent.name, "agent_id"),
+                                to_memrepo_id(folder.name, "conversation_id")))
+        except MemrepoError as exc:
+            problems.append(messages.LETTA_WHERE.format(where=folder, problem=exc))
+    return found
+
+
+def read_source(source: Source, cursor: Cursor | None, imported_at: str) -> tuple[Reading, Cursor, str | None]:
+    """The conversation's new messages, the cursor after them, and a note for a person."""
+    try:
+        data = source.transcript.read_bytes()
+    except OSError as exc:
+        raise MemrepoError(messages.IMPORT_UNREADABLE.format(path=source.transcript,
+                                                             reason=exc.strerror or exc)) from None
+    complete = data[:data.rfind(b"\n") + 1]
+    status, start = change(cursor, complete)
+    after = Cursor(len(complete), hashlib.sha256(complete).hexdigest())
+    note = _note(source.transcript, status, cursor, len(data) - len(complete))
+    if status == UNCHANGED:
+        return Reading(), after, note
+    lines = complete_lines(complete)
+    return read_conversation(source.agent_id, source.conversation_id, lines, imported_at, start), after, note
+
+
+def _note(transcript: Path, status: str, cursor: Cursor | None, unfinished: int) -> str | None:
+    if status in (SHRANK, CHANGED) and cursor is not None:
+        how = messages.LETTA_SHRANK if status == SHRANK else messages.LETTA_CHANGED
+        return messages.LETTA_REWRITTEN.format(transcript=transcript, how=how.format(size=cursor.size))
+    if unfinished:
+        return messages.LETTA_UNFINISHED.format(transcript=transcript, size=unfinished)
+    return None
+
+
+# ------------------------------------------------------------------------- cursors
+
+def cursor_path(home: Path, source: Source) -> Path:
+    return homes.letta_cursors(home) / source.agent_id / f"{source.conversation_id}.json"
+
+
+def load_cursor(path: Path) -> Cursor | None:
+    """The cursor kept at `path`; none (read from the start) when it is missing or unreadable,
+    which costs only the reading, since the store skips messages it has."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Cursor(int(data["size"]), str(data["sha256"]))
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+def save_cursor(path: Path, cursor: Cursor) -> None:
+    """Replace the cursor at `path` whole (written beside it, then renamed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(path.name + ".part")
+    part.write_text(json.dumps({"size": cursor.size, "sha256": cursor.sha256}) + "\n", encoding="utf-8")
+    os.replace(part, path)
+
+
+# -------------------------------------------------------------------------- import
+
+def import_letta(store: TranscriptStore, root: str | os.PathLike[str] | None = None) -> LettaImportReport:
+    """Import the Letta Code conversations under `root` (default: Letta's own root) into
+    `store`: only what is new since the last import, all or nothing. Safe to call again and
+    again (a process that follows a memory does): an unchanged transcript costs one read."""
+    path = Path(root).expanduser() if root is not None and str(root) else default_root()
+    if not path.is_dir():
+        raise MemrepoError((messages.LETTA_NOT_DIR if path.exists() else messages.LETTA_NOT_FOUND).format(path=path))
+    with log.locked(homes.letta_cursors(store.home)):
+        return _import(store, path)
+
+
+def _import(store: TranscriptStore, path: Path) -> LettaImportReport:
+    report = LettaImportReport()
+    problems: list[str] = []
+    stamp = format_time(store.clock())
+    done: list[tuple[Path, Cursor]] = []
+    found: list[Message] = []
+    for source in sources(path, problems):
+        where = cursor_path(store.home, source)
+        reading, after, note = read_source(source, load_cursor(where), stamp)
+        problems.extend(f"{source.transcript} {problem}" for problem in reading.problems)
+        report.skipped.update(reading.skipped)
+        report.notes.extend([note] if note else [])
+        found.extend(reading.messages)
+        done.append((where, after))
+    if problems:
+        raise invalid_import(str(path), problems, messages.LETTA_INVALID)
+    written = store.import_messages(found)
+    for where, after in done:
+        save_cursor(where, after)
+    report.conversations, report.imported, report.duplicates = len(done), written.imported, written.duplicates
+    return report
