@@ -219,6 +219,8 @@ def import_letta(store: TranscriptStore, root: str | os.PathLike[str] | None = N
 
 
 def _import(store: TranscriptStore, path: Path) -> LettaImportReport:
+    """Read every conversation first and write only when none has a problem, then move the
+    cursors: a failure anywhere leaves the store and the cursors as they were."""
     report = LettaImportReport()
     problems: list[str] = []
     stamp = format_time(store.clock())
