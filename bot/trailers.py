@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from bot.contracts import EXTERNAL_PREFIX, PROVENANCE_TRAILERS, SOURCE
 
 COMMENT = "#"
+TOOL_PREFIX = "tool:"
 GIT_GENERATED = ("Signed-off-by: ", "(cherry picked from commit ")
 _SPACE = " \t\n\v\f\r"  # C's isspace, which git uses; Python's str.isspace knows more
 _TOKEN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
@@ -185,6 +186,17 @@ def trailer_map(message: str, keys: tuple[str, ...] = PROVENANCE_TRAILERS) -> Ma
         if key is not None:
             found[key] = value
     return found
+
+
+def untrusted_source(source: str, trusted: Iterable[str] = ()) -> str | None:
+    """The `external:` form of `source` when its content is not to be trusted, else None: an
+    `external:` source, or a tool's result (`tool:<name>`) that the policy's
+    `trusted_sources` does not list. The agent's writes and a dream judge content alike."""
+    if source.startswith(EXTERNAL_PREFIX):
+        return source
+    if source.startswith(TOOL_PREFIX) and source not in set(trusted):
+        return EXTERNAL_PREFIX + source
+    return None
 
 
 def is_external(source: str) -> bool:

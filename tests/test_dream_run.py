@@ -252,7 +252,22 @@ class Untrusting:
         return Proposal((ProposedCall(call, "noted the page", ids),), summary)
 
 
-def test_a_dream_without_external_messages_is_not_marked_untrusted(world: World) -> None:
+def test_a_dream_over_a_tool_result_the_policy_does_not_trust_is_marked_untrusted(world: World) -> None:
+    """A tool's result is content the user did not write: a dream that read it waits for a
+    person, as the agent's own edit would, unless the policy lists the tool as trusted."""
+    world.say("I live in Berlin.")
+    world.say("Looked it up.", "tool_result", "tool:search")
+    result = world.dream()
+    assert result.status == triggers.OPENED and result.sources == ("external:tool:search",)
+    pr = world.client().get_pull_request(result.pr)
+    assert pr.labels == (LABEL_DREAM, LABEL_UNTRUSTED)
+
+
+def test_a_dream_without_untrusted_messages_is_not_marked_untrusted(world: World) -> None:
+    config = world.memory.root / ".memrepo/config.yml"
+    config.write_text(config.read_text().replace("trusted_sources: []", "trusted_sources: [\"tool:search\"]"))
+    git(world.memory.root, "commit", "-qam", "Trust the search tool")
+    git(world.memory.root, "push", "-q", "origin", "HEAD:main")
     world.say("I live in Berlin.")
     world.say("Looked it up.", "tool_result", "tool:search")
     result = world.dream()

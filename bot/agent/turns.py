@@ -25,8 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from bot.contracts import EXTERNAL_PREFIX
+from bot.trailers import untrusted_source
 
-TOOL_PREFIX = "tool:"
 UNREADABLE_SOURCE = EXTERNAL_PREFIX + "unreadable-source"  # a row whose source label was refused
 
 
@@ -55,15 +55,6 @@ class Turn:
 def starts_turn(kind: str, source: str) -> bool:
     """A message the user typed begins a new turn."""
     return kind == "user" and source == "user"
-
-
-def untrusted_source(source: str, trusted: Iterable[str] = ()) -> str | None:
-    """The `external:` form of `source` when its content is not to be trusted, else None."""
-    if source.startswith(EXTERNAL_PREFIX):
-        return source
-    if source.startswith(TOOL_PREFIX) and source not in set(trusted):
-        return EXTERNAL_PREFIX + source
-    return None
 
 
 def begin(turn: Turn, message_id: str | None = None) -> Turn:

@@ -17,7 +17,7 @@ from bot import messages
 from bot.dream.provenance import Provenance, render_provenance
 from bot.messages import plural, to_the_second
 from bot.templating import render
-from bot.trailers import commit_text, is_external
+from bot.trailers import commit_text, untrusted_source
 from bot.transcript.model import Message
 
 QUOTE_CHARS = 160
@@ -63,10 +63,13 @@ def _changes(provenance: Provenance, window: Sequence[Message]) -> list[dict[str
     return out
 
 
-def external_sources(window: Iterable[Message]) -> tuple[str, ...]:
-    """The `external:` sources of the transcript rows a dream reads, each once, in the order
-    first seen."""
-    return tuple(dict.fromkeys(m.source for m in window if is_external(m.source)))
+def external_sources(window: Iterable[Message], trusted: Iterable[str] = ()) -> tuple[str, ...]:
+    """The untrusted sources of the transcript rows a dream reads (`external:` ones, and tool
+    results the policy's `trusted_sources` does not list, as `external:tool:<name>`), each
+    once, in the order first seen: what an agent's own edit would be held for, a dream is too."""
+    listed = tuple(trusted)
+    marked = (untrusted_source(m.source, listed) for m in window)
+    return tuple(dict.fromkeys(source for source in marked if source))
 
 
 def _inline(text: str) -> str:

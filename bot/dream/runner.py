@@ -267,7 +267,7 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
     if problems:
         raise MemrepoError(messages.DREAM_INVALID.format(
             problems="; ".join(f"{p.path}: {p.message}" for p in problems)[:500]))
-    sources = external_sources(window)
+    sources = external_sources(window, repo.policy(base).trusted_sources)
     sha = _squash(repo, base, changes, commit_message(provenance, proposal.summary, sources), dream_id, moment)
     branch = dream_branch(dream_id)
     repo.git.references.create(f"refs/heads/{branch}", sha)
