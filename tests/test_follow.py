@@ -339,6 +339,34 @@ def test_follow_waits_while_the_harness_has_uncommitted_changes(localhub, tmp_pa
         assert follow.stop() == 0, follow.output()
 
 
+# ----------------------------------------------------------------------------- Letta Code's transcripts
+def test_follow_imports_lettas_transcripts_as_they_grow(localhub, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from bot.transcript import TranscriptStore
+    from tests.letta_writer import AGENT, CONVERSATION, Turn, assistant, user, write
+
+    _, folder = hub_memory(localhub, tmp_path)
+    root, home = tmp_path / "letta-transcripts", tmp_path / "home"
+    write(root, [Turn([user("I moved to Lyon.", "o1", "message-u1"),
+                       assistant("Noted: Lyon.", "message-a1", after_reasoning=False)])])
+    args = ("--repo", str(folder.root), "--transcripts", str(root), "--home", str(home))
+    code, out, _ = run_cli(capsys, "follow", "--once", *args)
+    assert code == 0 and out.startswith(f"imported 2 messages from 1 Letta conversation in {root}")
+    assert run_cli(capsys, "follow", "--once", *args)[:2] == (0, "")  # nothing new: nothing said
+
+    with Follow(*args, "--poll", POLL) as follow:
+        wait_until(lambda: follow.said("memrepo follow: following"), WAIT, follow.output)
+        write(root, [Turn([user("My sister visits in May.", "o2", "message-u2")], at="2026-03-14T09:05:00.000Z")])
+        wait_until(lambda: follow.said("imported 1 message from 1 Letta conversation"), WAIT, follow.output)
+        assert follow.stop() == 0, follow.output()
+    with TranscriptStore(home) as store:
+        assert [m.message_id for m in store.read(AGENT, CONVERSATION)] == ["message-u1", "message-a1", "message-u2"]
+
+    code, out, _ = run_cli(capsys, "follow", "--once", "--repo", str(folder.root), "--transcripts",
+                           str(tmp_path / "nowhere"), "--home", str(home))
+    assert code == 1 and out.startswith("transcripts not imported (") and "nowhere does not exist" in out
+
+
 # ----------------------------------------------------------------------------- Letta Code's hook
 def letta_post_commit_hook() -> str:
     """Letta Code's post-commit hook, as its `installPostCommitHook` writes it: the script's

@@ -23,6 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--events", metavar="URL", help=texts.FOLLOW_EVENTS_HELP)
     parser.add_argument("--poll", type=float, default=POLL_SECONDS, metavar="SECONDS",
                         help=texts.FOLLOW_POLL_HELP.format(default=POLL_SECONDS))
+    parser.add_argument("--transcripts", metavar="DIR", nargs="?", const="", help=texts.FOLLOW_TRANSCRIPTS_HELP)
+    parser.add_argument("--home", metavar="DIR", help=messages.HOME_HELP)
     parser.add_argument("--once", action="store_true", help=texts.FOLLOW_ONCE_HELP)
     parser.set_defaults(func=run)
 
@@ -35,13 +37,15 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from bot.follow.run import Follower
+    from bot.follow.transcripts import letta_importer
     from bot.notify.subscriber import repo_of_url
 
     if not (math.isfinite(args.poll) and args.poll > 0):
         raise MemrepoError(texts.FOLLOW_BAD_POLL.format(value=args.poll))
     if args.events:
         repo_of_url(args.events)  # a malformed URL is refused before anything starts
-    follower = Follower(Path(args.repo), events=args.events, poll=args.poll, say=say)
+    importer = letta_importer(args.transcripts or None, args.home) if args.transcripts is not None else None
+    follower = Follower(Path(args.repo), events=args.events, poll=args.poll, say=say, importer=importer)
     if args.once:
         return follower.once()
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="memrepo follow: %(message)s")

@@ -21,6 +21,7 @@ import pygit2
 from bot.errors import MemrepoError
 from bot.follow import decide, marker, texts
 from bot.follow.decide import State
+from bot.follow.transcripts import Importer
 from bot.memfs import refs
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync import redact, remote_url, sync
@@ -43,7 +44,8 @@ def uncommitted(repo: MemoryRepo) -> list[str]:
 class Follower:
     """Keeps the clone at `root` on one main with its origin. `say` prints a line for a person."""
 
-    def __init__(self, root: Path, *, events: str | None, poll: float, say: Callable[[str], None]) -> None:
+    def __init__(self, root: Path, *, events: str | None, poll: float, say: Callable[[str], None],
+                 importer: Importer | None = None) -> None:
         repo = MemoryRepo.open(root)
         url = remote_url(repo)
         if url is None:
@@ -53,9 +55,12 @@ class Follower:
         self.events = events
         self.poll = poll
         self.say = say
+        self.importer = importer
         self.state = State()
         self.subscriber: HeadSubscriber | None = None
         self._said: str | None = None
+        self._import_said: str | None = None
+        self._next_import = 0.0
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._announced = threading.Event()
@@ -76,7 +81,9 @@ class Follower:
     def once(self) -> int:
         """One pass now: 0 when the folder and the forge agree afterwards (or it waits for the
         harness), 1 when a commit was set aside or nothing could be synced."""
-        return 1 if self.step() in ("failed", "set-aside") else 0
+        outcome = self.step()
+        imported = self._import(time.monotonic())
+        return 1 if outcome in ("failed", "set-aside") or not imported else 0
 
     def run(self) -> int:
         """Follow until stopped: one follower per folder, shown in `repository status`."""
@@ -114,6 +121,8 @@ class Follower:
                 self._failed(str(exc), time.monotonic())
             except Exception as exc:  # never end a follower silently: say it, back off, go on
                 self._failed(f"{type(exc).__name__}: {redact(str(exc))}", time.monotonic())
+            if self.importer is not None and time.monotonic() >= self._next_import:
+                self._import(time.monotonic())
             self._wake.wait(LOCAL_TICK)
             self._wake.clear()
 
@@ -159,6 +168,25 @@ class Follower:
         self.state = decide.failed(self.state, now, random.random())
         self._tell(texts.FOLLOW_FAILED.format(reason=reason))
         return "failed"
+
+    def _import(self, now: float) -> bool:
+        """Import the harness's new transcript lines (every poll); whether that worked. A
+        failure is said once, and tried again at the next poll."""
+        if self.importer is None:
+            return True
+        self._next_import = now + self.poll
+        try:
+            lines = self.importer()
+        except MemrepoError as exc:  # a bad line (nothing imported), the folder gone
+            said = decide.say_once(self._import_said, str(exc))
+            if said is not None:
+                self.say(texts.FOLLOW_IMPORT_FAILED.format(problem=said, seconds=self.poll))
+            self._import_said = str(exc)
+            return False
+        self._import_said = None
+        for line in lines:
+            self.say(line)
+        return True
 
     def _tell(self, notice: str) -> None:
         said = decide.say_once(self._said, notice)

@@ -20,6 +20,9 @@ folder through a shell and commits with git) on one main with its forge, for as 
   - Letta Code's post-commit hook (`/memory-repository set`) may stay: a push of it that the
     forge refuses because main moved is repaired by the next pass, which replays and pushes.
 
+With --transcripts it also imports Letta Code's conversations into the transcript store as
+they grow (as `memrepo transcript import --from letta` does), so dreams have them.
+
 The folder must be connected first (`memrepo repository set URL --repo DIR`). The event stream
 is opened with the clone's own forge token (MEMREPO_FORGE_TOKEN, GITHUB_TOKEN, or the token in
 origin's URL). `memrepo repository status` shows whether a follower runs. Ctrl-C (or SIGTERM)
@@ -29,7 +32,10 @@ FOLLOW_EVENTS_HELP = ("the receiver's event stream, http(s)://HOST/v1/repos/OWNE
                       "at each head event (without it, follow polls)")
 FOLLOW_POLL_HELP = ("fetch the forge's main every SECONDS (default: {default:g}); with --events, only while the "
                     "stream is down")
-FOLLOW_ONCE_HELP = "one pass (push, pull or replay), then exit: 1 if a commit was set aside or nothing could be synced"
+FOLLOW_TRANSCRIPTS_HELP = ("also import Letta Code's transcripts from DIR as they grow, every poll, so dreams have "
+                           "them (default DIR: $LETTA_TRANSCRIPT_ROOT, else ~/.letta/transcripts)")
+FOLLOW_ONCE_HELP = ("one pass (push, pull or replay), then exit: 1 if a commit was set aside, or if nothing could be "
+                    "synced or imported")
 FOLLOW_BAD_POLL = "--poll must be a positive number of seconds, found {value}"
 FOLLOW_NOT_CONNECTED = ("{path} is not connected to a forge; connect it first with "
                         "`memrepo repository set URL --repo {path}`")
@@ -50,6 +56,7 @@ FOLLOW_WAIT_DIRTY = ("waiting: {path} has uncommitted or staged changes ({paths}
 FOLLOW_WAIT_BUSY = "waiting: a git command is at work in {path} (.git/index.lock exists)"
 FOLLOW_WAIT_BRANCH = "waiting: {path} has {branch} checked out, not main; follow keeps main only"
 FOLLOW_DETACHED = "a detached HEAD"
+FOLLOW_IMPORT_FAILED = "transcripts not imported ({problem}); trying again every {seconds:g}s"
 FOLLOW_FAILED = "not synced ({reason}); trying again, less often while it lasts"
 
 STATUS_FOLLOWER = "follower"
