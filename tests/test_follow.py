@@ -3,8 +3,8 @@ folders written the way a harness writes them (files, then `git add` and `git co
 teammate's clone, and localhub over HTTP as the forge. One pass (--once) pushes a commit, sets
 aside one that conflicts and says so, and waits on a dirty tree; the long-running command (a
 real process, stopped with a signal) polls the forge, waits while the harness has uncommitted
-changes and says so once, shows in `repository status`, and keeps a folder with Letta Code's own
-post-commit hook on one main with the forge."""
+changes and says so once, shows in `repository status`, imports Letta Code's transcripts as they
+grow, and keeps a folder with Letta Code's own post-commit hook on one main with the forge."""
 
 from __future__ import annotations
 

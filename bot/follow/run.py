@@ -80,7 +80,7 @@ class Follower:
     # ------------------------------------------------------------------ running
     def once(self) -> int:
         """One pass now: 0 when the folder and the forge agree afterwards (or it waits for the
-        harness), 1 when a commit was set aside or nothing could be synced."""
+        harness), 1 when a commit was set aside, or nothing could be synced or imported."""
         outcome = self.step()
         imported = self._import(time.monotonic())
         return 1 if outcome in ("failed", "set-aside") or not imported else 0
@@ -117,12 +117,12 @@ class Follower:
         while not self._stop.is_set():
             try:
                 self.step()
+                if time.monotonic() >= self._next_import:
+                    self._import(time.monotonic())
             except MemrepoError as exc:  # the folder unreadable for a moment (rewritten, moved): try again
                 self._failed(str(exc), time.monotonic())
             except Exception as exc:  # never end a follower silently: say it, back off, go on
                 self._failed(f"{type(exc).__name__}: {redact(str(exc))}", time.monotonic())
-            if self.importer is not None and time.monotonic() >= self._next_import:
-                self._import(time.monotonic())
             self._wake.wait(LOCAL_TICK)
             self._wake.clear()
 
