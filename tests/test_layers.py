@@ -18,9 +18,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 OURS = ("bot", "webhooks")
-ABOVE_THE_CORE = ("bot.forge", "bot.dream", "bot.integrator", "bot.agent", "bot.notify", "bot.mcp", "bot.provenance",
-                  "bot.serve", "bot.commands", "bot.demo", "bot.cli", "bot.queue", "bot.palace", "bot.access",
-                  "webhooks")
+ABOVE_THE_CORE = ("bot.forge", "bot.dream", "bot.follow", "bot.integrator", "bot.agent", "bot.notify", "bot.mcp",
+                  "bot.provenance", "bot.serve", "bot.commands", "bot.demo", "bot.cli", "bot.queue", "bot.palace",
+                  "bot.access", "webhooks")
 GIT = ("git", "pygit2", "bot.memfs")
 GITHUB = ("github", "bot.forge")
 
