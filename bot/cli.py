@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot import __version__, messages
+from bot.claude_code import texts as claude_code_texts
 from bot.errors import MemrepoError
 
 # Command -> its line in `memrepo --help`, in that order; `bot.commands.<command>` registers the
@@ -42,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "serve": messages.SERVE_HELP,
     "mcp": messages.MCP_HELP,
     "palace": messages.PALACE_HELP,
+    "claude-code": claude_code_texts.CLAUDE_CODE_HELP,
 }
 
 
@@ -53,10 +55,15 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         self._action_max_length = 18
 
 
+def module_name(command: str) -> str:
+    """The module in bot/commands/ that registers `command` (`claude-code`: claude_code)."""
+    return f"bot.commands.{command.replace('-', '_')}"
+
+
 def command_parser(name: str) -> argparse.ArgumentParser:
     """The whole parser of `memrepo NAME`, as its module registers it (importing the module)."""
     holder = argparse.ArgumentParser(prog="memrepo").add_subparsers(prog="memrepo")
-    importlib.import_module(f"bot.commands.{name}").register(holder)
+    importlib.import_module(module_name(name)).register(holder)
     return holder.choices[name]
 
 

@@ -96,13 +96,13 @@ def test_the_progress_library_loads_only_when_a_bar_is_drawn(argv: list[str]) ->
 
 def test_every_module_in_bot_commands_is_in_the_table() -> None:
     modules = {info.name for info in pkgutil.iter_modules(bot.commands.__path__)}
-    assert modules == set(cli.COMMANDS)
+    assert modules == {cli.module_name(name).rpartition(".")[2] for name in cli.COMMANDS}
 
 
 @pytest.mark.parametrize("name", list(cli.COMMANDS))
 def test_the_table_line_is_the_line_the_command_registers(name: str) -> None:
     sub = argparse.ArgumentParser(prog="memrepo").add_subparsers()
-    importlib.import_module(f"bot.commands.{name}").register(sub)
+    importlib.import_module(cli.module_name(name)).register(sub)
     assert [(action.dest, action.help) for action in sub._choices_actions] == [(name, cli.COMMANDS[name])]
 
 

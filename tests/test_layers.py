@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OURS = ("bot", "webhooks")
 ABOVE_THE_CORE = ("bot.forge", "bot.dream", "bot.follow", "bot.integrator", "bot.agent", "bot.notify", "bot.mcp",
                   "bot.provenance", "bot.serve", "bot.commands", "bot.demo", "bot.cli", "bot.queue", "bot.palace",
-                  "bot.access", "webhooks")
+                  "bot.access", "bot.claude_code", "webhooks")
 GIT = ("git", "pygit2", "bot.memfs")
 GITHUB = ("github", "bot.forge")
 

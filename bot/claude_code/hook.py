@@ -1,0 +1,133 @@
+"""Claude Code's hooks: the compiled core memory in the model's context.
+
+`session-start` (SessionStart: startup, resume, clear, compact) always adds the core memory as
+`memrepo compile` prints it. `prompt` (UserPromptSubmit) adds it again only when the clone's
+HEAD moved since this session last saw it, so that a change merged while the session runs
+reaches it at its next prompt. What a session saw is kept per session under the memory's git
+folder (`.git/memrepo/claude-code/<session>.json`).
+
+A prompt where nothing moved is one read of the ref files and of that small file: no git
+process, no compile, and nothing imported beyond the standard library and bot.memfs.refs (the
+compiler is imported only when it runs). Claude Code reads the hook's JSON on standard output;
+a problem is said on standard error with exit 1, which Claude Code shows without stopping the
+prompt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+from bot.memfs import refs
+
+SESSION_START, PROMPT = "session-start", "prompt"
+EVENTS = {SESSION_START: "SessionStart", PROMPT: "UserPromptSubmit"}
+STATE_DIR = ("memrepo", "claude-code")
+_SAFE = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+
+
+def state_file(root: Path, session: str) -> Path | None:
+    """Where this session's last seen HEAD is kept, or None when `root` is no repository."""
+    dirs = refs.git_dirs(root)
+    if dirs is None:
+        return None
+    name = session if _SAFE.fullmatch(session) and not session.startswith(".") else \
+        hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()
+    return dirs[0].joinpath(*STATE_DIR, f"{name}.json")
+
+
+def seen(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        head = json.loads(path.read_text(encoding="utf-8")).get("head")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return head if isinstance(head, str) else None
+
+
+def remember(path: Path | None, head: str) -> None:
+    """Keep what this session saw (written whole, then renamed into place)."""
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    temporary.write_text(json.dumps({"head": head}), encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def compiled(root: Path) -> tuple[str, str]:
+    """(the core memory as `memrepo compile` prints it, the HEAD it was compiled at)."""
+    from bot.memfs.prompt import PromptCompiler
+    from bot.memfs.repo import MemoryRepo
+
+    repo = MemoryRepo.open(root)
+    result = PromptCompiler(repo.root, repo=repo).compile("")
+    return result.text, result.head_sha
+
+
+def output(event: str, context: str) -> str:
+    return json.dumps({"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": context}})
+
+
+def answer(event: str, root: Path, hook_input: dict) -> str | None:
+    """The hook's JSON output for one call, or None when there is nothing to add."""
+    session = str(hook_input.get("session_id") or "")
+    where = state_file(root, session) if session else None
+    if event == PROMPT:
+        head = refs.resolve(root)
+        if head is not None and head == seen(where):
+            return None
+    text, head = compiled(root)
+    remember(where, head)
+    if event == PROMPT:
+        from bot.claude_code import texts
+
+        text = texts.MEMORY_CHANGED.format(memory=text)
+    return output(event, text)
+
+
+def read_input(stream) -> dict:
+    raw = stream.read()
+    try:
+        value = json.loads(raw) if raw.strip() else {}
+    except ValueError as exc:
+        value, problem = None, str(exc)
+    else:
+        problem = type(value).__name__
+    if not isinstance(value, dict):
+        from bot.claude_code import texts
+
+        raise SystemExit(texts.HOOK_BAD_INPUT.format(problem=problem))
+    return value
+
+
+def run(event: str, repo: str) -> int:
+    """One hook call: input from standard input, output to standard output."""
+    hook_input = read_input(sys.stdin)
+    try:
+        result = answer(event, Path(repo).expanduser().absolute(), hook_input)
+    except Exception as exc:  # a hook never stops the user's prompt: say it, exit 1 (not 2)
+        print(f"memrepo claude-code hook: {exc}", file=sys.stderr)
+        return 1
+    if result is not None:
+        sys.stdout.write(result + "\n")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m bot.claude_code.hook EVENT --repo DIR`: the command install registers, which
+    reaches the hook without argparse or bot.messages (the path every prompt pays for)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 3 or argv[0] not in EVENTS or argv[1] != "--repo":
+        print(f"usage: python -m bot.claude_code.hook {{{','.join(EVENTS)}}} --repo DIR", file=sys.stderr)
+        return 2
+    return run(argv[0], argv[2])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,206 @@
+"""`memrepo claude-code install` / `uninstall`: what Claude Code reads, merged into its files.
+
+Two files, where Claude Code keeps these (see texts.CLAUDE_CODE_DESCRIPTION for why):
+PROJECT/.mcp.json (the MCP server) and PROJECT/.claude/settings.local.json (the hooks, the
+approval of .mcp.json's server and the allow rule for its tools). The allow rule is not put in
+the shared .claude/settings.json: Claude Code 2.1.332 ignores that file's allow rules in a
+folder nobody has trusted (headless runs then deny the tools), and honours the local file's.
+
+Each file is read as JSON, only memrepo's own entries are added or taken out, every other key
+and entry is kept, and the file is written whole and renamed into place. A file that is not a
+JSON object stops the command before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bot.claude_code import texts
+from bot.claude_code.hook import PROMPT, SESSION_START
+from bot.errors import MemrepoError
+
+SERVER = "memrepo"
+ALLOW_RULE = f"mcp__{SERVER}"
+HOOK_MODULE = "bot.claude_code.hook"
+SESSION_SOURCES = "startup|resume|clear|compact"
+
+
+@dataclass
+class Settings:
+    """One JSON settings file: its path, what it holds, and whether it changed."""
+
+    path: Path
+    data: dict[str, Any] = field(default_factory=dict)
+    existed: bool = False
+    original: str = ""
+
+    @classmethod
+    def read(cls, path: Path) -> Settings:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return cls(path)
+        except (OSError, UnicodeDecodeError) as exc:
+            problem = getattr(exc, "strerror", None) or exc
+            raise MemrepoError(texts.UNREADABLE.format(path=path, problem=problem)) from None
+        try:
+            data = json.loads(text) if text.strip() else {}
+        except ValueError as exc:
+            raise MemrepoError(texts.UNREADABLE.format(path=path, problem=exc)) from None
+        if not isinstance(data, dict):
+            raise MemrepoError(texts.NOT_AN_OBJECT.format(path=path, kind=type(data).__name__))
+        return cls(path, data, True, json.dumps(data, sort_keys=True))
+
+    @property
+    def changed(self) -> bool:
+        return json.dumps(self.data, sort_keys=True) != (self.original if self.existed else "{}")
+
+    def write(self) -> None:
+        """Written whole beside the file and renamed into place; a file left empty by
+        uninstall that install made is removed."""
+        if not self.changed:
+            return
+        if not self.data:
+            self.path.unlink(missing_ok=True)
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_name(f".{self.path.name}.memrepo-{os.getpid()}")
+        temporary.write_text(json.dumps(self.data, indent=2) + "\n", encoding="utf-8")
+        os.replace(temporary, self.path)
+
+
+def python() -> str:
+    return sys.executable
+
+
+def server_entry(repo: Path) -> dict[str, Any]:
+    """The MCP server: `memrepo mcp --repo MEMDIR` over stdio, by the interpreter memrepo runs in."""
+    return {"type": "stdio", "command": python(), "args": ["-m", "bot.cli", "mcp", "--repo", str(repo)]}
+
+
+def hook_command(event: str, repo: Path) -> str:
+    return shlex.join([python(), "-m", HOOK_MODULE, event, "--repo", str(repo)])
+
+
+def hook_groups(repo: Path) -> dict[str, dict[str, Any]]:
+    return {
+        "SessionStart": {"matcher": SESSION_SOURCES,
+                         "hooks": [{"type": "command", "command": hook_command(SESSION_START, repo)}]},
+        "UserPromptSubmit": {"hooks": [{"type": "command", "command": hook_command(PROMPT, repo)}]},
+    }
+
+
+def ours(group: Any) -> bool:
+    """Whether a hook group is one install wrote (its command runs memrepo's hook module)."""
+    return isinstance(group, dict) and any(isinstance(h, dict) and HOOK_MODULE in str(h.get("command", ""))
+                                           for h in group.get("hooks") or [])
+
+
+def looks_like_ours(entry: Any) -> bool:
+    args = entry.get("args") if isinstance(entry, dict) else None
+    return isinstance(args, list) and args[-3:-1] == ["mcp", "--repo"]
+
+
+def _dict(parent: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
+    value = parent.setdefault(key, {})
+    if not isinstance(value, dict):
+        raise MemrepoError(texts.NOT_AN_OBJECT.format(path=f"{path} ({key})", kind=type(value).__name__))
+    return value
+
+
+def _list(parent: dict[str, Any], key: str, path: Path) -> list[Any]:
+    value = parent.setdefault(key, [])
+    if not isinstance(value, list):
+        raise MemrepoError(texts.NOT_AN_OBJECT.format(path=f"{path} ({key})", kind=type(value).__name__))
+    return value
+
+
+def _prune(parent: dict[str, Any], *keys: str) -> None:
+    """Take out the containers install may have made, when nothing is left in them."""
+    for key in keys:
+        if key in parent and parent[key] in ({}, []):
+            del parent[key]
+
+
+@dataclass
+class Files:
+    mcp: Settings
+    local: Settings
+
+    @classmethod
+    def read(cls, project: Path) -> Files:
+        return cls(Settings.read(project / ".mcp.json"), Settings.read(project / ".claude" / "settings.local.json"))
+
+    def finish(self) -> list[str]:
+        """Write what changed; one line for each file written."""
+        lines = [texts.WROTE.format(path=s.path, what=what)
+                 for s, what in ((self.mcp, texts.WHAT_MCP), (self.local, texts.WHAT_LOCAL)) if s.changed]
+        for settings in (self.mcp, self.local):
+            settings.write()
+        return lines
+
+
+def install(repo: Path, project: Path) -> list[str]:
+    """Merge memrepo's entries in; the lines to print (empty: nothing changed)."""
+    from bot.memfs import refs
+
+    repo, project = repo.expanduser().resolve(), project.expanduser().resolve()
+    if refs.resolve(repo) is None:
+        raise MemrepoError(texts.NOT_A_MEMORY.format(repo=repo))
+    files = Files.read(project)
+    servers = _dict(files.mcp.data, "mcpServers", files.mcp.path)
+    present = servers.get(SERVER)
+    if present is not None and present != server_entry(repo) and not looks_like_ours(present):
+        raise MemrepoError(texts.OTHER_SERVER.format(path=files.mcp.path, command=json.dumps(present)))
+    servers[SERVER] = server_entry(repo)
+
+    hooks = _dict(files.local.data, "hooks", files.local.path)
+    for event, group in hook_groups(repo).items():
+        groups = _list(hooks, event, files.local.path)
+        groups[:] = [g for g in groups if not ours(g) or g == group]
+        if group not in groups:
+            groups.append(group)
+    enabled = _list(files.local.data, "enabledMcpjsonServers", files.local.path)
+    if SERVER not in enabled:
+        enabled.append(SERVER)
+
+    allow = _list(_dict(files.local.data, "permissions", files.local.path), "allow", files.local.path)
+    if ALLOW_RULE not in allow:
+        allow.append(ALLOW_RULE)
+    return files.finish()
+
+
+def uninstall(project: Path) -> list[str]:
+    """Take memrepo's entries out; the lines to print (empty: there were none)."""
+    project = project.expanduser().resolve()
+    files = Files.read(project)
+    servers = files.mcp.data.get("mcpServers")
+    if isinstance(servers, dict) and looks_like_ours(servers.get(SERVER)):
+        del servers[SERVER]
+        _prune(files.mcp.data, "mcpServers")
+
+    hooks = files.local.data.get("hooks")
+    if isinstance(hooks, dict):
+        for event in ("SessionStart", "UserPromptSubmit"):
+            if isinstance(hooks.get(event), list):
+                hooks[event] = [g for g in hooks[event] if not ours(g)]
+                _prune(hooks, event)
+        _prune(files.local.data, "hooks")
+    enabled = files.local.data.get("enabledMcpjsonServers")
+    if isinstance(enabled, list) and SERVER in enabled:
+        enabled.remove(SERVER)
+        _prune(files.local.data, "enabledMcpjsonServers")
+
+    permissions = files.local.data.get("permissions")
+    if isinstance(permissions, dict) and isinstance(permissions.get("allow"), list) \
+            and ALLOW_RULE in permissions["allow"]:
+        permissions["allow"].remove(ALLOW_RULE)
+        _prune(permissions, "allow")
+        _prune(files.local.data, "permissions")
+    return files.finish()

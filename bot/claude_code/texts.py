@@ -1,0 +1,43 @@
+"""The sentences of `memrepo claude-code`. Kept in one place like bot/messages.py."""
+
+from __future__ import annotations
+
+CLAUDE_CODE_HELP = "wire Claude Code in a project to this memory (MCP server, permission, hooks)"
+CLAUDE_CODE_DESCRIPTION = """\
+Make `claude` started in a project use this memory with no further step, interactive or
+headless (`claude -p`):
+
+  - PROJECT/.mcp.json registers `memrepo mcp --repo MEMDIR` as the MCP server "memrepo"
+    (project scope: where Claude Code keeps a project's MCP servers);
+  - PROJECT/.claude/settings.local.json (this machine's settings of the project, not shared)
+    adds the hooks that put the compiled core memory in the model's context at session start
+    (startup, resume, clear, compact) and again at the next prompt after the memory moved,
+    approves the "memrepo" server of .mcp.json and allows its tools (mcp__memrepo). Headless
+    runs deny tools no setting allows, and Claude Code ignores the allow rules of the shared
+    .claude/settings.json in a folder nobody has trusted; it honours the local file's.
+
+Entries already there are kept; running it again changes nothing. `uninstall` takes out what
+install wrote and nothing else."""
+INSTALL_HELP = "write the MCP server, permission and hooks for a project"
+UNINSTALL_HELP = "take out what install wrote"
+HOOK_HELP = "a Claude Code hook (reads the hook's JSON on standard input); install registers these"
+REPO_HELP = "the memory folder (a clone of the memory repository; default: the current folder)"
+PROJECT_HELP = "the project where `claude` is started (default: the current folder)"
+HOOK_EVENT_HELP = "session-start (SessionStart) or prompt (UserPromptSubmit)"
+
+INSTALLED = "memrepo claude-code: {project} uses the memory in {repo}"
+ALREADY_INSTALLED = "memrepo claude-code: {project} already uses the memory in {repo}; nothing changed"
+UNINSTALLED = "memrepo claude-code: took the memory out of {project}"
+NOT_INSTALLED = "memrepo claude-code: {project} had nothing of memrepo; nothing changed"
+WROTE = "  {path}: {what}"
+WHAT_MCP = "MCP server \"memrepo\""
+WHAT_LOCAL = "SessionStart and UserPromptSubmit hooks; .mcp.json's \"memrepo\" approved, its tools allowed"
+UNREADABLE = ("{path} cannot be read as JSON settings ({problem}); nothing was changed: mend or move it, "
+              "then run the command again")
+NOT_AN_OBJECT = "{path} holds {kind}, not a JSON object of settings; nothing was changed"
+NOT_A_MEMORY = "{repo} is not a memory repository with a commit (run `memrepo init` or clone one first)"
+OTHER_SERVER = ("{path} already registers an MCP server \"memrepo\" that is not this memory's ({command}); "
+                "nothing was changed: uninstall it first, or remove that entry")
+
+HOOK_BAD_INPUT = "memrepo claude-code hook: the hook input on standard input is not a JSON object ({problem})"
+MEMORY_CHANGED = "The memory changed since it was last shown; this is the memory now:\n\n{memory}"

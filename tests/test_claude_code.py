@@ -1,0 +1,185 @@
+"""`memrepo claude-code install` / `uninstall` and its hooks, without Claude Code itself
+(tests/claude_code_conformance runs the real CLI)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.memfs.repo import MemoryRepo
+from tests.conftest import git, run_cli
+
+HOOK = [sys.executable, "-m", "bot.claude_code.hook"]
+
+
+def compiled(capsys: pytest.CaptureFixture[str], root: Path) -> str:
+    code, out, _ = run_cli(capsys, "compile", "--repo", str(root))
+    assert code == 0
+    return out.rstrip("\n")
+
+
+def hook(event: str, root: Path, session: str = "s-1", source: str = "startup") -> subprocess.CompletedProcess[str]:
+    payload = {"session_id": session, "transcript_path": "/nowhere.jsonl", "cwd": str(root),
+               "hook_event_name": "SessionStart" if event == "session-start" else "UserPromptSubmit",
+               "source": source, "prompt": "hi"}
+    return subprocess.run([*HOOK, event, "--repo", str(root)], input=json.dumps(payload), capture_output=True,
+                          text=True, timeout=60)
+
+
+def context(done: subprocess.CompletedProcess[str], event: str) -> str:
+    assert done.returncode == 0, done.stderr
+    output = json.loads(done.stdout)
+    assert output["hookSpecificOutput"]["hookEventName"] == event
+    return output["hookSpecificOutput"]["additionalContext"]
+
+
+def commit_line(root: Path, line: str) -> None:
+    with (root / "system" / "human.md").open("a") as handle:
+        handle.write(f"- {line}\n")
+    git(root, "commit", "-qam", f"Remember {line}")
+
+
+def read(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def test_session_start_adds_the_core_memory_as_compile_prints_it(memory: MemoryRepo,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    expected = compiled(capsys, memory.root)
+    for source in ("startup", "resume", "clear", "compact"):
+        assert context(hook("session-start", memory.root, source=source), "SessionStart") == expected
+
+
+def test_a_prompt_adds_the_memory_only_when_head_moved_since_the_session_saw_it(
+        memory: MemoryRepo, capsys: pytest.CaptureFixture[str]) -> None:
+    root = memory.root
+    context(hook("session-start", root), "SessionStart")
+    quiet = hook("prompt", root)
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+    commit_line(root, "prefers tea")
+    added = context(hook("prompt", root), "UserPromptSubmit")
+    assert "prefers tea" in added and compiled(capsys, root) in added
+    assert hook("prompt", root).stdout == ""  # seen now
+    assert "prefers tea" in context(hook("prompt", root, session="s-2"), "UserPromptSubmit")  # another session
+    state = root / ".git" / "memrepo" / "claude-code" / "s-1.json"
+    assert read(state)["head"] == git(root, "rev-parse", "HEAD").strip()
+
+
+def test_nothing_moved_imports_no_compiler(memory: MemoryRepo) -> None:
+    context(hook("session-start", memory.root), "SessionStart")
+    probe = ("import io, json, sys; sys.stdin = io.StringIO(json.dumps({'session_id': 's-1'})); "
+             "from bot.claude_code import hook; code = hook.run('prompt', sys.argv[1]); "
+             "print(code, sorted(m for m in sys.modules if m.startswith(('bot.', 'pygit2', 'git', 'yaml'))))")
+    done = subprocess.run([sys.executable, "-c", probe, str(memory.root)], capture_output=True, text=True)
+    assert done.stdout.split("\n")[0] == "0 ['bot.claude_code', 'bot.claude_code.hook', 'bot.memfs', 'bot.memfs.refs']"
+
+
+def test_a_hook_problem_is_said_and_never_blocks_the_prompt(tmp_path: Path) -> None:
+    done = hook("session-start", tmp_path)
+    assert done.returncode == 1 and done.stdout == "" and "memrepo claude-code hook" in done.stderr
+
+
+def test_the_hook_command_of_memrepo_gives_the_same_answer(memory: MemoryRepo,
+                                                             capsys: pytest.CaptureFixture[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps({"session_id": "s-9", "source": "startup"})))
+    code, out, _ = run_cli(capsys, "claude-code", "hook", "session-start", "--repo", str(memory.root))
+    assert code == 0
+    assert json.loads(out)["hookSpecificOutput"]["additionalContext"] == compiled(capsys, memory.root)
+
+
+def install(capsys: pytest.CaptureFixture[str], root: Path, project: Path) -> tuple[int, str, str]:
+    return run_cli(capsys, "claude-code", "install", "--repo", str(root), "--project", str(project))
+
+
+def test_install_writes_the_server_hooks_and_permission(memory: MemoryRepo, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    code, out, err = install(capsys, memory.root, project)
+    assert (code, err) == (0, "") and ".mcp.json" in out and "settings.local.json" in out
+    server = read(project / ".mcp.json")["mcpServers"]["memrepo"]
+    assert server["args"][-3:] == ["mcp", "--repo", str(memory.root)]
+    done = subprocess.run([server["command"], *server["args"][:-3], "--help"], capture_output=True, text=True)
+    assert done.returncode == 0 and "memrepo" in done.stdout
+    local = read(project / ".claude" / "settings.local.json")
+    assert local["permissions"]["allow"] == ["mcp__memrepo"]
+    assert local["enabledMcpjsonServers"] == ["memrepo"]
+    assert local["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+    for event, name in (("SessionStart", "session-start"), ("UserPromptSubmit", "prompt")):
+        command = local["hooks"][event][0]["hooks"][0]["command"]
+        done = subprocess.run(command, shell=True, input=json.dumps({"session_id": f"x-{name}"}),
+                              capture_output=True, text=True)
+        assert done.returncode == 0 and "<memory>" in done.stdout
+
+
+def test_install_again_changes_nothing(memory: MemoryRepo, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    install(capsys, memory.root, tmp_path)
+    files = [tmp_path / ".mcp.json", tmp_path / ".claude" / "settings.local.json"]
+    before = [(f.read_bytes(), f.stat().st_mtime_ns) for f in files]
+    code, out, _ = install(capsys, memory.root, tmp_path)
+    assert code == 0 and "nothing changed" in out
+    assert [(f.read_bytes(), f.stat().st_mtime_ns) for f in files] == before
+
+
+def test_install_keeps_a_users_own_settings_and_uninstall_takes_out_only_its_own(
+        memory: MemoryRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mine_mcp = {"mcpServers": {"other": {"command": "other-server"}}, "extra": 1}
+    mine_local = {"permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(./.env)"]},
+                  "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo mine"}]}],
+                            "Stop": [{"hooks": [{"type": "command", "command": "echo stop"}]}]},
+                  "enabledMcpjsonServers": ["other"], "model": "opus"}
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".mcp.json").write_text(json.dumps(mine_mcp))
+    (tmp_path / ".claude" / "settings.local.json").write_text(json.dumps(mine_local))
+    install(capsys, memory.root, tmp_path)
+    local = read(tmp_path / ".claude" / "settings.local.json")
+    assert local["permissions"] == {"allow": ["Bash(ls:*)", "mcp__memrepo"], "deny": ["Read(./.env)"]}
+    assert local["hooks"]["UserPromptSubmit"][0] == mine_local["hooks"]["UserPromptSubmit"][0]
+    assert len(local["hooks"]["UserPromptSubmit"]) == 2 and local["hooks"]["Stop"] == mine_local["hooks"]["Stop"]
+    assert local["enabledMcpjsonServers"] == ["other", "memrepo"] and local["model"] == "opus"
+    assert read(tmp_path / ".mcp.json")["mcpServers"]["other"] == {"command": "other-server"}
+    code, out, _ = run_cli(capsys, "claude-code", "uninstall", "--project", str(tmp_path))
+    assert code == 0
+    assert read(tmp_path / ".mcp.json") == mine_mcp
+    assert read(tmp_path / ".claude" / "settings.local.json") == mine_local
+    code, out, _ = run_cli(capsys, "claude-code", "uninstall", "--project", str(tmp_path))
+    assert code == 0 and "nothing changed" in out
+
+
+def test_uninstall_removes_the_files_install_made(memory: MemoryRepo, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    install(capsys, memory.root, tmp_path)
+    run_cli(capsys, "claude-code", "uninstall", "--project", str(tmp_path))
+    assert not (tmp_path / ".mcp.json").exists() and not (tmp_path / ".claude" / "settings.local.json").exists()
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"hooks": []}'])
+def test_an_unreadable_settings_file_stops_install_before_anything_is_written(
+        memory: MemoryRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> None:
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.local.json").write_text(text)
+    code, _, err = install(capsys, memory.root, tmp_path)
+    assert code == 1 and "settings.local.json" in err and "nothing was changed" in err
+    assert not (tmp_path / ".mcp.json").exists()
+    assert (tmp_path / ".claude" / "settings.local.json").read_text() == text
+
+
+def test_install_refuses_a_server_named_memrepo_that_is_someone_elses(
+        memory: MemoryRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"memrepo": {"command": "npx", "args": ["x"]}}}))
+    code, _, err = install(capsys, memory.root, tmp_path)
+    assert code == 1 and "uninstall it first" in err
+    assert not (tmp_path / ".claude").exists()
+
+
+def test_install_needs_a_memory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = install(capsys, tmp_path / "none", tmp_path)
+    assert code == 1 and "memrepo init" in err
