@@ -8,21 +8,17 @@ native binary of an optional per-platform package; the tests fetch that platform
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import platform
-import shutil
-import subprocess
-import tarfile
-import tempfile
 from pathlib import Path
 
 import pytest
 
+from tests.npm_package import USER_HOME, NpmPackage
+
 VERSION = "2.1.332"
 ENV = "MEMREPO_CLAUDE_CODE"
-USER_HOME = Path.home()  # read before the tests give each test a home of its own: npm keeps the user's settings
 FETCH_TIMEOUT = 900  # seconds for `npm pack`: the native package is about 190 MB
 
 
@@ -41,10 +37,6 @@ def default_dir() -> Path:
             / f"claude-code-{VERSION}" / "package")
 
 
-def installed(folder: Path) -> bool:
-    return (folder / "package.json").is_file() and (folder / "claude").is_file()
-
-
 def hint(folder: Path, package: str) -> str:
     return (f"mkdir -p {folder.parent} && cd {folder.parent} && npm pack {package}@{VERSION} && "
             f"tar xzf *.tgz")
@@ -53,49 +45,14 @@ def hint(folder: Path, package: str) -> str:
 def binary() -> Path:
     """The `claude` binary of VERSION, fetched on first use; fails (never skips) saying what is
     missing, since a skipped conformance test proves nothing."""
-    package = platform_package()
+    name = platform_package()
     folder = Path(os.environ.get(ENV) or default_dir())
-    if not installed(folder):
-        fetch(folder, package)
+    package = NpmPackage(f"Claude Code {VERSION}", f"{name}@{VERSION}", ENV, "claude", hint(folder, name),
+                         timeout=FETCH_TIMEOUT, executable=True)
+    if not package.installed(folder):
+        package.fetch(folder)
     found = json.loads((folder / "package.json").read_text(encoding="utf-8")).get("version")
     if found != VERSION:
         pytest.fail(f"{folder} holds Claude Code {found}, not {VERSION}, which these tests are pinned to "
-                    f"({hint(folder, package)})")
+                    f"({package.hint})")
     return folder / "claude"
-
-
-def fetch(folder: Path, package: str) -> None:
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with open(folder.parent / f".{folder.name}.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if installed(folder):
-            return
-        if folder.exists() and any(folder.iterdir()):
-            pytest.fail(f"{folder} holds something other than Claude Code {VERSION}: remove it, and the tests "
-                        f"fetch it again ({hint(folder, package)})")
-        with tempfile.TemporaryDirectory(dir=folder.parent, prefix=f".{folder.name}-") as work:
-            tarball = npm_pack(Path(work), folder, f"{package}@{VERSION}")
-            with tarfile.open(tarball) as archive:
-                archive.extractall(Path(work) / "unpacked", filter="data")
-            unpacked = Path(work) / "unpacked" / "package"
-            if not installed(unpacked):
-                pytest.fail(f"{tarball.name} from npm holds no package/claude: {package} changed its layout")
-            (unpacked / "claude").chmod(0o755)
-            os.replace(unpacked, folder)
-
-
-def npm_pack(work: Path, folder: Path, spec: str) -> Path:
-    if shutil.which("npm") is None:
-        pytest.fail(f"Claude Code {VERSION} is not in {folder} and npm is not installed to fetch it "
-                    f"(Debian/Ubuntu: apt-get install nodejs npm; or set {ENV} to an unpacked {spec})")
-    try:
-        done = subprocess.run(["npm", "pack", "--loglevel=error", "--pack-destination", str(work), spec],
-                              capture_output=True, text=True, timeout=FETCH_TIMEOUT,
-                              env={**os.environ, "HOME": str(USER_HOME)})
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"`npm pack {spec}` did not finish in {FETCH_TIMEOUT} s; is the npm registry reachable?")
-    tarballs = sorted(work.glob("*.tgz"))
-    if done.returncode != 0 or len(tarballs) != 1:
-        pytest.fail(f"could not fetch {spec} into {folder}: `npm pack` exited {done.returncode}: "
-                    f"{(done.stderr or done.stdout).strip()} (or set {ENV} to an unpacked copy)")
-    return tarballs[0]

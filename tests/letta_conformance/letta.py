@@ -13,21 +13,19 @@ or the default below, and kept there.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
 import subprocess
-import tarfile
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.npm_package import USER_HOME, NpmPackage
+
 VERSION = "0.32.18"
 ENV = "MEMREPO_LETTA_CODE"
-USER_HOME = Path.home()  # read before the tests give each test a home of its own: npm keeps the user's settings
 DEFAULT_DIR = (Path(os.environ.get("XDG_CACHE_HOME") or USER_HOME / ".cache")
                / "memrepo" / f"letta-code-{VERSION}" / "package")
 EXTRACT = Path(__file__).resolve().parent / "letta.cjs"
@@ -52,68 +50,26 @@ def package_dir() -> Path:
         pytest.fail("node is not installed; the Letta Code conformance tests run Letta's own code under node "
                     "(Debian/Ubuntu: apt-get install nodejs npm)")
     folder = Path(os.environ.get(ENV) or DEFAULT_DIR)
-    if not installed(folder):
-        fetch(folder)
+    package = npm_package(folder)
+    if not package.installed(folder):
+        package.fetch(folder)
     found = json.loads((folder / "package.json").read_text(encoding="utf-8")).get("version")
     if found != VERSION:
         pytest.fail(f"{folder} holds Letta Code {found}, not {VERSION}, which these tests are pinned to "
-                    f"({hint(folder)})")
+                    f"({package.hint})")
     return folder
+
+
+def npm_package(folder: Path) -> NpmPackage:
+    """The package as npm publishes it, to be unpacked into `folder`."""
+    return NpmPackage(f"Letta Code {VERSION}", PACKAGE, ENV, "letta.js",
+                      INSTALL_HINT.format(parent=folder.parent, package=PACKAGE, version=VERSION),
+                      timeout=FETCH_TIMEOUT)
 
 
 def installed(folder: Path) -> bool:
     """Whether `folder` holds an unpacked package: its manifest and the bundle the tests read."""
-    return (folder / "package.json").is_file() and (folder / "letta.js").is_file()
-
-
-def hint(folder: Path) -> str:
-    """The shell commands that put the package in `folder` by hand."""
-    return INSTALL_HINT.format(parent=folder.parent, package=PACKAGE, version=VERSION)
-
-
-def fetch(folder: Path) -> None:
-    """Fetch the package into `folder` once per machine: under a lock beside it, so that test
-    runs started together fetch it once, and unpacked elsewhere and renamed into place, so that
-    a run stopped halfway leaves no half package that looks whole."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with open(folder.parent / f".{folder.name}.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if installed(folder):
-            return
-        if folder.exists() and any(folder.iterdir()):
-            pytest.fail(f"{folder} holds something other than Letta Code {VERSION}: remove it, and the tests fetch "
-                        f"the package again ({hint(folder)})")
-        with tempfile.TemporaryDirectory(dir=folder.parent, prefix=f".{folder.name}-") as work:
-            unpacked = unpack(npm_pack(Path(work), folder), Path(work))
-            os.replace(unpacked, folder)
-
-
-def npm_pack(work: Path, folder: Path) -> Path:
-    """The package's tarball, fetched from the npm registry into `work`."""
-    if shutil.which("npm") is None:
-        pytest.fail(f"Letta Code {VERSION} is not in {folder} and npm is not installed to fetch it "
-                    f"(Debian/Ubuntu: apt-get install nodejs npm; or set {ENV} to an unpacked {PACKAGE})")
-    try:
-        done = subprocess.run(["npm", "pack", "--loglevel=error", "--pack-destination", str(work), PACKAGE],
-                              capture_output=True, text=True, timeout=FETCH_TIMEOUT,
-                              env={**os.environ, "HOME": str(USER_HOME)})
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"`npm pack {PACKAGE}` did not finish in {FETCH_TIMEOUT} s; is the npm registry reachable?")
-    tarballs = sorted(work.glob("*.tgz"))
-    if done.returncode != 0 or len(tarballs) != 1:
-        pytest.fail(f"could not fetch Letta Code {VERSION} into {folder}: `npm pack {PACKAGE}` exited "
-                    f"{done.returncode}: {(done.stderr or done.stdout).strip()} (or set {ENV} to an unpacked copy)")
-    return tarballs[0]
-
-
-def unpack(tarball: Path, work: Path) -> Path:
-    """The `package/` folder an npm tarball holds, unpacked into `work` (no path may leave it)."""
-    with tarfile.open(tarball) as archive:
-        archive.extractall(work / "unpacked", filter="data")
-    unpacked = work / "unpacked" / "package"
-    if not installed(unpacked):
-        pytest.fail(f"{tarball.name} from npm holds no package/letta.js: {PACKAGE} changed its layout")
-    return unpacked
+    return npm_package(folder).installed(folder)
 
 
 @dataclass(frozen=True)
