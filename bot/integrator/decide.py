@@ -5,7 +5,9 @@ Order of the checks, and why:
 1. not a memrepo pull request -> nothing (the bot only touches what memrepo opened);
 2. a merge answer that came after the state was read: merged -> publish; refused or lost ->
    re-read (the state in hand is stale, so nothing else is decided from it);
-3. merged -> publish the head event once; closed -> nothing; draft -> nothing;
+3. merged -> publish the head event once; closed -> nothing; a head from another repository
+   (a fork) or an author the forge does not let write -> nothing (`authority_problem`: a
+   label or a branch name is never authority); draft -> nothing;
 4. attempts exhausted -> give up (comment, `memrepo:conflict`), so no job loops forever;
 5. no validation for exactly this head -> validate; invalid -> failure status and comment
    (dreams are closed, anything else stays open for a person);
@@ -15,7 +17,8 @@ Order of the checks, and why:
    -> close (`auto` dreams) or resolve once per head, then `memrepo:conflict` for a person.
    Conflicts come before reviews, so a person reviews the resolved version and an approval is
    not spent on a head about to move;
-7. review needed and no approval of this head by someone else, or changes requested ->
+7. review needed and no approval of this head that counts (`review_problem`: by a writer who
+   is not the author, a commit's author or the integrator), or changes requested by one ->
    `memrepo:needs-review` and a pending status (and `memrepo:untrusted`, with a comment naming
    the sources, when the commits name external sources but the label is missing);
 8. status not yet success -> set it (branch protection may require it); then merge with the
