@@ -1,4 +1,4 @@
-"""The names several writers share (DESIGN.md §9): labels, branch prefixes, the status
+"""The names several writers share (docs/architecture.md §5.1, §5.2): labels, branch prefixes, the status
 context, commit trailer keys and dream ids.
 
 The agent, the dreamer, the integrator, CI and `memrepo why` all read and write these, so they

@@ -1,6 +1,6 @@
 """Who wrote a commit: each writer has its own git identity, so history alone tells roles.
 
-The domains are the contract of DESIGN.md: `<agent-id>@agents.memrepo`,
+The domains are the contract of docs/architecture.md §5.5: `<agent-id>@agents.memrepo`,
 `<dream-id>@dreams.memrepo`, `integrator@bot.memrepo`. A merge the integrator asks the forge
 for is written by the forge, not by memrepo: GitHub (and localhub) make the merging account
 its author and themselves its committer, so `commit_role` also reads the integrator's forge

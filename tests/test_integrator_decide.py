@@ -1,4 +1,4 @@
-"""decide(): one table row per situation of DESIGN.md §10 and per merge mode, then properties
+"""decide(): one table row per situation of docs/architecture.md §6.2 and per merge mode, then properties
 that must hold for any input (never MERGE unsafely, never act on a closed pull request, never
 raise), and a small simulation that a healthy pull request reaches MERGE under each mode."""
 

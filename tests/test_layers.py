@@ -1,4 +1,4 @@
-"""The layers DESIGN.md §5 promises, read from the source: every import in bot/ and webhooks/,
+"""The layers docs/architecture.md §2 promises, read from the source: every import in bot/ and webhooks/,
 those inside functions included, so a lazy import cannot slip past.
 
 - the memory core (bot.memfs) and the transcripts (bot.transcript) know nothing above them;

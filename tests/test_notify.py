@@ -1,4 +1,4 @@
-"""Head events (DESIGN.md §9) on a real Redis server: the contract's validation, publishing,
+"""Head events (docs/architecture.md §5.6) on a real Redis server: the contract's validation, publishing,
 subscribing, and the newest head kept for reconnecting subscribers."""
 
 from __future__ import annotations

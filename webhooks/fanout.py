@@ -55,7 +55,7 @@ END = b""  # what `Subscriber.next` returns when the stream must end
 
 
 def format_event(event: HeadEvent) -> bytes:
-    """A head event as server-sent event bytes (DESIGN.md §9: `event: head`, `id: <sha>`)."""
+    """A head event as server-sent event bytes (docs/architecture.md §5.6: `event: head`, `id: <sha>`)."""
     return f"event: head\nid: {event.sha}\ndata: {event.to_json()}\n\n".encode()
 
 

@@ -3,7 +3,7 @@ served on the receiver's event loop (ASGI): an open stream is a coroutine and a 
 of the process's one Redis subscription (webhooks/fanout.py), never a thread or a connection.
 
 Protocol (what `bot.notify.subscriber.HeadSubscriber` reads): `retry: 3000` and a
-`: connected to <repo>` comment first, then each head event (DESIGN.md §9) as `event: head`,
+`: connected to <repo>` comment first, then each head event (docs/architecture.md §5.6) as `event: head`,
 `id: <sha>`, `data: <json>`, and a `: keepalive` comment every heartbeat interval, so proxies
 and load balancers keep idle connections open. Each stream's heartbeats keep their own phase
 (a random offset at connect), so ten thousand idle streams do not all write at once.

@@ -60,7 +60,7 @@ class EditProposal:
 
 
 def branch_name(agent_id: str, short_id: str | None = None) -> str:
-    """`memrepo/edit/<agent-id>/<short id>` (DESIGN.md §9); the short id is 8 random hex digits."""
+    """`memrepo/edit/<agent-id>/<short id>` (docs/architecture.md §5.1); the short id is 8 random hex digits."""
     return f"{EDIT_BRANCH_PREFIX}{agent_id}/{short_id or secrets.token_hex(4)}"
 
 

@@ -353,7 +353,7 @@ class AgentSession:
 
     def provenance(self) -> tuple[tuple[str, str], ...]:
         """The trailers of a direct edit made now: the agent, the conversation and the turn's
-        transcript messages (DESIGN.md §9), so `memrepo why` can quote what the user said."""
+        transcript messages (docs/architecture.md §5.2), so `memrepo why` can quote what the user said."""
         found = [(AGENT_ID, self.agent_id), (CONVERSATION_ID, self.conversation_id)]
         if self.turn.transcript_range is not None:
             found.append((TRANSCRIPT_RANGE, self.turn.transcript_range))

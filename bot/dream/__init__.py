@@ -1,6 +1,6 @@
 """Dreams: the second writer of memory. A dream reads the transcript since its cursor and
 proposes a consolidation of memory as a pull request whose body says exactly where each
-change came from (DESIGN.md §2-4, §9).
+change came from (docs/architecture.md §1, §5.3, §5.4).
 
     from bot.dream.runner import run_dream
     from bot.dream.events import on_step, dream_closed

@@ -1,4 +1,4 @@
-"""The cursor file (DESIGN.md §9): how far the dreamer has consumed one conversation.
+"""The cursor file (docs/architecture.md §5.4): how far the dreamer has consumed one conversation.
 
 `.memrepo/cursors/<agent-id>/<conversation-id>.json` holds
 `{"through_message_id", "through_captured_at", "dream_id", "updated_at"}`. It changes only in

@@ -1,4 +1,4 @@
-"""The provenance block at the end of a dream's pull request body (DESIGN.md §9), and of an
+"""The provenance block at the end of a dream's pull request body (docs/architecture.md §5.3), and of an
 agent's edit that became a pull request.
 
     <!-- memrepo:provenance

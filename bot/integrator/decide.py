@@ -1,5 +1,5 @@
 """The integrator's decision: one pure function from the pull request as re-read now (and the
-policy at its base) to the one action to take. DESIGN.md §10 is the table it implements.
+policy at its base) to the one action to take. docs/architecture.md §6.2 is the table it implements.
 
 Order of the checks, and why:
 1. not a memrepo pull request -> nothing (the bot only touches what memrepo opened);

@@ -1,6 +1,6 @@
 """Head events: "memory's `main` moved", published on Redis pub/sub for every running agent.
 
-The contract is DESIGN.md §9: `{"repo", "sha", "before", "cause": "merge"|"push", "pr",
+The contract is docs/architecture.md §5.6: `{"repo", "sha", "before", "cause": "merge"|"push", "pr",
 "dream_id", "at"}` on channel `memrepo:head:<owner>/<name>`. Publishers (the receiver on a
 push, the integrator after a merge) and subscribers (the SSE endpoint, agents) only meet here,
 so the event is validated on both sides. The newest event per repository is also kept in a

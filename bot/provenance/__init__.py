@@ -1,3 +1,3 @@
 """Provenance: where a line of memory came from (commit -> pull request -> dream -> transcript
 messages). It reads the memory core, the forge, the dreams' provenance blocks and the
-transcripts, so it lives above all of them (DESIGN.md §5)."""
+transcripts, so it lives above all of them (docs/architecture.md §2)."""

@@ -390,7 +390,7 @@ class TranscriptStore:
                k: int = 10) -> list[Hit]:
         """The k best messages for `query` by BM25, best first (see search.py).
 
-        BM25's statistics are per agent (one index file each, as DESIGN.md has it): a
+        BM25's statistics are per agent (one index file each, docs/architecture.md §3.4): a
         search over all agents ranks each agent's messages against its own transcripts and
         merges the results by score."""
         units = parse_query(query)
