@@ -36,3 +36,12 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def command_line(pid: int) -> str:
+    """What `pid` runs, its arguments joined by NULs ("" once it has ended: a short-lived child,
+    a git or a hook, may end between finding it and reading this)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:
+        return ""

@@ -28,7 +28,7 @@ from bot.memfs.create import init_repository
 from bot.serve.child import SERVICE_ENV, LocalStack
 from tests.conftest import git, run_cli
 from tests.memory_forge import FAST, as_dreamer, dream_body
-from tests.processes import alive, descendants
+from tests.processes import alive, command_line, descendants
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -127,7 +127,7 @@ def test_serve_local_merges_a_dream_announces_it_and_stops_cleanly(served: Local
 
     # Ctrl-C: everything it started is gone, redis-server included.
     children = descendants(served.process.pid)
-    redis = [pid for pid in children if "redis-server" in Path(f"/proc/{pid}/cmdline").read_text()]
+    redis = [pid for pid in children if "redis-server" in command_line(pid)]
     assert len(redis) == 1 and len(children) >= 2
     assert served.stop() == 0
     assert "memrepo serve --local: stopped" in "".join(served.output)
