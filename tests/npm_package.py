@@ -11,6 +11,7 @@ saying what is missing: a skipped conformance test proves nothing.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import subprocess
@@ -26,17 +27,34 @@ USER_HOME = Path.home()  # read before the tests give each test a home of its ow
 
 @dataclass(frozen=True)
 class NpmPackage:
-    """`what` names it in messages ("Letta Code 0.32.18"); `spec` is what npm fetches; `env` the
-    variable naming an unpacked copy; `marker` the file that shows the package is whole;
-    `executable` is made runnable after unpacking; `hint` the commands that fetch it by hand."""
+    """`name` and `version` name it in messages ("Letta Code", "0.32.18"); `spec` is what npm
+    fetches; `env` the variable naming an unpacked copy; `marker` the file that shows the package
+    is whole; `executable` is made runnable after unpacking; `hint` the commands that fetch it by
+    hand."""
 
-    what: str
+    name: str
+    version: str
     spec: str
     env: str
     marker: str
     hint: str
     timeout: float = 600.0
     executable: bool = False
+
+    @property
+    def what(self) -> str:
+        return f"{self.name} {self.version}"
+
+    def ensure(self, folder: Path) -> Path:
+        """`folder`, holding the package of `version`: fetched on first use, and a test failure
+        (never a skip) when it holds another version."""
+        if not self.installed(folder):
+            self.fetch(folder)
+        found = json.loads((folder / "package.json").read_text(encoding="utf-8")).get("version")
+        if found != self.version:
+            pytest.fail(f"{folder} holds {self.name} {found}, not {self.version}, which these tests are pinned to "
+                        f"({self.hint})")
+        return folder
 
     def installed(self, folder: Path) -> bool:
         return (folder / "package.json").is_file() and (folder / self.marker).is_file()

@@ -8,7 +8,6 @@ native binary of an optional per-platform package; the tests fetch that platform
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 from pathlib import Path
@@ -47,12 +46,7 @@ def binary() -> Path:
     missing, since a skipped conformance test proves nothing."""
     name = platform_package()
     folder = Path(os.environ.get(ENV) or default_dir())
-    package = NpmPackage(f"Claude Code {VERSION}", f"{name}@{VERSION}", ENV, "claude", hint(folder, name),
+    package = NpmPackage("Claude Code", VERSION, f"{name}@{VERSION}", ENV, "claude", hint(folder, name),
                          timeout=FETCH_TIMEOUT, executable=True)
-    if not package.installed(folder):
-        package.fetch(folder)
-    found = json.loads((folder / "package.json").read_text(encoding="utf-8")).get("version")
-    if found != VERSION:
-        pytest.fail(f"{folder} holds Claude Code {found}, not {VERSION}, which these tests are pinned to "
-                    f"({package.hint})")
+    package.ensure(folder)
     return folder / "claude"

@@ -50,19 +50,12 @@ def package_dir() -> Path:
         pytest.fail("node is not installed; the Letta Code conformance tests run Letta's own code under node "
                     "(Debian/Ubuntu: apt-get install nodejs npm)")
     folder = Path(os.environ.get(ENV) or DEFAULT_DIR)
-    package = npm_package(folder)
-    if not package.installed(folder):
-        package.fetch(folder)
-    found = json.loads((folder / "package.json").read_text(encoding="utf-8")).get("version")
-    if found != VERSION:
-        pytest.fail(f"{folder} holds Letta Code {found}, not {VERSION}, which these tests are pinned to "
-                    f"({package.hint})")
-    return folder
+    return npm_package(folder).ensure(folder)
 
 
 def npm_package(folder: Path) -> NpmPackage:
     """The package as npm publishes it, to be unpacked into `folder`."""
-    return NpmPackage(f"Letta Code {VERSION}", PACKAGE, ENV, "letta.js",
+    return NpmPackage("Letta Code", VERSION, PACKAGE, ENV, "letta.js",
                       INSTALL_HINT.format(parent=folder.parent, package=PACKAGE, version=VERSION),
                       timeout=FETCH_TIMEOUT)
 
