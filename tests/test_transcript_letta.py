@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from bot.contracts import check_id
 from bot.errors import MemrepoError
+from bot.transcript.incremental import CHANGED, GREW, NEW, SHRANK, UNCHANGED, Cursor, change, complete_lines
 from bot.transcript.letta import (
     EMPTY,
     ERROR,
@@ -28,19 +29,7 @@ from bot.transcript.letta import (
     to_letta_id,
     to_memrepo_id,
 )
-from bot.transcript.letta_import import (
-    CHANGED,
-    GREW,
-    NEW,
-    SHRANK,
-    UNCHANGED,
-    Cursor,
-    change,
-    complete_lines,
-    conversation_folders,
-    default_root,
-    skipped_text,
-)
+from bot.transcript.letta_import import conversation_folders, default_root, skipped_text
 
 AT = "2026-03-14T09:00:00.000Z"
 STORED_AT = "2026-03-14T09:00:00.000000Z"

@@ -7,12 +7,9 @@ folders hold one is an agent, a folder whose folders' folders hold one is the ro
 PATH it is Letta Code's own: $LETTA_TRANSCRIPT_ROOT, else ~/.letta/transcripts. How rows
 become messages, and Letta's ids memrepo's: `bot.transcript.letta`.
 
-Incremental. After an import memrepo keeps, per conversation, how far its transcript.jsonl was
-read and the SHA-256 of that part (`<home>/imports/letta/<agent>/<conversation>.json`). The next
-import passes over a transcript that did not change and takes only the new lines of one that
-grew; one that was cut or rewritten is read again from the start and reported. Since messages
-keep Letta's ids, the store skips every message it already has, so nothing is imported twice
-either way. An unfinished last line (Letta still writing it) waits for the next import.
+Incremental (bot.transcript.incremental): a cursor per conversation at
+`<home>/imports/letta/<agent>/<conversation>.json`; messages keep Letta's ids, so nothing is
+imported twice. An unfinished last line (Letta still writing it) waits for the next import.
 
 All or nothing. Every conversation is read and checked before anything is written: one bad
 line imports nothing, and the error names every bad line. Progress is remembered only after the
@@ -21,8 +18,6 @@ store has the messages; imports run one at a time (a lock beside the progress fi
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections import Counter
 from collections.abc import Mapping
@@ -32,7 +27,8 @@ from pathlib import Path
 from bot import messages
 from bot.errors import MemrepoError
 from bot.transcript import home as homes
-from bot.transcript import log
+from bot.transcript import incremental, log
+from bot.transcript.incremental import CHANGED, SHRANK, UNCHANGED, Cursor, load_cursor, save_cursor
 from bot.transcript.letta import (
     EMPTY,
     ERROR,
@@ -47,8 +43,6 @@ from bot.transcript.letta import (
 )
 from bot.transcript.model import Message, format_time
 from bot.transcript.store import TranscriptStore, invalid_import
-
-NEW, UNCHANGED, GREW, SHRANK, CHANGED = "new", "unchanged", "grew", "shrank", "changed"
 
 
 @dataclass
@@ -68,14 +62,6 @@ class LettaImportReport:
         return messages.LETTA_IMPORT_DONE.format(imported=self.imported, conversations=self.conversations,
                                                  path=path, duplicates=self.duplicates,
                                                  skipped=skipped_text(self.skipped))
-
-
-@dataclass(frozen=True)
-class Cursor:
-    """How much of a transcript.jsonl was imported: its first `size` bytes, whose SHA-256 is `sha256`."""
-
-    size: int
-    sha256: str
 
 
 @dataclass(frozen=True)
@@ -103,23 +89,6 @@ def skipped_text(skipped: Mapping[str, int]) -> str:
     rows += [messages.LETTA_SKIP["unknown"].format(count=count, kind=why.removeprefix(UNKNOWN))
              for why, count in sorted(skipped.items()) if why.startswith(UNKNOWN) and count]
     return messages.LETTA_SKIPPED.format(rows=", ".join(rows)) if rows else ""
-
-
-def change(cursor: Cursor | None, complete: bytes) -> tuple[str, int]:
-    """How a transcript's complete lines differ from what was imported, and the byte offset
-    from which they are new: all of them unless the transcript only grew."""
-    if cursor is None:
-        return NEW, 0
-    if len(complete) < cursor.size:
-        return SHRANK, 0
-    if hashlib.sha256(complete[:cursor.size]).hexdigest() != cursor.sha256:
-        return CHANGED, 0
-    return (UNCHANGED if len(complete) == cursor.size else GREW), cursor.size
-
-
-def complete_lines(data: bytes) -> list[bytes]:
-    """The lines that end with a newline, each with it (Letta splits on "\\n" alone)."""
-    return [line + b"\n" for line in data.split(b"\n")[:-1]]
 
 
 # ------------------------------------------------------------------------ the folders
@@ -157,19 +126,12 @@ def sources(path: Path, problems: list[str]) -> list[Source]:
 
 def read_source(source: Source, cursor: Cursor | None, imported_at: str) -> tuple[Reading, Cursor, str | None]:
     """The conversation's new messages, the cursor after them, and a note for a person."""
-    try:
-        data = source.transcript.read_bytes()
-    except OSError as exc:
-        raise MemrepoError(messages.IMPORT_UNREADABLE.format(path=source.transcript,
-                                                             reason=exc.strerror or exc)) from None
-    complete = data[:data.rfind(b"\n") + 1]
-    status, start = change(cursor, complete)
-    after = Cursor(len(complete), hashlib.sha256(complete).hexdigest())
-    note = _note(source.transcript, status, cursor, len(data) - len(complete))
-    if status == UNCHANGED:
-        return Reading(), after, note
-    lines = complete_lines(complete)
-    return read_conversation(source.agent_id, source.conversation_id, lines, imported_at, start), after, note
+    found = incremental.read(source.transcript, cursor)
+    note = _note(source.transcript, found.status, cursor, found.unfinished)
+    if found.status == UNCHANGED:
+        return Reading(), found.after, note
+    return read_conversation(source.agent_id, source.conversation_id, found.lines, imported_at, found.start), \
+        found.after, note
 
 
 def _note(transcript: Path, status: str, cursor: Cursor | None, unfinished: int) -> str | None:
@@ -185,24 +147,6 @@ def _note(transcript: Path, status: str, cursor: Cursor | None, unfinished: int)
 
 def cursor_path(home: Path, source: Source) -> Path:
     return homes.letta_cursors(home) / source.agent_id / f"{source.conversation_id}.json"
-
-
-def load_cursor(path: Path) -> Cursor | None:
-    """The cursor kept at `path`; none (read from the start) when it is missing or unreadable,
-    which costs only the reading, since the store skips messages it has."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return Cursor(int(data["size"]), str(data["sha256"]))
-    except (OSError, ValueError, TypeError, KeyError):
-        return None
-
-
-def save_cursor(path: Path, cursor: Cursor) -> None:
-    """Replace the cursor at `path` whole (written beside it, then renamed)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(path.name + ".part")
-    part.write_text(json.dumps({"size": cursor.size, "sha256": cursor.sha256}) + "\n", encoding="utf-8")
-    os.replace(part, path)
 
 
 # -------------------------------------------------------------------------- import

@@ -1,0 +1,92 @@
+"""Reading only what is new in another harness's append-only transcript file, shared by the
+importers of Letta Code's and Claude Code's transcripts.
+
+After an import memrepo keeps, per transcript file, how far it was read and the SHA-256 of that
+part (a cursor). The next import passes over a file that did not change and takes only the new
+lines of one that grew; one that was cut or rewritten is read again from the start and reported.
+Importers keep the harness's own message ids, so the store skips every message it already has
+and nothing is imported twice either way. An unfinished last line (the harness still writing
+it) waits for the next import.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot import messages
+from bot.errors import MemrepoError
+
+NEW, UNCHANGED, GREW, SHRANK, CHANGED = "new", "unchanged", "grew", "shrank", "changed"
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """How much of a transcript file was imported: its first `size` bytes, whose SHA-256 is `sha256`."""
+
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Read:
+    """A transcript file as an import sees it: its complete lines, the byte offset from which
+    they are new, how it changed, the cursor after it, and the bytes of an unfinished last line."""
+
+    lines: list[bytes]
+    start: int
+    status: str
+    after: Cursor
+    unfinished: int
+
+
+def change(cursor: Cursor | None, complete: bytes) -> tuple[str, int]:
+    """How a transcript's complete lines differ from what was imported, and the byte offset
+    from which they are new: all of them unless the transcript only grew."""
+    if cursor is None:
+        return NEW, 0
+    if len(complete) < cursor.size:
+        return SHRANK, 0
+    if hashlib.sha256(complete[:cursor.size]).hexdigest() != cursor.sha256:
+        return CHANGED, 0
+    return (UNCHANGED if len(complete) == cursor.size else GREW), cursor.size
+
+
+def complete_lines(data: bytes) -> list[bytes]:
+    """The lines that end with a newline, each with it (both harnesses split on "\\n" alone)."""
+    return [line + b"\n" for line in data.split(b"\n")[:-1]]
+
+
+def read(path: Path, cursor: Cursor | None) -> Read:
+    """The file's complete lines and what is new in them since `cursor`; MemrepoError (one
+    line) when it cannot be read."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise MemrepoError(messages.IMPORT_UNREADABLE.format(path=path, reason=exc.strerror or exc)) from None
+    complete = data[:data.rfind(b"\n") + 1]
+    status, start = change(cursor, complete)
+    after = Cursor(len(complete), hashlib.sha256(complete).hexdigest())
+    lines = [] if status == UNCHANGED else complete_lines(complete)
+    return Read(lines, start, status, after, len(data) - len(complete))
+
+
+def load_cursor(path: Path) -> Cursor | None:
+    """The cursor kept at `path`; none (read from the start) when it is missing or unreadable,
+    which costs only the reading, since the store skips messages it has."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Cursor(int(data["size"]), str(data["sha256"]))
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+def save_cursor(path: Path, cursor: Cursor) -> None:
+    """Replace the cursor at `path` whole (written beside it, then renamed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(path.name + ".part")
+    part.write_text(json.dumps({"size": cursor.size, "sha256": cursor.sha256}) + "\n", encoding="utf-8")
+    os.replace(part, path)
