@@ -750,17 +750,17 @@ LETTA_NONE = (
     "no Letta Code transcripts in {path}: no transcript.jsonl in it, in its folders (one agent's "
     "conversations) or in theirs (every agent's); " + LETTA_PLACES
 )
-LETTA_WHERE = "{where}: {problem}"  # a folder or a field, and what is wrong with it
+IMPORT_WHERE = "{where}: {problem}"  # a folder or a field, and what is wrong with it
 LETTA_ID_TOO_LONG = "Letta's {field} {value!a} is longer than the {limit} characters memrepo keeps"
 LETTA_ID_TAKEN = "message id {message_id} is already an earlier message's in this conversation"
-LETTA_ROW_NOT_OBJECT = "a row must be a JSON object, found {kind}"
-LETTA_FIELD_MISSING = "the row has no {field}"
-LETTA_FIELD_NOT_TEXT = "{field} must be text, found {kind}"
-LETTA_TOOL_NAME_BAD = (
+IMPORT_ROW_NOT_OBJECT = "a row must be a JSON object, found {kind}"
+IMPORT_FIELD_MISSING = "the row has no {field}"
+IMPORT_FIELD_NOT_TEXT = "{field} must be text, found {kind}"
+IMPORT_TOOL_NAME_BAD = (
     "tool name {name!a} cannot name a source: tool:<name> takes letters, digits, '.', '_', '/' and '-'"
 )
-LETTA_NOT_UTF8 = "not valid UTF-8"
-LETTA_NOT_JSON = "not valid JSON ({error})"
+IMPORT_ROW_NOT_UTF8 = "not valid UTF-8"
+IMPORT_ROW_NOT_JSON = "not valid JSON ({error})"
 LETTA_REWRITTEN = (
     "{transcript} changed since the last import ({how}): it was read again from the start, and only "
     "messages memrepo did not have were imported"
@@ -768,6 +768,28 @@ LETTA_REWRITTEN = (
 LETTA_SHRANK = "it is shorter than the {size} bytes imported before"
 LETTA_CHANGED = "its first {size} bytes are not the ones imported before"
 LETTA_UNFINISHED = "{transcript} ends with an unfinished line ({size} bytes); it is imported once Letta Code ends it"
+# `memrepo transcript import --from claude-code` (bot/transcript/claude_code.py, claude_code_import.py).
+CLAUDE_IMPORT_DONE = Text(
+    "imported {imported:|message|messages} from {conversations:|Claude Code session|Claude Code sessions} in "
+    "{path} for agent {agent}; {duplicates:|message|messages} memrepo already had skipped{skipped}"
+)
+CLAUDE_SKIPPED = Text("; {count:|row|rows} of Claude Code's own skipped")
+CLAUDE_CONTENT_BAD = "message.content must be text or a list of blocks, found {kind}"
+CLAUDE_PLACES = (
+    "name a Claude Code session (<session-id>.jsonl), a project's folder of sessions or the projects folder "
+    "(default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)"
+)
+CLAUDE_NOT_FOUND = "{path} does not exist; " + CLAUDE_PLACES
+CLAUDE_NONE = "no Claude Code sessions in {path}; " + CLAUDE_PLACES
+CLAUDE_SESSION_NAME = "{path}: a session's file is named <session-id>.jsonl, and {problem}"
+CLAUDE_REWRITTEN = (
+    "{transcript} changed since the last import: it was read again from the start, and only messages memrepo "
+    "did not have were imported"
+)
+CLAUDE_NEEDS_AGENT = (
+    "which agent's sessions are these? Give --agent ID, or --repo DIR of a memory with an agent "
+    "(memrepo.agentId in its git config)"
+)
 PROGRESS_INDEX = "indexing transcripts"
 PROGRESS_READ = "reading the transcript"
 PROGRESS_IMPORT = "importing"
@@ -798,11 +820,18 @@ TRANSCRIPT_IMPORT_HELP = (
     "import JSON Lines rows, or Letta Code's transcripts with --from letta (all rows are checked before any is "
     "written; a Letta import takes only what is new)"
 )
-TRANSCRIPT_IMPORT_FROM_HELP = "what PATH holds: memrepo's rows (the default) or letta, Letta Code's transcript folders"
+TRANSCRIPT_IMPORT_FROM_HELP = (
+    "what PATH holds: memrepo's rows (the default), letta (Letta Code's transcript folders) or claude-code "
+    "(Claude Code's session files)"
+)
 TRANSCRIPT_IMPORT_PATH_HELP = (
     "memrepo: a JSON Lines file ('-' for standard input); letta: Letta Code's transcripts folder, an agent's "
-    "folder or a conversation's folder (default: $LETTA_TRANSCRIPT_ROOT, else ~/.letta/transcripts)"
+    "folder or a conversation's folder (default: $LETTA_TRANSCRIPT_ROOT, else ~/.letta/transcripts); "
+    "claude-code: a session's <session-id>.jsonl, a project's folder or the projects folder (default: "
+    "$CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)"
 )
+TRANSCRIPT_IMPORT_AGENT_HELP = "claude-code: the agent the sessions are recorded for (default: the memory's, --repo)"
+TRANSCRIPT_IMPORT_REPO_HELP = "claude-code: the memory whose agent the sessions belong to (default: the current folder)"
 TRANSCRIPT_REBUILD_HELP = "rebuild the search index from the logs"
 SEARCH_HELP = "search transcripts (BM25 over words, stems, Korean, Japanese and Chinese)"
 SEARCH_QUERY_HELP = "words to look for (any of them; more matches rank higher); \"quoted words\" match as a phrase"

@@ -50,9 +50,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     imp = sub.add_parser("import", help=messages.TRANSCRIPT_IMPORT_HELP,
                          description=messages.TRANSCRIPT_IMPORT_HELP)
-    imp.add_argument("--from", dest="format", choices=("memrepo", "letta"), default="memrepo",
+    imp.add_argument("--from", dest="format", choices=("memrepo", "letta", "claude-code"), default="memrepo",
                      help=messages.TRANSCRIPT_IMPORT_FROM_HELP)
     imp.add_argument("file", metavar="PATH", nargs="?", help=messages.TRANSCRIPT_IMPORT_PATH_HELP)
+    imp.add_argument("--agent", metavar="AGENT", help=messages.TRANSCRIPT_IMPORT_AGENT_HELP)
+    imp.add_argument("--repo", metavar="DIR", default=".", help=messages.TRANSCRIPT_IMPORT_REPO_HELP)
     add_home(imp)
     imp.set_defaults(func=run_import)
 
@@ -129,6 +131,8 @@ def run_append(args: argparse.Namespace) -> int:
 def run_import(args: argparse.Namespace) -> int:
     if args.format == "letta":
         return run_import_letta(args)
+    if args.format == "claude-code":
+        return run_import_claude_code(args)
     if args.file is None:
         raise MemrepoError(messages.IMPORT_NEEDS_FILE)
     bars = ProgressBars()
@@ -162,6 +166,38 @@ def run_import_letta(args: argparse.Namespace) -> int:
         raise MemrepoError(messages.LETTA_NONE.format(path=path))
     print(report.describe(path))
     return 0
+
+
+def run_import_claude_code(args: argparse.Namespace) -> int:
+    """Claude Code's sessions, for the agent named or the memory's: one line saying what was
+    imported; a session read again from the start as a warning."""
+    from bot.transcript.claude_code_import import default_root, import_claude_code
+
+    agent = args.agent or memory_agent(args.repo)
+    path = args.file or default_root()
+    bars = ProgressBars()
+    with open_store(args, bars) as store:
+        try:
+            report = import_claude_code(store, agent, path)
+        finally:
+            bars.close()
+        store.warnings.extend(report.notes)
+    print(report.describe(path))
+    return 0
+
+
+def memory_agent(repo: str) -> str:
+    """The agent of the memory at `repo` (its memrepo.agentId); MemrepoError saying how to name one."""
+    from bot.memfs.repo import MemoryRepo
+    from bot.memfs.tool import configured_agent_id
+
+    try:
+        agent = configured_agent_id(MemoryRepo.open(repo))
+    except MemrepoError:
+        agent = None
+    if not agent:
+        raise MemrepoError(messages.CLAUDE_NEEDS_AGENT)
+    return agent
 
 
 def run_rebuild(args: argparse.Namespace) -> int:

@@ -52,3 +52,8 @@ def index_path(home: Path, agent_id: str) -> Path:
 def letta_cursors(home: Path) -> Path:
     """Where `import --from letta` keeps how far each Letta conversation was imported."""
     return home / "imports" / "letta"
+
+
+def claude_code_cursors(home: Path) -> Path:
+    """Where `import --from claude-code` keeps how far each Claude Code session was imported."""
+    return home / "imports" / "claude-code"

@@ -14,13 +14,34 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot import messages
 from bot.errors import MemrepoError
+from bot.transcript.model import Message
 
 NEW, UNCHANGED, GREW, SHRANK, CHANGED = "new", "unchanged", "grew", "shrank", "changed"
+
+
+@dataclass(frozen=True)
+class Said:
+    """One memrepo message a row of the harness's holds, before its id is given."""
+
+    kind: str
+    source: str
+    text: str
+
+
+@dataclass
+class Reading:
+    """What one transcript file holds for memrepo: the messages of its rows from `start` on
+    (in order), the rows skipped by why, and the problems (one per bad line)."""
+
+    messages: list[Message] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    problems: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

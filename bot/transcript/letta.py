@@ -49,6 +49,7 @@ from bot import messages
 from bot.bounded_json import TooDeepError, loads_bounded
 from bot.contracts import ID_LIMITS, ID_PATTERN
 from bot.errors import MemrepoError
+from bot.transcript.incremental import Reading, Said
 from bot.transcript.model import Message, build, canonical_time, check_source
 
 TRANSCRIPT = "transcript.jsonl"
@@ -100,15 +101,6 @@ def part_id(record: str, part: int) -> str:
 # ------------------------------------------------------------------------------ rows
 
 @dataclass(frozen=True)
-class Said:
-    """One memrepo message a Letta row holds, before its id is given."""
-
-    kind: str
-    source: str
-    text: str
-
-
-@dataclass(frozen=True)
 class Row:
     """A Letta row to import: its row id, Letta's id for its message, its time and messages."""
 
@@ -123,7 +115,7 @@ def read_row(row: object) -> Row | str:
     NO_KIND or UNKNOWN + its kind); a row Letta would not write is a MemrepoError saying what
     is wrong."""
     if not isinstance(row, Mapping):
-        raise MemrepoError(messages.LETTA_ROW_NOT_OBJECT.format(kind=type(row).__name__))
+        raise MemrepoError(messages.IMPORT_ROW_NOT_OBJECT.format(kind=type(row).__name__))
     kind = row.get("kind")
     if kind == ERROR:
         return ERROR
@@ -133,7 +125,7 @@ def read_row(row: object) -> Row | str:
         return UNKNOWN + kind
     line_id = _text(row, "source_line_id")
     if not line_id:
-        raise MemrepoError(messages.LETTA_FIELD_MISSING.format(field="source_line_id"))
+        raise MemrepoError(messages.IMPORT_FIELD_MISSING.format(field="source_line_id"))
     message_id = _text(row, "source_message_id")
     said = _spoken(row, kind) if kind in SPOKEN else _tool(row)
     if not said:
@@ -141,7 +133,7 @@ def read_row(row: object) -> Row | str:
     try:
         at = canonical_time(row.get("captured_at"), "captured_at")
     except MemrepoError as exc:
-        raise MemrepoError(messages.LETTA_WHERE.format(where="captured_at", problem=exc)) from None
+        raise MemrepoError(messages.IMPORT_WHERE.format(where="captured_at", problem=exc)) from None
     return Row(line_id, message_id or line_id, at, said)
 
 
@@ -151,7 +143,7 @@ def _text(row: Mapping[str, object], key: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise MemrepoError(messages.LETTA_FIELD_NOT_TEXT.format(field=key, kind=type(value).__name__))
+        raise MemrepoError(messages.IMPORT_FIELD_NOT_TEXT.format(field=key, kind=type(value).__name__))
     return value
 
 
@@ -167,7 +159,7 @@ def _tool(row: Mapping[str, object]) -> tuple[Said, ...]:
     try:
         source = check_source(f"tool:{name}")
     except MemrepoError:
-        raise MemrepoError(messages.LETTA_TOOL_NAME_BAD.format(name=name)) from None
+        raise MemrepoError(messages.IMPORT_TOOL_NAME_BAD.format(name=name)) from None
     call = Said("tool_call", "agent", f"{name}({_text(row, 'argsText')})")
     result = _text(row, "resultText")
     if row.get("resultOk") is False and result.strip() and not result.lower().startswith("error"):
@@ -176,16 +168,6 @@ def _tool(row: Mapping[str, object]) -> tuple[Said, ...]:
 
 
 # ---------------------------------------------------------------------- conversations
-
-@dataclass
-class Reading:
-    """What one transcript.jsonl holds for memrepo: the messages of its rows from `start` on
-    (in order), the rows skipped by why, and the problems (one per bad line)."""
-
-    messages: list[Message] = field(default_factory=list)
-    skipped: Counter[str] = field(default_factory=Counter)
-    problems: list[str] = field(default_factory=list)
-
 
 def read_conversation(agent_id: str, conversation_id: str, lines: Sequence[bytes], imported_at: str,
                       start: int = 0) -> Reading:
@@ -250,8 +232,8 @@ def _json(raw: bytes) -> object:
     try:
         return loads_bounded(raw.decode("utf-8"), what="the row")
     except UnicodeDecodeError:
-        raise MemrepoError(messages.LETTA_NOT_UTF8) from None
+        raise MemrepoError(messages.IMPORT_ROW_NOT_UTF8) from None
     except TooDeepError:
         raise
     except ValueError as exc:
-        raise MemrepoError(messages.LETTA_NOT_JSON.format(error=exc)) from None
+        raise MemrepoError(messages.IMPORT_ROW_NOT_JSON.format(error=exc)) from None

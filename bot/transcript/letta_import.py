@@ -28,7 +28,7 @@ from bot import messages
 from bot.errors import MemrepoError
 from bot.transcript import home as homes
 from bot.transcript import incremental, log
-from bot.transcript.incremental import CHANGED, SHRANK, UNCHANGED, Cursor, load_cursor, save_cursor
+from bot.transcript.incremental import CHANGED, SHRANK, UNCHANGED, Cursor, Reading, load_cursor, save_cursor
 from bot.transcript.letta import (
     EMPTY,
     ERROR,
@@ -37,7 +37,6 @@ from bot.transcript.letta import (
     ROOT_ENV,
     TRANSCRIPT,
     UNKNOWN,
-    Reading,
     read_conversation,
     to_memrepo_id,
 )
@@ -120,7 +119,7 @@ def sources(path: Path, problems: list[str]) -> list[Source]:
             found.append(Source(folder / TRANSCRIPT, to_memrepo_id(folder.parent.name, "agent_id"),
                                 to_memrepo_id(folder.name, "conversation_id")))
         except MemrepoError as exc:
-            problems.append(messages.LETTA_WHERE.format(where=folder, problem=exc))
+            problems.append(messages.IMPORT_WHERE.format(where=folder, problem=exc))
     return found
 
 

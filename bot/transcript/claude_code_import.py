@@ -1,0 +1,121 @@
+"""Claude Code's session files into the transcript store, incrementally (`memrepo transcript
+import --from claude-code`, and `import_claude_code` for the hooks and the MCP server that serve
+a Claude Code session).
+
+PATH is one session (`<session-id>.jsonl`), a project's folder of sessions, or the projects
+folder holding those; without PATH it is Claude Code's own: $CLAUDE_CONFIG_DIR/projects, else
+~/.claude/projects. Every session is recorded for one memrepo agent (the memory's), its
+conversation id being the session id. How rows become messages: `bot.transcript.claude_code`.
+
+Incremental (bot.transcript.incremental): a cursor per session at
+`<home>/imports/claude-code/<agent>/<session>.json`; messages keep Claude's uuids, so nothing is
+imported twice. All or nothing: every session is read and checked before anything is written,
+and cursors move only after the store has the messages; imports run one at a time.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot import messages
+from bot.contracts import check_id
+from bot.errors import MemrepoError
+from bot.transcript import home as homes
+from bot.transcript import incremental, log
+from bot.transcript.claude_code import read_session
+from bot.transcript.model import Message, format_time
+from bot.transcript.store import TranscriptStore, invalid_import
+
+SUFFIX = ".jsonl"
+CONFIG_ENV = "CLAUDE_CONFIG_DIR"
+
+
+@dataclass
+class ClaudeImportReport:
+    """What an import did: sessions read, messages new to the store, messages it already had,
+    rows of Claude Code's own skipped, and notes for a person."""
+
+    agent_id: str
+    conversations: int = 0
+    imported: int = 0
+    duplicates: int = 0
+    skipped: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def describe(self, path: str | os.PathLike[str]) -> str:
+        skipped = messages.CLAUDE_SKIPPED.format(count=self.skipped) if self.skipped else ""
+        return messages.CLAUDE_IMPORT_DONE.format(imported=self.imported, conversations=self.conversations,
+                                                  path=path, agent=self.agent_id, duplicates=self.duplicates,
+                                                  skipped=skipped)
+
+
+def default_root(env: Mapping[str, str] | None = None) -> Path:
+    """Where Claude Code keeps its sessions: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects."""
+    value = (os.environ if env is None else env).get(CONFIG_ENV, "").strip()
+    return (Path(value).expanduser() if value else Path.home() / ".claude") / "projects"
+
+
+def session_files(path: Path) -> list[Path]:
+    """The session files PATH stands for (see the module's docstring), sorted."""
+    if path.is_file():
+        return [path]
+    found = sorted(path.glob(f"*{SUFFIX}"))
+    return found or sorted(path.glob(f"*/*{SUFFIX}"))
+
+
+def session_id(path: Path) -> str:
+    """The session (and conversation) id a session file is named for."""
+    try:
+        return check_id(path.name.removesuffix(SUFFIX), "conversation_id")
+    except MemrepoError as exc:
+        raise MemrepoError(messages.CLAUDE_SESSION_NAME.format(path=path, problem=exc)) from None
+
+
+def cursor_path(home: Path, agent_id: str, session: str) -> Path:
+    return homes.claude_code_cursors(home) / agent_id / f"{session}.json"
+
+
+def import_claude_code(store: TranscriptStore, agent_id: str,
+                       path: str | os.PathLike[str] | None = None) -> ClaudeImportReport:
+    """Import the Claude Code sessions at `path` (default: Claude Code's own) into `store` as
+    `agent_id`'s: only what is new since the last import, all or nothing. Cheap to call again
+    and again (every write and every turn's end does): an unchanged session costs one read."""
+    where = Path(path).expanduser() if path is not None and str(path) else default_root()
+    check_id(agent_id, "agent_id")
+    if not where.exists():
+        raise MemrepoError(messages.CLAUDE_NOT_FOUND.format(path=where))
+    files = session_files(where)
+    if not files:
+        raise MemrepoError(messages.CLAUDE_NONE.format(path=where))
+    with log.locked(homes.claude_code_cursors(store.home)):
+        return _import(store, agent_id, where, files)
+
+
+def _import(store: TranscriptStore, agent_id: str, where: Path, files: list[Path]) -> ClaudeImportReport:
+    report = ClaudeImportReport(agent_id)
+    problems: list[str] = []
+    stamp = format_time(store.clock())
+    moved: list[tuple[Path, incremental.Cursor]] = []
+    found: list[Message] = []
+    for file in files:
+        session = session_id(file)
+        at = cursor_path(store.home, agent_id, session)
+        before = incremental.load_cursor(at)
+        read = incremental.read(file, before)
+        if read.status in (incremental.SHRANK, incremental.CHANGED) and before is not None:
+            report.notes.append(messages.CLAUDE_REWRITTEN.format(transcript=file))
+        reading = read_session(agent_id, session, read.lines, stamp, read.start)
+        problems.extend(f"{file} {problem}" for problem in reading.problems)
+        report.skipped += sum(reading.skipped.values())
+        found.extend(reading.messages)
+        moved.append((at, read.after))
+    if problems:
+        raise invalid_import(str(where), problems, messages.LETTA_INVALID)
+    written = store.import_messages(found)
+    for at, after in moved:
+        incremental.save_cursor(at, after)
+    report.conversations, report.imported, report.duplicates = len(moved), written.imported, written.duplicates
+    return report
