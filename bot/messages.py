@@ -1404,6 +1404,14 @@ MCP_EVENTS_HELP = ("the receiver's event stream, http(s)://HOST/v1/repos/OWNER/N
 MCP_POLL_HELP = "how often to look for HEAD moves, in seconds (default: 0.25)"
 MCP_CONVERSATION_HELP = ("the conversation id for this server's transcript rows and pull requests "
                          "(default: mcp- and 8 random hex digits, new at each start)")
+MCP_CLAUDE_CODE_HELP = (
+    "serve one Claude Code session (what `memrepo claude-code install` registers): the conversation is "
+    "$CLAUDE_CODE_SESSION_ID, and each write first imports the session's transcript, so its commit names the turn"
+)
+MCP_NO_CLAUDE_SESSION = (
+    "--claude-code: CLAUDE_CODE_SESSION_ID is not set; Claude Code sets it for the MCP servers it starts "
+    "(outside Claude Code, give --conversation ID instead)"
+)
 MCP_RECORD_HELP = ("offer the memory_record tool, for the harness to record conversation messages (keep it from the "
                    "model: whoever calls it can start a new, trusted turn)")
 MCP_BACKGROUND_DREAMS_HELP = ("run dreams triggered by recorded messages on a background thread (default: in the "

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.memfs.repo import MemoryRepo
+from bot.transcript import TranscriptStore
 from tests.conftest import git, run_cli
 
 HOOK = [sys.executable, "-m", "bot.claude_code.hook"]
@@ -105,9 +107,9 @@ def test_install_writes_the_server_hooks_and_permission(memory: MemoryRepo, tmp_
     code, out, err = install(capsys, memory.root, project)
     assert (code, err) == (0, "") and ".mcp.json" in out and "settings.local.json" in out
     server = read(project / ".mcp.json")["mcpServers"]["memrepo"]
-    assert server["args"][-3:] == ["mcp", "--repo", str(memory.root)]
-    done = subprocess.run([server["command"], *server["args"][:-3], "--help"], capture_output=True, text=True)
-    assert done.returncode == 0 and "memrepo" in done.stdout
+    assert server["args"][-4:] == ["mcp", "--claude-code", "--repo", str(memory.root)]
+    done = subprocess.run([server["command"], *server["args"][:-2], "--help"], capture_output=True, text=True)
+    assert done.returncode == 0 and "CLAUDE_CODE_SESSION_ID" in done.stdout
     local = read(project / ".claude" / "settings.local.json")
     assert local["permissions"]["allow"] == ["mcp__memrepo"]
     assert local["enabledMcpjsonServers"] == ["memrepo"]
@@ -117,6 +119,25 @@ def test_install_writes_the_server_hooks_and_permission(memory: MemoryRepo, tmp_
         done = subprocess.run(command, shell=True, input=json.dumps({"session_id": f"x-{name}"}),
                               capture_output=True, text=True)
         assert done.returncode == 0 and "<memory>" in done.stdout
+    session = tmp_path / "s-1.jsonl"
+    session.write_text(json.dumps({"type": "user", "uuid": "u1", "timestamp": "2026-12-03T10:00:00Z",
+                                   "message": {"role": "user", "content": "hello"}}) + "\n")
+    for event in ("Stop", "SessionEnd"):
+        command = local["hooks"][event][0]["hooks"][0]["command"]
+        done = subprocess.run(command, shell=True, capture_output=True, text=True,
+                              input=json.dumps({"session_id": "s-1", "transcript_path": str(session)}),
+                              env={**os.environ, "MEMREPO_HOME": str(tmp_path / "home")})
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert [m.text for m in TranscriptStore(tmp_path / "home").read("a1", "s-1")] == ["hello"]
+
+
+def test_install_brings_an_earlier_installs_server_up_to_date(memory: MemoryRepo, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    earlier = {"type": "stdio", "command": sys.executable, "args": ["-m", "bot.cli", "mcp", "--repo", "/old"]}
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"memrepo": earlier}}))
+    install(capsys, memory.root, tmp_path)
+    assert read(tmp_path / ".mcp.json")["mcpServers"]["memrepo"]["args"][-4:] == \
+        ["mcp", "--claude-code", "--repo", str(memory.root)]
 
 
 def test_install_again_changes_nothing(memory: MemoryRepo, tmp_path: Path,
@@ -143,7 +164,7 @@ def test_install_keeps_a_users_own_settings_and_uninstall_takes_out_only_its_own
     local = read(tmp_path / ".claude" / "settings.local.json")
     assert local["permissions"] == {"allow": ["Bash(ls:*)", "mcp__memrepo"], "deny": ["Read(./.env)"]}
     assert local["hooks"]["UserPromptSubmit"][0] == mine_local["hooks"]["UserPromptSubmit"][0]
-    assert len(local["hooks"]["UserPromptSubmit"]) == 2 and local["hooks"]["Stop"] == mine_local["hooks"]["Stop"]
+    assert len(local["hooks"]["UserPromptSubmit"]) == 2 and local["hooks"]["Stop"][0] == mine_local["hooks"]["Stop"][0]
     assert local["enabledMcpjsonServers"] == ["other", "memrepo"] and local["model"] == "opus"
     assert read(tmp_path / ".mcp.json")["mcpServers"]["other"] == {"command": "other-server"}
     code, out, _ = run_cli(capsys, "claude-code", "uninstall", "--project", str(tmp_path))

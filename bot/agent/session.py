@@ -35,7 +35,7 @@ import logging
 import os
 import threading
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -181,6 +181,14 @@ class AgentSession:
         elif message.kind == "compaction":
             self._trigger("compaction")
         return message
+
+    def observe(self, rows: Iterable[Message]) -> turns.Turn:
+        """Rows the harness keeps itself (a Claude Code session's, imported into the store):
+        the turn follows them as `record` would, without writing them again."""
+        trusted = self.repo.policy("HEAD").trusted_sources
+        for row in rows:
+            self.turn = turns.after_row(self.turn, row.kind, row.source, row.message_id, trusted)
+        return self.turn
 
     # ------------------------------------------------------------------ memory tool
     def handle_tool_call(self, call: object) -> EditResult:

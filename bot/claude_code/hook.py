@@ -1,5 +1,9 @@
 """Claude Code's hooks: the compiled core memory in the model's context.
 
+`stop` (Stop) and `session-end` (SessionEnd) bring the session's transcript into the store and
+hand its dream triggers on (bot/claude_code/turn_end.py); `triggers` is the detached process
+that hands them to dreams.
+
 `session-start` (SessionStart: startup, resume, clear, compact) always adds the core memory as
 `memrepo compile` prints it. `prompt` (UserPromptSubmit) adds it again only when the clone's
 HEAD moved since this session last saw it, so that a change merged while the session runs
@@ -24,8 +28,11 @@ from pathlib import Path
 
 from bot.memfs import refs
 
-SESSION_START, PROMPT = "session-start", "prompt"
-EVENTS = {SESSION_START: "SessionStart", PROMPT: "UserPromptSubmit"}
+SESSION_START, PROMPT, STOP, SESSION_END = "session-start", "prompt", "stop", "session-end"
+EVENTS = {SESSION_START: "SessionStart", PROMPT: "UserPromptSubmit", STOP: "Stop", SESSION_END: "SessionEnd"}
+TRIGGERS = "triggers"  # not Claude Code's: the detached process that hands trigger events to dreams
+COMMANDS = (*EVENTS, TRIGGERS)
+HOOK_MODULE = "bot.claude_code.hook"
 STATE_DIR = ("memrepo", "claude-code")
 _SAFE = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 
@@ -40,23 +47,37 @@ def state_file(root: Path, session: str) -> Path | None:
     return dirs[0].joinpath(*STATE_DIR, f"{name}.json")
 
 
-def seen(path: Path | None) -> str | None:
+def _state(path: Path | None) -> dict:
     if path is None:
-        return None
+        return {}
     try:
-        head = json.loads(path.read_text(encoding="utf-8")).get("head")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return head if isinstance(head, str) else None
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return state if isinstance(state, dict) else {}
 
 
-def remember(path: Path | None, head: str) -> None:
-    """Keep what this session saw (written whole, then renamed into place)."""
+def seen(path: Path | None) -> str | None:
+    """The HEAD this session was last shown."""
+    return seen_fact(path, "head")
+
+
+def seen_fact(path: Path | None, key: str) -> str | None:
+    """A fact kept for this session: `transcript` (its file, as a hook was told it), `counted`
+    (the last transcript message whose trigger events were handed on)."""
+    value = _state(path).get(key)
+    return value if isinstance(value, str) else None
+
+
+def remember(path: Path | None, **facts: str) -> None:
+    """Keep what this session saw (`head`) and where its transcript is (`transcript`), beside
+    what was kept before; written whole, then renamed into place."""
     if path is None:
         return
+    state = {**_state(path), **facts}
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}")
-    temporary.write_text(json.dumps({"head": head}), encoding="utf-8")
+    temporary.write_text(json.dumps(state), encoding="utf-8")
     os.replace(temporary, path)
 
 
@@ -83,7 +104,8 @@ def answer(event: str, root: Path, hook_input: dict) -> str | None:
         if head is not None and head == seen(where):
             return None
     text, head = compiled(root)
-    remember(where, head)
+    transcript = hook_input.get("transcript_path")
+    remember(where, head=head, **({"transcript": transcript} if isinstance(transcript, str) and transcript else {}))
     if event == PROMPT:
         from bot.claude_code import texts
 
@@ -109,8 +131,19 @@ def read_input(stream) -> dict:
 def run(event: str, repo: str) -> int:
     """One hook call: input from standard input, output to standard output."""
     hook_input = read_input(sys.stdin)
+    root = Path(repo).expanduser().absolute()
     try:
-        result = answer(event, Path(repo).expanduser().absolute(), hook_input)
+        if event in (STOP, SESSION_END):
+            from bot.claude_code import turn_end
+
+            turn_end.after_turn(root, hook_input)
+            result = None
+        elif event == TRIGGERS:
+            from bot.claude_code import turn_end
+
+            result = "\n".join(turn_end.fire(root, hook_input)) or None
+        else:
+            result = answer(event, root, hook_input)
     except Exception as exc:  # a hook never stops the user's prompt: say it, exit 1 (not 2)
         print(f"memrepo claude-code hook: {exc}", file=sys.stderr)
         return 1
@@ -123,8 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m bot.claude_code.hook EVENT --repo DIR`: the command install registers, which
     reaches the hook without argparse or bot.messages (the path every prompt pays for)."""
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 3 or argv[0] not in EVENTS or argv[1] != "--repo":
-        print(f"usage: python -m bot.claude_code.hook {{{','.join(EVENTS)}}} --repo DIR", file=sys.stderr)
+    if len(argv) != 3 or argv[0] not in COMMANDS or argv[1] != "--repo":
+        print(f"usage: python -m {HOOK_MODULE} {{{','.join(COMMANDS)}}} --repo DIR", file=sys.stderr)
         return 2
     return run(argv[0], argv[2])
 

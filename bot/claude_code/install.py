@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from bot.claude_code import texts
-from bot.claude_code.hook import PROMPT, SESSION_START
+from bot.claude_code.hook import HOOK_MODULE, PROMPT, SESSION_END, SESSION_START, STOP
 from bot.errors import MemrepoError
 
 SERVER = "memrepo"
 ALLOW_RULE = f"mcp__{SERVER}"
-HOOK_MODULE = "bot.claude_code.hook"
 SESSION_SOURCES = "startup|resume|clear|compact"
+SERVER_ARGS = ("-m", "bot.cli", "mcp", "--claude-code")
 
 
 @dataclass
@@ -81,7 +81,7 @@ def python() -> str:
 
 def server_entry(repo: Path) -> dict[str, Any]:
     """The MCP server: `memrepo mcp --repo MEMDIR` over stdio, by the interpreter memrepo runs in."""
-    return {"type": "stdio", "command": python(), "args": ["-m", "bot.cli", "mcp", "--repo", str(repo)]}
+    return {"type": "stdio", "command": python(), "args": [*SERVER_ARGS, "--repo", str(repo)]}
 
 
 def hook_command(event: str, repo: Path) -> str:
@@ -93,6 +93,8 @@ def hook_groups(repo: Path) -> dict[str, dict[str, Any]]:
         "SessionStart": {"matcher": SESSION_SOURCES,
                          "hooks": [{"type": "command", "command": hook_command(SESSION_START, repo)}]},
         "UserPromptSubmit": {"hooks": [{"type": "command", "command": hook_command(PROMPT, repo)}]},
+        "Stop": {"hooks": [{"type": "command", "command": hook_command(STOP, repo)}]},
+        "SessionEnd": {"hooks": [{"type": "command", "command": hook_command(SESSION_END, repo)}]},
     }
 
 
@@ -103,8 +105,9 @@ def ours(group: Any) -> bool:
 
 
 def looks_like_ours(entry: Any) -> bool:
+    """Whether an MCP server entry is one install wrote (this version's or an earlier one's)."""
     args = entry.get("args") if isinstance(entry, dict) else None
-    return isinstance(args, list) and args[-3:-1] == ["mcp", "--repo"]
+    return isinstance(args, list) and args[:3] == ["-m", "bot.cli", "mcp"] and args[-2:-1] == ["--repo"]
 
 
 def _dict(parent: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
@@ -187,7 +190,7 @@ def uninstall(project: Path) -> list[str]:
 
     hooks = files.local.data.get("hooks")
     if isinstance(hooks, dict):
-        for event in ("SessionStart", "UserPromptSubmit"):
+        for event in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"):
             if isinstance(hooks.get(event), list):
                 hooks[event] = [g for g in hooks[event] if not ours(g)]
                 _prune(hooks, event)

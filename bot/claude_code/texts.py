@@ -7,14 +7,17 @@ CLAUDE_CODE_DESCRIPTION = """\
 Make `claude` started in a project use this memory with no further step, interactive or
 headless (`claude -p`):
 
-  - PROJECT/.mcp.json registers `memrepo mcp --repo MEMDIR` as the MCP server "memrepo"
-    (project scope: where Claude Code keeps a project's MCP servers);
+  - PROJECT/.mcp.json registers `memrepo mcp --claude-code --repo MEMDIR` as the MCP server
+    "memrepo" (project scope: where Claude Code keeps a project's MCP servers); each write it
+    makes names the session (Conversation-ID) and the turn (Transcript-Range);
   - PROJECT/.claude/settings.local.json (this machine's settings of the project, not shared)
     adds the hooks that put the compiled core memory in the model's context at session start
     (startup, resume, clear, compact) and again at the next prompt after the memory moved,
-    approves the "memrepo" server of .mcp.json and allows its tools (mcp__memrepo). Headless
-    runs deny tools no setting allows, and Claude Code ignores the allow rules of the shared
-    .claude/settings.json in a folder nobody has trusted; it honours the local file's.
+    and that import the session's transcript at the end of each turn and of the session
+    (dreams then run on it as .memrepo/config.yml says); it approves the "memrepo" server of
+    .mcp.json and allows its tools (mcp__memrepo). Headless runs deny tools no setting allows,
+    and Claude Code ignores the allow rules of the shared .claude/settings.json in a folder
+    nobody has trusted; it honours the local file's.
 
 Entries already there are kept; running it again changes nothing. `uninstall` takes out what
 install wrote and nothing else."""
@@ -23,7 +26,7 @@ UNINSTALL_HELP = "take out what install wrote"
 HOOK_HELP = "a Claude Code hook (reads the hook's JSON on standard input); install registers these"
 REPO_HELP = "the memory folder (a clone of the memory repository; default: the current folder)"
 PROJECT_HELP = "the project where `claude` is started (default: the current folder)"
-HOOK_EVENT_HELP = "session-start (SessionStart) or prompt (UserPromptSubmit)"
+HOOK_EVENT_HELP = "session-start (SessionStart), prompt (UserPromptSubmit), stop (Stop) or session-end (SessionEnd)"
 
 INSTALLED = "memrepo claude-code: {project} uses the memory in {repo}"
 ALREADY_INSTALLED = "memrepo claude-code: {project} already uses the memory in {repo}; nothing changed"
@@ -31,7 +34,8 @@ UNINSTALLED = "memrepo claude-code: took the memory out of {project}"
 NOT_INSTALLED = "memrepo claude-code: {project} had nothing of memrepo; nothing changed"
 WROTE = "  {path}: {what}"
 WHAT_MCP = "MCP server \"memrepo\""
-WHAT_LOCAL = "SessionStart and UserPromptSubmit hooks; .mcp.json's \"memrepo\" approved, its tools allowed"
+WHAT_LOCAL = ("SessionStart, UserPromptSubmit, Stop and SessionEnd hooks; .mcp.json's \"memrepo\" approved, its "
+              "tools allowed")
 UNREADABLE = ("{path} cannot be read as JSON settings ({problem}); nothing was changed: mend or move it, "
               "then run the command again")
 NOT_AN_OBJECT = "{path} holds {kind}, not a JSON object of settings; nothing was changed"
@@ -41,3 +45,7 @@ OTHER_SERVER = ("{path} already registers an MCP server \"memrepo\" that is not 
 
 HOOK_BAD_INPUT = "memrepo claude-code hook: the hook input on standard input is not a JSON object ({problem})"
 MEMORY_CHANGED = "The memory changed since it was last shown; this is the memory now:\n\n{memory}"
+HOOK_NO_SESSION = "memrepo claude-code hook: the hook input names no session_id and transcript_path"
+NO_AGENT = "{repo} has no agent (memrepo.agentId in its git config): run `memrepo init` or `memrepo clone` for one"
+DREAM_RAN = "{at} {outcome}"
+DREAM_FAILED = "{at} a dream did not run: {problem}"

@@ -1,5 +1,5 @@
 """`memrepo claude-code`: wire Claude Code in a project to a memory (install, uninstall), and
-the hooks install registers (`hook session-start`, `hook prompt`)."""
+the hooks install registers (`hook session-start`, `hook prompt`, `hook stop`, `hook session-end`)."""
 
 from __future__ import annotations
 

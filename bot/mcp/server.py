@@ -67,6 +67,7 @@ class Options:
     push: bool = True
     poll_seconds: float = POLL_SECONDS
     conversation: str | None = None  # None: a fresh mcp-<hex> per server process
+    claude_code: bool = False  # serve one Claude Code session: its id is the conversation, its file the transcript
     events_url: str | None = None  # the receiver's event stream to follow (with agent_token)
     agent_token: str | None = None
     record: bool = False  # offer memory_record (the harness's tool)
@@ -87,11 +88,21 @@ class MemoryServer:
     def __init__(self, options: Options) -> None:
         repo = MemoryRepo.open(options.repo)  # not a memory: a MemrepoError saying so
         self.options = options
+        env = os.environ if options.env is None else options.env
+        self.claude_session = None
+        conversation = options.conversation
+        if options.claude_code:
+            from bot.claude_code.transcript import SessionTranscript, session_id
+
+            conversation = conversation or session_id(env)
+            if conversation is None:
+                raise MemrepoError(messages.MCP_NO_CLAUDE_SESSION)
+            self.claude_session = SessionTranscript(repo.root, conversation, env)
         self.root: Path = repo.root
         self.tools = tools(record=options.record)
         self.by_name: dict[str, ToolSpec] = {spec.name: spec for spec in self.tools}
         session = AgentSession(  # no agent id anywhere, a bad conversation id: a MemrepoError now, not per call
-            repo, writes.conversation_id(options.conversation), agent_id=options.agent_id,
+            repo, writes.conversation_id(conversation), agent_id=options.agent_id,
             agent_name=options.agent_name, home=options.home, env=options.env, forge_retry=options.forge_retry,
             background_dreams=options.background_dreams, events_url=options.events_url,
             agent_token=options.agent_token, push=options.push,
@@ -155,6 +166,8 @@ class MemoryServer:
         return handlers[spec.name](args)
 
     def _memory(self, spec: ToolSpec, args: dict[str, Any]) -> types.CallToolResult:
+        if self.claude_session is not None and not spec.read_only:
+            self.writes.catch_up(self.claude_session)
         result = self.writes.perform(memory_call(spec, args))
         text = result.message
         if not result.ok and result.content is not None and result.content != result.message:

@@ -54,6 +54,12 @@ class Writes:
         with self._lock:
             return self.session.handle_tool_call(call)
 
+    def catch_up(self, transcript: Any) -> None:
+        """Bring the session's turn up to the harness's own transcript (a Claude Code
+        session's: bot/claude_code/transcript.py) before a write."""
+        with self._lock:
+            transcript.catch_up(self.session)
+
     def record(self, kind: str, text: str, source: str | None) -> Recorded:
         """Append one transcript row to the session's conversation; MemrepoError (one line) for
         a bad kind, source or text, with nothing written. A `user` row from `user` starts a new

@@ -1,6 +1,6 @@
 """The published Claude Code CLI (pinned, tests/claude_code_conformance/claude.py) in a project
 after one `memrepo claude-code install`, headless (`claude -p`) against a scripted Messages
-endpoint on loopback: what the model receives."""
+endpoint on loopback: what the model receives, what git holds, and what becomes of a session."""
 
 from __future__ import annotations
 
@@ -8,11 +8,17 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import github
+import pytest
+
 from bot.memfs.repo import MemoryRepo
+from bot.trailers import parse_trailers
+from bot.transcript import TranscriptStore
 from tests.claude_code_conformance.endpoint import Endpoint
-from tests.conftest import git
+from tests.conftest import LocalhubMemory, git, memory_on_localhub
 
 MEMREPO = [sys.executable, "-m", "bot.cli"]
 
@@ -75,3 +81,68 @@ def test_claude_code_sees_its_memory_and_a_change_at_the_next_prompt(claude: Pat
         ask(claude, project, env, "Anything new?", resume=first["session_id"])
         third = endpoint.messages()[-1]
         assert sum("Prefers green tea" in text for text in texts_of(third)) == len(moved)  # not injected again
+
+
+def installed(memory_root: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A project where `memrepo claude-code install` ran for the memory, and Claude Code's HOME."""
+    project, home = tmp_path / "project", tmp_path / "claude-home"
+    project.mkdir()
+    home.mkdir()
+    done = subprocess.run([*MEMREPO, "claude-code", "install", "--repo", str(memory_root), "--project", str(project)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return project, home
+
+
+def test_a_write_names_the_session_and_its_turn_and_why_quotes_the_user(claude: Path, memory: MemoryRepo,
+                                                                        tmp_path: Path) -> None:
+    project, home = installed(memory.root, tmp_path)
+    memrepo_home = tmp_path / "memrepo-home"
+    said = "Remember that I drink green tea in the afternoon."
+    append = {"name": "mcp__memrepo__core_memory_append", "input": {"label": "human", "content": "Drinks green tea."}}
+    with Endpoint([append, "Saved."]) as endpoint:
+        env = {**claude_env(home, endpoint), "MEMREPO_HOME": str(memrepo_home)}
+        result = ask(claude, project, env, said)
+    assert result["permission_denials"] == []
+    session = result["session_id"]
+
+    trailers = dict(parse_trailers(git(memory.root, "log", "-1", "--format=%B")))
+    assert (trailers["Agent-ID"], trailers["Conversation-ID"]) == ("a1", session)
+    first, last = trailers["Transcript-Range"].split("..")
+    rows = TranscriptStore(memrepo_home).read("a1", session)
+    by_id = {row.message_id: row for row in rows}
+    assert (by_id[first].kind, by_id[first].source, by_id[first].text) == ("user", "user", said)
+    assert by_id[last].kind == "tool_call" and "core_memory_append" in by_id[last].text  # the call that wrote
+    assert (rows[-1].kind, rows[-1].text) == ("assistant", "Saved.")  # the Stop hook imported the turn's end
+
+    line = (memory.root / "system" / "human.md").read_text().splitlines().index("Drinks green tea.") + 1
+    why = subprocess.run([*MEMREPO, "why", f"system/human.md:{line}", "--repo", str(memory.root)],
+                         capture_output=True, text=True, env={**os.environ, "MEMREPO_HOME": str(memrepo_home)})
+    assert why.returncode == 0, why.stderr
+    assert said in why.stdout and session in why.stdout
+
+
+def test_a_session_dreams_into_a_pull_request(claude: Path, localhub, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    world = memory_on_localhub(localhub, tmp_path, monkeypatch, LocalhubMemory)
+    world.store.close()
+    config = world.memory.root / ".memrepo" / "config.yml"
+    config.write_text(config.read_text().replace("steps: 25", "steps: 1"))
+    git(world.memory.root, "commit", "-qam", "Dream after every step")
+    git(world.memory.root, "push", "-q", "origin", "main")
+    project, home = installed(world.memory.root, tmp_path)
+    said = "I moved to Lisbon last week."
+    with Endpoint(["Noted: Lisbon."]) as endpoint:
+        session = ask(claude, project, {**claude_env(home, endpoint), "MEMREPO_HOME": str(world.home)},
+                      said)["session_id"]
+
+    repo = github.Github(auth=github.Auth.Token(world.token), base_url=localhub.api_url, retry=None) \
+        .get_repo("alice/memory")
+    deadline = time.monotonic() + 60
+    while not (pulls := list(repo.get_pulls(state="open"))) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    log = (world.memory.root / ".git" / "memrepo" / "claude-code" / f"{session}.log")
+    assert pulls, f"no dream pull request; the triggers' log: {log.read_text() if log.exists() else 'none'}"
+    (pull,) = pulls
+    assert "memrepo:dream" in [label.name for label in pull.labels]
+    assert session in pull.body and said in pull.body

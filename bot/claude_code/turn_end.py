@@ -1,0 +1,112 @@
+"""The end of a Claude Code turn (Stop) and of a session (SessionEnd): the session's transcript
+into the transcript store, and the dream triggers its new messages make.
+
+Each hook imports what the session file gained (bot/transcript/claude_code_import.py), as the
+memory's agent, with the session id as the conversation. The rows no hook has counted yet make
+the trigger events memrepo's own sessions make: each assistant message is a `step`, each
+compaction summary a `compaction`; `.memrepo/config.yml`'s dream settings decide, as for any
+agent, whether a dream runs (bot/dream/events.py). A dream calls a model and opens a pull
+request, so the events are handed to a process of their own, detached from the hook, which
+writes what happened to `<session>.log` beside the session's state
+(`.git/memrepo/claude-code/`): the user's turn never waits for a dream, and a headless
+`claude -p` that exits does not take the dream with it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bot.claude_code import hook, texts
+from bot.errors import MemrepoError
+from bot.transcript.model import Message
+
+EVENT_OF_KIND = {"assistant": "step", "compaction": "compaction"}
+Spawn = Callable[[Path, str, list[str]], None]
+
+
+def events_of(rows: Iterable[Message]) -> list[str]:
+    """The dream trigger events of new transcript rows, in order (pure)."""
+    return [EVENT_OF_KIND[row.kind] for row in rows if row.kind in EVENT_OF_KIND]
+
+
+def agent_of(root: Path) -> str:
+    from bot.memfs.repo import MemoryRepo
+    from bot.memfs.tool import configured_agent_id
+
+    agent = configured_agent_id(MemoryRepo.open(root))
+    if not agent:
+        raise MemrepoError(texts.NO_AGENT.format(repo=root))
+    return agent
+
+
+def after_turn(root: Path, hook_input: dict, spawn: Spawn | None = None) -> list[str]:
+    """Import the session's transcript and hand the new trigger events on; the events."""
+    from bot.transcript import TranscriptStore
+    from bot.transcript.claude_code_import import import_claude_code
+
+    session, transcript = hook_input.get("session_id"), hook_input.get("transcript_path")
+    if not isinstance(session, str) or not session or not isinstance(transcript, str) or not transcript:
+        raise MemrepoError(texts.HOOK_NO_SESSION)
+    where = hook.state_file(root, session)
+    hook.remember(where, transcript=transcript)
+    agent = agent_of(root)
+    with TranscriptStore() as store:
+        import_claude_code(store, agent, transcript)
+        known = session in store.conversations(agent)
+        rows = store.read(agent, session, after=hook.seen_fact(where, "counted")) if known else []
+    if not rows:
+        return []
+    hook.remember(where, counted=rows[-1].message_id)
+    events = events_of(rows)
+    if events:
+        (spawn or spawn_triggers)(root, session, events)
+    return events
+
+
+def log_file(root: Path, session: str) -> Path:
+    state = hook.state_file(root, session)
+    assert state is not None  # the repository was opened above
+    return state.with_suffix(".log")
+
+
+def spawn_triggers(root: Path, session: str, events: list[str]) -> None:
+    """`python -m bot.claude_code.hook triggers` in a session of its own, its output to the log."""
+    log = log_file(root, session)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        child = subprocess.Popen([sys.executable, "-m", hook.HOOK_MODULE, hook.TRIGGERS, "--repo", str(root)],
+                                 stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
+                                 start_new_session=True, close_fds=True)
+    assert child.stdin is not None
+    child.stdin.write(json.dumps({"session_id": session, "events": events}).encode())
+    child.stdin.close()
+
+
+def fire(root: Path, hook_input: dict) -> list[str]:
+    """Handle the trigger events one after the other (the detached process); a line each that
+    did something (a dream ran, or failed)."""
+    from bot.dream.events import handle_event
+
+    session, events = hook_input.get("session_id"), hook_input.get("events")
+    if not isinstance(session, str) or not isinstance(events, list):
+        raise MemrepoError(texts.HOOK_NO_SESSION)
+    agent = agent_of(root)
+    said = []
+    for event in events:
+        try:
+            outcome = handle_event(root, agent, session, str(event))
+        except MemrepoError as exc:
+            said.append(texts.DREAM_FAILED.format(at=_now(), problem=exc))
+            continue
+        if outcome.ran:
+            said.append(texts.DREAM_RAN.format(at=_now(), outcome=outcome.message))
+    return said
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
