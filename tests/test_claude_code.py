@@ -96,8 +96,8 @@ def test_the_hook_command_of_memrepo_gives_the_same_answer(memory: MemoryRepo,
     assert json.loads(out)["hookSpecificOutput"]["additionalContext"] == compiled(capsys, memory.root)
 
 
-def install(capsys: pytest.CaptureFixture[str], root: Path, project: Path) -> tuple[int, str, str]:
-    return run_cli(capsys, "claude-code", "install", "--repo", str(root), "--project", str(project))
+def install(capsys: pytest.CaptureFixture[str], root: Path, project: Path, *options: str) -> tuple[int, str, str]:
+    return run_cli(capsys, "claude-code", "install", "--repo", str(root), "--project", str(project), *options)
 
 
 def test_install_writes_the_server_hooks_and_permission(memory: MemoryRepo, tmp_path: Path,
@@ -204,3 +204,35 @@ def test_install_refuses_a_server_named_memrepo_that_is_someone_elses(
 def test_install_needs_a_memory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = install(capsys, tmp_path / "none", tmp_path)
     assert code == 1 and "memrepo init" in err
+
+
+def test_install_with_auto_memory_points_claude_code_into_the_memory_and_uninstall_takes_it_out(
+        memory: MemoryRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = install(capsys, memory.root, tmp_path, "--auto-memory")
+    assert code == 0 and "auto memory" in out
+    local = read(tmp_path / ".claude" / "settings.local.json")
+    assert local["autoMemoryDirectory"] == str(memory.root / "auto-memory")
+    (group,) = local["hooks"]["PostToolUse"]
+    assert group["matcher"] == "Write|Edit|MultiEdit" and "post-tool" in group["hooks"][0]["command"]
+    code, out, _ = install(capsys, memory.root, tmp_path, "--auto-memory")
+    assert "nothing changed" in out
+    run_cli(capsys, "claude-code", "uninstall", "--project", str(tmp_path))
+    assert not (tmp_path / ".claude" / "settings.local.json").exists()
+
+
+@pytest.mark.parametrize("folder", ["..", ".git/x", "."])
+def test_auto_memory_outside_the_memory_is_refused(memory: MemoryRepo, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str], folder: str) -> None:
+    code, _, err = install(capsys, memory.root, tmp_path, "--auto-memory", folder)
+    assert code == 1 and "inside the memory" in err
+    assert not (tmp_path / ".mcp.json").exists()
+
+
+def test_a_users_own_auto_memory_folder_is_not_taken_over(memory: MemoryRepo, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / ".claude").mkdir()
+    mine = {"autoMemoryDirectory": "~/notes"}
+    (tmp_path / ".claude" / "settings.local.json").write_text(json.dumps(mine))
+    code, _, err = install(capsys, memory.root, tmp_path, "--auto-memory")
+    assert code == 1 and "~/notes" in err and "nothing was changed" in err
+    assert read(tmp_path / ".claude" / "settings.local.json") == mine

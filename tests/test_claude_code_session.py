@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from bot.claude_code import hook, turn_end
+from bot.claude_code import auto_memory, hook, turn_end
 from bot.contracts import LABEL_UNTRUSTED
 from bot.errors import MemrepoError
 from bot.mcp.server import MemoryServer, Options
@@ -160,3 +160,52 @@ def test_a_turn_that_read_untrusted_output_sends_the_write_to_a_pull_request(wor
     assert world.memory.head_sha() == before
     pr = world.client().get_pull_request(result.structured_content["pull_request"])
     assert LABEL_UNTRUSTED in pr.labels and "external:tool:WebFetch" in pr.body
+
+
+# ------------------------------------------------------------------------- auto memory
+@pytest.mark.parametrize(("file_path", "expected"), [
+    ("auto-memory/tea.md", "auto-memory/tea.md"),
+    ("MEMORY.md", "MEMORY.md"),
+    (".git/config", None),
+    ("../elsewhere.md", None),
+    ("", None),
+    (None, None),
+])
+def test_which_writes_are_the_memorys(memory: MemoryRepo, file_path: str | None, expected: str | None) -> None:
+    given = str(memory.root / file_path) if file_path else file_path
+    assert auto_memory.inside(memory.root, given) == expected
+
+
+def test_an_auto_memory_write_is_committed_and_an_edit_replaces_the_file(memory: MemoryRepo, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMREPO_HOME", str(tmp_path / "home"))
+    path = session_file(tmp_path / "p", row("user", "u1", "Keep that I like tea."), call("a1", "Write", "t1"))
+    hook.remember(hook.state_file(memory.root, SESSION), transcript=str(path))
+    disk = memory.root / "auto-memory" / "MEMORY.md"
+    disk.parent.mkdir()
+    disk.write_text("- [Tea](tea.md)\n")
+    given = {"session_id": SESSION, "tool_name": "Write", "tool_input": {"file_path": str(disk)}}
+    assert auto_memory.after_write(memory.root, given, env={}) is None  # on main: nothing to tell Claude
+    assert git(memory.root, "show", "HEAD:auto-memory/MEMORY.md") == "- [Tea](tea.md)\n"
+    assert "Transcript-Range: u1..a1" in git(memory.root, "log", "-1", "--format=%B")
+    disk.write_text("- [Tea](tea.md)\n- [Walks](walks.md)\n")  # an Edit
+    assert auto_memory.after_write(memory.root, {**given, "tool_name": "Edit"}, env={}) is None
+    assert git(memory.root, "show", "HEAD:auto-memory/MEMORY.md") == "- [Tea](tea.md)\n- [Walks](walks.md)\n"
+    assert git(memory.root, "status", "--porcelain") == ""
+    assert auto_memory.after_write(memory.root, given, env={}) is None  # unchanged: no commit
+    assert git(memory.root, "rev-list", "--count", "HEAD").strip() == "3"
+
+
+def test_a_refused_auto_memory_write_is_put_back_and_claude_is_told_why(memory: MemoryRepo, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMREPO_HOME", str(tmp_path / "home"))
+    disk = memory.root / "auto-memory" / "huge.md"
+    disk.parent.mkdir()
+    disk.write_text("---\ndescription: far too long\n---\n" + "x" * 30_000 + "\n")
+    head = memory.head_sha()
+    out = auto_memory.after_write(memory.root, {"session_id": SESSION, "tool_name": "Write",
+                                                "tool_input": {"file_path": str(disk)}}, env={})
+    answer = json.loads(out or "{}")
+    assert answer["decision"] == "block" and "put the file back" in answer["reason"]
+    assert not disk.exists() and memory.head_sha() == head
+    assert git(memory.root, "status", "--porcelain") == ""

@@ -2,7 +2,8 @@
 
 `stop` (Stop) and `session-end` (SessionEnd) bring the session's transcript into the store and
 hand its dream triggers on (bot/claude_code/turn_end.py); `triggers` is the detached process
-that hands them to dreams.
+that hands them to dreams. `post-tool` (PostToolUse, with `install --auto-memory`) commits
+Claude Code's auto memory writes (bot/claude_code/auto_memory.py).
 
 `session-start` (SessionStart: startup, resume, clear, compact) always adds the core memory as
 `memrepo compile` prints it. `prompt` (UserPromptSubmit) adds it again only when the clone's
@@ -29,7 +30,9 @@ from pathlib import Path
 from bot.memfs import refs
 
 SESSION_START, PROMPT, STOP, SESSION_END = "session-start", "prompt", "stop", "session-end"
-EVENTS = {SESSION_START: "SessionStart", PROMPT: "UserPromptSubmit", STOP: "Stop", SESSION_END: "SessionEnd"}
+POST_TOOL = "post-tool"
+EVENTS = {SESSION_START: "SessionStart", PROMPT: "UserPromptSubmit", STOP: "Stop", SESSION_END: "SessionEnd",
+          POST_TOOL: "PostToolUse"}
 TRIGGERS = "triggers"  # not Claude Code's: the detached process that hands trigger events to dreams
 COMMANDS = (*EVENTS, TRIGGERS)
 HOOK_MODULE = "bot.claude_code.hook"
@@ -138,6 +141,10 @@ def run(event: str, repo: str) -> int:
 
             turn_end.after_turn(root, hook_input)
             result = None
+        elif event == POST_TOOL:
+            from bot.claude_code import auto_memory
+
+            result = auto_memory.after_write(root, hook_input)
         elif event == TRIGGERS:
             from bot.claude_code import turn_end
 

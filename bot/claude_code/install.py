@@ -22,13 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from bot.claude_code import texts
-from bot.claude_code.hook import HOOK_MODULE, PROMPT, SESSION_END, SESSION_START, STOP
+from bot.claude_code.auto_memory import TOOLS, inside
+from bot.claude_code.hook import HOOK_MODULE, POST_TOOL, PROMPT, SESSION_END, SESSION_START, STOP
 from bot.errors import MemrepoError
 
 SERVER = "memrepo"
 ALLOW_RULE = f"mcp__{SERVER}"
 SESSION_SOURCES = "startup|resume|clear|compact"
 SERVER_ARGS = ("-m", "bot.cli", "mcp", "--claude-code")
+AUTO_MEMORY_KEY = "autoMemoryDirectory"
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PostToolUse")
 
 
 @dataclass
@@ -149,8 +152,23 @@ class Files:
         return lines
 
 
-def install(repo: Path, project: Path) -> list[str]:
-    """Merge memrepo's entries in; the lines to print (empty: nothing changed)."""
+def auto_memory_group(repo: Path) -> dict[str, Any]:
+    return {"matcher": TOOLS, "hooks": [{"type": "command", "command": hook_command(POST_TOOL, repo)}]}
+
+
+def hook_repo(group: dict[str, Any]) -> Path | None:
+    """The memory one of install's hook groups serves (its `--repo`)."""
+    for entry in group.get("hooks") or []:
+        words = shlex.split(str(entry.get("command", ""))) if isinstance(entry, dict) else []
+        if HOOK_MODULE in words and "--repo" in words[:-1]:
+            return Path(words[words.index("--repo") + 1])
+    return None
+
+
+def install(repo: Path, project: Path, auto_memory: str | None = None) -> list[str]:
+    """Merge memrepo's entries in (with `auto_memory`, a folder of the memory: Claude Code's
+    auto memory there, and the hook that commits its writes); the lines to print (empty:
+    nothing changed)."""
     from bot.memfs import refs
 
     repo, project = repo.expanduser().resolve(), project.expanduser().resolve()
@@ -163,8 +181,21 @@ def install(repo: Path, project: Path) -> list[str]:
         raise MemrepoError(texts.OTHER_SERVER.format(path=files.mcp.path, command=json.dumps(present)))
     servers[SERVER] = server_entry(repo)
 
+    groups_wanted = hook_groups(repo)
+    said: list[str] = []
+    if auto_memory is not None:
+        folder = repo / auto_memory
+        if inside(repo, str(folder)) is None:
+            raise MemrepoError(texts.AUTO_MEMORY_OUTSIDE.format(folder=auto_memory, repo=repo))
+        present_folder = files.local.data.get(AUTO_MEMORY_KEY)
+        if present_folder not in (None, str(folder)) and inside(repo, present_folder) is None:
+            raise MemrepoError(texts.OTHER_AUTO_MEMORY.format(path=files.local.path, folder=present_folder))
+        files.local.data[AUTO_MEMORY_KEY] = str(folder)
+        groups_wanted["PostToolUse"] = auto_memory_group(repo)
+        if present_folder != str(folder):
+            said.append(texts.WROTE.format(path=files.local.path, what=texts.WHAT_AUTO_MEMORY.format(folder=folder)))
     hooks = _dict(files.local.data, "hooks", files.local.path)
-    for event, group in hook_groups(repo).items():
+    for event, group in groups_wanted.items():
         groups = _list(hooks, event, files.local.path)
         groups[:] = [g for g in groups if not ours(g) or g == group]
         if group not in groups:
@@ -176,7 +207,7 @@ def install(repo: Path, project: Path) -> list[str]:
     allow = _list(_dict(files.local.data, "permissions", files.local.path), "allow", files.local.path)
     if ALLOW_RULE not in allow:
         allow.append(ALLOW_RULE)
-    return files.finish()
+    return files.finish() + said
 
 
 def uninstall(project: Path) -> list[str]:
@@ -190,7 +221,11 @@ def uninstall(project: Path) -> list[str]:
 
     hooks = files.local.data.get("hooks")
     if isinstance(hooks, dict):
-        for event in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"):
+        served = [hook_repo(g) for g in hooks.get("PostToolUse") or [] if ours(g)]
+        folder = files.local.data.get(AUTO_MEMORY_KEY)
+        if any(repo is not None and inside(repo, folder) is not None for repo in served):
+            del files.local.data[AUTO_MEMORY_KEY]  # the folder install pointed into the memory
+        for event in HOOK_EVENTS:
             if isinstance(hooks.get(event), list):
                 hooks[event] = [g for g in hooks[event] if not ours(g)]
                 _prune(hooks, event)

@@ -19,6 +19,11 @@ headless (`claude -p`):
     and Claude Code ignores the allow rules of the shared .claude/settings.json in a folder
     nobody has trusted; it honours the local file's.
 
+With --auto-memory [FOLDER], settings.local.json also points Claude Code's auto memory
+(autoMemoryDirectory) at FOLDER inside the memory and adds a PostToolUse hook on Write and Edit:
+each write there is committed by the memory's agent with the session's provenance, under the
+memory's rules (a protected path, a large edit or an untrusted turn becomes a pull request).
+
 Entries already there are kept; running it again changes nothing. `uninstall` takes out what
 install wrote and nothing else."""
 INSTALL_HELP = "write the MCP server, permission and hooks for a project"
@@ -26,7 +31,10 @@ UNINSTALL_HELP = "take out what install wrote"
 HOOK_HELP = "a Claude Code hook (reads the hook's JSON on standard input); install registers these"
 REPO_HELP = "the memory folder (a clone of the memory repository; default: the current folder)"
 PROJECT_HELP = "the project where `claude` is started (default: the current folder)"
-HOOK_EVENT_HELP = "session-start (SessionStart), prompt (UserPromptSubmit), stop (Stop) or session-end (SessionEnd)"
+HOOK_EVENT_HELP = ("session-start (SessionStart), prompt (UserPromptSubmit), stop (Stop), session-end (SessionEnd) "
+                   "or post-tool (PostToolUse)")
+AUTO_MEMORY_HELP = ("also keep Claude Code's own auto memory in FOLDER of the memory (default: auto-memory), "
+                    "its writes committed, reviewed and synced like any agent edit")
 
 INSTALLED = "memrepo claude-code: {project} uses the memory in {repo}"
 ALREADY_INSTALLED = "memrepo claude-code: {project} already uses the memory in {repo}; nothing changed"
@@ -49,3 +57,11 @@ HOOK_NO_SESSION = "memrepo claude-code hook: the hook input names no session_id 
 NO_AGENT = "{repo} has no agent (memrepo.agentId in its git config): run `memrepo init` or `memrepo clone` for one"
 DREAM_RAN = "{at} {outcome}"
 DREAM_FAILED = "{at} a dream did not run: {problem}"
+WHAT_AUTO_MEMORY = "Claude Code's auto memory in {folder}, its writes committed by a PostToolUse hook"
+OTHER_AUTO_MEMORY = ("{path} already points Claude Code's auto memory at {folder}, outside this memory; nothing "
+                     "was changed: remove that setting first, or install without --auto-memory")
+AUTO_MEMORY_OUTSIDE = "--auto-memory {folder}: the folder must be inside the memory ({repo}), and not in .git"
+AUTO_MEMORY_REASON = "Claude Code's auto memory: {tool} {path}"
+AUTO_MEMORY_REFUSED = ("memrepo did not keep this write to the memory, and put the file back as it was: {problem} "
+                       "Change the write so that it meets this, and write the file again.")
+AUTO_MEMORY_PULL_REQUEST = "memrepo: this auto memory write is not in main yet: {message}"

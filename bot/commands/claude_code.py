@@ -1,5 +1,6 @@
 """`memrepo claude-code`: wire Claude Code in a project to a memory (install, uninstall), and
-the hooks install registers (`hook session-start`, `hook prompt`, `hook stop`, `hook session-end`)."""
+the hooks install registers (`hook session-start`, `hook prompt`, `hook stop`, `hook session-end`,
+`hook post-tool`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import argparse
 from pathlib import Path
 
 from bot.claude_code import texts
+from bot.claude_code.auto_memory import DEFAULT_FOLDER
 from bot.claude_code.hook import EVENTS
 
 
@@ -17,6 +19,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
     install = actions.add_parser("install", help=texts.INSTALL_HELP, description=texts.INSTALL_HELP)
     install.add_argument("--repo", metavar="MEMDIR", default=".", help=texts.REPO_HELP)
+    install.add_argument("--auto-memory", metavar="FOLDER", nargs="?", const=DEFAULT_FOLDER,
+                         help=texts.AUTO_MEMORY_HELP)
     uninstall = actions.add_parser("uninstall", help=texts.UNINSTALL_HELP, description=texts.UNINSTALL_HELP)
     for action in (install, uninstall):
         action.add_argument("--project", metavar="DIR", default=".", help=texts.PROJECT_HELP)
@@ -31,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_install(args: argparse.Namespace) -> int:
     from bot.claude_code.install import install
 
-    lines = install(Path(args.repo), Path(args.project))
+    lines = install(Path(args.repo), Path(args.project), auto_memory=args.auto_memory)
     project, repo = Path(args.project).resolve(), Path(args.repo).resolve()
     print((texts.INSTALLED if lines else texts.ALREADY_INSTALLED).format(project=project, repo=repo))
     for line in lines:

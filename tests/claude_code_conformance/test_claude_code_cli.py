@@ -83,13 +83,13 @@ def test_claude_code_sees_its_memory_and_a_change_at_the_next_prompt(claude: Pat
         assert sum("Prefers green tea" in text for text in texts_of(third)) == len(moved)  # not injected again
 
 
-def installed(memory_root: Path, tmp_path: Path) -> tuple[Path, Path]:
+def installed(memory_root: Path, tmp_path: Path, *options: str) -> tuple[Path, Path]:
     """A project where `memrepo claude-code install` ran for the memory, and Claude Code's HOME."""
     project, home = tmp_path / "project", tmp_path / "claude-home"
     project.mkdir()
     home.mkdir()
-    done = subprocess.run([*MEMREPO, "claude-code", "install", "--repo", str(memory_root), "--project", str(project)],
-                          capture_output=True, text=True)
+    done = subprocess.run([*MEMREPO, "claude-code", "install", "--repo", str(memory_root), "--project", str(project),
+                           *options], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return project, home
 
@@ -146,3 +146,21 @@ def test_a_session_dreams_into_a_pull_request(claude: Path, localhub, tmp_path: 
     (pull,) = pulls
     assert "memrepo:dream" in [label.name for label in pull.labels]
     assert session in pull.body and said in pull.body
+
+
+def test_claude_codes_auto_memory_in_the_memory_is_committed_with_the_session(claude: Path, memory: MemoryRepo,
+                                                                              tmp_path: Path) -> None:
+    project, home = installed(memory.root, tmp_path, "--auto-memory")
+    folder = memory.root / "auto-memory"
+    topic = "---\nname: tea\ndescription: What the user drinks\ntype: user\n---\nDrinks green tea.\n"
+    write = {"name": "Write", "input": {"file_path": str(folder / "tea.md"), "content": topic}}
+    with Endpoint([write, "Remembered."]) as endpoint:
+        env = {**claude_env(home, endpoint), "MEMREPO_HOME": str(tmp_path / "memrepo-home")}
+        result = ask(claude, project, env, "Remember that I drink green tea.")
+        assert any(str(folder) in text for text in texts_of(endpoint.messages()[0]))  # Claude's memory is there
+    assert result["permission_denials"] == []
+    assert git(memory.root, "status", "--porcelain") == ""
+    committed = git(memory.root, "show", "HEAD:auto-memory/tea.md")
+    assert "Drinks green tea." in committed and "description: What the user drinks" in committed
+    trailers = dict(parse_trailers(git(memory.root, "log", "-1", "--format=%B")))
+    assert trailers["Conversation-ID"] == result["session_id"] and trailers["Transcript-Range"]
