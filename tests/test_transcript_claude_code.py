@@ -45,6 +45,10 @@ def said(value: object, tools: dict | None = None) -> list[tuple[str, str, str]]
      [("tool_call", "agent", 'mcp__memrepo__memory_view({"path": "system"})')]),
     (row("user", "u1", "summary of before", isCompactSummary=True), [("compaction", "agent", "summary of before")]),
     (row("user", "u1", "Caveat: local command output", isMeta=True), META),
+    (row("user", "u1", "<task-notification>found it</task-notification>",
+         origin={"kind": "task-notification", "producer": "session-task"}),
+     [("tool_result", "tool:task-notification", "<task-notification>found it</task-notification>")]),
+    (row("user", "u1", "typed", origin={"kind": "user"}), [("user", "user", "typed")]),
     ({"type": "attachment", "uuid": "x", "attachment": {"type": "hook_success"}}, OWN),
     ({"type": "last-prompt", "lastPrompt": "hi", "sessionId": SESSION}, OWN),
     ({"type": "system", "subtype": "compact_boundary", "uuid": "b", "content": "Conversation compacted"}, OWN),
@@ -70,6 +74,19 @@ def test_a_tool_result_is_from_the_tool_that_was_called_and_untrusted_by_name() 
 def test_a_subagents_rows_are_marked_and_its_prompt_is_not_the_users() -> None:
     value = row("user", "s1", "look for the config", isSidechain=True)
     assert said(value) == [("user", "agent", SIDECHAIN_MARK + "look for the config")]
+
+
+def test_a_sessions_subagent_files_are_imported_into_its_conversation_marked(tmp_path: Path) -> None:
+    path = write_session(tmp_path / "p", row("user", "u1", "find the config"))
+    write_session(tmp_path / "p" / SESSION / "subagents", row("user", "s1", "Look for the config file."),
+                  row("assistant", "s2", [{"type": "text", "text": "In etc/."}]), session="agent-a65d")
+    with TranscriptStore(tmp_path / "home") as store:
+        assert import_claude_code(store, "ag", path).imported == 3
+        rows = [(m.message_id, m.kind, m.source, m.text) for m in store.read("ag", SESSION)]
+        assert rows == [("u1", "user", "user", "find the config"),
+                        ("s1", "user", "agent", SIDECHAIN_MARK + "Look for the config file."),
+                        ("s2", "assistant", "agent", SIDECHAIN_MARK + "In etc/.")]
+        assert import_claude_code(store, "ag", path).imported == 0
 
 
 @pytest.mark.parametrize(("value", "problem"), [

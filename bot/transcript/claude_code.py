@@ -15,14 +15,17 @@ and `isSidechain`; the rest (`attachment`, `queue-operation`, `last-prompt`, API
                                                trusted_sources lists it); `Error: ` before a
                                                failed result
     user with isMeta (Claude Code's own)    -> skipped
+    user with an `origin` (Claude Code put   -> tool_result from `tool:<origin kind>`: a task
+      it there, not the user)                  notification carries a subagent's output
     user with isCompactSummary              -> compaction (source agent): the summary
     assistant, text / thinking / tool_use   -> assistant / reasoning / tool_call
                                                `<name>(<input as JSON>)` (source agent)
     system (compact_boundary, ...)          -> skipped: the summary row after a boundary is the compaction
 
-A subagent's rows (`isSidechain`) are marked: their text starts with SIDECHAIN_MARK, and what
-the parent agent asked the subagent is not the user's (a `user` message from source `agent`,
-which starts no turn and is never quoted as the user's words).
+A subagent's rows (`isSidechain`, and every row of its own file, which Claude Code keeps at
+`<session-id>/subagents/agent-<id>.jsonl` beside the session's) are marked: their text starts
+with SIDECHAIN_MARK, and what the parent agent asked the subagent is not the user's (a `user`
+message from source `agent`, which starts no turn and is never quoted as the user's words).
 
 Ids: the session id is the conversation's; a row's `uuid` is its first message's id, and the
 second and later messages of one row get `.2`, `.3`, ... after it (a uuid already meets
@@ -59,10 +62,11 @@ class Row:
     said: tuple[Said, ...]
 
 
-def read_row(row: object, tools: MutableMapping[str, str]) -> Row | str:
+def read_row(row: object, tools: MutableMapping[str, str], sidechain: bool = False) -> Row | str:
     """A transcript row as memrepo messages, or why it is skipped (OWN, META, EMPTY). `tools`
     maps each tool call's id to its tool's name: read_row adds the calls it sees, and names a
-    result's source by it. A row Claude Code would not write is a MemrepoError saying what is wrong."""
+    result's source by it. `sidechain`: the row is a subagent's whatever it says (it is in a
+    subagent's file). A row Claude Code would not write is a MemrepoError saying what is wrong."""
     if not isinstance(row, Mapping):
         raise MemrepoError(messages.IMPORT_ROW_NOT_OBJECT.format(kind=type(row).__name__))
     kind = row.get("type")
@@ -81,9 +85,12 @@ def read_row(row: object, tools: MutableMapping[str, str]) -> Row | str:
     message = row.get("message")
     if not isinstance(message, Mapping):
         raise MemrepoError(messages.IMPORT_FIELD_MISSING.format(field="message"))
-    sidechain = row.get("isSidechain") is True
+    sidechain = sidechain or row.get("isSidechain") is True
     if kind == "user":
-        said = _user(message.get("content"), tools, sidechain, row.get("isCompactSummary") is True)
+        origin = row.get("origin")
+        relayed = origin.get("kind") if isinstance(origin, Mapping) else None
+        said = _user(message.get("content"), tools, sidechain, row.get("isCompactSummary") is True,
+                     None if relayed in (None, "user") else _source(str(relayed)))
     else:
         said = _assistant(message.get("content"), tools)
     if sidechain:
@@ -118,13 +125,18 @@ def _source(name: str) -> str:
         raise MemrepoError(messages.IMPORT_TOOL_NAME_BAD.format(name=name)) from None
 
 
-def _user(content: object, tools: Mapping[str, str], sidechain: bool, summary: bool) -> tuple[Said, ...]:
+def _user(content: object, tools: Mapping[str, str], sidechain: bool, summary: bool,
+          relayed: str | None) -> tuple[Said, ...]:
+    """A user row's messages; `relayed`: the source of what Claude Code put in the user's turn
+    itself (a subagent's task notification), which is not the user's words."""
     said: list[Said] = []
     for block in _blocks(content):
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str) and block["text"].strip():
             if summary:
                 said.append(Said("compaction", "agent", block["text"]))
+            elif relayed is not None:
+                said.append(Said("tool_result", relayed, block["text"]))
             else:
                 said.append(Said("user", "agent" if sidechain else "user", block["text"]))
         elif kind == "tool_result":
@@ -157,11 +169,11 @@ def _assistant(content: object, tools: MutableMapping[str, str]) -> tuple[Said, 
 
 
 def read_session(agent_id: str, conversation_id: str, lines: Sequence[bytes], imported_at: str,
-                 start: int = 0) -> Reading:
+                 start: int = 0, sidechain: bool = False) -> Reading:
     """The memrepo messages of a session's complete lines. Lines before byte `start` (imported
     before) give nothing but the names of the tools they called (read only when they hold one,
     so a long session costs little); lines from `start` on give messages, skipped rows and
-    problems (one per bad line)."""
+    problems (one per bad line). `sidechain`: the lines are a subagent's file."""
     reading = Reading()
     tools: dict[str, str] = {}
     offset = 0
@@ -170,7 +182,7 @@ def read_session(agent_id: str, conversation_id: str, lines: Sequence[bytes], im
         if not raw.strip() or (not new and TOOL_USE not in raw):
             continue
         try:
-            row = read_row(_json(raw), tools)
+            row = read_row(_json(raw), tools, sidechain)
         except MemrepoError as exc:
             if new:
                 reading.problems.append(messages.IMPORT_ROW_BAD.format(line=number, problem=exc))

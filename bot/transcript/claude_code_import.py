@@ -2,8 +2,9 @@
 import --from claude-code`, and `import_claude_code` for the hooks and the MCP server that serve
 a Claude Code session).
 
-PATH is one session (`<session-id>.jsonl`), a project's folder of sessions, or the projects
-folder holding those; without PATH it is Claude Code's own: $CLAUDE_CONFIG_DIR/projects, else
+PATH is one session (`<session-id>.jsonl`, with its subagents' files in
+`<session-id>/subagents/`), a project's folder of sessions, or the projects folder holding
+those; without PATH it is Claude Code's own: $CLAUDE_CONFIG_DIR/projects, else
 ~/.claude/projects. Every session is recorded for one memrepo agent (the memory's), its
 conversation id being the session id. How rows become messages: `bot.transcript.claude_code`.
 
@@ -30,6 +31,7 @@ from bot.transcript.model import Message, format_time
 from bot.transcript.store import TranscriptStore, invalid_import
 
 SUFFIX = ".jsonl"
+SUBAGENTS = "subagents"
 CONFIG_ENV = "CLAUDE_CONFIG_DIR"
 
 
@@ -74,8 +76,15 @@ def session_id(path: Path) -> str:
         raise MemrepoError(messages.CLAUDE_SESSION_NAME.format(path=path, problem=exc)) from None
 
 
-def cursor_path(home: Path, agent_id: str, session: str) -> Path:
-    return homes.claude_code_cursors(home) / agent_id / f"{session}.json"
+def subagent_files(session_file: Path) -> list[Path]:
+    """A session's subagents' files (`<session-id>/subagents/**/agent-<id>.jsonl` beside it), sorted."""
+    folder = session_file.with_suffix("") / SUBAGENTS
+    return sorted(folder.rglob(f"agent-*{SUFFIX}")) if folder.is_dir() else []
+
+
+def cursor_path(home: Path, agent_id: str, session: str, subagent: str | None = None) -> Path:
+    name = f"{session}.json" if subagent is None else f"{session}/{subagent}.json"
+    return homes.claude_code_cursors(home) / agent_id / name
 
 
 def import_claude_code(store: TranscriptStore, agent_id: str,
@@ -102,20 +111,22 @@ def _import(store: TranscriptStore, agent_id: str, where: Path, files: list[Path
     found: list[Message] = []
     for file in files:
         session = session_id(file)
-        at = cursor_path(store.home, agent_id, session)
-        before = incremental.load_cursor(at)
-        read = incremental.read(file, before)
-        if read.status in (incremental.SHRANK, incremental.CHANGED) and before is not None:
-            report.notes.append(messages.CLAUDE_REWRITTEN.format(transcript=file))
-        reading = read_session(agent_id, session, read.lines, stamp, read.start)
-        problems.extend(f"{file} {problem}" for problem in reading.problems)
-        report.skipped += sum(reading.skipped.values())
-        found.extend(reading.messages)
-        moved.append((at, read.after))
+        parts = [(file, None), *((sub, sub.stem) for sub in subagent_files(file))]
+        for part, subagent in parts:
+            at = cursor_path(store.home, agent_id, session, subagent)
+            before = incremental.load_cursor(at)
+            read = incremental.read(part, before)
+            if read.status in (incremental.SHRANK, incremental.CHANGED) and before is not None:
+                report.notes.append(messages.CLAUDE_REWRITTEN.format(transcript=part))
+            reading = read_session(agent_id, session, read.lines, stamp, read.start, sidechain=subagent is not None)
+            problems.extend(f"{part} {problem}" for problem in reading.problems)
+            report.skipped += sum(reading.skipped.values())
+            found.extend(reading.messages)
+            moved.append((at, read.after))
     if problems:
         raise invalid_import(str(where), problems, messages.LETTA_INVALID)
     written = store.import_messages(found)
     for at, after in moved:
         incremental.save_cursor(at, after)
-    report.conversations, report.imported, report.duplicates = len(moved), written.imported, written.duplicates
+    report.conversations, report.imported, report.duplicates = len(files), written.imported, written.duplicates
     return report
