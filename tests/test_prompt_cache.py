@@ -12,6 +12,7 @@ from bot import cli
 from bot.errors import MemrepoError
 from bot.memfs import prompt
 from bot.memfs.prompt import PromptCompiler
+from bot.memfs.repo import MemoryRepo
 from tests.conftest import git
 
 PERSONA = "---\ndescription: Who I am\n---\nI am Ada, a careful assistant.\n"
@@ -58,7 +59,7 @@ def test_hit_starts_no_process_and_opens_no_repository(repo: Path, monkeypatch: 
 
     monkeypatch.setattr(subprocess.Popen, "__init__", forbidden)
     monkeypatch.setattr(pygit2, "Repository", forbidden)
-    monkeypatch.setattr(prompt, "MemoryRepo", forbidden)
+    monkeypatch.setattr(MemoryRepo, "open", forbidden)
     assert compiler.compile().cache_hit
 
 

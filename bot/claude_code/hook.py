@@ -85,12 +85,13 @@ def remember(path: Path | None, **facts: str) -> None:
 
 
 def compiled(root: Path) -> tuple[str, str]:
-    """(the core memory as `memrepo compile` prints it, the HEAD it was compiled at)."""
+    """(the core memory as `memrepo compile` prints it, the HEAD it was compiled at), read
+    through the git command: a hook process compiles once, and importing pygit2 would cost it
+    more than the compile."""
+    from bot.memfs.git_command import CommandSnapshot
     from bot.memfs.prompt import PromptCompiler
-    from bot.memfs.repo import MemoryRepo
 
-    repo = MemoryRepo.open(root)
-    result = PromptCompiler(repo.root, repo=repo).compile("")
+    result = PromptCompiler(root, repo=CommandSnapshot(root)).compile("")
     return result.text, result.head_sha
 
 

@@ -3,9 +3,10 @@
 The agent asks for its prompt on every model call, so a cache hit must cost next to
 nothing: it reads HEAD from the ref files (`refs.resolve`) and compares, without starting a
 process or opening the repository. A miss reads the commit's files in-process through
-pygit2, only those the prompt shows (a tree cut by its limits leaves the rest unread) and
-only blobs it has not parsed before, so a commit that changes one file costs one parse.
-Only committed HEAD is compiled; the working tree is never read.
+pygit2 (or, for a process that compiles once and exits, through the git command:
+bot/memfs/git_command.py), only those the prompt shows (a tree cut by its limits leaves the
+rest unread) and only blobs it has not parsed before, so a commit that changes one file costs
+one parse. Only committed HEAD is compiled; the working tree is never read.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from bot import messages
 from bot.config import CONFIG_PATH, DEFAULT_POLICY, Limits, PolicyError, parse_policy
@@ -32,7 +34,21 @@ from bot.memfs.compile import (
     read_document,
     render_memory,
 )
-from bot.memfs.repo import MemoryRepo
+
+
+class Snapshot(Protocol):
+    """What the compiler reads of a repository (MemoryRepo is one)."""
+
+    root: Path
+
+    @property
+    def git_dir(self) -> str: ...
+
+    def resolve(self, rev: str) -> str | None: ...
+
+    def paths(self, rev: str) -> dict[str, str]: ...
+
+    def blob(self, oid: str) -> bytes: ...
 
 
 @dataclass(frozen=True)
@@ -52,7 +68,7 @@ class PromptCompiler:
     """
 
     def __init__(self, root: str | os.PathLike[str], *, memory_dir: str = DEFAULT_MEMORY_DIR,
-                 limits: Limits | None = None, repo: MemoryRepo | None = None) -> None:
+                 limits: Limits | None = None, repo: Snapshot | None = None) -> None:
         self.root = repo.root if repo is not None else Path(root).expanduser().resolve()
         self.memory_dir = memory_dir
         self._limits = limits
@@ -83,13 +99,15 @@ class PromptCompiler:
 
     def _memory_block(self, head: str) -> str:
         if self._repo is None:
+            from bot.memfs.repo import MemoryRepo
+
             self._repo = MemoryRepo.open(self.root)  # raises the standard errors
         if not head or self._repo.resolve(head) is None:
             raise MemrepoError(messages.REPO_NO_COMMITS.format(path=self.root))
         blobs = self._repo.paths(head)
         layout = layouts.detect(layouts.INDEX in blobs,
-                                layouts.letta_policy(self._repo.git.path) if layouts.INDEX in blobs else None)
-        entries = _Entries(blobs, self._repo.git.odb.read, self._entries, layout)
+                                layouts.letta_policy(self._repo.git_dir) if layouts.INDEX in blobs else None)
+        entries = _Entries(blobs, self._repo.blob, self._entries, layout)
         limits = self._limits or self._read_limits(blobs.get(CONFIG_PATH))
         memory = render_memory(entries, limits, self.memory_dir, layout)
         self._entries = entries.seen  # this commit's blobs only: the cache cannot grow for ever
@@ -101,7 +119,7 @@ class PromptCompiler:
         limits = DEFAULT_POLICY.limits
         if blob is not None:
             with contextlib.suppress(PolicyError):
-                limits = parse_policy(self._repo.git[blob].data.decode("utf-8", "replace")).limits
+                limits = parse_policy(self._repo.blob(blob).decode("utf-8", "replace")).limits
         self._policy = (blob, limits)
         return limits
 
@@ -111,7 +129,7 @@ class _Entries(Mapping[str, Entry]):
     it (the files a tree cut by its limits leaves out are never read), and each blob once:
     from `known` (the previous commit's) or by reading it."""
 
-    def __init__(self, blobs: dict[str, str], read: Callable[[str], tuple[object, bytes]],
+    def __init__(self, blobs: dict[str, str], read: Callable[[str], bytes],
                  known: dict[str, Entry], layout: str = layouts.V1) -> None:
         self.blobs = blobs
         self.read = read
@@ -131,7 +149,7 @@ class _Entries(Mapping[str, Entry]):
             return NO_CONTENT
         entry = self.seen.get(blob) or self.known.get(blob)
         if entry is None:
-            entry = read_document(self.read(blob)[1])
+            entry = read_document(self.read(blob))
         self.seen[blob] = entry
         return entry
 

@@ -127,6 +127,14 @@ class MemoryRepo:
         commit = self._commit(rev)
         return None if commit is None else str(commit.id)
 
+    @property
+    def git_dir(self) -> str:
+        return self.git.path
+
+    def blob(self, oid: str) -> bytes:
+        """An object's bytes by its id."""
+        return self.git.odb.read(oid)[1]
+
     def _entry(self, path: str, rev: str) -> pygit2.Object | None:
         """The tree entry at `path` in a commit, or None when the commit or the path is not there."""
         tree = self._tree(rev)
