@@ -97,3 +97,25 @@ def test_the_using_it_commands_run_on_a_memory_made_today(tmp_path: Path) -> Non
     for line in block.text.splitlines():
         if re.search(r"\b(at|--since|--until|--at)\s", line):
             assert not re.search(r"\b20\d\d-\d\d-\d\d", line), line
+
+
+# ------------------------------------------------------------------------------ `why PATH:LINE`
+WHY = re.compile(r"memrepo why (?P<path>\S+):(?P<line>\d+) --repo (?P<repo>\S+)")
+
+
+def body_start(lines: list[str]) -> int:
+    """The number (from 1) of a memory file's first line after its frontmatter."""
+    assert lines[0] == "---"
+    return lines.index("---", 1) + 2
+
+
+def test_the_why_example_points_at_the_line_the_readmes_tool_call_wrote(tmp_path: Path) -> None:
+    block = block_starting("memrepo init memory")
+    [example] = WHY.finditer(block.text)
+    done = run_block(block, tmp_path)
+    assert_ran(done, block)
+    lines = (tmp_path / example["repo"] / example["path"]).read_text(encoding="utf-8").splitlines()
+    number = int(example["line"])
+    assert number >= body_start(lines), f"line {number} is the frontmatter's: {lines[number - 1]!r}"
+    assert lines[number - 1] == "Prefers short answers."
+    assert "  | Prefers short answers.\nWritten by agent Ada <ada@agents.memrepo> with the memory tool" in done.stdout
