@@ -4,6 +4,7 @@ a fresh git identity (conftest's). A command that fails fails the test, named.""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -119,3 +120,25 @@ def test_the_why_example_points_at_the_line_the_readmes_tool_call_wrote(tmp_path
     assert number >= body_start(lines), f"line {number} is the frontmatter's: {lines[number - 1]!r}"
     assert lines[number - 1] == "Prefers short answers."
     assert "  | Prefers short answers.\nWritten by agent Ada <ada@agents.memrepo> with the memory tool" in done.stdout
+
+
+# ------------------------------------------------------------------------------ `memrepo tool -`
+def fresh_memory(folder: Path) -> None:
+    """`memory` in `folder`, made by the README's own first command (`memrepo init memory ...`)."""
+    init = Block(0, "sh", block_starting("memrepo init memory").first + "\n")
+    assert_ran(run_block(init, folder), init)
+
+
+def test_the_tool_call_from_standard_input_example_commits_and_reads_back(tmp_path: Path) -> None:
+    block = block_starting("memrepo tool --repo memory - <<")
+    fresh_memory(tmp_path)
+    done = run_block(block, tmp_path)
+    assert_ran(done, block)
+    written = (tmp_path / "memory" / "projects" / "ledger.md").read_text(encoding="utf-8")
+    assert written == ("---\ndescription: The ledger service\n---\n"
+                       "Moves to Postgres 16 in Q1.\nIt's the payments team's.\n")
+    log = subprocess.run(["git", "log", "-1", "--format=%s|%an"], cwd=tmp_path / "memory", capture_output=True,
+                         text=True, check=True).stdout
+    assert log == "Record the ledger's plans|Ada\n"
+    viewed = json.loads(done.stdout[done.stdout.index("{"):])  # the second call's --json result
+    assert viewed["ok"] is True and "It's the payments team's." in viewed["content"]
