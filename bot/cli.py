@@ -26,6 +26,7 @@ from bot.errors import MemrepoError
 # same line (tests/test_cli_startup.py keeps the two from drifting apart).
 COMMANDS: dict[str, str] = {
     "init": messages.INIT_HELP,
+    "clone": messages.CLONE_HELP,
     "validate": messages.VALIDATE_HELP,
     "tool": messages.TOOL_HELP,
     "compile": messages.COMPILE_HELP,

@@ -324,12 +324,43 @@ INIT_NOT_EMPTY = (
     "{path} is {what}; memrepo init only creates a memory repository in a new or empty folder "
     "(to connect an existing memory repository to a remote, use `memrepo repository set URL`)"
 )
+FOLDER_IS_GIT = "a git repository"  # {what} of INIT_NOT_EMPTY and CLONE_NOT_EMPTY
+FOLDER_NOT_EMPTY = "not empty"
 INIT_COMMIT = "Create memory repository"
 INIT_REMOTE_FAILED = (
     "the memory repository in {path} was created, but connecting it failed: {problem}. "
     "Connect it later with `memrepo repository set {url} --repo {path}`"
 )
 INIT_DONE = "Created memory repository in {path} for agent {agent_id} ({commit})."
+
+# memrepo clone.
+CLONE_HELP = "make a working clone of a memory repository: origin, agent identity, validation hook"
+CLONE_DESCRIPTION = (
+    "Clone a memory repository into a new or empty folder, ready to use: main checked out, connected as "
+    "origin (as `repository set` leaves a clone), the agent named for this clone (as `init` names it) and "
+    "the pre-commit hook that runs `memrepo validate --staged` installed. Nothing is left behind when it fails."
+)
+CLONE_URL_HELP = "the memory repository's git URL (GitHub, localhub) or the path of a bare repository"
+CLONE_DIR_HELP = "the folder to make (default: the repository's name, as `git clone` names it)"
+CLONE_AGENT_ID_HELP = "the agent that writes this clone (default: agent)"
+CLONE_AGENT_NAME_HELP = "the agent's display name in history (default: its id)"
+CLONE_NO_NAME = "cannot tell a folder name from {url}; give one: `memrepo clone URL DIR`"
+CLONE_NOT_DIR = "{path} is a file; give a new or empty folder for the clone"
+CLONE_NOT_EMPTY = "{path} is {what}; memrepo clone only clones into a new or empty folder, so nothing was changed"
+CLONE_UNREACHABLE = "cannot reach {url} ({problem}); nothing was cloned"
+CLONE_EMPTY = (
+    "{url} has no commits, so it holds no memory yet; nothing was cloned (make one and push it there with "
+    "`memrepo init DIR --remote URL`)"
+)
+CLONE_NO_MAIN = "{url} has branches ({branches}) but no main; memrepo syncs main only, so nothing was cloned"
+CLONE_NOT_MEMORY = (
+    "{url} is a git repository but not a memory repository (its main has no system/, root MEMORY.md or "
+    ".memrepo/); nothing was cloned"
+)
+CLONE_DONE = (
+    "Cloned {url} into {path} for agent {agent_id}: main at {commit}, connected as origin, "
+    "pre-commit hook installed."
+)
 
 # memrepo validate.
 VALIDATE_NO_SUCH_PATH = "{path} does not exist in the working tree or at HEAD"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from bot.forge.localhub.server import LocalhubServer
 from bot.identity import INTEGRATOR, role_of
 from bot.transcript import TranscriptStore
 from tests.conftest import PERSON_EMAIL, PERSON_NAME, git, localhub_token
+from tests.test_readme import block_starting, newcomer_env
 
 
 @dataclass
@@ -159,6 +161,22 @@ def test_step_6_why_and_at_answer_from_the_evidence(story: Story) -> None:
     [person] = evidence["why_person"]["origins"]
     assert person["writer"] == "human" and not person.get("pull_request") and not person.get("dream")
     assert evidence["at"]["commit"] == story.step(5)["main_before"]
+
+
+def test_the_readmes_why_example_on_the_kept_folder_quotes_what_the_user_said(story: Story) -> None:
+    # The Quick start's command, as written with DIR the kept folder: line 4 of Ada's human.md is
+    # what Ada learned in step 2 (not the frontmatter), and why finds her transcript for it.
+    block = block_starting("git -C DIR/ada remote get-url origin")
+    [line] = [line for line in block.text.splitlines() if " why " in line]
+    text = (story.base / "ada" / "system" / "human.md").read_text(encoding="utf-8").splitlines()
+    number = int(line.split("system/human.md:", 1)[1].split()[0])
+    assert text[number - 1] == "- Name: Kim Jiwoo; leads the payments team."
+    done = subprocess.run(["bash", "-c", line.replace("DIR", str(story.base))], env=newcomer_env(story.base),
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert f"system/human.md:{number} at main" in done.stdout
+    assert "  | - Name: Kim Jiwoo; leads the payments team.\nWritten by agent Ada <ada@agents.memrepo>" in done.stdout
+    assert "Hi! I'm Kim Jiwoo and I lead the payments team." in done.stdout
 
 
 def test_the_narrated_story_in_a_temporary_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -8,6 +8,8 @@ import os
 import shutil
 import stat
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pygit2
@@ -88,17 +90,7 @@ def init_repository(
     agent_id = identity.check_agent_id(agent_id)
     agent_name = (agent_name or agent_id).strip() or agent_id
     root = Path(directory).expanduser()
-    if root.exists() and not root.is_dir():
-        raise MemrepoError(messages.INIT_NOT_DIR.format(path=root))
-    if root.exists() and any(root.iterdir()):
-        what = "a git repository" if (root / ".git").exists() else "not empty"
-        raise MemrepoError(messages.INIT_NOT_EMPTY.format(path=root, what=what))
-    created = root.absolute()
-    while not created.parent.exists():
-        created = created.parent  # the topmost folder this call creates, removed on failure
-    created = created if not root.exists() else None
-    root.mkdir(parents=True, exist_ok=True)
-    try:
+    with fresh_folder(root, messages.INIT_NOT_DIR, messages.INIT_NOT_EMPTY):
         git = pygit2.init_repository(str(root), initial_head=MAIN)
         files = template_files(agent_id, agent_name, layout)
         index = git.index
@@ -113,10 +105,36 @@ def init_repository(
         git.create_commit("HEAD", signature, signature, messages.INIT_COMMIT,
                           index.write_tree(), [])
         repo = MemoryRepo(root.resolve(), git)
-        repo.set_config(AGENT_ID_KEY, agent_id)
-        repo.set_config(AGENT_NAME_KEY, agent_name)
+        set_agent(repo, agent_id, agent_name)
         install_hook(repo)
         return repo
+
+
+def set_agent(repo: MemoryRepo, agent_id: str, agent_name: str) -> None:
+    """Name the agent this clone writes for, so its tool calls, sessions and MCP server commit
+    as that agent without being told each time (`configured_agent_id`)."""
+    repo.set_config(AGENT_ID_KEY, agent_id)
+    repo.set_config(AGENT_NAME_KEY, agent_name)
+
+
+@contextmanager
+def fresh_folder(root: Path, not_dir: str, not_empty: str) -> Iterator[Path]:
+    """A new or empty folder to fill (`init`, `clone`), left as it was found if filling it fails:
+    the folders this made are removed, a folder that was there and empty is emptied again, so a
+    refusal leaves nothing behind. `not_dir` and `not_empty` are the refusals' texts ({path},
+    and {what} for the second)."""
+    if root.exists() and not root.is_dir():
+        raise MemrepoError(not_dir.format(path=root))
+    if root.exists() and any(root.iterdir()):
+        what = messages.FOLDER_IS_GIT if (root / ".git").exists() else messages.FOLDER_NOT_EMPTY
+        raise MemrepoError(not_empty.format(path=root, what=what))
+    top = root.absolute()
+    while not top.parent.exists():
+        top = top.parent  # the topmost folder this call creates, removed on failure
+    created = None if root.exists() else top
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        yield root
     except BaseException:
         if created is not None:
             shutil.rmtree(created, ignore_errors=True)
