@@ -67,14 +67,15 @@ def shell_blocks() -> list[Block]:
 
 
 def block_starting(first: str) -> Block:
-    [block] = [b for b in shell_blocks() if b.first.startswith(first)]
+    [block] = [b for b in shell_blocks() if classified(b) == first]
     return block
 
 
 # ------------------------------------------------------------------------------ which blocks run
 USING_IT = "memrepo init memory --agent-id ada"
 TOOL_STDIN = "memrepo tool --repo memory - <<"
-CLAUDE_CODE = "memrepo claude-code install --repo ~/memory"
+CLAUDE_CODE = "memrepo claude-code install --repo ~/memory --project ~/code/myproject"
+CLAUDE_CODE_AUTO_MEMORY = CLAUDE_CODE + " --auto-memory"
 
 # Blocks that cannot run on a fresh machine without network, by their first line, and why.
 EXCLUDED = {
@@ -123,14 +124,15 @@ RUN: dict[str, Setup | None] = {
     USING_IT: None,  # it makes its memory itself
     TOOL_STDIN: make_memory,  # the memory the Using it block makes
     CLAUDE_CODE: make_home_memory_and_project,
+    CLAUDE_CODE_AUTO_MEMORY: make_home_memory_and_project,
 }
 
 
 def classified(block: Block) -> str | None:
-    """The RUN or EXCLUDED entry `block` starts with, or None."""
+    """The RUN or EXCLUDED entry `block` starts with (the longest, when one entry starts
+    another), or None."""
     found = [key for key in (*RUN, *EXCLUDED) if block.first.startswith(key)]
-    assert len(found) <= 1, found
-    return found[0] if found else None
+    return max(found, key=len) if found else None
 
 
 # ------------------------------------------------------------------------------ running them
@@ -261,6 +263,14 @@ def test_the_claude_code_example_writes_the_projects_two_files(ran: dict[str, Ra
     servers = json.loads((project / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]
     assert "memrepo" in servers and str(result.folder / "memory") in json.dumps(servers["memrepo"])
     assert (project / ".claude" / "settings.local.json").is_file()
+
+
+def test_the_auto_memory_example_points_claude_codes_memory_into_the_memory(ran: dict[str, Ran]) -> None:
+    result = ran[CLAUDE_CODE_AUTO_MEMORY]
+    assert result.failure is None, result.failure
+    local = result.folder / "code" / "myproject" / ".claude" / "settings.local.json"
+    assert json.loads(local.read_text(encoding="utf-8"))["autoMemoryDirectory"] == \
+        str(result.folder / "memory" / "auto-memory")
 
 
 def test_a_failing_readme_command_fails_its_block(tmp_path: Path) -> None:
