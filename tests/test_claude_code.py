@@ -113,6 +113,7 @@ def test_install_writes_the_server_hooks_and_permission(memory: MemoryRepo, tmp_
     local = read(project / ".claude" / "settings.local.json")
     assert local["permissions"]["allow"] == ["mcp__memrepo"]
     assert local["enabledMcpjsonServers"] == ["memrepo"]
+    assert local["env"] == {"MCP_CONNECTION_NONBLOCKING": "false"}  # the first request has the memory's tools
     assert local["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
     for event, name in (("SessionStart", "session-start"), ("UserPromptSubmit", "prompt")):
         command = local["hooks"][event][0]["hooks"][0]["command"]
@@ -153,7 +154,7 @@ def test_install_again_changes_nothing(memory: MemoryRepo, tmp_path: Path,
 def test_install_keeps_a_users_own_settings_and_uninstall_takes_out_only_its_own(
         memory: MemoryRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     mine_mcp = {"mcpServers": {"other": {"command": "other-server"}}, "extra": 1}
-    mine_local = {"permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(./.env)"]},
+    mine_local = {"permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(./.env)"]}, "env": {"DEBUG": "1"},
                   "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo mine"}]}],
                             "Stop": [{"hooks": [{"type": "command", "command": "echo stop"}]}]},
                   "enabledMcpjsonServers": ["other"], "model": "opus"}

@@ -31,6 +31,9 @@ ALLOW_RULE = f"mcp__{SERVER}"
 SESSION_SOURCES = "startup|resume|clear|compact"
 SERVER_ARGS = ("-m", "bot.cli", "mcp", "--claude-code")
 AUTO_MEMORY_KEY = "autoMemoryDirectory"
+# Claude Code 2.1 connects MCP servers in the background by default, and a headless run's
+# first request then goes out before memrepo's tools are there: this makes it wait for them.
+SESSION_ENV = {"MCP_CONNECTION_NONBLOCKING": "false"}
 HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PostToolUse")
 
 
@@ -207,6 +210,9 @@ def install(repo: Path, project: Path, auto_memory: str | None = None) -> list[s
     allow = _list(_dict(files.local.data, "permissions", files.local.path), "allow", files.local.path)
     if ALLOW_RULE not in allow:
         allow.append(ALLOW_RULE)
+    env = _dict(files.local.data, "env", files.local.path)
+    for key, value in SESSION_ENV.items():
+        env.setdefault(key, value)  # a value the user set stays theirs
     return files.finish() + said
 
 
@@ -234,6 +240,13 @@ def uninstall(project: Path) -> list[str]:
     if isinstance(enabled, list) and SERVER in enabled:
         enabled.remove(SERVER)
         _prune(files.local.data, "enabledMcpjsonServers")
+
+    env = files.local.data.get("env")
+    if isinstance(env, dict):
+        for key, value in SESSION_ENV.items():
+            if env.get(key) == value:
+                del env[key]
+        _prune(files.local.data, "env")
 
     permissions = files.local.data.get("permissions")
     if isinstance(permissions, dict) and isinstance(permissions.get("allow"), list) \

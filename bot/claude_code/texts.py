@@ -17,7 +17,9 @@ headless (`claude -p`):
     (dreams then run on it as .memrepo/config.yml says); it approves the "memrepo" server of
     .mcp.json and allows its tools (mcp__memrepo). Headless runs deny tools no setting allows,
     and Claude Code ignores the allow rules of the shared .claude/settings.json in a folder
-    nobody has trusted; it honours the local file's.
+    nobody has trusted; it honours the local file's. It also sets MCP_CONNECTION_NONBLOCKING
+    to false for the session: Claude Code otherwise sends a headless run's first request
+    before the MCP server is connected, without the memory's tools.
 
 With --auto-memory [FOLDER], settings.local.json also points Claude Code's auto memory
 (autoMemoryDirectory) at FOLDER inside the memory and adds a PostToolUse hook on Write and Edit:
@@ -43,7 +45,7 @@ NOT_INSTALLED = "memrepo claude-code: {project} had nothing of memrepo; nothing 
 WROTE = "  {path}: {what}"
 WHAT_MCP = "MCP server \"memrepo\""
 WHAT_LOCAL = ("SessionStart, UserPromptSubmit, Stop and SessionEnd hooks; .mcp.json's \"memrepo\" approved, its "
-              "tools allowed")
+              "tools allowed and waited for at start")
 UNREADABLE = ("{path} cannot be read as JSON settings ({problem}); nothing was changed: mend or move it, "
               "then run the command again")
 NOT_AN_OBJECT = "{path} holds {kind}, not a JSON object of settings; nothing was changed"

@@ -69,6 +69,8 @@ def test_claude_code_sees_its_memory_and_a_change_at_the_next_prompt(claude: Pat
         assert len(requests) == 1
         memory_now = compiled(memory.root)
         assert any(memory_now in text for text in texts_of(requests[0])), "core memory is not in the first request"
+        tools = {tool.get("name") for tool in requests[0].get("tools", [])}
+        assert {"mcp__memrepo__memory_view", "mcp__memrepo__memory_str_replace", "mcp__memrepo__memory_search"} <= tools
 
         with (memory.root / "system" / "human.md").open("a") as handle:
             handle.write("- Prefers green tea in the afternoon.\n")
