@@ -6,13 +6,14 @@ a pull request; the Stop and SessionEnd hooks import the session and hand its tr
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client
 
-from bot.claude_code import auto_memory, hook, turn_end
+from bot.claude_code import auto_memory, hook, transcript, turn_end
 from bot.contracts import LABEL_UNTRUSTED
 from bot.errors import MemrepoError
 from bot.mcp.server import MemoryServer, Options
@@ -209,3 +210,14 @@ def test_a_refused_auto_memory_write_is_put_back_and_claude_is_told_why(memory: 
     assert answer["decision"] == "block" and "put the file back" in answer["reason"]
     assert not disk.exists() and memory.head_sha() == head
     assert git(memory.root, "status", "--porcelain") == ""
+
+
+def test_a_write_waits_for_claude_code_to_write_down_the_call_that_made_it(tmp_path: Path) -> None:
+    path = session_file(tmp_path, row("user", "u1", "hi"))
+    late = threading.Timer(0.2, lambda: session_file(tmp_path, call("a1", "mcp__memrepo__memory_create", "toolu_7")))
+    late.start()
+    try:
+        assert transcript.written_down(path, "toolu_7")
+    finally:
+        late.join()
+    assert not transcript.written_down(path, "toolu_8", wait=0.1)  # never written: it stops waiting

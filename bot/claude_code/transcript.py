@@ -13,8 +13,10 @@ content routes its writes to a pull request as any agent's would.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,6 +31,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("memrepo.claude_code")
 
 SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
+CALL_WAIT_SECONDS = 2.0  # how long a write waits for Claude Code to write down the call that made it
+CALL_POLL_SECONDS = 0.02
 PROJECT_ENV = "CLAUDE_PROJECT_DIR"
 _PROJECT_NAME = re.compile(r"[^A-Za-z0-9]")
 
@@ -60,14 +64,19 @@ class SessionTranscript:
         self.env = env
         self.last: str | None = None  # the last row fed into the turn
 
-    def catch_up(self, agent: AgentSession) -> None:
-        """Import what is new and feed it into `agent`'s turn. A session file that cannot be
-        found or read leaves the turn as it is (logged): the write still names the session."""
+    def catch_up(self, agent: AgentSession, tool_use: str | None = None) -> None:
+        """Import what is new and feed it into `agent`'s turn. `tool_use`: the id of the call
+        being served; Claude Code writes the message holding it a moment after it starts the
+        call, so the import waits for it (CALL_WAIT_SECONDS at most). A session file that
+        cannot be found or read leaves the turn as it is (logged): the write still names the
+        session."""
         path = transcript_path(self.root, self.session, self.env)
         if path is None or not path.is_file():
             log.warning("no transcript of Claude Code session %s found; the write names the session only",
                         self.session)
             return
+        if tool_use:
+            written_down(path, tool_use)
         try:
             import_claude_code(agent.store, agent.agent_id, path)
             if self.session not in agent.store.conversations(agent.agent_id):
@@ -79,3 +88,20 @@ class SessionTranscript:
         if rows:
             agent.observe(rows)
             self.last = rows[-1].message_id
+
+
+def written_down(path: Path, tool_use: str, wait: float = CALL_WAIT_SECONDS) -> bool:
+    """Whether the session file holds the call `tool_use` (a whole line), waiting up to `wait`."""
+    needle = json.dumps(tool_use).encode()
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return False
+        at = data.find(needle)
+        if at >= 0 and data.find(b"\n", at) >= 0:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(CALL_POLL_SECONDS)

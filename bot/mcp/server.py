@@ -44,6 +44,7 @@ from bot.mcp.catalog import (
     tools,
 )
 from bot.mcp.head import POLL_SECONDS, HeadWatcher
+from bot.mcp.writes import TOOL_USE_META
 from bot.memfs.compile import DEFAULT_MEMORY_DIR
 from bot.memfs.prompt import PromptCompiler
 from bot.memfs.repo import MemoryRepo
@@ -145,7 +146,8 @@ class MemoryServer:
                 name=params.name, tools=", ".join(self.by_name)))
         try:
             args = arguments.check(spec, params.arguments)
-            result = await anyio.to_thread.run_sync(self._run_tool, spec, args)
+            meta = params.meta if isinstance(params.meta, dict) else {}
+            result = await anyio.to_thread.run_sync(self._run_tool, spec, args, meta.get(TOOL_USE_META))
         except MemrepoError as exc:
             return _text(exc.message, error=True)
         except Exception as exc:  # a bug: one line to the client, the traceback to the log
@@ -156,18 +158,19 @@ class MemoryServer:
             await self.watcher.check()  # announce our own commit now, not at the next poll
         return result
 
-    def _run_tool(self, spec: ToolSpec, args: dict[str, Any]) -> types.CallToolResult:
-        """One tool call, blocking (git, network, SQLite): runs in a worker thread."""
+    def _run_tool(self, spec: ToolSpec, args: dict[str, Any], tool_use: object = None) -> types.CallToolResult:
+        """One tool call, blocking (git, network, SQLite): runs in a worker thread. `tool_use`:
+        the harness's id of the call (Claude Code's), if it gave one."""
         if spec.command is not None:
-            return self._memory(spec, args)
+            return self._memory(spec, args, tool_use if isinstance(tool_use, str) else None)
         handlers: dict[str, Callable[[dict[str, Any]], types.CallToolResult]] = {
             "memory_search": self._search, "memory_why": self._why, "memory_at": self._at,
             "memory_record": self._record}
         return handlers[spec.name](args)
 
-    def _memory(self, spec: ToolSpec, args: dict[str, Any]) -> types.CallToolResult:
+    def _memory(self, spec: ToolSpec, args: dict[str, Any], tool_use: str | None = None) -> types.CallToolResult:
         if self.claude_session is not None and not spec.read_only:
-            self.writes.catch_up(self.claude_session)
+            self.writes.catch_up(self.claude_session, tool_use)
         result = self.writes.perform(memory_call(spec, args))
         text = result.message
         if not result.ok and result.content is not None and result.content != result.message:

@@ -20,6 +20,7 @@ from bot.agent import AgentSession, EditResult
 from bot.transcript.model import check_kind, check_source, check_text, default_source
 
 CONVERSATION_PREFIX = "mcp-"
+TOOL_USE_META = "claudecode/toolUseId"  # Claude Code's id of a tool call, in the call's _meta
 
 
 def conversation_id(given: str | None = None) -> str:
@@ -54,11 +55,11 @@ class Writes:
         with self._lock:
             return self.session.handle_tool_call(call)
 
-    def catch_up(self, transcript: Any) -> None:
+    def catch_up(self, transcript: Any, tool_use: str | None = None) -> None:
         """Bring the session's turn up to the harness's own transcript (a Claude Code
-        session's: bot/claude_code/transcript.py) before a write."""
+        session's: bot/claude_code/transcript.py) before a write, up to the call `tool_use`."""
         with self._lock:
-            transcript.catch_up(self.session)
+            transcript.catch_up(self.session, tool_use)
 
     def record(self, kind: str, text: str, source: str | None) -> Recorded:
         """Append one transcript row to the session's conversation; MemrepoError (one line) for
