@@ -1447,6 +1447,8 @@ HISTORY_FORGE_NOT_FORGE = "the forge was not asked: origin ({url}) is not a GitH
 HISTORY_FORGE_NO_TOKEN = "the forge was not asked: no token for {repository} (set MEMREPO_FORGE_TOKEN or GITHUB_TOKEN)"
 HISTORY_FORGE_NOT_NEEDED = "the forge was not asked: no line came through a merge"
 HISTORY_FORGE_FAILED = "the forge could not be asked ({problem}); what git records is shown"
+HISTORY_FORGE_UNREACHABLE = ("the forge of {repository} could not be reached (check that it is running and that "
+                             "origin names it); what git records is shown")
 HISTORY_PROVENANCE_UNREADABLE = "the pull request's provenance block cannot be read ({problem}); the commit's " \
                                 "trailers are shown"
 HISTORY_PROVENANCE_ABSENT = "the pull request's description has no provenance block; the commit's trailers are shown"
@@ -1637,6 +1639,9 @@ PALACE_BAD_WRITER = "writer {value!r} is not a writer: use one of {roles}, or le
 PALACE_EMPTY_RANGE = "since {since} is after until {until}; nothing can be in between"
 PALACE_FORGE_DISABLED = "the forge is not asked (--no-forge)"
 PALACE_FORGE_FAILED = "the forge could not be asked for open pull requests ({problem}); they are not shown"
+PALACE_FORGE_UNREACHABLE = ("The forge of {repository} could not be reached, so its open pull requests are not shown. "
+                            "Check that it is running (for the local stack: memrepo serve --local) and that this "
+                            "memory's origin names it, then reload this page.")
 PALACE_SERVED_NO_TOKEN = ("this memory's palace is shown to whoever the forge lets read {repo}: open this address "
                           "once with ?token=<your forge token>, or send 'Authorization: Bearer <your forge token>'")
 PALACE_SERVED_BAD_TOKEN = "the forge does not accept this token (401): use a forge token that can read {repo}"
