@@ -200,7 +200,7 @@ def test_the_log_grows_with_main_and_filters_by_path_and_writer(memory: MemoryRe
     assert after["rows"][0]["paths"] == ["reference/pat.md"]
     assert after["chart"]["total"] == after["total"]
     agent = palace.log(web.model.parse_log_filter({"writer": "agent"}))
-    assert [r["summary"] for r in agent["rows"]] == ["Note Likes tea."]
+    assert [r["summary"] for r in agent["rows"]] == ["Note Likes tea.", "Create memory repository"]  # init: the agent's
     human_file = palace.log(web.model.parse_log_filter({"path": "system/human"}))
     assert human_file["path"] == HUMAN
     assert [r["summary"] for r in human_file["rows"]] == ["Note Likes tea.", "Create memory repository"]
