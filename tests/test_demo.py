@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import github
 import pytest
@@ -24,6 +25,7 @@ from bot import cli, demo, messages
 from bot.dream.provenance import parse_provenance
 from bot.forge.localhub.server import LocalhubServer
 from bot.identity import INTEGRATOR, role_of
+from bot.serve.local import PORTS_FILE, ephemeral_range, recorded_port
 from bot.transcript import TranscriptStore
 from tests.conftest import PERSON_EMAIL, PERSON_NAME, git, localhub_token
 from tests.test_readme import block_starting, newcomer_env
@@ -86,6 +88,19 @@ def test_step_1_both_agents_are_connected_to_the_forge_repository(story: Story) 
         assert git(story.base / clone, "rev-list", "--max-parents=0", "main").strip() == \
             git(story.base / "ada", "rev-list", "--max-parents=0", "main").strip()  # one shared history
     assert evidence["main"] in story.first_parents()  # where main was when both had connected
+
+
+def test_the_kept_stack_records_the_clones_port_outside_the_ephemeral_range(story: Story) -> None:
+    """`memrepo serve --local --data DIR/stack` (no --port) starts again on the ports the demo
+    used, which were picked where no outgoing connection takes them meanwhile."""
+    low, high = ephemeral_range()
+    ports = json.loads((story.base / "stack" / PORTS_FILE).read_text())
+    assert ports["receiver"] == ports["localhub"] + 1
+    assert not any(low <= port <= high for port in ports.values())
+    assert recorded_port(story.base / "stack") == ports["localhub"]
+    for clone in ("ada", "ben"):
+        url = git(story.base / clone, "remote", "get-url", "origin").strip()
+        assert urlsplit(url).port == ports["localhub"]
 
 
 def test_step_1_each_agent_follows_the_private_memory_with_its_own_forge_token(story: Story) -> None:

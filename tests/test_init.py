@@ -18,7 +18,7 @@ from bot.config import DEFAULT_POLICY, Policy, parse_policy
 from bot.errors import MemrepoError
 from bot.memfs import create, document, validate
 from bot.templating import templates_root
-from tests.conftest import git
+from tests.conftest import PERSON_EMAIL, git
 from tests.conftest import run_cli as run
 
 TEMPLATE_CONFIG = templates_root() / "memory" / ".memrepo" / "config.yml"
@@ -109,6 +109,17 @@ def test_init_commit_by_the_agent_when_git_knows_nobody(
     assert git(root, "log", "-1", "--format=%an <%ae>").strip() == "Ada <a1@agents.memrepo>"
     # main regardless of init.defaultBranch.
     assert git(root, "symbolic-ref", "--short", "HEAD").strip() == "main"
+
+
+def test_init_commit_is_the_agents_whoever_git_names(created: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The person's git configuration (here Pat's, PERSON_NAME) names who runs init, not whose
+    memory it is: the first commit is the agent's, author and committer, and `memrepo log`
+    shows memory's history starting with the agent."""
+    who = git(created, "log", "-1", "--format=%an <%ae>|%cn <%ce>").strip()
+    assert who == "Ada <a1@agents.memrepo>|Ada <a1@agents.memrepo>"
+    assert PERSON_EMAIL not in git(created, "log", "--format=%ae %ce")
+    code, out, _ = run(capsys, "log", "--repo", str(created))
+    assert code == 0 and " agent " in out.splitlines()[-1] and "Ada" in out.splitlines()[-1]
 
 
 def test_init_in_an_existing_empty_folder_and_defaults(

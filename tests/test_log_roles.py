@@ -139,7 +139,7 @@ def test_merges_made_for_the_integrator_are_the_integrators(world: World, histor
     entries = log_json(capsys, world.memory.root)
     roles = {e["summary"]: e["role"] for e in entries}
     first = git(world.memory.root, "log", "--reverse", "--format=%s", "main").splitlines()[0]
-    expected = {**history, first: "human"}  # `memrepo init` commits as the person who runs it
+    expected = {**history, first: "agent"}  # `memrepo init` commits as the memory's agent
     assert roles == {summary: expected[summary] for summary in roles}
     assert set(roles) == set(expected)
     merger = next(e for e in entries if e["summary"].startswith("Merge pull request #1 "))

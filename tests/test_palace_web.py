@@ -4,6 +4,7 @@ forge; and `memrepo palace`'s refusals on the command line."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -15,6 +16,7 @@ from urllib.parse import quote
 import pytest
 from flask import Flask, Response
 
+from bot import messages
 from bot.forge.localhub.server import LocalhubServer
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.tool import MemoryTool
@@ -198,7 +200,7 @@ def test_the_log_grows_with_main_and_filters_by_path_and_writer(memory: MemoryRe
     assert after["rows"][0]["paths"] == ["reference/pat.md"]
     assert after["chart"]["total"] == after["total"]
     agent = palace.log(web.model.parse_log_filter({"writer": "agent"}))
-    assert [r["summary"] for r in agent["rows"]] == ["Note Likes tea."]
+    assert [r["summary"] for r in agent["rows"]] == ["Note Likes tea.", "Create memory repository"]  # init: the agent's
     human_file = palace.log(web.model.parse_log_filter({"path": "system/human"}))
     assert human_file["path"] == HUMAN
     assert [r["summary"] for r in human_file["rows"]] == ["Note Likes tea.", "Create memory repository"]
@@ -280,6 +282,38 @@ def test_pending_pull_requests_come_from_the_forge_and_a_forge_that_fails_is_sai
         assert failed.status_code == 200
         assert "the forge could not be asked for open pull requests" in failed.get_data(as_text=True)
         palace.close()
+    finally:
+        w.store.close()
+
+
+def test_a_forge_that_cannot_be_reached_is_said_to_in_a_whole_sentence(
+        localhub: LocalhubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """origin names a forge that is not running: the palace's pages say so in its own words,
+    whole, and what to do; the transport's error text (a ConnectionError, cut) is not shown."""
+    w = memory_on_localhub(localhub, tmp_path, monkeypatch, World)
+    try:
+        root = w.memory.root
+        git(root, "checkout", "-q", "-b", "topic")
+        (root / HUMAN).write_text((root / HUMAN).read_text() + "\n- Lives in Berlin.\n")
+        git(root, "commit", "-q", "-am", "Note Berlin")
+        git(root, "checkout", "-q", "main")
+        git(root, "merge", "-q", "--no-ff", "-m", "Merge pull request #1 from alice/topic", "topic")
+        with socket.socket() as sock:  # a port nothing listens on once closed
+            sock.bind(("127.0.0.1", 0))
+            closed = sock.getsockname()[1]
+        git(root, "remote", "set-url", "origin", f"http://x-access-token:{w.token}@127.0.0.1:{closed}/alice/memory.git")
+        app = web.create_app(root, transcripts=False, poll_ms=1000)
+        try:
+            said = messages.PALACE_FORGE_UNREACHABLE.format(repository=REPO)
+            page = html.unescape(get(app, "/").get_data(as_text=True))
+            assert said in page
+            line = (root / HUMAN).read_text().splitlines().index("- Lives in Berlin.") + 1
+            why = html.unescape(get(app, f"/why?path={HUMAN}&line={line}").get_data(as_text=True))
+            assert messages.HISTORY_FORGE_UNREACHABLE.format(repository=REPO) in why
+            for text in (page, why):
+                assert "ConnectionError" not in text and "HTTPConnectionPool" not in text
+        finally:
+            app.extensions["memrepo_palace"].close()
     finally:
         w.store.close()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,19 @@ def test_append_prints_the_id_and_search_finds_it(capsys: pytest.CaptureFixture[
     assert set(hits[0]) >= {"message_id", "conversation_id", "agent_id", "kind", "source", "captured_at", "text",
                             "snippet", "score"}
     assert hits[0]["stated_at"] == "2024-05-01T01:00:00.000000Z"
+
+
+def test_the_only_hit_has_a_positive_score(capsys: pytest.CaptureFixture[str], home: str) -> None:
+    """A word in every message (here the one message there is) still scores above 0: the
+    score says the message matched, it is not printed as 0.0000."""
+    append(capsys, home, "--agent", "ada", "--conversation", "c1", "--kind", "user",
+           "--text", "We move the ledger to Postgres 16")
+    code, out, err = run_cli(capsys, "search", "Postgres", "--home", home)
+    assert (code, err) == (0, "")
+    score = float(re.match(r"1\. score (\S+) ", out).group(1))
+    assert score > 0.1
+    _, out, _ = run_cli(capsys, "search", "Postgres", "--home", home, "--json")
+    assert json.loads(out)[0]["score"] == pytest.approx(score, abs=5e-5)
 
 
 def test_append_reads_text_from_stdin(capsys: pytest.CaptureFixture[str], home: str,

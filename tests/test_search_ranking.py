@@ -3,6 +3,7 @@ ranking sanity, filters, time ranges and snippets."""
 
 from __future__ import annotations
 
+import math
 import random
 import sqlite3
 from datetime import timedelta
@@ -13,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.errors import MemrepoError
-from bot.transcript import TranscriptStore, bm25, search
+from bot.transcript import TranscriptStore, bm25, documents, search
 from bot.transcript.tokenize import parse_query, tokenize
 from tests.conftest import StoreClock
 
@@ -79,8 +80,9 @@ def test_search_equals_scoring_every_message(store: TranscriptStore, seed: int,
         same(got, brute_force(store, "ada", query, k, lambda m, w=wanted: m.kind in w and m.conversation_id == "c1"))
 
 
-def test_python_bm25_equals_fts5_bm25(store: TranscriptStore) -> None:
-    """bm25.py is FTS5's bm25(): the same token streams in a plain FTS5 table score the same."""
+def test_python_bm25_with_fts5_idf_equals_fts5_bm25(store: TranscriptStore) -> None:
+    """bm25.py's term shares are FTS5's bm25() (k1, b, length normalisation, phrases): with
+    FTS5's idf, the same token streams in a plain FTS5 table score the same."""
     zipf_corpus(store, 7)
     index = store._index("ada")
     n, total = index.stats()
@@ -96,7 +98,7 @@ def test_python_bm25_equals_fts5_bm25(store: TranscriptStore) -> None:
         dfs = {u: plain.execute("SELECT count(*) FROM f WHERE f MATCH ?", (u.fts(),)).fetchone()[0] for u in units}
         for text, fts_score in rows:
             tokens = text.split()
-            mine = bm25.score([bm25.idf(n, dfs[u]) for u in units], [bm25.count(tokens, u.tokens) for u in units],
+            mine = bm25.score([bm25.fts5_idf(n, dfs[u]) for u in units], [bm25.count(tokens, u.tokens) for u in units],
                               len(tokens), total / n)
             assert mine == pytest.approx(-fts_score, rel=1e-12)
     known = index.dfs(["memory", "nope"])
@@ -116,6 +118,34 @@ def test_skyline_bound_is_the_best_share_any_message_gets(store: TranscriptStore
         best = max(bm25.term_score(idf, toks.count(term), length, total / n) for toks, length in rows)
         assert bm25.tight_bound(idf, points, total / n) == pytest.approx(best, rel=1e-12)
         assert best <= bm25.upper_bound(idf)
+
+
+@pytest.mark.parametrize(("n_rows", "n_hits"), [(1, 1), (2, 1), (2, 2), (10, 5), (10, 10), (1000, 999)])
+def test_idf_is_positive_even_for_a_term_in_every_message(n_rows: int, n_hits: int) -> None:
+    """Lucene's idf: a term in half the messages or more still counts (FTS5's idf is 0 or
+    negative there), and a rarer term always counts more."""
+    value = bm25.idf(n_rows, n_hits)
+    assert value == pytest.approx(math.log(1 + (n_rows - n_hits + 0.5) / (n_hits + 0.5)))
+    assert value > 1e-4
+    assert n_hits == 1 or bm25.idf(n_rows, n_hits - 1) > value
+
+
+def test_a_word_in_every_message_still_ranks_by_frequency_and_length(store: TranscriptStore) -> None:
+    """With FTS5's floored idf every message scored 1e-6 times something: a word in every
+    message ranks the ones it says most about first, with a score that says it matched."""
+    short = store.append("ada", "c1", "user", "ledger ledger")
+    long = store.append("ada", "c1", "user", "ledger and many other words about other things")
+    hits = store.search("ledger", agent="ada", k=5)
+    assert [h.message_id for h in hits] == [short.message_id, long.message_id]
+    assert hits[0].score > hits[1].score > 0.1
+
+
+def test_memory_files_a_word_in_every_file_scores_above_zero() -> None:
+    """Memory-file search scores with the same idf: a word every file holds ranks them by how
+    much each says about it, none scored 0."""
+    ranked = documents.ranked({"a.md": "ledger on postgres, among other notes", "b.md": "postgres"}, "postgres")
+    assert [path for path, _ in ranked] == ["b.md", "a.md"]
+    assert ranked[1][1] > 0.1
 
 
 def test_skyline_helpers() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import random
 import re
 import signal
 import socket
@@ -16,6 +17,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import github
 import pytest
@@ -26,6 +28,7 @@ from bot.forge.client import ForgeClient, NewPullRequest, TokenCredentials
 from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.serve.child import SERVICE_ENV, LocalStack
+from bot.serve.local import PORTS_FILE, choose_ports, ephemeral_range
 from tests.conftest import git, run_cli
 from tests.memory_forge import FAST, as_dreamer, dream_body
 from tests.processes import alive, command_line, descendants
@@ -152,6 +155,43 @@ def test_serve_local_keeps_its_tokens_across_restarts_and_stops_on_sigterm(tmp_p
         assert second.stop() == 0
     state = tmp_path / "data" / "serve.json"
     assert state.stat().st_mode & 0o077 == 0
+
+
+def test_serve_local_picks_ports_outside_the_ephemeral_range_and_starts_on_them_again_without_port(
+        tmp_path: Path) -> None:
+    """Free ports inside the range the kernel gives outgoing connections may be taken by one of
+    them before the next start (the receiver's, PORT+1, found "Address already in use"): the
+    stack picks a pair outside it, records it in its data, and a start without --port reuses it."""
+    low, high = ephemeral_range()
+    first = LocalStack(tmp_path / "data")
+    try:
+        api, receiver = first.api, first.receiver
+    finally:
+        assert first.stop() == 0
+    port = urlsplit(api).port
+    assert port is not None and urlsplit(receiver).port == port + 1
+    assert not low <= port <= high and not low <= port + 1 <= high
+    assert json.loads((tmp_path / "data" / PORTS_FILE).read_text()) == {"localhub": port, "receiver": port + 1}
+    second = LocalStack(tmp_path / "data", port=None)
+    try:
+        assert (second.api, second.receiver) == (api, receiver)
+    finally:
+        assert second.stop() == 0
+
+
+def test_choose_ports_keeps_out_of_the_given_ephemeral_range() -> None:
+    rng = random.Random(7)
+    for _ in range(50):
+        port = choose_ports("127.0.0.1", (20000, 60999), rng)
+        assert 10000 <= port < 19999 or 61000 <= port < 65535
+
+
+def test_serve_local_names_an_unreadable_ports_file_in_one_line(capsys: pytest.CaptureFixture[str],
+                                                                tmp_path: Path) -> None:
+    (tmp_path / PORTS_FILE).write_text("{not json")
+    code, _, err = run_cli(capsys, "serve", "--local", "--data", str(tmp_path))
+    assert code == 1 and len(err.strip().splitlines()) == 1 and str(tmp_path / PORTS_FILE) in err
+    assert "Traceback" not in err and not (tmp_path / "serve.json").exists()
 
 
 def test_serve_local_refuses_a_bad_port(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -69,7 +69,7 @@ def test_without_a_line_every_line_is_explained_once_per_commit(written: MemoryR
     report = why(written.root, "system/human", forge=False, transcripts=False)
     assert report["path"] == "system/human.md" and report["line"] is None and report["line_count"] == 6
     assert [o["lines"] for o in report["origins"]] == [[1, 2, 3], [4, 5], [6]]
-    assert [o["writer"] for o in report["origins"]] == ["human", "agent", "human"]
+    assert [o["writer"] for o in report["origins"]] == ["agent", "agent", "human"]  # init's lines: the agent's
     assert [entry["line"] for entry in report["lines"]] == [1, 2, 3, 4, 5, 6]
     text = render_why(report)
     assert "6 lines, written by 3 commits" in text and "Lines 4-5:" in text

@@ -250,3 +250,39 @@ def test_the_integrators_check_refuses(created: Path, row: Row) -> None:
     repo = MemoryRepo.open(created)
     problems = checks.check(repo, checks.between(repo, base, head), base)
     assert row.line in [str(problem)[2:] for problem in problems], problems
+
+
+# ------------------------------------------------------------------ the whole working tree
+
+def outside_notes(tmp_path: Path) -> Path:
+    """A folder outside memory whose file, were it read through a link, would be a problem of
+    its own (its frontmatter does not parse)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "notes.md").write_text("---\ndescription: [unclosed\n---\nsecret\n")
+    return outside
+
+
+def test_validate_of_the_whole_tree_reports_links_and_never_reads_through_them(
+        created: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    outside = outside_notes(tmp_path)
+    (created / "system" / "linked.md").symlink_to(outside / "notes.md")
+    (created / "ext").symlink_to(outside)
+    (created / "dangling.md").symlink_to(tmp_path / "nowhere.md")
+    code, out, _ = run(capsys, "validate", "--repo", str(created))
+    assert code == 1, out
+    assert problem_lines(out) == [f"{path} {say.PATH_IS_LINK}" for path in ("dangling.md", "ext", "system/linked.md")]
+    code, out, _ = run(capsys, "validate", "--repo", str(created), "--json")
+    found = json.loads(out)
+    assert found["valid"] is False and "secret" not in out and "unclosed" not in out
+
+
+@pytest.mark.parametrize("given", ["ext", "ext/", "ext/notes.md", "ext/nothing.md"])
+def test_a_path_given_at_or_under_a_linked_folder_is_that_link(created: Path, tmp_path: Path, given: str,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """`memrepo validate ext/notes.md` with ext a link to a folder elsewhere: the link is the
+    problem (it was "does not exist" before, as if the path were simply wrong)."""
+    (created / "ext").symlink_to(outside_notes(tmp_path))
+    code, out, err = run(capsys, "validate", "--repo", str(created), given)
+    assert (code, err) == (1, ""), err
+    assert problem_lines(out) == [f"ext {say.PATH_IS_LINK}"]

@@ -63,8 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the zero-config embedded stack: localhub, Redis, receiver and one worker")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
     p.add_argument("--port", type=int, default=None,
-                   help=f"port (default {DEFAULT_PORT}; with --local: localhub's, default {DEFAULT_LOCAL_PORT}, "
-                        f"the receiver on the next one; 0: any free ports)")
+                   help=messages.SERVE_PORT_HELP.format(default=DEFAULT_PORT, local_default=DEFAULT_LOCAL_PORT))
     p.add_argument("--workers", type=int, default=DEFAULT_WORKERS,
                    help=f"production: gunicorn worker processes (default {DEFAULT_WORKERS}; about one per core)")
     p.add_argument("--threads", type=int, default=DEFAULT_THREADS,
@@ -80,7 +79,12 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= port <= 65535 or (args.local and port == 65535):
         raise MemrepoError(messages.SERVE_BAD_PORT.format(port=port))
     if args.local:
-        return run_local(args.host, port, (args.data or default_data_dir()).expanduser())
+        data = (args.data or default_data_dir()).expanduser()
+        if args.port is None:  # the ports of the last start, so clones naming localhub's port still reach it
+            from bot.serve.local import recorded_port
+
+            port = recorded_port(data) or DEFAULT_LOCAL_PORT
+        return run_local(args.host, port, data)
     return run_production(args.host, port, args.workers, args.threads)
 
 

@@ -75,6 +75,13 @@ class UncertainWrite(Unavailable):
     """A write's answer was lost (5xx, timeout); it may have been applied, so it was not sent again."""
 
 
+def unreachable(exc: BaseException) -> bool:
+    """Whether `exc` says the forge never answered (no connection, or no answer in time) rather
+    than answering with an error: the person then needs to start or reach the forge, and the
+    transport's own error text says nothing more useful to them."""
+    return isinstance(exc, Unavailable) and not isinstance(exc, UncertainWrite) and exc.status is None
+
+
 class BadAnswer(ForgeError):
     """GitHub answered success with a body that is not the documented shape."""
 

@@ -54,9 +54,13 @@ def worktree(repo: MemoryRepo, only: Iterable[str] = ()) -> Changes:
     at HEAD."""
     on_disk, data = _on_disk(repo)
     at_head = _kinds(repo.entries("HEAD"))
-    wanted = [p.strip("/") for p in only]
+    links = {path for path, (mode, _) in on_disk.items() if mode == paths.LINK_MODE}
+    # A path at or under a symbolic link is that link: it is reported, never read through.
+    wanted = [next((link for link in links if _within(p, [link])), p) for p in (p.strip("/") for p in only)]
     for path in wanted:
-        if not (repo.root / path).is_dir() and not any(_within(p, [path]) for p in (*on_disk, *at_head)):
+        folder = repo.root / path
+        if not (folder.is_dir() and not folder.is_symlink()) and \
+                not any(_within(p, [path]) for p in (*on_disk, *at_head)):
             raise MemrepoError(messages.VALIDATE_NO_SUCH_PATH.format(path=path))
     changes = Changes()
     for path in sorted(p for p in on_disk.keys() | at_head.keys() if not wanted or _within(p, wanted)):

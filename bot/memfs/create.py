@@ -21,7 +21,6 @@ from bot.memfs import constraints
 from bot.memfs import format_messages as say
 from bot.memfs.layout import LAYOUTS, V1, V2
 from bot.memfs.repo import MAIN, MemoryRepo
-from bot.memfs.sync.gitcmd import run_git
 from bot.memfs.tool import AGENT_ID_KEY, AGENT_NAME_KEY
 from bot.templating import render, templates_root
 
@@ -66,19 +65,6 @@ def install_hook(repo: MemoryRepo) -> Path:
     return hook
 
 
-def _author(root: Path, agent_id: str, agent_name: str) -> identity.Identity:
-    """The person running init when git knows them; otherwise the agent it is made for.
-    Asked of git itself so that its whole configuration (and GIT_CONFIG_*) counts."""
-    def get(key: str) -> str:
-        done = run_git(root, "config", "--get", key)
-        return done.out.strip() if done.ok else ""
-
-    name, email = get("user.name"), get("user.email")
-    if name and email:
-        return identity.Identity(name, email)
-    return identity.agent(agent_id, agent_name)
-
-
 def init_repository(
     directory: str | os.PathLike[str], agent_id: str = "agent", agent_name: str | None = None,
     layout: str = V1,
@@ -100,7 +86,10 @@ def init_repository(
             target.write_bytes(data)
             index.add(rel)
         index.write()
-        author = _author(root, agent_id, agent_name)
+        # The agent's own identity, whoever runs init: memory's history starts with the agent it
+        # is made for (`memrepo log` and `why` say so), and no personal address from this
+        # machine's git configuration goes into a repository meant to be shared on a forge.
+        author = identity.agent(agent_id, agent_name)
         signature = pygit2.Signature(author.name, author.email)
         git.create_commit("HEAD", signature, signature, messages.INIT_COMMIT,
                           index.write_tree(), [])

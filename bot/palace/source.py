@@ -26,6 +26,7 @@ import pygit2
 from bot import messages
 from bot.config import DEFAULT_POLICY, Limits
 from bot.errors import MemrepoError
+from bot.forge.errors import unreachable
 from bot.identity import writer
 from bot.memfs import sync, validate
 from bot.memfs.checks import memory_layout
@@ -180,7 +181,9 @@ class Forge:
                         {"reviewer": r.author, "state": r.state, "submitted_at": r.submitted_at}
                         for r in client.list_reviews(pr.number)]
         except MemrepoError as exc:
-            out["error"] = messages.PALACE_FORGE_FAILED.format(problem=exc)
+            repository = out.get("repository") or self.repo.root.name
+            out["error"] = (messages.PALACE_FORGE_UNREACHABLE.format(repository=repository) if unreachable(exc)
+                            else messages.PALACE_FORGE_FAILED.format(problem=exc))
         return out
 
     def close(self) -> None:

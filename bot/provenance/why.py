@@ -24,6 +24,7 @@ import pygit2
 from bot import messages
 from bot.dream.provenance import ProvenanceError, parse_provenance
 from bot.errors import MemrepoError
+from bot.forge.errors import unreachable
 from bot.memfs import timeline
 from bot.memfs.blame import blame
 from bot.memfs.history import REPORT_VERSION, file_path, main_landings, main_ref, main_timeline, ref_name
@@ -166,6 +167,8 @@ def _pull_request(sources: Sources, sha: str, landed: dict[str, Any]) -> tuple[d
             return fallback, None
         reviews = client.list_reviews(chosen.number)
     except MemrepoError as exc:
+        if unreachable(exc):
+            return fallback, messages.HISTORY_FORGE_UNREACHABLE.format(repository=getattr(client, "repository", "?"))
         return fallback, messages.HISTORY_FORGE_FAILED.format(problem=exc)
     data = evidence.pull_request_from_forge(chosen, reviews)
     data["body"] = chosen.body

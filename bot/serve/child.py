@@ -23,13 +23,15 @@ _SETTING = re.compile(r"^\s+([a-zA-Z ()]+):\s+(\S+)")
 
 
 class LocalStack:
-    """`memrepo serve --local --port 0 --data DIR`; its output is read on a thread into `output`."""
+    """`memrepo serve --local --port PORT --data DIR` (PORT 0: free ports; None: no --port, the
+    ports DIR recorded); its output is read on a thread into `output`."""
 
-    def __init__(self, data: Path, start_timeout: float = START_TIMEOUT) -> None:
+    def __init__(self, data: Path, start_timeout: float = START_TIMEOUT, port: int | None = 0) -> None:
         env = {k: v for k, v in os.environ.items() if k not in SERVICE_ENV}
         self.data = data
+        ports = [] if port is None else ["--port", str(port)]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "serve", "--local", "--port", "0", "--data", str(data)],
+            [sys.executable, "-m", "bot.cli", "serve", "--local", *ports, "--data", str(data)],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.output: list[str] = []

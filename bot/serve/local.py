@@ -13,6 +13,13 @@
   (MEMREPO_AGENT_TOKEN; agents follow with their own localhub tokens) and a webhook secret
   generated once and kept in `<data>/serve.json` (so both survive a restart).
 
+Ports: localhub on PORT and the receiver on PORT+1. Asked for any free ports (PORT 0), the stack
+picks a free pair outside the range the kernel hands out for outgoing connections (Linux:
+/proc/sys/net/ipv4/ip_local_port_range), so the same pair is still likely free when the stack
+starts again later, and not taken meanwhile by some program's outgoing connection. The ports in
+use are kept in `<data>/ports.json`: `memrepo serve --local --data DIR` without `--port` starts on
+them again, so clones whose `origin` names localhub's port keep working.
+
 Webhooks: every localhub repository gets a hook to the receiver the first time anything happens
 in it (a push, a pull request, ...). The installer listens on localhub's event bus *before* the
 webhook deliverer, so the event that triggered the installation is delivered through the new
@@ -34,6 +41,7 @@ import importlib.util
 import json
 import logging
 import os
+import random
 import secrets
 import signal
 import socket
@@ -56,6 +64,11 @@ BOT_LOGIN = "memrepo-bot"
 WEBHOOK_PATH = "/webhooks/github"
 HOOK_EVENTS = ("push", "pull_request", "pull_request_review", "issue_comment", "status")
 STATE_FILE = "serve.json"
+PORTS_FILE = "ports.json"
+EPHEMERAL_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+EPHEMERAL_FALLBACK = (32768, 65535)  # Linux's default start to IANA's end: neither OS hands out below it
+LOWEST_PORT = 10000  # below: ports that well-known services tend to listen on
+PICK_ATTEMPTS = 200
 REDIS_START_TIMEOUT = 15.0
 STOP_TIMEOUT = 15.0
 RECONCILE_SECONDS = 30.0
@@ -79,6 +92,63 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
+
+
+def ephemeral_range(path: Path = EPHEMERAL_RANGE_FILE) -> tuple[int, int]:
+    """The first and last port the kernel gives outgoing connections (EPHEMERAL_FALLBACK when it
+    does not say): a server port in it may be taken by any connection made meanwhile."""
+    try:
+        low, high = (int(word) for word in path.read_text().split())
+    except (OSError, ValueError):
+        return EPHEMERAL_FALLBACK
+    return (low, high) if 0 < low <= high <= 65535 else EPHEMERAL_FALLBACK
+
+
+def _free(host: str, port: int) -> bool:
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def choose_ports(host: str = "127.0.0.1", ephemeral: tuple[int, int] | None = None,
+                 rng: random.Random | None = None) -> int:
+    """A port P such that P and P+1 (localhub's and the receiver's) are free now and both outside
+    the ephemeral range, so they are still likely free when the stack starts again."""
+    low, high = ephemeral or ephemeral_range()
+    candidates = [r for r in (range(LOWEST_PORT, low - 1), range(high + 1, 65535)) if len(r) > 0]
+    if not candidates:  # the kernel hands out (nearly) every port: any free pair will do
+        candidates = [range(1024, 65535)]
+    pick = rng or random.SystemRandom()
+    for _ in range(PICK_ATTEMPTS):
+        span = pick.choices(candidates, weights=[len(r) for r in candidates])[0]
+        port = pick.choice(span)
+        if _free(host, port) and _free(host, port + 1):
+            return port
+    raise MemrepoError(messages.SERVE_LOCAL_NO_PORTS.format(host=host, attempts=PICK_ATTEMPTS))
+
+
+def recorded_port(data: Path) -> int | None:
+    """localhub's port recorded in `data` by an earlier start (None: none recorded)."""
+    path = data / PORTS_FILE
+    try:
+        ports = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise MemrepoError(messages.SERVE_LOCAL_BAD_PORTS.format(path=path, problem=exc)) from None
+    port = ports.get("localhub") if isinstance(ports, dict) else None
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65535:
+        raise MemrepoError(messages.SERVE_LOCAL_BAD_PORTS.format(path=path, problem="no localhub port in it"))
+    return port
+
+
+def record_ports(data: Path, localhub: int, receiver: int) -> None:
+    """Keep the ports in use in `data`, for the next start without --port."""
+    (data / PORTS_FILE).write_text(json.dumps({"localhub": localhub, "receiver": receiver}) + "\n")
 
 
 def load_state(path: Path) -> dict[str, str]:
@@ -289,7 +359,9 @@ class LocalStack:
         self.redis = RedisProcess(self.data / "redis")
         self.redis.start()
 
-        receiver_port = 0 if self.port == 0 else self.port + 1
+        if self.port == 0:
+            self.port = choose_ports(self.host)
+        receiver_port = self.port + 1
         try:
             self.localhub = LocalhubServer(self.data / "localhub", self.host, self.port).start()
         except (OSError, SystemExit) as exc:
@@ -308,6 +380,7 @@ class LocalStack:
             self.receiver = ReceiverServer(receiver, self.host, receiver_port).start()
         except MemrepoError as exc:
             raise MemrepoError(messages.SERVE_LOCAL_CANNOT_START.format(problem=exc)) from None
+        record_ports(self.data, self.port, receiver_port)
         HookInstaller(self.localhub, self.bot_token, self.receiver_url + WEBHOOK_PATH, self.webhook_secret).install()
         self._start_worker()
         return self

@@ -1,14 +1,18 @@
-"""BM25 exactly as SQLite FTS5's bm25() computes it, in pure Python.
+"""BM25 with SQLite FTS5's constants and length normalisation and Lucene's idf, in pure Python.
 
 FTS5 (ext/fts5/fts5_aux.c, documented in https://sqlite.org/fts5.html section 5.1.1) uses
-k1 = 1.2 and b = 0.75, fixed; idf = ln((N - n + 0.5) / (n + 0.5)), raised to 1e-6 when it is
-not positive (a term in half the messages or more); avgdl = all tokens / all rows; a
-phrase counts as one term (n = rows containing the phrase, tf = its occurrences). Scores
-here are the positive sum; FTS5 returns it negated.
+k1 = 1.2 and b = 0.75, fixed; avgdl = all tokens / all rows; a phrase counts as one term
+(n = rows containing the phrase, tf = its occurrences). term_score is FTS5's share of one term
+exactly (a test checks it against bm25() with fts5_idf).
 
-The search uses FTS5's bm25() where SQLite evaluates a query and these functions for the
-bounds that let it skip messages and for terms it adds itself; a test checks that the two
-agree. The benchmark's full scan uses them over every message.
+The idf is Lucene's (and most BM25 packages'), ln(1 + (N - n + 0.5) / (n + 0.5)): positive for
+every term, largest for the rarest, and still above 0 for a term in every row. FTS5's own,
+ln((N - n + 0.5) / (n + 0.5)), is 0 or negative for a term in half the rows or more and FTS5
+raises it to 1e-6 there: the only hit of a search among few messages scored 0.0000, and every
+common word weighed the same. Scores are the positive sum.
+
+The search computes scores with these functions and uses FTS5 only as posting lists; the
+benchmark's full scan uses them over every message.
 """
 
 from __future__ import annotations
@@ -18,12 +22,23 @@ from collections.abc import Sequence
 
 K1 = 1.2
 B = 0.75
-IDF_FLOOR = 1e-6
+COMMON_IDF = math.log(2.0)  # the idf of a term in half the rows; a term in more has less
+FTS5_IDF_FLOOR = 1e-6
 
 
 def idf(n_rows: int, n_hits: int) -> float:
+    """Lucene's idf: how much a term in `n_hits` of `n_rows` rows tells rows apart, always
+    positive (0 only for an empty index), so every hit's score says something."""
+    if n_rows <= 0:
+        return 0.0
+    return math.log(1.0 + (n_rows - n_hits + 0.5) / (n_hits + 0.5))
+
+
+def fts5_idf(n_rows: int, n_hits: int) -> float:
+    """FTS5's idf, floored at 1e-6 for a term in half the rows or more: kept to check
+    term_score against FTS5's bm25() and for the benchmark's FTS5 variant."""
     value = math.log((n_rows - n_hits + 0.5) / (n_hits + 0.5)) if n_rows > 0 else 0.0
-    return value if value > 0.0 else IDF_FLOOR
+    return value if value > 0.0 else FTS5_IDF_FLOOR
 
 
 def term_score(idf_value: float, tf: float, length: float, avgdl: float) -> float:

@@ -1,7 +1,7 @@
 """Exact BM25 top-k over one agent's index, scoring as few messages as possible.
 
 The query is an OR of units (tokens, or quoted phrases). Scores are computed here, in
-Python, with the formula of bm25.py (FTS5's bm25(), k1 = 1.2, b = 0.75); FTS5 serves only as
+Python, with the formula of bm25.py (FTS5's k1 = 1.2, b = 0.75, Lucene's idf); FTS5 serves only as
 posting lists: which messages contain a token, intersections and differences of those sets
 in C. N, avgdl and document frequencies come from the index's own tables, message lengths
 from an in-memory array, and term frequencies are 1 except for the few messages the `rep`
@@ -178,11 +178,11 @@ def _maxscore(query: _Query, live: Sequence[Unit], k: int, where: str, params: S
               lengths: Sequence[int], defer: bool) -> tuple[dict[int, float], float] | None:
     """Scores of the messages that may be among the k best, and the score they must reach.
 
-    With `defer`, units in half the messages or more (FTS5's floor idf, a share of at most
-    2.2e-6) are left out of the rounds and added at the end to the messages that could
+    With `defer`, units in half the messages or more (idf at most ln 2, a share of at most
+    1.53) are left out of the rounds and added at the end to the messages that could
     change places for them; None if those units would have to be read whole after all."""
     index = query.index
-    deferred = [u for u in live if defer and query.idf[u] <= bm25.IDF_FLOOR]
+    deferred = [u for u in live if defer and query.idf[u] <= bm25.COMMON_IDF]
     order = sorted((u for u in live if u not in deferred), key=lambda u: (-query.bound[u], u.tokens))
     if not order:
         return None

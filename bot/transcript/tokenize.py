@@ -24,8 +24,8 @@ Tokens never contain ASCII punctuation or spaces, so FTS5's `ascii` tokenizer ke
 whole and its counts (document length, term frequency) equal this module's exactly.
 
 Queries (not the index) leave out English function words ("what", "did", "the", ...):
-in a question they carry no topic, yet unless a word is in half the messages or more its
-idf is real and it pulls up messages that merely share it. A query made only of such words
+in a question they carry no topic, yet their idf is real (lower, the more messages hold
+them) and it pulls up messages that merely share them. A query made only of such words
 keeps them, so "how is it" still searches; quoted phrases keep every word.
 """
 
