@@ -39,11 +39,10 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 
 from bot import messages
-from bot.bounded_json import TooDeepError, loads_bounded
 from bot.contracts import check_id
 from bot.errors import MemrepoError
-from bot.transcript.incremental import Reading, Said
-from bot.transcript.model import build, canonical_time, check_source
+from bot.transcript.incremental import Reading, Said, read_lines
+from bot.transcript.model import Message, build, canonical_time, check_source
 
 CONVERSATION_TYPES = ("user", "assistant", "system")
 SIDECHAIN_MARK = "[subagent] "
@@ -174,37 +173,14 @@ def read_session(agent_id: str, conversation_id: str, lines: Sequence[bytes], im
     before) give nothing but the names of the tools they called (read only when they hold one,
     so a long session costs little); lines from `start` on give messages, skipped rows and
     problems (one per bad line). `sidechain`: the lines are a subagent's file."""
-    reading = Reading()
     tools: dict[str, str] = {}
-    offset = 0
-    for number, raw in enumerate(lines, 1):
-        new, offset = offset >= start, offset + len(raw)
-        if not raw.strip() or (not new and TOOL_USE not in raw):
-            continue
-        try:
-            row = read_row(_json(raw), tools, sidechain)
-        except MemrepoError as exc:
-            if new:
-                reading.problems.append(messages.IMPORT_ROW_BAD.format(line=number, problem=exc))
-            continue
-        if not new:
-            continue
+
+    def messages_of(value: object) -> list[Message] | str:
+        row = read_row(value, tools, sidechain)
         if isinstance(row, str):
-            reading.skipped[row] += 1
-        else:
-            reading.messages.extend(
-                build(agent_id, conversation_id, s.kind, s.text, source=s.source, captured_at=row.captured_at,
+            return row
+        return [build(agent_id, conversation_id, s.kind, s.text, source=s.source, captured_at=row.captured_at,
                       message_id=row.uuid if n == 1 else f"{row.uuid}.{n}", imported_at=imported_at)
-                for n, s in enumerate(row.said, 1))
-    return reading
+                for n, s in enumerate(row.said, 1)]
 
-
-def _json(raw: bytes) -> object:
-    try:
-        return loads_bounded(raw.decode("utf-8"), what="the row")
-    except UnicodeDecodeError:
-        raise MemrepoError(messages.IMPORT_ROW_NOT_UTF8) from None
-    except TooDeepError:
-        raise
-    except ValueError as exc:
-        raise MemrepoError(messages.IMPORT_ROW_NOT_JSON.format(error=exc)) from None
+    return read_lines(lines, start, messages_of, lambda raw: TOOL_USE in raw)

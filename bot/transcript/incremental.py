@@ -15,10 +15,12 @@ import hashlib
 import json
 import os
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot import messages
+from bot.bounded_json import TooDeepError, loads_bounded
 from bot.errors import MemrepoError
 from bot.transcript.model import Message
 
@@ -111,3 +113,43 @@ def save_cursor(path: Path, cursor: Cursor) -> None:
     part = path.with_name(path.name + ".part")
     part.write_text(json.dumps({"size": cursor.size, "sha256": cursor.sha256}) + "\n", encoding="utf-8")
     os.replace(part, path)
+
+
+def read_lines(lines: Sequence[bytes], start: int, messages_of: Callable[[object], list[Message] | str],
+               needed: Callable[[bytes], bool] = lambda raw: True) -> Reading:
+    """The messages of a transcript's complete lines from byte `start` on (the part not
+    imported yet), with the rows skipped by why and a problem per bad line. `messages_of`
+    turns one parsed row into messages, or says why it is skipped; it sees the lines before
+    `start` too when `needed` says so (an importer that numbers ids from the first line, or
+    names a tool's result after the call an earlier line made), and what they give is dropped."""
+    reading = Reading()
+    offset = 0
+    for number, raw in enumerate(lines, 1):
+        new, offset = offset >= start, offset + len(raw)
+        if not raw.strip() or (not new and not needed(raw)):
+            continue
+        try:
+            made = messages_of(row_json(raw))
+        except MemrepoError as exc:
+            if new:
+                reading.problems.append(messages.IMPORT_ROW_BAD.format(line=number, problem=exc))
+            continue
+        if not new:
+            continue
+        if isinstance(made, str):
+            reading.skipped[made] += 1
+        else:
+            reading.messages.extend(made)
+    return reading
+
+
+def row_json(raw: bytes) -> object:
+    """One line as JSON; MemrepoError saying why it is not."""
+    try:
+        return loads_bounded(raw.decode("utf-8"), what="the row")
+    except UnicodeDecodeError:
+        raise MemrepoError(messages.IMPORT_ROW_NOT_UTF8) from None
+    except TooDeepError:
+        raise
+    except ValueError as exc:
+        raise MemrepoError(messages.IMPORT_ROW_NOT_JSON.format(error=exc)) from None

@@ -46,10 +46,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from bot import messages
-from bot.bounded_json import TooDeepError, loads_bounded
 from bot.contracts import ID_LIMITS, ID_PATTERN
 from bot.errors import MemrepoError
-from bot.transcript.incremental import Reading, Said
+from bot.transcript.incremental import Reading, Said, read_lines
 from bot.transcript.model import Message, build, canonical_time, check_source
 
 TRANSCRIPT = "transcript.jsonl"
@@ -174,26 +173,8 @@ def read_conversation(agent_id: str, conversation_id: str, lines: Sequence[bytes
     """The memrepo messages of a conversation's complete lines. Every line is read, since ids
     are numbered from the first; only lines from byte `start` on (the part not imported yet)
     give messages, skipped rows and problems."""
-    reading = Reading()
     ids = _Ids()
-    offset = 0
-    for number, raw in enumerate(lines, 1):
-        new, offset = offset >= start, offset + len(raw)
-        if not raw.strip():
-            continue
-        try:
-            made = _row_messages(agent_id, conversation_id, _json(raw), ids, imported_at)
-        except MemrepoError as exc:
-            if new:
-                reading.problems.append(messages.IMPORT_ROW_BAD.format(line=number, problem=exc))
-            continue
-        if not new:
-            continue
-        if isinstance(made, str):
-            reading.skipped[made] += 1
-        else:
-            reading.messages.extend(made)
-    return reading
+    return read_lines(lines, start, lambda row: _row_messages(agent_id, conversation_id, row, ids, imported_at))
 
 
 @dataclass
@@ -226,14 +207,3 @@ def _row_messages(agent_id: str, conversation_id: str, value: object, ids: _Ids,
     return [build(agent_id, conversation_id, said.kind, said.text, source=said.source,
                   captured_at=row.captured_at, message_id=ids.give(row.record), imported_at=imported_at)
             for said in row.said]
-
-
-def _json(raw: bytes) -> object:
-    try:
-        return loads_bounded(raw.decode("utf-8"), what="the row")
-    except UnicodeDecodeError:
-        raise MemrepoError(messages.IMPORT_ROW_NOT_UTF8) from None
-    except TooDeepError:
-        raise
-    except ValueError as exc:
-        raise MemrepoError(messages.IMPORT_ROW_NOT_JSON.format(error=exc)) from None

@@ -25,7 +25,7 @@ from bot.memfs.sync.push import (
 )
 from bot.memfs.sync.redaction import check_url, redact
 from bot.memfs.sync.replay import contains, count_commits, set_aside
-from bot.memfs.sync.transport import BRANCH, REMOTE, TRACKING_REF, fetch, remote_heads, remote_url
+from bot.memfs.sync.transport import BRANCH, REMOTE, TRACKING_REF, fetch, heads_listed, remote_heads, remote_url
 
 
 @contextmanager
@@ -90,8 +90,7 @@ def bring_together(repo: MemoryRepo, shown: str) -> tuple[str, bool]:
         set_upstream(repo)
         return messages.REMOTE_SET_PUSHED.format(url=shown, count=count_commits(repo, local)), True
     if BRANCH not in heads:
-        listed = ", ".join(heads[:5]) + (" ..." if len(heads) > 5 else "")
-        raise MemrepoError(messages.REMOTE_SET_NO_MAIN.format(url=shown, branches=listed))
+        raise MemrepoError(messages.REMOTE_SET_NO_MAIN.format(url=shown, branches=heads_listed(heads)))
     remote, problem = fetch(repo)
     if remote is None:
         raise MemrepoError(messages.REMOTE_SET_UNREACHABLE.format(url=shown, problem=problem or f"{BRANCH} vanished"))

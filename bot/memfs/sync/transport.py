@@ -185,3 +185,8 @@ def remote_heads(repo: MemoryRepo) -> tuple[list[str] | None, str | None]:
         return None, git_problem(done.err or done.out)
     names = [line.split("\t", 1)[1] for line in done.out.splitlines() if "\t" in line]
     return [n.removeprefix("refs/heads/") for n in names], None
+
+
+def heads_listed(heads: list[str], shown: int = 5) -> str:
+    """A remote's branches for a message: the first few, and `...` when there are more."""
+    return ", ".join(heads[:shown]) + (" ..." if len(heads) > shown else "")
