@@ -49,6 +49,8 @@ def said(value: object, tools: dict | None = None) -> list[tuple[str, str, str]]
          origin={"kind": "task-notification", "producer": "session-task"}),
      [("tool_result", "tool:task-notification", "<task-notification>found it</task-notification>")]),
     (row("user", "u1", "typed", origin={"kind": "user"}), [("user", "user", "typed")]),
+    (row("user", "u1", "<local-command-stdout>Compacted</local-command-stdout>"),
+     [("tool_result", "tool:local-command", "<local-command-stdout>Compacted</local-command-stdout>")]),
     ({"type": "attachment", "uuid": "x", "attachment": {"type": "hook_success"}}, OWN),
     ({"type": "last-prompt", "lastPrompt": "hi", "sessionId": SESSION}, OWN),
     ({"type": "system", "subtype": "compact_boundary", "uuid": "b", "content": "Conversation compacted"}, OWN),

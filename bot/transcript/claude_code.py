@@ -17,6 +17,8 @@ and `isSidechain`; the rest (`attachment`, `queue-operation`, `last-prompt`, API
     user with isMeta (Claude Code's own)    -> skipped
     user with an `origin` (Claude Code put   -> tool_result from `tool:<origin kind>`: a task
       it there, not the user)                  notification carries a subagent's output
+    user, a command's output                -> tool_result from `tool:local-command`
+      (<local-command-stdout>, <bash-stdout>)
     user with isCompactSummary              -> compaction (source agent): the summary
     assistant, text / thinking / tool_use   -> assistant / reasoning / tool_call
                                                `<name>(<input as JSON>)` (source agent)
@@ -50,6 +52,10 @@ OWN = "own"  # a row of Claude Code's own (not the conversation): skipped, count
 META = "meta"  # a user row Claude Code wrote itself (isMeta): skipped, counted
 EMPTY = "empty"
 TOOL_USE = b'"tool_use"'
+# What Claude Code writes in the user's turn as a command's output (a slash command's, `!`'s):
+# output, not the user's words.
+LOCAL_OUTPUT = ("<local-command-stdout>", "<local-command-stderr>", "<bash-stdout>", "<bash-stderr>")
+LOCAL_SOURCE = "tool:local-command"
 
 
 @dataclass(frozen=True)
@@ -136,6 +142,8 @@ def _user(content: object, tools: Mapping[str, str], sidechain: bool, summary: b
                 said.append(Said("compaction", "agent", block["text"]))
             elif relayed is not None:
                 said.append(Said("tool_result", relayed, block["text"]))
+            elif block["text"].lstrip().startswith(LOCAL_OUTPUT):
+                said.append(Said("tool_result", LOCAL_SOURCE, block["text"]))
             else:
                 said.append(Said("user", "agent" if sidechain else "user", block["text"]))
         elif kind == "tool_result":

@@ -166,3 +166,18 @@ def test_claude_codes_auto_memory_in_the_memory_is_committed_with_the_session(cl
     assert "Drinks green tea." in committed and "description: What the user drinks" in committed
     trailers = dict(parse_trailers(git(memory.root, "log", "-1", "--format=%B")))
     assert trailers["Conversation-ID"] == result["session_id"] and trailers["Transcript-Range"]
+
+
+def test_a_compacted_session_is_a_compaction_in_the_transcript_and_its_output_not_the_users(
+        claude: Path, memory: MemoryRepo, tmp_path: Path) -> None:
+    project, home = installed(memory.root, tmp_path)
+    memrepo_home = tmp_path / "memrepo-home"
+    with Endpoint(["Noted.", "<summary>The user drinks green tea.</summary>"]) as endpoint:
+        env = {**claude_env(home, endpoint), "MEMREPO_HOME": str(memrepo_home)}
+        session = ask(claude, project, env, "I drink green tea.")["session_id"]
+        ask(claude, project, env, "/compact", resume=session)  # SessionEnd imports what it wrote
+    rows = TranscriptStore(memrepo_home).read("a1", session)
+    (summary,) = [row for row in rows if row.kind == "compaction"]
+    assert "The user drinks green tea." in summary.text
+    said = [row.text for row in rows if (row.kind, row.source) == ("user", "user")]
+    assert said[0] == "I drink green tea." and not any("local-command-stdout" in text for text in said)
