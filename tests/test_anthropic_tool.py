@@ -173,7 +173,8 @@ def test_a_conversation_views_creates_edits_and_a_protected_edit_is_refused_with
     assert b"Ada the Brief" not in (session.repo.read("system/persona.md") or b"")
 
     mine = [line for line in agent_commits(session.repo) if line.startswith("Ada <a1@agents.memrepo>")]
-    assert [line.split("|")[1] for line in mine] == ["Edit system/human.md", "Create reference/coffee.md"]
+    assert [line.split("|")[1] for line in mine] == ["Edit system/human.md", "Create reference/coffee.md",
+                                                     "Create memory repository"]  # init's is the agent's too
 
 
 def test_with_a_forge_the_protected_edit_becomes_a_pull_request(world: World) -> None:  # noqa: F811
