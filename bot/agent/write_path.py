@@ -1,7 +1,9 @@
-"""The one way an agent's memory tool call becomes a write: parse it once, preview it (every
-check, nothing written), route it (`routing.route_edit`: straight to `main`, or a pull request
-for protected paths, large edits and untrusted content), then commit it with its provenance or
-open the pull request. Where there is no forge, an edit that needs a pull request is refused
+"""The one way an agent's memory tool call becomes a write, read forward: parse it once, plan
+it (`MemoryTool.plan`: every check, nothing written), route the plan (`routing.route_edit`:
+straight to `main`, or a pull request for protected paths, large edits and untrusted content),
+then commit that plan with its provenance (`MemoryTool.commit`) or open the pull request. The
+commits a push set aside come back with the commit's result, and are proposed here as pull
+requests where the memory has a forge. Where there is no forge, an edit that needs a pull request is refused
 with a message that says how to connect one: it is never committed around the policy.
 
 `AgentSession` (and through it MCP and the slash commands) and `memrepo tool` all write through
@@ -15,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from bot import messages
 from bot.agent.routing import EditFacts, Route, changed_lines, route_edit
-from bot.agent.tool import EditResult, SessionTool
+from bot.agent.tool import EditResult
 from bot.contracts import TRANSCRIPT_RANGE
 from bot.errors import MemrepoError
 from bot.memfs import layout
 from bot.memfs.calls import SEARCH_COMMANDS, Call, named_command, parse_call
 from bot.memfs.checks import memory_layout
 from bot.memfs.repo import MemoryRepo
+from bot.memfs.tool import Committed, MemoryTool
 
 if TYPE_CHECKING:
     import logging
@@ -45,13 +48,13 @@ class WritePath:
                  env: Mapping[str, str] | None = None, forge_retry: RetryPolicy | None = None,
                  connect_hint: str = messages.AGENT_CONNECT_HINT) -> None:
         self.repo = repo
-        self.tool = SessionTool(repo, agent_id, agent_name)  # the repository's agent when none is named
+        # The repository's agent when none is named; push False: direct commits stay local until a
+        # sync (pull requests still push).
+        self.tool = MemoryTool(repo, agent_id, agent_name, push=push)
         self.agent_id, self.agent_name = self.tool.agent_id, self.tool.agent_name
-        self.tool.push = push  # False: direct commits stay local until a sync (pull requests still push)
         self.env = os.environ if env is None else env
         self.forge_retry = forge_retry
         self.connect_hint = connect_hint  # how the person at this entry point connects a remote
-        self.tool.on_set_aside = self._set_aside
         self._told: set[str] = set()  # set-aside refs already reported or proposed
         self.transcripts: Any = None  # a TranscriptStore: pull requests quote the turn's messages from it
 
@@ -63,22 +66,30 @@ class WritePath:
         try:
             call = parse_call(raw)
         except MemrepoError as exc:
-            return self.tool.refusal(named_command(raw), exc)
+            return self.refusal(named_command(raw), exc)
         if call.command in SEARCH_COMMANDS:
             return self._search(call)
-        try:
-            preview = self.tool.preview(call)
-            policy = self.repo.policy(preview.head)
-        except MemrepoError as exc:
-            return self.tool.refusal(call, exc)
         if not call.writes:
             return EditResult.of(self.tool.apply(call), "view")
-        empties_core = leaves_core_empty(self.repo, preview.head, preview.changes)
-        facts = EditFacts(preview.paths, changed_lines(preview.changes), external, empties_core)
+        try:
+            plan = self.tool.plan(call)
+            policy = self.repo.policy(plan.head)
+        except MemrepoError as exc:
+            return self.refusal(call.command, exc)
+        empties_core = leaves_core_empty(self.repo, plan.head, plan.changes)
+        facts = EditFacts(plan.paths, changed_lines(plan.changes), external, empties_core)
         route = route_edit(facts, policy)
-        if route.direct:
-            return self._with_earlier_set_aside(EditResult.of(self.tool.apply(call, trailers=trailers), "direct"))
-        return self._propose(call, route, conversation_id, turn, dict(trailers).get(TRANSCRIPT_RANGE))
+        if not route.direct:
+            return self._propose(call, route, conversation_id, turn, dict(trailers).get(TRANSCRIPT_RANGE))
+        try:
+            done = self.tool.commit(plan, trailers)
+        except MemrepoError as exc:
+            return self.refusal(call.command, exc)
+        return self._with_set_aside(done)
+
+    def refusal(self, command: str, exc: MemrepoError) -> EditResult:
+        """A refused call's result, as MemoryTool shapes one."""
+        return EditResult.of(self.tool.refused(command, exc), "refused")
 
     def _search(self, call: Call) -> EditResult:
         """MemGPT's archival_memory_search and conversation_search (memgpt.py): reads, never routed."""
@@ -95,19 +106,22 @@ class WritePath:
                 with TranscriptStore() as store:
                     page = memgpt.conversation_search(store, self.agent_id, call)
         except MemrepoError as exc:
-            return self.tool.refusal(call, exc)
+            return self.refusal(call.command, exc)
         return EditResult(True, call.command, page.text, revision=self.repo.head_sha(), content=page.text,
                           route="view", results=page.results)
 
-    def _with_earlier_set_aside(self, result: EditResult) -> EditResult:
-        """`result`, also telling of commits set aside since the last result (by a sync that
-        followed main in the background), so no queued edit is dropped without a word."""
+    def _with_set_aside(self, done: Committed) -> EditResult:
+        """A direct commit's result, also telling of the commits its push set aside and of those
+        set aside since the last result (by a sync that followed main in the background), each
+        proposed as a pull request where there is a forge: no queued edit is dropped without a word."""
         from bot.memfs import sync
 
-        pending = tuple(e for e in sync.set_aside_commits(self.repo) if e.ref not in self._told)
-        if not pending:
-            return result
-        result.message = f"{result.message} {self._set_aside(pending)}"
+        result = EditResult.of(done.result, "direct")
+        known = {e.ref for e in done.set_aside}
+        earlier = tuple(e for e in sync.set_aside_commits(self.repo) if e.ref not in known)
+        pending = tuple(e for e in (*done.set_aside, *earlier) if e.ref not in self._told)
+        if pending:
+            result.message = f"{result.message} {self._set_aside(pending)}"
         return result
 
     def _set_aside(self, entries: tuple[Any, ...]) -> str:

@@ -1,11 +1,14 @@
 """The memory tool: an agent's tool call becomes exactly one validated commit, or nothing.
 
-Order of a write: parse the call (once: `call` parses a raw call, `apply` takes a parsed
-one), take the clone's lock, refuse a dirty tree, check the agent's `expected_revision`,
-compute the new contents from HEAD (pure, `edits.py`), check path safety and `read_only`,
-validate, commit, and only then push. Every refusal happens before the first byte is
-written, so a refused call leaves the working tree and HEAD as they were; a push that fails
-leaves the commit queued and says so.
+A write reads forward: parse the call (once: `call` parses a raw call, `apply` takes a parsed
+one), `plan` it at HEAD (check the agent's `expected_revision`, compute the new contents
+(pure, `edits.py`), check path safety and `read_only`, validate: nothing is written, and no
+lock is taken), then `commit` the plan: under the clone's lock, refuse a dirty tree, plan again
+only if HEAD moved meanwhile, commit, and only then push. A caller that decides where a change
+goes (the agent's write path: main or a pull request) plans, decides, and commits the same
+plan. Every refusal happens before the first byte is written, so a refused call leaves the
+working tree and HEAD as they were; a push that fails leaves the commit queued and says so,
+and commits a push set aside are reported with the result for the caller to deal with.
 """
 
 from __future__ import annotations
@@ -53,6 +56,29 @@ class ToolResult:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Plan:
+    """A call and, for a write, what it changes at `head`: path -> (before, after); after None
+    deletes. Every check a write passes has passed."""
+
+    call: Call
+    head: str
+    changes: dict[str, tuple[bytes | None, bytes | None]] = field(default_factory=dict)
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(sorted(self.changes))
+
+
+@dataclass(frozen=True)
+class Committed:
+    """A committed plan's result, and the queued commits its push set aside (sync's entries):
+    the caller says what becomes of them (`set_aside_note`, or pull requests)."""
+
+    result: ToolResult
+    set_aside: tuple[Any, ...] = ()
+
+
 class MemoryTool:
     """Applies memory tool calls to one clone as one agent."""
 
@@ -74,9 +100,6 @@ class MemoryTool:
         self.identity = identity.agent(agent_id, agent_name)
         self.agent_id, self.agent_name = agent_id, agent_name
         self.push = push
-        # What the result says of queued commits a push could not replay (sync.set_aside_note
-        # unless set): the session turns them into pull requests where there is a forge.
-        self.on_set_aside: Callable[[tuple[Any, ...]], str] | None = None
         self.now: Callable[[], datetime] = lambda: datetime.now(UTC)  # archival entries' time
 
     # ------------------------------------------------------------------ entry
@@ -87,23 +110,28 @@ class MemoryTool:
         try:
             call = parse_call(raw)
         except MemrepoError as exc:
-            return self._refused(named_command(raw), exc)
+            return self.refused(named_command(raw), exc)
         return self.apply(call)
 
     def apply(self, call: Call, *, trailers: Sequence[tuple[str, str]] = ()) -> ToolResult:
         """Apply one parsed call; a write's commit carries `trailers` (the session's provenance:
-        agent, conversation, the turn's messages). Never raises for bad input: a refusal is a
-        result with ok False."""
+        agent, conversation, the turn's messages), and its result tells of commits a push set
+        aside. Never raises for bad input: a refusal is a result with ok False."""
         try:
             if call.command in SEARCH_COMMANDS:
                 raise MemrepoError(say.SEARCH_NEEDS_SESSION.format(command=call.command))
             if not call.writes:
                 return self._view(call)
-            return self._write(call, trailers)
+            done = self.commit(self.plan(call), trailers)
         except MemrepoError as exc:
-            return self._refused(call.command, exc)
+            return self.refused(call.command, exc)
+        if done.set_aside:
+            from bot.memfs import sync
 
-    def _refused(self, command: str, exc: MemrepoError) -> ToolResult:
+            done.result.message = f"{done.result.message} {sync.set_aside_note(done.set_aside)}"
+        return done.result
+
+    def refused(self, command: str, exc: MemrepoError) -> ToolResult:
         """The result of a refusal: what went wrong, the revision it was judged at, and the
         current content when the agent needs it to redo the edit."""
         content = exc.details.get("content")
@@ -146,50 +174,57 @@ class MemoryTool:
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ write
-    def checked_changes(self, call: Call, head: str) -> dict[str, bytes | None]:
-        """What the write `call` would change on `head` (path -> new bytes, None deletes), after
-        every check a write passes; MemrepoError, saying why, when it would be refused. Writes
-        nothing, so a caller can decide where the change goes first."""
+    def plan(self, call: Call) -> Plan:
+        """What `call` changes at HEAD, after every check a write passes (a view changes
+        nothing); MemrepoError, saying why, when it would be refused. Writes nothing and takes
+        no lock, so a caller can decide where the change goes before committing it."""
+        head = self.repo.head_sha()
+        assert head is not None  # MemoryRepo.open refuses repositories without commits
+        if not call.writes:
+            return Plan(call, head)
         changes = self._plan(call, head)
         self._check_revision(call, head, changes)
         self._check_safety(changes, head)
         problems = self._validate(changes, head)
         if problems:
             raise MemrepoError(validate.format_problems(problems) + "\n" + messages.FIX_AND_RETRY)
-        return changes
+        return Plan(call, head, {path: (self.repo.read(path, head), after) for path, after in changes.items()})
 
-    def _write(self, call: Call, trailers: Sequence[tuple[str, str]] = ()) -> ToolResult:
-        repo = self.repo
+    def commit(self, plan: Plan, trailers: Sequence[tuple[str, str]] = ()) -> Committed:
+        """Commit a write's plan (planned again first if HEAD moved since), then push; the
+        commits the push set aside come back with the result. MemrepoError when the tree is
+        dirty or the plan no longer holds."""
+        repo, call = self.repo, plan.call
         with repo.lock():
-            head = repo.head_sha()
-            assert head is not None  # MemoryRepo.open refuses repositories without commits
             dirty = repo.dirty_paths()
             if dirty:
                 raise MemrepoError(messages.DIRTY.format(
                     paths=", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else ""), root=repo.root))
-            changes = self.checked_changes(call, head)
+            if repo.head_sha() != plan.head:
+                plan = self.plan(call)
+            changes = {path: after for path, (_, after) in plan.changes.items()}
             message = call.reason or _default_reason(call, sorted(changes))
             if trailers:
                 message = with_trailers(message, trailers)
-            sha = repo.commit(changes, message, self.identity, parent=head)
-        pushed, note = self._push(sha)
+            sha = repo.commit(changes, message, self.identity, parent=plan.head)
+        pushed, note, set_aside = self._push(sha)
         summary = messages.COMMITTED.format(sha=sha[:12], message=message.splitlines()[0], note=note)
-        return ToolResult(True, call.command, summary, commit=sha, revision=repo.head_sha(),
-                          pushed=pushed, paths=sorted(changes))
+        return Committed(ToolResult(True, call.command, summary.rstrip(), commit=sha, revision=repo.head_sha(),
+                                    pushed=pushed, paths=sorted(changes)), set_aside)
 
-    def _push(self, sha: str) -> tuple[bool | None, str]:
+    def _push(self, sha: str) -> tuple[bool | None, str, tuple[Any, ...]]:
+        """(pushed, what to say of it, the commits the push set aside)."""
         if not self.push:
-            return False, messages.NOT_PUSHED_DISABLED
+            return False, messages.NOT_PUSHED_DISABLED, ()
         from bot.memfs import sync  # only a push needs the sync package
 
         result = sync.push(self.repo)
         if result.reason == sync.NO_REMOTE:
-            return None, messages.NO_REMOTE_NOTE
-        aside = (self.on_set_aside or sync.set_aside_note)(result.set_aside) if result.set_aside else ""
+            return None, messages.NO_REMOTE_NOTE, ()
         if any(e.commit == sha for e in result.set_aside):
-            return False, aside
+            return False, "", result.set_aside
         note = messages.PUSHED if result.pushed else messages.NOT_PUSHED.format(reason=result.reason)
-        return result.pushed, f"{note} {aside}".strip()
+        return result.pushed, note, result.set_aside
 
     # ------------------------------------------------------------------- plan
     def _read_text(self, path: str, head: str) -> str:
