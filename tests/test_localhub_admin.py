@@ -11,8 +11,8 @@ from pathlib import Path
 
 import requests
 
-from bot.forge.localhub.operator import OPERATOR_FILE, read_operator_token
-from bot.forge.localhub.server import LocalhubServer
+from localhub.operator import OPERATOR_FILE, read_operator_token
+from localhub.server import LocalhubServer
 from tests.conftest import localhub_token, operator_headers
 
 

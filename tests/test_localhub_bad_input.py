@@ -7,7 +7,7 @@ from pathlib import Path
 
 import requests
 
-from bot.forge.localhub.server import LocalhubServer
+from localhub.server import LocalhubServer
 from tests.conftest import localhub_token
 
 

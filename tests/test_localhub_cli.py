@@ -52,7 +52,7 @@ def test_create_repo_for_an_existing_owner_uses_the_operator_token(tmp_path: Pat
     only to its operator: create-repo reads the operator token from the data folder given, or
     from `localhub serve`'s default one."""
     from bot.commands.localhub import default_data_dir
-    from bot.forge.localhub.server import LocalhubServer
+    from localhub.server import LocalhubServer
 
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
     elsewhere = tmp_path / "elsewhere"

@@ -16,7 +16,7 @@ import pygit2
 import pytest
 import requests
 
-from bot.forge.localhub import git_http, git_protocol
+from localhub import git_http, git_protocol
 from tests.waiting import wait_until
 
 

@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from bot.forge.localhub.server import LocalhubServer
+    from localhub.server import LocalhubServer
 
     data = (args.data or default_data_dir()).expanduser()
     if not 0 <= args.port <= 65535:
@@ -112,7 +112,7 @@ def _operator_folders(given: Path | None) -> list[Path]:
 def _owner_token(url: str, owner: str, args: argparse.Namespace) -> str:
     """A new token for `owner`: asked for as a newcomer, then (the account exists) with each
     operator token found, until localhub accepts one."""
-    from bot.forge.localhub.operator import read_operator_token
+    from localhub.operator import read_operator_token
 
     resp = _post(f"{url}/_localhub/tokens", {"login": owner})
     folders = _operator_folders(args.data)

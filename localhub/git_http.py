@@ -35,9 +35,9 @@ from typing import Any
 
 from flask import Flask, Response, g, request
 
-from bot.forge.localhub import git_protocol
-from bot.forge.localhub.errors import ApiError
-from bot.forge.localhub.hub import Hub
+from localhub import git_protocol
+from localhub.errors import ApiError
+from localhub.hub import Hub
 
 SMART = ("git-upload-pack", "git-receive-pack")
 DUMB = ("HEAD", "objects/")

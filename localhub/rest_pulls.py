@@ -19,11 +19,11 @@ from typing import Any
 from flask import Blueprint, Flask, Response, g, jsonify, request
 
 from bot import messages
-from bot.forge.localhub import merging, shapes
-from bot.forge.localhub.errors import ApiError, json_body, not_found
-from bot.forge.localhub.hub import Event, Hub
-from bot.forge.localhub.lookup import authored, requested, writable
-from bot.forge.localhub.mergeability import (
+from localhub import merging, shapes
+from localhub.errors import ApiError, json_body, not_found
+from localhub.hub import Event, Hub
+from localhub.lookup import authored, requested, writable
+from localhub.mergeability import (
     HEAD_OUT_OF_DATE,
     Mergeability,
     behind,
@@ -32,8 +32,8 @@ from bot.forge.localhub.mergeability import (
     set_protection,
     state,
 )
-from bot.forge.localhub.paging import paginate
-from bot.forge.localhub.store import now
+from localhub.paging import paginate
+from localhub.store import now
 
 log = logging.getLogger("localhub.pulls")
 

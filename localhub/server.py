@@ -9,8 +9,8 @@ from pathlib import Path
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
-from bot.forge.localhub.app import create_app
-from bot.forge.localhub.hub import Hub
+from localhub.app import create_app
+from localhub.hub import Hub
 
 
 class _QuietHandler(WSGIRequestHandler):

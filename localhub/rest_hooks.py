@@ -15,13 +15,13 @@ from typing import Any
 
 from flask import Blueprint, Flask, Response, jsonify
 
-from bot.forge.localhub import shapes
-from bot.forge.localhub.errors import ApiError, json_body, or_404
-from bot.forge.localhub.hub import Hub
-from bot.forge.localhub.lookup import administered
-from bot.forge.localhub.paging import paginate
-from bot.forge.localhub.store import dumps, now
-from bot.forge.localhub.webhooks import deliverer
+from localhub import shapes
+from localhub.errors import ApiError, json_body, or_404
+from localhub.hub import Hub
+from localhub.lookup import administered
+from localhub.paging import paginate
+from localhub.store import dumps, now
+from localhub.webhooks import deliverer
 
 DEFAULT_EVENTS = ["push"]
 HOOK_NAME = "web"  # the only name a repository webhook may have

@@ -16,10 +16,10 @@ from typing import Any
 import pygit2
 from flask import g, has_request_context, request
 
-from bot.forge.localhub import access, merging
-from bot.forge.localhub.errors import ApiError, or_404
-from bot.forge.localhub.operator import ensure_operator_token
-from bot.forge.localhub.store import Store, now, token_hash
+from localhub import access, merging
+from localhub.errors import ApiError, or_404
+from localhub.operator import ensure_operator_token
+from localhub.store import Store, now, token_hash
 
 Listener = Callable[["Event"], None]
 PACK_REFS_EVERY = 32
@@ -146,7 +146,7 @@ class Hub:
         return or_404(self.find_repo(owner, name))
 
     def role(self, user: Any, repo: Any, token: Any = None) -> str:
-        """`user`'s role on `repo` (bot.forge.localhub.access), acting with `token` (its token
+        """`user`'s role on `repo` (localhub.access), acting with `token` (its token
         row) when given. An installation token acts for its installation only: it writes to the
         repositories of the account the App is installed on, and reads public ones."""
         installation = token["installation_id"] if token is not None else None

@@ -29,10 +29,10 @@ from urllib.parse import urlencode
 import requests
 from flask import Blueprint, Flask, current_app, jsonify, request
 
-from bot.forge.localhub import payloads, shapes
-from bot.forge.localhub.errors import ApiError, json_body
-from bot.forge.localhub.hub import Event, Hub
-from bot.forge.localhub.store import dumps, now
+from localhub import payloads, shapes
+from localhub.errors import ApiError, json_body
+from localhub.hub import Event, Hub
+from localhub.store import dumps, now
 
 log = logging.getLogger("localhub.webhooks")
 

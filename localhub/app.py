@@ -4,7 +4,7 @@
 Authentication follows GitHub: `Authorization: token|Bearer <token>` (or an app's JWT) for
 REST, HTTP Basic with the token as password (`x-access-token:<token>@`) for git. Every REST
 response carries GitHub's rate-limit and request-id headers. The operator credential
-(bot.forge.localhub.operator) is taken the same way and signs in no account: it only lets
+(localhub.operator) is taken the same way and signs in no account: it only lets
 localhub's own endpoints do what a user's token may not. Those endpoints answer only requests
 addressed to a loopback host (a DNS-rebound page carries its own name in `Host`).
 """
@@ -22,10 +22,10 @@ from pathlib import Path
 from flask import Flask, Response, g, request
 
 from bot import messages
-from bot.forge.localhub.access import loopback_host
-from bot.forge.localhub.errors import ApiError
-from bot.forge.localhub.faults import ADMIN
-from bot.forge.localhub.hub import Hub
+from localhub.access import loopback_host
+from localhub.errors import ApiError
+from localhub.faults import ADMIN
+from localhub.hub import Hub
 
 API = "/api/v3"
 GIT_ENDPOINT = "git_http"  # git asks again for credentials when told 401 with a challenge
@@ -126,7 +126,7 @@ def create_app(data_dir: str | Path, *, public_url: str | None = None, hub: Hub 
         if secret is None:
             return None
         if scheme == "bearer" and secret.count(".") == 2:
-            from bot.forge.localhub.apps import app_from_jwt
+            from localhub.apps import app_from_jwt
 
             g.app_id = app_from_jwt(hub, secret)  # raises 401 for a bad JWT
             return None
@@ -171,5 +171,5 @@ def create_app(data_dir: str | Path, *, public_url: str | None = None, hub: Hub 
         app.register_error_handler(code, _answer(status, message))
 
     for name in MODULES:
-        importlib.import_module(f"bot.forge.localhub.{name}").register(app, hub)
+        importlib.import_module(f"localhub.{name}").register(app, hub)
     return app

@@ -18,11 +18,11 @@ from urllib.parse import quote
 import pygit2
 from flask import Blueprint, Flask, Response, jsonify, request
 
-from bot.forge.localhub import merging, shapes
-from bot.forge.localhub.errors import ApiError, json_body, not_found
-from bot.forge.localhub.hub import Hub
-from bot.forge.localhub.lookup import requested, writable
-from bot.forge.localhub.paging import page_of, paginate
+from localhub import merging, shapes
+from localhub.errors import ApiError, json_body, not_found
+from localhub.hub import Hub
+from localhub.lookup import requested, writable
+from localhub.paging import page_of, paginate
 
 MAX_COMPARE_COMMITS = 250  # GitHub lists at most 250 commits of a comparison
 INLINE_LIMIT = 1024 * 1024  # the contents API inlines files up to 1 MB
@@ -342,7 +342,7 @@ def register(app: Flask, hub: Hub) -> None:
         row = requested(hub, owner, repo).repo
         git = hub.git(row)
         api = shapes.repo_api(hub, row)
-        from bot.forge.localhub.mergeability import protection
+        from localhub.mergeability import protection
 
         names = sorted(n.removeprefix("refs/heads/") for n in git.references if n.startswith("refs/heads/"))
         items = []

@@ -17,12 +17,12 @@ from typing import Any
 
 from flask import Blueprint, Flask, Response, jsonify, request
 
-from bot.forge.localhub import shapes
-from bot.forge.localhub.errors import ApiError, json_body, or_404
-from bot.forge.localhub.hub import Hub
-from bot.forge.localhub.lookup import authored, requested
-from bot.forge.localhub.paging import paginate
-from bot.forge.localhub.store import now
+from localhub import shapes
+from localhub.errors import ApiError, json_body, or_404
+from localhub.hub import Hub
+from localhub.lookup import authored, requested
+from localhub.paging import paginate
+from localhub.store import now
 
 DEFAULT_LABEL_COLOR = "ededed"
 COLOR = re.compile(r"^[0-9A-Fa-f]{6}$")

@@ -1,7 +1,7 @@
 """localhub's own endpoints (not GitHub's), under `/_localhub/`: accounts and tokens for
 tests and demos. They answer only requests addressed to a loopback host (app.py). Anyone
 there may make a new account and get its token, as anyone may sign up on GitHub; a token for
-an account that exists already needs the operator credential (bot.forge.localhub.operator),
+an account that exists already needs the operator credential (localhub.operator),
 or any local process could act as the owner of every repository."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import re
 from flask import Blueprint, Flask, g, jsonify
 
 from bot import messages
-from bot.forge.localhub.errors import ApiError, json_body
-from bot.forge.localhub.hub import Hub
+from localhub.errors import ApiError, json_body
+from localhub.hub import Hub
 
 LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?(\[bot\])?$")
 BOT_SUFFIX = "[bot]"

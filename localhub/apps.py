@@ -16,11 +16,11 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from flask import Blueprint, Flask, g, jsonify
 
 from bot import messages
-from bot.forge.localhub import shapes
-from bot.forge.localhub.admin import check_login, require_operator
-from bot.forge.localhub.errors import ApiError, json_body, not_found
-from bot.forge.localhub.hub import Hub
-from bot.forge.localhub.store import now
+from localhub import shapes
+from localhub.admin import check_login, require_operator
+from localhub.errors import ApiError, json_body, not_found
+from localhub.hub import Hub
+from localhub.store import now
 
 TOKEN_TTL = 3600
 MAX_JWT_LIFETIME = 600

@@ -14,12 +14,12 @@ from typing import Any
 import pygit2
 from flask import Blueprint, Flask, jsonify
 
-from bot.forge.localhub import shapes
-from bot.forge.localhub.errors import ApiError, json_body
-from bot.forge.localhub.hub import Hub
-from bot.forge.localhub.lookup import requested, writable
-from bot.forge.localhub.paging import page_of, paginate
-from bot.forge.localhub.store import now
+from localhub import shapes
+from localhub.errors import ApiError, json_body
+from localhub.hub import Hub
+from localhub.lookup import requested, writable
+from localhub.paging import page_of, paginate
+from localhub.store import now
 
 STATES = ("error", "failure", "pending", "success")
 DEFAULT_CONTEXT = "default"

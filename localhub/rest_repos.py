@@ -17,11 +17,11 @@ import re
 import pygit2
 from flask import Blueprint, Flask, Response, jsonify
 
-from bot.forge.localhub import access, shapes
-from bot.forge.localhub.errors import ApiError, json_body, or_404
-from bot.forge.localhub.hub import Hub
-from bot.forge.localhub.lookup import requested
-from bot.forge.localhub.store import now
+from localhub import access, shapes
+from localhub.errors import ApiError, json_body, or_404
+from localhub.hub import Hub
+from localhub.lookup import requested
+from localhub.store import now
 
 PERMISSIONS = ("pull", "triage", "push", "maintain", "admin")
 

@@ -25,8 +25,8 @@ from typing import Any
 
 from flask import Blueprint, Flask, Response, g, jsonify, request
 
-from bot.forge.localhub.errors import DOCS, ApiError, json_body
-from bot.forge.localhub.hub import Hub
+from localhub.errors import DOCS, ApiError, json_body
+from localhub.hub import Hub
 
 API = "/api/v3"
 ADMIN = "/_localhub/"
