@@ -561,20 +561,6 @@ LOCALHUB_REPO_CONNECT = (
     "connect a memory to it: memrepo repository set {git_url} --repo DIR"
 )
 LOCALHUB_CANNOT_START = "localhub cannot start on {host}:{port} with data in {data}: {error}"
-LOCALHUB_ADMIN_LOOPBACK_ONLY = (
-    "localhub's own endpoints (/_localhub/) answer only requests addressed to a loopback host "
-    "(127.0.0.1, localhost or [::1]); this one was addressed to {host!r}"
-)
-LOCALHUB_NEEDS_OPERATOR = (
-    "{login} has an account already: {what} needs localhub's operator credential "
-    "(Authorization: Bearer <the operator-token file in localhub's data folder>)"
-)
-LOCALHUB_WHAT_TOKEN = "a new token for it"
-LOCALHUB_WHAT_INSTALL = "installing an App on it"
-LOCALHUB_BOT_NO_TOKEN = "{login} is an App's account: it acts only through its installation's tokens"
-LOCALHUB_PROTECTION_NEEDS_ADMIN = (
-    "setting branch protection on {repo} needs admin rights on it or localhub's operator credential"
-)
 LOCALHUB_NO_OPERATOR_TOKEN = (
     "localhub at {url} gave no token for {owner}: {problem}. No operator token it takes was found "
     "in {looked}; give its data folder with --data"

@@ -10,7 +10,7 @@ import re
 
 from flask import Blueprint, Flask, g, jsonify
 
-from bot import messages
+from localhub import messages
 from localhub.errors import ApiError, json_body
 from localhub.hub import Hub
 
@@ -30,7 +30,7 @@ def require_operator(login: str, what: str) -> None:
     """403 unless the request carries the operator credential: `login`'s account exists, and
     `what` would let the caller act as it."""
     if not getattr(g, "operator", False):
-        raise ApiError(403, messages.LOCALHUB_NEEDS_OPERATOR.format(login=login, what=what))
+        raise ApiError(403, messages.NEEDS_OPERATOR.format(login=login, what=what))
 
 
 def register(app: Flask, hub: Hub) -> None:
@@ -41,10 +41,10 @@ def register(app: Flask, hub: Hub) -> None:
         body = json_body()
         login = check_login(body.get("login"))
         if login.lower().endswith(BOT_SUFFIX):
-            raise ApiError(422, messages.LOCALHUB_BOT_NO_TOKEN.format(login=login))
+            raise ApiError(422, messages.BOT_NO_TOKEN.format(login=login))
         user, created = hub.account(login)
         if not created:
-            require_operator(user["login"], messages.LOCALHUB_WHAT_TOKEN)
+            require_operator(user["login"], messages.WHAT_TOKEN)
         token, _ = hub.issue_token(user["id"])
         return jsonify({"token": token, "login": user["login"], "id": user["id"]}), 201
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from flask import Flask, Response, g, request
 
-from bot import messages
+from localhub import messages
 from localhub.access import loopback_host
 from localhub.errors import ApiError
 from localhub.faults import ADMIN
@@ -114,7 +114,7 @@ def create_app(data_dir: str | Path, *, public_url: str | None = None, hub: Hub 
     @app.before_request
     def admin_on_loopback_only() -> None:
         if request.path.startswith(ADMIN) and not loopback_host(request.host):
-            raise ApiError(403, messages.LOCALHUB_ADMIN_LOOPBACK_ONLY.format(host=request.host))
+            raise ApiError(403, messages.ADMIN_LOOPBACK_ONLY.format(host=request.host))
 
     @app.before_request
     def authenticate() -> Response | None:

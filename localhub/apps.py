@@ -15,8 +15,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from flask import Blueprint, Flask, g, jsonify
 
-from bot import messages
-from localhub import shapes
+from localhub import messages, shapes
 from localhub.admin import check_login, require_operator
 from localhub.errors import ApiError, json_body, not_found
 from localhub.hub import Hub
@@ -143,7 +142,7 @@ def register(app: Flask, hub: Hub) -> None:
                 "resource": "Installation", "code": "missing_field", "field": "account"}])
         account_row, created = hub.account(check_login(account))
         if not created:
-            require_operator(account_row["login"], messages.LOCALHUB_WHAT_INSTALL)
+            require_operator(account_row["login"], messages.WHAT_INSTALL)
         with hub.store.tx() as db:
             row = db.execute("SELECT * FROM installations WHERE app_id = ? AND account_id = ?",
                              (app_id, account_row["id"])).fetchone()

@@ -18,8 +18,7 @@ from typing import Any
 
 from flask import Blueprint, Flask, Response, g, jsonify, request
 
-from bot import messages
-from localhub import merging, shapes
+from localhub import merging, messages, shapes
 from localhub.errors import ApiError, json_body, not_found
 from localhub.hub import Event, Hub
 from localhub.lookup import authored, requested, writable
@@ -532,7 +531,7 @@ def register(app: Flask, hub: Hub) -> None:
         operator = bool(getattr(g, "operator", False))
         row = hub.repo(owner, repo) if operator else requested(hub, owner, repo).repo
         if not operator and not hub.caller_may("admin", row):
-            raise ApiError(403, messages.LOCALHUB_PROTECTION_NEEDS_ADMIN.format(repo=hub.full_name(row)))
+            raise ApiError(403, messages.PROTECTION_NEEDS_ADMIN.format(repo=hub.full_name(row)))
         body = json_body()
         branch = body.get("branch", row["default_branch"])
         count = body.get("required_approving_review_count", 0)

@@ -12,7 +12,7 @@ from typing import Any
 
 from flask import Blueprint, Flask, jsonify
 
-from localhub import shapes
+from localhub import messages, shapes
 from localhub.errors import ApiError, json_body, or_404
 from localhub.hub import Hub
 from localhub.lookup import requested
@@ -29,9 +29,6 @@ NEEDS_BODY = "You need to leave a comment indicating the requested changes."
 BAD_EVENT = "Variable $event of type PullRequestReviewEvent was provided invalid value"
 BAD_BODY = "Variable $body of type String was provided invalid value"
 BAD_COMMIT = "Variable $commitOID of type GitObjectID was provided invalid value"
-# localhub's own (GitHub would accept these requests).
-NO_PENDING = "localhub does not support pending reviews: pass event APPROVE, REQUEST_CHANGES or COMMENT"
-NO_REVIEW_COMMENTS = "localhub does not support review comments: put the text in the review body"
 
 
 def _refuse(message: str) -> ApiError:
@@ -50,13 +47,13 @@ def register(app: Flask, hub: Hub) -> None:
         event = body_json.get("event")
         body = body_json.get("body")
         if event is None or event == "":
-            raise _refuse(NO_PENDING)
+            raise _refuse(messages.NO_PENDING_REVIEWS)
         if event not in STATES:
             raise _refuse(BAD_EVENT)
         if body is not None and not isinstance(body, str):
             raise _refuse(BAD_BODY)
         if body_json.get("comments"):
-            raise _refuse(NO_REVIEW_COMMENTS)
+            raise _refuse(messages.NO_REVIEW_COMMENTS)
         if pull["user_id"] == user["id"] and event == "APPROVE":
             raise _refuse(OWN_APPROVE)
         if pull["user_id"] == user["id"] and event == "REQUEST_CHANGES":

@@ -160,6 +160,12 @@ def test_the_forge_knows_no_policy_and_no_memory(forge: str) -> None:
                              "bot.agent", "bot.notify", "bot.mcp", "bot.provenance", "bot.queue")) == []
 
 
+def test_localhub_stands_alone() -> None:
+    """localhub is GitHub on this machine: it must serve any client as GitHub would, so
+    nothing of memrepo's may shape its answers."""
+    assert offenders("localhub", ("bot",)) == []
+
+
 @pytest.mark.parametrize("module", sorted(m for m in modules() if within(m, ("webhooks",))))
 def test_the_webhook_receiver_does_no_git_and_calls_no_github(module: str) -> None:
     reached = loaded_with(module)

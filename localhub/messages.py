@@ -1,0 +1,21 @@
+"""Every sentence localhub says to a person in its own words (GitHub's own messages stay
+beside the code that answers as GitHub does): kept in one place so they read alike and
+localhub needs nothing of memrepo's to say them."""
+
+ADMIN_LOOPBACK_ONLY = (
+    "localhub's own endpoints (/_localhub/) answer only requests addressed to a loopback host "
+    "(127.0.0.1, localhost or [::1]); this one was addressed to {host!r}"
+)
+NEEDS_OPERATOR = (
+    "{login} has an account already: {what} needs localhub's operator credential "
+    "(Authorization: Bearer <the operator-token file in localhub's data folder>)"
+)
+WHAT_TOKEN = "a new token for it"
+WHAT_INSTALL = "installing an App on it"
+BOT_NO_TOKEN = "{login} is an App's account: it acts only through its installation's tokens"
+PROTECTION_NEEDS_ADMIN = (
+    "setting branch protection on {repo} needs admin rights on it or localhub's operator credential"
+)
+# Requests GitHub would accept that localhub does not model.
+NO_PENDING_REVIEWS = "localhub does not support pending reviews: pass event APPROVE, REQUEST_CHANGES or COMMENT"
+NO_REVIEW_COMMENTS = "localhub does not support review comments: put the text in the review body"
