@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 
-from flask import Blueprint, Flask, g, jsonify
+from flask import Blueprint, g, jsonify
+from flask.typing import ResponseReturnValue
 
 from localhub import messages
 from localhub.errors import ApiError, json_body
-from localhub.hub import Hub
+from localhub.hub import current_hub
 
 LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?(\[bot\])?$")
 BOT_SUFFIX = "[bot]"
@@ -33,23 +34,23 @@ def require_operator(login: str, what: str) -> None:
         raise ApiError(403, messages.NEEDS_OPERATOR.format(login=login, what=what))
 
 
-def register(app: Flask, hub: Hub) -> None:
-    bp = Blueprint("localhub_admin", __name__, url_prefix="/_localhub")
+bp = Blueprint("localhub_admin", __name__, url_prefix="/_localhub")
 
-    @bp.post("/tokens")
-    def create_token():  # type: ignore[no-untyped-def]
-        body = json_body()
-        login = check_login(body.get("login"))
-        if login.lower().endswith(BOT_SUFFIX):
-            raise ApiError(422, messages.BOT_NO_TOKEN.format(login=login))
-        user, created = hub.account(login)
-        if not created:
-            require_operator(user["login"], messages.WHAT_TOKEN)
-        token, _ = hub.issue_token(user["id"])
-        return jsonify({"token": token, "login": user["login"], "id": user["id"]}), 201
 
-    @bp.get("/health")
-    def health():  # type: ignore[no-untyped-def]
-        return jsonify({"ok": True})
+@bp.post("/tokens")
+def create_token() -> ResponseReturnValue:
+    hub = current_hub()
+    body = json_body()
+    login = check_login(body.get("login"))
+    if login.lower().endswith(BOT_SUFFIX):
+        raise ApiError(422, messages.BOT_NO_TOKEN.format(login=login))
+    user, created = hub.account(login)
+    if not created:
+        require_operator(user["login"], messages.WHAT_TOKEN)
+    token, _ = hub.issue_token(user["id"])
+    return jsonify({"token": token, "login": user["login"], "id": user["id"]}), 201
 
-    app.register_blueprint(bp)
+
+@bp.get("/health")
+def health() -> ResponseReturnValue:
+    return jsonify({"ok": True})

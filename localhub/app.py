@@ -12,42 +12,59 @@ addressed to a loopback host (a DNS-rebound page carries its own name in `Host`)
 from __future__ import annotations
 
 import base64
-import importlib
 import secrets
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from flask import Flask, Response, g, request
+from flask import Flask, Response, current_app, g, request
 
-from localhub import messages
+from localhub import (
+    admin,
+    apps,
+    faults,
+    git_http,
+    messages,
+    rest_git,
+    rest_hooks,
+    rest_issues,
+    rest_pulls,
+    rest_repos,
+    rest_reviews,
+    rest_statuses,
+    webhooks,
+)
 from localhub.access import loopback_host
 from localhub.errors import ApiError
 from localhub.faults import ADMIN
-from localhub.hub import Hub
+from localhub.hub import EXTENSION as HUB
+from localhub.hub import Hub, current_hub
 
 API = "/api/v3"
-GIT_ENDPOINT = "git_http"  # git asks again for credentials when told 401 with a challenge
+GIT_ENDPOINT = "git_http.git_http"  # git asks again for credentials when told 401 with a challenge
 RATE_LIMIT = 5000
 RATE_WINDOW = 3600
+RATE_LIMITS = "localhub.rate_limits"  # app.extensions key of the app's _RateLimits
 
-# One module per concern; each exposes register(app, hub).
-MODULES = (
-    "admin",        # /_localhub/: accounts, tokens, apps, faults, delivery modes
-    "webhooks",     # delivering events to hooks (first listener: a push is sent before what it causes)
-    "apps",         # GitHub App flow: JWT -> installation access token
-    "rest_repos",   # user, repositories
-    "rest_git",     # git refs, commits, compare
-    "rest_pulls",   # pull requests, merge, update-branch, mergeability
-    "rest_issues",  # issue comments, labels
-    "rest_reviews",  # pull request reviews
-    "rest_statuses",  # commit statuses
-    "rest_hooks",   # repository webhooks, deliveries
-    "git_http",     # git smart HTTP (upload-pack and receive-pack, protocol v2 ls-refs answered here)
-    "faults",       # fault injection
+# One blueprint per concern, registered in this order: webhook delivery listens to the hub
+# first (a push is delivered before what it causes), faults last (faults.arm says why).
+BLUEPRINTS = (
+    admin.bp,            # /_localhub/: accounts and tokens
+    webhooks.bp,         # delivering events to hooks; /_localhub/delivery, /_localhub/deliveries
+    apps.admin,          # /_localhub/apps: GitHub Apps and their installations
+    apps.api,            # GitHub App flow: JWT -> installation access token
+    rest_repos.bp,       # user, repositories, collaborators
+    rest_git.bp,         # git data: refs, commits, trees, contents, compare
+    rest_pulls.bp,       # pull requests, merge, update-branch, mergeability
+    rest_pulls.admin,    # /_localhub/repos/<owner>/<repo>/protection
+    rest_issues.bp,      # issue comments, labels
+    rest_reviews.bp,     # pull request reviews
+    rest_statuses.bp,    # commit statuses
+    rest_hooks.bp,       # repository webhooks, deliveries
+    git_http.bp,         # git smart HTTP (upload-pack and receive-pack, protocol v2 ls-refs answered here)
+    faults.bp,           # fault injection
 )
-
 
 class _RateLimits:
     """Requests per token per hour, as GitHub counts them for `x-ratelimit-*`."""
@@ -102,74 +119,80 @@ def _answer(status: int, message: str) -> Callable[[Exception], Response]:
     return lambda _: ApiError(status, message).response()
 
 
+def admin_on_loopback_only() -> None:
+    if request.path.startswith(ADMIN) and not loopback_host(request.host):
+        raise ApiError(403, messages.ADMIN_LOOPBACK_ONLY.format(host=request.host))
+
+
+def authenticate() -> Response | None:
+    """Who is calling: `g.user` and `g.token` for a user's or an installation's token,
+    `g.app_id` for an App's JWT, `g.operator` for the operator credential."""
+    g.user = None
+    g.token = None
+    g.app_id = None
+    g.operator = False
+    scheme, secret = _credentials()
+    if secret is None:
+        return None
+    hub = current_hub()
+    if scheme == "bearer" and secret.count(".") == 2:
+        g.app_id = apps.app_from_jwt(hub, secret)  # raises 401 for a bad JWT
+        return None
+    if scheme != "basic" and hub.is_operator(secret):
+        g.operator = True
+        return None
+    found = hub.token_user(secret)
+    if found is None and request.endpoint == GIT_ENDPOINT:
+        return None  # answered with git's challenge, as no credentials are
+    if found is None:
+        raise ApiError(401, "Bad credentials")
+    g.user, g.token = found
+    return None
+
+
+def github_headers(resp: Response) -> Response:
+    resp.headers["X-GitHub-Request-Id"] = (
+        f"{secrets.token_hex(2).upper()}:{secrets.token_hex(3).upper()}:"
+        f"{secrets.token_hex(4).upper()}:{secrets.token_hex(4).upper()}:{secrets.token_hex(4).upper()}"
+    )
+    if request.path.startswith(API):
+        key = g.token["token_hash"] if getattr(g, "token", None) is not None else request.remote_addr or "-"
+        used, reset = current_app.extensions[RATE_LIMITS].count(str(key))
+        resp.headers["X-RateLimit-Limit"] = str(RATE_LIMIT)
+        resp.headers["X-RateLimit-Remaining"] = str(max(RATE_LIMIT - used, 0))
+        resp.headers["X-RateLimit-Reset"] = str(reset)
+        resp.headers["X-RateLimit-Used"] = str(used)
+        resp.headers["X-RateLimit-Resource"] = "core"
+        resp.headers["X-GitHub-Api-Version-Selected"] = "2022-11-28"
+        resp.headers.setdefault("X-GitHub-Media-Type", "github.v3; format=json")
+    return resp
+
+
+def release_connection(_: BaseException | None) -> None:
+    current_hub().store.release()
+
+
+def api_error(exc: ApiError) -> Response:
+    return exc.response()
+
+
 def create_app(data_dir: str | Path, *, public_url: str | None = None, hub: Hub | None = None,
                max_body: int = MAX_BODY) -> Flask:
+    """A localhub app on the data in `data_dir` (or on `hub`, whose data it is). Its state
+    (the hub, rate limits, and what the blueprints add: webhook delivery, pull request
+    machinery, faults) lives in `app.extensions`, so apps in one process share nothing."""
     app = Flask("localhub")
     app.config["MAX_CONTENT_LENGTH"] = max_body
     app.json.sort_keys = False  # type: ignore[attr-defined]
-    hub = hub or Hub(Path(data_dir), public_url)
-    app.extensions["localhub"] = hub
-    limits = _RateLimits()
-
-    @app.before_request
-    def admin_on_loopback_only() -> None:
-        if request.path.startswith(ADMIN) and not loopback_host(request.host):
-            raise ApiError(403, messages.ADMIN_LOOPBACK_ONLY.format(host=request.host))
-
-    @app.before_request
-    def authenticate() -> Response | None:
-        g.user = None
-        g.token = None
-        g.app_id = None
-        g.operator = False
-        scheme, secret = _credentials()
-        if secret is None:
-            return None
-        if scheme == "bearer" and secret.count(".") == 2:
-            from localhub.apps import app_from_jwt
-
-            g.app_id = app_from_jwt(hub, secret)  # raises 401 for a bad JWT
-            return None
-        if scheme != "basic" and hub.is_operator(secret):
-            g.operator = True
-            return None
-        found = hub.token_user(secret)
-        if found is None and request.endpoint == GIT_ENDPOINT:
-            return None  # answered with git's challenge, as no credentials are
-        if found is None:
-            raise ApiError(401, "Bad credentials")
-        g.user, g.token = found
-        return None
-
-    @app.after_request
-    def github_headers(resp: Response) -> Response:
-        resp.headers["X-GitHub-Request-Id"] = (
-            f"{secrets.token_hex(2).upper()}:{secrets.token_hex(3).upper()}:"
-            f"{secrets.token_hex(4).upper()}:{secrets.token_hex(4).upper()}:{secrets.token_hex(4).upper()}"
-        )
-        if request.path.startswith(API):
-            key = g.token["token_hash"] if getattr(g, "token", None) is not None else request.remote_addr or "-"
-            used, reset = limits.count(str(key))
-            resp.headers["X-RateLimit-Limit"] = str(RATE_LIMIT)
-            resp.headers["X-RateLimit-Remaining"] = str(max(RATE_LIMIT - used, 0))
-            resp.headers["X-RateLimit-Reset"] = str(reset)
-            resp.headers["X-RateLimit-Used"] = str(used)
-            resp.headers["X-RateLimit-Resource"] = "core"
-            resp.headers["X-GitHub-Api-Version-Selected"] = "2022-11-28"
-            resp.headers.setdefault("X-GitHub-Media-Type", "github.v3; format=json")
-        return resp
-
-    @app.teardown_request
-    def release_connection(_: BaseException | None) -> None:
-        hub.store.release()
-
-    @app.errorhandler(ApiError)
-    def api_error(exc: ApiError) -> Response:
-        return exc.response()
-
+    app.extensions[HUB] = hub or Hub(Path(data_dir), public_url)
+    app.extensions[RATE_LIMITS] = _RateLimits()
+    app.before_request(admin_on_loopback_only)
+    app.before_request(authenticate)
+    app.after_request(github_headers)
+    app.teardown_request(release_connection)
+    app.register_error_handler(ApiError, api_error)
     for code, (status, message) in HTTP_ERRORS.items():
         app.register_error_handler(code, _answer(status, message))
-
-    for name in MODULES:
-        importlib.import_module(f"localhub.{name}").register(app, hub)
+    for blueprint in BLUEPRINTS:
+        app.register_blueprint(blueprint)
     return app

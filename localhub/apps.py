@@ -13,12 +13,13 @@ from typing import Any
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from flask import Blueprint, Flask, g, jsonify
+from flask import Blueprint, g, jsonify
+from flask.typing import ResponseReturnValue
 
 from localhub import messages, shapes
 from localhub.admin import check_login, require_operator
 from localhub.errors import ApiError, json_body, not_found
-from localhub.hub import Hub
+from localhub.hub import Hub, current_hub
 from localhub.store import now
 
 TOKEN_TTL = 3600
@@ -102,92 +103,102 @@ def _installation_json(hub: Hub, row: Any) -> dict[str, Any]:
     }
 
 
-def register(app: Flask, hub: Hub) -> None:
-    admin = Blueprint("localhub_apps", __name__, url_prefix="/_localhub/apps")
-    api = Blueprint("github_apps", __name__, url_prefix="/api/v3")
+admin = Blueprint("localhub_apps", __name__, url_prefix="/_localhub/apps")
+api = Blueprint("github_apps", __name__, url_prefix="/api/v3")
 
-    @admin.post("")
-    def create_app():  # type: ignore[no-untyped-def]
-        body = json_body()
-        name = body.get("name")
-        owner = body.get("owner")
-        if not isinstance(name, str) or not name.strip() or not isinstance(owner, str):
-            raise ApiError(422, "Validation Failed", errors=[{
-                "resource": "Integration", "code": "missing_field", "field": "name"}])
-        slug = re.sub(r"[^a-z0-9-]+", "-", name.strip().lower()).strip("-") or "app"
-        if hub.store.one("SELECT id FROM apps WHERE slug = ?", slug) is not None:
-            raise ApiError(422, "Validation Failed", errors=[{
-                "resource": "Integration", "code": "already_exists", "field": "name"}])
-        owner_row = hub.ensure_user(owner)
-        bot = hub.ensure_user(f"{slug}[bot]", "Bot")
-        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        private_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                        serialization.NoEncryption()).decode()
-        public_pem = key.public_key().public_bytes(serialization.Encoding.PEM,
-                                                   serialization.PublicFormat.SubjectPublicKeyInfo).decode()
-        with hub.store.tx() as db:
-            app_id = hub.store.next_id(db, "app", 901)
-            db.execute("INSERT INTO apps (id, slug, name, owner_id, bot_user_id, public_key, created_at) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       (app_id, slug, name.strip(), owner_row["id"], bot["id"], public_pem, now()))
-        return jsonify({"id": app_id, "slug": slug, "bot_login": bot["login"], "private_key": private_pem}), 201
 
-    @admin.post("/<int:app_id>/installations")
-    def install(app_id: int):  # type: ignore[no-untyped-def]
-        if hub.store.one("SELECT id FROM apps WHERE id = ?", app_id) is None:
-            raise not_found()
-        account = json_body().get("account")
-        if not isinstance(account, str):
-            raise ApiError(422, "Validation Failed", errors=[{
-                "resource": "Installation", "code": "missing_field", "field": "account"}])
-        account_row, created = hub.account(check_login(account))
-        if not created:
-            require_operator(account_row["login"], messages.WHAT_INSTALL)
-        with hub.store.tx() as db:
-            row = db.execute("SELECT * FROM installations WHERE app_id = ? AND account_id = ?",
-                             (app_id, account_row["id"])).fetchone()
-            if row is None:
-                inst_id = hub.store.next_id(db, "installation", 70001)
-                db.execute("INSERT INTO installations (id, app_id, account_id, created_at) VALUES (?, ?, ?, ?)",
-                           (inst_id, app_id, account_row["id"], now()))
-            else:
-                inst_id = row["id"]
-        return jsonify({"id": inst_id}), 201
+@admin.post("")
+def create_app() -> ResponseReturnValue:
+    hub = current_hub()
+    body = json_body()
+    name = body.get("name")
+    owner = body.get("owner")
+    if not isinstance(name, str) or not name.strip() or not isinstance(owner, str):
+        raise ApiError(422, "Validation Failed", errors=[{
+            "resource": "Integration", "code": "missing_field", "field": "name"}])
+    slug = re.sub(r"[^a-z0-9-]+", "-", name.strip().lower()).strip("-") or "app"
+    if hub.store.one("SELECT id FROM apps WHERE slug = ?", slug) is not None:
+        raise ApiError(422, "Validation Failed", errors=[{
+            "resource": "Integration", "code": "already_exists", "field": "name"}])
+    owner_row = hub.ensure_user(owner)
+    bot = hub.ensure_user(f"{slug}[bot]", "Bot")
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    private_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                    serialization.NoEncryption()).decode()
+    public_pem = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                               serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    with hub.store.tx() as db:
+        app_id = hub.store.next_id(db, "app", 901)
+        db.execute("INSERT INTO apps (id, slug, name, owner_id, bot_user_id, public_key, created_at) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   (app_id, slug, name.strip(), owner_row["id"], bot["id"], public_pem, now()))
+    return jsonify({"id": app_id, "slug": slug, "bot_login": bot["login"], "private_key": private_pem}), 201
 
-    @api.get("/app")
-    def get_app():  # type: ignore[no-untyped-def]
-        app_id = _require_app()
-        return jsonify(_app_json(hub, hub.store.one("SELECT * FROM apps WHERE id = ?", app_id)))
 
-    def installation(app_id: int, inst_id: int) -> Any:
-        row = hub.store.one("SELECT * FROM installations WHERE id = ? AND app_id = ?", inst_id, app_id)
+@admin.post("/<int:app_id>/installations")
+def install(app_id: int) -> ResponseReturnValue:
+    hub = current_hub()
+    if hub.store.one("SELECT id FROM apps WHERE id = ?", app_id) is None:
+        raise not_found()
+    account = json_body().get("account")
+    if not isinstance(account, str):
+        raise ApiError(422, "Validation Failed", errors=[{
+            "resource": "Installation", "code": "missing_field", "field": "account"}])
+    account_row, created = hub.account(check_login(account))
+    if not created:
+        require_operator(account_row["login"], messages.WHAT_INSTALL)
+    with hub.store.tx() as db:
+        row = db.execute("SELECT * FROM installations WHERE app_id = ? AND account_id = ?",
+                         (app_id, account_row["id"])).fetchone()
         if row is None:
-            raise not_found()
-        return row
+            inst_id = hub.store.next_id(db, "installation", 70001)
+            db.execute("INSERT INTO installations (id, app_id, account_id, created_at) VALUES (?, ?, ?, ?)",
+                       (inst_id, app_id, account_row["id"], now()))
+        else:
+            inst_id = row["id"]
+    return jsonify({"id": inst_id}), 201
 
-    @api.get("/app/installations/<int:inst_id>")
-    def get_installation(inst_id: int):  # type: ignore[no-untyped-def]
-        return jsonify(_installation_json(hub, installation(_require_app(), inst_id)))
 
-    @api.get("/repos/<owner>/<repo>/installation")
-    def repo_installation(owner: str, repo: str):  # type: ignore[no-untyped-def]
-        app_id = _require_app()
-        repo_row = hub.repo(owner, repo)
-        row = hub.store.one("SELECT * FROM installations WHERE app_id = ? AND account_id = ?",
-                            app_id, repo_row["owner_id"])
-        if row is None:
-            raise not_found()
-        return jsonify(_installation_json(hub, row))
+@api.get("/app")
+def get_app() -> ResponseReturnValue:
+    hub = current_hub()
+    app_id = _require_app()
+    return jsonify(_app_json(hub, hub.store.one("SELECT * FROM apps WHERE id = ?", app_id)))
 
-    @api.post("/app/installations/<int:inst_id>/access_tokens")
-    def access_token(inst_id: int):  # type: ignore[no-untyped-def]
-        app_id = _require_app()
-        row = installation(app_id, inst_id)
-        app_row = hub.store.one("SELECT * FROM apps WHERE id = ?", app_id)
-        token, expires = hub.issue_token(app_row["bot_user_id"], installation_id=row["id"],
-                                         ttl=TOKEN_TTL, prefix="ghs_")
-        return jsonify({"token": token, "expires_at": shapes.timestamp(expires), "permissions": PERMISSIONS,
-                        "repository_selection": "all"}), 201
 
-    app.register_blueprint(admin)
-    app.register_blueprint(api)
+def installation(app_id: int, inst_id: int) -> Any:
+    hub = current_hub()
+    row = hub.store.one("SELECT * FROM installations WHERE id = ? AND app_id = ?", inst_id, app_id)
+    if row is None:
+        raise not_found()
+    return row
+
+
+@api.get("/app/installations/<int:inst_id>")
+def get_installation(inst_id: int) -> ResponseReturnValue:
+    hub = current_hub()
+    return jsonify(_installation_json(hub, installation(_require_app(), inst_id)))
+
+
+@api.get("/repos/<owner>/<repo>/installation")
+def repo_installation(owner: str, repo: str) -> ResponseReturnValue:
+    hub = current_hub()
+    app_id = _require_app()
+    repo_row = hub.repo(owner, repo)
+    row = hub.store.one("SELECT * FROM installations WHERE app_id = ? AND account_id = ?",
+                        app_id, repo_row["owner_id"])
+    if row is None:
+        raise not_found()
+    return jsonify(_installation_json(hub, row))
+
+
+@api.post("/app/installations/<int:inst_id>/access_tokens")
+def access_token(inst_id: int) -> ResponseReturnValue:
+    hub = current_hub()
+    app_id = _require_app()
+    row = installation(app_id, inst_id)
+    app_row = hub.store.one("SELECT * FROM apps WHERE id = ?", app_id)
+    token, expires = hub.issue_token(app_row["bot_user_id"], installation_id=row["id"],
+                                     ttl=TOKEN_TTL, prefix="ghs_")
+    return jsonify({"token": token, "expires_at": shapes.timestamp(expires), "permissions": PERMISSIONS,
+                    "repository_selection": "all"}), 201

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
-from flask import g, has_request_context, request
+from flask import current_app, g, has_request_context, request
 
 from localhub import access, merging
 from localhub.errors import ApiError, or_404
@@ -23,6 +23,7 @@ from localhub.store import Store, now, token_hash
 
 Listener = Callable[["Event"], None]
 PACK_REFS_EVERY = 32
+EXTENSION = "localhub"  # app.extensions key of the app's Hub
 
 
 @dataclass(frozen=True)
@@ -273,3 +274,10 @@ class Hub:
             listeners = list(self._listeners)
         for listener in listeners:
             listener(event)
+
+
+def current_hub() -> Hub:
+    """The Hub of the app answering this request. The routes are module-level blueprints
+    shared by every app in the process (tests run several localhubs at once), so each app
+    keeps its own state in `app.extensions`, not in the routes."""
+    return current_app.extensions[EXTENSION]  # type: ignore[no-any-return]

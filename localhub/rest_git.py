@@ -16,11 +16,11 @@ from typing import Any
 from urllib.parse import quote
 
 import pygit2
-from flask import Blueprint, Flask, Response, jsonify, request
+from flask import Blueprint, Response, jsonify, request
 
 from localhub import merging, shapes
 from localhub.errors import ApiError, json_body, not_found
-from localhub.hub import Hub
+from localhub.hub import Hub, current_hub
 from localhub.lookup import requested, writable
 from localhub.paging import page_of, paginate
 
@@ -51,6 +51,7 @@ CONFLICT = "Conflict"
 
 
 # ---------------------------------------------------------------------------- helpers
+
 
 def required_string(body: dict[str, Any], field: str) -> str:
     value = body.get(field)
@@ -154,273 +155,298 @@ def side(owner: str, value: str) -> str:
     return parts[-1]
 
 
-# ---------------------------------------------------------------------------- registration
+# ---------------------------------------------------------------------------- routes
 
-def register(app: Flask, hub: Hub) -> None:
-    bp = Blueprint("github_git", __name__, url_prefix="/api/v3/repos/<owner>/<repo>")
+bp = Blueprint("github_git", __name__, url_prefix="/api/v3/repos/<owner>/<repo>")
 
-    def ref_shape(row: Any, git: pygit2.Repository, name: str) -> dict[str, Any]:
-        reference = git.references[name]
-        return shapes.git_ref(hub, row, name, git[reference.target])
 
-    # ------------------------------------------------------------------ refs
-    @bp.get("/git/ref/<path:ref>")
-    def get_ref(owner: str, repo: str, ref: str) -> Response:
-        row = requested(hub, owner, repo).repo
-        git = hub.git(row)
-        name = full_ref(ref)
-        if git.references.get(name) is None:
-            raise not_found()
-        return jsonify(ref_shape(row, git, name))
+def ref_shape(row: Any, git: pygit2.Repository, name: str) -> dict[str, Any]:
+    hub = current_hub()
+    reference = git.references[name]
+    return shapes.git_ref(hub, row, name, git[reference.target])
 
-    @bp.get("/git/matching-refs/", defaults={"ref": ""})
-    @bp.get("/git/matching-refs/<path:ref>")
-    @bp.get("/git/refs", defaults={"ref": ""})
-    def matching_refs(owner: str, repo: str, ref: str) -> Response:
-        row = requested(hub, owner, repo).repo
-        git = hub.git(row)
-        prefix = full_ref(ref) if ref else "refs/"
-        names = sorted(n for n in git.references if n.startswith(prefix) and n.startswith("refs/"))
-        return paginate([ref_shape(row, git, n) for n in names])
 
-    @bp.post("/git/refs")
-    def create_ref(owner: str, repo: str) -> tuple[Response, int, dict[str, str]]:
-        user, row, _ = writable(hub, owner, repo)
-        body = json_body()
-        name = required_string(body, "ref")
-        sha = required_string(body, "sha")
-        if not name.startswith("refs/") or name.count("/") < 2 or not pygit2.reference_is_valid_name(name):
-            raise ApiError(422, REF_INVALID)
-        git = hub.git(row)
-        if object_or_none(git, sha) is None:
-            raise ApiError(422, OBJECT_MISSING)
-        if git.references.get(name) is not None or not merging.compare_and_swap(git, name, None, sha):
-            raise ApiError(422, REF_EXISTS)
-        if emits_push(name):
-            hub.ref_moved(row, name, None, sha, user["id"])
-        shape = ref_shape(row, git, name)
-        return jsonify(shape), 201, {"Location": shape["url"]}
+# ------------------------------------------------------------------ refs
+@bp.get("/git/ref/<path:ref>")
+def get_ref(owner: str, repo: str, ref: str) -> Response:
+    hub = current_hub()
+    row = requested(hub, owner, repo).repo
+    git = hub.git(row)
+    name = full_ref(ref)
+    if git.references.get(name) is None:
+        raise not_found()
+    return jsonify(ref_shape(row, git, name))
 
-    @bp.patch("/git/refs/<path:ref>")
-    def update_ref(owner: str, repo: str, ref: str) -> Response:
-        user, row, _ = writable(hub, owner, repo)
-        body = json_body()
-        sha = required_string(body, "sha")
-        force = bool(body.get("force", False))
-        name = full_ref(ref)
-        git = hub.git(row)
-        target = object_or_none(git, sha)
-        if target is None:
-            raise ApiError(422, OBJECT_MISSING)
-        for _ in range(CONTENT_RETRIES):
-            current = git.references.get(name)
-            if current is None:
-                raise ApiError(422, REF_MISSING)
-            before = str(current.target)
-            if not force and not _fast_forward(git, before, sha):
-                raise ApiError(422, NOT_FAST_FORWARD)
-            if before == sha or merging.compare_and_swap(git, name, before, sha):
-                break
-        else:
-            raise ApiError(422, NOT_FAST_FORWARD)
-        if before != sha and emits_push(name):
-            hub.ref_moved(row, name, before, sha, user["id"])
-        return jsonify(ref_shape(row, git, name))
 
-    @bp.delete("/git/refs/<path:ref>")
-    def delete_ref(owner: str, repo: str, ref: str) -> Response:
-        user, row, _ = writable(hub, owner, repo)
-        name = full_ref(ref)
-        git = hub.git(row)
+@bp.get("/git/matching-refs/", defaults={"ref": ""})
+@bp.get("/git/matching-refs/<path:ref>")
+@bp.get("/git/refs", defaults={"ref": ""})
+def matching_refs(owner: str, repo: str, ref: str) -> Response:
+    hub = current_hub()
+    row = requested(hub, owner, repo).repo
+    git = hub.git(row)
+    prefix = full_ref(ref) if ref else "refs/"
+    names = sorted(n for n in git.references if n.startswith(prefix) and n.startswith("refs/"))
+    return paginate([ref_shape(row, git, n) for n in names])
+
+
+@bp.post("/git/refs")
+def create_ref(owner: str, repo: str) -> tuple[Response, int, dict[str, str]]:
+    hub = current_hub()
+    user, row, _ = writable(hub, owner, repo)
+    body = json_body()
+    name = required_string(body, "ref")
+    sha = required_string(body, "sha")
+    if not name.startswith("refs/") or name.count("/") < 2 or not pygit2.reference_is_valid_name(name):
+        raise ApiError(422, REF_INVALID)
+    git = hub.git(row)
+    if object_or_none(git, sha) is None:
+        raise ApiError(422, OBJECT_MISSING)
+    if git.references.get(name) is not None or not merging.compare_and_swap(git, name, None, sha):
+        raise ApiError(422, REF_EXISTS)
+    if emits_push(name):
+        hub.ref_moved(row, name, None, sha, user["id"])
+    shape = ref_shape(row, git, name)
+    return jsonify(shape), 201, {"Location": shape["url"]}
+
+
+@bp.patch("/git/refs/<path:ref>")
+def update_ref(owner: str, repo: str, ref: str) -> Response:
+    hub = current_hub()
+    user, row, _ = writable(hub, owner, repo)
+    body = json_body()
+    sha = required_string(body, "sha")
+    force = bool(body.get("force", False))
+    name = full_ref(ref)
+    git = hub.git(row)
+    target = object_or_none(git, sha)
+    if target is None:
+        raise ApiError(422, OBJECT_MISSING)
+    for _ in range(CONTENT_RETRIES):
         current = git.references.get(name)
         if current is None:
             raise ApiError(422, REF_MISSING)
-        if name == f"refs/heads/{row['default_branch']}":
-            raise ApiError(422, DEFAULT_BRANCH_DELETE)
         before = str(current.target)
-        if not merging.compare_and_swap(git, name, before, None):
-            raise ApiError(422, REF_MISSING)
-        if emits_push(name):
-            hub.ref_moved(row, name, before, None, user["id"])
-        return Response(status=204)
+        if not force and not _fast_forward(git, before, sha):
+            raise ApiError(422, NOT_FAST_FORWARD)
+        if before == sha or merging.compare_and_swap(git, name, before, sha):
+            break
+    else:
+        raise ApiError(422, NOT_FAST_FORWARD)
+    if before != sha and emits_push(name):
+        hub.ref_moved(row, name, before, sha, user["id"])
+    return jsonify(ref_shape(row, git, name))
 
-    # ------------------------------------------------------------------ commits
-    @bp.get("/git/commits/<sha>")
-    def get_git_commit(owner: str, repo: str, sha: str) -> Response:
-        row = requested(hub, owner, repo).repo
-        obj = object_or_none(hub.git(row), sha)
-        if not isinstance(obj, pygit2.Commit):
-            raise not_found()
-        return jsonify(shapes.git_commit(hub, row, obj))
 
-    @bp.get("/commits")
-    def list_commits(owner: str, repo: str) -> Response:
-        row = requested(hub, owner, repo).repo
-        git = hub.git(row)
-        if merging.is_empty(git):
-            raise ApiError(409, EMPTY_REPOSITORY)
-        start = request.args.get("sha") or row["default_branch"]
-        tip = merging.find_commit(git, start)
-        if tip is None:
-            raise not_found()
-        path = (request.args.get("path") or "").strip("/") or None
-        commits = merging.history(git, str(tip.id), path)
-        author = request.args.get("author")
-        if author:
-            commits = [c for c in commits if _authored_by(hub, c, author)]
-        since = parse_date(request.args.get("since"))
-        until = parse_date(request.args.get("until"))
-        if since is not None:
-            commits = [c for c in commits if c.committer.time >= since]
-        if until is not None:
-            commits = [c for c in commits if c.committer.time <= until]
-        return paginate([shapes.commit(hub, row, git, c) for c in commits])
+@bp.delete("/git/refs/<path:ref>")
+def delete_ref(owner: str, repo: str, ref: str) -> Response:
+    hub = current_hub()
+    user, row, _ = writable(hub, owner, repo)
+    name = full_ref(ref)
+    git = hub.git(row)
+    current = git.references.get(name)
+    if current is None:
+        raise ApiError(422, REF_MISSING)
+    if name == f"refs/heads/{row['default_branch']}":
+        raise ApiError(422, DEFAULT_BRANCH_DELETE)
+    before = str(current.target)
+    if not merging.compare_and_swap(git, name, before, None):
+        raise ApiError(422, REF_MISSING)
+    if emits_push(name):
+        hub.ref_moved(row, name, before, None, user["id"])
+    return Response(status=204)
 
-    @bp.get("/commits/<path:ref>")
-    def get_commit(owner: str, repo: str, ref: str) -> Response:
-        row = requested(hub, owner, repo).repo
-        git = hub.git(row)
-        if merging.is_empty(git):
-            raise ApiError(409, EMPTY_REPOSITORY)
-        commit = merging.find_commit(git, ref)
-        if commit is None:
-            raise ApiError(422, NO_COMMIT_FOUND.format(sha=ref))
-        return jsonify(shapes.commit(hub, row, git, commit, files=True))
 
-    # ------------------------------------------------------------------ compare
-    @bp.get("/compare/<path:basehead>")
-    def compare(owner: str, repo: str, basehead: str) -> Response:
-        row = requested(hub, owner, repo).repo
-        git = hub.git(row)
-        base_name, head_name = split_basehead(basehead)
-        base = merging.find_commit(git, side(owner, base_name))
-        head = merging.find_commit(git, side(owner, head_name))
-        if base is None or head is None:
-            raise not_found()
-        base_sha, head_sha = str(base.id), str(head.id)
-        fork = merging.merge_base(git, base_sha, head_sha)
-        if fork is None:
-            raise ApiError(404, NO_COMMON_ANCESTOR.format(base=base_name, head=head_name))
-        ahead, behind = merging.ahead_behind(git, base_sha, head_sha)
-        status = "identical" if not ahead and not behind else "ahead" if not behind else \
-            "behind" if not ahead else "diverged"
-        commits = merging.commits_between(git, base_sha, head_sha)[:MAX_COMPARE_COMMITS]
-        if "per_page" in request.args or "page" in request.args:
-            commits = page_of(commits)
-        changes = merging.tree_changes(git, git[fork].peel(pygit2.Tree), head.tree)
-        api = shapes.repo_api(hub, row)
-        web = shapes.repo_web(hub, row)
-        owner_login = hub.user(row["owner_id"])["login"]
-        return jsonify({
-            "url": f"{api}/compare/{basehead}",
-            "html_url": f"{web}/compare/{basehead}",
-            "permalink_url": f"{web}/compare/{owner_login}:{base_sha}...{owner_login}:{head_sha}",
-            "diff_url": f"{web}/compare/{basehead}.diff",
-            "patch_url": f"{web}/compare/{basehead}.patch",
-            "base_commit": shapes.commit(hub, row, git, base),
-            "merge_base_commit": shapes.commit(hub, row, git, git[fork].peel(pygit2.Commit)),
-            "status": status,
-            "ahead_by": ahead,
-            "behind_by": behind,
-            "total_commits": ahead,
-            "commits": [shapes.commit(hub, row, git, c) for c in commits],
-            "files": [shapes.diff_entry(hub, row, head_sha, c) for c in changes],
-        })
+# ------------------------------------------------------------------ commits
+@bp.get("/git/commits/<sha>")
+def get_git_commit(owner: str, repo: str, sha: str) -> Response:
+    hub = current_hub()
+    row = requested(hub, owner, repo).repo
+    obj = object_or_none(hub.git(row), sha)
+    if not isinstance(obj, pygit2.Commit):
+        raise not_found()
+    return jsonify(shapes.git_commit(hub, row, obj))
 
-    # ------------------------------------------------------------------ branches
-    @bp.get("/branches/<path:branch>")
-    def get_branch(owner: str, repo: str, branch: str) -> Response:
-        row = requested(hub, owner, repo).repo
-        git = hub.git(row)
+
+@bp.get("/commits")
+def list_commits(owner: str, repo: str) -> Response:
+    hub = current_hub()
+    row = requested(hub, owner, repo).repo
+    git = hub.git(row)
+    if merging.is_empty(git):
+        raise ApiError(409, EMPTY_REPOSITORY)
+    start = request.args.get("sha") or row["default_branch"]
+    tip = merging.find_commit(git, start)
+    if tip is None:
+        raise not_found()
+    path = (request.args.get("path") or "").strip("/") or None
+    commits = merging.history(git, str(tip.id), path)
+    author = request.args.get("author")
+    if author:
+        commits = [c for c in commits if _authored_by(hub, c, author)]
+    since = parse_date(request.args.get("since"))
+    until = parse_date(request.args.get("until"))
+    if since is not None:
+        commits = [c for c in commits if c.committer.time >= since]
+    if until is not None:
+        commits = [c for c in commits if c.committer.time <= until]
+    return paginate([shapes.commit(hub, row, git, c) for c in commits])
+
+
+@bp.get("/commits/<path:ref>")
+def get_commit(owner: str, repo: str, ref: str) -> Response:
+    hub = current_hub()
+    row = requested(hub, owner, repo).repo
+    git = hub.git(row)
+    if merging.is_empty(git):
+        raise ApiError(409, EMPTY_REPOSITORY)
+    commit = merging.find_commit(git, ref)
+    if commit is None:
+        raise ApiError(422, NO_COMMIT_FOUND.format(sha=ref))
+    return jsonify(shapes.commit(hub, row, git, commit, files=True))
+
+
+# ------------------------------------------------------------------ compare
+@bp.get("/compare/<path:basehead>")
+def compare(owner: str, repo: str, basehead: str) -> Response:
+    hub = current_hub()
+    row = requested(hub, owner, repo).repo
+    git = hub.git(row)
+    base_name, head_name = split_basehead(basehead)
+    base = merging.find_commit(git, side(owner, base_name))
+    head = merging.find_commit(git, side(owner, head_name))
+    if base is None or head is None:
+        raise not_found()
+    base_sha, head_sha = str(base.id), str(head.id)
+    fork = merging.merge_base(git, base_sha, head_sha)
+    if fork is None:
+        raise ApiError(404, NO_COMMON_ANCESTOR.format(base=base_name, head=head_name))
+    ahead, behind = merging.ahead_behind(git, base_sha, head_sha)
+    status = "identical" if not ahead and not behind else "ahead" if not behind else \
+        "behind" if not ahead else "diverged"
+    commits = merging.commits_between(git, base_sha, head_sha)[:MAX_COMPARE_COMMITS]
+    if "per_page" in request.args or "page" in request.args:
+        commits = page_of(commits)
+    changes = merging.tree_changes(git, git[fork].peel(pygit2.Tree), head.tree)
+    api = shapes.repo_api(hub, row)
+    web = shapes.repo_web(hub, row)
+    owner_login = hub.user(row["owner_id"])["login"]
+    return jsonify({
+        "url": f"{api}/compare/{basehead}",
+        "html_url": f"{web}/compare/{basehead}",
+        "permalink_url": f"{web}/compare/{owner_login}:{base_sha}...{owner_login}:{head_sha}",
+        "diff_url": f"{web}/compare/{basehead}.diff",
+        "patch_url": f"{web}/compare/{basehead}.patch",
+        "base_commit": shapes.commit(hub, row, git, base),
+        "merge_base_commit": shapes.commit(hub, row, git, git[fork].peel(pygit2.Commit)),
+        "status": status,
+        "ahead_by": ahead,
+        "behind_by": behind,
+        "total_commits": ahead,
+        "commits": [shapes.commit(hub, row, git, c) for c in commits],
+        "files": [shapes.diff_entry(hub, row, head_sha, c) for c in changes],
+    })
+
+
+# ------------------------------------------------------------------ branches
+@bp.get("/branches/<path:branch>")
+def get_branch(owner: str, repo: str, branch: str) -> Response:
+    hub = current_hub()
+    row = requested(hub, owner, repo).repo
+    git = hub.git(row)
+    tip = merging.branch_tip(git, branch)
+    if tip is None:
+        raise ApiError(404, BRANCH_NOT_FOUND)
+    return jsonify(shapes.branch(hub, row, git, branch, git[tip].peel(pygit2.Commit)))
+
+
+@bp.get("/branches")
+def list_branches(owner: str, repo: str) -> Response:
+    hub = current_hub()
+    row = requested(hub, owner, repo).repo
+    git = hub.git(row)
+    api = shapes.repo_api(hub, row)
+    from localhub.mergeability import protection
+
+    names = sorted(n.removeprefix("refs/heads/") for n in git.references if n.startswith("refs/heads/"))
+    items = []
+    for name in names:
+        sha = merging.branch_tip(git, name)
+        items.append({"name": name, "commit": {"sha": sha, "url": f"{api}/commits/{sha}"},
+                      "protected": protection(row, name) is not None})
+    return paginate(items)
+
+
+# ------------------------------------------------------------------ contents
+@bp.get("/contents", defaults={"path": ""})
+@bp.get("/contents/", defaults={"path": ""})
+@bp.get("/contents/<path:path>")
+def get_contents(owner: str, repo: str, path: str) -> Response:
+    hub = current_hub()
+    row = requested(hub, owner, repo).repo
+    git = hub.git(row)
+    if merging.is_empty(git):
+        raise ApiError(404, EMPTY_CONTENTS)
+    ref = request.args.get("ref") or row["default_branch"]
+    commit = merging.find_commit(git, ref)
+    if commit is None:
+        raise ApiError(404, NO_COMMIT_FOR_REF.format(ref=ref))
+    path = path.strip("/")
+    obj = merging.blob_at(git, commit, path)
+    if obj is None:
+        raise not_found()
+    if isinstance(obj, pygit2.Tree):
+        entries = sorted(obj, key=lambda e: e.name)
+        return jsonify([content_entry(hub, row, ref, f"{path}/{e.name}" if path else e.name, git[e.id])
+                        for e in entries])
+    return jsonify(content_entry(hub, row, ref, path, obj, inline=True))
+
+
+@bp.put("/contents/<path:path>")
+def put_contents(owner: str, repo: str, path: str) -> tuple[Response, int]:
+    hub = current_hub()
+    user, row, _ = writable(hub, owner, repo)
+    body = json_body()
+    message = required_string(body, "message")
+    encoded = required_string(body, "content")
+    try:
+        data = base64.b64decode("".join(encoded.split()), validate=True)
+    except (binascii.Error, ValueError):
+        raise ApiError(422, NOT_BASE64) from None
+    sha = body.get("sha")
+    branch = body.get("branch") or row["default_branch"]
+    committer = person(body.get("committer"), "committer") or merging.user_signature(user)
+    author = person(body.get("author"), "author") or committer
+    path = path.strip("/")
+    if not path:
+        raise not_found()
+    git = hub.git(row)
+    ref = f"refs/heads/{branch}"
+    for _ in range(CONTENT_RETRIES):
         tip = merging.branch_tip(git, branch)
-        if tip is None:
-            raise ApiError(404, BRANCH_NOT_FOUND)
-        return jsonify(shapes.branch(hub, row, git, branch, git[tip].peel(pygit2.Commit)))
-
-    @bp.get("/branches")
-    def list_branches(owner: str, repo: str) -> Response:
-        row = requested(hub, owner, repo).repo
-        git = hub.git(row)
-        api = shapes.repo_api(hub, row)
-        from localhub.mergeability import protection
-
-        names = sorted(n.removeprefix("refs/heads/") for n in git.references if n.startswith("refs/heads/"))
-        items = []
-        for name in names:
-            sha = merging.branch_tip(git, name)
-            items.append({"name": name, "commit": {"sha": sha, "url": f"{api}/commits/{sha}"},
-                          "protected": protection(row, name) is not None})
-        return paginate(items)
-
-    # ------------------------------------------------------------------ contents
-    @bp.get("/contents", defaults={"path": ""})
-    @bp.get("/contents/", defaults={"path": ""})
-    @bp.get("/contents/<path:path>")
-    def get_contents(owner: str, repo: str, path: str) -> Response:
-        row = requested(hub, owner, repo).repo
-        git = hub.git(row)
-        if merging.is_empty(git):
-            raise ApiError(404, EMPTY_CONTENTS)
-        ref = request.args.get("ref") or row["default_branch"]
-        commit = merging.find_commit(git, ref)
-        if commit is None:
-            raise ApiError(404, NO_COMMIT_FOR_REF.format(ref=ref))
-        path = path.strip("/")
-        obj = merging.blob_at(git, commit, path)
-        if obj is None:
-            raise not_found()
-        if isinstance(obj, pygit2.Tree):
-            entries = sorted(obj, key=lambda e: e.name)
-            return jsonify([content_entry(hub, row, ref, f"{path}/{e.name}" if path else e.name, git[e.id])
-                            for e in entries])
-        return jsonify(content_entry(hub, row, ref, path, obj, inline=True))
-
-    @bp.put("/contents/<path:path>")
-    def put_contents(owner: str, repo: str, path: str) -> tuple[Response, int]:
-        user, row, _ = writable(hub, owner, repo)
-        body = json_body()
-        message = required_string(body, "message")
-        encoded = required_string(body, "content")
-        try:
-            data = base64.b64decode("".join(encoded.split()), validate=True)
-        except (binascii.Error, ValueError):
-            raise ApiError(422, NOT_BASE64) from None
-        sha = body.get("sha")
-        branch = body.get("branch") or row["default_branch"]
-        committer = person(body.get("committer"), "committer") or merging.user_signature(user)
-        author = person(body.get("author"), "author") or committer
-        path = path.strip("/")
-        if not path:
-            raise not_found()
-        git = hub.git(row)
-        ref = f"refs/heads/{branch}"
-        for _ in range(CONTENT_RETRIES):
-            tip = merging.branch_tip(git, branch)
-            if tip is None and not merging.is_empty(git):
-                raise ApiError(404, BRANCH_NAMED_NOT_FOUND.format(branch=branch))
-            parent = git[tip].peel(pygit2.Commit) if tip else None
-            existing = merging.blob_at(git, parent, path)
-            if isinstance(existing, pygit2.Tree):
-                raise ApiError(422, PATH_IS_DIRECTORY.format(path=path))
-            if existing is not None:
-                if sha is None:
-                    raise ApiError(422, NOT_SUPPLIED.format(field="sha"))
-                if sha != str(existing.id):
-                    raise ApiError(409, FILE_MISMATCH.format(path=path, sha=sha))
-            blob = git.create_blob(data)
-            tree = merging.tree_with_file(git, parent.tree if parent else None, path, blob)
-            new = str(git.create_commit(None, author, committer, message, tree, [parent.id] if parent else []))
-            if merging.compare_and_swap(git, ref, tip, new, message="contents"):
-                break
-        else:
-            raise ApiError(409, CONFLICT)
-        hub.ref_moved(row, ref, tip, new, user["id"])
-        commit = git[new].peel(pygit2.Commit)
-        content = content_entry(hub, row, branch, path, git[blob])
-        return jsonify({"content": content, "commit": shapes.git_commit(hub, row, commit)}), \
-            200 if existing is not None else 201
-
-    app.register_blueprint(bp)
+        if tip is None and not merging.is_empty(git):
+            raise ApiError(404, BRANCH_NAMED_NOT_FOUND.format(branch=branch))
+        parent = git[tip].peel(pygit2.Commit) if tip else None
+        existing = merging.blob_at(git, parent, path)
+        if isinstance(existing, pygit2.Tree):
+            raise ApiError(422, PATH_IS_DIRECTORY.format(path=path))
+        if existing is not None:
+            if sha is None:
+                raise ApiError(422, NOT_SUPPLIED.format(field="sha"))
+            if sha != str(existing.id):
+                raise ApiError(409, FILE_MISMATCH.format(path=path, sha=sha))
+        blob = git.create_blob(data)
+        tree = merging.tree_with_file(git, parent.tree if parent else None, path, blob)
+        new = str(git.create_commit(None, author, committer, message, tree, [parent.id] if parent else []))
+        if merging.compare_and_swap(git, ref, tip, new, message="contents"):
+            break
+    else:
+        raise ApiError(409, CONFLICT)
+    hub.ref_moved(row, ref, tip, new, user["id"])
+    commit = git[new].peel(pygit2.Commit)
+    content = content_entry(hub, row, branch, path, git[blob])
+    return jsonify({"content": content, "commit": shapes.git_commit(hub, row, commit)}), \
+        200 if existing is not None else 201
 
 
 def _fast_forward(git: pygit2.Repository, before: str, after: str) -> bool:

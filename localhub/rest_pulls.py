@@ -16,11 +16,13 @@ import logging
 import threading
 from typing import Any
 
-from flask import Blueprint, Flask, Response, g, jsonify, request
+from flask import Blueprint, Response, current_app, g, jsonify, request
+from flask.blueprints import BlueprintSetupState
 
 from localhub import merging, messages, shapes
 from localhub.errors import ApiError, json_body, not_found
-from localhub.hub import Event, Hub
+from localhub.hub import EXTENSION as HUB
+from localhub.hub import Event, Hub, current_hub
 from localhub.lookup import authored, requested, writable
 from localhub.mergeability import (
     HEAD_OUT_OF_DATE,
@@ -71,6 +73,7 @@ def before_base_update(repo: Any, ref: str, expected: str) -> None:
 
 # ---------------------------------------------------------------------------- helpers
 
+
 def one_of(body: dict[str, Any], field: str, choices: tuple[str, ...], default: str | None = None) -> str | None:
     value = body.get(field, default)
     if value is not None and value not in choices:
@@ -120,6 +123,7 @@ def pin_head(git: Any, number: int, sha: str) -> None:
 
 # ---------------------------------------------------------------------------- messages
 
+
 def merge_message(repo_owner: str, pull: Any, method: str, commits: list[Any],
                   title: str | None, message: str | None) -> str:
     """GitHub's default commit title/message for each merge method (repository defaults:
@@ -140,20 +144,31 @@ def merge_message(repo_owner: str, pull: Any, method: str, commits: list[Any],
     return f"{title}\n\n{message}\n" if message else f"{title}\n"
 
 
-# ---------------------------------------------------------------------------- registration
+# ---------------------------------------------------------------------------- state of an app
 
-def register(app: Flask, hub: Hub) -> None:
-    engine = Mergeability(hub)
-    app.extensions["localhub.mergeability"] = engine
-    merge_locks: dict[int, threading.Lock] = {}
-    locks_guard = threading.Lock()
+class Pulls:
+    """An app's pull request machinery that outlives a request: the mergeability worker, one
+    merge lock per repository, and the listener that makes pull requests follow their
+    branches. Hub events also come from background threads (an update-branch merge), so the
+    listener holds its hub rather than asking the request for it."""
 
-    def merge_lock(repo_id: int) -> threading.Lock:
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+        self.engine = Mergeability(hub)
+        self._merge_locks: dict[int, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+        # per (repository, branch): its last tip seen here and which open heads that tip holds
+        self._held_at: dict[tuple[int, str], tuple[str, dict[str, bool]]] = {}
+        self._held_lock = threading.Lock()
+        hub.subscribe(self.on_event)
+
+    def merge_lock(self, repo_id: int) -> threading.Lock:
         """One merge at a time per repository, so a pull request is never merged twice."""
-        with locks_guard:
-            return merge_locks.setdefault(repo_id, threading.Lock())
+        with self._locks_guard:
+            return self._merge_locks.setdefault(repo_id, threading.Lock())
 
-    def close(pull: Any, sender_id: int, *, merged_sha: str | None = None) -> None:
+    def close(self, pull: Any, sender_id: int, *, merged_sha: str | None = None) -> None:
+        hub = self.hub
         stamp = now()
         with hub.store.tx() as db:
             if merged_sha is None:
@@ -165,25 +180,27 @@ def register(app: Flask, hub: Hub) -> None:
                            "mergeable_state = 'unknown' WHERE id = ?",
                            (stamp, stamp, stamp, sender_id, merged_sha, pull["id"]))
 
-    # ------------------------------------------------------------------ following branches
-    def on_event(event: Event) -> None:
+    # -------------------------------------------------------------- following branches
+    def on_event(self, event: Event) -> None:
+        hub = self.hub
         try:
             if event.name == "push":
                 ref = str(event.data.get("ref") or "")
                 if ref.startswith("refs/heads/"):
-                    followed(event, ref.removeprefix("refs/heads/"))
+                    self.followed(event, ref.removeprefix("refs/heads/"))
             elif event.name == "pull_request_review":
-                refresh_states(event.repo_id, "number = ?", event.data.get("number"))
+                self.refresh_states(event.repo_id, "number = ?", event.data.get("number"))
             elif event.name == "status":
                 status = hub.store.one("SELECT sha FROM statuses WHERE id = ?", event.data.get("id"))
                 if status is not None:
-                    refresh_states(event.repo_id, "head_sha = ?", status["sha"])
+                    self.refresh_states(event.repo_id, "head_sha = ?", status["sha"])
         except Exception:  # a listener must not fail the request that triggered it
             log.exception("updating pull requests after %s failed", event.name)
 
-    def refresh_states(repo_id: int, clause: str, value: Any) -> None:
+    def refresh_states(self, repo_id: int, clause: str, value: Any) -> None:
         """Reviews, statuses and protection change `mergeable_state` without moving the head
         or base: store the new state (webhook payloads read it from the row)."""
+        hub = self.hub
         repo = hub.repo_by_id(repo_id)
         for pull in hub.store.all(f"SELECT * FROM pulls WHERE repo_id = ? AND state = 'open' AND "
                                   f"mergeable IS NOT NULL AND {clause}", repo_id, value):
@@ -191,11 +208,8 @@ def register(app: Flask, hub: Hub) -> None:
                 db.execute("UPDATE pulls SET mergeable_state = ? WHERE id = ? AND mergeable_key = ?",
                            (state(hub, repo, pull), pull["id"], pull["mergeable_key"]))
 
-    # per (repository, branch): its last tip seen here and which open heads that tip holds
-    held_at: dict[tuple[int, str], tuple[str, dict[str, bool]]] = {}
-    held_lock = threading.Lock()
-
-    def followed(event: Event, branch: str) -> None:
+    def followed(self, event: Event, branch: str) -> None:
+        hub = self.hub
         after = event.data.get("after")
         sender = event.sender_id
         repo = hub.repo_by_id(event.repo_id)
@@ -203,7 +217,7 @@ def register(app: Flask, hub: Hub) -> None:
         for pull in hub.store.all("SELECT * FROM pulls WHERE repo_id = ? AND state = 'open' AND head_ref = ?",
                                   repo["id"], branch):
             if after is None:
-                close(pull, sender)
+                self.close(pull, sender)
                 hub.emit("pull_request", "closed", repo["id"], sender, number=pull["number"], merged=False)
                 continue
             if pull["head_sha"] == after:
@@ -211,349 +225,386 @@ def register(app: Flask, hub: Hub) -> None:
             with hub.store.tx() as db:
                 db.execute("UPDATE pulls SET head_sha = ?, updated_at = ? WHERE id = ?", (after, now(), pull["id"]))
             pin_head(git, pull["number"], after)
-            engine.reset(pull["id"])
+            self.engine.reset(pull["id"])
             hub.emit("pull_request", "synchronize", repo["id"], sender, number=pull["number"],
                      before=pull["head_sha"], after=after)
         onto = hub.store.all("SELECT * FROM pulls WHERE repo_id = ? AND state = 'open' AND base_ref = ?",
                              repo["id"], branch)
         if after is None:
             for pull in onto:
-                close(pull, sender)
+                self.close(pull, sender)
                 hub.emit("pull_request", "closed", repo["id"], sender, number=pull["number"], merged=False)
             return
         # A pull request whose head the base now holds was merged by this push, as on GitHub.
-        with held_lock:
-            previous = held_at.get((repo["id"], branch))
+        with self._held_lock:
+            previous = self._held_at.get((repo["id"], branch))
         held = merging.held_by(git, after, {p["head_sha"] for p in onto}, previous)
-        with held_lock:
-            held_at[(repo["id"], branch)] = (after, held)
+        with self._held_lock:
+            self._held_at[(repo["id"], branch)] = (after, held)
         moved = []
         for pull in onto:
             if held[pull["head_sha"]]:
-                close(pull, sender, merged_sha=pull["head_sha"])
+                self.close(pull, sender, merged_sha=pull["head_sha"])
                 hub.emit("pull_request", "closed", repo["id"], sender, number=pull["number"], merged=True)
             elif pull["base_sha"] != after:
                 moved.append(pull["id"])
         if moved:
             with hub.store.tx() as db:
                 db.executemany("UPDATE pulls SET base_sha = ? WHERE id = ?", [(after, i) for i in moved])
-            engine.reset(*moved)
+            self.engine.reset(*moved)
 
-    hub.subscribe(on_event)
 
-    bp = Blueprint("github_pulls", __name__, url_prefix="/api/v3/repos/<owner>/<repo>")
+PULLS = "localhub.pulls"  # app.extensions key of the app's Pulls
 
-    # ------------------------------------------------------------------ list, create, get, update
-    @bp.get("/pulls")
-    def list_pulls(owner: str, repo: str) -> Response:
-        row = requested(hub, owner, repo).repo
-        args = request.args
-        wanted = args.get("state", "open")
-        if wanted not in ("open", "closed", "all"):
-            wanted = "open"
-        sql = "SELECT * FROM pulls WHERE repo_id = ?"
-        params: list[Any] = [row["id"]]
-        if wanted != "all":
-            sql += " AND state = ?"
-            params.append(wanted)
-        if args.get("head"):
-            head = branch_name(owner, args["head"]) if ":" in args["head"] else None
-            if ":" in args["head"] and head is None:
-                return paginate([])
-            if head is not None:
-                sql += " AND head_ref = ?"
-                params.append(head)
-        if args.get("base"):
-            sql += " AND base_ref = ?"
-            params.append(args["base"])
-        sort = args.get("sort", "created")
-        direction = args.get("direction") or ("desc" if sort in ("created", "updated") else "asc")
-        order = {"updated": "updated_at", "popularity": "(SELECT COUNT(*) FROM comments c WHERE "
-                 "c.repo_id = pulls.repo_id AND c.number = pulls.number)",
-                 "long-running": "created_at"}.get(sort, "created_at")
-        sql += f" ORDER BY {order} {'ASC' if direction == 'asc' else 'DESC'}, number " \
-               f"{'ASC' if direction == 'asc' else 'DESC'}"
-        rows = hub.store.all(sql, *params)
-        return paginate([shapes.pull_request(hub, r, simple=True) for r in rows])
 
-    @bp.post("/pulls")
-    def create_pull(owner: str, repo: str) -> tuple[Response, int, dict[str, str]]:
-        user, row, _ = requested(hub, owner, repo)
-        body = json_body()
-        for field in ("head", "base"):
-            if body.get(field) is None:
-                raise ApiError(422, NOT_SUPPLIED.format(field=field))
-        title = optional_string(body, "title")
-        text = optional_string(body, "body")
-        head_value = optional_string(body, "head") or ""
-        base = optional_string(body, "base") or ""
-        if not title:
-            raise ApiError(422, VALIDATION_FAILED, errors=[
-                {"resource": "PullRequest", "code": "missing_field", "field": "title"}])
-        git = hub.git(row)
-        head = branch_name(owner, head_value)
-        head_sha = merging.branch_tip(git, head) if head else None
-        base_sha = merging.branch_tip(git, base) if base else None
-        if head_sha is None:
-            raise invalid("head")
-        if base_sha is None:
-            raise invalid("base")
-        label = f"{hub.user(row['owner_id'])['login']}:{head}"
-        existing = hub.store.one("SELECT number FROM pulls WHERE repo_id = ? AND state = 'open' AND head_ref = ? "
-                                 "AND base_ref = ?", row["id"], head, base)
-        if existing is not None:
-            raise custom(ALREADY_EXISTS.format(label=label))
-        if head == base or merging.contains(git, base_sha, head_sha):
-            raise custom(NO_COMMITS.format(base=base, head=head))
-        stamp = now()
-        with hub.store.tx() as db:
-            number = db.execute("SELECT next_number FROM repos WHERE id = ?", (row["id"],)).fetchone()["next_number"]
-            db.execute("UPDATE repos SET next_number = next_number + 1 WHERE id = ?", (row["id"],))
-            pull_id = hub.store.next_id(db, "pull", PULL_ID_START)
-            db.execute(
-                "INSERT INTO pulls (id, repo_id, number, user_id, title, body, state, draft, head_ref, head_sha, "
-                "base_ref, base_sha, mergeable_key, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?)",
-                (pull_id, row["id"], number, user["id"], title, text, int(bool(body.get("draft"))), head, head_sha,
-                 base, base_sha, key(head_sha, base_sha), stamp, stamp))
-        pin_head(git, number, head_sha)
-        engine.reset(pull_id)
-        hub.emit("pull_request", "opened", row["id"], user["id"], number=number)
-        shape = shapes.pull_request(hub, reload(hub, pull_id))
-        return jsonify(shape), 201, {"Location": shape["url"]}
+def current_pulls() -> Pulls:
+    """The pull request machinery of the app answering this request."""
+    return current_app.extensions[PULLS]  # type: ignore[no-any-return]
 
-    @bp.get("/pulls/<int:number>")
-    def get_pull(owner: str, repo: str, number: int) -> Response:
-        pull = requested(hub, owner, repo, number).pull
-        engine.wanted(pull)
-        return jsonify(shapes.pull_request(hub, pull))
 
-    @bp.patch("/pulls/<int:number>")
-    def update_pull(owner: str, repo: str, number: int) -> Response:
-        target = requested(hub, owner, repo, number)
-        user, row, pull = authored(hub, target, target.pull["user_id"])
-        body = json_body()
-        title = optional_string(body, "title")
-        text = optional_string(body, "body")
-        base = optional_string(body, "base")
-        new_state = one_of(body, "state", ("open", "closed"))
-        changes: dict[str, Any] = {}
-        updates: dict[str, Any] = {}
-        if title is not None and title != pull["title"]:
-            changes["title"] = {"from": pull["title"]}
-            updates["title"] = title
-        if "body" in body and text != pull["body"]:
-            changes["body"] = {"from": pull["body"] or ""}
-            updates["body"] = text
-        git = hub.git(row)
-        if base is not None and base != pull["base_ref"]:
-            if pull["state"] != "open":
-                raise custom(BASE_OF_CLOSED, "base")
-            base_sha = merging.branch_tip(git, base)
-            if base_sha is None or base == pull["head_ref"]:
-                raise invalid("base")
-            changes["base"] = {"ref": {"from": pull["base_ref"]}, "sha": {"from": pull["base_sha"]}}
-            updates.update(base_ref=base, base_sha=base_sha)
-        action = None
-        if new_state == "closed" and pull["state"] == "open":
-            action = "closed"
-            updates.update(state="closed", closed_at=now())
-        elif new_state == "open" and pull["state"] == "closed":
-            if pull["merged_at"] is not None:
-                raise custom(REOPEN_MERGED, "state")
-            head_sha = merging.branch_tip(git, pull["head_ref"])
-            if head_sha is None:
-                raise custom(REOPEN_DELETED, "state")
-            clash = hub.store.one("SELECT number FROM pulls WHERE repo_id = ? AND state = 'open' AND head_ref = ? "
-                                  "AND base_ref = ? AND id != ?", row["id"], pull["head_ref"],
-                                  updates.get("base_ref", pull["base_ref"]), pull["id"])
-            if clash is not None:
-                raise custom(ALREADY_EXISTS.format(label=f"{owner}:{pull['head_ref']}"))
-            action = "reopened"
-            updates.update(state="open", closed_at=None, head_sha=head_sha,
-                           base_sha=merging.branch_tip(git, updates.get("base_ref", pull["base_ref"]))
-                           or pull["base_sha"])
-        if updates:
-            updates["updated_at"] = now()
-            assignments = ", ".join(f"{column} = ?" for column in updates)
-            with hub.store.tx() as db:
-                db.execute(f"UPDATE pulls SET {assignments} WHERE id = ?", (*updates.values(), pull["id"]))
-        if "base_ref" in updates or action == "reopened":
-            engine.reset(pull["id"])
-        if action == "reopened":
-            pin_head(git, number, updates["head_sha"])
-        if changes:
-            hub.emit("pull_request", "edited", row["id"], user["id"], number=number, changes=changes)
-        if action == "closed":
-            hub.emit("pull_request", "closed", row["id"], user["id"], number=number, merged=False)
-        elif action == "reopened":
-            hub.emit("pull_request", "reopened", row["id"], user["id"], number=number)
-        return jsonify(shapes.pull_request(hub, reload(hub, pull["id"])))
+bp = Blueprint("github_pulls", __name__, url_prefix="/api/v3/repos/<owner>/<repo>")
 
-    # ------------------------------------------------------------------ commits, files
-    @bp.get("/pulls/<int:number>/commits")
-    def pull_commits(owner: str, repo: str, number: int) -> Response:
-        _, row, pull = requested(hub, owner, repo, number)
-        git = hub.git(row)
-        commits = merging.commits_between(git, pull["base_sha"], pull["head_sha"], limit=MAX_COMMITS)
-        return paginate([shapes.commit(hub, row, git, c) for c in commits])
 
-    @bp.get("/pulls/<int:number>/files")
-    def pull_files(owner: str, repo: str, number: int) -> Response:
-        _, row, pull = requested(hub, owner, repo, number)
-        git = hub.git(row)
-        changes = merging.range_changes(git, pull["base_sha"], pull["head_sha"])
-        return paginate([shapes.diff_entry(hub, row, pull["head_sha"], c) for c in changes])
+@bp.record_once
+def start_following(state: BlueprintSetupState) -> None:
+    """Each app gets its own Pulls, listening to its hub from registration on."""
+    pulls = Pulls(state.app.extensions[HUB])
+    state.app.extensions[PULLS] = pulls
+    state.app.extensions["localhub.mergeability"] = pulls.engine
 
-    @bp.get("/commits/<sha>/pulls")
-    def commit_pulls(owner: str, repo: str, sha: str) -> Response:
-        row = requested(hub, owner, repo).repo
-        git = hub.git(row)
-        commit = merging.find_commit(git, sha)
-        if commit is None:
-            raise ApiError(422, NO_COMMIT_FOUND.format(sha=sha))
-        target = str(commit.id)
-        found = []
-        for pull in hub.store.all("SELECT * FROM pulls WHERE repo_id = ? ORDER BY number DESC", row["id"]):
-            if pull["merged_at"] is not None:
-                hit = pull["merge_commit_sha"] == target or _in_pull(git, pull, target)
-            elif pull["state"] == "open":
-                hit = _in_pull(git, pull, target)
-            else:
-                hit = False
-            if hit:
-                found.append(shapes.pull_request(hub, pull, simple=True))
-        return paginate(found)
 
-    # ------------------------------------------------------------------ merge
-    @bp.get("/pulls/<int:number>/merge")
-    def is_merged(owner: str, repo: str, number: int) -> Response:
-        if requested(hub, owner, repo, number).pull["merged_at"] is None:
-            raise not_found()
-        return Response(status=204)
+# ------------------------------------------------------------------ list, create, get, update
+@bp.get("/pulls")
+def list_pulls(owner: str, repo: str) -> Response:
+    hub = current_hub()
+    row = requested(hub, owner, repo).repo
+    args = request.args
+    wanted = args.get("state", "open")
+    if wanted not in ("open", "closed", "all"):
+        wanted = "open"
+    sql = "SELECT * FROM pulls WHERE repo_id = ?"
+    params: list[Any] = [row["id"]]
+    if wanted != "all":
+        sql += " AND state = ?"
+        params.append(wanted)
+    if args.get("head"):
+        head = branch_name(owner, args["head"]) if ":" in args["head"] else None
+        if ":" in args["head"] and head is None:
+            return paginate([])
+        if head is not None:
+            sql += " AND head_ref = ?"
+            params.append(head)
+    if args.get("base"):
+        sql += " AND base_ref = ?"
+        params.append(args["base"])
+    sort = args.get("sort", "created")
+    direction = args.get("direction") or ("desc" if sort in ("created", "updated") else "asc")
+    order = {"updated": "updated_at", "popularity": "(SELECT COUNT(*) FROM comments c WHERE "
+             "c.repo_id = pulls.repo_id AND c.number = pulls.number)",
+             "long-running": "created_at"}.get(sort, "created_at")
+    sql += f" ORDER BY {order} {'ASC' if direction == 'asc' else 'DESC'}, number " \
+           f"{'ASC' if direction == 'asc' else 'DESC'}"
+    rows = hub.store.all(sql, *params)
+    return paginate([shapes.pull_request(hub, r, simple=True) for r in rows])
 
-    @bp.put("/pulls/<int:number>/merge")
-    def merge(owner: str, repo: str, number: int) -> Response:
-        user, row, _ = writable(hub, owner, repo, number)
-        body = json_body()
-        method = one_of(body, "merge_method", METHODS, "merge") or "merge"
-        title = optional_string(body, "commit_title")
-        message = optional_string(body, "commit_message")
-        expected_head = optional_string(body, "sha")
-        with merge_lock(row["id"]):
-            pull = hub.pull(row, number)
-            if pull["state"] != "open":
-                raise ApiError(405, NOT_MERGEABLE)
-            if expected_head is not None and expected_head != pull["head_sha"]:
-                raise ApiError(409, HEAD_MODIFIED)
-            if pull["draft"]:
-                raise ApiError(405, STILL_DRAFT)
-            if pull["mergeable"] is None:
-                pull = engine.compute_now(pull["id"])
-            if pull["mergeable"] is not None and not pull["mergeable"]:
-                raise ApiError(405, NOT_MERGEABLE)
-            refused = blockers(hub, row, pull)
-            if refused:
-                raise ApiError(405, refused[0])
-            git = hub.git(row)
-            if behind(hub, row, pull, git):
-                raise ApiError(405, HEAD_OUT_OF_DATE)
-            base_ref = f"refs/heads/{pull['base_ref']}"
-            base_tip = merging.branch_tip(git, pull["base_ref"])
-            if base_tip is None:
-                raise ApiError(405, NOT_MERGEABLE)
-            head = pull["head_sha"]
-            commits = merging.commits_between(git, base_tip, head)
-            text = merge_message(owner, pull, method, commits, title, message)
-            github = merging.github_signature()
-            try:
-                if method == "merge":
-                    new = merging.merge_commit(git, base_tip, head, text, merging.user_signature(user), github)
-                elif method == "squash":
-                    author = merging.user_signature(hub.user(pull["user_id"]))
-                    new = merging.squash_commit(git, base_tip, head, text, author, github)
-                else:
-                    new = merging.rebase_commits(git, base_tip, head, github)
-            except merging.MergeConflict:
-                if method == "rebase" and merging.merges_cleanly(git, base_tip, head):
-                    raise ApiError(405, CANNOT_REBASE) from None
-                raise ApiError(405, NOT_MERGEABLE) from None
-            before_base_update(row, base_ref, base_tip)
-            if not merging.compare_and_swap(git, base_ref, base_tip, new, message=f"merge pull #{number}"):
-                raise ApiError(405, BASE_MODIFIED)
-            close(pull, user["id"], merged_sha=new)
-        hub.ref_moved(row, base_ref, base_tip, new, user["id"])
-        hub.emit("pull_request", "closed", row["id"], user["id"], number=number, merged=True)
-        return jsonify({"sha": new, "merged": True, "message": MERGED})
 
-    @bp.put("/pulls/<int:number>/update-branch")
-    def update_branch(owner: str, repo: str, number: int) -> tuple[Response, int]:
-        user, row, pull = writable(hub, owner, repo, number)
-        body = json_body()
-        expected = optional_string(body, "expected_head_sha")
+@bp.post("/pulls")
+def create_pull(owner: str, repo: str) -> tuple[Response, int, dict[str, str]]:
+    hub = current_hub()
+    user, row, _ = requested(hub, owner, repo)
+    body = json_body()
+    for field in ("head", "base"):
+        if body.get(field) is None:
+            raise ApiError(422, NOT_SUPPLIED.format(field=field))
+    title = optional_string(body, "title")
+    text = optional_string(body, "body")
+    head_value = optional_string(body, "head") or ""
+    base = optional_string(body, "base") or ""
+    if not title:
+        raise ApiError(422, VALIDATION_FAILED, errors=[
+            {"resource": "PullRequest", "code": "missing_field", "field": "title"}])
+    git = hub.git(row)
+    head = branch_name(owner, head_value)
+    head_sha = merging.branch_tip(git, head) if head else None
+    base_sha = merging.branch_tip(git, base) if base else None
+    if head_sha is None:
+        raise invalid("head")
+    if base_sha is None:
+        raise invalid("base")
+    label = f"{hub.user(row['owner_id'])['login']}:{head}"
+    existing = hub.store.one("SELECT number FROM pulls WHERE repo_id = ? AND state = 'open' AND head_ref = ? "
+                             "AND base_ref = ?", row["id"], head, base)
+    if existing is not None:
+        raise custom(ALREADY_EXISTS.format(label=label))
+    if head == base or merging.contains(git, base_sha, head_sha):
+        raise custom(NO_COMMITS.format(base=base, head=head))
+    stamp = now()
+    with hub.store.tx() as db:
+        number = db.execute("SELECT next_number FROM repos WHERE id = ?", (row["id"],)).fetchone()["next_number"]
+        db.execute("UPDATE repos SET next_number = next_number + 1 WHERE id = ?", (row["id"],))
+        pull_id = hub.store.next_id(db, "pull", PULL_ID_START)
+        db.execute(
+            "INSERT INTO pulls (id, repo_id, number, user_id, title, body, state, draft, head_ref, head_sha, "
+            "base_ref, base_sha, mergeable_key, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?)",
+            (pull_id, row["id"], number, user["id"], title, text, int(bool(body.get("draft"))), head, head_sha,
+             base, base_sha, key(head_sha, base_sha), stamp, stamp))
+    pin_head(git, number, head_sha)
+    current_pulls().engine.reset(pull_id)
+    hub.emit("pull_request", "opened", row["id"], user["id"], number=number)
+    shape = shapes.pull_request(hub, reload(hub, pull_id))
+    return jsonify(shape), 201, {"Location": shape["url"]}
+
+
+@bp.get("/pulls/<int:number>")
+def get_pull(owner: str, repo: str, number: int) -> Response:
+    hub = current_hub()
+    pull = requested(hub, owner, repo, number).pull
+    current_pulls().engine.wanted(pull)
+    return jsonify(shapes.pull_request(hub, pull))
+
+
+@bp.patch("/pulls/<int:number>")
+def update_pull(owner: str, repo: str, number: int) -> Response:
+    hub = current_hub()
+    target = requested(hub, owner, repo, number)
+    user, row, pull = authored(hub, target, target.pull["user_id"])
+    body = json_body()
+    title = optional_string(body, "title")
+    text = optional_string(body, "body")
+    base = optional_string(body, "base")
+    new_state = one_of(body, "state", ("open", "closed"))
+    changes: dict[str, Any] = {}
+    updates: dict[str, Any] = {}
+    if title is not None and title != pull["title"]:
+        changes["title"] = {"from": pull["title"]}
+        updates["title"] = title
+    if "body" in body and text != pull["body"]:
+        changes["body"] = {"from": pull["body"] or ""}
+        updates["body"] = text
+    git = hub.git(row)
+    if base is not None and base != pull["base_ref"]:
         if pull["state"] != "open":
-            raise ApiError(422, UPDATE_CLOSED)
-        if expected is not None and expected != pull["head_sha"]:
-            raise ApiError(422, EXPECTED_HEAD_MISMATCH)
+            raise custom(BASE_OF_CLOSED, "base")
+        base_sha = merging.branch_tip(git, base)
+        if base_sha is None or base == pull["head_ref"]:
+            raise invalid("base")
+        changes["base"] = {"ref": {"from": pull["base_ref"]}, "sha": {"from": pull["base_sha"]}}
+        updates.update(base_ref=base, base_sha=base_sha)
+    action = None
+    if new_state == "closed" and pull["state"] == "open":
+        action = "closed"
+        updates.update(state="closed", closed_at=now())
+    elif new_state == "open" and pull["state"] == "closed":
+        if pull["merged_at"] is not None:
+            raise custom(REOPEN_MERGED, "state")
+        head_sha = merging.branch_tip(git, pull["head_ref"])
+        if head_sha is None:
+            raise custom(REOPEN_DELETED, "state")
+        clash = hub.store.one("SELECT number FROM pulls WHERE repo_id = ? AND state = 'open' AND head_ref = ? "
+                              "AND base_ref = ? AND id != ?", row["id"], pull["head_ref"],
+                              updates.get("base_ref", pull["base_ref"]), pull["id"])
+        if clash is not None:
+            raise custom(ALREADY_EXISTS.format(label=f"{owner}:{pull['head_ref']}"))
+        action = "reopened"
+        updates.update(state="open", closed_at=None, head_sha=head_sha,
+                       base_sha=merging.branch_tip(git, updates.get("base_ref", pull["base_ref"]))
+                       or pull["base_sha"])
+    if updates:
+        updates["updated_at"] = now()
+        assignments = ", ".join(f"{column} = ?" for column in updates)
+        with hub.store.tx() as db:
+            db.execute(f"UPDATE pulls SET {assignments} WHERE id = ?", (*updates.values(), pull["id"]))
+    if "base_ref" in updates or action == "reopened":
+        current_pulls().engine.reset(pull["id"])
+    if action == "reopened":
+        pin_head(git, number, updates["head_sha"])
+    if changes:
+        hub.emit("pull_request", "edited", row["id"], user["id"], number=number, changes=changes)
+    if action == "closed":
+        hub.emit("pull_request", "closed", row["id"], user["id"], number=number, merged=False)
+    elif action == "reopened":
+        hub.emit("pull_request", "reopened", row["id"], user["id"], number=number)
+    return jsonify(shapes.pull_request(hub, reload(hub, pull["id"])))
+
+
+# ------------------------------------------------------------------ commits, files
+@bp.get("/pulls/<int:number>/commits")
+def pull_commits(owner: str, repo: str, number: int) -> Response:
+    hub = current_hub()
+    _, row, pull = requested(hub, owner, repo, number)
+    git = hub.git(row)
+    commits = merging.commits_between(git, pull["base_sha"], pull["head_sha"], limit=MAX_COMMITS)
+    return paginate([shapes.commit(hub, row, git, c) for c in commits])
+
+
+@bp.get("/pulls/<int:number>/files")
+def pull_files(owner: str, repo: str, number: int) -> Response:
+    hub = current_hub()
+    _, row, pull = requested(hub, owner, repo, number)
+    git = hub.git(row)
+    changes = merging.range_changes(git, pull["base_sha"], pull["head_sha"])
+    return paginate([shapes.diff_entry(hub, row, pull["head_sha"], c) for c in changes])
+
+
+@bp.get("/commits/<sha>/pulls")
+def commit_pulls(owner: str, repo: str, sha: str) -> Response:
+    hub = current_hub()
+    row = requested(hub, owner, repo).repo
+    git = hub.git(row)
+    commit = merging.find_commit(git, sha)
+    if commit is None:
+        raise ApiError(422, NO_COMMIT_FOUND.format(sha=sha))
+    target = str(commit.id)
+    found = []
+    for pull in hub.store.all("SELECT * FROM pulls WHERE repo_id = ? ORDER BY number DESC", row["id"]):
+        if pull["merged_at"] is not None:
+            hit = pull["merge_commit_sha"] == target or _in_pull(git, pull, target)
+        elif pull["state"] == "open":
+            hit = _in_pull(git, pull, target)
+        else:
+            hit = False
+        if hit:
+            found.append(shapes.pull_request(hub, pull, simple=True))
+    return paginate(found)
+
+
+# ------------------------------------------------------------------ merge
+@bp.get("/pulls/<int:number>/merge")
+def is_merged(owner: str, repo: str, number: int) -> Response:
+    hub = current_hub()
+    if requested(hub, owner, repo, number).pull["merged_at"] is None:
+        raise not_found()
+    return Response(status=204)
+
+
+@bp.put("/pulls/<int:number>/merge")
+def merge(owner: str, repo: str, number: int) -> Response:
+    hub = current_hub()
+    pulls = current_pulls()
+    user, row, _ = writable(hub, owner, repo, number)
+    body = json_body()
+    method = one_of(body, "merge_method", METHODS, "merge") or "merge"
+    title = optional_string(body, "commit_title")
+    message = optional_string(body, "commit_message")
+    expected_head = optional_string(body, "sha")
+    with pulls.merge_lock(row["id"]):
+        pull = hub.pull(row, number)
+        if pull["state"] != "open":
+            raise ApiError(405, NOT_MERGEABLE)
+        if expected_head is not None and expected_head != pull["head_sha"]:
+            raise ApiError(409, HEAD_MODIFIED)
+        if pull["draft"]:
+            raise ApiError(405, STILL_DRAFT)
+        if pull["mergeable"] is None:
+            pull = pulls.engine.compute_now(pull["id"])
+        if pull["mergeable"] is not None and not pull["mergeable"]:
+            raise ApiError(405, NOT_MERGEABLE)
+        refused = blockers(hub, row, pull)
+        if refused:
+            raise ApiError(405, refused[0])
         git = hub.git(row)
+        if behind(hub, row, pull, git):
+            raise ApiError(405, HEAD_OUT_OF_DATE)
+        base_ref = f"refs/heads/{pull['base_ref']}"
         base_tip = merging.branch_tip(git, pull["base_ref"])
+        if base_tip is None:
+            raise ApiError(405, NOT_MERGEABLE)
         head = pull["head_sha"]
-        if base_tip is None or merging.contains(git, head, base_tip):
-            raise ApiError(422, NO_NEW_BASE_COMMITS)
-        if not merging.merges_cleanly(git, head, base_tip):
-            raise ApiError(422, UPDATE_CONFLICT)
+        commits = merging.commits_between(git, base_tip, head)
+        text = merge_message(owner, pull, method, commits, title, message)
+        github = merging.github_signature()
+        try:
+            if method == "merge":
+                new = merging.merge_commit(git, base_tip, head, text, merging.user_signature(user), github)
+            elif method == "squash":
+                author = merging.user_signature(hub.user(pull["user_id"]))
+                new = merging.squash_commit(git, base_tip, head, text, author, github)
+            else:
+                new = merging.rebase_commits(git, base_tip, head, github)
+        except merging.MergeConflict:
+            if method == "rebase" and merging.merges_cleanly(git, base_tip, head):
+                raise ApiError(405, CANNOT_REBASE) from None
+            raise ApiError(405, NOT_MERGEABLE) from None
+        before_base_update(row, base_ref, base_tip)
+        if not merging.compare_and_swap(git, base_ref, base_tip, new, message=f"merge pull #{number}"):
+            raise ApiError(405, BASE_MODIFIED)
+        pulls.close(pull, user["id"], merged_sha=new)
+    hub.ref_moved(row, base_ref, base_tip, new, user["id"])
+    hub.emit("pull_request", "closed", row["id"], user["id"], number=number, merged=True)
+    return jsonify({"sha": new, "merged": True, "message": MERGED})
 
-        def job() -> None:
-            repo_git = hub.git(row)
-            message = f"Merge branch '{pull['base_ref']}' into {pull['head_ref']}\n"
-            try:
-                new = merging.merge_commit(repo_git, head, base_tip, message, merging.user_signature(user),
-                                           merging.github_signature())
-            except merging.MergeConflict:
-                return
-            ref = f"refs/heads/{pull['head_ref']}"
-            if merging.compare_and_swap(repo_git, ref, head, new, message="update pull request branch"):
-                hub.ref_moved(row, ref, head, new, user["id"])
 
-        engine.later(0, job)
-        html = f"{shapes.repo_web(hub, row)}/pull/{number}"
-        return jsonify({"message": UPDATING_BRANCH, "url": html}), 202
+@bp.put("/pulls/<int:number>/update-branch")
+def update_branch(owner: str, repo: str, number: int) -> tuple[Response, int]:
+    hub = current_hub()
+    user, row, pull = writable(hub, owner, repo, number)
+    body = json_body()
+    expected = optional_string(body, "expected_head_sha")
+    if pull["state"] != "open":
+        raise ApiError(422, UPDATE_CLOSED)
+    if expected is not None and expected != pull["head_sha"]:
+        raise ApiError(422, EXPECTED_HEAD_MISMATCH)
+    git = hub.git(row)
+    base_tip = merging.branch_tip(git, pull["base_ref"])
+    head = pull["head_sha"]
+    if base_tip is None or merging.contains(git, head, base_tip):
+        raise ApiError(422, NO_NEW_BASE_COMMITS)
+    if not merging.merges_cleanly(git, head, base_tip):
+        raise ApiError(422, UPDATE_CONFLICT)
 
-    app.register_blueprint(bp)
+    def job() -> None:
+        repo_git = hub.git(row)
+        message = f"Merge branch '{pull['base_ref']}' into {pull['head_ref']}\n"
+        try:
+            new = merging.merge_commit(repo_git, head, base_tip, message, merging.user_signature(user),
+                                       merging.github_signature())
+        except merging.MergeConflict:
+            return
+        ref = f"refs/heads/{pull['head_ref']}"
+        if merging.compare_and_swap(repo_git, ref, head, new, message="update pull request branch"):
+            hub.ref_moved(row, ref, head, new, user["id"])
 
-    # ------------------------------------------------------------------ localhub: branch protection
-    admin = Blueprint("localhub_protection", __name__, url_prefix="/_localhub/repos/<owner>/<repo>")
+    current_pulls().engine.later(0, job)
+    html = f"{shapes.repo_web(hub, row)}/pull/{number}"
+    return jsonify({"message": UPDATING_BRANCH, "url": html}), 202
 
-    @admin.post("/protection")
-    def protect(owner: str, repo: str) -> Response:
-        """Set (or with `"enabled": false` remove) the protection rule of a branch: the
-        operator, or (as on GitHub) an admin of the repository."""
-        operator = bool(getattr(g, "operator", False))
-        row = hub.repo(owner, repo) if operator else requested(hub, owner, repo).repo
-        if not operator and not hub.caller_may("admin", row):
-            raise ApiError(403, messages.PROTECTION_NEEDS_ADMIN.format(repo=hub.full_name(row)))
-        body = json_body()
-        branch = body.get("branch", row["default_branch"])
-        count = body.get("required_approving_review_count", 0)
-        contexts = body.get("required_status_checks", [])
-        if (not isinstance(branch, str) or not branch or not isinstance(count, int) or count < 0
-                or not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts)):
-            raise ApiError(422, VALIDATION_FAILED, errors=[{"resource": "Protection", "code": "invalid",
-                                                            "field": "body"}])
-        rule = None
-        if body.get("enabled", True):
-            rule = {"required_approving_review_count": count, "required_status_checks": contexts,
-                    "strict": bool(body.get("strict", False))}
-        set_protection(hub, row["id"], branch, rule)
-        refresh_states(row["id"], "base_ref = ?", branch)
-        return jsonify({"branch": branch, "protection": rule})
 
-    @admin.get("/protection")
-    def protections(owner: str, repo: str) -> Response:
-        row = hub.repo(owner, repo)
-        return jsonify(json.loads(row["protection"]) if row["protection"] else {})
+# ------------------------------------------------------------------ localhub: branch protection
+admin = Blueprint("localhub_protection", __name__, url_prefix="/_localhub/repos/<owner>/<repo>")
 
-    app.register_blueprint(admin)
+
+@admin.post("/protection")
+def protect(owner: str, repo: str) -> Response:
+    """Set (or with `"enabled": false` remove) the protection rule of a branch: the
+    operator, or (as on GitHub) an admin of the repository."""
+    hub = current_hub()
+    operator = bool(getattr(g, "operator", False))
+    row = hub.repo(owner, repo) if operator else requested(hub, owner, repo).repo
+    if not operator and not hub.caller_may("admin", row):
+        raise ApiError(403, messages.PROTECTION_NEEDS_ADMIN.format(repo=hub.full_name(row)))
+    body = json_body()
+    branch = body.get("branch", row["default_branch"])
+    count = body.get("required_approving_review_count", 0)
+    contexts = body.get("required_status_checks", [])
+    if (not isinstance(branch, str) or not branch or not isinstance(count, int) or count < 0
+            or not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts)):
+        raise ApiError(422, VALIDATION_FAILED, errors=[{"resource": "Protection", "code": "invalid",
+                                                        "field": "body"}])
+    rule = None
+    if body.get("enabled", True):
+        rule = {"required_approving_review_count": count, "required_status_checks": contexts,
+                "strict": bool(body.get("strict", False))}
+    set_protection(hub, row["id"], branch, rule)
+    current_pulls().refresh_states(row["id"], "base_ref = ?", branch)
+    return jsonify({"branch": branch, "protection": rule})
+
+
+@admin.get("/protection")
+def protections(owner: str, repo: str) -> Response:
+    hub = current_hub()
+    row = hub.repo(owner, repo)
+    return jsonify(json.loads(row["protection"]) if row["protection"] else {})
 
 
 def _in_pull(git: Any, pull: Any, sha: str) -> bool:

@@ -12,11 +12,12 @@ import re
 from typing import Any
 
 import pygit2
-from flask import Blueprint, Flask, jsonify
+from flask import Blueprint, jsonify
+from flask.typing import ResponseReturnValue
 
 from localhub import shapes
 from localhub.errors import ApiError, json_body
-from localhub.hub import Hub
+from localhub.hub import Hub, current_hub
 from localhub.lookup import requested, writable
 from localhub.paging import page_of, paginate
 from localhub.store import now
@@ -60,69 +61,73 @@ def combined_state(latest: list[Any]) -> str:
     return "success"
 
 
-def register(app: Flask, hub: Hub) -> None:
-    bp = Blueprint("github_statuses", __name__, url_prefix="/api/v3/repos/<owner>/<repo>")
+bp = Blueprint("github_statuses", __name__, url_prefix="/api/v3/repos/<owner>/<repo>")
 
-    @bp.post("/statuses/<sha>")
-    def create_status(owner: str, repo: str, sha: str):  # type: ignore[no-untyped-def]
-        user, row, _ = writable(hub, owner, repo)
-        body = json_body()
-        state = body.get("state")
-        if state not in STATES:
+
+@bp.post("/statuses/<sha>")
+def create_status(owner: str, repo: str, sha: str) -> ResponseReturnValue:
+    hub = current_hub()
+    user, row, _ = writable(hub, owner, repo)
+    body = json_body()
+    state = body.get("state")
+    if state not in STATES:
+        raise ApiError(422, "Validation Failed", errors=[
+            {"resource": "Status", "code": "custom", "field": "state", "message": BAD_STATE}])
+    if not FULL_SHA.match(sha.lower()):
+        raise ApiError(422, "Validation Failed", errors=[
+            {"resource": "Status", "code": "custom", "field": "sha", "message": BAD_SHA}])
+    sha = sha.lower()
+    try:
+        obj = hub.git(row).get(sha)
+    except (ValueError, KeyError):
+        obj = None
+    if obj is None or obj.type_str != "commit":
+        raise _no_commit(sha)
+    context = body.get("context") or DEFAULT_CONTEXT
+    for key in ("target_url", "description"):
+        if body.get(key) is not None and not isinstance(body.get(key), str):
             raise ApiError(422, "Validation Failed", errors=[
-                {"resource": "Status", "code": "custom", "field": "state", "message": BAD_STATE}])
-        if not FULL_SHA.match(sha.lower()):
-            raise ApiError(422, "Validation Failed", errors=[
-                {"resource": "Status", "code": "custom", "field": "sha", "message": BAD_SHA}])
-        sha = sha.lower()
-        try:
-            obj = hub.git(row).get(sha)
-        except (ValueError, KeyError):
-            obj = None
-        if obj is None or obj.type_str != "commit":
-            raise _no_commit(sha)
-        context = body.get("context") or DEFAULT_CONTEXT
-        for key in ("target_url", "description"):
-            if body.get(key) is not None and not isinstance(body.get(key), str):
-                raise ApiError(422, "Validation Failed", errors=[
-                    {"resource": "Status", "code": "invalid", "field": key}])
-        with hub.store.tx() as db:
-            status_id = hub.store.next_id(db, "status", 5_000_001)
-            db.execute("INSERT INTO statuses (id, repo_id, sha, state, context, description, target_url, creator_id, "
-                       "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (status_id, row["id"], sha, state, str(context), body.get("description"),
-                        body.get("target_url"), user["id"], now(), now()))
-        hub.emit("status", None, row["id"], user["id"], id=status_id)
-        created = hub.store.one("SELECT * FROM statuses WHERE id = ?", status_id)
-        return jsonify(shapes.status(hub, row, created)), 201
+                {"resource": "Status", "code": "invalid", "field": key}])
+    with hub.store.tx() as db:
+        status_id = hub.store.next_id(db, "status", 5_000_001)
+        db.execute("INSERT INTO statuses (id, repo_id, sha, state, context, description, target_url, creator_id, "
+                   "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   (status_id, row["id"], sha, state, str(context), body.get("description"),
+                    body.get("target_url"), user["id"], now(), now()))
+    hub.emit("status", None, row["id"], user["id"], id=status_id)
+    created = hub.store.one("SELECT * FROM statuses WHERE id = ?", status_id)
+    return jsonify(shapes.status(hub, row, created)), 201
 
-    def list_statuses(owner: str, repo: str, ref: str):  # type: ignore[no-untyped-def]
-        row = requested(hub, owner, repo).repo
-        sha = resolve(hub, row, ref)
-        rows = hub.store.all("SELECT * FROM statuses WHERE repo_id = ? AND sha = ? ORDER BY id DESC", row["id"], sha)
-        return paginate([shapes.status(hub, row, r) for r in rows])
 
-    bp.add_url_rule("/commits/<path:ref>/statuses", "list_statuses", list_statuses, methods=["GET"])
-    # GitHub still answers the older `GET /statuses/{ref}` (not in its OpenAPI description),
-    # and PyGithub's Commit.get_statuses() calls it.
-    bp.add_url_rule("/statuses/<path:ref>", "list_statuses_legacy", list_statuses, methods=["GET"])
+def list_statuses(owner: str, repo: str, ref: str) -> ResponseReturnValue:
+    hub = current_hub()
+    row = requested(hub, owner, repo).repo
+    sha = resolve(hub, row, ref)
+    rows = hub.store.all("SELECT * FROM statuses WHERE repo_id = ? AND sha = ? ORDER BY id DESC", row["id"], sha)
+    return paginate([shapes.status(hub, row, r) for r in rows])
 
-    @bp.get("/commits/<path:ref>/status")
-    def combined_status(owner: str, repo: str, ref: str):  # type: ignore[no-untyped-def]
-        row = requested(hub, owner, repo).repo
-        sha = resolve(hub, row, ref)
-        latest = hub.store.all(
-            "SELECT * FROM statuses WHERE id IN (SELECT MAX(id) FROM statuses WHERE repo_id = ? AND sha = ? "
-            "GROUP BY context) ORDER BY id", row["id"], sha)
-        api = shapes.repo_api(hub, row)
-        return jsonify({
-            "state": combined_state(latest),
-            "statuses": [shapes.status(hub, row, r, simple=True) for r in page_of(latest)],
-            "sha": sha,
-            "total_count": len(latest),
-            "repository": shapes.repository(hub, row, full=False),
-            "commit_url": f"{api}/commits/{sha}",
-            "url": f"{api}/commits/{sha}/status",
-        })
 
-    app.register_blueprint(bp)
+bp.add_url_rule("/commits/<path:ref>/statuses", "list_statuses", list_statuses, methods=["GET"])
+# GitHub still answers the older `GET /statuses/{ref}` (not in its OpenAPI description),
+# and PyGithub's Commit.get_statuses() calls it.
+bp.add_url_rule("/statuses/<path:ref>", "list_statuses_legacy", list_statuses, methods=["GET"])
+
+
+@bp.get("/commits/<path:ref>/status")
+def combined_status(owner: str, repo: str, ref: str) -> ResponseReturnValue:
+    hub = current_hub()
+    row = requested(hub, owner, repo).repo
+    sha = resolve(hub, row, ref)
+    latest = hub.store.all(
+        "SELECT * FROM statuses WHERE id IN (SELECT MAX(id) FROM statuses WHERE repo_id = ? AND sha = ? "
+        "GROUP BY context) ORDER BY id", row["id"], sha)
+    api = shapes.repo_api(hub, row)
+    return jsonify({
+        "state": combined_state(latest),
+        "statuses": [shapes.status(hub, row, r, simple=True) for r in page_of(latest)],
+        "sha": sha,
+        "total_count": len(latest),
+        "repository": shapes.repository(hub, row, full=False),
+        "commit_url": f"{api}/commits/{sha}",
+        "url": f"{api}/commits/{sha}/status",
+    })
