@@ -176,13 +176,12 @@ def api_error(exc: ApiError) -> Response:
     return exc.response()
 
 
-def create_app(data_dir: str | Path, *, public_url: str | None = None, hub: Hub | None = None,
-               max_body: int = MAX_BODY) -> Flask:
+def create_app(data_dir: str | Path, *, public_url: str | None = None, hub: Hub | None = None) -> Flask:
     """A localhub app on the data in `data_dir` (or on `hub`, whose data it is). Its state
     (the hub, rate limits, and what the blueprints add: webhook delivery, pull request
     machinery, faults) lives in `app.extensions`, so apps in one process share nothing."""
     app = Flask("localhub")
-    app.config["MAX_CONTENT_LENGTH"] = max_body
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions[HUB] = hub or Hub(Path(data_dir), public_url)
     app.extensions[RATE_LIMITS] = _RateLimits()
