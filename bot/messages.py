@@ -535,14 +535,20 @@ LOCALHUB_BAD_PORT = "port {port} is not a TCP port (0-65535)"
 LOCALHUB_CREATE_HELP = "create a repository on a running localhub (for `memrepo repository set`)"
 LOCALHUB_CREATE_DESCRIPTION = (
     "Create OWNER/NAME on a running localhub (`memrepo localhub serve` or `memrepo serve --local`), as "
-    "a person creates a repository on GitHub: OWNER's account and a token are made when missing "
-    "(a new token for an account that exists takes localhub's operator token, read from its data "
-    "folder). Prints the clone URL, with the token in it, to give `memrepo repository set`. A "
-    "repository that exists already is not changed; its URL is printed all the same."
+    "a person creates a repository on GitHub: OWNER's account and first token are made when missing, "
+    "and the clone URL, with that token in it, is printed to give `memrepo repository set`. For an "
+    "OWNER who has an account already, the repository is made with localhub's operator token (read "
+    "from its data folder) and OWNER's tokens stay as they are: localhub keeps only their hashes, so "
+    "the URL is printed with TOKEN in its place, unless --new-token asks for a new one. A repository "
+    "that exists already is not changed; its URL is printed all the same."
 )
 LOCALHUB_CREATE_DATA_HELP = (
-    "that localhub's data folder, whose operator token gives a token for an OWNER that has an account "
-    "already (default: `localhub serve`'s, then `serve --local`'s)"
+    "that localhub's data folder, whose operator token acts for an OWNER that has an account already "
+    "(default: `localhub serve`'s, then `serve --local`'s)"
+)
+LOCALHUB_NEW_TOKEN_HELP = (
+    "make a new token for an OWNER that has an account already and print the URL with it (their other "
+    "tokens stay valid)"
 )
 LOCALHUB_BAD_REPOSITORY = (
     "{value!a} is not OWNER/NAME: the owner is 1-39 ASCII letters, digits or hyphens (not last), the name ASCII "
@@ -558,6 +564,12 @@ LOCALHUB_REPO_CREATED = "created {repo} on {url}"
 LOCALHUB_REPO_EXISTS = "{repo} already exists on {url}; nothing was changed"
 LOCALHUB_REPO_CONNECT = (
     "clone URL (with {owner}'s token): {git_url}\n"
+    "connect a memory to it: memrepo repository set {git_url} --repo DIR"
+)
+LOCALHUB_REPO_CONNECT_KNOWN_OWNER = (
+    "clone URL (put one of {owner}'s tokens for TOKEN): {git_url}\n"
+    "{owner} has an account already, so no token was made: the tokens {owner} has stay valid (localhub "
+    "keeps only their hashes and cannot show one again); a new one: the same command with --new-token\n"
     "connect a memory to it: memrepo repository set {git_url} --repo DIR"
 )
 LOCALHUB_CANNOT_START = "localhub cannot start on {host}:{port} with data in {data}: {error}"

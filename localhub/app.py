@@ -55,6 +55,7 @@ BLUEPRINTS = (
     apps.admin,          # /_localhub/apps: GitHub Apps and their installations
     apps.api,            # GitHub App flow: JWT -> installation access token
     rest_repos.bp,       # user, repositories, collaborators
+    rest_repos.admin,    # /_localhub/users/<login>/repos: a repository for an account, by the operator
     rest_git.bp,         # git data: refs, commits, trees, contents, compare
     rest_pulls.bp,       # pull requests, merge, update-branch, mergeability
     rest_pulls.admin,    # /_localhub/repos/<owner>/<repo>/protection

@@ -12,6 +12,7 @@ NEEDS_OPERATOR = (
 )
 WHAT_TOKEN = "a new token for it"
 WHAT_INSTALL = "installing an App on it"
+WHAT_REPOSITORY = "a repository for it made without its token"
 BOT_NO_TOKEN = "{login} is an App's account: it acts only through its installation's tokens"
 PROTECTION_NEEDS_ADMIN = (
     "setting branch protection on {repo} needs admin rights on it or localhub's operator credential"

@@ -13,14 +13,16 @@ callers with push access only.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pygit2
-from flask import Blueprint, Response, jsonify
+from flask import Blueprint, Response, g, jsonify
 from flask.typing import ResponseReturnValue
 
-from localhub import access, shapes
+from localhub import access, messages, shapes
+from localhub.admin import require_operator
 from localhub.errors import ApiError, json_body, or_404
-from localhub.hub import current_hub
+from localhub.hub import Hub, current_hub
 from localhub.lookup import Target, requested
 from localhub.store import now
 
@@ -52,8 +54,12 @@ def get_user(login: str) -> ResponseReturnValue:
 @bp.post("/user/repos")
 def create_repo() -> ResponseReturnValue:
     hub = current_hub()
-    user = hub.current_user()
-    body = json_body()
+    return create_repository(hub, hub.current_user(), json_body())
+
+
+def create_repository(hub: Hub, user: Any, body: dict[str, Any]) -> tuple[Response, int]:
+    """`POST /user/repos` for `user`: shared by GitHub's call and the operator's, which
+    creates a repository for an existing account without a token of that account."""
     name = body.get("name")
     if not isinstance(name, str) or not REPO_NAME.match(name) or name in (".", "..") or name.endswith(".git"):
         raise ApiError(422, "Repository creation failed.", errors=[{
@@ -85,6 +91,20 @@ def create_repo() -> ResponseReturnValue:
         sha = git.create_commit("refs/heads/main", signature, signature, "Initial commit", tree.write(), [])
         hub.ref_moved(row, "refs/heads/main", None, str(sha), user["id"])
     return jsonify(shapes.repository(hub, hub.repo_by_id(repo_id))), 201
+
+
+# localhub's own: a repository for an account that exists, asked for by the operator, so
+# `create-repo` need not mint another token for an owner who has one.
+admin = Blueprint("localhub_repos", __name__, url_prefix="/_localhub/users/<login>")
+
+
+@admin.post("/repos")
+def create_repo_for(login: str) -> ResponseReturnValue:
+    hub = current_hub()
+    user = or_404(hub.user_by_login(login))
+    require_operator(user["login"], messages.WHAT_REPOSITORY)
+    g.user = user  # the answer is the owner's view of it, as GitHub's would be
+    return create_repository(hub, user, json_body())
 
 
 @bp.get("/repos/<owner>/<repo>")

@@ -68,3 +68,41 @@ def test_create_repo_for_an_existing_owner_uses_the_operator_token(tmp_path: Pat
         assert run_cli(capsys, "localhub", "create-repo", "bo/one", "--url", server.url)[0] == 0
         code, out, err = run_cli(capsys, "localhub", "create-repo", "bo/two", "--url", server.url)
         assert (code, err) == (0, "") and out.startswith(f"created bo/two on {server.url}")
+
+
+def test_create_repo_for_an_owner_with_a_token_makes_no_new_token_unless_asked(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """localhub keeps only tokens' hashes, so the token an owner has cannot be printed again;
+    making a new one on every call would leave live tokens behind that nobody holds."""
+    from localhub.server import LocalhubServer
+
+    data = tmp_path / "data"
+    with LocalhubServer(data) as server:
+        def tokens_of_ada() -> int:
+            return int(server.hub.store.one("SELECT COUNT(*) AS n FROM tokens t JOIN users u ON u.id = t.user_id "
+                                            "WHERE u.login = 'ada'")["n"])
+
+        def login_of(token: str) -> str:
+            me = requests.get(f"{server.api_url}/user", headers={"Authorization": f"token {token}"}, timeout=10)
+            return str(me.json()["login"])
+
+        code, out, _ = run_cli(capsys, "localhub", "create-repo", "ada/one", "--url", server.url)
+        first = out.split("x-access-token:")[1].split("@")[0]
+        assert code == 0 and tokens_of_ada() == 1
+
+        code, out, err = run_cli(capsys, "localhub", "create-repo", "ada/two", "--url", server.url, "--data", str(data))
+        assert (code, err) == (0, "") and tokens_of_ada() == 1
+        created, clone, kept, connect = out.splitlines()
+        assert created == f"created ada/two on {server.url}"
+        assert clone.endswith(f"http://x-access-token:TOKEN@{server.url[7:]}/ada/two.git")
+        assert "stay valid" in kept and "--new-token" in kept and first not in out
+        assert connect.startswith("connect a memory to it: memrepo repository set http://x-access-token:TOKEN@")
+        repo = requests.get(f"{server.api_url}/repos/ada/two", headers={"Authorization": f"token {first}"}, timeout=10)
+        assert repo.status_code == 200 and repo.json()["owner"]["login"] == "ada"
+
+        code, out, err = run_cli(capsys, "localhub", "create-repo", "ada/two", "--url", server.url, "--data", str(data),
+                                 "--new-token")
+        assert (code, err) == (0, "") and out.startswith(f"ada/two already exists on {server.url}")
+        second = out.split("x-access-token:")[1].split("@")[0]
+        assert tokens_of_ada() == 2 and second != first
+        assert login_of(first) == login_of(second) == "ada"
