@@ -529,7 +529,9 @@ DEMO_DIR_NOT_EMPTY = "demo: {path} is not an empty folder; give a new or empty o
 # memrepo localhub.
 LOCALHUB_SERVING = (
     "localhub serving {url} (REST: {api}, git: {url}/<owner>/<repo>.git), data in {data}. "
-    "Create a repository: memrepo localhub create-repo OWNER/NAME --url {url}"
+    "Create a repository: memrepo localhub create-repo OWNER/NAME --url {url}\n"
+    "localhub: accounts and tokens are those kept in {data}; a token made by a localhub on another data folder "
+    "(`memrepo serve --local` keeps its own in {other}) is refused here, even on the same port"
 )
 LOCALHUB_BAD_PORT = "port {port} is not a TCP port (0-65535)"
 LOCALHUB_CREATE_HELP = "create a repository on a running localhub (for `memrepo repository set`)"
@@ -1316,6 +1318,11 @@ memrepo serve --local: ready (Ctrl-C stops everything)
   bot account:    {bot_login}
   data:           {data} (logs: {logs})
 Every localhub repository gets the receiver's webhook (signed with a generated secret) at its first event."""
+SERVE_LOCAL_TOKENS = (
+    "memrepo serve --local: localhub's accounts and tokens are those kept in {data}; a token made by a localhub "
+    "on another data folder (`memrepo localhub serve` keeps its own in {other}) is refused here, even on the "
+    "same port"
+)
 SERVE_LOCAL_STOPPING = "memrepo serve --local: stopping"
 SERVE_LOCAL_STOPPED = "memrepo serve --local: stopped"
 SERVE_LOCAL_CHILD_DIED = "memrepo serve --local: the {what} exited unexpectedly (exit code {code}; see {log}); stopping"

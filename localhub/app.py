@@ -45,6 +45,7 @@ API = "/api/v3"
 GIT_ENDPOINT = "git_http.git_http"  # git asks again for credentials when told 401 with a challenge
 RATE_LIMIT = 5000
 RATE_WINDOW = 3600
+DATA_HEADER = "X-Localhub-Data"  # on a 401: the data folder of the localhub that answered
 RATE_LIMITS = "localhub.rate_limits"  # app.extensions key of the app's _RateLimits
 
 # One blueprint per concern, registered in this order: webhook delivery listens to the hub
@@ -132,6 +133,7 @@ def authenticate() -> Response | None:
     g.token = None
     g.app_id = None
     g.operator = False
+    g.unknown_token = False
     scheme, secret = _credentials()
     if secret is None:
         return None
@@ -144,6 +146,7 @@ def authenticate() -> Response | None:
         return None
     found = hub.token_user(secret)
     if found is None and request.endpoint == GIT_ENDPOINT:
+        g.unknown_token = True
         return None  # answered with git's challenge, as no credentials are
     if found is None:
         raise ApiError(401, "Bad credentials")
@@ -169,6 +172,16 @@ def github_headers(resp: Response) -> Response:
     return resp
 
 
+def name_the_data(resp: Response) -> Response:
+    """Every 401 says where this localhub's data is (`X-Localhub-Data`): a token is refused
+    most often because another localhub, on another data folder, made it and served on this
+    port before. Only to requests addressed to a loopback host, like the admin endpoints; the
+    body stays GitHub's."""
+    if resp.status_code == 401 and loopback_host(request.host):
+        resp.headers[DATA_HEADER] = str(current_hub().data_dir)
+    return resp
+
+
 def release_connection(_: BaseException | None) -> None:
     current_hub().store.release()
 
@@ -189,6 +202,7 @@ def create_app(data_dir: str | Path, *, public_url: str | None = None, hub: Hub 
     app.before_request(admin_on_loopback_only)
     app.before_request(authenticate)
     app.after_request(github_headers)
+    app.after_request(name_the_data)
     app.teardown_request(release_connection)
     app.register_error_handler(ApiError, api_error)
     for code, (status, message) in HTTP_ERRORS.items():

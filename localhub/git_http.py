@@ -35,7 +35,8 @@ from typing import Any
 
 from flask import Blueprint, Response, g, request
 
-from localhub import git_protocol
+from localhub import git_protocol, messages
+from localhub.access import loopback_host
 from localhub.errors import ApiError
 from localhub.hub import Hub, current_hub
 
@@ -53,8 +54,14 @@ REPOSITORY_NOT_FOUND = "Repository not found."
 PUSH_DENIED = "Permission to {repo}.git denied to {login}."
 
 
-def _challenge() -> Response:
-    resp = Response("Authentication required\n", status=401, mimetype="text/plain")
+def _challenge(hub: Hub) -> Response:
+    """git's 401: asks for credentials, or, when the token given is unknown here, says so and
+    which localhub answered (git shows neither, but curl and a person reading logs do)."""
+    text = "Authentication required"
+    if getattr(g, "unknown_token", False):
+        text = messages.UNKNOWN_TOKEN.format(data=hub.data_dir) if loopback_host(request.host) \
+            else messages.UNKNOWN_TOKEN_REMOTE
+    resp = Response(text + "\n", status=401, mimetype="text/plain")
     resp.headers["WWW-Authenticate"] = 'Basic realm="GitHub"'
     return resp
 
@@ -225,7 +232,7 @@ bp = Blueprint("git_http", __name__)
 def git_http(owner: str, repo: str, service: str) -> Response:
     hub = current_hub()
     if getattr(g, "user", None) is None:
-        return _challenge()
+        return _challenge(hub)
     asked = request.args.get("service", "")
     if service == "info/refs" and asked in SMART and request.method == "GET":
         smart, advertise = asked, True

@@ -20,3 +20,14 @@ PROTECTION_NEEDS_ADMIN = (
 # Requests GitHub would accept that localhub does not model.
 NO_PENDING_REVIEWS = "localhub does not support pending reviews: pass event APPROVE, REQUEST_CHANGES or COMMENT"
 NO_REVIEW_COMMENTS = "localhub does not support review comments: put the text in the review body"
+
+# A 401 to a token this localhub does not know: most often one made by another localhub (another
+# data folder) that used the same port before. The data folder is named only to requests
+# addressed to a loopback host, as the admin endpoints answer only those.
+UNKNOWN_TOKEN = (
+    "this localhub keeps its data in {data} and knows no such token: a token is known only to the "
+    "localhub on the data folder that made it"
+)
+UNKNOWN_TOKEN_REMOTE = (
+    "this localhub knows no such token: a token is known only to the localhub on the data folder that made it"
+)

@@ -21,6 +21,8 @@ def test_serve_answers_and_stops_cleanly(tmp_path: Path) -> None:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         url = re.search(r"serving (http://\S+) ", line).group(1)  # type: ignore[union-attr]
+        tokens = proc.stdout.readline()  # which tokens this localhub knows: those of its own data folder
+        assert f"tokens are those kept in {tmp_path / 'data'};" in tokens and "another data folder" in tokens
         assert requests.get(f"{url}/_localhub/health", timeout=10).json() == {"ok": True}
         token = requests.post(f"{url}/_localhub/tokens", json={"login": "alice"}, timeout=10).json()["token"]
         me = requests.get(f"{url}/api/v3/user", headers={"Authorization": f"token {token}"}, timeout=10)
@@ -106,3 +108,35 @@ def test_create_repo_for_an_owner_with_a_token_makes_no_new_token_unless_asked(
         second = out.split("x-access-token:")[1].split("@")[0]
         assert tokens_of_ada() == 2 and second != first
         assert login_of(first) == login_of(second) == "ada"
+
+
+def test_a_token_of_another_localhub_is_refused_naming_this_ones_data(tmp_path: Path) -> None:
+    """`localhub serve` and `serve --local` keep separate data; one started on the port the
+    other used refuses the other's tokens. git shows only that authentication failed, so the
+    401 itself says which localhub answered: its data folder, to requests addressed to loopback."""
+    from localhub.server import LocalhubServer
+
+    with LocalhubServer(tmp_path / "one") as one, LocalhubServer(tmp_path / "two") as two:
+        theirs = requests.post(f"{one.url}/_localhub/tokens", json={"login": "ada"}, timeout=10).json()["token"]
+        info_refs = f"{two.url}/ada/memory.git/info/refs?service=git-upload-pack"
+
+        git = requests.get(info_refs, auth=("x-access-token", theirs), timeout=10)
+        assert git.status_code == 401 and git.headers["WWW-Authenticate"] == 'Basic realm="GitHub"'
+        assert git.headers["X-Localhub-Data"] == str(tmp_path / "two")
+        assert git.text == (f"this localhub keeps its data in {tmp_path / 'two'} and knows no such token: a token is "
+                            "known only to the localhub on the data folder that made it\n")
+
+        rest = requests.get(f"{two.api_url}/user", headers={"Authorization": f"token {theirs}"}, timeout=10)
+        assert rest.status_code == 401 and rest.json()["message"] == "Bad credentials"  # GitHub's body
+        assert rest.headers["X-Localhub-Data"] == str(tmp_path / "two")
+
+        asked = requests.get(info_refs, timeout=10)  # no credentials yet: git's usual first request
+        assert asked.status_code == 401 and asked.text == "Authentication required\n"
+
+        elsewhere = requests.get(info_refs, auth=("x-access-token", theirs), headers={"Host": "forge.example"},
+                                 timeout=10)
+        assert elsewhere.status_code == 401 and "X-Localhub-Data" not in elsewhere.headers
+        assert str(tmp_path) not in elsewhere.text and "knows no such token" in elsewhere.text
+
+        mine = requests.get(f"{one.url}/api/v3/user", headers={"Authorization": f"token {theirs}"}, timeout=10)
+        assert mine.status_code == 200 and "X-Localhub-Data" not in mine.headers

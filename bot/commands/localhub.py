@@ -73,7 +73,10 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.access_log:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
         logging.getLogger("localhub.access").setLevel(logging.INFO)
-    print(messages.LOCALHUB_SERVING.format(url=server.url, api=server.api_url, data=data), flush=True)
+    from bot.commands import serve
+
+    other = serve.default_data_dir() / "localhub"
+    print(messages.LOCALHUB_SERVING.format(url=server.url, api=server.api_url, data=data, other=other), flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
