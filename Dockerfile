@@ -11,6 +11,7 @@ COPY pyproject.toml README.md LICENSE ./
 COPY bot ./bot
 COPY templates ./templates
 COPY webhooks ./webhooks
+COPY localhub ./localhub
 RUN python -m venv /opt/memrepo \
  && /opt/memrepo/bin/pip install --no-cache-dir /src
 

@@ -376,11 +376,11 @@ def pull_requests(total: int, repos: int, workers: int, tmp: Path) -> dict[str, 
 
     from bot.contracts import LABEL_DREAM
     from bot.forge.client import ForgeClient, NewPullRequest, TokenCredentials
-    from bot.forge.localhub.server import LocalhubServer
     from bot.memfs import sync
     from bot.memfs.create import init_repository
     from bot.serve.receiver import ReceiverServer
     from bot.settings import Settings
+    from localhub.server import LocalhubServer
     from tests.memory_forge import FAST, as_dreamer, dream_body
     from tests.redis_server import RedisServer
     from webhooks.asgi import Receiver

@@ -33,7 +33,7 @@ import github
 import requests
 
 from bot.forge.client import ForgeClient, TokenCredentials
-from bot.forge.localhub.server import LocalhubServer
+from localhub.server import LocalhubServer
 
 OWNER = "bench"
 REPO = f"{OWNER}/memory"

@@ -167,12 +167,12 @@ def served(root: Path, tmp: Path, rounds: int, tool: MemoryTool, new_line: Any) 
 
     from bot.access import ForgeAccess
     from bot.forge.client import TokenCredentials
-    from bot.forge.localhub.server import LocalhubServer
     from bot.notify import HeadEvent, publish_head
     from bot.queue import connect
     from bot.serve.palace import with_credentials
     from bot.serve.receiver import ReceiverServer
     from bot.settings import Settings
+    from localhub.server import LocalhubServer
     from tests.redis_server import RedisServer
     from webhooks.asgi import Receiver
 

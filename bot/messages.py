@@ -562,20 +562,28 @@ DEMO_DIR_NOT_EMPTY = "demo: {path} is not an empty folder; give a new or empty o
 # memrepo localhub.
 LOCALHUB_SERVING = (
     "localhub serving {url} (REST: {api}, git: {url}/<owner>/<repo>.git), data in {data}. "
-    "Create a repository: memrepo localhub create-repo OWNER/NAME --url {url}"
+    "Create a repository: memrepo localhub create-repo OWNER/NAME --url {url}\n"
+    "localhub: accounts and tokens are those kept in {data}; a token made by a localhub on another data folder "
+    "(`memrepo serve --local` keeps its own in {other}) is refused here, even on the same port"
 )
 LOCALHUB_BAD_PORT = "port {port} is not a TCP port (0-65535)"
 LOCALHUB_CREATE_HELP = "create a repository on a running localhub (for `memrepo repository set`)"
 LOCALHUB_CREATE_DESCRIPTION = (
     "Create OWNER/NAME on a running localhub (`memrepo localhub serve` or `memrepo serve --local`), as "
-    "a person creates a repository on GitHub: OWNER's account and a token are made when missing "
-    "(a new token for an account that exists takes localhub's operator token, read from its data "
-    "folder). Prints the clone URL, with the token in it, to give `memrepo repository set`. A "
-    "repository that exists already is not changed; its URL is printed all the same."
+    "a person creates a repository on GitHub: OWNER's account and first token are made when missing, "
+    "and the clone URL, with that token in it, is printed to give `memrepo repository set`. For an "
+    "OWNER who has an account already, the repository is made with localhub's operator token (read "
+    "from its data folder) and OWNER's tokens stay as they are: localhub keeps only their hashes, so "
+    "the URL is printed with TOKEN in its place, unless --new-token asks for a new one. A repository "
+    "that exists already is not changed; its URL is printed all the same."
 )
 LOCALHUB_CREATE_DATA_HELP = (
-    "that localhub's data folder, whose operator token gives a token for an OWNER that has an account "
-    "already (default: `localhub serve`'s, then `serve --local`'s)"
+    "that localhub's data folder, whose operator token acts for an OWNER that has an account already "
+    "(default: `localhub serve`'s, then `serve --local`'s)"
+)
+LOCALHUB_NEW_TOKEN_HELP = (
+    "make a new token for an OWNER that has an account already and print the URL with it (their other "
+    "tokens stay valid)"
 )
 LOCALHUB_BAD_REPOSITORY = (
     "{value!a} is not OWNER/NAME: the owner is 1-39 ASCII letters, digits or hyphens (not last), the name ASCII "
@@ -593,21 +601,13 @@ LOCALHUB_REPO_CONNECT = (
     "clone URL (with {owner}'s token): {git_url}\n"
     "connect a memory to it: memrepo repository set {git_url} --repo DIR"
 )
+LOCALHUB_REPO_CONNECT_KNOWN_OWNER = (
+    "clone URL (put one of {owner}'s tokens for TOKEN): {git_url}\n"
+    "{owner} has an account already, so no token was made: the tokens {owner} has stay valid (localhub "
+    "keeps only their hashes and cannot show one again); a new one: the same command with --new-token\n"
+    "connect a memory to it: memrepo repository set {git_url} --repo DIR"
+)
 LOCALHUB_CANNOT_START = "localhub cannot start on {host}:{port} with data in {data}: {error}"
-LOCALHUB_ADMIN_LOOPBACK_ONLY = (
-    "localhub's own endpoints (/_localhub/) answer only requests addressed to a loopback host "
-    "(127.0.0.1, localhost or [::1]); this one was addressed to {host!r}"
-)
-LOCALHUB_NEEDS_OPERATOR = (
-    "{login} has an account already: {what} needs localhub's operator credential "
-    "(Authorization: Bearer <the operator-token file in localhub's data folder>)"
-)
-LOCALHUB_WHAT_TOKEN = "a new token for it"
-LOCALHUB_WHAT_INSTALL = "installing an App on it"
-LOCALHUB_BOT_NO_TOKEN = "{login} is an App's account: it acts only through its installation's tokens"
-LOCALHUB_PROTECTION_NEEDS_ADMIN = (
-    "setting branch protection on {repo} needs admin rights on it or localhub's operator credential"
-)
 LOCALHUB_NO_OPERATOR_TOKEN = (
     "localhub at {url} gave no token for {owner}: {problem}. No operator token it takes was found "
     "in {looked}; give its data folder with --data"
@@ -1380,6 +1380,11 @@ memrepo serve --local: ready (Ctrl-C stops everything)
   bot account:    {bot_login}
   data:           {data} (logs: {logs})
 Every localhub repository gets the receiver's webhook (signed with a generated secret) at its first event."""
+SERVE_LOCAL_TOKENS = (
+    "memrepo serve --local: localhub's accounts and tokens are those kept in {data}; a token made by a localhub "
+    "on another data folder (`memrepo localhub serve` keeps its own in {other}) is refused here, even on the "
+    "same port"
+)
 SERVE_LOCAL_STOPPING = "memrepo serve --local: stopping"
 SERVE_LOCAL_STOPPED = "memrepo serve --local: stopped"
 SERVE_LOCAL_CHILD_DIED = "memrepo serve --local: the {what} exited unexpectedly (exit code {code}; see {log}); stopping"

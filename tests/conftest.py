@@ -76,7 +76,7 @@ def localhub(tmp_path: Path):  # type: ignore[no-untyped-def]
     """localhub on a free loopback port, with its data in this test's folder. Every /api/v3
     answer is checked against GitHub's OpenAPI description (tests/conformance.py); the test
     fails at teardown if one does not conform."""
-    from bot.forge.localhub.server import LocalhubServer
+    from localhub.server import LocalhubServer
     from tests.conformance import Recorder
 
     with LocalhubServer(tmp_path / "localhub-data") as server:
@@ -90,7 +90,7 @@ def localhub(tmp_path: Path):  # type: ignore[no-untyped-def]
 def operator_headers(server) -> dict[str, str]:  # type: ignore[no-untyped-def]
     """The `Authorization` header with `server`'s operator credential (its data folder's
     `operator-token`), which localhub asks for before it mints a token for an existing account."""
-    from bot.forge.localhub.operator import read_operator_token
+    from localhub.operator import read_operator_token
 
     return {"Authorization": f"Bearer {read_operator_token(server.hub.data_dir)}"}
 
@@ -106,7 +106,7 @@ def localhub_token(server, login: str) -> str:  # type: ignore[no-untyped-def]
 
 
 def arm_fault(server, **spec: Any) -> int:  # type: ignore[no-untyped-def]
-    """Arm a localhub fault (POST /_localhub/faults, see bot/forge/localhub/faults.py); its id."""
+    """Arm a localhub fault (POST /_localhub/faults, see localhub/faults.py); its id."""
     import requests
 
     resp = requests.post(f"{server.url}/_localhub/faults", json=spec, timeout=10)

@@ -30,12 +30,12 @@ import github
 from bot.agent import AgentSession
 from bot.dream.runner import run_dream
 from bot.forge.client import ForgeClient, TokenCredentials
-from bot.forge.localhub.server import LocalhubServer
 from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.tool import MemoryTool
 from bot.transcript import TranscriptStore
+from localhub.server import LocalhubServer
 from tests.conftest import FORGE_ENV, PERSON_EMAIL, PERSON_NAME, StoreClock, git, localhub_token
 from tests.memory_forge import FAST, REPO
 from tests.waiting import wait_until

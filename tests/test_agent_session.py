@@ -22,10 +22,10 @@ from bot.dream.strategies import DreamInput
 from bot.dream.strategies.llm import build_request
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, PullRequest, RetryPolicy, TokenCredentials
-from bot.forge.localhub.server import LocalhubServer
 from bot.integrator import jobs
 from bot.integrator.context import using
 from bot.memfs import sync
+from localhub.server import LocalhubServer
 from tests.conftest import LocalhubMemory, git, memory_on_localhub
 from tests.test_integrator_jobs import make_context
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from bot.commands.transcript import ProgressBars
-from bot.forge.localhub.server import LocalhubServer
 from bot.memfs.create import init_repository
+from localhub.server import LocalhubServer
 from tests.conftest import git, run_cli
 from tests.test_dream_run import World, world  # noqa: F401  (the localhub fixture)
 

@@ -23,10 +23,10 @@ import pytest
 
 from bot import cli, demo, messages
 from bot.dream.provenance import parse_provenance
-from bot.forge.localhub.server import LocalhubServer
 from bot.identity import INTEGRATOR, role_of
 from bot.serve.local import PORTS_FILE, ephemeral_range, recorded_port
 from bot.transcript import TranscriptStore
+from localhub.server import LocalhubServer
 from tests.conftest import PERSON_EMAIL, PERSON_NAME, git, localhub_token
 from tests.test_readme import block_starting, newcomer_env
 

@@ -24,7 +24,6 @@ from bot.dream.state import TriggerStates
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, PullRequest, RetryPolicy, TokenCredentials
-from bot.forge.localhub.server import LocalhubServer
 from bot.integrator import jobs
 from bot.integrator.context import using
 from bot.memfs import sync
@@ -32,6 +31,7 @@ from bot.memfs.create import init_repository
 from bot.trailers import external_sources as integrator_sources
 from bot.trailers import trailer_map
 from bot.transcript import Message, TranscriptStore
+from localhub.server import LocalhubServer
 from tests.conftest import LocalhubMemory, arm_fault, disarm_faults, git, localhub_token, memory_on_localhub, run_cli
 from tests.test_integrator_jobs import make_context
 

@@ -35,7 +35,7 @@ from bot.forge.errors import (
     Unavailable,
     UncertainWrite,
 )
-from bot.forge.localhub.server import LocalhubServer
+from localhub.server import LocalhubServer
 from tests.conftest import arm_fault, fault_hits, git, localhub_token, operator_headers
 from tests.memory_forge import FAST, REPO
 from tests.waiting import wait_until

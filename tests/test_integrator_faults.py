@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 
 from bot.forge.client import ForgeClient, MergeResult, TokenCredentials
-from bot.forge.localhub.server import LocalhubServer
 from bot.integrator import jobs
 from bot.integrator.context import using
 from bot.queue import QUEUE, enqueue_integrate, get_queue, job_key, lock_key
+from localhub.server import LocalhubServer
 from tests.conftest import run_cli
 from tests.memory_forge import FAST, REPO
 from tests.processes import descendants

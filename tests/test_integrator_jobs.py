@@ -27,7 +27,6 @@ from bot.contracts import (
     STATUS_CONTEXT,
 )
 from bot.forge.client import ForgeClient, NewPullRequest, PullRequest, TokenCredentials
-from bot.forge.localhub.server import LocalhubServer
 from bot.identity import INTEGRATOR
 from bot.integrator import jobs
 from bot.integrator.context import Context, Remote, using
@@ -36,6 +35,7 @@ from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.notify.events import HeadEvent, Subscription, last_head
 from bot.queue import QUEUE, Settled, enqueue_integrate, get_queue, job_key
+from localhub.server import LocalhubServer
 from tests.conftest import arm_fault, fault_hits, git, localhub_token
 from tests.memory_forge import FAST, REPO, dream_body
 

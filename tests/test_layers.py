@@ -2,7 +2,7 @@
 those inside functions included, so a lazy import cannot slip past.
 
 - the memory core (bot.memfs) and the transcripts (bot.transcript) know nothing above them;
-- the forge client knows no policy and no memory;
+- the forge client, and localhub (the forge on this machine), know no policy and no memory;
 - the webhook receiver does no git and calls no GitHub, through any module it loads;
 - no two packages import each other, directly or around a longer loop.
 """
@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-OURS = ("bot", "webhooks")
+OURS = ("bot", "webhooks", "localhub")
 ABOVE_THE_CORE = ("bot.forge", "bot.dream", "bot.follow", "bot.integrator", "bot.agent", "bot.notify", "bot.mcp",
                   "bot.provenance", "bot.serve", "bot.commands", "bot.demo", "bot.cli", "bot.queue", "bot.palace",
-                  "bot.access", "bot.claude_code", "webhooks")
+                  "bot.access", "bot.claude_code", "webhooks", "localhub")
 GIT = ("git", "pygit2", "bot.memfs")
-GITHUB = ("github", "bot.forge")
+GITHUB = ("github", "bot.forge", "localhub")
 
 
 @cache
@@ -81,11 +81,11 @@ def loaded_with(name: str) -> set[str]:
 
 
 def group(name: str) -> str:
-    """The package a module belongs to for the cycle rule: bot's sub-packages, webhooks, or a
-    top-level module of bot on its own."""
+    """The package a module belongs to for the cycle rule: bot's sub-packages, webhooks,
+    localhub, or a top-level module of bot on its own."""
     parts = name.split(".")
-    if parts[0] == "webhooks":
-        return "webhooks"
+    if parts[0] in ("webhooks", "localhub"):
+        return parts[0]
     if len(parts) > 1 and (ROOT / "bot" / parts[1]).is_dir():
         return "bot." + parts[1]
     return name
@@ -154,9 +154,16 @@ def test_the_core_knows_nothing_above_it(core: str) -> None:
     assert offenders(core, (*ABOVE_THE_CORE, other_core, "github", "flask", "rq")) == []
 
 
-def test_the_forge_client_knows_no_policy_and_no_memory() -> None:
-    assert offenders("bot.forge", ("bot.config", "bot.memfs", "bot.transcript", "bot.dream", "bot.integrator",
-                                   "bot.agent", "bot.notify", "bot.mcp", "bot.provenance", "bot.queue")) == []
+@pytest.mark.parametrize("forge", ["bot.forge", "localhub"])
+def test_the_forge_knows_no_policy_and_no_memory(forge: str) -> None:
+    assert offenders(forge, ("bot.config", "bot.memfs", "bot.transcript", "bot.dream", "bot.integrator",
+                             "bot.agent", "bot.notify", "bot.mcp", "bot.provenance", "bot.queue")) == []
+
+
+def test_localhub_stands_alone() -> None:
+    """localhub is GitHub on this machine: it must serve any client as GitHub would, so
+    nothing of memrepo's may shape its answers."""
+    assert offenders("localhub", ("bot",)) == []
 
 
 @pytest.mark.parametrize("module", sorted(m for m in modules() if within(m, ("webhooks",))))

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import requests
 
-from bot.forge.localhub.operator import OPERATOR_FILE, read_operator_token
-from bot.forge.localhub.server import LocalhubServer
+from localhub.operator import OPERATOR_FILE, read_operator_token
+from localhub.server import LocalhubServer
 from tests.conftest import localhub_token, operator_headers
 
 
@@ -35,6 +35,29 @@ def test_a_new_login_gets_an_account_and_its_token_without_credentials(localhub:
     resp = mint(localhub, "sam")
     assert resp.status_code == 201
     assert whoami(localhub, resp.json()["token"]) == "sam"
+
+
+def test_a_repository_for_an_existing_account_needs_the_operator_credential(localhub: LocalhubServer) -> None:
+    """What `create-repo` asks for when the owner has a token already: the repository, and
+    no new token."""
+    token = localhub_token(localhub, "alice")
+    url = f"{localhub.url}/_localhub/users/alice/repos"
+    for headers in ({}, {"Authorization": f"token {token}"}):
+        refused = requests.post(url, json={"name": "memory"}, headers=headers, timeout=10)
+        assert refused.status_code == 403 and "operator credential" in refused.json()["message"]
+    made = requests.post(url, json={"name": "memory", "private": True}, headers=operator_headers(localhub), timeout=10)
+    assert made.status_code == 201 and made.json()["full_name"] == "alice/memory" and made.json()["private"]
+    again = requests.post(url, json={"name": "memory"}, headers=operator_headers(localhub), timeout=10)
+    assert again.status_code == 422 and "already exists" in again.json()["errors"][0]["message"]
+    nobody = requests.post(f"{localhub.url}/_localhub/users/nobody/repos", json={"name": "memory"},
+                           headers=operator_headers(localhub), timeout=10)
+    assert nobody.status_code == 404
+    tokens = localhub.hub.store.one("SELECT COUNT(*) AS n FROM tokens t JOIN users u ON u.id = t.user_id "
+                                    "WHERE u.login = 'alice'")["n"]
+    assert tokens == 1
+    seen = requests.get(f"{localhub.api_url}/repos/alice/memory", headers={"Authorization": f"token {token}"},
+                        timeout=10)
+    assert seen.status_code == 200
 
 
 def test_a_token_for_an_existing_account_needs_the_operator_credential(localhub: LocalhubServer) -> None:

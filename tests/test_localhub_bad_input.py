@@ -7,7 +7,7 @@ from pathlib import Path
 
 import requests
 
-from bot.forge.localhub.server import LocalhubServer
+from localhub.server import LocalhubServer
 from tests.conftest import localhub_token
 
 
@@ -59,7 +59,8 @@ def test_duplicate_ref_and_closed_merge(localhub: LocalhubServer, tmp_path: Path
 
 
 def test_oversized_body_is_413(tmp_path: Path) -> None:
-    with LocalhubServer(tmp_path / "data", max_body=4096) as server:
+    with LocalhubServer(tmp_path / "data") as server:
+        server.app.config["MAX_CONTENT_LENGTH"] = 4096  # Flask reads it per request
         token = localhub_token(server, "alice")
         resp = requests.post(f"{server.api_url}/user/repos", data=b"{" + b" " * 10_000 + b"}", timeout=10,
                              headers={"Authorization": f"token {token}", "Content-Type": "application/json"})

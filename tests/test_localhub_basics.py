@@ -11,7 +11,7 @@ import jwt
 import pytest
 import requests
 
-from bot.forge.localhub.server import LocalhubServer
+from localhub.server import LocalhubServer
 from tests.conftest import localhub_token, operator_headers
 
 

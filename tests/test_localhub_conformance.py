@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from flask import Flask, Response, jsonify
 
-from bot.forge.localhub import shapes
-from bot.forge.localhub.hub import Hub
+from localhub import shapes
+from localhub.hub import Hub
 from tests.conformance import FIXTURE, Erratum, Recorder, Spec, apply_errata, json_schema, load_spec, validator
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import requests
 
-from bot.forge.localhub.server import LocalhubServer
+from localhub.server import LocalhubServer
 from tests.conftest import localhub_token
 
 

@@ -14,8 +14,8 @@ import github
 import pytest
 import requests
 
-from bot.forge.localhub.hub import Event
-from bot.forge.localhub.server import LocalhubServer
+from localhub.hub import Event
+from localhub.server import LocalhubServer
 from tests.conftest import git, localhub_token, operator_headers
 
 
@@ -252,7 +252,7 @@ def test_contents_on_a_branch_with_a_committer(setup: Setup) -> None:
 
 
 def test_refs_are_packed_as_they_accumulate_and_stay_what_they_were(setup: Setup) -> None:
-    from bot.forge.localhub.hub import PACK_REFS_EVERY
+    from localhub.hub import PACK_REFS_EVERY
 
     base = setup.tip("main")
     names = [f"refs/heads/b{i:03d}" for i in range(PACK_REFS_EVERY)]

@@ -6,7 +6,7 @@ import pygit2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.forge.localhub import merging
+from localhub import merging
 
 SIGNATURE = pygit2.Signature("t", "t@example.com", 1_700_000_000, 0)
 

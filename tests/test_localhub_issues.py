@@ -14,7 +14,7 @@ import requests
 from github.Commit import Commit
 from github.Repository import Repository
 
-from bot.forge.localhub.server import LocalhubServer
+from localhub.server import LocalhubServer
 from tests.conftest import localhub_token
 
 

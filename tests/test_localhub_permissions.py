@@ -14,7 +14,7 @@ import github
 import pytest
 import requests
 
-from bot.forge.localhub.server import LocalhubServer
+from localhub.server import LocalhubServer
 from tests.conftest import git, localhub_token, operator_headers
 from tests.test_localhub_issues import Checkout, client, git_url, open_pull
 

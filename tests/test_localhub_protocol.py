@@ -16,8 +16,10 @@ import pygit2
 import pytest
 import requests
 
-from bot.forge.localhub import git_http, git_protocol
+from localhub import git_http, git_protocol
 from tests.waiting import wait_until
+
+DELIM = b"0001"  # pkt-line delim: ends a v2 request's capabilities (git sends it; localhub never does)
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -26,7 +28,7 @@ def git(cwd: Path, *args: str) -> str:
 
 def request(arguments: list[str]) -> bytes:
     lines = [git_protocol.pkt_line("command=ls-refs\n"), git_protocol.pkt_line("agent=test\n"),
-             git_protocol.pkt_line("object-format=sha1\n"), git_protocol.DELIM]
+             git_protocol.pkt_line("object-format=sha1\n"), DELIM]
     lines += [git_protocol.pkt_line(a + "\n") for a in arguments]
     return b"".join(lines) + git_protocol.FLUSH
 

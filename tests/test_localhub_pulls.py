@@ -10,8 +10,8 @@ import github
 import pytest
 import requests
 
-from bot.forge.localhub import rest_pulls
-from bot.forge.localhub.hub import Event
+from localhub import rest_pulls
+from localhub.hub import Event
 from tests.conftest import localhub_token, operator_headers
 from tests.test_localhub_git import Setup, client, setup
 from tests.waiting import wait_until

@@ -27,7 +27,7 @@ import requests
 from jsonschema import Draft7Validator
 from jsonschema.exceptions import best_match
 
-from bot.forge.localhub.server import LocalhubServer
+from localhub.server import LocalhubServer
 from tests.conformance import FORMATS
 from tests.conftest import localhub_token
 from tests.test_localhub_issues import Checkout, client, commit_of, open_pull, run_git

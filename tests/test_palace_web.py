@@ -17,12 +17,12 @@ import pytest
 from flask import Flask, Response
 
 from bot import messages
-from bot.forge.localhub.server import LocalhubServer
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.tool import MemoryTool
 from bot.palace import web
 from bot.palace.source import Palace
 from bot.provenance import why as why_module
+from localhub.server import LocalhubServer
 from tests.conftest import LocalhubMemory, arm_fault, git, localhub_token, memory_on_localhub, run_cli
 from tests.memory_forge import FAST, REPO
 from tests.test_palace_model import TOKEN

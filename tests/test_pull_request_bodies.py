@@ -20,10 +20,10 @@ from bot.contracts import LABEL_AGENT_EDIT
 from bot.dream.provenance import EDIT_STRATEGY, EDIT_TRIGGER, Change, Provenance, TranscriptRange, parse_provenance
 from bot.dream.render import pr_body, to_the_second
 from bot.forge.client import ForgeClient, RetryPolicy, TokenCredentials
-from bot.forge.localhub.server import LocalhubServer
 from bot.integrator.act import resolved_comment
 from bot.integrator.state import PullState
 from bot.transcript.model import Message
+from localhub.server import LocalhubServer
 from tests.conftest import LocalhubMemory, memory_on_localhub
 
 SHA = "0123456789abcdef0123456789abcdef01234567"

@@ -142,6 +142,9 @@ def test_serve_local_keeps_its_tokens_across_restarts_and_stops_on_sigterm(tmp_p
     first = LocalStack(tmp_path / "data")
     try:
         token = first.agent_token
+        said = f"localhub's accounts and tokens are those kept in {tmp_path / 'data' / 'localhub'}; a token made"
+        wait_until(lambda: any(said in line for line in first.output), 10,
+                   lambda: "the line saying which tokens its localhub knows")
         children = descendants(first.process.pid)
         first.process.send_signal(signal.SIGTERM)
         assert first.stop() == 0

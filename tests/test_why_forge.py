@@ -15,7 +15,6 @@ import pytest
 from bot.config import DEFAULT_POLICY
 from bot.dream.runner import run_dream
 from bot.forge.client import ForgeClient, NewPullRequest, RetryPolicy, TokenCredentials
-from bot.forge.localhub.server import LocalhubServer
 from bot.integrator.context import Remote
 from bot.integrator.workspace import Workspace
 from bot.memfs import sync
@@ -23,6 +22,7 @@ from bot.memfs.resolve import ResolveRequest
 from bot.palace.source import Palace
 from bot.provenance.why import render_why, why
 from bot.transcript import Message, TranscriptStore
+from localhub.server import LocalhubServer
 from tests.conftest import LocalhubMemory, git, localhub_token, memory_on_localhub, run_cli
 
 REPO = "alice/memory"

@@ -1,8 +1,12 @@
 """`memrepo localhub serve`: GitHub's REST API and git transport on this machine;
 `memrepo localhub create-repo OWNER/NAME`: a repository on a running localhub, as a person
 would create one on GitHub (the owner's account and token are made when missing), answered with
-the URL `memrepo repository set` takes. localhub gives a token for an account that exists only
-for its operator credential, which create-repo reads from localhub's data folder."""
+the URL `memrepo repository set` takes.
+
+An owner who has an account keeps the tokens they have: localhub stores only tokens' hashes,
+so none can be shown again, and minting one per call would leave a trail of live tokens
+nobody holds. create-repo then has the repository made with localhub's operator credential
+(read from its data folder) and mints a new token only when asked (`--new-token`)."""
 
 from __future__ import annotations
 
@@ -46,11 +50,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     create.add_argument("--private", action="store_true", help="seen only by its owner and collaborators")
     create.add_argument("--description", metavar="TEXT", default=None)
     create.add_argument("--data", type=Path, default=None, metavar="DIR", help=messages.LOCALHUB_CREATE_DATA_HELP)
+    create.add_argument("--new-token", action="store_true", help=messages.LOCALHUB_NEW_TOKEN_HELP)
     create.set_defaults(func=run_create_repo)
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from bot.forge.localhub.server import LocalhubServer
+    from localhub.server import LocalhubServer
 
     data = (args.data or default_data_dir()).expanduser()
     if not 0 <= args.port <= 65535:
@@ -68,7 +73,10 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.access_log:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
         logging.getLogger("localhub.access").setLevel(logging.INFO)
-    print(messages.LOCALHUB_SERVING.format(url=server.url, api=server.api_url, data=data), flush=True)
+    from bot.commands import serve
+
+    other = serve.default_data_dir() / "localhub"
+    print(messages.LOCALHUB_SERVING.format(url=server.url, api=server.api_url, data=data, other=other), flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -109,24 +117,39 @@ def _operator_folders(given: Path | None) -> list[Path]:
     return [given.expanduser()] if given else [default_data_dir(), serve.default_data_dir() / "localhub"]
 
 
-def _owner_token(url: str, owner: str, args: argparse.Namespace) -> str:
-    """A new token for `owner`: asked for as a newcomer, then (the account exists) with each
-    operator token found, until localhub accepts one."""
-    from bot.forge.localhub.operator import read_operator_token
+def _as_operator(url: str, payload: dict[str, Any], args: argparse.Namespace) -> Any:
+    """POST with each operator token found until localhub accepts one (another localhub's is
+    refused with 401); without any, unauthenticated, so localhub says what is missing."""
+    from localhub.operator import read_operator_token
 
-    resp = _post(f"{url}/_localhub/tokens", {"login": owner})
     folders = _operator_folders(args.data)
-    secrets = [s for s in (read_operator_token(folder) for folder in folders) if s] if resp.status_code == 403 else []
-    for secret in secrets:
-        resp = _post(f"{url}/_localhub/tokens", {"login": owner}, secret)
+    resp = None
+    for secret in (s for s in (read_operator_token(folder) for folder in folders) if s):
+        resp = _post(url, payload, secret)
         if resp.status_code != 401:
-            break
+            return resp
+    if resp is None:
+        resp = _post(url, payload)
+    base = url.split("/_localhub/")[0]
+    owner = args.repository.split("/")[0]
+    raise MemrepoError(messages.LOCALHUB_NO_OPERATOR_TOKEN.format(
+        owner=owner, url=base, problem=_said(resp).rstrip("."), looked=", ".join(str(folder) for folder in folders)))
+
+
+def _owner_token(url: str, owner: str, args: argparse.Namespace) -> str | None:
+    """A token for `owner`: a newcomer's first one, or a new one when --new-token asks for it
+    (that takes the operator credential). None for an owner who has an account already."""
+    resp = _post(f"{url}/_localhub/tokens", {"login": owner})
+    if resp.status_code == 403 and not args.new_token:
+        return None
+    if resp.status_code == 403:
+        resp = _as_operator(f"{url}/_localhub/tokens", {"login": owner}, args)
     if resp.status_code == 201:
         return str(resp.json()["token"])
     if resp.status_code in (401, 403):
         raise MemrepoError(messages.LOCALHUB_NO_OPERATOR_TOKEN.format(
             owner=owner, url=url, problem=_said(resp).rstrip("."),
-            looked=", ".join(str(folder) for folder in folders)))
+            looked=", ".join(str(folder) for folder in _operator_folders(args.data))))
     raise MemrepoError(messages.LOCALHUB_CREATE_FAILED.format(repo=args.repository, url=url, problem=_said(resp)))
 
 
@@ -140,13 +163,20 @@ def run_create_repo(args: argparse.Namespace) -> int:
     if not url.startswith(("http://", "https://")):
         raise MemrepoError(messages.LOCALHUB_BAD_URL.format(url=args.url))
     token = _owner_token(url, owner, args)
-    resp = _post(f"{url}/api/v3/user/repos", {"name": name, "private": args.private,
-                                              "description": args.description}, token)
+    spec = {"name": name, "private": args.private, "description": args.description}
+    if token is not None:
+        resp = _post(f"{url}/api/v3/user/repos", spec, token)
+    else:
+        resp = _as_operator(f"{url}/_localhub/users/{owner}/repos", spec, args)
     existed = resp.status_code == 422 and "already exists" in _said(resp)
     if resp.status_code != 201 and not existed:
         raise MemrepoError(messages.LOCALHUB_CREATE_FAILED.format(repo=args.repository, url=url, problem=_said(resp)))
-    git_url = url.replace("://", f"://x-access-token:{token}@", 1) + f"/{owner}/{name}.git"
     done = messages.LOCALHUB_REPO_EXISTS if existed else messages.LOCALHUB_REPO_CREATED
     print(done.format(repo=f"{owner}/{name}", url=url))
-    print(messages.LOCALHUB_REPO_CONNECT.format(owner=owner, git_url=git_url))
+    if token is None:
+        git_url = url.replace("://", "://x-access-token:TOKEN@", 1) + f"/{owner}/{name}.git"
+        print(messages.LOCALHUB_REPO_CONNECT_KNOWN_OWNER.format(owner=owner, git_url=git_url))
+    else:
+        git_url = url.replace("://", f"://x-access-token:{token}@", 1) + f"/{owner}/{name}.git"
+        print(messages.LOCALHUB_REPO_CONNECT.format(owner=owner, git_url=git_url))
     return 0

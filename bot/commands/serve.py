@@ -103,6 +103,7 @@ def _stop_on_signals(stop: threading.Event):  # type: ignore[no-untyped-def]
 
 
 def run_local(host: str, port: int, data: Path) -> int:
+    from bot.commands.localhub import default_data_dir as localhub_data_dir
     from bot.serve.local import LocalStack
 
     stop = threading.Event()
@@ -112,6 +113,7 @@ def run_local(host: str, port: int, data: Path) -> int:
         try:
             stack.start()
             print(stack.describe(), flush=True)
+            print(messages.SERVE_LOCAL_TOKENS.format(data=data / "localhub", other=localhub_data_dir()), flush=True)
             code = stack.watch(stop, out=lambda line: print(line, flush=True))
             print(messages.SERVE_LOCAL_STOPPING, flush=True)
         finally:

@@ -343,10 +343,10 @@ class LocalStack:
     def start(self) -> LocalStack:
         from bot.access import ForgeAccess
         from bot.forge.client import TokenCredentials
-        from bot.forge.localhub.server import LocalhubServer
         from bot.serve.palace import with_credentials
         from bot.serve.receiver import ReceiverServer, raise_fd_limit
         from bot.settings import Settings
+        from localhub.server import LocalhubServer
         from webhooks.asgi import Receiver
 
         raise_fd_limit()  # every open event stream is a socket

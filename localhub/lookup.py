@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from bot.forge.localhub.errors import ApiError, not_found
-from bot.forge.localhub.hub import Hub
+from localhub.errors import ApiError, not_found
+from localhub.hub import Hub
 
 PUSH_NEEDED = "Must have push access to repository."  # GitHub's own message
 

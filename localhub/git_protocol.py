@@ -14,7 +14,6 @@ from __future__ import annotations
 import pygit2
 
 FLUSH = b"0000"
-DELIM = b"0001"
 
 
 class ProtocolError(ValueError):

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
-from bot.forge.localhub.app import create_app
-from bot.forge.localhub.hub import Hub
+from localhub.app import create_app
+from localhub.hub import Hub
 
 
 class _QuietHandler(WSGIRequestHandler):
@@ -25,11 +25,9 @@ class LocalhubServer:
     """localhub on `host:port` (port 0: any free port). `url` is the web root; the REST API
     is at `api_url` (PyGithub's `base_url`)."""
 
-    def __init__(self, data_dir: str | Path, host: str = "127.0.0.1", port: int = 0, *,
-                 max_body: int | None = None) -> None:
+    def __init__(self, data_dir: str | Path, host: str = "127.0.0.1", port: int = 0) -> None:
         self.hub = Hub(Path(data_dir))
-        self.app = create_app(data_dir, hub=self.hub) if max_body is None else \
-            create_app(data_dir, hub=self.hub, max_body=max_body)
+        self.app = create_app(data_dir, hub=self.hub)
         self._server: BaseWSGIServer = make_server(host, port, self.app, threaded=True,
                                                    request_handler=_QuietHandler)
         self.host = host

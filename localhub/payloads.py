@@ -20,8 +20,8 @@ from typing import Any
 
 import pygit2
 
-from bot.forge.localhub import merging, shapes
-from bot.forge.localhub.hub import Event, Hub
+from localhub import merging, shapes
+from localhub.hub import Event, Hub
 
 ZERO_SHA = "0" * 40
 PUSH_COMMIT_LIMIT = 2048  # GitHub's limit for webhook deliveries (20 is the timeline's)

@@ -27,9 +27,9 @@ from typing import Any
 
 import pygit2
 
-from bot.forge.localhub import merging
-from bot.forge.localhub.hub import Hub
-from bot.forge.localhub.store import now
+from localhub import merging
+from localhub.hub import Hub
+from localhub.store import now
 
 log = logging.getLogger("localhub.mergeability")
 

@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
-from flask import Blueprint, Flask, Response, g, jsonify, request
+from flask import Blueprint, Response, current_app, g, jsonify, request
+from flask.blueprints import BlueprintSetupState
+from flask.typing import ResponseReturnValue
 
-from bot.forge.localhub.errors import DOCS, ApiError, json_body
-from bot.forge.localhub.hub import Hub
+from localhub.errors import DOCS, ApiError, json_body
 
 API = "/api/v3"
 ADMIN = "/_localhub/"
@@ -192,66 +193,82 @@ def parse_spec(body: dict[str, Any]) -> dict[str, Any]:
             "times": times, "apply": apply, "delay_ms": int(delay)}
 
 
-def register(app: Flask, hub: Hub) -> None:
-    faults = Faults()
-    app.extensions["localhub_faults"] = faults
-    bp = Blueprint("localhub_faults", __name__, url_prefix="/_localhub/faults")
+EXTENSION = "localhub_faults"  # app.extensions key of the app's armed faults
+bp = Blueprint("localhub_faults", __name__, url_prefix="/_localhub/faults")
 
-    @bp.post("")
-    def create():  # type: ignore[no-untyped-def]
-        fault = faults.add(parse_spec(json_body()))
-        return jsonify(fault.as_json()), 201
 
-    @bp.get("")
-    def index():  # type: ignore[no-untyped-def]
-        return jsonify(faults.snapshot())
+def armed() -> Faults:
+    """The faults armed on the app answering this request (each app has its own)."""
+    return current_app.extensions[EXTENSION]  # type: ignore[no-any-return]
 
-    @bp.delete("")
-    def clear():  # type: ignore[no-untyped-def]
-        faults.clear()
-        return Response(status=204)
 
-    @bp.delete("/<int:fault_id>")
-    def remove(fault_id: int):  # type: ignore[no-untyped-def]
-        if not faults.remove(fault_id):
-            raise ApiError(404, "Not Found")
-        return Response(status=204)
+@bp.post("")
+def create() -> ResponseReturnValue:
+    fault = armed().add(parse_spec(json_body()))
+    return jsonify(fault.as_json()), 201
 
-    def inject() -> Response | None:
-        fault = faults.claim(request.method, request.path)
-        if fault is None:
-            return None
-        if fault.apply:
-            g.localhub_fault = fault  # answered in replace(), once the real handler has run
-            return None
-        _sleep(fault)
-        g.localhub_fault_headers = fault
-        return fault.response()
 
-    def replace(resp: Response) -> Response:
-        fault: Fault | None = g.pop("localhub_fault", None)
-        if fault is None:
-            return resp
-        resp.close()
-        _sleep(fault)
-        g.localhub_fault_headers = fault
-        return fault.response()
+@bp.get("")
+def index() -> ResponseReturnValue:
+    return jsonify(armed().snapshot())
 
-    def own_headers(resp: Response) -> Response:
-        """The fault's headers over GitHub's: app.py's hook sets X-RateLimit-* on every answer,
-        and a made-up rate limit (`X-RateLimit-Remaining: 0`) must reach the client."""
-        fault: Fault | None = g.pop("localhub_fault_headers", None)
-        if fault is not None:
-            for key, value in fault.headers.items():
-                resp.headers[key] = value
+
+@bp.delete("")
+def clear() -> ResponseReturnValue:
+    armed().clear()
+    return Response(status=204)
+
+
+@bp.delete("/<int:fault_id>")
+def remove(fault_id: int) -> ResponseReturnValue:
+    if not armed().remove(fault_id):
+        raise ApiError(404, "Not Found")
+    return Response(status=204)
+
+
+def inject() -> Response | None:
+    fault = armed().claim(request.method, request.path)
+    if fault is None:
+        return None
+    if fault.apply:
+        g.localhub_fault = fault  # answered in replace(), once the real handler has run
+        return None
+    _sleep(fault)
+    g.localhub_fault_headers = fault
+    return fault.response()
+
+
+def replace(resp: Response) -> Response:
+    fault: Fault | None = g.pop("localhub_fault", None)
+    if fault is None:
         return resp
+    resp.close()
+    _sleep(fault)
+    g.localhub_fault_headers = fault
+    return fault.response()
 
-    app.register_blueprint(bp)
-    # First of all before_request hooks, so a fault answers ahead of authentication.
+
+def own_headers(resp: Response) -> Response:
+    """The fault's headers over GitHub's: app.py's hook sets X-RateLimit-* on every answer,
+    and a made-up rate limit (`X-RateLimit-Remaining: 0`) must reach the client."""
+    fault: Fault | None = g.pop("localhub_fault_headers", None)
+    if fault is not None:
+        for key, value in fault.headers.items():
+            resp.headers[key] = value
+    return resp
+
+
+@bp.record_once
+def arm(state: BlueprintSetupState) -> None:
+    """Each app gets its own faults, and hooks placed where a fault must act. A blueprint's
+    own request hooks would run after the app's, so these go into the app's lists: `inject`
+    first of all before_request hooks, so a fault answers ahead of authentication. after_request
+    hooks run last-registered first: `replace` is registered last (create_app registers this
+    blueprint last), so it runs first and the replacement still gets GitHub's headers;
+    `own_headers` goes to the front of the list, so it runs after all of them."""
+    app = state.app
+    app.extensions[EXTENSION] = Faults()
     app.before_request_funcs.setdefault(None, []).insert(0, inject)
-    # after_request hooks run last-registered first. replace() is registered last (faults is
-    # the last module), so it runs first and the replacement still gets GitHub's headers;
-    # own_headers() goes to the front of the list, so it runs after all of them.
     app.after_request(replace)
     app.after_request_funcs.setdefault(None, []).insert(0, own_headers)
 

@@ -14,15 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
-from flask import g, has_request_context, request
+from flask import current_app, g, has_request_context, request
 
-from bot.forge.localhub import access, merging
-from bot.forge.localhub.errors import ApiError, or_404
-from bot.forge.localhub.operator import ensure_operator_token
-from bot.forge.localhub.store import Store, now, token_hash
+from localhub import access, merging
+from localhub.errors import ApiError, or_404
+from localhub.operator import ensure_operator_token
+from localhub.store import Store, now, token_hash
 
 Listener = Callable[["Event"], None]
 PACK_REFS_EVERY = 32
+EXTENSION = "localhub"  # app.extensions key of the app's Hub
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,7 @@ class Hub:
         return or_404(self.find_repo(owner, name))
 
     def role(self, user: Any, repo: Any, token: Any = None) -> str:
-        """`user`'s role on `repo` (bot.forge.localhub.access), acting with `token` (its token
+        """`user`'s role on `repo` (localhub.access), acting with `token` (its token
         row) when given. An installation token acts for its installation only: it writes to the
         repositories of the account the App is installed on, and reads public ones."""
         installation = token["installation_id"] if token is not None else None
@@ -273,3 +274,10 @@ class Hub:
             listeners = list(self._listeners)
         for listener in listeners:
             listener(event)
+
+
+def current_hub() -> Hub:
+    """The Hub of the app answering this request. The routes are module-level blueprints
+    shared by every app in the process (tests run several localhubs at once), so each app
+    keeps its own state in `app.extensions`, not in the routes."""
+    return current_app.extensions[EXTENSION]  # type: ignore[no-any-return]

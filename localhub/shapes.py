@@ -11,8 +11,8 @@ import base64
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.forge.localhub import access
-from bot.forge.localhub.hub import Hub
+from localhub import access
+from localhub.hub import Hub
 
 
 def timestamp(value: float | None) -> str | None:
@@ -549,7 +549,7 @@ def commit(hub: Hub, repo: Any, git: Any, commit: Any, *, files: bool = False) -
                     for p in commit.parent_ids],
     }
     if files:
-        from bot.forge.localhub import merging
+        from localhub import merging
 
         changes = merging.commit_changes(git, commit)
         additions = sum(c.additions for c in changes)
@@ -576,7 +576,7 @@ def branch(hub: Hub, repo: Any, git: Any, name: str, tip: Any) -> dict[str, Any]
     """GitHub's branch-with-protection, protection from localhub's rule for the branch."""
     from urllib.parse import quote
 
-    from bot.forge.localhub import mergeability
+    from localhub import mergeability
 
     api = repo_api(hub, repo)
     rule = mergeability.protection(repo, name)
@@ -615,7 +615,7 @@ def pull_request(hub: Hub, row: Any, *, simple: bool = False) -> dict[str, Any]:
     """GitHub's pull-request (webhook payloads, GET/create/update), or pull-request-simple
     (lists) when `simple`. `mergeable_state` is worked out live: reviews, statuses and
     protection change it without the head or base moving."""
-    from bot.forge.localhub import mergeability, merging
+    from localhub import mergeability, merging
 
     repo = hub.repo_by_id(row["repo_id"])
     owner = hub.user(repo["owner_id"])

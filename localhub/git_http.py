@@ -33,11 +33,12 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from flask import Flask, Response, g, request
+from flask import Blueprint, Response, g, request
 
-from bot.forge.localhub import git_protocol
-from bot.forge.localhub.errors import ApiError
-from bot.forge.localhub.hub import Hub
+from localhub import git_protocol, messages
+from localhub.access import loopback_host
+from localhub.errors import ApiError
+from localhub.hub import Hub, current_hub
 
 SMART = ("git-upload-pack", "git-receive-pack")
 DUMB = ("HEAD", "objects/")
@@ -53,8 +54,14 @@ REPOSITORY_NOT_FOUND = "Repository not found."
 PUSH_DENIED = "Permission to {repo}.git denied to {login}."
 
 
-def _challenge() -> Response:
-    resp = Response("Authentication required\n", status=401, mimetype="text/plain")
+def _challenge(hub: Hub) -> Response:
+    """git's 401: asks for credentials, or, when the token given is unknown here, says so and
+    which localhub answered (git shows neither, but curl and a person reading logs do)."""
+    text = "Authentication required"
+    if getattr(g, "unknown_token", False):
+        text = messages.UNKNOWN_TOKEN.format(data=hub.data_dir) if loopback_host(request.host) \
+            else messages.UNKNOWN_TOKEN_REMOTE
+    resp = Response(text + "\n", status=401, mimetype="text/plain")
     resp.headers["WWW-Authenticate"] = 'Basic realm="GitHub"'
     return resp
 
@@ -218,32 +225,35 @@ def _dumb(hub: Hub, path: str, service: str, env: dict[str, str]) -> Response:
     return _parse_cgi(done.stdout)
 
 
-def register(app: Flask, hub: Hub) -> None:
-    @app.route("/<owner>/<repo>.git/<path:service>", methods=["GET", "POST"])
-    def git_http(owner: str, repo: str, service: str) -> Response:
-        if getattr(g, "user", None) is None:
-            return _challenge()
-        asked = request.args.get("service", "")
-        if service == "info/refs" and asked in SMART and request.method == "GET":
-            smart, advertise = asked, True
-        elif service in SMART and request.method == "POST":
-            smart, advertise = service, False
-        elif service == "info/refs" or service.startswith(DUMB):
-            smart, advertise = None, False
-        else:
-            raise ApiError(404, "Not Found")
-        row = hub.find_repo(owner, repo)
-        refused = _refused(hub, row, smart)
-        if refused is not None:
-            return refused
-        env = _env()
-        if smart is None:
-            return _dumb(hub, str(hub.repo_path(row)), service, env)
-        before = hub.refs(row) if smart == "git-receive-pack" and not advertise else None
-        resp = _smart(hub, row, smart, advertise, env)
-        if before is not None:
-            after = hub.refs(row)
-            for ref in sorted(set(before) | set(after)):
-                if before.get(ref) != after.get(ref):
-                    hub.ref_moved(row, ref, before.get(ref), after.get(ref), g.user["id"])
-        return resp
+bp = Blueprint("git_http", __name__)
+
+
+@bp.route("/<owner>/<repo>.git/<path:service>", methods=["GET", "POST"])
+def git_http(owner: str, repo: str, service: str) -> Response:
+    hub = current_hub()
+    if getattr(g, "user", None) is None:
+        return _challenge(hub)
+    asked = request.args.get("service", "")
+    if service == "info/refs" and asked in SMART and request.method == "GET":
+        smart, advertise = asked, True
+    elif service in SMART and request.method == "POST":
+        smart, advertise = service, False
+    elif service == "info/refs" or service.startswith(DUMB):
+        smart, advertise = None, False
+    else:
+        raise ApiError(404, "Not Found")
+    row = hub.find_repo(owner, repo)
+    refused = _refused(hub, row, smart)
+    if refused is not None:
+        return refused
+    env = _env()
+    if smart is None:
+        return _dumb(hub, str(hub.repo_path(row)), service, env)
+    before = hub.refs(row) if smart == "git-receive-pack" and not advertise else None
+    resp = _smart(hub, row, smart, advertise, env)
+    if before is not None:
+        after = hub.refs(row)
+        for ref in sorted(set(before) | set(after)):
+            if before.get(ref) != after.get(ref):
+                hub.ref_moved(row, ref, before.get(ref), after.get(ref), g.user["id"])
+    return resp

@@ -28,11 +28,14 @@ from urllib.parse import urlencode
 
 import requests
 from flask import Blueprint, Flask, current_app, jsonify, request
+from flask.blueprints import BlueprintSetupState
+from flask.typing import ResponseReturnValue
 
-from bot.forge.localhub import payloads, shapes
-from bot.forge.localhub.errors import ApiError, json_body
-from bot.forge.localhub.hub import Event, Hub
-from bot.forge.localhub.store import dumps, now
+from localhub import payloads, shapes
+from localhub.errors import ApiError, json_body
+from localhub.hub import EXTENSION as HUB
+from localhub.hub import Event, Hub, current_hub
+from localhub.store import dumps, now
 
 log = logging.getLogger("localhub.webhooks")
 
@@ -262,45 +265,55 @@ def deliverer(app: Flask | None = None) -> Deliverer:
     return (app or current_app).extensions[EXTENSION]  # type: ignore[no-any-return]
 
 
-def register(app: Flask, hub: Hub) -> None:
-    worker = Deliverer(hub)
-    app.extensions[EXTENSION] = worker
-    bp = Blueprint("localhub_webhooks", __name__, url_prefix="/_localhub")
+bp = Blueprint("localhub_webhooks", __name__, url_prefix="/_localhub")
 
-    def settings() -> dict[str, Any]:
-        return {"mode": worker.mode, "delay_ms": worker.delay_ms, "timeout_ms": int(worker.timeout * 1000)}
 
-    @bp.get("/delivery")
-    def get_mode():  # type: ignore[no-untyped-def]
-        return jsonify(settings())
+@bp.record_once
+def start_delivering(state: BlueprintSetupState) -> None:
+    """Each app gets its own delivery worker, listening to its own hub from the moment the
+    blueprint is registered (create_app registers this one before any other listener, so a
+    push is delivered before the events it causes)."""
+    state.app.extensions[EXTENSION] = Deliverer(state.app.extensions[HUB])
 
-    @bp.post("/delivery")
-    def set_mode():  # type: ignore[no-untyped-def]
-        body = json_body()
-        mode = body.get("mode", worker.mode)
-        if mode not in MODES:
-            raise ApiError(422, BAD_MODE)
-        for key in ("delay_ms", "timeout_ms"):
-            value = body.get(key)
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-                raise ApiError(422, f"{key} must be a whole number of milliseconds")
-        worker.mode = mode
-        worker.delay_ms = int(body.get("delay_ms", 0))
-        worker.timeout = int(body.get("timeout_ms", TIMEOUT * 1000)) / 1000
-        return jsonify(settings())
 
-    @bp.get("/deliveries")
-    def list_deliveries():  # type: ignore[no-untyped-def]
-        """Every delivery, oldest first; `?wait=1` first waits (up to 10 s) until the queue is
-        drained, so tests need not poll."""
-        idle = worker.wait_idle() if request.args.get("wait") not in (None, "", "0") else worker.idle
-        rows = hub.store.all("SELECT * FROM deliveries ORDER BY id")
-        resp = jsonify([{
-            "id": row["id"], "guid": row["guid"], "hook_id": row["hook_id"], "event": row["event"],
-            "action": row["action"], "status": row["status"], "status_code": row["status_code"],
-            "redelivery": bool(row["redelivery"]), "delivered_at": shapes.timestamp(row["delivered_at"]),
-        } for row in rows])
-        resp.headers["X-Localhub-Idle"] = "true" if idle else "false"
-        return resp
+def settings(worker: Deliverer) -> dict[str, Any]:
+    return {"mode": worker.mode, "delay_ms": worker.delay_ms, "timeout_ms": int(worker.timeout * 1000)}
 
-    app.register_blueprint(bp)
+
+@bp.get("/delivery")
+def get_mode() -> ResponseReturnValue:
+    return jsonify(settings(deliverer()))
+
+
+@bp.post("/delivery")
+def set_mode() -> ResponseReturnValue:
+    worker = deliverer()
+    body = json_body()
+    mode = body.get("mode", worker.mode)
+    if mode not in MODES:
+        raise ApiError(422, BAD_MODE)
+    for key in ("delay_ms", "timeout_ms"):
+        value = body.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise ApiError(422, f"{key} must be a whole number of milliseconds")
+    worker.mode = mode
+    worker.delay_ms = int(body.get("delay_ms", 0))
+    worker.timeout = int(body.get("timeout_ms", TIMEOUT * 1000)) / 1000
+    return jsonify(settings(worker))
+
+
+@bp.get("/deliveries")
+def list_deliveries() -> ResponseReturnValue:
+    """Every delivery, oldest first; `?wait=1` first waits (up to 10 s) until the queue is
+    drained, so tests need not poll."""
+    hub = current_hub()
+    worker = deliverer()
+    idle = worker.wait_idle() if request.args.get("wait") not in (None, "", "0") else worker.idle
+    rows = hub.store.all("SELECT * FROM deliveries ORDER BY id")
+    resp = jsonify([{
+        "id": row["id"], "guid": row["guid"], "hook_id": row["hook_id"], "event": row["event"],
+        "action": row["action"], "status": row["status"], "status_code": row["status_code"],
+        "redelivery": bool(row["redelivery"]), "delivered_at": shapes.timestamp(row["delivered_at"]),
+    } for row in rows])
+    resp.headers["X-Localhub-Idle"] = "true" if idle else "false"
+    return resp
