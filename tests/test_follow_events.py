@@ -74,7 +74,8 @@ def test_a_merged_dream_reaches_the_folder_through_the_event_stream(served: Loca
                    lambda: follow.output() + "the stack said:\n" + "".join(served.output)
                    + served.worker_log.read_text()[-3000:])
         assert (folder.root / FACTS).read_text() == FACTS_TEXT
-        assert converged(folder.root, url)
+        # the file is on disk a moment before the follower's pass ends (the ref moves last)
+        wait_until(lambda: converged(folder.root, url), MERGE_TIMEOUT, follow.output)
         assert follow.said("fast-forwarded main by")
 
         mine = harness_commit(folder.root, "reference/mine.md", note("Mine."), "harness: mine")
