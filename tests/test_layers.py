@@ -1,4 +1,4 @@
-"""The layers docs/architecture.md §2 promises, read from the source: every import in bot/ and webhooks/,
+"""The layers docs/architecture.md §2 promises, read from the source: every import in bot/ and receiver/,
 those inside functions included, so a lazy import cannot slip past.
 
 - the memory core (bot.memfs) and the transcripts (bot.transcript) know nothing above them;
@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-OURS = ("bot", "webhooks")
+OURS = ("bot", "receiver")
 ABOVE_THE_CORE = ("bot.forge", "bot.dream", "bot.follow", "bot.integrator", "bot.agent", "bot.notify", "bot.mcp",
                   "bot.provenance", "bot.serve", "bot.commands", "bot.demo", "bot.cli", "bot.queue", "bot.palace",
-                  "bot.access", "bot.claude_code", "webhooks")
+                  "bot.access", "bot.claude_code", "receiver")
 GIT = ("git", "pygit2", "bot.memfs")
 GITHUB = ("github", "bot.forge")
 
@@ -81,11 +81,11 @@ def loaded_with(name: str) -> set[str]:
 
 
 def group(name: str) -> str:
-    """The package a module belongs to for the cycle rule: bot's sub-packages, webhooks, or a
-    top-level module of bot on its own."""
+    """The package a module belongs to for the cycle rule: bot's sub-packages, the receiver, or
+    a top-level module of bot on its own."""
     parts = name.split(".")
-    if parts[0] == "webhooks":
-        return "webhooks"
+    if parts[0] == "receiver":
+        return "receiver"
     if len(parts) > 1 and (ROOT / "bot" / parts[1]).is_dir():
         return "bot." + parts[1]
     return name
@@ -159,7 +159,7 @@ def test_the_forge_client_knows_no_policy_and_no_memory() -> None:
                                    "bot.agent", "bot.notify", "bot.mcp", "bot.provenance", "bot.queue")) == []
 
 
-@pytest.mark.parametrize("module", sorted(m for m in modules() if within(m, ("webhooks",))))
+@pytest.mark.parametrize("module", sorted(m for m in modules() if within(m, ("receiver",))))
 def test_the_webhook_receiver_does_no_git_and_calls_no_github(module: str) -> None:
     reached = loaded_with(module)
     assert sorted(m for m in reached if within(m, GIT + GITHUB)) == []

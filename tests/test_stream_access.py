@@ -20,10 +20,10 @@ from bot.access import ALLOWED, BAD_TOKEN, REFUSED, UNAVAILABLE, ForgeAccess, Ve
 from bot.notify import HeadEvent, publish_head
 from bot.serve.receiver import ReceiverServer
 from bot.settings import Settings
+from receiver.asgi import Receiver
 from tests.conftest import localhub_token
 from tests.test_event_stream import Stream
 from tests.waiting import wait_until
-from webhooks.asgi import Receiver
 
 WAIT = 10.0
 OPERATOR = "operator-token-0123456789"

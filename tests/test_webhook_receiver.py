@@ -46,11 +46,11 @@ from bot.queue import (
     repo_lock,
 )
 from bot.settings import MAX_BODY_BYTES, Settings
+from receiver.intake import create_app
+from receiver.intake.routing import Integrate, IntegrateCommit, PublishHead, Reconcile, route
 from tests.conftest import localhub_token
 from tests.redis_server import RedisServer
 from tests.waiting import wait_until
-from webhooks import create_app
-from webhooks.routing import Integrate, IntegrateCommit, PublishHead, Reconcile, route
 
 SECRET = "It's a Secret to Everybody"
 TOKEN = "agent-token-0123456789"

