@@ -19,8 +19,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 OURS = ("bot", "receiver")
 ABOVE_THE_CORE = ("bot.forge", "bot.dream", "bot.follow", "bot.integrator", "bot.agent", "bot.notify", "bot.mcp",
-                  "bot.provenance", "bot.serve", "bot.commands", "bot.demo", "bot.cli", "bot.queue", "bot.palace",
-                  "bot.access", "bot.claude_code", "receiver")
+                  "bot.provenance", "bot.serve", "bot.commands", "bot.demo", "bot.cli", "bot.queue", "bot.repo_lock",
+                  "bot.dedupe", "bot.palace", "bot.access", "bot.claude_code", "receiver")
 GIT = ("git", "pygit2", "bot.memfs")
 GITHUB = ("github", "bot.forge")
 
@@ -156,7 +156,8 @@ def test_the_core_knows_nothing_above_it(core: str) -> None:
 
 def test_the_forge_client_knows_no_policy_and_no_memory() -> None:
     assert offenders("bot.forge", ("bot.config", "bot.memfs", "bot.transcript", "bot.dream", "bot.integrator",
-                                   "bot.agent", "bot.notify", "bot.mcp", "bot.provenance", "bot.queue")) == []
+                                   "bot.agent", "bot.notify", "bot.mcp", "bot.provenance", "bot.queue", "bot.repo_lock",
+                                   "bot.dedupe")) == []
 
 
 @pytest.mark.parametrize("module", sorted(m for m in modules() if within(m, ("receiver",))))

@@ -26,8 +26,8 @@ from bot.forge.client import GITHUB_API_URL, AppCredentials, ForgeClient, PullRe
 from bot.integrator.resolve import LLMResolver
 from bot.integrator.state import DEFAULT_TUNING, Tuning
 from bot.memfs.resolve import Resolver
-from bot.queue import LOCK_TTL as DEFAULT_LOCK_TTL
 from bot.queue import connect
+from bot.repo_lock import LOCK_TTL as DEFAULT_LOCK_TTL
 from bot.settings import BOT_LOGIN, positive_setting, redis_url_from_env
 
 GITHUB_URL = "MEMREPO_GITHUB_URL"  # the forge's REST API base (GitHub Enterprise: https://host/api/v3)

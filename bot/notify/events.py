@@ -23,11 +23,9 @@ from bot import messages
 from bot.bounded_json import TooDeepError, loads_bounded
 from bot.contracts import is_dream_id, is_object_name
 from bot.errors import MemrepoError
-from bot.queue import repo_key
+from bot.redis_keys import head_channel, last_head_key
 from bot.settings import is_repo_name
 
-CHANNEL_PREFIX = "memrepo:head:"
-LAST_PREFIX = "memrepo:last-head:"
 LAST_TTL = 30 * 24 * 3600
 CAUSES = ("merge", "push")
 KEYS = ("repo", "sha", "before", "cause", "pr", "dream_id", "at")
@@ -41,8 +39,8 @@ def now_iso() -> str:
 
 
 def channel(repo: str) -> str:
-    """The pub/sub channel of `repo` (lower-cased: GitHub names ignore case)."""
-    return CHANNEL_PREFIX + repo_key(repo)
+    """The pub/sub channel of `repo` (lower-cased: GitHub names ignore case; bot/redis_keys.py)."""
+    return head_channel(repo)
 
 
 def _kind(value: object) -> str:
@@ -143,7 +141,7 @@ def publish_head(redis: Redis, event: HeadEvent) -> int | None:
     """Publish `event` and remember it as the newest of its repository; the number of
     subscribers that got it, or None when the newest event already announced its sha."""
     text = event.to_json()
-    receivers = redis.eval(_PUBLISH, 2, LAST_PREFIX + repo_key(event.repo), channel(event.repo),
+    receivers = redis.eval(_PUBLISH, 2, last_head_key(event.repo), channel(event.repo),
                            text, event.sha, event.cause, LAST_TTL)
     if int(receivers) < 0:
         log.info("head of %s at %s already announced; not again (%s)", event.repo, event.sha, event.cause)
@@ -154,7 +152,7 @@ def publish_head(redis: Redis, event: HeadEvent) -> int | None:
 
 def last_head(redis: Redis, repo: str) -> HeadEvent | None:
     """The newest event published for `repo`, or None (none yet, or an unreadable one)."""
-    text = redis.get(LAST_PREFIX + repo_key(repo))
+    text = redis.get(last_head_key(repo))
     if text is None:
         return None
     try:

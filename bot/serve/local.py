@@ -31,7 +31,7 @@ which then stops them in order: worker, receiver, localhub, Redis). A worker tha
 own (killed, out of memory) is started again, at most WORKER_RESTARTS times in RESTART_WINDOW
 seconds, each restart logged and printed; a worker that keeps dying, or Redis exiting, stops
 the stack. A job the dead worker was running lets go of its repository's lock within seconds
-(bot/queue.py), so the new worker carries on.
+(bot/repo_lock.py), so the new worker carries on.
 """
 
 from __future__ import annotations

@@ -39,8 +39,8 @@ from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
 from bot.errors import MemrepoError
-from bot.notify.events import CHANNEL_PREFIX, LAST_PREFIX, HeadEvent
-from bot.queue import repo_key
+from bot.notify.events import HeadEvent
+from bot.redis_keys import HEAD_CHANNELS, last_head_key, repo_key
 
 log = logging.getLogger("memrepo.receiver.streams.fanout")
 
@@ -277,7 +277,7 @@ class Fanout:
             self._reading[key] = pending
             try:
                 assert self._redis is not None
-                text = await self._redis.get(LAST_PREFIX + key)
+                text = await self._redis.get(last_head_key(key))
                 event = None
                 if text is not None:
                     try:
@@ -324,7 +324,7 @@ class Fanout:
             redis = self._client_factory()
             pubsub = redis.pubsub(ignore_subscribe_messages=True)
             try:
-                await pubsub.psubscribe(CHANNEL_PREFIX + "*")
+                await pubsub.psubscribe(HEAD_CHANNELS)
                 self._newest.clear()  # events may have been missed while it was down
                 self.ready.set()
                 self.error = ""
