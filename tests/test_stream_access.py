@@ -203,7 +203,7 @@ def test_the_agent_follows_with_the_token_in_its_clones_url(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from bot.memfs import sync
     from bot.memfs.create import init_repository
-    from bot.notify.subscriber import HeadSubscriber, forge_token, token_of_url
+    from bot.notify.follower import HeadSubscriber, forge_token, token_of_url
 
     server, _, _ = served
     for name in ("MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN"):

@@ -33,7 +33,8 @@ from bot.integrator.state import Action, Kind, LastMerge, PullState
 from bot.integrator.workspace import Workspace
 from bot.memfs.resolve import Resolver
 from bot.messages import plural
-from bot.notify.events import HeadEvent, publish_head
+from bot.notify.events import HeadEvent
+from bot.notify.publisher import publish_head
 from bot.redis_keys import pr_key, published_key, resolution_tried_key
 from bot.templating import render
 

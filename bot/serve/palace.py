@@ -51,7 +51,7 @@ from bot.memfs import refs
 from bot.memfs.repo import MAIN
 from bot.memfs.sync import redact
 from bot.memfs.sync.transport import fetch_from
-from bot.notify.events import last_head
+from bot.notify.publisher import last_head
 from bot.palace import gate, web
 from bot.palace.source import Palace
 from bot.settings import Settings, is_repo_name

@@ -22,7 +22,8 @@ from redis.exceptions import RedisError
 
 from bot import messages
 from bot.dedupe import forget_delivery, remember_delivery
-from bot.notify.events import HeadEvent, publish_head
+from bot.notify.events import HeadEvent
+from bot.notify.publisher import publish_head
 from bot.queue import enqueue_integrate, enqueue_integrate_commit, enqueue_reconcile
 from receiver.intake.context import answer, context
 from receiver.intake.payload import PayloadError, parse_payload

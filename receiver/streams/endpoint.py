@@ -2,7 +2,7 @@
 served on the receiver's event loop (ASGI): an open stream is a coroutine and a `Subscriber`
 of the process's one Redis subscription (receiver/streams/fanout.py), never a thread or a connection.
 
-Protocol (what `bot.notify.subscriber.HeadSubscriber` reads): `retry: 3000` and a
+Protocol (what `bot.notify.follower.HeadSubscriber` reads): `retry: 3000` and a
 `: connected to <repo>` comment first, then each head event (docs/architecture.md §5.6) as `event: head`,
 `id: <sha>`, `data: <json>`, and a `: keepalive` comment every heartbeat interval, so proxies
 and load balancers keep idle connections open. Each stream's heartbeats keep their own phase

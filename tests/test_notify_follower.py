@@ -1,4 +1,4 @@
-"""The agent's head subscriber (bot/notify/subscriber.py): its SSE decoder and backoff schedule
+"""The agent's head follower (bot/notify/follower.py: HeadSubscriber): its SSE decoder and backoff schedule
 by tables, then the whole path with real parts: a real Redis, the receiver on a real uvicorn
 server (bot/serve/receiver.py), a bare git remote and memory clones. A commit pushed from another clone and announced
 with publish_head moves the subscriber's clone, and the compiled prompt follows; the receiver
@@ -21,7 +21,7 @@ from bot.memfs.create import init_repository
 from bot.memfs.prompt import PromptCompiler
 from bot.memfs.repo import MemoryRepo
 from bot.notify import HeadEvent, publish_head
-from bot.notify.subscriber import HeadSubscriber, SSEDecoder, SSEMessage, backoff_delay, parse_sse, repo_of_url
+from bot.notify.follower import HeadSubscriber, SSEDecoder, SSEMessage, backoff_delay, parse_sse, repo_of_url
 from bot.serve.receiver import ReceiverServer
 from bot.settings import Settings
 from receiver.asgi import Receiver as ReceiverApp
