@@ -29,6 +29,7 @@ from typing import Any
 
 from bot import messages
 from bot.errors import MemrepoError
+from bot.settings import data_dir
 
 DEFAULT_LOCAL_PORT = 8765
 DEFAULT_PORT = 8080
@@ -37,14 +38,10 @@ DEFAULT_THREADS = 16
 GUNICORN_BACKLOG = 4096
 GRACEFUL_SECONDS = 10
 RECEIVER_WORKER = "bot.serve.gunicorn_worker.ReceiverWorker"
-ACCESS_TTL = "MEMREPO_ACCESS_TTL"  # seconds the forge's answer on a token is kept (at most 300)
-FORGE_URL = "MEMREPO_GITHUB_URL"
-FORGE_TOKENS = ("MEMREPO_GITHUB_TOKEN", "MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")
 
 
 def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "memrepo" / "serve"
+    return data_dir("serve")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -191,17 +188,12 @@ def access_from_env(environ: Any = None) -> Any:
     (default GitHub's API), with the integrator's token when one is set (then a repository
     the integrator cannot read is not served), caching MEMREPO_ACCESS_TTL seconds (at most
     and by default 300)."""
+    from bot import settings
     from bot.access import DEFAULT_TTL, MAX_TTL, ForgeAccess
-    from bot.settings import positive_setting
 
-    env = os.environ if environ is None else environ
-    ttl = positive_setting(env, ACCESS_TTL, DEFAULT_TTL)
-    if ttl > MAX_TTL:
-        raise MemrepoError(messages.SETTING_NOT_POSITIVE.format(name=ACCESS_TTL, value=env.get(ACCESS_TTL)) +
-                           f" (at most {MAX_TTL:g})")
-    api = (env.get(FORGE_URL) or "").strip() or "https://api.github.com"
-    token = next((env[name].strip() for name in FORGE_TOKENS if (env.get(name) or "").strip()), None)
-    return ForgeAccess(api, integrator_token=token, ttl=ttl)
+    ttl = settings.access_ttl(DEFAULT_TTL, MAX_TTL, environ)
+    api = settings.forge_url(environ)
+    return ForgeAccess(api, integrator_token=settings.forge_token(environ), ttl=ttl)
 
 
 def run_production(host: str, port: int, workers: int = DEFAULT_WORKERS, threads: int = DEFAULT_THREADS) -> int:

@@ -46,7 +46,7 @@ from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync import contains, redact, sync
 from bot.notify import texts
 from bot.notify.events import HeadEvent
-from bot.settings import is_repo_name
+from bot.settings import AGENT_FORGE_TOKENS, first_value, is_repo_name
 
 log = logging.getLogger("memrepo.notify.subscriber")
 
@@ -186,7 +186,7 @@ def shutdown_response(response: requests.Response | None) -> None:
 
 
 # --------------------------------------------------------------------- the token
-TOKEN_ENVS = ("MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")
+TOKEN_ENVS = AGENT_FORGE_TOKENS
 
 
 def token_of_url(url: str | None) -> str | None:
@@ -201,11 +201,9 @@ def token_of_url(url: str | None) -> str | None:
 
 def forge_token(root: Path, environ: Mapping[str, str] | None = None) -> str | None:
     """The agent's forge token for the clone at `root`: the environment's, else its origin's."""
-    env = os.environ if environ is None else environ
-    for name in TOKEN_ENVS:
-        value = (env.get(name) or "").strip()
-        if value:
-            return value
+    token = first_value(TOKEN_ENVS, environ)
+    if token:
+        return token
     try:
         from bot.memfs.sync.transport import remote_url
 

@@ -395,15 +395,26 @@ class LocalStack:
         self._log_handler = handler
 
     def worker_env(self) -> dict[str, str]:
-        from bot.integrator.context import APP_ID, APP_KEY, APP_KEY_FILE, GIT_URL, GITHUB_URL, WORK_DIR
-        from bot.settings import AGENT_TOKEN, REDIS_URL, REPOS, WEBHOOK_SECRET
+        from bot.settings import (
+            AGENT_TOKEN,
+            APP_ID,
+            APP_KEY,
+            APP_KEY_FILE,
+            FORGE_TOKENS,
+            FORGE_URL,
+            GIT_URL,
+            REDIS_URL,
+            REPOS,
+            WEBHOOK_SECRET,
+            WORK_DIR,
+        )
         from bot.settings import BOT_LOGIN as BOT_LOGIN_ENV
 
         env = {k: v for k, v in os.environ.items()
-               if k not in (APP_ID, APP_KEY, APP_KEY_FILE, GIT_URL, REPOS, "GITHUB_TOKEN", "MEMREPO_FORGE_TOKEN")}
+               if k not in (APP_ID, APP_KEY, APP_KEY_FILE, GIT_URL, REPOS, *FORGE_TOKENS[1:])}
         assert self.redis is not None
-        env.update({REDIS_URL: self.redis.url, GITHUB_URL: self.localhub.api_url,
-                    "MEMREPO_GITHUB_TOKEN": self.bot_token, WORK_DIR: str(self.data / "work"),
+        env.update({REDIS_URL: self.redis.url, FORGE_URL: self.localhub.api_url,
+                    FORGE_TOKENS[0]: self.bot_token, WORK_DIR: str(self.data / "work"),
                     BOT_LOGIN_ENV: BOT_LOGIN, WEBHOOK_SECRET: self.webhook_secret, AGENT_TOKEN: self.agent_token})
         return env
 

@@ -333,25 +333,18 @@ def from_env(settings: Settings, access: AccessCheck | None, environ: Any) -> Se
     workers read them (MEMREPO_GITHUB_TOKEN or the GitHub App's, MEMREPO_GITHUB_URL,
     MEMREPO_GIT_URL, MEMREPO_WORK_DIR); None when there are no credentials to fetch memory with
     (the caller says so). A key that is given and cannot be used raises MemrepoError."""
-    from bot.forge.client import GITHUB_API_URL
-    from bot.integrator.context import (
-        APP_KEY,
-        APP_KEY_FILE,
-        GITHUB_URL,
-        credentials_from_env,
-        git_url_from_env,
-        work_dir_from_env,
-    )
+    from bot import settings as service_settings
+    from bot.integrator.context import credentials_from_env, git_url_from_env
 
     try:
         credentials = credentials_from_env(environ)
     except MemrepoError:
-        if any((environ.get(name) or "").strip() for name in (APP_KEY, APP_KEY_FILE)):
+        if service_settings.app_key_given(environ):
             raise  # a key was given and cannot be used (an unreadable file, say): say so at start
         return None
-    api_url = (environ.get(GITHUB_URL) or "").strip() or GITHUB_API_URL
+    api_url = service_settings.forge_url(environ)
     return with_credentials(settings, access, credentials, api_url=api_url, git_url=git_url_from_env(environ, api_url),
-                            work_dir=work_dir_from_env(environ))
+                            work_dir=service_settings.work_dir(environ))
 
 
 def _plain(text: str, status: int, headers: dict[str, str] | None = None) -> Response:
