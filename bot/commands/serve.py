@@ -170,17 +170,9 @@ def gunicorn_options(listener: socket.socket, workers: int, threads: int) -> dic
 
 def _listen(host: str, port: int) -> socket.socket:
     """The receiver's listening socket (SO_REUSEADDR, as gunicorn binds), or a one-line error."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # asyncio then sets TCP_NODELAY
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(GUNICORN_BACKLOG)
-    except OSError as exc:
-        sock.close()
-        raise MemrepoError(messages.SERVE_CANNOT_BIND.format(
-            host=host, port=port, error=exc.strerror or str(exc))) from None
-    return sock
+    from bot.sockets import listen
+
+    return listen(host, port, GUNICORN_BACKLOG)
 
 
 def access_from_env(environ: Any = None) -> Any:

@@ -41,6 +41,7 @@ from urllib.parse import unquote, urlsplit
 import requests
 
 from bot import messages
+from bot.backoff import Backoff
 from bot.errors import MemrepoError
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync import contains, redact, sync
@@ -150,8 +151,7 @@ def backoff_delay(attempt: int, *, base: float = BACKOFF_BASE, cap: float = BACK
     fleet of agents dropped at once does not reconnect at once, and none waits under half)."""
     if attempt < 0:
         raise ValueError("attempt must be >= 0")
-    ceiling = min(cap, base * (2 ** min(attempt, 62)))
-    return ceiling / 2 + ceiling / 2 * rand()
+    return Backoff(base, cap=cap, jitter=(0.5, 1.0)).delay(attempt, rand())
 
 
 def repo_of_url(url: str) -> str:

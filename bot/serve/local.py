@@ -44,7 +44,6 @@ import os
 import random
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -55,7 +54,7 @@ from typing import Any
 
 import redis as redis_lib
 
-from bot import messages
+from bot import messages, sockets
 from bot.errors import MemrepoError
 
 log = logging.getLogger("memrepo.serve")
@@ -89,9 +88,7 @@ def redis_server_binary() -> str:
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+    return sockets.free_port(host)
 
 
 def ephemeral_range(path: Path = EPHEMERAL_RANGE_FILE) -> tuple[int, int]:
@@ -105,13 +102,7 @@ def ephemeral_range(path: Path = EPHEMERAL_RANGE_FILE) -> tuple[int, int]:
 
 
 def _free(host: str, port: int) -> bool:
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return False
-    return True
+    return sockets.is_free(host, port)
 
 
 def choose_ports(host: str = "127.0.0.1", ephemeral: tuple[int, int] | None = None,

@@ -45,7 +45,7 @@ from redis.exceptions import RedisError
 from bot import messages
 from bot.access import ALLOWED, BAD_TOKEN, REFUSED
 from bot.errors import MemrepoError
-from bot.folder_lock import folder_lock
+from bot.file_lock import folder_lock
 from bot.integrator.context import Remote
 from bot.memfs import refs
 from bot.memfs.repo import MAIN
