@@ -94,7 +94,7 @@ class Settings:
             redis_url=require(env, REDIS_URL),
             webhook_secret=require(env, WEBHOOK_SECRET),
             agent_token=require(env, AGENT_TOKEN),
-            repos=parse_repos(env.get(REPOS, "")),
+            repos=repos_from_env(env),
             bot_login=bot_login(env),
             heartbeat_seconds=positive_setting(env, HEARTBEAT, DEFAULT_HEARTBEAT_SECONDS),
         )
@@ -102,10 +102,10 @@ class Settings:
 
 def require(env: Mapping[str, str], name: str) -> str:
     """The non-blank value of `name`, or a MemrepoError saying it must be set."""
-    value = (env.get(name) or "").strip()
-    if not value:
+    found = value(name, env)
+    if not found:
         raise MemrepoError(messages.SETTING_MISSING.format(name=name))
-    return value
+    return found
 
 
 def redis_url_from_env(environ: Mapping[str, str] | None = None) -> str:
@@ -165,6 +165,7 @@ LLM_URL = "MEMREPO_LLM_URL"
 LLM_MODEL = "MEMREPO_LLM_MODEL"
 LLM_KEYS = ("MEMREPO_LLM_API_KEY", "OPENAI_API_KEY")
 AGENT_FORGE_TOKENS = ("MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")  # an agent's own forge token, as git finds it
+PALACE_TOKEN = "MEMREPO_PALACE_TOKEN"  # the token `memrepo palace` asks of a viewer off loopback
 XDG_DATA_HOME = "XDG_DATA_HOME"
 XDG_CACHE_HOME = "XDG_CACHE_HOME"
 # The variables a service's settings come from, which a child process must not inherit from
@@ -179,6 +180,12 @@ def _env(environ: Mapping[str, str] | None) -> Mapping[str, str]:
 def value(name: str, environ: Mapping[str, str] | None = None) -> str:
     """The value of `name` without surrounding blanks ("" when unset)."""
     return (_env(environ).get(name) or "").strip()
+
+
+def raw(name: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The value of `name` as it is set (None when unset), for a reader that checks it itself
+    (a server's token: bot/bearer.py)."""
+    return _env(environ).get(name)
 
 
 def first_value(names: tuple[str, ...], environ: Mapping[str, str] | None = None) -> str | None:
