@@ -1,8 +1,8 @@
-"""HTTP ingress: GitHub webhooks (`POST /webhooks/github`), the agents' event stream
-(`GET /v1/repos/<owner>/<repo>/events`) and `GET /healthz`.
+"""The receiver's intake: GitHub webhooks (`POST /webhooks/github`) and `GET /healthz`.
 
-The receiver never does work inline: it verifies, de-duplicates, enqueues (bot/queue.py) or
-publishes (bot/notify/) and answers, so GitHub's 10-second limit is never in question.
+The intake never does work inline: it verifies, de-duplicates (bot/dedupe.py), enqueues
+(bot/queue.py) or publishes (bot/notify/publisher.py) and answers, so GitHub's 10-second limit
+is never in question.
 
 `create_app` is the Flask application of the webhook intake and health; the whole receiver,
 event streams included, is `receiver.asgi.Receiver`, which calls this app on a thread pool of
