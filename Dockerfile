@@ -10,8 +10,8 @@ WORKDIR /src
 COPY pyproject.toml README.md LICENSE ./
 COPY bot ./bot
 COPY templates ./templates
-COPY webhooks ./webhooks
 COPY localhub ./localhub
+COPY receiver ./receiver
 RUN python -m venv /opt/memrepo \
  && /opt/memrepo/bin/pip install --no-cache-dir /src
 

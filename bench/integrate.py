@@ -53,7 +53,7 @@ from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.memfs.prompt import PromptCompiler
 from bot.notify.events import HeadEvent
-from bot.notify.subscriber import HeadSubscriber, parse_sse, shutdown_response
+from bot.notify.follower import HeadSubscriber, parse_sse, shutdown_response
 from bot.serve.child import LocalStack
 from tests.memory_forge import as_dreamer, dream_body
 

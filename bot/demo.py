@@ -40,7 +40,7 @@ from bot.memfs.create import init_repository
 from bot.memfs.layout import V1, V2, is_index
 from bot.memfs.repo import MemoryRepo
 from bot.notify import texts
-from bot.notify.subscriber import forge_token
+from bot.notify.follower import forge_token
 from bot.provenance import why as provenance
 from bot.serve.local import LocalStack
 

@@ -9,13 +9,12 @@ account from there. Any other author is a person.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bot.contracts import DREAM_BRANCH_PREFIX, EDIT_BRANCH_PREFIX, check_id
-from bot.settings import BOT_LOGIN
+from bot.settings import bot_login
 
 AGENT_DOMAIN = "agents.memrepo"
 DREAM_DOMAIN = "dreams.memrepo"
@@ -125,4 +124,4 @@ def commit_role(author_email: str, committer_email: str = "", message: str = "",
 def writer(author_email: str, committer_email: str, message: str) -> str:
     """`commit_role` with the integrator's forge login of this deployment (MEMREPO_BOT_LOGIN):
     the role `memrepo log`, `why` and `at` give a commit."""
-    return commit_role(author_email, committer_email, message, (os.environ.get(BOT_LOGIN, ""),))
+    return commit_role(author_email, committer_email, message, (bot_login() or "",))

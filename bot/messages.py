@@ -1282,6 +1282,7 @@ SETTING_BAD_REPOS = (
     "{name} must be * (any installed repository) or a comma-separated list of owner/name, found {value!r}"
 )
 SETTING_NOT_POSITIVE = "{name} must be a positive number of seconds, found {value!r}"
+SETTING_AT_MOST = " (at most {limit:g})"
 REPO_LOCK_BUSY = "another integrator has held the lock on {repo} for over {seconds:g}s; try again later"
 HEAD_EVENT_BAD = "not a valid head event: {problem}"
 HEAD_EVENT_REPO = "'repo' must be owner/name, found {value!r}"

@@ -1,9 +1,10 @@
-"""The integrator's jobs on Redis: rq queue, job ids, collapsing enqueue, per-repository lock,
-and webhook delivery de-duplication.
+"""The integrator's job queue on Redis: the rq queue, job ids and the collapsing enqueue.
 
-Layout: one global rq queue (`QUEUE`) that any number of workers on any machine serve, plus a
-per-repository lock (`repo_lock`) that a job takes before acting, so two merges of the same
-memory never race while jobs of different repositories run in parallel.
+Layout: one global rq queue (`QUEUE`) that any number of workers on any machine serve; a job
+takes its repository's lock (bot/repo_lock.py) before acting, so two merges of the same memory
+never race while jobs of different repositories run in parallel. A webhook delivery's
+de-duplication (bot/dedupe.py) rides in the enqueue's script, so the usual delivery is one
+round trip.
 
 Collapsing: the rq job id of an integration is its pull request's key (`job_key`), and
 `enqueue_collapsed` decides atomically (one Lua script that reads rq's own job status) whether
@@ -17,11 +18,6 @@ an event needs a new job:
 - otherwise: enqueue (a short guard key keeps two receivers from enqueueing it twice).
 
 Job functions are named by dotted path, so the receiver never imports the integrator.
-
-The lock is short (`LOCK_TTL`, a few seconds) and renewed by a thread while its holder works
-(`with repo_lock(...)`), so a job killed with its worker lets go of the repository within
-seconds, however long live jobs run. A renewal that finds the lock gone, or cannot reach Redis
-before it lapses, sets `RepoLock.lost`: the holder checks it before each action and stops.
 """
 
 from __future__ import annotations
@@ -30,7 +26,6 @@ import functools
 import hashlib
 import logging
 import secrets
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -38,15 +33,13 @@ from typing import Any, Literal, ParamSpec, TypeVar
 
 from redis import Redis
 from redis.backoff import ExponentialBackoff
-from redis.exceptions import LockError, NoScriptError, RedisError
-from redis.lock import Lock
+from redis.exceptions import NoScriptError
 from redis.retry import Retry as RedisRetry
 from rq import Queue, Retry
 from rq.job import Job, get_current_job
 
-from bot import messages
 from bot.backoff import Backoff, poll
-from bot.errors import MemrepoError
+from bot.redis_keys import delivery_key, job_state_keys, repo_key
 
 log = logging.getLogger("memrepo.queue")
 
@@ -67,12 +60,8 @@ DIRTY_TTL = 24 * 3600
 ENDED_TTL = 30  # how long "the run ended, rq is still writing it down" stays visible
 WAIT_SECONDS = 2.0  # how long enqueue waits for a job that is just ending or being enqueued
 ENQUEUE_BACKOFF = Backoff(0.005, cap=0.1)  # enqueue asking again while a job is just ending or being enqueued
-LOCK_BACKOFF = Backoff(0.01, cap=0.2)  # a blocked lock trying again
-LOCK_TTL = 6.0  # seconds a killed job's lock outlives its last renewal
-RENEWALS_PER_TTL = 3  # renewed every LOCK_TTL / 3: two renewals may fail before it lapses
 MAX_NUMBER = 2**63 - 1  # GitHub's pull request numbers and ids are positive signed 64-bit integers
 
-PREFIX = "memrepo:"
 _KEY_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
 
 Outcome = Literal["queued", "pending", "dirty", "duplicate"]
@@ -87,17 +76,7 @@ def connect(url: str) -> Redis:
                           retry=RedisRetry(ExponentialBackoff(cap=0.2, base=0.02), 1))
 
 
-# ---------------------------------------------------------------------------------- keys
-def repo_key(repo: str) -> str:
-    """The repository as keys use it: GitHub names ignore case, so keys are lower-case."""
-    return repo.strip().lower()
-
-
-def pr_key(repo: str, number: int) -> str:
-    """The readable key of a pull request, `owner/name#12` (logs, messages)."""
-    return f"{repo_key(repo)}#{int(number)}"
-
-
+# ---------------------------------------------------------------------------------- job ids
 def _escape(text: str) -> str:
     """rq job ids allow only letters, digits, '_' and '-': every other byte (and '_' itself)
     becomes `_XX`, so the id is unambiguous and reversible."""
@@ -141,20 +120,6 @@ def parse_job_key(job_id: str) -> tuple[str, str, str | None]:
         return kind, _unescape(tail), None
     body, _, rest = tail.rpartition("-")
     return kind, _unescape(body), rest
-
-
-def lock_key(repo: str) -> str:
-    return f"{PREFIX}lock:{repo_key(repo)}"
-
-
-def delivery_key(guid: str) -> str:
-    return f"{PREFIX}delivery:{guid}"
-
-
-def _state_keys(job_id: str) -> tuple[str, str, str]:
-    """(guard, run, dirty) keys of a collapsed job."""
-    base = f"{PREFIX}job:{job_id}:"
-    return base + "guard", base + "run", base + "dirty"
 
 
 # ---------------------------------------------------------------------------------- Lua
@@ -231,10 +196,10 @@ def enqueue_collapsed(redis: Redis, func: str, args: Iterable[Any], job_id: str,
     """Enqueue `func(*args)` as job `job_id` unless one is already waiting (see the module's
     docstring); `options` go to rq (job_timeout, retry, ...).
 
-    `delivery=(guid, ttl)`: first `remember_delivery(redis, guid, ttl)`, in the same script
+    `delivery=(guid, ttl)`: first `bot.dedupe.remember_delivery(redis, guid, ttl)`, in the same script
     (one round trip for a webhook delivery): outcome `duplicate`, and nothing else done, when
     the GUID was seen already. Undo it with `forget_delivery` if this raises."""
-    guard, run, dirty = _state_keys(job_id)
+    guard, run, dirty = job_state_keys(job_id)
     token = secrets.token_hex(8)
     keys = [Job.key_for(job_id), guard, run, dirty]
     argv: list[Any] = [token, GUARD_MS, DIRTY_TTL]
@@ -310,7 +275,7 @@ def collapsing(func: Callable[P, R]) -> Callable[P, R]:
         if job is None:
             return func(*args, **kwargs)
         redis = job.connection
-        _, run_key, dirty = _state_keys(job.id)
+        _, run_key, dirty = job_state_keys(job.id)
         _run(redis, _START, [run_key, dirty], [int(job.timeout or JOB_TIMEOUT) + 60])
         finished = False
         try:
@@ -330,146 +295,3 @@ def collapsing(func: Callable[P, R]) -> Callable[P, R]:
                 redis.set(run_key, "ended", ex=ENDED_TTL)
 
     return run
-
-
-# ---------------------------------------------------------------------------------- deliveries
-def remember_delivery(redis: Redis, guid: str, ttl: int) -> bool:
-    """True the first time `guid` (X-GitHub-Delivery) is seen within `ttl` seconds."""
-    return bool(redis.set(delivery_key(guid), str(int(time.time())), nx=True, ex=ttl))
-
-
-def forget_delivery(redis: Redis, guid: str) -> None:
-    """Undo `remember_delivery` when the delivery could not be enqueued, so a redelivery of it
-    is not mistaken for a duplicate."""
-    redis.delete(delivery_key(guid))
-
-
-# ---------------------------------------------------------------------------------- the lock
-class RepoLock:
-    """An exclusive lock on one repository with a short expiry, so a crashed worker's lock
-    lapses by itself within seconds; release and extend check the token, so a worker whose lock
-    expired never releases the next holder's. redis-py's `Lock` does the locking; this adds the
-    key naming, the backoff while blocked, answers as booleans, the busy error and the renewer
-    as a context manager. Its token belongs to the instance, not the thread
-    (`thread_local=False`), so a lock taken in one thread may be extended or released in another.
-
-    Renewal: inside `with`, a daemon thread extends the lock every `renew_every` seconds
-    (default ttl / RENEWALS_PER_TTL) while it is held; a lock released for a while (an inline
-    wait) is left alone until it is taken again. When a renewal finds the key gone or another
-    holder's, or Redis has not answered by the time the lock would have lapsed, `lost` is set
-    and stays set until the lock is taken again: the holder must act no further."""
-
-    def __init__(self, redis: Redis, repo: str, ttl: float, *, wait: float | None = None,
-                 renew_every: float | None = None) -> None:
-        if ttl <= 0:
-            raise ValueError("ttl must be positive")
-        self.redis = redis
-        self.repo = repo
-        self.key = lock_key(repo)
-        self.ttl = ttl
-        self.wait = wait
-        self.renew_every = renew_every if renew_every is not None else ttl / RENEWALS_PER_TTL
-        self.token = secrets.token_hex(16)
-        self.lost = threading.Event()
-        self.renewals = 0  # renewals that succeeded (logs, tests)
-        self._lock = Lock(redis, self.key, timeout=ttl, thread_local=False)
-        self._mutex = threading.RLock()  # one of acquire, release, extend, renew at a time
-        self._held = False
-        self._lapses = 0.0  # monotonic time by which the lock has lapsed unless renewed
-        self._stop = threading.Event()
-        self._renewer: threading.Thread | None = None
-
-    def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
-        """Take the lock; blocking waits up to `timeout` seconds (None: forever)."""
-        def take() -> bool:
-            with self._mutex:
-                start = time.monotonic()
-                if not self._lock.acquire(blocking=False, token=self.token):
-                    return False
-                self._held, self._lapses = True, start + self.ttl
-                self.lost.clear()
-                return True
-
-        return poll(take, LOCK_BACKOFF, timeout=timeout) if blocking else take()
-
-    def release(self) -> bool:
-        """Release if still ours; False if it had expired (and perhaps been taken by another)."""
-        with self._mutex:
-            self._held = False
-            try:
-                self._lock.release()
-            except LockError:
-                return False
-            return True
-
-    def extend(self, ttl: float | None = None) -> bool:
-        """Push the expiry to `ttl` (default: the lock's) from now, if still ours."""
-        with self._mutex:
-            start = time.monotonic()
-            try:
-                extended = self._lock.extend(ttl or self.ttl, replace_ttl=True)
-            except LockError:
-                return False
-            if extended:
-                self._lapses = start + (ttl or self.ttl)
-            return bool(extended)
-
-    def owned(self) -> bool:
-        return self._lock.owned()
-
-    def renew(self) -> bool:
-        """One renewal, as the renewer makes it (nothing while the lock is not held). False,
-        and `lost` set, once the lock is known to be lost."""
-        with self._mutex:
-            if not self._held:
-                return True
-            try:
-                if self.extend():
-                    self.renewals += 1
-                    return True
-                why = "it expired or another holder has it"
-            except RedisError as exc:
-                if time.monotonic() < self._lapses:
-                    log.warning("renewing the lock on %s failed (%s); trying again", self.repo, type(exc).__name__)
-                    return True
-                why = f"Redis did not answer before it lapsed ({type(exc).__name__})"
-            self._held = False
-            self.lost.set()
-        log.warning("the lock on %s is lost: %s; its holder acts no further", self.repo, why)
-        return False
-
-    def _renew_while_running(self) -> None:
-        while not self._stop.wait(self.renew_every):
-            self.renew()
-
-    def start_renewing(self) -> None:
-        """Renew on a daemon thread from now until `stop_renewing()`."""
-        if self._renewer is None:
-            self._stop.clear()
-            self._renewer = threading.Thread(target=self._renew_while_running, name=f"lock-renewer {self.repo}",
-                                             daemon=True)
-            self._renewer.start()
-
-    def stop_renewing(self) -> None:
-        if self._renewer is not None:
-            self._stop.set()
-            self._renewer.join()
-            self._renewer = None
-
-    def __enter__(self) -> RepoLock:
-        if not self.acquire(blocking=self.wait is None or self.wait > 0, timeout=self.wait):
-            raise MemrepoError(messages.REPO_LOCK_BUSY.format(repo=self.repo, seconds=self.wait or 0))
-        self.start_renewing()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop_renewing()
-        if not self.release():
-            log.warning("the lock on %s expired before it was released (ttl %ss)", self.repo, self.ttl)
-
-
-def repo_lock(redis: Redis, repo: str, ttl: float = LOCK_TTL, *, wait: float | None = None) -> RepoLock:
-    """`with repo_lock(redis, repo, ttl):` one integrator acting on `repo` at a time, the lock
-    renewed while the block runs; `wait` bounds how long to wait for it (None: until it is
-    free; a MemrepoError after `wait`)."""
-    return RepoLock(redis, repo, ttl, wait=wait)

@@ -1,8 +1,11 @@
-"""Settings of the integrator's services (webhook receiver, workers), read from the environment.
+"""Settings of memrepo's services (webhook receiver, workers, `serve`, localhub's data), read
+from the environment here and nowhere else.
 
 Services are configured the twelve-factor way, so that the same image runs anywhere; reading
 every variable once at start-up, with one clear error naming a missing or bad variable, means
-a misconfigured service refuses to start instead of failing on its first delivery.
+a misconfigured service refuses to start instead of failing on its first delivery. `Settings`
+is what the receiver needs; the functions below the line read the rest (the forge, the
+workers' credentials and folders, the access check), each variable's name written once.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from bot import messages
@@ -90,18 +94,18 @@ class Settings:
             redis_url=require(env, REDIS_URL),
             webhook_secret=require(env, WEBHOOK_SECRET),
             agent_token=require(env, AGENT_TOKEN),
-            repos=parse_repos(env.get(REPOS, "")),
-            bot_login=(env.get(BOT_LOGIN) or "").strip() or None,
+            repos=repos_from_env(env),
+            bot_login=bot_login(env),
             heartbeat_seconds=positive_setting(env, HEARTBEAT, DEFAULT_HEARTBEAT_SECONDS),
         )
 
 
 def require(env: Mapping[str, str], name: str) -> str:
     """The non-blank value of `name`, or a MemrepoError saying it must be set."""
-    value = (env.get(name) or "").strip()
-    if not value:
+    found = value(name, env)
+    if not found:
         raise MemrepoError(messages.SETTING_MISSING.format(name=name))
-    return value
+    return found
 
 
 def redis_url_from_env(environ: Mapping[str, str] | None = None) -> str:
@@ -141,3 +145,150 @@ def positive_setting(env: Mapping[str, str], name: str, default: float) -> float
     if not value > 0 or value != value or value == float("inf"):
         raise MemrepoError(messages.SETTING_NOT_POSITIVE.format(name=name, value=raw))
     return value
+
+
+# ------------------------------------------------------------------ the forge, the workers, the folders
+# The integrator's workers, the receiver's access check and palace, and `serve --local` read
+# these; every read is here, so a setting's name, default and check are written once.
+FORGE_URL = "MEMREPO_GITHUB_URL"  # the forge's REST API base (GitHub Enterprise: https://host/api/v3)
+DEFAULT_FORGE_URL = "https://api.github.com"  # bot/forge/client.py GITHUB_API_URL
+GIT_URL = "MEMREPO_GIT_URL"  # where repositories are cloned from, when it is not derived from the API URL
+FORGE_TOKENS = ("MEMREPO_GITHUB_TOKEN", "MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")  # the integrator's token: the first set
+APP_ID = "MEMREPO_APP_ID"
+APP_KEY = "MEMREPO_APP_PRIVATE_KEY"
+APP_KEY_FILE = "MEMREPO_APP_PRIVATE_KEY_FILE"
+WORK_DIR = "MEMREPO_WORK_DIR"
+HOME = "MEMREPO_HOME"
+LOCK_TTL = "MEMREPO_LOCK_TTL"  # seconds a crashed worker's lock on a repository outlives it
+ACCESS_TTL = "MEMREPO_ACCESS_TTL"  # seconds the forge's answer on a token is kept (at most 300)
+LLM_URL = "MEMREPO_LLM_URL"
+LLM_MODEL = "MEMREPO_LLM_MODEL"
+LLM_KEYS = ("MEMREPO_LLM_API_KEY", "OPENAI_API_KEY")
+AGENT_FORGE_TOKENS = ("MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")  # an agent's own forge token, as git finds it
+PALACE_TOKEN = "MEMREPO_PALACE_TOKEN"  # the token `memrepo palace` asks of a viewer off loopback
+XDG_DATA_HOME = "XDG_DATA_HOME"
+XDG_CACHE_HOME = "XDG_CACHE_HOME"
+# The variables a service's settings come from, which a child process must not inherit from
+# a shell that set them for something else (bot/serve/child.py).
+SERVICE_ENV = (REDIS_URL, WEBHOOK_SECRET, AGENT_TOKEN, REPOS, BOT_LOGIN, HEARTBEAT)
+
+
+def _env(environ: Mapping[str, str] | None) -> Mapping[str, str]:
+    return os.environ if environ is None else environ
+
+
+def value(name: str, environ: Mapping[str, str] | None = None) -> str:
+    """The value of `name` without surrounding blanks ("" when unset)."""
+    return (_env(environ).get(name) or "").strip()
+
+
+def raw(name: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The value of `name` as it is set (None when unset), for a reader that checks it itself
+    (a server's token: bot/bearer.py)."""
+    return _env(environ).get(name)
+
+
+def first_value(names: tuple[str, ...], environ: Mapping[str, str] | None = None) -> str | None:
+    """The first of `names` that is set (not blank), without surrounding blanks; None when none is."""
+    return next((found for found in (value(name, environ) for name in names) if found), None)
+
+
+def bot_login(environ: Mapping[str, str] | None = None) -> str | None:
+    """MEMREPO_BOT_LOGIN: the integrator's own account, when it is set."""
+    return value(BOT_LOGIN, environ) or None
+
+
+def repos_from_env(environ: Mapping[str, str] | None = None) -> frozenset[str] | None:
+    """MEMREPO_REPOS, read as `Settings.from_env` reads it (None: any repository)."""
+    return parse_repos(_env(environ).get(REPOS, ""))
+
+
+def forge_url(environ: Mapping[str, str] | None = None) -> str:
+    """MEMREPO_GITHUB_URL, else GitHub's API."""
+    return value(FORGE_URL, environ) or DEFAULT_FORGE_URL
+
+
+def git_url(environ: Mapping[str, str] | None = None) -> str | None:
+    """MEMREPO_GIT_URL when it is set."""
+    return value(GIT_URL, environ) or None
+
+
+def forge_token(environ: Mapping[str, str] | None = None) -> str | None:
+    """The integrator's forge token: MEMREPO_GITHUB_TOKEN, MEMREPO_FORGE_TOKEN or GITHUB_TOKEN."""
+    return first_value(FORGE_TOKENS, environ)
+
+
+def app_key_given(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether a GitHub App's private key (or its file) is set."""
+    return any(value(name, environ) for name in (APP_KEY, APP_KEY_FILE))
+
+
+def github_app(environ: Mapping[str, str] | None = None) -> tuple[str, str] | None:
+    """A GitHub App's id and private key (MEMREPO_APP_ID with MEMREPO_APP_PRIVATE_KEY, or the
+    file MEMREPO_APP_PRIVATE_KEY_FILE names); None without an id. A MemrepoError names what
+    is missing or unreadable."""
+    env = _env(environ)
+    app_id = value(APP_ID, env)
+    if not app_id:
+        return None
+    key = env.get(APP_KEY) or ""
+    key_file = value(APP_KEY_FILE, env)
+    if not key.strip() and key_file:
+        try:
+            key = Path(key_file).expanduser().read_text()
+        except OSError as exc:
+            raise MemrepoError(messages.INTEGRATOR_APP_KEY_UNREADABLE.format(
+                name=APP_KEY_FILE, path=key_file, error=exc.strerror or exc)) from None
+    if not key.strip():
+        raise MemrepoError(messages.SETTING_MISSING.format(name=f"{APP_KEY} (or {APP_KEY_FILE})"))
+    return app_id, key
+
+
+def work_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """MEMREPO_WORK_DIR, else `integrator/` in MEMREPO_HOME or the user's cache folder."""
+    explicit = value(WORK_DIR, environ)
+    if explicit:
+        return Path(explicit).expanduser()
+    home = value(HOME, environ)
+    if home:
+        return Path(home).expanduser() / "integrator"
+    cache = value(XDG_CACHE_HOME, environ) or str(Path("~/.cache").expanduser())
+    return Path(cache) / "memrepo" / "integrator"
+
+
+def data_home(environ: Mapping[str, str] | None = None) -> Path:
+    """memrepo's data folder: `memrepo` in $XDG_DATA_HOME, else in ~/.local/share. As the XDG
+    spec says, a relative $XDG_DATA_HOME is ignored (bot/transcript/home.py reads it so too)."""
+    xdg = _env(environ).get(XDG_DATA_HOME, "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "share"
+    return base / "memrepo"
+
+
+def data_dir(kind: str, environ: Mapping[str, str] | None = None) -> Path:
+    """The folder a local service keeps its data in by default: `<kind>` in `data_home()`
+    (`localhub`, `serve`)."""
+    return data_home(environ) / kind
+
+
+def llm(environ: Mapping[str, str] | None = None) -> tuple[str, str, str | None] | None:
+    """The conflict resolver's model: (MEMREPO_LLM_URL, MEMREPO_LLM_MODEL, the first key of
+    LLM_KEYS) when the first two are set, else None."""
+    url, model = value(LLM_URL, environ), value(LLM_MODEL, environ)
+    if not url or not model:
+        return None
+    return url, model, first_value(LLM_KEYS, environ)
+
+
+def lock_ttl(default: float, environ: Mapping[str, str] | None = None) -> float:
+    """MEMREPO_LOCK_TTL, a positive number of seconds (`default` when unset)."""
+    return positive_setting(_env(environ), LOCK_TTL, default)
+
+
+def access_ttl(default: float, maximum: float, environ: Mapping[str, str] | None = None) -> float:
+    """MEMREPO_ACCESS_TTL: positive, at most `maximum` seconds (`default` when unset)."""
+    env = _env(environ)
+    ttl = positive_setting(env, ACCESS_TTL, default)
+    if ttl > maximum:
+        raise MemrepoError(messages.SETTING_NOT_POSITIVE.format(name=ACCESS_TTL, value=env.get(ACCESS_TTL)) +
+                           messages.SETTING_AT_MOST.format(limit=maximum))
+    return ttl

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rq import get_current_job
 
-from bot.queue import repo_lock
+from bot.repo_lock import repo_lock
 
 EVENTS = "test:lock:events"
 REPO = "alice/memory"

@@ -19,7 +19,7 @@ import redis
 from bot.agent import AgentSession
 from bot.errors import MemrepoError
 from bot.transcript import TranscriptStore
-from tests.test_notify_subscriber import (  # noqa: F401 (receiver is a fixture)
+from tests.test_notify_follower import (  # noqa: F401 (receiver is a fixture)
     REPO,
     TOKEN,
     WAIT,

@@ -23,7 +23,7 @@ from tests.conftest import run_cli
 # and the layers above the memory core.
 HEAVY = ("github", "redis", "rq", "flask", "werkzeug", "jinja2", "requests", "pygit2", "yaml", "mcp", "tqdm",
          "bot.integrator", "bot.dream", "bot.transcript", "bot.forge", "bot.serve", "bot.agent", "bot.memfs",
-         "webhooks")
+         "receiver")
 
 
 def modules_after(argv: list[str]) -> list[str]:
@@ -53,7 +53,7 @@ def loaded(modules: list[str], roots: tuple[str, ...]) -> list[str]:
 NOT_FOR_A_TOOL_CALL = ("git", "gitdb", "github", "redis", "rq", "flask", "werkzeug", "jinja2", "requests", "mcp",
                        "jsonschema", "tqdm", "secrets", "logging", "bot.memfs.resolve", "bot.integrator", "bot.dream",
                        "bot.transcript", "bot.forge", "bot.serve", "bot.palace", "bot.provenance", "bot.mcp",
-                       "bot.notify", "webhooks")
+                       "bot.notify", "receiver")
 
 
 def test_help_imports_no_command_and_no_heavy_module() -> None:

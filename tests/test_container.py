@@ -27,9 +27,8 @@ import yaml
 
 from bot.cli import command_parser
 from bot.errors import MemrepoError
-from bot.integrator.context import APP_KEY_FILE
 from bot.serve.child import SERVICE_ENV
-from bot.settings import REDIS_URL, Settings
+from bot.settings import APP_KEY_FILE, REDIS_URL, Settings
 from tests.conftest import git
 
 ROOT = Path(__file__).resolve().parent.parent

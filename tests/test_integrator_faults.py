@@ -21,7 +21,8 @@ import pytest
 from bot.forge.client import ForgeClient, MergeResult, TokenCredentials
 from bot.integrator import jobs
 from bot.integrator.context import using
-from bot.queue import QUEUE, enqueue_integrate, get_queue, job_key, lock_key
+from bot.queue import QUEUE, enqueue_integrate, get_queue, job_key
+from bot.redis_keys import lock_key
 from localhub.server import LocalhubServer
 from tests.conftest import run_cli
 from tests.memory_forge import FAST, REPO

@@ -33,7 +33,8 @@ from bot.integrator.context import Context, Remote, using
 from bot.integrator.state import Tuning
 from bot.memfs import sync
 from bot.memfs.create import init_repository
-from bot.notify.events import HeadEvent, Subscription, last_head
+from bot.notify.events import HeadEvent
+from bot.notify.publisher import Subscription, last_head
 from bot.queue import QUEUE, Settled, enqueue_integrate, get_queue, job_key
 from localhub.server import LocalhubServer
 from tests.conftest import arm_fault, fault_hits, git, localhub_token

@@ -1,4 +1,4 @@
-"""The layers docs/architecture.md §2 promises, read from the source: every import in bot/ and webhooks/,
+"""The layers docs/architecture.md §2 promises, read from the source: every import in bot/ and receiver/,
 those inside functions included, so a lazy import cannot slip past.
 
 - the memory core (bot.memfs) and the transcripts (bot.transcript) know nothing above them;
@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-OURS = ("bot", "webhooks", "localhub")
+OURS = ("bot", "receiver", "localhub")
 ABOVE_THE_CORE = ("bot.forge", "bot.dream", "bot.follow", "bot.integrator", "bot.agent", "bot.notify", "bot.mcp",
-                  "bot.provenance", "bot.serve", "bot.commands", "bot.demo", "bot.cli", "bot.queue", "bot.palace",
-                  "bot.access", "bot.claude_code", "webhooks", "localhub")
+                  "bot.provenance", "bot.serve", "bot.commands", "bot.demo", "bot.cli", "bot.queue", "bot.repo_lock",
+                  "bot.dedupe", "bot.palace", "bot.access", "bot.claude_code", "receiver", "localhub")
 GIT = ("git", "pygit2", "bot.memfs")
 GITHUB = ("github", "bot.forge", "localhub")
 
@@ -81,10 +81,10 @@ def loaded_with(name: str) -> set[str]:
 
 
 def group(name: str) -> str:
-    """The package a module belongs to for the cycle rule: bot's sub-packages, webhooks,
+    """The package a module belongs to for the cycle rule: bot's sub-packages, the receiver,
     localhub, or a top-level module of bot on its own."""
     parts = name.split(".")
-    if parts[0] in ("webhooks", "localhub"):
+    if parts[0] in ("receiver", "localhub"):
         return parts[0]
     if len(parts) > 1 and (ROOT / "bot" / parts[1]).is_dir():
         return "bot." + parts[1]
@@ -157,7 +157,8 @@ def test_the_core_knows_nothing_above_it(core: str) -> None:
 @pytest.mark.parametrize("forge", ["bot.forge", "localhub"])
 def test_the_forge_knows_no_policy_and_no_memory(forge: str) -> None:
     assert offenders(forge, ("bot.config", "bot.memfs", "bot.transcript", "bot.dream", "bot.integrator",
-                             "bot.agent", "bot.notify", "bot.mcp", "bot.provenance", "bot.queue")) == []
+                             "bot.agent", "bot.notify", "bot.mcp", "bot.provenance", "bot.queue", "bot.repo_lock",
+                             "bot.dedupe")) == []
 
 
 def test_localhub_stands_alone() -> None:
@@ -166,7 +167,7 @@ def test_localhub_stands_alone() -> None:
     assert offenders("localhub", ("bot",)) == []
 
 
-@pytest.mark.parametrize("module", sorted(m for m in modules() if within(m, ("webhooks",))))
+@pytest.mark.parametrize("module", sorted(m for m in modules() if within(m, ("receiver",))))
 def test_the_webhook_receiver_does_no_git_and_calls_no_github(module: str) -> None:
     reached = loaded_with(module)
     assert sorted(m for m in reached if within(m, GIT + GITHUB)) == []

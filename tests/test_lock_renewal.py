@@ -1,4 +1,4 @@
-"""The repository lock is short and renewed while its holder works (bot/queue.py RepoLock), on
+"""The repository lock is short and renewed while its holder works (bot/repo_lock.py RepoLock), on
 a real Redis: a held lock outlives its TTL, a renewal that finds it taken or cannot reach Redis
 in time marks it lost, and an integration whose lock was lost acts no further. Then real
 workers: one killed with SIGKILL in the middle of a job lets go of the repository within the
@@ -23,7 +23,9 @@ import redis
 
 from bot import messages
 from bot.errors import MemrepoError
-from bot.queue import LOCK_TTL, connect, get_queue, lock_key, repo_lock
+from bot.queue import connect, get_queue
+from bot.redis_keys import lock_key
+from bot.repo_lock import LOCK_TTL, repo_lock
 from tests.lock_jobs import EVENTS
 from tests.processes import descendants
 from tests.redis_server import RedisServer

@@ -21,8 +21,8 @@ from bot.memfs.repo import MemoryRepo
 from bot.transcript import TranscriptStore, documents
 from tests.conftest import git, run_cli
 
-# The receiver on a real server with a real Redis, and a remote with a second clone: test_notify_subscriber's.
-from tests.test_notify_subscriber import TOKEN, Receiver, World, announce, receiver  # noqa: F401
+# The receiver on a real server with a real Redis, and a remote with a second clone: test_notify_follower's.
+from tests.test_notify_follower import TOKEN, Receiver, World, announce, receiver  # noqa: F401
 
 URI = catalog.CORE_MEMORY_URI
 TIMEOUT = 10

@@ -11,7 +11,8 @@ import pytest
 import redis
 
 from bot.errors import MemrepoError
-from bot.queue import lock_key, repo_lock
+from bot.redis_keys import lock_key
+from bot.repo_lock import repo_lock
 
 REPO = "alice/memory"
 

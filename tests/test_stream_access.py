@@ -20,10 +20,10 @@ from bot.access import ALLOWED, BAD_TOKEN, REFUSED, UNAVAILABLE, ForgeAccess, Ve
 from bot.notify import HeadEvent, publish_head
 from bot.serve.receiver import ReceiverServer
 from bot.settings import Settings
+from receiver.asgi import Receiver
 from tests.conftest import localhub_token
 from tests.test_event_stream import Stream
 from tests.waiting import wait_until
-from webhooks.asgi import Receiver
 
 WAIT = 10.0
 OPERATOR = "operator-token-0123456789"
@@ -203,7 +203,7 @@ def test_the_agent_follows_with_the_token_in_its_clones_url(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from bot.memfs import sync
     from bot.memfs.create import init_repository
-    from bot.notify.subscriber import HeadSubscriber, forge_token, token_of_url
+    from bot.notify.follower import HeadSubscriber, forge_token, token_of_url
 
     server, _, _ = served
     for name in ("MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN"):

@@ -1,8 +1,9 @@
-"""The webhook receiver (webhooks/), its settings (bot/settings.py) and its Redis plumbing
-(bot/queue.py), against a real Redis server: signatures, sizes, bad input, de-duplication,
-collapsing bursts into one job per pull request, the bot's own events, head events published,
-health, Redis restarting under the receiver, and localhub sending real
-signed webhooks to a receiver on a real port. The event stream is tests/test_event_stream.py."""
+"""The webhook receiver (receiver/intake/), its settings (bot/settings.py) and its Redis
+plumbing (bot/queue.py, bot/dedupe.py, bot/repo_lock.py), against a real Redis server:
+signatures, sizes, bad input, de-duplication, collapsing bursts into one job per pull
+request, the bot's own events, head events published, health, Redis restarting under the
+receiver, and localhub sending real signed webhooks to a receiver on a real
+port. The event stream is tests/test_event_stream.py."""
 
 from __future__ import annotations
 
@@ -43,14 +44,15 @@ from bot.queue import (
     enqueue_integrate,
     job_key,
     parse_job_key,
-    repo_lock,
 )
+from bot.redis_keys import lock_key
+from bot.repo_lock import repo_lock
 from bot.settings import MAX_BODY_BYTES, Settings
+from receiver.intake import create_app
+from receiver.intake.routing import Integrate, IntegrateCommit, PublishHead, Reconcile, route
 from tests.conftest import localhub_token
 from tests.redis_server import RedisServer
 from tests.waiting import wait_until
-from webhooks import create_app
-from webhooks.routing import Integrate, IntegrateCommit, PublishHead, Reconcile, route
 
 SECRET = "It's a Secret to Everybody"
 TOKEN = "agent-token-0123456789"
@@ -500,7 +502,7 @@ def test_the_receiver_keeps_answering_while_redis_restarts(own_redis: RedisServe
     conn.close()
 
 
-# ---------------------------------------------------------------------------------- bot/queue.py
+# ---------------------------------------------------------------------------- bot/queue.py, bot/repo_lock.py
 @pytest.mark.parametrize("repo", ["alice/memory", "Alice/Memory", "a-b/c_d.e", "x/y--z", "o/name_5F"])
 def test_job_keys_are_valid_rq_ids_and_reversible(repo: str, rclient: redis.Redis) -> None:
     key = job_key(repo, 7)
@@ -520,7 +522,7 @@ def test_the_repository_lock_is_exclusive_and_expires(rclient: redis.Redis) -> N
     assert second.acquire(timeout=3)  # the first holder "crashed": its lock expired
     assert not first.release()  # and it cannot release the new holder's lock
     assert second.owned()
-    assert second.extend(10) and 5 < rclient.pttl(jobs.lock_key(REPO)) / 1000 <= 10
+    assert second.extend(10) and 5 < rclient.pttl(lock_key(REPO)) / 1000 <= 10
     assert second.release() and not second.owned()
 
 
@@ -530,7 +532,7 @@ def test_the_lock_as_a_context_manager(rclient: redis.Redis) -> None:
         with pytest.raises(MemrepoError, match="another integrator has held the lock on alice/memory"), \
                 repo_lock(rclient, REPO, ttl=5, wait=0.1):
             pass
-    assert rclient.get(jobs.lock_key(REPO)) is None
+    assert rclient.get(lock_key(REPO)) is None
 
 
 def test_an_enqueue_waits_while_rq_writes_down_a_job_that_just_ended(rclient: redis.Redis,

@@ -58,7 +58,7 @@ from bot.memfs.prompt import CompiledPrompt, PromptCompiler
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.tool import AGENT_NAME_KEY, configured_agent_id
 from bot.notify.events import HeadEvent
-from bot.notify.subscriber import HeadSubscriber
+from bot.notify.follower import HeadSubscriber
 from bot.transcript import TranscriptStore
 from bot.transcript.model import Message
 

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
 
     from bot.follow.run import Follower
     from bot.follow.transcripts import letta_importer
-    from bot.notify.subscriber import repo_of_url
+    from bot.notify.follower import repo_of_url
 
     if not (math.isfinite(args.poll) and args.poll > 0):
         raise MemrepoError(texts.FOLLOW_BAD_POLL.format(value=args.poll))

@@ -14,20 +14,18 @@ import argparse
 import contextlib
 import io
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
 from bot import messages
 from bot.errors import MemrepoError
-from bot.settings import REPO_NAME
+from bot.settings import REPO_NAME, data_dir
 
 DEFAULT_URL = "http://127.0.0.1:8765"  # where `localhub serve` and `serve --local` listen by default
 
 
 def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "memrepo" / "localhub"
+    return data_dir("localhub")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

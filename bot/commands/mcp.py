@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 
 from bot import messages
 from bot.errors import MemrepoError
 from bot.memfs.compile import DEFAULT_MEMORY_DIR
-from bot.settings import AGENT_TOKEN
+from bot.settings import AGENT_TOKEN, raw
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -52,10 +51,10 @@ def run(args: argparse.Namespace) -> int:
         raise MemrepoError(messages.MCP_BAD_POLL.format(value=args.poll))
     # The event stream's bearer: the agent's forge token (HeadSubscriber finds it as git does:
     # MEMREPO_FORGE_TOKEN, GITHUB_TOKEN or origin's URL), or an operator's MEMREPO_AGENT_TOKEN.
-    token = os.environ.get(AGENT_TOKEN, "")
+    token = raw(AGENT_TOKEN) or ""
     http_token = None
     if args.http is not None:  # before anything is opened: a non-loopback address needs a token
-        http_token = transports.require_token(args.host, os.environ.get(transports.TOKEN_ENV))
+        http_token = transports.require_token(args.host, raw(transports.TOKEN_ENV))
     options = Options(repo=args.repo, agent_id=args.agent_id, agent_name=args.agent_name, home=args.home,
                       system_prompt=read_system_prompt(args.system_prompt) if args.system_prompt else "",
                       memory_dir=args.memory_dir, push=not args.no_push, poll_seconds=poll,

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import signal
 
 from bot import messages
 from bot.errors import MemrepoError
+from bot.settings import PALACE_TOKEN, raw
 
 DEFAULT_PORT = 8780
-TOKEN_ENV = "MEMREPO_PALACE_TOKEN"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     port = port_number(args.port)
     every = poll_ms(args.poll)
     host = args.host.strip()
-    token = gate.check_start(host, args.token if args.token is not None else os.environ.get(TOKEN_ENV))
+    token = gate.check_start(host, args.token if args.token is not None else raw(PALACE_TOKEN))
 
     from bot.palace import server
     from bot.palace.web import create_app

@@ -29,6 +29,7 @@ from typing import Any
 
 from bot import messages
 from bot.errors import MemrepoError
+from bot.settings import data_dir
 
 DEFAULT_LOCAL_PORT = 8765
 DEFAULT_PORT = 8080
@@ -37,14 +38,10 @@ DEFAULT_THREADS = 16
 GUNICORN_BACKLOG = 4096
 GRACEFUL_SECONDS = 10
 RECEIVER_WORKER = "bot.serve.gunicorn_worker.ReceiverWorker"
-ACCESS_TTL = "MEMREPO_ACCESS_TTL"  # seconds the forge's answer on a token is kept (at most 300)
-FORGE_URL = "MEMREPO_GITHUB_URL"
-FORGE_TOKENS = ("MEMREPO_GITHUB_TOKEN", "MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")
 
 
 def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "memrepo" / "serve"
+    return data_dir("serve")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -125,13 +122,13 @@ def run_local(host: str, port: int, data: Path) -> int:
 def gunicorn_app(app: Any, options: dict[str, Any], listener: socket.socket) -> Any:
     """gunicorn, started from here (gunicorn.app.base.BaseApplication) on a socket bound here,
     so a bad setting or a busy port is one line before gunicorn starts. Imported here so that
-    `memrepo serve --local` never needs gunicorn. `app` is the receiver (webhooks.asgi.Receiver);
-    a bare Flask app (webhooks.create_app) is served inside one, as `memrepo serve` would."""
+    `memrepo serve --local` never needs gunicorn. `app` is the receiver (receiver.asgi.Receiver);
+    a bare Flask app (receiver.intake.create_app) is served inside one, as `memrepo serve` would."""
     from flask import Flask
     from gunicorn.app.base import BaseApplication
 
-    from webhooks.asgi import Receiver as AsgiReceiver
-    from webhooks.context import context
+    from receiver.asgi import Receiver as AsgiReceiver
+    from receiver.intake.context import context
 
     if isinstance(app, Flask):
         app = AsgiReceiver(context(app).settings, flask=app, intake_threads=int(options.get("threads", 1)))
@@ -175,17 +172,9 @@ def gunicorn_options(listener: socket.socket, workers: int, threads: int) -> dic
 
 def _listen(host: str, port: int) -> socket.socket:
     """The receiver's listening socket (SO_REUSEADDR, as gunicorn binds), or a one-line error."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # asyncio then sets TCP_NODELAY
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(GUNICORN_BACKLOG)
-    except OSError as exc:
-        sock.close()
-        raise MemrepoError(messages.SERVE_CANNOT_BIND.format(
-            host=host, port=port, error=exc.strerror or str(exc))) from None
-    return sock
+    from bot.sockets import listen
+
+    return listen(host, port, GUNICORN_BACKLOG)
 
 
 def access_from_env(environ: Any = None) -> Any:
@@ -193,17 +182,12 @@ def access_from_env(environ: Any = None) -> Any:
     (default GitHub's API), with the integrator's token when one is set (then a repository
     the integrator cannot read is not served), caching MEMREPO_ACCESS_TTL seconds (at most
     and by default 300)."""
+    from bot import settings
     from bot.access import DEFAULT_TTL, MAX_TTL, ForgeAccess
-    from bot.settings import positive_setting
 
-    env = os.environ if environ is None else environ
-    ttl = positive_setting(env, ACCESS_TTL, DEFAULT_TTL)
-    if ttl > MAX_TTL:
-        raise MemrepoError(messages.SETTING_NOT_POSITIVE.format(name=ACCESS_TTL, value=env.get(ACCESS_TTL)) +
-                           f" (at most {MAX_TTL:g})")
-    api = (env.get(FORGE_URL) or "").strip() or "https://api.github.com"
-    token = next((env[name].strip() for name in FORGE_TOKENS if (env.get(name) or "").strip()), None)
-    return ForgeAccess(api, integrator_token=token, ttl=ttl)
+    ttl = settings.access_ttl(DEFAULT_TTL, MAX_TTL, environ)
+    api = settings.forge_url(environ)
+    return ForgeAccess(api, integrator_token=settings.forge_token(environ), ttl=ttl)
 
 
 def run_production(host: str, port: int, workers: int = DEFAULT_WORKERS, threads: int = DEFAULT_THREADS) -> int:
@@ -212,7 +196,7 @@ def run_production(host: str, port: int, workers: int = DEFAULT_WORKERS, threads
     `threads` threads for webhook intake and health. SIGTERM or SIGINT: a graceful stop
     (gunicorn's master), exit code 0."""
     from bot.settings import Settings
-    from webhooks.asgi import Receiver
+    from receiver.asgi import Receiver
 
     if workers < 1 or threads < 1:
         raise MemrepoError(messages.SERVE_BAD_WORKERS.format(workers=workers, threads=threads))

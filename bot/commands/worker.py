@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import threading
 from typing import TYPE_CHECKING
 
 from bot import messages
 from bot.errors import MemrepoError
-from bot.settings import REPOS, parse_repos
+from bot.settings import repos_from_env
 
 if TYPE_CHECKING:  # Redis, rq and the integrator load when the worker runs, not when its parser is built
     from redis import Redis
@@ -85,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     context = Context.from_env()
     set_context(context)
-    configured = parse_repos(os.environ.get(REPOS, ""))
+    configured = repos_from_env()
     redis = context.redis
     print(messages.WORKER_STARTING.format(queues=", ".join(QUEUES), redis=_shown(redis),
                                           work_dir=context.work_dir), flush=True)

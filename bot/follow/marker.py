@@ -8,7 +8,6 @@ heartbeat stopped, is stale: the follower ended without cleaning up."""
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import socket
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bot.errors import MemrepoError
+from bot.file_lock import file_lock
 from bot.follow import texts
 from bot.memfs.repo import MemoryRepo
 
@@ -68,17 +68,11 @@ def place(repo: MemoryRepo) -> Path:
 def claim(folder: Path, path: Path) -> Iterator[None]:
     """Hold the follow lock of the clone whose marker folder is `folder` (the clone is at
     `path`, for the refusal), or refuse when another follower holds it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / LOCK_NAME, "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+    with file_lock(folder / LOCK_NAME, wait=False) as held:
+        if not held:
             other = read(folder)
-            raise MemrepoError(texts.FOLLOW_ALREADY.format(path=path, pid=other.pid if other else "?")) from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            raise MemrepoError(texts.FOLLOW_ALREADY.format(path=path, pid=other.pid if other else "?"))
+        yield
 
 
 def write(folder: Path, record: Record) -> None:

@@ -25,7 +25,7 @@ from bot.follow.transcripts import Importer
 from bot.memfs import refs
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync import redact, remote_url, sync
-from bot.notify.subscriber import HeadSubscriber
+from bot.notify.follower import HeadSubscriber
 
 LOCAL_TICK = 0.5  # seconds between two looks at the folder's HEAD
 HOOK_KEY = "letta.memoryRepository.url"  # where Letta Code's post-commit hook reads the URL it pushes to

@@ -33,8 +33,9 @@ from bot.integrator.state import Action, Kind, LastMerge, PullState
 from bot.integrator.workspace import Workspace
 from bot.memfs.resolve import Resolver
 from bot.messages import plural
-from bot.notify.events import HeadEvent, publish_head
-from bot.queue import PREFIX, pr_key
+from bot.notify.events import HeadEvent
+from bot.notify.publisher import publish_head
+from bot.redis_keys import pr_key, published_key, resolution_tried_key
 from bot.templating import render
 
 log = logging.getLogger("memrepo.integrator")
@@ -79,20 +80,12 @@ class Actor:
 
 
 # ------------------------------------------------------------------------------------ Redis marks
-def published_key(repo: str, number: int) -> str:
-    return f"{PREFIX}published:{pr_key(repo, number)}"
-
-
-def tried_key(repo: str, number: int, head_sha: str) -> str:
-    return f"{PREFIX}resolution-tried:{pr_key(repo, number)}:{head_sha}"
-
-
 def is_published(redis: Redis, repo: str, number: int) -> bool:
     return bool(redis.exists(published_key(repo, number)))
 
 
 def resolution_tried(redis: Redis, repo: str, number: int, head_sha: str) -> bool:
-    return bool(redis.exists(tried_key(repo, number, head_sha)))
+    return bool(redis.exists(resolution_tried_key(repo, number, head_sha)))
 
 
 # ------------------------------------------------------------------------------------ helpers
@@ -254,7 +247,7 @@ def _resolve(actor: Actor, state: PullState, action: Action) -> Applied:
     if outcome.stale:
         return Applied(Next.REREAD, note=messages.INTEGRATOR_NOTE_RESOLVE_STALE.format(sha=head[:12]))
     actor.conflicts, actor.problems = outcome.conflicts, outcome.problems
-    actor.redis.set(tried_key(actor.repo, state.number, head), "1", ex=TRIED_TTL)
+    actor.redis.set(resolution_tried_key(actor.repo, state.number, head), "1", ex=TRIED_TTL)
     count = len(outcome.conflicts) or len(outcome.problems)
     return Applied(Next.DECIDE, replace(state, resolution_tried=True),
                    note=messages.INTEGRATOR_NOTE_RESOLVE_FAILED.format(sha=head[:12], count=count))

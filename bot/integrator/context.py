@@ -20,28 +20,17 @@ from pathlib import Path
 
 from redis import Redis
 
-from bot import messages
+from bot import messages, settings
 from bot.errors import MemrepoError
 from bot.forge.client import GITHUB_API_URL, AppCredentials, ForgeClient, PullRequest, RetryPolicy, TokenCredentials
 from bot.integrator.resolve import LLMResolver
 from bot.integrator.state import DEFAULT_TUNING, Tuning
 from bot.memfs.resolve import Resolver
-from bot.queue import LOCK_TTL as DEFAULT_LOCK_TTL
 from bot.queue import connect
-from bot.settings import BOT_LOGIN, positive_setting, redis_url_from_env
+from bot.repo_lock import LOCK_TTL as DEFAULT_LOCK_TTL
+from bot.settings import redis_url_from_env
 
-GITHUB_URL = "MEMREPO_GITHUB_URL"  # the forge's REST API base (GitHub Enterprise: https://host/api/v3)
-GIT_URL = "MEMREPO_GIT_URL"  # where repositories are cloned from, when it is not derived from the API URL
-TOKEN_ENVS = ("MEMREPO_GITHUB_TOKEN", "MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")
-APP_ID = "MEMREPO_APP_ID"
-APP_KEY = "MEMREPO_APP_PRIVATE_KEY"
-APP_KEY_FILE = "MEMREPO_APP_PRIVATE_KEY_FILE"
-WORK_DIR = "MEMREPO_WORK_DIR"
-LOCK_TTL = "MEMREPO_LOCK_TTL"  # seconds a crashed worker's lock on a repository outlives it
 LOCK_WAIT_SECONDS = 130.0  # seconds a job waits for a repository another job is working on
-LLM_URL = "MEMREPO_LLM_URL"
-LLM_MODEL = "MEMREPO_LLM_MODEL"
-LLM_KEYS = ("MEMREPO_LLM_API_KEY", "OPENAI_API_KEY")
 
 TOKEN_MARGIN = 300.0  # an installation token is replaced this many seconds before it expires
 
@@ -130,7 +119,7 @@ class Context:
         """The production context; a missing or malformed setting is a MemrepoError naming it."""
         env = os.environ if environ is None else environ
         redis = redis if redis is not None else connect(redis_url_from_env(env))
-        api_url = (env.get(GITHUB_URL) or "").strip() or GITHUB_API_URL
+        api_url = settings.forge_url(env)
         git_url = git_url_from_env(env, api_url)
         credentials = credentials_from_env(env)
         loopback = any(host in api_url for host in ("://127.0.0.1", "://localhost", "://[::1]"))
@@ -140,14 +129,13 @@ class Context:
                                min_write_interval=0.0 if loopback else 1.0)
 
         return cls(redis=redis, forge=forge, remote=remotes(credentials, api_url, git_url),
-                   work_dir=work_dir_from_env(env), lock_ttl=positive_setting(env, LOCK_TTL, DEFAULT_LOCK_TTL),
-                   resolver=resolver_from_env(env),
-                   bot_login=(env.get(BOT_LOGIN) or "").strip() or None)
+                   work_dir=settings.work_dir(env), lock_ttl=settings.lock_ttl(DEFAULT_LOCK_TTL, env),
+                   resolver=resolver_from_env(env), bot_login=settings.bot_login(env))
 
 
 def git_url_from_env(env: Mapping[str, str], api_url: str) -> str:
     """MEMREPO_GIT_URL, else the git host of the forge's API."""
-    return ((env.get(GIT_URL) or "").strip() or git_base_url(api_url)).rstrip("/")
+    return (settings.git_url(env) or git_base_url(api_url)).rstrip("/")
 
 
 def remotes(credentials: TokenCredentials | AppCredentials, api_url: str, git_url: str) -> Callable[[str], Remote]:
@@ -163,47 +151,21 @@ def remotes(credentials: TokenCredentials | AppCredentials, api_url: str, git_ur
 def credentials_from_env(env: Mapping[str, str]) -> TokenCredentials | AppCredentials:
     """A token (MEMREPO_GITHUB_TOKEN, MEMREPO_FORGE_TOKEN or GITHUB_TOKEN), or a GitHub App's id
     and private key (MEMREPO_APP_ID with MEMREPO_APP_PRIVATE_KEY or ..._FILE)."""
-    app_id = (env.get(APP_ID) or "").strip()
-    if app_id:
-        key = env.get(APP_KEY) or ""
-        key_file = (env.get(APP_KEY_FILE) or "").strip()
-        if not key.strip() and key_file:
-            try:
-                key = Path(key_file).expanduser().read_text()
-            except OSError as exc:
-                raise MemrepoError(messages.INTEGRATOR_APP_KEY_UNREADABLE.format(
-                    name=APP_KEY_FILE, path=key_file, error=exc.strerror or exc)) from None
-        if not key.strip():
-            raise MemrepoError(messages.SETTING_MISSING.format(name=f"{APP_KEY} (or {APP_KEY_FILE})"))
-        return AppCredentials(app_id, key)
-    for name in TOKEN_ENVS:
-        token = (env.get(name) or "").strip()
-        if token:
-            return TokenCredentials(token)
-    raise MemrepoError(messages.INTEGRATOR_NO_CREDENTIALS.format(tokens=", ".join(TOKEN_ENVS), app=APP_ID))
-
-
-def work_dir_from_env(env: Mapping[str, str]) -> Path:
-    """MEMREPO_WORK_DIR, else `integrator/` in MEMREPO_HOME or the user's cache folder."""
-    explicit = (env.get(WORK_DIR) or "").strip()
-    if explicit:
-        return Path(explicit).expanduser()
-    home = (env.get("MEMREPO_HOME") or "").strip()
-    if home:
-        return Path(home).expanduser() / "integrator"
-    cache = (env.get("XDG_CACHE_HOME") or "").strip() or str(Path("~/.cache").expanduser())
-    return Path(cache) / "memrepo" / "integrator"
+    app = settings.github_app(env)
+    if app is not None:
+        return AppCredentials(*app)
+    token = settings.forge_token(env)
+    if token:
+        return TokenCredentials(token)
+    raise MemrepoError(messages.INTEGRATOR_NO_CREDENTIALS.format(tokens=", ".join(settings.FORGE_TOKENS),
+                                                                 app=settings.APP_ID))
 
 
 def resolver_from_env(env: Mapping[str, str]) -> Resolver | None:
     """The LLM resolver when MEMREPO_LLM_URL and MEMREPO_LLM_MODEL are set; else None (the
     rules alone, overlaps left for a person)."""
-    url = (env.get(LLM_URL) or "").strip()
-    model = (env.get(LLM_MODEL) or "").strip()
-    if not url or not model:
-        return None
-    key = next((env[k].strip() for k in LLM_KEYS if (env.get(k) or "").strip()), None)
-    return LLMResolver(url, model, key)
+    model = settings.llm(env)
+    return LLMResolver(*model) if model is not None else None
 
 
 _lock = threading.Lock()

@@ -49,25 +49,13 @@ from bot.integrator.decide import decide, is_memrepo
 from bot.integrator.permissions import own_logins, permissions
 from bot.integrator.state import Kind, PullState, Review, Validation
 from bot.integrator.workspace import Workspace
-from bot.queue import (
-    PREFIX,
-    QUEUE,
-    RESULT_TTL,
-    RepoLock,
-    Settled,
-    collapsing,
-    enqueue_integrate,
-    get_queue,
-    job_key,
-    pr_key,
-    repo_key,
-    repo_lock,
-)
+from bot.queue import QUEUE, RESULT_TTL, Settled, collapsing, enqueue_integrate, get_queue, job_key
+from bot.redis_keys import REPOS, pr_key, progress_key, repo_key
+from bot.repo_lock import RepoLock, repo_lock
 
 log = logging.getLogger("memrepo.integrator")
 
 WAKE = "bot.integrator.jobs.wake"
-REPOS_KEY = f"{PREFIX}repos"  # every repository an integrator job has seen (the periodic reconcile's list)
 PROGRESS_TTL = 24 * 3600
 MAX_STEPS = 60  # decisions in one run; a run that needs more comes back later (never loops forever)
 MAX_STALE_READS = 5
@@ -84,13 +72,9 @@ class Progress:
     history: list[str] = field(default_factory=list)
 
 
-def _progress_key(repo: str, number: int) -> str:
-    return f"{PREFIX}progress:{pr_key(repo, number)}"
-
-
 def load_progress(redis: Redis, repo: str, number: int, head_sha: str, reviews: int) -> Progress:
     key = f"{head_sha}:{reviews}"
-    raw = redis.get(_progress_key(repo, number))
+    raw = redis.get(progress_key(repo, number))
     if raw:
         try:
             data = json.loads(raw)
@@ -103,7 +87,7 @@ def load_progress(redis: Redis, repo: str, number: int, head_sha: str, reviews: 
 
 def save_progress(redis: Redis, repo: str, number: int, progress: Progress) -> None:
     data = {"key": progress.key, "attempts": progress.attempts, "history": progress.history[-50:]}
-    redis.set(_progress_key(repo, number), json.dumps(data), ex=PROGRESS_TTL)
+    redis.set(progress_key(repo, number), json.dumps(data), ex=PROGRESS_TTL)
 
 
 # ------------------------------------------------------------------------------------ one run
@@ -261,11 +245,11 @@ def schedule_wake(redis: Redis, repo: str, number: int, delay: float) -> None:
 
 
 def remember_repo(redis: Redis, repo: str) -> None:
-    redis.sadd(REPOS_KEY, repo_key(repo))
+    redis.sadd(REPOS, repo_key(repo))
 
 
 def known_repos(redis: Redis) -> list[str]:
-    return sorted(m.decode() if isinstance(m, bytes) else str(m) for m in redis.smembers(REPOS_KEY))
+    return sorted(m.decode() if isinstance(m, bytes) else str(m) for m in redis.smembers(REPOS))
 
 
 # ------------------------------------------------------------------------------------ the jobs

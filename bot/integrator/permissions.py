@@ -15,14 +15,10 @@ from collections.abc import Iterable
 from redis import Redis
 
 from bot.forge.client import ForgeClient
-from bot.queue import PREFIX, repo_key
+from bot.redis_keys import own_login_key, permission_key
 
 PERMISSION_TTL = 60  # seconds
 OWN_LOGIN_TTL = 3600  # seconds: the account a credential acts as does not change while it runs
-
-
-def _key(repo: str, login: str) -> str:
-    return f"{PREFIX}permission:{repo_key(repo)}:{login.casefold()}"
 
 
 def permissions(redis: Redis, client: ForgeClient, repo: str, logins: Iterable[str]) -> tuple[tuple[str, str], ...]:
@@ -31,7 +27,7 @@ def permissions(redis: Redis, client: ForgeClient, repo: str, logins: Iterable[s
     for login in logins:
         if not login or login.casefold() in found:
             continue
-        key = _key(repo, login)
+        key = permission_key(repo, login)
         cached = redis.get(key)
         if cached is not None:
             found[login.casefold()] = cached.decode() if isinstance(cached, bytes) else str(cached)
@@ -45,7 +41,7 @@ def permissions(redis: Redis, client: ForgeClient, repo: str, logins: Iterable[s
 def own_logins(redis: Redis, client: ForgeClient, repo: str, configured: str | None) -> tuple[str, ...]:
     """The forge accounts the integrator acts as for `repo`: the one its credentials name (a
     token's user, an App's `<slug>[bot]`), and MEMREPO_BOT_LOGIN where it is set."""
-    key = f"{PREFIX}own-login:{repo_key(repo)}"
+    key = own_login_key(repo)
     cached = redis.get(key)
     if cached is None:
         login = client.own_login()

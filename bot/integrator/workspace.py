@@ -27,7 +27,7 @@ import pygit2
 from bot import messages
 from bot.config import Policy
 from bot.errors import MemrepoError
-from bot.folder_lock import folder_lock
+from bot.file_lock import folder_lock
 from bot.identity import INTEGRATOR
 from bot.integrator.claims import Brought, claim_shown
 from bot.integrator.context import Remote

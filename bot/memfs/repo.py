@@ -8,7 +8,6 @@ git's transports and credential helpers (fetch, push) go through GitPython in `s
 
 from __future__ import annotations
 
-import fcntl
 import os
 import subprocess
 import time
@@ -21,9 +20,9 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from bot import messages
-from bot.backoff import Backoff, poll
 from bot.config import CONFIG_PATH, Policy, PolicyError, parse_policy
 from bot.errors import MemrepoError
+from bot.file_lock import file_lock
 from bot.memfs import refs
 from bot.memfs.layout import INDEX, letta_policy
 from bot.memfs.validate import core_size, is_core
@@ -37,7 +36,6 @@ MEMORY_MARKS = frozenset({".memrepo", "system", INDEX})
 LETTA_AGENT_KEY = "letta.agentId"  # the git config where Letta Code names the agent a memory clone is for
 FILE_MODE = pygit2.GIT_FILEMODE_BLOB
 LINK_MODE = pygit2.GIT_FILEMODE_LINK
-LOCK_POLL = Backoff(0.005, factor=1.0)  # another writer holds the clone's lock: look again this often
 
 
 @dataclass(frozen=True)
@@ -292,22 +290,10 @@ class MemoryRepo:
     @contextmanager
     def lock(self, timeout: float = 30.0) -> Iterator[None]:
         """Serialise memrepo's writers on this clone (threads and processes alike)."""
-        path = Path(self.git.path) / "memrepo.lock"
-        with open(path, "a+") as handle:
-
-            def take() -> bool:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    return False
-                return True
-
-            if not poll(take, LOCK_POLL, timeout=timeout):
+        with file_lock(Path(self.git.path) / "memrepo.lock", timeout=timeout) as held:
+            if not held:
                 raise MemrepoError(messages.REPO_LOCKED.format(path=self.root))
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+            yield
 
     def commit(
         self,

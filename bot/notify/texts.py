@@ -16,7 +16,7 @@ EVENTS_OPERATOR_ONLY = ("this receiver checks no forge tokens (it has no forge c
                         "cannot open streams here: only the operator token does, and this is not it")
 EVENTS_STOPPING = "the receiver is stopping; reconnect"
 
-# The agent's side (bot/notify/subscriber.py): a refusal says which token to follow with.
+# The agent's side (bot/notify/follower.py): a refusal says which token to follow with.
 SUBSCRIBER_REFUSED = ("the event stream at {url} refused this agent's token ({status}): follow with the forge token "
                       "of the memory's clone, one that can read the repository ({envs}, or the token in origin's "
                       "URL); retrying every {seconds:g}s")

@@ -15,9 +15,8 @@ import threading
 import time
 from pathlib import Path
 
-# Production settings that must not leak from the caller's environment into the local stack.
-SERVICE_ENV = ("REDIS_URL", "MEMREPO_WEBHOOK_SECRET", "MEMREPO_AGENT_TOKEN", "MEMREPO_REPOS", "MEMREPO_BOT_LOGIN",
-               "MEMREPO_SSE_HEARTBEAT")
+from bot.settings import SERVICE_ENV  # production settings that must not leak into the local stack
+
 START_TIMEOUT = 60.0
 _SETTING = re.compile(r"^\s+([a-zA-Z ()]+):\s+(\S+)")
 

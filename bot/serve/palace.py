@@ -1,7 +1,7 @@
 """The palace of every memory the receiver serves, at `/palace/<owner>/<repo>/` (the pages of
 `memrepo palace`, bot/palace/web.py), for whoever the forge lets read that memory.
 
-Who may see a memory is decided as for its event stream (webhooks/stream.py), by the same
+Who may see a memory is decided as for its event stream (receiver/streams/endpoint.py), by the same
 access check (bot/access.py: the viewer's own forge token asked of the forge, the answer cached
 for at most five minutes, refusals too): a memory the integrator does not serve, or that the
 token cannot read, is a 404 (GitHub's answer for a private repository one cannot see), a token
@@ -45,18 +45,18 @@ from redis.exceptions import RedisError
 from bot import messages
 from bot.access import ALLOWED, BAD_TOKEN, REFUSED
 from bot.errors import MemrepoError
-from bot.folder_lock import folder_lock
+from bot.file_lock import folder_lock
 from bot.integrator.context import Remote
 from bot.memfs import refs
 from bot.memfs.repo import MAIN
 from bot.memfs.sync import redact
 from bot.memfs.sync.transport import fetch_from
-from bot.notify.events import last_head
+from bot.notify.publisher import last_head
 from bot.palace import gate, web
 from bot.palace.source import Palace
 from bot.settings import Settings, is_repo_name
-from webhooks.asgi import PALACE_PATH
-from webhooks.stream import AccessCheck
+from receiver.asgi import PALACE_PATH
+from receiver.streams.endpoint import AccessCheck
 
 log = logging.getLogger("memrepo.serve.palace")
 
@@ -144,7 +144,7 @@ class _Memory:
 # ------------------------------------------------------------------------------ every memory
 class ServedPalaces:
     """The palace pages of every served memory as one WSGI application (`app`), which the
-    receiver mounts at /palace/ (webhooks.asgi.Receiver's `palace`). `access` is the event
+    receiver mounts at /palace/ (receiver.asgi.Receiver's `palace`). `access` is the event
     stream's check (None: only the operator token is accepted); `remote(repo)` says where a
     memory's git is and the integrator's token for it; `forge(repo)` (optional) a forge client
     for the pending pull requests and the reviews `why` shows. Head events are read from
@@ -333,25 +333,18 @@ def from_env(settings: Settings, access: AccessCheck | None, environ: Any) -> Se
     workers read them (MEMREPO_GITHUB_TOKEN or the GitHub App's, MEMREPO_GITHUB_URL,
     MEMREPO_GIT_URL, MEMREPO_WORK_DIR); None when there are no credentials to fetch memory with
     (the caller says so). A key that is given and cannot be used raises MemrepoError."""
-    from bot.forge.client import GITHUB_API_URL
-    from bot.integrator.context import (
-        APP_KEY,
-        APP_KEY_FILE,
-        GITHUB_URL,
-        credentials_from_env,
-        git_url_from_env,
-        work_dir_from_env,
-    )
+    from bot import settings as service_settings
+    from bot.integrator.context import credentials_from_env, git_url_from_env
 
     try:
         credentials = credentials_from_env(environ)
     except MemrepoError:
-        if any((environ.get(name) or "").strip() for name in (APP_KEY, APP_KEY_FILE)):
+        if service_settings.app_key_given(environ):
             raise  # a key was given and cannot be used (an unreadable file, say): say so at start
         return None
-    api_url = (environ.get(GITHUB_URL) or "").strip() or GITHUB_API_URL
+    api_url = service_settings.forge_url(environ)
     return with_credentials(settings, access, credentials, api_url=api_url, git_url=git_url_from_env(environ, api_url),
-                            work_dir=work_dir_from_env(environ))
+                            work_dir=service_settings.work_dir(environ))
 
 
 def _plain(text: str, status: int, headers: dict[str, str] | None = None) -> Response:

@@ -1,4 +1,4 @@
-"""Running the receiver (webhooks.asgi.Receiver) on uvicorn: as gunicorn's worker class in
+"""Running the receiver (receiver.asgi.Receiver) on uvicorn: as gunicorn's worker class in
 production (`memrepo serve`), or on a thread of this process (`memrepo serve --local`, tests,
 benchmarks).
 
@@ -19,10 +19,10 @@ from typing import Any
 
 import uvicorn
 
-from bot import messages
+from bot import messages, sockets
 from bot.errors import MemrepoError
 from bot.settings import Settings
-from webhooks.asgi import Receiver
+from receiver.asgi import Receiver
 
 log = logging.getLogger("memrepo.serve.receiver")
 
@@ -49,19 +49,7 @@ def raise_fd_limit() -> int:
 
 def listen(host: str, port: int, backlog: int = BACKLOG) -> socket.socket:
     """A listening socket (SO_REUSEADDR), or a one-line MemrepoError (port in use, bad host)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets that say they are TCP (and
-    # accepted sockets inherit it); without it a keep-alive answer waits ~40 ms on delayed ACKs.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(backlog)
-    except OSError as exc:
-        sock.close()
-        raise MemrepoError(messages.SERVE_CANNOT_BIND.format(host=host, port=port,
-                                                             error=exc.strerror or str(exc))) from None
-    return sock
+    return sockets.listen(host, port, backlog)
 
 
 class ReceiverServer:

@@ -38,18 +38,18 @@ from redis.asyncio import Redis as AsyncRedis
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
+from bot.backoff import Backoff
 from bot.errors import MemrepoError
-from bot.notify.events import CHANNEL_PREFIX, LAST_PREFIX, HeadEvent
-from bot.queue import repo_key
+from bot.notify.events import HeadEvent
+from bot.redis_keys import HEAD_CHANNELS, last_head_key, repo_key
 
-log = logging.getLogger("memrepo.webhooks.fanout")
+log = logging.getLogger("memrepo.receiver.streams.fanout")
 
 DEFAULT_BUFFER = 16  # events a queued subscriber may be behind before it is dropped
 DEFAULT_UNSENT = 16 * 1024  # bytes a written subscriber's connection may hold unsent before it is dropped
 GET_CONNECTIONS = 4  # connections for reading the newest head (one GET per repository, then cached)
 READ_SECONDS = 30.0  # how long one wait for a message lasts (the loop then waits again)
-RECONNECT_BASE = 0.1
-RECONNECT_CAP = 5.0
+RECONNECT = Backoff(0.1, cap=5.0, jitter=(0.5, 1.0))  # making the subscription again after Redis went away
 
 END = b""  # what `Subscriber.next` returns when the stream must end
 
@@ -277,7 +277,7 @@ class Fanout:
             self._reading[key] = pending
             try:
                 assert self._redis is not None
-                text = await self._redis.get(LAST_PREFIX + key)
+                text = await self._redis.get(last_head_key(key))
                 event = None
                 if text is not None:
                     try:
@@ -324,7 +324,7 @@ class Fanout:
             redis = self._client_factory()
             pubsub = redis.pubsub(ignore_subscribe_messages=True)
             try:
-                await pubsub.psubscribe(CHANNEL_PREFIX + "*")
+                await pubsub.psubscribe(HEAD_CHANNELS)
                 self._newest.clear()  # events may have been missed while it was down
                 self.ready.set()
                 self.error = ""
@@ -350,9 +350,9 @@ class Fanout:
                     first.set_result(None)
             if self.stopping:
                 return
-            delay = min(RECONNECT_CAP, RECONNECT_BASE * 2 ** min(attempt, 16))
+            delay = RECONNECT.delay(attempt, random.random())
             attempt += 1
-            await asyncio.sleep(delay / 2 + random.random() * delay / 2)
+            await asyncio.sleep(delay)
 
     async def _read(self, pubsub: PubSub) -> None:
         while True:

@@ -1,11 +1,11 @@
 """`POST /webhooks/github`: verify, de-duplicate, enqueue (or publish), answer.
 
 Order of the checks: size (413) before reading, signature (401) before anything is parsed or
-stored, then headers, JSON (webhooks/payload.py: nesting bounded before it is parsed) and the
-numbers it names (webhooks/routing.py) (400); only a signed, well-formed delivery touches Redis.
+stored, then headers, JSON (receiver/intake/payload.py: nesting bounded before it is parsed) and the
+numbers it names (receiver/intake/routing.py) (400); only a signed, well-formed delivery touches Redis.
 Nothing here calls git or GitHub, so an answer takes milliseconds. A delivery whose first action
 is an enqueue costs one Redis round trip when the job is already pending: the de-duplication
-SET NX runs inside the collapsing enqueue's script (bot/queue.py).
+SET NX (bot/dedupe.py) runs inside the collapsing enqueue's script (bot/queue.py).
 """
 
 from __future__ import annotations
@@ -21,17 +21,13 @@ from redis import Redis
 from redis.exceptions import RedisError
 
 from bot import messages
-from bot.notify.events import HeadEvent, publish_head
-from bot.queue import (
-    enqueue_integrate,
-    enqueue_integrate_commit,
-    enqueue_reconcile,
-    forget_delivery,
-    remember_delivery,
-)
-from webhooks.context import answer, context
-from webhooks.payload import PayloadError, parse_payload
-from webhooks.routing import Action, BadPayload, Integrate, IntegrateCommit, PublishHead, Reconcile, route
+from bot.dedupe import forget_delivery, remember_delivery
+from bot.notify.events import HeadEvent
+from bot.notify.publisher import publish_head
+from bot.queue import enqueue_integrate, enqueue_integrate_commit, enqueue_reconcile
+from receiver.intake.context import answer, context
+from receiver.intake.payload import PayloadError, parse_payload
+from receiver.intake.routing import Action, BadPayload, Integrate, IntegrateCommit, PublishHead, Reconcile, route
 
 log = logging.getLogger("memrepo.webhooks")
 

@@ -41,12 +41,13 @@ from urllib.parse import unquote, urlsplit
 import requests
 
 from bot import messages
+from bot.backoff import Backoff
 from bot.errors import MemrepoError
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync import contains, redact, sync
 from bot.notify import texts
 from bot.notify.events import HeadEvent
-from bot.settings import is_repo_name
+from bot.settings import AGENT_FORGE_TOKENS, first_value, is_repo_name
 
 log = logging.getLogger("memrepo.notify.subscriber")
 
@@ -150,8 +151,7 @@ def backoff_delay(attempt: int, *, base: float = BACKOFF_BASE, cap: float = BACK
     fleet of agents dropped at once does not reconnect at once, and none waits under half)."""
     if attempt < 0:
         raise ValueError("attempt must be >= 0")
-    ceiling = min(cap, base * (2 ** min(attempt, 62)))
-    return ceiling / 2 + ceiling / 2 * rand()
+    return Backoff(base, cap=cap, jitter=(0.5, 1.0)).delay(attempt, rand())
 
 
 def repo_of_url(url: str) -> str:
@@ -186,7 +186,7 @@ def shutdown_response(response: requests.Response | None) -> None:
 
 
 # --------------------------------------------------------------------- the token
-TOKEN_ENVS = ("MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")
+TOKEN_ENVS = AGENT_FORGE_TOKENS
 
 
 def token_of_url(url: str | None) -> str | None:
@@ -201,11 +201,9 @@ def token_of_url(url: str | None) -> str | None:
 
 def forge_token(root: Path, environ: Mapping[str, str] | None = None) -> str | None:
     """The agent's forge token for the clone at `root`: the environment's, else its origin's."""
-    env = os.environ if environ is None else environ
-    for name in TOKEN_ENVS:
-        value = (env.get(name) or "").strip()
-        if value:
-            return value
+    token = first_value(TOKEN_ENVS, environ)
+    if token:
+        return token
     try:
         from bot.memfs.sync.transport import remote_url
 

@@ -8,7 +8,7 @@ from redis.exceptions import RedisError
 
 from bot import messages
 from bot.queue import queue_depths
-from webhooks.context import answer, context
+from receiver.intake.context import answer, context
 
 bp = Blueprint("health", __name__)
 

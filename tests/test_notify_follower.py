@@ -1,4 +1,4 @@
-"""The agent's head subscriber (bot/notify/subscriber.py): its SSE decoder and backoff schedule
+"""The agent's head follower (bot/notify/follower.py: HeadSubscriber): its SSE decoder and backoff schedule
 by tables, then the whole path with real parts: a real Redis, the receiver on a real uvicorn
 server (bot/serve/receiver.py), a bare git remote and memory clones. A commit pushed from another clone and announced
 with publish_head moves the subscriber's clone, and the compiled prompt follows; the receiver
@@ -21,12 +21,12 @@ from bot.memfs.create import init_repository
 from bot.memfs.prompt import PromptCompiler
 from bot.memfs.repo import MemoryRepo
 from bot.notify import HeadEvent, publish_head
-from bot.notify.subscriber import HeadSubscriber, SSEDecoder, SSEMessage, backoff_delay, parse_sse, repo_of_url
+from bot.notify.follower import HeadSubscriber, SSEDecoder, SSEMessage, backoff_delay, parse_sse, repo_of_url
 from bot.serve.receiver import ReceiverServer
 from bot.settings import Settings
+from receiver.asgi import Receiver as ReceiverApp
 from tests.conftest import git
 from tests.waiting import wait_until
-from webhooks.asgi import Receiver as ReceiverApp
 
 TOKEN = "agent-token-0123456789"
 REPO = "alice/memory"
@@ -64,7 +64,7 @@ def test_sse_decoding(chunks: list[Any], expected: list[SSEMessage]) -> None:
 
 
 def test_the_receivers_own_format_decodes() -> None:
-    from webhooks.fanout import format_event
+    from receiver.streams.fanout import format_event
 
     event = HeadEvent(repo=REPO, sha="a" * 40, before=None, cause="push")
     decoder = SSEDecoder()
@@ -109,7 +109,7 @@ def test_the_repository_comes_from_the_events_url(url: str, repo: str | None) ->
 
 # ---------------------------------------------------------------------------------- real parts
 class Receiver:
-    """The receiver (webhooks.asgi.Receiver on uvicorn) on a fixed loopback port, that can be
+    """The receiver (receiver.asgi.Receiver on uvicorn) on a fixed loopback port, that can be
     stopped (open streams cut too, as a restart does) and started again on the same port."""
 
     def __init__(self, settings: Settings, **options: Any) -> None:
