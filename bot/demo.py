@@ -31,7 +31,6 @@ from bot.agent import AgentSession
 from bot.backoff import Backoff, poll
 from bot.contracts import LABEL_AGENT_EDIT, LABEL_DREAM, LABEL_NEEDS_REVIEW
 from bot.dream.forge_target import forge_target
-from bot.dream.provenance import parse_provenance
 from bot.dream.pulls import make_client
 from bot.errors import MemrepoError
 from bot.identity import INTEGRATOR
@@ -42,6 +41,7 @@ from bot.memfs.repo import MemoryRepo
 from bot.notify import texts
 from bot.notify.subscriber import forge_token
 from bot.provenance import why as provenance
+from bot.pullrequest.provenance import parse_provenance
 from bot.serve.local import LocalStack
 
 OWNER, NAME = "sam", "team-memory"

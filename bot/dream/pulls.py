@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from bot import messages
 from bot.contracts import DREAM_BRANCH_PREFIX, LABEL_DREAM
 from bot.dream.forge_target import ForgeTarget
-from bot.dream.provenance import Provenance, ProvenanceError, parse_provenance
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, PullRequest, RetryPolicy, TokenCredentials
 from bot.forge.errors import ForgeError
+from bot.pullrequest.provenance import Provenance, ProvenanceError, parse_provenance
 
 DREAM_RETRY = RetryPolicy(max_total_seconds=30.0, max_attempts=5, backoff_base=0.5, backoff_cap=5.0)
 

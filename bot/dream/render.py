@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot import messages
-from bot.dream.provenance import Provenance, render_provenance
 from bot.messages import plural, to_the_second
+from bot.pullrequest.provenance import Provenance, render_provenance
 from bot.templating import render
 from bot.trailers import commit_text, untrusted_source
 from bot.transcript.model import Message
