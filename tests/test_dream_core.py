@@ -20,7 +20,6 @@ from bot import contracts
 from bot.config import Dream, Limits, Policy
 from bot.dream import triggers
 from bot.dream.cursor import Cursor, CursorError, cursor_path, parse_cursor, render_cursor
-from bot.dream.forge_target import forge_target
 from bot.dream.render import commit_message, pr_body, short_quote
 from bot.dream.render import external_sources as external_sources_of
 from bot.dream.strategies import DreamInput
@@ -38,6 +37,7 @@ from bot.pullrequest.provenance import (
     parse_provenance,
     render_provenance,
 )
+from bot.pullrequest.target import forge_target
 from bot.trailers import commit_text, external_sources, parse_trailers, trailer_map
 from bot.transcript.model import Message
 

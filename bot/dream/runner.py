@@ -45,8 +45,7 @@ from bot import identity, messages
 from bot.contracts import LABEL_DREAM, LABEL_UNTRUSTED, dream_branch, new_dream_id
 from bot.dream import triggers
 from bot.dream.cursor import Cursor, cursor_path, parse_cursor, render_cursor
-from bot.dream.forge_target import forge_target
-from bot.dream.pulls import OpenDream, find_open_dream, make_client, pull_of_branch
+from bot.dream.pulls import OpenDream, find_open_dream, pull_of_branch
 from bot.dream.render import commit_message, external_sources, pr_body, title
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall, Strategy, get_strategy
 from bot.dream.worktree import push_branch, worktree
@@ -59,6 +58,7 @@ from bot.memfs.sync import BRANCH, REMOTE, remote_url, status
 from bot.memfs.sync.transport import delete_branch
 from bot.memfs.tool import MemoryTool, ToolResult, configured_agent_id
 from bot.pullrequest.provenance import Change, Provenance, TranscriptRange
+from bot.pullrequest.target import forge_target, make_client
 from bot.transcript import MessageNotFoundError, TranscriptStore
 from bot.transcript.model import Message
 
