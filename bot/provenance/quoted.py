@@ -100,7 +100,7 @@ def _iso(stamp: str) -> str:
 
 
 def _unescape(text: str) -> str:
-    """Undo `safe_text` (bot.dream.render), which made the quote inert in markdown."""
+    """Undo `safe_text` (bot.pullrequest.render), which made the quote inert in markdown."""
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
