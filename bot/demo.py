@@ -30,9 +30,6 @@ from bot import messages
 from bot.agent import AgentSession
 from bot.backoff import Backoff, poll
 from bot.contracts import LABEL_AGENT_EDIT, LABEL_DREAM, LABEL_NEEDS_REVIEW
-from bot.dream.forge_target import forge_target
-from bot.dream.provenance import parse_provenance
-from bot.dream.pulls import make_client
 from bot.errors import MemrepoError
 from bot.identity import INTEGRATOR
 from bot.memfs import history, sync
@@ -42,6 +39,8 @@ from bot.memfs.repo import MemoryRepo
 from bot.notify import texts
 from bot.notify.follower import forge_token
 from bot.provenance import why as provenance
+from bot.pullrequest.provenance import parse_provenance
+from bot.pullrequest.target import forge_target, make_client
 from bot.serve.local import LocalStack
 
 OWNER, NAME = "sam", "team-memory"

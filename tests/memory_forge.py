@@ -5,8 +5,8 @@ writes them. Benchmarks import this module too (they put the project root on sys
 
 from __future__ import annotations
 
-from bot.dream.provenance import Change, Provenance, TranscriptRange, render_provenance
 from bot.forge.client import RetryPolicy
+from bot.pullrequest.provenance import Change, Provenance, TranscriptRange, render_provenance
 
 REPO = "alice/memory"
 FAST = RetryPolicy(max_total_seconds=15.0, max_attempts=6, backoff_base=0.05, backoff_cap=0.5)

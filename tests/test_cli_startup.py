@@ -23,7 +23,7 @@ from tests.conftest import run_cli
 # and the layers above the memory core.
 HEAVY = ("github", "redis", "rq", "flask", "werkzeug", "jinja2", "requests", "pygit2", "yaml", "mcp", "tqdm",
          "bot.integrator", "bot.dream", "bot.transcript", "bot.forge", "bot.serve", "bot.agent", "bot.memfs",
-         "receiver")
+         "bot.pullrequest", "receiver")
 
 
 def modules_after(argv: list[str]) -> list[str]:
@@ -48,12 +48,12 @@ def loaded(modules: list[str], roots: tuple[str, ...]) -> list[str]:
 # What one `memrepo tool` write does not need, though modules it loads once reached for them:
 # GitPython (only a sync starts git processes), the three-way merge of a sync, secrets (only a
 # dream id draws), logging (only an unexpected error is logged), the integrator (routing needs
-# only the policy's protected paths), and the forge, transcripts, dreams, web stack and MCP
-# above the write path.
+# only the policy's protected paths), and the forge, transcripts, dreams, pull requests, web
+# stack and MCP above the write path.
 NOT_FOR_A_TOOL_CALL = ("git", "gitdb", "github", "redis", "rq", "flask", "werkzeug", "jinja2", "requests", "mcp",
                        "jsonschema", "tqdm", "secrets", "logging", "bot.memfs.resolve", "bot.integrator", "bot.dream",
                        "bot.transcript", "bot.forge", "bot.serve", "bot.palace", "bot.provenance", "bot.mcp",
-                       "bot.notify", "receiver")
+                       "bot.notify", "bot.pullrequest", "receiver")
 
 
 def test_help_imports_no_command_and_no_heavy_module() -> None:
@@ -67,7 +67,7 @@ def test_a_command_imports_its_own_module_only() -> None:
     modules = modules_after(["validate", "--help"])
     assert [name for name in modules if name.startswith("bot.commands.")] == ["bot.commands.validate"]
     assert loaded(modules, ("github", "redis", "rq", "flask", "werkzeug", "bot.integrator", "bot.dream",
-                            "bot.transcript", "bot.forge")) == []
+                            "bot.pullrequest", "bot.transcript", "bot.forge")) == []
 
 
 @pytest.mark.parametrize("push", [["--no-push"], []], ids=["no-push", "no-remote"])

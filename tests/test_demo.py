@@ -22,8 +22,8 @@ import github
 import pytest
 
 from bot import cli, demo, messages
-from bot.dream.provenance import parse_provenance
 from bot.identity import INTEGRATOR, role_of
+from bot.pullrequest.provenance import parse_provenance
 from bot.serve.local import PORTS_FILE, ephemeral_range, recorded_port
 from bot.transcript import TranscriptStore
 from localhub.server import LocalhubServer

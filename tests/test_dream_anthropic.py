@@ -15,10 +15,10 @@ import pytest
 
 from bot.config import parse_policy
 from bot.dream import triggers
-from bot.dream.provenance import parse_provenance
 from bot.dream.strategies import get_strategy
 from bot.dream.strategies.anthropic import AnthropicStrategy, cited, memory_uses, search
 from bot.errors import MemrepoError
+from bot.pullrequest.provenance import parse_provenance
 from bot.transcript import Message
 from tests.conftest import git
 from tests.test_anthropic_tool import MODEL, ScriptedMessages, reply, text, use

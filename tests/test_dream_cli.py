@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.dream.provenance import parse_provenance
+from bot.pullrequest.provenance import parse_provenance
 from tests.conftest import run_cli
 from tests.test_dream_run import World, world  # noqa: F401  (the localhub fixture)
 

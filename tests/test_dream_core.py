@@ -20,8 +20,14 @@ from bot import contracts
 from bot.config import Dream, Limits, Policy
 from bot.dream import triggers
 from bot.dream.cursor import Cursor, CursorError, cursor_path, parse_cursor, render_cursor
-from bot.dream.forge_target import forge_target
-from bot.dream.provenance import (
+from bot.dream.render import commit_message, pr_body, short_quote
+from bot.dream.render import external_sources as external_sources_of
+from bot.dream.strategies import DreamInput
+from bot.dream.strategies.verbatim import VerbatimStrategy, empty_part, plan, quote
+from bot.dream.triggers import TriggerState, after, decide
+from bot.errors import MemrepoError
+from bot.memfs import document, validate
+from bot.pullrequest.provenance import (
     EDIT_STRATEGY,
     EDIT_TRIGGER,
     Change,
@@ -31,13 +37,7 @@ from bot.dream.provenance import (
     parse_provenance,
     render_provenance,
 )
-from bot.dream.render import commit_message, pr_body, short_quote
-from bot.dream.render import external_sources as external_sources_of
-from bot.dream.strategies import DreamInput
-from bot.dream.strategies.verbatim import VerbatimStrategy, empty_part, plan, quote
-from bot.dream.triggers import TriggerState, after, decide
-from bot.errors import MemrepoError
-from bot.memfs import document, validate
+from bot.pullrequest.target import forge_target
 from bot.trailers import commit_text, external_sources, parse_trailers, trailer_map
 from bot.transcript.model import Message
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from bot.contracts import LABEL_DREAM
-from bot.dream.provenance import parse_provenance
+from bot.pullrequest.provenance import parse_provenance
 from bot.trailers import trailer_map
 from tests.conftest import git, run_cli
 from tests.letta_writer import AGENT, CONVERSATION, Turn, assistant, reasoning, tool, user, write

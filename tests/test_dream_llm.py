@@ -14,10 +14,10 @@ import responses
 
 from bot.config import Policy
 from bot.dream import triggers
-from bot.dream.provenance import parse_provenance
 from bot.dream.strategies import DreamInput, get_strategy
 from bot.dream.strategies.llm import LlmStrategy, build_request, endpoint, parse_answer
 from bot.errors import MemrepoError
+from bot.pullrequest.provenance import parse_provenance
 from bot.transcript import Message
 from tests.test_dream_run import World, world  # noqa: F401  (the localhub fixture)
 

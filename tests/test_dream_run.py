@@ -18,7 +18,6 @@ from bot.contracts import LABEL_DREAM, LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED
 from bot.dream import triggers
 from bot.dream.cursor import Cursor, parse_cursor, render_cursor
 from bot.dream.events import dream_closed, handle_event, on_compaction, on_step
-from bot.dream.provenance import parse_provenance
 from bot.dream.runner import run_dream
 from bot.dream.state import TriggerStates
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
@@ -28,6 +27,7 @@ from bot.integrator import jobs
 from bot.integrator.context import using
 from bot.memfs import sync
 from bot.memfs.create import init_repository
+from bot.pullrequest.provenance import parse_provenance
 from bot.trailers import external_sources as integrator_sources
 from bot.trailers import trailer_map
 from bot.transcript import Message, TranscriptStore

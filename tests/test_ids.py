@@ -20,12 +20,12 @@ from mcp import Client
 
 from bot import identity, messages
 from bot.contracts import dream_id_of_branch, is_dream_id
-from bot.dream.forge_target import forge_target
-from bot.dream.provenance import Change, Provenance, TranscriptRange, from_data
 from bot.errors import MemrepoError
 from bot.mcp.server import MemoryServer, Options
 from bot.memfs.repo import MemoryRepo
 from bot.notify.events import HeadEvent
+from bot.pullrequest.provenance import Change, Provenance, TranscriptRange, from_data
+from bot.pullrequest.target import forge_target
 from bot.settings import is_repo_name
 from bot.transcript import TranscriptStore
 from bot.transcript.model import check_id, check_source

@@ -3,6 +3,8 @@ those inside functions included, so a lazy import cannot slip past.
 
 - the memory core (bot.memfs) and the transcripts (bot.transcript) know nothing above them;
 - the forge client, and localhub (the forge on this machine), know no policy and no memory;
+- the pull-request package sits below the writers: it imports no dream, agent, integrator or
+  anything else above it but the forge client;
 - the webhook receiver does no git and calls no GitHub, through any module it loads;
 - no two packages import each other, directly or around a longer loop.
 """
@@ -20,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OURS = ("bot", "receiver", "localhub")
 ABOVE_THE_CORE = ("bot.forge", "bot.dream", "bot.follow", "bot.integrator", "bot.agent", "bot.notify", "bot.mcp",
                   "bot.provenance", "bot.serve", "bot.commands", "bot.demo", "bot.cli", "bot.queue", "bot.repo_lock",
-                  "bot.dedupe", "bot.palace", "bot.access", "bot.claude_code", "receiver", "localhub")
+                  "bot.dedupe", "bot.palace", "bot.access", "bot.claude_code", "bot.pullrequest", "receiver", "localhub")
 GIT = ("git", "pygit2", "bot.memfs")
 GITHUB = ("github", "bot.forge", "localhub")
 
@@ -165,6 +167,14 @@ def test_localhub_stands_alone() -> None:
     """localhub is GitHub on this machine: it must serve any client as GitHub would, so
     nothing of memrepo's may shape its answers."""
     assert offenders("localhub", ("bot",)) == []
+
+
+def test_the_pull_request_package_is_below_the_writers() -> None:
+    """What a dream, an agent's edit, the integrator and `why` share (the provenance block, the
+    forge target, the branch) imports none of them, so every writer can use it."""
+    above = tuple(p for p in ABOVE_THE_CORE if p not in ("bot.forge", "bot.pullrequest", "localhub"))
+    assert {"bot.dream", "bot.agent", "bot.integrator"} <= set(above)
+    assert offenders("bot.pullrequest", above) == []
 
 
 @pytest.mark.parametrize("module", sorted(m for m in modules() if within(m, ("receiver",))))

@@ -17,11 +17,19 @@ from bot.agent import AgentSession, render
 from bot.agent.routing import Route
 from bot.config import Policy
 from bot.contracts import LABEL_AGENT_EDIT
-from bot.dream.provenance import EDIT_STRATEGY, EDIT_TRIGGER, Change, Provenance, TranscriptRange, parse_provenance
-from bot.dream.render import pr_body, to_the_second
+from bot.dream.render import pr_body
 from bot.forge.client import ForgeClient, RetryPolicy, TokenCredentials
 from bot.integrator.act import resolved_comment
 from bot.integrator.state import PullState
+from bot.messages import to_the_second
+from bot.pullrequest.provenance import (
+    EDIT_STRATEGY,
+    EDIT_TRIGGER,
+    Change,
+    Provenance,
+    TranscriptRange,
+    parse_provenance,
+)
 from bot.transcript.model import Message
 from localhub.server import LocalhubServer
 from tests.conftest import LocalhubMemory, memory_on_localhub

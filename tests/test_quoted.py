@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from bot.agent import render as edit_render
 from bot.agent.routing import Route
 from bot.contracts import LABEL_AGENT_EDIT
-from bot.dream.provenance import Change, Provenance, TranscriptRange
 from bot.dream.render import QUOTE_CHARS, pr_body
 from bot.provenance.evidence import select_quoted
 from bot.provenance.quoted import quoted_messages
+from bot.pullrequest.provenance import Change, Provenance, TranscriptRange
 from bot.transcript.model import Message
 
 SHA = "0123456789abcdef0123456789abcdef01234567"

@@ -29,8 +29,6 @@ from bot import identity, messages
 from bot.agent import render
 from bot.agent.routing import Route
 from bot.contracts import CONVERSATION_ID, EDIT_BRANCH_PREFIX, LABEL_AGENT_EDIT, LABEL_UNTRUSTED, TRANSCRIPT_RANGE
-from bot.dream.runner import fetch_base
-from bot.dream.worktree import push_branch, worktree
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, NewPullRequest, PullRequest
 from bot.forge.errors import ForgeError
@@ -42,6 +40,7 @@ from bot.memfs.sync import BRANCH, SetAside
 from bot.memfs.sync.replay import dismiss
 from bot.memfs.sync.transport import delete_branch
 from bot.memfs.tool import MemoryTool
+from bot.pullrequest.branch import fetch_base, push_branch, worktree
 from bot.trailers import external_sources, trailer_map
 from bot.transcript.model import Message
 

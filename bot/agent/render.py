@@ -17,9 +17,17 @@ from dataclasses import dataclass
 from bot import messages
 from bot.agent.routing import Route
 from bot.agent.turns import starts_turn
-from bot.dream.provenance import EDIT_STRATEGY, EDIT_TRIGGER, Change, Provenance, TranscriptRange, render_provenance
-from bot.dream.render import safe_text, to_the_second
 from bot.memfs.layout import V1, is_core
+from bot.messages import to_the_second
+from bot.pullrequest.provenance import (
+    EDIT_STRATEGY,
+    EDIT_TRIGGER,
+    Change,
+    Provenance,
+    TranscriptRange,
+    render_provenance,
+)
+from bot.pullrequest.render import safe_text
 from bot.templating import render
 from bot.trailers import commit_text
 from bot.transcript.model import Message

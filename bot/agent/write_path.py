@@ -155,9 +155,8 @@ class WritePath:
 
     def _forge(self) -> Any:
         """A client for the memory's forge, or None when origin is not one (or has no token)."""
-        from bot.dream.forge_target import forge_target
-        from bot.dream.pulls import make_client
         from bot.memfs import sync
+        from bot.pullrequest.target import forge_target, make_client
 
         url = sync.remote_url(self.repo)
         if url is None:
@@ -170,9 +169,8 @@ class WritePath:
     def _propose(self, call: Call, route: Route, conversation_id: str | None, turn: int,
                  transcript_range: str | None = None) -> EditResult:
         from bot.agent.proposal import propose_edit, turn_messages  # the forge and the worktree: only when needed
-        from bot.dream.forge_target import forge_target
-        from bot.dream.pulls import make_client
         from bot.memfs import sync
+        from bot.pullrequest.target import forge_target, make_client
 
         reasons = "; ".join(route.reasons)
         head = self.repo.head_sha()

@@ -1,32 +1,21 @@
-"""The forge side of a dream: a client for the memory's forge, and the dream pull requests
-already open there (one open dream per conversation: a second run reports the first instead
-of opening another)."""
+"""The forge side of a dream: the dream pull requests already open on the memory's forge (one
+open dream per conversation: a second run reports the first instead of opening another). The
+client itself is bot.pullrequest.target's, as every writer's."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot import messages
 from bot.contracts import DREAM_BRANCH_PREFIX, LABEL_DREAM
-from bot.dream.forge_target import ForgeTarget
-from bot.dream.provenance import Provenance, ProvenanceError, parse_provenance
-from bot.errors import MemrepoError
-from bot.forge.client import ForgeClient, PullRequest, RetryPolicy, TokenCredentials
+from bot.forge.client import ForgeClient, PullRequest
 from bot.forge.errors import ForgeError
+from bot.pullrequest.provenance import Provenance, ProvenanceError, parse_provenance
 
-DREAM_RETRY = RetryPolicy(max_total_seconds=30.0, max_attempts=5, backoff_base=0.5, backoff_cap=5.0)
 
 @dataclass(frozen=True)
 class OpenDream:
     pr: PullRequest
     provenance: Provenance
-
-
-def make_client(target: ForgeTarget, retry: RetryPolicy | None = None) -> ForgeClient:
-    if not target.token:
-        raise MemrepoError(messages.DREAM_NO_TOKEN.format(repository=target.repository))
-    return ForgeClient(target.repository, TokenCredentials(target.token), base_url=target.api_url,
-                       policy=retry or DREAM_RETRY, timeout=30, min_write_interval=0.0 if target.loopback else 1.0)
 
 
 def find_open_dream(client: ForgeClient, agent_id: str, conversation_id: str) -> OpenDream | None:

@@ -14,8 +14,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot import messages
-from bot.dream.provenance import Provenance, render_provenance
 from bot.messages import plural, to_the_second
+from bot.pullrequest.provenance import Provenance, render_provenance
+from bot.pullrequest.render import safe_text
 from bot.templating import render
 from bot.trailers import commit_text, untrusted_source
 from bot.transcript.model import Message
@@ -30,12 +31,6 @@ class QuotedMessage:
     kind: str
     source: str
     quote: str
-
-
-def safe_text(text: str) -> str:
-    """Text from a transcript or a model, made inert in markdown: no raw HTML (a stray
-    `<!--` would hide the rest of the body, or fake a provenance block)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def short_quote(text: str, limit: int = QUOTE_CHARS) -> str:

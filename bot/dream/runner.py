@@ -45,20 +45,20 @@ from bot import identity, messages
 from bot.contracts import LABEL_DREAM, LABEL_UNTRUSTED, dream_branch, new_dream_id
 from bot.dream import triggers
 from bot.dream.cursor import Cursor, cursor_path, parse_cursor, render_cursor
-from bot.dream.forge_target import forge_target
-from bot.dream.provenance import Change, Provenance, TranscriptRange
-from bot.dream.pulls import OpenDream, find_open_dream, make_client, pull_of_branch
+from bot.dream.pulls import OpenDream, find_open_dream, pull_of_branch
 from bot.dream.render import commit_message, external_sources, pr_body, title
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall, Strategy, get_strategy
-from bot.dream.worktree import push_branch, worktree
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, NewPullRequest, PullRequest, RetryPolicy
 from bot.forge.errors import ForgeError
 from bot.memfs import checks, validate
 from bot.memfs.repo import MemoryRepo
-from bot.memfs.sync import BRANCH, REMOTE, remote_url, status
+from bot.memfs.sync import BRANCH, REMOTE, remote_url
 from bot.memfs.sync.transport import delete_branch
 from bot.memfs.tool import MemoryTool, ToolResult, configured_agent_id
+from bot.pullrequest.branch import fetch_base, push_branch, worktree
+from bot.pullrequest.provenance import Change, Provenance, TranscriptRange
+from bot.pullrequest.target import forge_target, make_client
 from bot.transcript import MessageNotFoundError, TranscriptStore
 from bot.transcript.model import Message
 
@@ -87,16 +87,6 @@ def _delete_local_branch(repo: MemoryRepo, branch: str) -> None:
 
 
 # ------------------------------------------------------------------------------ reading
-def fetch_base(repo: MemoryRepo) -> str:
-    """origin's main, fetched now."""
-    state = status(repo, fetch=True)
-    if state.fetch_error is not None:
-        raise MemrepoError(messages.DREAM_FETCH_FAILED.format(url=state.url, problem=state.fetch_error))
-    if state.remote_head is None:
-        raise MemrepoError(messages.DREAM_REMOTE_NO_MAIN.format(url=state.url))
-    return state.remote_head
-
-
 def read_cursor(repo: MemoryRepo, base: str, agent_id: str, conversation_id: str) -> Cursor | None:
     path = cursor_path(agent_id, conversation_id)
     data = repo.read(path, base)

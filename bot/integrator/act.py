@@ -26,7 +26,6 @@ from redis import Redis
 from bot import messages
 from bot.config import Policy
 from bot.contracts import DREAM_BRANCH_PREFIX, LABEL_CONFLICT, LABEL_NEEDS_REVIEW, STATUS_CONTEXT, is_dream_id
-from bot.dream.provenance import ProvenanceError, parse_provenance
 from bot.forge.client import ForgeClient, PullRequest, StatusUpdate
 from bot.integrator.decide import claims_dream, merge_mode, review_needed
 from bot.integrator.state import Action, Kind, LastMerge, PullState
@@ -35,6 +34,7 @@ from bot.memfs.resolve import Resolver
 from bot.messages import plural
 from bot.notify.events import HeadEvent
 from bot.notify.publisher import publish_head
+from bot.pullrequest.provenance import ProvenanceError, parse_provenance
 from bot.redis_keys import pr_key, published_key, resolution_tried_key
 from bot.templating import render
 

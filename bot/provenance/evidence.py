@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot.contracts import AGENT_ID, BASE_COMMIT, CONVERSATION_ID, DREAM_ID, TRANSCRIPT_RANGE
-from bot.dream.provenance import Provenance
 from bot.identity import writer
 from bot.memfs.history import iso
+from bot.pullrequest.provenance import Provenance
 from bot.trailers import trailer_map
 
 _MERGE_PULL = re.compile(r"Merge pull request #(?P<number>[0-9]+) from (?P<branch>\S+)")

@@ -19,8 +19,8 @@ from datetime import datetime
 from typing import Any
 
 from bot.contracts import check_id
-from bot.dream.provenance import OPENER
 from bot.errors import MemrepoError
+from bot.pullrequest.provenance import OPENER
 from bot.transcript.model import KINDS
 
 _DREAM_QUOTE = re.compile(r'- `(?P<id>[^`\s]+)` at (?P<at>[^()]*) \((?P<kind>[a-z_]+), source (?P<source>.*?)\): '
@@ -100,7 +100,7 @@ def _iso(stamp: str) -> str:
 
 
 def _unescape(text: str) -> str:
-    """Undo `safe_text` (bot.dream.render), which made the quote inert in markdown."""
+    """Undo `safe_text` (bot.pullrequest.render), which made the quote inert in markdown."""
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 

@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from bot import messages
-from bot.dream.forge_target import forge_target
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, RetryPolicy, TokenCredentials
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync import redact, remote_url
+from bot.pullrequest.target import forge_target
 from bot.transcript.store import TranscriptStore
 
 

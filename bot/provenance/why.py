@@ -22,7 +22,6 @@ import jinja2
 import pygit2
 
 from bot import messages
-from bot.dream.provenance import ProvenanceError, parse_provenance
 from bot.errors import MemrepoError
 from bot.forge.errors import unreachable
 from bot.memfs import timeline
@@ -32,6 +31,7 @@ from bot.memfs.repo import MemoryRepo
 from bot.provenance import evidence
 from bot.provenance.quoted import quoted_messages
 from bot.provenance.sources import Sources, unasked
+from bot.pullrequest.provenance import ProvenanceError, parse_provenance
 from bot.templating import environment
 
 EXIT_NO_SUCH_LINE = 6

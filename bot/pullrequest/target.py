@@ -1,6 +1,8 @@
-"""Which forge API and repository a memory clone's `origin` belongs to, and with what token.
+"""Which forge API and repository a memory clone's `origin` belongs to, with what token, and a
+client for it (the one every writer opens its pull requests with).
 
-Pure: the remote URL and the environment come in as values. github.com's API is
+Pure: the remote URL and the environment come in as values; `make_client` builds a client
+without calling the forge. github.com's API is
 https://api.github.com; any other host follows GitHub Enterprise's (and localhub's)
 convention `<scheme>://<host>[:port]/api/v3`; MEMREPO_FORGE_API_URL overrides both. The
 token comes from MEMREPO_FORGE_TOKEN, else GITHUB_TOKEN, else the password of the remote URL
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 
 from bot import messages
 from bot.errors import MemrepoError
-from bot.forge.client import GITHUB_API_URL
+from bot.forge.client import GITHUB_API_URL, ForgeClient, RetryPolicy, TokenCredentials
 from bot.memfs.sync import redact
 
 API_URL_ENV = "MEMREPO_FORGE_API_URL"
@@ -26,6 +28,7 @@ GITHUB_HOSTS = ("github.com", "www.github.com")
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 _SCP = re.compile(r"(?:[^@/]+@)?(?P<host>[^:/]+):(?P<path>[^/].*)")  # fullmatch, as _NAME
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
+FORGE_RETRY = RetryPolicy(max_total_seconds=30.0, max_attempts=5, backoff_base=0.5, backoff_cap=5.0)
 
 
 @dataclass(frozen=True)
@@ -87,3 +90,12 @@ def forge_target(remote_url: str | None, env: Mapping[str, str]) -> ForgeTarget:
         api_url = f"{scheme}://{netloc}{f':{port}' if port else ''}/api/v3"
     token = next((env[name].strip() for name in TOKEN_ENVS if (env.get(name) or "").strip()), None) or embedded
     return ForgeTarget(api_url, repository, host, token)
+
+
+def make_client(target: ForgeTarget, retry: RetryPolicy | None = None) -> ForgeClient:
+    """A client for `target`'s repository (spaced writes unless the forge is local), or a
+    MemrepoError when there is no token."""
+    if not target.token:
+        raise MemrepoError(messages.DREAM_NO_TOKEN.format(repository=target.repository))
+    return ForgeClient(target.repository, TokenCredentials(target.token), base_url=target.api_url,
+                       policy=retry or FORGE_RETRY, timeout=30, min_write_interval=0.0 if target.loopback else 1.0)

@@ -1,7 +1,9 @@
-"""A linked worktree at a pinned base commit, where a proposal (a dream's, or an agent edit
-that must become a pull request) is applied without touching the clone's own `main`, working
-tree or index. Linked worktrees are git's own feature (libgit2 does not prune them as git
-does), so this is one of the few places memrepo runs git as a process."""
+"""A pull request's branch, from base to push: origin's `main` fetched now (the base every
+proposal rests on), a linked worktree at that base commit, where a proposal (a dream's, or
+an agent edit that must become a pull request) is applied without touching the clone's own
+`main`, working tree or index, and the push of the proposal's branch. Linked worktrees are
+git's own feature (libgit2 does not prune them as git does), so this is one of the few
+places memrepo runs git as a process."""
 
 from __future__ import annotations
 
@@ -14,8 +16,18 @@ from pathlib import Path
 from bot import messages
 from bot.errors import MemrepoError
 from bot.memfs.repo import MemoryRepo
-from bot.memfs.sync import transport
+from bot.memfs.sync import status, transport
 from bot.memfs.sync.gitcmd import git_problem, run_git
+
+
+def fetch_base(repo: MemoryRepo) -> str:
+    """origin's main, fetched now."""
+    state = status(repo, fetch=True)
+    if state.fetch_error is not None:
+        raise MemrepoError(messages.DREAM_FETCH_FAILED.format(url=state.url, problem=state.fetch_error))
+    if state.remote_head is None:
+        raise MemrepoError(messages.DREAM_REMOTE_NO_MAIN.format(url=state.url))
+    return state.remote_head
 
 
 @contextlib.contextmanager
