@@ -6,7 +6,6 @@ from dreaming at once (the second is told the first is running)."""
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from bot.config import Dream
 from bot.dream import triggers
 from bot.dream.runner import DreamResult, run_dream
 from bot.dream.state import TriggerStates
+from bot.file_lock import file_lock
 from bot.memfs.repo import MemoryRepo
 
 
@@ -32,18 +32,8 @@ class EventResult:
 @contextlib.contextmanager
 def _running(states: TriggerStates, agent_id: str, conversation_id: str) -> Iterator[bool]:
     """True when this process may run the conversation's dream now (no other run is on)."""
-    folder = states.home / "dreams" / agent_id
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / f".{conversation_id}.run.lock", "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with file_lock(states.home / "dreams" / agent_id / f".{conversation_id}.run.lock", wait=False) as free:
+        yield free
 
 
 def handle_event(repo: MemoryRepo | str | os.PathLike[str], agent_id: str, conversation_id: str, event: str,

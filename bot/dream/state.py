@@ -11,7 +11,6 @@ counting steps for the same agent never lose an update.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -23,6 +22,7 @@ from bot.bounded_json import loads_bounded
 from bot.contracts import check_id, is_dream_id
 from bot.dream.triggers import TriggerState
 from bot.errors import MemrepoError
+from bot.file_lock import file_lock
 from bot.transcript import home as homes
 
 FOLDER = "dreams"
@@ -87,11 +87,5 @@ class TriggerStates:
     def locked(self, agent_id: str) -> Iterator[None]:
         """One writer of an agent's trigger states at a time (threads and processes)."""
         check_id(agent_id, "agent_id")
-        folder = self.home / FOLDER / agent_id
-        folder.mkdir(parents=True, exist_ok=True)
-        with open(folder / ".lock", "a+") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        with file_lock(self.home / FOLDER / agent_id / ".lock"):
+            yield

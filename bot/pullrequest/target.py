@@ -21,13 +21,13 @@ from bot import messages
 from bot.errors import MemrepoError
 from bot.forge.client import GITHUB_API_URL, ForgeClient, RetryPolicy, TokenCredentials
 from bot.memfs.sync import redact
+from bot.settings import is_repo_name
 
 API_URL_ENV = "MEMREPO_FORGE_API_URL"
 TOKEN_ENVS = ("MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")
 GITHUB_HOSTS = ("github.com", "www.github.com")
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
-_SCP = re.compile(r"(?:[^@/]+@)?(?P<host>[^:/]+):(?P<path>[^/].*)")  # fullmatch, as _NAME
-_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+_SCP = re.compile(r"(?:[^@/]+@)?(?P<host>[^:/]+):(?P<path>[^/].*)")  # fullmatch
 FORGE_RETRY = RetryPolicy(max_total_seconds=30.0, max_attempts=5, backoff_base=0.5, backoff_cap=5.0)
 
 
@@ -49,7 +49,7 @@ def _repository(path: str, shown: str) -> str:
     if len(parts) != 2:
         raise MemrepoError(messages.DREAM_REMOTE_NOT_FORGE.format(url=shown))
     owner, name = parts[0], parts[1].removesuffix(".git")
-    if not (_NAME.fullmatch(owner) and _NAME.fullmatch(name)):
+    if not is_repo_name(f"{owner}/{name}"):
         raise MemrepoError(messages.DREAM_REMOTE_NOT_FORGE.format(url=shown))
     return f"{owner}/{name}"
 
