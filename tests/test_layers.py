@@ -6,12 +6,15 @@ those inside functions included, so a lazy import cannot slip past.
 - the pull-request package sits below the writers: it imports no dream, agent, integrator or
   anything else above it but the forge client;
 - the webhook receiver does no git and calls no GitHub, through any module it loads;
-- no two packages import each other, directly or around a longer loop.
+- no two packages import each other, directly or around a longer loop;
+- every module is on a line of the README's Layout block and imports nothing from a line above
+  its own, and the Layout table names every module.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -201,3 +204,82 @@ def test_every_package_is_installed() -> None:
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {".".join(p.parent.relative_to(ROOT).parts) for top in OURS for p in (ROOT / top).rglob("__init__.py")}
     assert found - listed == set()
+
+
+# ------------------------------------------------------------------- the README's tiers
+def readme_tiers() -> list[list[str]]:
+    """The README's Layout block, top (entry points) to bottom (shared, low): on each line the
+    packages and modules it names, as dotted names. A line that starts with blanks goes on with
+    the line above; lines naming only modules of bot/ itself (the shared, low ones) are one tier."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text[text.index("## Layout"):].split("```")[1]
+    tiers: list[list[str]] = []
+    low: list[bool] = []
+    for line in block.strip("\n").splitlines():
+        names = [m.removesuffix("/").removesuffix(".py").replace("/", ".")
+                 for m in re.findall(r"(?:bot|receiver|localhub)/[A-Za-z0-9_/]*(?:\.py)?", line)]
+        only_modules = bool(names) and all(n.count(".") == 1 and (ROOT / f"{n.replace('.', '/')}.py").is_file()
+                                           for n in names)
+        if tiers and (line.startswith(" ") or (only_modules and low[-1])):
+            tiers[-1].extend(names)
+        elif names:
+            tiers.append(names)
+            low.append(only_modules)
+    return tiers
+
+
+def tier_of(name: str, tiers: list[list[str]]) -> int | None:
+    """The README tier of a module: that of the longest entry it is, or is inside."""
+    found = [(len(entry), index) for index, names in enumerate(tiers) for entry in names if within(name, (entry,))]
+    return max(found)[1] if found else None
+
+
+def test_every_module_has_a_tier_in_the_readme() -> None:
+    tiers = readme_tiers()
+    assert [name for name in modules() if name not in OURS and tier_of(name, tiers) is None] == []
+
+
+def test_no_module_imports_a_higher_tier_than_its_own() -> None:
+    tiers = readme_tiers()
+    upward = [f"{name} (tier {tier_of(name, tiers)}) imports {other} (tier {tier_of(other, tiers)})"
+              for name, imported in imports().items() if name not in OURS
+              for other in imported if other in modules() and other not in OURS
+              and (tier_of(other, tiers) or 0) < (tier_of(name, tiers) or 0)]
+    assert upward == []
+
+
+def layout_rows() -> dict[str, str]:
+    """The README's Layout table: each path it names in its first column -> the row's text."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows: dict[str, str] = {}
+    for line in text[text.index("## Layout"):].splitlines():
+        if line.startswith("| `"):
+            first, _, rest = line[1:].partition("|")
+            for path in re.findall(r"`([^`]+)`", first):
+                rows[path.rstrip("/").replace("/", ".")] = rest
+    return rows
+
+
+def test_the_readme_layout_names_every_module_of_every_package() -> None:
+    """Each module is named in the row of its package, or of the nearest package above it that
+    has one (bot/memfs's row names `sync/` and its modules); bot's own modules are on the tiers'
+    lines."""
+    rows, tiers = layout_rows(), readme_tiers()
+    unnamed = []
+    for name, path in modules().items():
+        if path.name == "__init__.py" or name in OURS:
+            continue
+        package, _, stem = name.rpartition(".")
+        if package == "bot":
+            named = any(name in tier for tier in tiers)
+        else:
+            owner = next((p for p in (package, *_ancestors(package)) if p in rows), None)
+            named = owner is not None and re.search(rf"`{re.escape(stem)}(\.py)?`", rows[owner]) is not None
+        if not named:
+            unnamed.append(name)
+    assert unnamed == []
+
+
+def _ancestors(package: str) -> list[str]:
+    parts = package.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
