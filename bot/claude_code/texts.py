@@ -55,7 +55,7 @@ OTHER_SERVER = ("{path} already registers an MCP server \"memrepo\" that is not 
 
 HOOK_BAD_INPUT = "memrepo claude-code hook: the hook input on standard input is not a JSON object ({problem})"
 MEMORY_CHANGED = "The memory changed since it was last shown; this is the memory now:\n\n{memory}"
-HOOK_NO_SESSION = "memrepo claude-code hook: the hook input names no session_id and transcript_path"
+HOOK_NO_SESSION = "the hook input names no session_id and transcript_path"
 NO_AGENT = "{repo} has no agent (memrepo.agentId in its git config): run `memrepo init` or `memrepo clone` for one"
 DREAM_RAN = "{at} {outcome}"
 DREAM_FAILED = "{at} a dream did not run: {problem}"
