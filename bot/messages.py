@@ -772,7 +772,7 @@ LETTA_SKIP = {
     "no kind": Text("{count:|row|rows} without a kind"),
     "unknown": Text("{count:|row|rows} of unknown kind {kind!a}"),
 }
-LETTA_INVALID = Text("{path}: {count:|problem|problems}, so nothing was imported:\n{problems}")
+HARNESS_IMPORT_INVALID = Text("{path}: {count:|problem|problems}, so nothing was imported:\n{problems}")
 LETTA_PLACES = (
     "name Letta Code's transcripts folder, an agent's folder or a conversation's folder "
     "(default: $LETTA_TRANSCRIPT_ROOT, else ~/.letta/transcripts)"

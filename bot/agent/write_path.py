@@ -3,8 +3,9 @@ it (`MemoryTool.plan`: every check, nothing written), route the plan (`routing.r
 straight to `main`, or a pull request for protected paths, large edits and untrusted content),
 then commit that plan with its provenance (`MemoryTool.commit`) or open the pull request. The
 commits a push set aside come back with the commit's result, and are proposed here as pull
-requests where the memory has a forge. Where there is no forge, an edit that needs a pull request is refused
-with a message that says how to connect one: it is never committed around the policy.
+requests where the memory has a forge. Where there is no forge, an edit that needs a pull
+request is refused with a message that says how to connect one: it is never committed around
+the policy.
 
 `AgentSession` (and through it MCP and the slash commands) and `memrepo tool` all write through
 this, so the rules cannot differ by entry point."""

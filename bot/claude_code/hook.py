@@ -108,8 +108,11 @@ def answer(event: str, root: Path, hook_input: dict) -> str | None:
         if head is not None and head == seen(where):
             return None
     text, head = compiled(root)
+    facts = {"head": head}
     transcript = hook_input.get("transcript_path")
-    remember(where, head=head, **({"transcript": transcript} if isinstance(transcript, str) and transcript else {}))
+    if isinstance(transcript, str) and transcript:
+        facts["transcript"] = transcript
+    remember(where, **facts)
     if event == PROMPT:
         from bot.claude_code import texts
 

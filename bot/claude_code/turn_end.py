@@ -20,10 +20,14 @@ import sys
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.claude_code import hook, texts
 from bot.errors import MemrepoError
 from bot.transcript.model import Message
+
+if TYPE_CHECKING:
+    from bot.memfs.repo import MemoryRepo
 
 EVENT_OF_KIND = {"assistant": "step", "compaction": "compaction"}
 Spawn = Callable[[Path, str, list[str]], None]
@@ -34,18 +38,18 @@ def events_of(rows: Iterable[Message]) -> list[str]:
     return [EVENT_OF_KIND[row.kind] for row in rows if row.kind in EVENT_OF_KIND]
 
 
-def agent_of(root: Path) -> str:
-    from bot.memfs.repo import MemoryRepo
+def agent_of(repo: MemoryRepo) -> str:
     from bot.memfs.tool import configured_agent_id
 
-    agent = configured_agent_id(MemoryRepo.open(root))
+    agent = configured_agent_id(repo)
     if not agent:
-        raise MemrepoError(texts.NO_AGENT.format(repo=root))
+        raise MemrepoError(texts.NO_AGENT.format(repo=repo.root))
     return agent
 
 
 def after_turn(root: Path, hook_input: dict, spawn: Spawn | None = None) -> list[str]:
     """Import the session's transcript and hand the new trigger events on; the events."""
+    from bot.memfs.repo import MemoryRepo
     from bot.transcript import TranscriptStore
     from bot.transcript.claude_code_import import import_claude_code
 
@@ -54,17 +58,17 @@ def after_turn(root: Path, hook_input: dict, spawn: Spawn | None = None) -> list
         raise MemrepoError(texts.HOOK_NO_SESSION)
     where = hook.state_file(root, session)
     hook.remember(where, transcript=transcript)
-    agent = agent_of(root)
+    agent = agent_of(MemoryRepo.open(root))
     with TranscriptStore() as store:
         import_claude_code(store, agent, transcript)
         known = session in store.conversations(agent)
         rows = store.read(agent, session, after=hook.seen_fact(where, "counted")) if known else []
     if not rows:
         return []
-    hook.remember(where, counted=rows[-1].message_id)
     events = events_of(rows)
-    if events:
+    if events:  # handed on before they are marked counted: a failed start loses no trigger
         (spawn or spawn_triggers)(root, session, events)
+    hook.remember(where, counted=rows[-1].message_id)
     return events
 
 
@@ -91,15 +95,17 @@ def fire(root: Path, hook_input: dict) -> list[str]:
     """Handle the trigger events one after the other (the detached process); a line each that
     did something (a dream ran, or failed)."""
     from bot.dream.events import handle_event
+    from bot.memfs.repo import MemoryRepo
 
     session, events = hook_input.get("session_id"), hook_input.get("events")
     if not isinstance(session, str) or not isinstance(events, list):
         raise MemrepoError(texts.HOOK_NO_SESSION)
-    agent = agent_of(root)
+    repo = MemoryRepo.open(root)
+    agent = agent_of(repo)
     said = []
     for event in events:
         try:
-            outcome = handle_event(root, agent, session, str(event))
+            outcome = handle_event(repo, agent, session, str(event))
         except MemrepoError as exc:
             said.append(texts.DREAM_FAILED.format(at=_now(), problem=exc))
             continue

@@ -124,7 +124,7 @@ def _import(store: TranscriptStore, agent_id: str, where: Path, files: list[Path
             found.extend(reading.messages)
             moved.append((at, read.after))
     if problems:
-        raise invalid_import(str(where), problems, messages.LETTA_INVALID)
+        raise invalid_import(str(where), problems, messages.HARNESS_IMPORT_INVALID)
     written = store.import_messages(found)
     for at, after in moved:
         incremental.save_cursor(at, after)

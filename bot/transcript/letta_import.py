@@ -178,7 +178,7 @@ def _import(store: TranscriptStore, path: Path) -> LettaImportReport:
         found.extend(reading.messages)
         done.append((where, after))
     if problems:
-        raise invalid_import(str(path), problems, messages.LETTA_INVALID)
+        raise invalid_import(str(path), problems, messages.HARNESS_IMPORT_INVALID)
     written = store.import_messages(found)
     for where, after in done:
         save_cursor(where, after)
