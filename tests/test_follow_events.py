@@ -6,11 +6,9 @@ exit 0 and no traceback."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import github
-import pytest
 import requests
 
 from bot.contracts import LABEL_DREAM
@@ -21,6 +19,7 @@ from bot.serve.child import LocalStack
 from tests.conftest import git
 from tests.memory_forge import FAST, as_dreamer, dream_body
 from tests.test_follow import Follow, converged, forge_main, harness_commit, note
+from tests.test_serve import served  # noqa: F401 (a fixture: serve --local for one test)
 from tests.waiting import wait_until
 
 MERGE_TIMEOUT = 45.0
@@ -28,16 +27,7 @@ FACTS = "reference/facts.md"
 FACTS_TEXT = "---\ndescription: Facts about the person.\n---\n# Facts\n\n- lives in Berlin\n"
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[LocalStack]:
-    stack = LocalStack(tmp_path / "data")
-    try:
-        yield stack
-    finally:
-        stack.stop()
-
-
-def open_dream(served: LocalStack, token: str, clone: Path) -> int:
+def open_dream(served: LocalStack, token: str, clone: Path) -> int:  # noqa: F811 (the fixture)
     """A dream's pull request with one valid change, as a teammate's dreamer opens it: its number."""
     base = git(clone, "rev-parse", "HEAD").strip()
     dream_id = "20260314T090001Z-00000001"
@@ -55,7 +45,7 @@ def open_dream(served: LocalStack, token: str, clone: Path) -> int:
     return pull.number
 
 
-def test_a_merged_dream_reaches_the_folder_through_the_event_stream(served: LocalStack, tmp_path: Path) -> None:
+def test_a_merged_dream_reaches_the_folder_through_the_event_stream(served: LocalStack, tmp_path: Path) -> None:  # noqa: F811
     token = requests.post(f"{served.web}/_localhub/tokens", json={"login": "alice"}, timeout=10).json()["token"]
     github.Github(auth=github.Auth.Token(token), base_url=served.api, retry=None).get_user().create_repo("memory")
     url = served.web.replace("http://", f"http://x-access-token:{token}@") + "/alice/memory.git"
