@@ -167,7 +167,8 @@ def served(root: Path, tmp: Path, rounds: int, tool: MemoryTool, new_line: Any) 
 
     from bot.access import ForgeAccess
     from bot.forge.client import TokenCredentials
-    from bot.notify import HeadEvent, publish_head
+    from bot.notify.events import HeadEvent
+    from bot.notify.publisher import publish_head
     from bot.queue import connect
     from bot.serve.palace import with_credentials
     from bot.serve.receiver import ReceiverServer

@@ -15,7 +15,8 @@ import pytest
 import redis
 import requests
 
-from bot.notify import HeadEvent, channel, publish_head
+from bot.notify.events import HeadEvent, channel
+from bot.notify.publisher import publish_head
 from bot.serve.receiver import ReceiverServer
 from bot.settings import Settings
 from receiver.asgi import Receiver

@@ -11,7 +11,8 @@ import pytest
 import redis
 
 from bot.errors import MemrepoError
-from bot.notify import HeadEvent, Subscription, channel, last_head, publish_head, subscribe
+from bot.notify.events import HeadEvent, channel
+from bot.notify.publisher import Subscription, last_head, publish_head, subscribe
 from bot.queue import connect
 
 SHA1 = "a" * 40

@@ -20,8 +20,9 @@ from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.memfs.prompt import PromptCompiler
 from bot.memfs.repo import MemoryRepo
-from bot.notify import HeadEvent, publish_head
+from bot.notify.events import HeadEvent
 from bot.notify.follower import HeadSubscriber, SSEDecoder, SSEMessage, backoff_delay, parse_sse, repo_of_url
+from bot.notify.publisher import publish_head
 from bot.serve.receiver import ReceiverServer
 from bot.settings import Settings
 from receiver.asgi import Receiver as ReceiverApp

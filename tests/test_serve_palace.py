@@ -26,7 +26,8 @@ from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.tool import MemoryTool
-from bot.notify import HeadEvent, publish_head
+from bot.notify.events import HeadEvent
+from bot.notify.publisher import publish_head
 from bot.palace import gate
 from bot.serve.palace import ServedPalaces, should_fetch, with_credentials
 from bot.serve.receiver import ReceiverServer

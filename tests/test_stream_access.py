@@ -17,7 +17,8 @@ import redis
 import requests
 
 from bot.access import ALLOWED, BAD_TOKEN, REFUSED, UNAVAILABLE, ForgeAccess, VerdictCache, verdict_of_status
-from bot.notify import HeadEvent, publish_head
+from bot.notify.events import HeadEvent
+from bot.notify.publisher import publish_head
 from bot.serve.receiver import ReceiverServer
 from bot.settings import Settings
 from receiver.asgi import Receiver

@@ -31,7 +31,7 @@ from werkzeug.serving import BaseWSGIServer, make_server
 
 from bot import queue as jobs
 from bot.errors import MemrepoError
-from bot.notify import subscribe
+from bot.notify.publisher import subscribe
 from bot.queue import (
     INTEGRATE,
     INTEGRATE_COMMIT,
