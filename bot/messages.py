@@ -325,6 +325,7 @@ INIT_NOT_EMPTY = (
     "(to connect an existing memory repository to a remote, use `memrepo repository set URL`)"
 )
 FOLDER_IS_GIT = "a git repository"  # {what} of INIT_NOT_EMPTY and CLONE_NOT_EMPTY
+FOLDER_CANNOT_MAKE = "cannot make the folder {path}: {reason}; nothing was made: choose another folder"
 FOLDER_NOT_EMPTY = "not empty"
 INIT_COMMIT = "Create memory repository"
 INIT_REMOTE_FAILED = (

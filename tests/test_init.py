@@ -323,3 +323,11 @@ def test_pre_commit_hook_checks_commit_all_and_commit_path(created: Path, tmp_pa
     done = commit(created, env, "--no-verify", "-am", "Bypass once")
     assert done.returncode == 0
     assert git(created, "rev-parse", "HEAD") != head
+
+
+def test_init_under_a_file_is_refused_in_one_line_and_makes_nothing(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "file").write_text("mine\n")
+    code, _, err = run(capsys, "init", str(tmp_path / "file" / "memory"), "--agent-id", "a1")
+    assert code == 1 and "cannot make the folder" in err and "internal error" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"] and (tmp_path / "file").read_text() == "mine\n"

@@ -21,7 +21,7 @@ from bot.memfs.create import fresh_folder, install_hook, set_agent
 from bot.memfs.repo import MAIN, MemoryRepo
 from bot.memfs.sync.push import record_sync, set_upstream
 from bot.memfs.sync.redaction import check_url, redact
-from bot.memfs.sync.transport import BRANCH, BRANCH_REF, REMOTE, fetch, heads_listed, remote_heads
+from bot.memfs.sync.transport import BRANCH, BRANCH_REF, REMOTE, fetch, first_few, remote_heads
 
 
 def is_local_path(url: str) -> bool:
@@ -77,7 +77,7 @@ def _fetch_main(repo: MemoryRepo, shown: str) -> str:
     if not heads:
         raise MemrepoError(messages.CLONE_EMPTY.format(url=shown))
     if BRANCH not in heads:
-        raise MemrepoError(messages.CLONE_NO_MAIN.format(url=shown, branches=heads_listed(heads)))
+        raise MemrepoError(messages.CLONE_NO_MAIN.format(url=shown, branches=first_few(heads)))
     head, problem = fetch(repo)
     if head is None:
         raise MemrepoError(messages.CLONE_UNREACHABLE.format(url=shown, problem=problem or f"{BRANCH} vanished"))

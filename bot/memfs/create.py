@@ -121,7 +121,10 @@ def fresh_folder(root: Path, not_dir: str, not_empty: str) -> Iterator[Path]:
     while not top.parent.exists():
         top = top.parent  # the topmost folder this call creates, removed on failure
     created = None if root.exists() else top
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file where a folder above it should be, no permission, ...
+        raise MemrepoError(messages.FOLDER_CANNOT_MAKE.format(path=root, reason=exc.strerror or exc)) from None
     try:
         yield root
     except BaseException:

@@ -15,7 +15,6 @@ from bot.errors import MemrepoError
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync.push import (
     LAST_SYNC_KEY,
-    dirty_message,
     off_main,
     publish,
     rebase_onto,
@@ -25,7 +24,7 @@ from bot.memfs.sync.push import (
 )
 from bot.memfs.sync.redaction import check_url, redact
 from bot.memfs.sync.replay import contains, count_commits, set_aside
-from bot.memfs.sync.transport import BRANCH, REMOTE, TRACKING_REF, fetch, heads_listed, remote_heads, remote_url
+from bot.memfs.sync.transport import BRANCH, REMOTE, TRACKING_REF, fetch, first_few, remote_heads, remote_url
 
 
 @contextmanager
@@ -90,7 +89,7 @@ def bring_together(repo: MemoryRepo, shown: str) -> tuple[str, bool]:
         set_upstream(repo)
         return messages.REMOTE_SET_PUSHED.format(url=shown, count=count_commits(repo, local)), True
     if BRANCH not in heads:
-        raise MemrepoError(messages.REMOTE_SET_NO_MAIN.format(url=shown, branches=heads_listed(heads)))
+        raise MemrepoError(messages.REMOTE_SET_NO_MAIN.format(url=shown, branches=first_few(heads)))
     remote, problem = fetch(repo)
     if remote is None:
         raise MemrepoError(messages.REMOTE_SET_UNREACHABLE.format(url=shown, problem=problem or f"{BRANCH} vanished"))
@@ -134,7 +133,7 @@ def take_remote(repo: MemoryRepo, shown: str, local: str, remote: str) -> tuple[
             url=shown, path=repo.root, count=count_commits(repo, local), remote=remote[:12], local=local[:12]))
     dirty = repo.dirty_paths()
     if dirty:
-        raise MemrepoError(messages.REMOTE_SET_DIRTY.format(paths=dirty_message(dirty)))
+        raise MemrepoError(messages.REMOTE_SET_DIRTY.format(paths=first_few(dirty)))
     if how == "join":
         return join(repo, shown, local, remote)
     if how == "fast-forward":

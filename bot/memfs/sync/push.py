@@ -13,7 +13,17 @@ from bot.backoff import Backoff, pause
 from bot.errors import MemrepoError
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync.replay import SetAside, contains, count_commits, replay, set_aside
-from bot.memfs.sync.transport import BRANCH, BRANCH_REF, REMOTE, TRACKING_REF, fetch, push_main, remote_url, shown_url
+from bot.memfs.sync.transport import (
+    BRANCH,
+    BRANCH_REF,
+    REMOTE,
+    TRACKING_REF,
+    fetch,
+    first_few,
+    push_main,
+    remote_url,
+    shown_url,
+)
 
 LAST_SYNC_KEY = "memrepo.lastSync"
 NO_REMOTE = messages.SYNC_NO_REMOTE
@@ -73,10 +83,6 @@ def set_upstream(repo: MemoryRepo) -> None:
     repo.set_config(f"branch.{BRANCH}.merge", BRANCH_REF)
 
 
-def dirty_message(paths: list[str]) -> str:
-    return ", ".join(paths[:5]) + (" ..." if len(paths) > 5 else "")
-
-
 def off_main(repo: MemoryRepo) -> str | None:
     """Why this clone cannot sync main as HEAD, or None when main is checked out."""
     branch = repo.branch()
@@ -93,7 +99,7 @@ def rebase_onto(repo: MemoryRepo, local: str, remote: str, made_as: dict[str, st
     made_as = {} if made_as is None else made_as
     dirty = repo.dirty_paths()
     if dirty:
-        return 0, [], messages.SYNC_DIRTY_QUEUED.format(paths=dirty_message(dirty))
+        return 0, [], messages.SYNC_DIRTY_QUEUED.format(paths=first_few(dirty))
     new_tip, moved, failed = replay(repo, local, remote)
     for old, new in moved.items():
         made_as[new] = made_as.get(old, old)
@@ -171,7 +177,7 @@ def _sync_locked(repo: MemoryRepo) -> SyncResult:
         raise MemrepoError(elsewhere)
     dirty = repo.dirty_paths()
     if dirty:
-        raise MemrepoError(messages.SYNC_DIRTY.format(paths=dirty_message(dirty)))
+        raise MemrepoError(messages.SYNC_DIRTY.format(paths=first_few(dirty)))
     local = repo.head_sha()
     assert local is not None
     remote, problem = fetch(repo)

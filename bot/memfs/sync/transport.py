@@ -187,6 +187,7 @@ def remote_heads(repo: MemoryRepo) -> tuple[list[str] | None, str | None]:
     return [n.removeprefix("refs/heads/") for n in names], None
 
 
-def heads_listed(heads: list[str], shown: int = 5) -> str:
-    """A remote's branches for a message: the first few, and `...` when there are more."""
-    return ", ".join(heads[:shown]) + (" ..." if len(heads) > shown else "")
+def first_few(items: list[str], shown: int = 5) -> str:
+    """Names for a message (a remote's branches, a tree's changed paths): the first few, and
+    `...` when there are more."""
+    return ", ".join(items[:shown]) + (" ..." if len(items) > shown else "")
