@@ -151,7 +151,7 @@ def positive_setting(env: Mapping[str, str], name: str, default: float) -> float
 # The integrator's workers, the receiver's access check and palace, and `serve --local` read
 # these; every read is here, so a setting's name, default and check are written once.
 FORGE_URL = "MEMREPO_GITHUB_URL"  # the forge's REST API base (GitHub Enterprise: https://host/api/v3)
-DEFAULT_FORGE_URL = "https://api.github.com"  # bot/forge/client.py GITHUB_API_URL
+DEFAULT_FORGE_URL = "https://api.github.com"  # GitHub's API (bot/forge/client.py calls it GITHUB_API_URL)
 GIT_URL = "MEMREPO_GIT_URL"  # where repositories are cloned from, when it is not derived from the API URL
 FORGE_TOKENS = ("MEMREPO_GITHUB_TOKEN", "MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")  # the integrator's token: the first set
 APP_ID = "MEMREPO_APP_ID"
@@ -165,6 +165,7 @@ LLM_URL = "MEMREPO_LLM_URL"
 LLM_MODEL = "MEMREPO_LLM_MODEL"
 LLM_KEYS = ("MEMREPO_LLM_API_KEY", "OPENAI_API_KEY")
 AGENT_FORGE_TOKENS = ("MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")  # an agent's own forge token, as git finds it
+FORGE_API_URL = "MEMREPO_FORGE_API_URL"  # the API of the forge a clone's origin is on, when not derived
 PALACE_TOKEN = "MEMREPO_PALACE_TOKEN"  # the token `memrepo palace` asks of a viewer off loopback
 XDG_DATA_HOME = "XDG_DATA_HOME"
 XDG_CACHE_HOME = "XDG_CACHE_HOME"

@@ -270,7 +270,6 @@ def start_following(state: BlueprintSetupState) -> None:
     """Each app gets its own Pulls, listening to its hub from registration on."""
     pulls = Pulls(state.app.extensions[HUB])
     state.app.extensions[PULLS] = pulls
-    state.app.extensions["localhub.mergeability"] = pulls.engine
 
 
 # ------------------------------------------------------------------ list, create, get, update

@@ -62,6 +62,7 @@ from bot.forge.retry import (
     token_needs_refresh,
     write_delay,
 )
+from bot.settings import DEFAULT_FORGE_URL as GITHUB_API_URL
 
 __all__ = [
     "GITHUB_API_URL",
@@ -83,7 +84,6 @@ __all__ = [
     "TokenCredentials",
 ]
 
-GITHUB_API_URL = "https://api.github.com"
 MERGE_METHODS = ("merge", "squash", "rebase")
 MAX_PAGES = 50
 PER_PAGE = 100

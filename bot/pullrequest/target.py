@@ -17,14 +17,12 @@ import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from bot import messages
+from bot import messages, settings
 from bot.errors import MemrepoError
 from bot.forge.client import GITHUB_API_URL, ForgeClient, RetryPolicy, TokenCredentials
 from bot.memfs.sync import redact
 from bot.settings import is_repo_name
 
-API_URL_ENV = "MEMREPO_FORGE_API_URL"
-TOKEN_ENVS = ("MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")
 GITHUB_HOSTS = ("github.com", "www.github.com")
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 _SCP = re.compile(r"(?:[^@/]+@)?(?P<host>[^:/]+):(?P<path>[^/].*)")  # fullmatch
@@ -80,7 +78,7 @@ def forge_target(remote_url: str | None, env: Mapping[str, str]) -> ForgeTarget:
         raise MemrepoError(messages.DREAM_REMOTE_NOT_FORGE.format(url=shown))
     if not host:
         raise MemrepoError(messages.DREAM_REMOTE_NOT_FORGE.format(url=shown))
-    override = (env.get(API_URL_ENV) or "").strip()
+    override = settings.value(settings.FORGE_API_URL, env)
     if override:
         api_url = override.rstrip("/")
     elif host in GITHUB_HOSTS:
@@ -88,7 +86,7 @@ def forge_target(remote_url: str | None, env: Mapping[str, str]) -> ForgeTarget:
     else:
         netloc = f"[{host}]" if ":" in host else host
         api_url = f"{scheme}://{netloc}{f':{port}' if port else ''}/api/v3"
-    token = next((env[name].strip() for name in TOKEN_ENVS if (env.get(name) or "").strip()), None) or embedded
+    token = settings.first_value(settings.AGENT_FORGE_TOKENS, env) or embedded
     return ForgeTarget(api_url, repository, host, token)
 
 
