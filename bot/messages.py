@@ -758,7 +758,8 @@ IMPORT_DONE = Text(
     "imported {imported:|row|rows} from {path}; {duplicates:|duplicate|duplicates} skipped (same message_id)"
 )
 IMPORT_NEEDS_FILE = (
-    "name the JSON Lines file to import ('-' for standard input), or import Letta Code's transcripts with --from letta"
+    "name the JSON Lines file to import ('-' for standard input), or import Letta Code's or Claude Code's "
+    "transcripts with --from letta or --from claude-code"
 )
 # `memrepo transcript import --from letta` (bot/transcript/letta.py, letta_import.py).
 LETTA_IMPORT_DONE = Text(

@@ -198,4 +198,4 @@ def test_memrepos_own_import_still_needs_its_file(tmp_path: Path, capsys: pytest
     code, out, err = run_cli(capsys, "transcript", "import", "--home", str(tmp_path / "home"))
     assert code == 1 and out == ""
     assert err == ("memrepo: name the JSON Lines file to import ('-' for standard input), or import Letta Code's "
-                   "transcripts with --from letta\n")
+                   "or Claude Code's transcripts with --from letta or --from claude-code\n")

@@ -13,7 +13,7 @@ import contextlib
 import os
 import sys
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, TextIO
 
 from bot import messages
@@ -155,13 +155,7 @@ def run_import_letta(args: argparse.Namespace) -> int:
     from bot.transcript.letta_import import default_root, import_letta
 
     path = args.file or default_root()
-    bars = ProgressBars()
-    with open_store(args, bars) as store:
-        try:
-            report = import_letta(store, path)
-        finally:
-            bars.close()
-        store.warnings.extend(report.notes)
+    report = import_harness(args, lambda store: import_letta(store, path))
     if not report.conversations:
         raise MemrepoError(messages.LETTA_NONE.format(path=path))
     print(report.describe(path))
@@ -175,15 +169,21 @@ def run_import_claude_code(args: argparse.Namespace) -> int:
 
     agent = args.agent or memory_agent(args.repo)
     path = args.file or default_root()
+    print(import_harness(args, lambda store: import_claude_code(store, agent, path)).describe(path))
+    return 0
+
+
+def import_harness(args: argparse.Namespace, run: Callable[[Any], Any]) -> Any:
+    """Run one harness's import on the store (progress bars drawn), its notes kept as warnings;
+    its report."""
     bars = ProgressBars()
     with open_store(args, bars) as store:
         try:
-            report = import_claude_code(store, agent, path)
+            report = run(store)
         finally:
             bars.close()
         store.warnings.extend(report.notes)
-    print(report.describe(path))
-    return 0
+    return report
 
 
 def memory_agent(repo: str) -> str:
