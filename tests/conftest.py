@@ -87,6 +87,19 @@ def localhub(tmp_path: Path):  # type: ignore[no-untyped-def]
         pytest.fail(report, pytrace=False)
 
 
+@pytest.fixture
+def served(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """`memrepo serve --local` (localhub, Redis, the receiver and a worker) as a child process,
+    its data in this test's folder, stopped after the test."""
+    from bot.serve.child import LocalStack
+
+    stack = LocalStack(tmp_path / "data")
+    try:
+        yield stack
+    finally:
+        stack.stop()
+
+
 def operator_headers(server) -> dict[str, str]:  # type: ignore[no-untyped-def]
     """The `Authorization` header with `server`'s operator credential (its data folder's
     `operator-token`), which localhub asks for before it mints a token for an existing account."""

@@ -19,7 +19,6 @@ from bot.serve.child import LocalStack
 from tests.conftest import git
 from tests.memory_forge import FAST, as_dreamer, dream_body
 from tests.test_follow import Follow, converged, forge_main, harness_commit, note
-from tests.test_serve import served  # noqa: F401 (a fixture: serve --local for one test)
 from tests.waiting import wait_until
 
 MERGE_TIMEOUT = 45.0
@@ -27,7 +26,7 @@ FACTS = "reference/facts.md"
 FACTS_TEXT = "---\ndescription: Facts about the person.\n---\n# Facts\n\n- lives in Berlin\n"
 
 
-def open_dream(served: LocalStack, token: str, clone: Path) -> int:  # noqa: F811 (the fixture)
+def open_dream(served: LocalStack, token: str, clone: Path) -> int:
     """A dream's pull request with one valid change, as a teammate's dreamer opens it: its number."""
     base = git(clone, "rev-parse", "HEAD").strip()
     dream_id = "20260314T090001Z-00000001"
@@ -45,7 +44,7 @@ def open_dream(served: LocalStack, token: str, clone: Path) -> int:  # noqa: F81
     return pull.number
 
 
-def test_a_merged_dream_reaches_the_folder_through_the_event_stream(served: LocalStack, tmp_path: Path) -> None:  # noqa: F811
+def test_a_merged_dream_reaches_the_folder_through_the_event_stream(served: LocalStack, tmp_path: Path) -> None:
     token = requests.post(f"{served.web}/_localhub/tokens", json={"login": "alice"}, timeout=10).json()["token"]
     github.Github(auth=github.Auth.Token(token), base_url=served.api, retry=None).get_user().create_repo("memory")
     url = served.web.replace("http://", f"http://x-access-token:{token}@") + "/alice/memory.git"

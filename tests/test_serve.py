@@ -15,7 +15,6 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -41,13 +40,6 @@ FACTS_TEXT = "---\ndescription: Facts about the person.\n---\n# Facts\n\n- lives
 
 
 # ------------------------------------------------------------------------------ helpers
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[LocalStack]:
-    s = LocalStack(tmp_path / "data")
-    try:
-        yield s
-    finally:
-        s.stop()
 
 
 def _events(url: str, token: str, found: queue.Queue[dict], stop: threading.Event) -> None:
