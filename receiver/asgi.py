@@ -40,7 +40,7 @@ from bot.settings import Settings
 from receiver.streams.endpoint import AccessCheck, EventStreams, Receive, Scope, Send
 from receiver.streams.fanout import DEFAULT_BUFFER, Fanout
 
-log = logging.getLogger("memrepo.webhooks")
+log = logging.getLogger("memrepo.receiver")
 
 # Stream paths, matched whole (fullmatch: a `$` would take "/events\n", from "/events%0A").
 EVENTS_PATH = re.compile(r"/v1/repos/([^/]+)/([^/]+)/events/?")

@@ -24,7 +24,7 @@ from bot.queue import connect
 from bot.settings import Settings
 from receiver.intake.context import EXTENSION, Context, answer
 
-log = logging.getLogger("memrepo.webhooks")
+log = logging.getLogger("memrepo.receiver")
 
 RETRY_AFTER_SECONDS = 5
 

@@ -29,7 +29,7 @@ from receiver.intake.context import answer, context
 from receiver.intake.payload import PayloadError, parse_payload
 from receiver.intake.routing import Action, BadPayload, Integrate, IntegrateCommit, PublishHead, Reconcile, route
 
-log = logging.getLogger("memrepo.webhooks")
+log = logging.getLogger("memrepo.receiver")
 
 bp = Blueprint("github", __name__)
 

@@ -47,7 +47,7 @@ from bot.notify import texts
 from bot.settings import Settings, is_repo_name
 from receiver.streams.fanout import END, Fanout, Subscriber, format_event
 
-log = logging.getLogger("memrepo.webhooks.events")
+log = logging.getLogger("memrepo.receiver.streams")
 
 RETRY_MS = 3000  # how long EventSource clients wait before reconnecting
 RETRY_AFTER_SECONDS = 5
