@@ -95,9 +95,9 @@ class Follower:
             heartbeat = threading.Thread(target=self._beat, args=(folder, record), name="memrepo-follow-heartbeat",
                                          daemon=True)
             heartbeat.start()
-            if self.events:
-                self.subscriber = HeadSubscriber(self.root, self.events, "", syncer=self.announced).start()
-            try:
+            try:  # a subscriber that cannot start still stops the heartbeat and takes the record out
+                if self.events:
+                    self.subscriber = HeadSubscriber(self.root, self.events, "", syncer=self.announced).start()
                 self._loop()
             finally:
                 self._stop.set()
