@@ -285,7 +285,8 @@ def test_follow_polls_the_forge_and_pushes_as_the_harness_commits(localhub, tmp_
         theirs = teammate_push(clone, PERSONA, note("From the forge."), "teammate: persona")
         wait_until(lambda: folder.head_sha() == theirs, WAIT, follow.output)
         assert (folder.root / PERSONA).read_text() == note("From the forge.")
-        assert follow.said("fast-forwarded main by 1 commit")
+        # the follower says what it did once the pass is over, a moment after the ref moved
+        wait_until(lambda: follow.said("fast-forwarded main by 1 commit"), WAIT, follow.output)
 
         mine = harness_commit(folder.root, HUMAN, note("Likes tea."), "harness: tea")
         wait_until(lambda: forge_main(url) == mine, WAIT, follow.output)

@@ -65,7 +65,7 @@ def test_a_merged_dream_reaches_the_folder_through_the_event_stream(served: Loca
         assert (folder.root / FACTS).read_text() == FACTS_TEXT
         # the file is on disk a moment before the follower's pass ends (the ref moves last)
         wait_until(lambda: converged(folder.root, url), MERGE_TIMEOUT, follow.output)
-        assert follow.said("fast-forwarded main by")
+        wait_until(lambda: follow.said("fast-forwarded main by"), MERGE_TIMEOUT, follow.output)
 
         mine = harness_commit(folder.root, "reference/mine.md", note("Mine."), "harness: mine")
         wait_until(lambda: forge_main(url) == mine, 20, follow.output)
