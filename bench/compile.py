@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pygit2
 
-from bot.memfs.prompt import PromptCompiler
+from bot.memfs.prompt.compiler import PromptCompiler
 
 CORE_BLOCKS = 40
 CORE_BYTES = 64 * 1024 - 1024  # stays under the default core_chars limit of 65,536

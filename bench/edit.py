@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.memfs.create import init_repository
-from bot.memfs.tool import MemoryTool
+from bot.memfs.tool.memory_tool import MemoryTool
 
 SYSTEM_BLOCKS = 40
 EXTERNAL_FILES = 500

@@ -3,7 +3,7 @@
 Builds a memory repository with 10,000 commits on main's first-parent history (every tenth a
 merge of a side-branch commit, a few with clocks running backwards, 50 markdown files edited in
 turn) with `git fast-import` in a temporary folder, then measures in this process:
-  at_file     bot.memfs.history.at(repo, when, path): one file as it was (opening the
+  at_file     bot.memfs.history.travel.at(repo, when, path): one file as it was (opening the
               repository included), at random moments, with the first-parent index warm
   at_tree     the same without a path: the listing of every file with its description
   cold        the first call, which builds the index under .git/memrepo
@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.memfs.create import init_repository
-from bot.memfs.history import at
+from bot.memfs.history.travel import at
 from bot.provenance.why import why
 
 COMMITS = 10_000

@@ -51,7 +51,7 @@ from bot.contracts import LABEL_DREAM
 from bot.forge.client import ForgeClient, NewPullRequest, RetryPolicy, TokenCredentials
 from bot.memfs import sync
 from bot.memfs.create import init_repository
-from bot.memfs.prompt import PromptCompiler
+from bot.memfs.prompt.compiler import PromptCompiler
 from bot.notify.events import HeadEvent
 from bot.notify.follower import HeadSubscriber, parse_sse, shutdown_response
 from bot.serve.child import LocalStack

@@ -52,9 +52,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.config import DEFAULT_POLICY
-from bot.memfs.compile import compile_memory
-from bot.memfs.repo import MemoryRepo
-from bot.memfs.tool import MemoryTool
+from bot.memfs.prompt.compile import compile_memory
+from bot.memfs.store.repo import MemoryRepo
+from bot.memfs.tool.memory_tool import MemoryTool
 from bot.palace.web import create_app
 from bot.provenance.why import why
 

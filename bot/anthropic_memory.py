@@ -18,7 +18,7 @@ for any other harness: protected paths and large edits become pull requests, a t
 external content is never committed to `main`, and a refusal changes nothing. A refusal is
 raised as the SDK's `ToolError`, which the tool runner sends back as a result with
 `is_error: true` carrying memrepo's message. `/memories/...` paths name files of the memory
-repository (`/memories/system/human.md` is `system/human.md`), as bot/memfs/calls.py reads them.
+repository (`/memories/system/human.md` is `system/human.md`), as bot/memfs/tool/calls.py reads them.
 
 A call that did what it was asked answers in the text the SDK's own file-backed memory tool
 gives (Claude's memory tool is trained on it), followed by memrepo's line about the commit;
@@ -50,8 +50,7 @@ try:
 except ImportError as exc:  # the SDK is an optional extra
     raise ImportError(messages.ANTHROPIC_SDK_MISSING.format(problem=exc), name="anthropic") from None
 
-from bot.memfs.repo import MemoryRepo
-from bot.memfs.tool import ToolResult
+from bot.memfs import MemoryRepo, ToolResult
 
 __all__ = ["AnthropicMemoryTool", "AsyncAnthropicMemoryTool", "MemorySession", "ToolError"]
 

@@ -32,10 +32,7 @@ from bot.backoff import Backoff, poll
 from bot.contracts import LABEL_AGENT_EDIT, LABEL_DREAM, LABEL_NEEDS_REVIEW
 from bot.errors import MemrepoError
 from bot.identity import INTEGRATOR
-from bot.memfs import history, sync
-from bot.memfs.create import init_repository
-from bot.memfs.layout import V1, V2, is_index
-from bot.memfs.repo import MemoryRepo
+from bot.memfs import V1, V2, MemoryRepo, at, init_repository, is_index, sync
 from bot.notify import texts
 from bot.notify.follower import forge_token
 from bot.provenance import why as provenance
@@ -466,7 +463,7 @@ def _why_and_at(cast: Cast, n: Narrator, dream: dict[str, Any], sam_line: str, b
 
         when = datetime.fromtimestamp(before["time"], UTC)
         n.say(messages.DEMO_COMMAND.format(command=f"memrepo at {when.isoformat()} {cast.persona}"))
-        then = history.at(root, when, cast.persona)
+        then = at(root, when, cast.persona)
         n.show(then["text"])
         now = (ada.repo.read(cast.persona) or b"").decode()
         n.check(then["commit"] == before["sha"] and "British English" not in then["text"]

@@ -1,4 +1,4 @@
-"""An advisory `flock` on a file, written once: the clone's writers (bot/memfs/repo.py), one
+"""An advisory `flock` on a file, written once: the clone's writers (bot/memfs/store/repo.py), one
 follower per clone (bot/follow/marker.py), and one process at a time in a folder several
 processes of one machine use (the integrator's mirror of a memory, the receiver's clone for
 the palace). The lock is let go when its holder leaves the block or dies.

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import pytest
 
 from bot.memfs.create import init_repository
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from bot.transcript.model import parse_time
 
 PERSON_NAME = "Pat Person"

@@ -32,8 +32,8 @@ from bot.dream.runner import run_dream
 from bot.forge.client import ForgeClient, TokenCredentials
 from bot.memfs import sync
 from bot.memfs.create import init_repository
-from bot.memfs.repo import MemoryRepo
-from bot.memfs.tool import MemoryTool
+from bot.memfs.store.repo import MemoryRepo
+from bot.memfs.tool.memory_tool import MemoryTool
 from bot.transcript import TranscriptStore
 from localhub.server import LocalhubServer
 from tests.conftest import FORGE_ENV, PERSON_EMAIL, PERSON_NAME, StoreClock, git, localhub_token

@@ -15,10 +15,10 @@ import pytest
 
 from bot.agent import AgentSession
 from bot.mcp.writes import Writes
-from bot.memfs import calls
-from bot.memfs.calls import parse_call
-from bot.memfs.repo import MemoryRepo
-from bot.memfs.tool import MemoryTool
+from bot.memfs.store.repo import MemoryRepo
+from bot.memfs.tool import calls
+from bot.memfs.tool.calls import parse_call
+from bot.memfs.tool.memory_tool import MemoryTool
 from tests.conftest import run_cli
 
 HUMAN = "system/human.md"

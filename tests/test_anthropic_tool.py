@@ -24,7 +24,7 @@ from bot.agent import AgentSession
 from bot.agent.anthropic import AnthropicMemoryTool, AsyncAnthropicMemoryTool
 from bot.anthropic_memory import human_size, listing, snippet
 from bot.contracts import LABEL_AGENT_EDIT
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from tests.conftest import git
 from tests.test_dream_run import World, world  # noqa: F401  (the localhub fixture)
 

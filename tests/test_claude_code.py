@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from bot.transcript import TranscriptStore
 from tests.conftest import git, run_cli
 
@@ -77,7 +77,8 @@ def test_nothing_moved_imports_no_compiler(memory: MemoryRepo) -> None:
              "from bot.claude_code import hook; code = hook.run('prompt', sys.argv[1]); "
              "print(code, sorted(m for m in sys.modules if m.startswith(('bot.', 'pygit2', 'git', 'yaml'))))")
     done = subprocess.run([sys.executable, "-c", probe, str(memory.root)], capture_output=True, text=True)
-    assert done.stdout.split("\n")[0] == "0 ['bot.claude_code', 'bot.claude_code.hook', 'bot.memfs', 'bot.memfs.refs']"
+    loaded = "0 ['bot.claude_code', 'bot.claude_code.hook', 'bot.memfs', 'bot.memfs.store', 'bot.memfs.store.refs']"
+    assert done.stdout.split("\n")[0] == loaded
 
 
 def test_a_hook_problem_is_said_and_never_blocks_the_prompt(tmp_path: Path) -> None:

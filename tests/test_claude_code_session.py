@@ -17,7 +17,7 @@ from bot.claude_code import auto_memory, hook, transcript, turn_end
 from bot.contracts import LABEL_UNTRUSTED
 from bot.errors import MemrepoError
 from bot.mcp.server import MemoryServer, Options
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from bot.transcript import TranscriptStore
 from bot.transcript.model import build
 from tests.conftest import git

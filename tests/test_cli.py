@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bot import __version__, cli, messages
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync import set_remote
 from tests.conftest import PERSON_EMAIL, PERSON_NAME, git
 from tests.conftest import run_cli as run

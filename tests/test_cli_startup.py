@@ -16,7 +16,7 @@ import pytest
 
 import bot.commands
 from bot import cli
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from tests.conftest import run_cli
 
 # What `memrepo --help` used to pay for: the forge client, Redis and rq, the web stack, git,
@@ -51,7 +51,8 @@ def loaded(modules: list[str], roots: tuple[str, ...]) -> list[str]:
 # only the policy's protected paths), and the forge, transcripts, dreams, pull requests, web
 # stack and MCP above the write path.
 NOT_FOR_A_TOOL_CALL = ("git", "gitdb", "github", "redis", "rq", "flask", "werkzeug", "jinja2", "requests", "mcp",
-                       "jsonschema", "tqdm", "secrets", "logging", "bot.memfs.resolve", "bot.integrator", "bot.dream",
+                       "jsonschema", "tqdm", "secrets", "logging", "bot.memfs.merge.markdown", "bot.integrator",
+                       "bot.dream",
                        "bot.transcript", "bot.forge", "bot.serve", "bot.palace", "bot.provenance", "bot.mcp",
                        "bot.notify", "bot.pullrequest", "receiver")
 
@@ -85,7 +86,7 @@ def test_the_pre_commit_check_imports_only_what_it_reads(memory: MemoryRepo) -> 
     """`memrepo validate --staged` runs before every commit a person makes: it reads the index
     and HEAD, it writes nothing, syncs nothing and names no author."""
     modules = modules_after(["validate", "--staged", "--quiet", "--repo", str(memory.root)])
-    assert "bot.memfs.checks" in modules
+    assert "bot.memfs.store.checks" in modules
     assert loaded(modules, (*NOT_FOR_A_TOOL_CALL, "bot.identity", "bot.agent", "bot.memfs.sync")) == []
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from bot.memfs import sync
 from bot.memfs.create import init_repository
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from tests.conftest import git, localhub_token, run_cli
 
 

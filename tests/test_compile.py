@@ -10,7 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.config import Limits
-from bot.memfs.compile import (
+from bot.memfs.format.document import try_parse
+from bot.memfs.format.validate import decode
+from bot.memfs.prompt.compile import (
     Entry,
     compile_memory,
     compile_prompt,
@@ -18,8 +20,6 @@ from bot.memfs.compile import (
     read_document,
     trim_blank_lines,
 )
-from bot.memfs.document import try_parse
-from bot.memfs.validate import decode
 
 
 def doc(description: str, body: str = "") -> bytes:

@@ -14,7 +14,7 @@ import pytest
 
 from bot import identity
 from bot.memfs import sync
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 
 WRITERS = 4
 EDITS = 50
@@ -52,7 +52,7 @@ def _writer(root: str, writer: int, mode: str, edits: int, barrier: object, resu
         repo = MemoryRepo.open(root)
         tool = None
         if mode == "tool":
-            from bot.memfs.tool import MemoryTool
+            from bot.memfs.tool.memory_tool import MemoryTool
 
             tool = MemoryTool(root, agent_id=f"w{writer}")
         barrier.wait()

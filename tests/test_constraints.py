@@ -9,8 +9,8 @@ from dataclasses import replace
 import pytest
 
 from bot.config import Limits
-from bot.memfs import constraints
-from bot.memfs.constraints import DEFAULTS, Constraints, ConstraintsError, glob_regex, in_force, parse
+from bot.memfs.format import constraints
+from bot.memfs.format.constraints import DEFAULTS, Constraints, ConstraintsError, glob_regex, in_force, parse
 
 LIMIT = ".memfs.config.json"
 

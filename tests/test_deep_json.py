@@ -21,7 +21,7 @@ from bot.dream.cursor import CursorError, parse_cursor
 from bot.dream.state import parse_state
 from bot.dream.strategies.llm import parse_answer
 from bot.errors import MemrepoError
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from bot.notify.events import HeadEvent
 from bot.transcript import TranscriptStore
 from tests.conftest import run_cli

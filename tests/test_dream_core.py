@@ -26,7 +26,7 @@ from bot.dream.strategies import DreamInput
 from bot.dream.strategies.verbatim import VerbatimStrategy, empty_part, plan, quote
 from bot.dream.triggers import TriggerState, after, decide
 from bot.errors import MemrepoError
-from bot.memfs import document, validate
+from bot.memfs.format import document, validate
 from bot.pullrequest.provenance import (
     EDIT_STRATEGY,
     EDIT_TRIGGER,
@@ -428,7 +428,7 @@ def test_pr_body_quotes_messages_inertly_and_ends_with_the_block() -> None:
 # -------------------------------------------------------------------------- verbatim
 def files_after(proposal_calls, files: dict[str, str]) -> dict[str, str]:  # type: ignore[no-untyped-def]
     """Apply the planned calls the way the memory tool would (create / insert at the end)."""
-    from bot.memfs import edits
+    from bot.memfs.tool import edits
 
     out = dict(files)
     for proposed in proposal_calls:

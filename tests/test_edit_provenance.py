@@ -12,7 +12,7 @@ import pytest
 from bot.agent import AgentSession
 from bot.contracts import AGENT_ID, CONVERSATION_ID, TRANSCRIPT_RANGE
 from bot.memfs.create import init_repository
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from bot.provenance.why import render_why, why
 from bot.trailers import trailer_map
 from bot.transcript import TranscriptStore

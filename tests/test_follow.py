@@ -25,7 +25,7 @@ from bot.follow import decide, marker
 from bot.follow.decide import State
 from bot.memfs import sync
 from bot.memfs.create import init_repository
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from tests.conftest import git, localhub_token, run_cli
 from tests.waiting import wait_until
 

@@ -1,4 +1,4 @@
-"""The git command's view of a commit (bot/memfs/git_command.py) is MemoryRepo's: the same
+"""The git command's view of a commit (bot/memfs/store/git_command.py) is MemoryRepo's: the same
 paths and blobs, so a hook's compile is `memrepo compile`'s."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from bot.errors import MemrepoError
-from bot.memfs.git_command import CommandSnapshot
-from bot.memfs.prompt import PromptCompiler
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.prompt.compiler import PromptCompiler
+from bot.memfs.store.git_command import CommandSnapshot
+from bot.memfs.store.repo import MemoryRepo
 from tests.conftest import git
 
 

@@ -14,9 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.memfs import timeline
 from bot.memfs.create import init_repository
-from bot.memfs.history import (
+from bot.memfs.history.travel import (
     EXIT_BAD_DATE,
     EXIT_BEFORE_HISTORY,
     EXIT_NOT_IN_MEMORY,
@@ -25,8 +24,9 @@ from bot.memfs.history import (
     at,
     compile_at,
     parse_when,
+    timeline,
 )
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from tests.conftest import git, run_cli
 
 T0 = datetime(2024, 5, 6, 12, 0, 0, tzinfo=UTC)

@@ -22,7 +22,7 @@ from bot import identity, messages
 from bot.contracts import dream_id_of_branch, is_dream_id
 from bot.errors import MemrepoError
 from bot.mcp.server import MemoryServer, Options
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from bot.notify.events import HeadEvent
 from bot.pullrequest.provenance import Change, Provenance, TranscriptRange, from_data
 from bot.pullrequest.target import forge_target

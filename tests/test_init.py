@@ -16,7 +16,8 @@ import yaml
 from bot import config, messages
 from bot.config import DEFAULT_POLICY, Policy, parse_policy
 from bot.errors import MemrepoError
-from bot.memfs import create, document, validate
+from bot.memfs import create
+from bot.memfs.format import document, validate
 from bot.templating import templates_root
 from tests.conftest import PERSON_EMAIL, git
 from tests.conftest import run_cli as run

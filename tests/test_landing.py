@@ -1,4 +1,4 @@
-"""The landing index (bot/memfs/timeline.py): where each commit main contains landed on main's
+"""The landing index (bot/memfs/history/timeline.py): where each commit main contains landed on main's
 first-parent chain, which `memrepo why` asks of every line's commit. Its answers must be those
 of the definition (`definition` below, a binary search of ancestry checks): on small graphs by
 table, on random graphs against a naive reading of the definition, and on real git histories
@@ -16,10 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.memfs import timeline
 from bot.memfs.create import init_repository
-from bot.memfs.history import main_landings, main_ref, main_timeline
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.history.travel import main_landings, main_ref, main_timeline, timeline
+from bot.memfs.store.repo import MemoryRepo
 from tests.conftest import git
 
 

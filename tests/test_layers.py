@@ -1,7 +1,8 @@
 """The layers docs/architecture.md §2 promises, read from the source: every import in bot/ and receiver/,
 those inside functions included, so a lazy import cannot slip past.
 
-- the memory core (bot.memfs) and the transcripts (bot.transcript) know nothing above them;
+- the memory core (bot.memfs) and the transcripts (bot.transcript) know nothing above them, and
+  the rest of memrepo enters the memory core by its front door;
 - the forge client, and localhub (the forge on this machine), know no policy and no memory;
 - the pull-request package sits below the writers: it imports no dream, agent, integrator or
   anything else above it but the forge client;
@@ -146,12 +147,12 @@ def offenders(prefix: str, forbidden: tuple[str, ...]) -> list[str]:
 def test_the_reader_sees_lazy_and_relative_imports(tmp_path: Path) -> None:
     """The rules below are only as good as the reader: it must see an import inside a function
     and a relative one."""
-    source = tmp_path / "sync.py"
-    source.write_text("import os\nfrom . import repo\nfrom ..config import Policy\n\n"
+    source = tmp_path / "checks.py"
+    source.write_text("import os\nfrom . import repo\nfrom ...config import Policy\n\n"
                       "def later():\n    from bot.forge.client import ForgeClient\n    import github\n")
-    assert set(_imported("bot.memfs.sync", source)) == {"os", "bot.memfs.repo", "bot.config", "bot.forge.client",
-                                                         "github"}
-    assert "bot.memfs.repo" in imports()["bot.memfs.sync.push"]
+    assert set(_imported("bot.memfs.store.checks", source)) == {"os", "bot.memfs.store.repo", "bot.config",
+                                                                 "bot.forge.client", "github"}
+    assert "bot.memfs.store.repo" in imports()["bot.memfs.sync.push"]
 
 
 @pytest.mark.parametrize("core", ["bot.memfs", "bot.transcript"])
@@ -185,6 +186,16 @@ def test_the_pull_request_package_is_below_the_writers() -> None:
 def test_the_webhook_receiver_does_no_git_and_calls_no_github(module: str) -> None:
     reached = loaded_with(module)
     assert sorted(m for m in reached if within(m, GIT + GITHUB)) == []
+
+
+def test_the_rest_of_memrepo_enters_the_memory_core_by_its_front_door() -> None:
+    """bot/memfs is a folder per concern behind one door (its `__init__`) and sync's own
+    (`bot/memfs/sync/__init__`): what stands behind them can move without the rest noticing."""
+    doors = ("bot.memfs", "bot.memfs.sync")
+    past_the_door = sorted(f"{source} imports {target}" for source, targets in imports().items()
+                           if not within(source, ("bot.memfs",)) for target in targets
+                           if within(target, ("bot.memfs",)) and target not in doors)
+    assert past_the_door == []
 
 
 def test_no_two_packages_import_each_other() -> None:

@@ -11,12 +11,12 @@ import pytest
 
 from bot.config import Limits, parse_policy
 from bot.errors import MemrepoError
-from bot.memfs import format_messages as say
-from bot.memfs.compile import compile_memory
 from bot.memfs.create import init_repository
-from bot.memfs.prompt import PromptCompiler
-from bot.memfs.repo import MemoryRepo
-from bot.memfs.tool import MemoryTool
+from bot.memfs.format import texts as say
+from bot.memfs.prompt.compile import compile_memory
+from bot.memfs.prompt.compiler import PromptCompiler
+from bot.memfs.store.repo import MemoryRepo
+from bot.memfs.tool.memory_tool import MemoryTool
 from tests.conftest import git, memory_on_localhub
 from tests.conftest import run_cli as run
 

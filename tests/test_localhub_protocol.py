@@ -123,7 +123,7 @@ def test_failures_are_not_kept_and_answers_expire() -> None:
 
 
 def test_agents_fetching_the_same_move_start_one_upload_pack(localhub, tmp_path: Path, monkeypatch) -> None:
-    from bot.memfs.repo import MemoryRepo
+    from bot.memfs.store.repo import MemoryRepo
     from bot.memfs.sync import transport
     from tests.conftest import localhub_token
 

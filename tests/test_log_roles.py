@@ -18,7 +18,7 @@ import requests
 from bot import identity
 from bot.forge.client import AppCredentials, ForgeClient, NewPullRequest, TokenCredentials
 from bot.identity import commit_role
-from bot.memfs.tool import MemoryTool
+from bot.memfs.tool.memory_tool import MemoryTool
 from tests.conftest import (
     PERSON_EMAIL,
     PERSON_NAME,
@@ -271,7 +271,7 @@ def test_serve_local_gives_the_integrator_the_account_log_knows() -> None:
 def test_why_and_at_give_the_same_roles_as_the_log(world: World, history: dict[str, str]) -> None:
     from datetime import UTC, datetime
 
-    from bot.memfs.history import at
+    from bot.memfs.history.travel import at
     from bot.provenance.why import why
 
     report = why(world.memory.root, "conversations/c1/2026-03.md", 1, forge=False, transcripts=False)

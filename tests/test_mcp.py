@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 from bot.errors import MemrepoError
 from bot.mcp import arguments, catalog
 from bot.mcp.server import MemoryServer, Options
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from bot.transcript import TranscriptStore, documents
 from tests.conftest import git, run_cli
 

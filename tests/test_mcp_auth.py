@@ -16,7 +16,7 @@ from bot import messages
 from bot.bearer import is_loopback
 from bot.errors import MemrepoError
 from bot.mcp.transports import require_token
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from bot.palace import gate
 from tests.conftest import run_cli
 from tests.test_mcp_transports import TIMEOUT, HttpServer, command

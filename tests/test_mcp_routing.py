@@ -17,7 +17,7 @@ from mcp import Client
 
 from bot.contracts import LABEL_AGENT_EDIT, LABEL_UNTRUSTED
 from bot.mcp.server import MemoryServer, Options
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from bot.transcript import TranscriptStore
 from tests.conftest import git, run_cli
 from tests.test_agent_session import FAST, HUMAN, MAIL, PERSONA, World, world  # noqa: F401 (a fixture)

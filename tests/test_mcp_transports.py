@@ -24,7 +24,7 @@ from mcp.client.stdio import stdio_client
 
 from bot import cli
 from bot.mcp.catalog import CORE_MEMORY_URI as URI
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from tests.conftest import git, run_cli
 
 TIMEOUT = 20

@@ -17,13 +17,13 @@ from mcp import Client
 from bot.agent import AgentSession
 from bot.agent.memgpt import paged
 from bot.errors import MemrepoError
-from bot.memfs import archival, layout
-from bot.memfs import format_messages as say
-from bot.memfs.calls import parse_call
-from bot.memfs.checks import memory_layout
 from bot.memfs.create import init_repository
-from bot.memfs.repo import MemoryRepo
-from bot.memfs.tool import MemoryTool
+from bot.memfs.format import archival, layout
+from bot.memfs.format import texts as say
+from bot.memfs.store.checks import memory_layout
+from bot.memfs.store.repo import MemoryRepo
+from bot.memfs.tool.calls import parse_call
+from bot.memfs.tool.memory_tool import MemoryTool
 from bot.transcript import TranscriptStore
 from tests.conftest import StoreClock, git, run_cli
 from tests.test_mcp import serve, text

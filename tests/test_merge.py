@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.memfs.merge import merge3
+from bot.memfs.merge.lines import merge3
 
 BASE = "---\ndescription: notes\n---\nalpha\nbeta\ngamma\n"
 

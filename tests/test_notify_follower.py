@@ -18,8 +18,8 @@ from bot import identity
 from bot.errors import MemrepoError
 from bot.memfs import sync
 from bot.memfs.create import init_repository
-from bot.memfs.prompt import PromptCompiler
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.prompt.compiler import PromptCompiler
+from bot.memfs.store.repo import MemoryRepo
 from bot.notify.events import HeadEvent
 from bot.notify.follower import HeadSubscriber, SSEDecoder, SSEMessage, backoff_delay, parse_sse, repo_of_url
 from bot.notify.publisher import publish_head

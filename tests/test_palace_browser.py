@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import pytest
 
-from bot.memfs.tool import MemoryTool
+from bot.memfs.tool.memory_tool import MemoryTool
 from tests.browser import Browser, Node, colours, parse
 from tests.palace_world import HUMAN, RECORD, TEAM, PalaceProcess, World, world
 from tests.waiting import wait_until

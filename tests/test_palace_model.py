@@ -12,7 +12,7 @@ import pytest
 
 from bot.config import Limits
 from bot.errors import MemrepoError
-from bot.memfs.compile import compile_memory, read_document, render_tree
+from bot.memfs.prompt.compile import compile_memory, read_document, render_tree
 from bot.palace import gate, model
 from bot.palace.model import LogFilter, PalaceInputError
 
@@ -213,7 +213,7 @@ def _tree_files(count: int, folders: int) -> dict[str, tuple[str, int]]:
 @pytest.mark.parametrize(("count", "folders"), [(0, 1), (1, 1), (12, 3), (40, 7)])
 def test_the_tree_marks_what_the_prompt_lists(limits: Limits, count: int, folders: int) -> None:
     files = _tree_files(count, folders)
-    from bot.memfs.compile import Entry
+    from bot.memfs.prompt.compile import Entry
 
     entries = {p: Entry(d) for p, (d, _) in files.items()}
     lines = render_tree(list(files), entries, limits, "$MEMORY_DIR")

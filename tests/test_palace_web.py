@@ -17,8 +17,8 @@ import pytest
 from flask import Flask, Response
 
 from bot import messages
-from bot.memfs.repo import MemoryRepo
-from bot.memfs.tool import MemoryTool
+from bot.memfs.store.repo import MemoryRepo
+from bot.memfs.tool.memory_tool import MemoryTool
 from bot.palace import web
 from bot.palace.source import Palace
 from bot.provenance import why as why_module

@@ -10,7 +10,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from bot.errors import MemrepoError
-from bot.memfs.patch import FileOp, Hunk, PatchError, apply_patch, parse_patch
+from bot.memfs.tool.patch import FileOp, Hunk, PatchError, apply_patch, parse_patch
 
 SECTION = "'*** Add File:', '*** Update File:', '*** Delete File:' or '*** End Patch'"
 HUNK_LINE = "a hunk line (' ' context, '-' removed, '+' added), an '@@' line or a '***' line"

@@ -15,7 +15,7 @@ import pygit2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.memfs.paths import path_problem
+from bot.memfs.format.paths import path_problem
 
 PIECES = st.sampled_from([
     "a", "B", "x1", ".", "..", "git", "GIT", "Git", "gIT", "~", "~1", "1", "4", " ", "-", "_", "md", "txt",

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from bot.config import CONFIG_PATH, protected_paths
 from bot.dream.cursor import CURSOR_DIR
 from bot.errors import MemrepoError
-from bot.memfs import constraints
-from bot.memfs import format_messages as say
-from bot.memfs.paths import (
+from bot.memfs.format import constraints
+from bot.memfs.format import texts as say
+from bot.memfs.format.paths import (
     MAX_PATH,
     MEMREPO_FILES,
     MEMREPO_FOLDER,

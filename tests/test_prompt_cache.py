@@ -10,9 +10,9 @@ import pytest
 
 from bot import cli
 from bot.errors import MemrepoError
-from bot.memfs import prompt
-from bot.memfs.prompt import PromptCompiler
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.prompt import compiler as prompt
+from bot.memfs.prompt.compiler import PromptCompiler
+from bot.memfs.store.repo import MemoryRepo
 from tests.conftest import git
 
 PERSONA = "---\ndescription: Who I am\n---\nI am Ada, a careful assistant.\n"

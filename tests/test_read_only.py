@@ -13,10 +13,10 @@ import pytest
 from bot import messages
 from bot.config import DEFAULT_POLICY
 from bot.errors import MemrepoError
-from bot.memfs import format_messages as say
-from bot.memfs import paths, validate
-from bot.memfs.repo import MemoryRepo
-from bot.memfs.tool import MemoryTool
+from bot.memfs.format import paths, validate
+from bot.memfs.format import texts as say
+from bot.memfs.store.repo import MemoryRepo
+from bot.memfs.tool.memory_tool import MemoryTool
 from tests.conftest import git
 from tests.conftest import run_cli as run
 from tests.test_init import commit, hook_env

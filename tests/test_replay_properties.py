@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from bot import identity
 from bot.memfs.create import init_repository
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync.replay import replay
 
 OWN = {"local": "reference/local.md", "remote": "reference/remote.md"}

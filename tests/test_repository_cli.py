@@ -10,7 +10,7 @@ import pytest
 
 from bot import cli, identity
 from bot.memfs import sync
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from tests.conftest import localhub_token, run_cli
 
 HUMAN = "---\ndescription: what I know about the person\n---\nName: Sam\n"

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from bot.config import DEFAULT_POLICY
 from bot.integrator.resolve import LLMResolver
-from bot.memfs.document import parse, render
-from bot.memfs.resolve import (
+from bot.memfs.format.document import parse, render
+from bot.memfs.format.validate import validate_file
+from bot.memfs.merge.markdown import (
     ConflictResolver,
     Resolution,
     ResolveRequest,
@@ -24,7 +25,6 @@ from bot.memfs.resolve import (
     resolve_markdown,
     resolve_tree,
 )
-from bot.memfs.validate import validate_file
 
 PATH = "reference/notes.md"
 

@@ -24,8 +24,8 @@ from bot.forge.client import ForgeClient, TokenCredentials
 from bot.integrator.context import Remote
 from bot.memfs import sync
 from bot.memfs.create import init_repository
-from bot.memfs.repo import MemoryRepo
-from bot.memfs.tool import MemoryTool
+from bot.memfs.store.repo import MemoryRepo
+from bot.memfs.tool.memory_tool import MemoryTool
 from bot.notify.events import HeadEvent
 from bot.notify.publisher import publish_head
 from bot.palace import gate

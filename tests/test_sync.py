@@ -15,7 +15,7 @@ import requests
 from bot import identity
 from bot.errors import MemrepoError
 from bot.memfs import sync
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync import transport
 from bot.memfs.sync.push import LAST_SYNC_KEY
 from tests.conftest import localhub_token

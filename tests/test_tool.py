@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bot import messages
-from bot.memfs.repo import MemoryRepo
-from bot.memfs.tool import MemoryTool
+from bot.memfs.store.repo import MemoryRepo
+from bot.memfs.tool.memory_tool import MemoryTool
 from tests.conftest import git
 
 HUMAN = "system/human.md"
@@ -331,7 +331,7 @@ def test_a_description_reads_back_as_the_text_given_whatever_yaml_would_make_of_
                                                                                     description: str) -> None:
     """Letta writes a v1 description bare; memrepo does too unless its own reader would then see
     no text (a comment, a boolean, a number, null), where it writes the text double-quoted."""
-    from bot.memfs.document import parse
+    from bot.memfs.format.document import parse
 
     meant = description[1:-1] if description.startswith("'") else description  # a YAML-quoted text's inside
     path = memory.root / "reference/x.md"

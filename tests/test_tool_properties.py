@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.config import DEFAULT_POLICY
-from bot.memfs import validate
 from bot.memfs.create import init_repository
-from bot.memfs.tool import MemoryTool
+from bot.memfs.format import validate
+from bot.memfs.tool.memory_tool import MemoryTool
 from tests.conftest import git
 
 PATHS = st.sampled_from([

@@ -9,7 +9,7 @@ import yaml
 
 from bot import messages
 from bot.config import DEFAULT_POLICY, Limits, Policy, load_yaml
-from bot.memfs.validate import (
+from bot.memfs.format.validate import (
     Problem,
     core_size,
     format_problems,

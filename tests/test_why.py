@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.memfs.blame import parse_line_porcelain
-from bot.memfs.history import EXIT_NOT_IN_MEMORY, PathNotInMemoryError
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.history.blame import parse_line_porcelain
+from bot.memfs.history.travel import EXIT_NOT_IN_MEMORY, PathNotInMemoryError
+from bot.memfs.store.repo import MemoryRepo
 from bot.provenance import evidence
 from bot.provenance.why import EXIT_NO_SUCH_LINE, NoSuchLineError, render_why, why
 from tests.conftest import PERSON_EMAIL, PERSON_NAME, git, run_cli

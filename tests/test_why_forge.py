@@ -18,7 +18,7 @@ from bot.forge.client import ForgeClient, NewPullRequest, RetryPolicy, TokenCred
 from bot.integrator.context import Remote
 from bot.integrator.workspace import Workspace
 from bot.memfs import sync
-from bot.memfs.resolve import ResolveRequest
+from bot.memfs.merge.markdown import ResolveRequest
 from bot.palace.source import Palace
 from bot.provenance.why import render_why, why
 from bot.transcript import Message, TranscriptStore

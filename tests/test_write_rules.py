@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from bot import messages
-from bot.memfs import checks
-from bot.memfs import format_messages as say
-from bot.memfs.paths import shown
-from bot.memfs.repo import MemoryRepo
-from bot.memfs.tool import MemoryTool
+from bot.memfs.format import texts as say
+from bot.memfs.format.paths import shown
+from bot.memfs.store import checks
+from bot.memfs.store.repo import MemoryRepo
+from bot.memfs.tool.memory_tool import MemoryTool
 from tests.conftest import git
 from tests.conftest import run_cli as run
 from tests.test_init import hook_env

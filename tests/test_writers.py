@@ -15,7 +15,7 @@ import pytest
 
 from bot import messages
 from bot.memfs import sync
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from tests import writers_work as work
 from tests.conftest import git, run_cli
 
@@ -64,7 +64,7 @@ def test_an_edit_set_aside_on_a_second_replay_is_not_reported_pushed(tmp_path: P
     replayed onto it cleanly), then, before that replay is pushed, by another writer's counter
     (the replayed commit now conflicts and is set aside). The edit is not on main, so its
     result must not say it was pushed."""
-    from bot.memfs.tool import MemoryTool
+    from bot.memfs.tool.memory_tool import MemoryTool
     from bot.transcript import TranscriptStore
 
     push_module = importlib.import_module("bot.memfs.sync.push")  # the package's `push` is the function

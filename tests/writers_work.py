@@ -26,7 +26,7 @@ from typing import Any
 from bot import identity
 from bot.memfs import sync
 from bot.memfs.create import init_repository
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync import SetAside, SyncResult
 from tests.conftest import git
 

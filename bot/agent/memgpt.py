@@ -18,11 +18,8 @@ from typing import Any
 
 from bot.dates import search_range
 from bot.errors import MemrepoError
-from bot.memfs import archival, layout
-from bot.memfs import format_messages as say
-from bot.memfs.calls import SEARCH_PAGE_SIZE, Call
-from bot.memfs.checks import memory_layout
-from bot.memfs.repo import MemoryRepo
+from bot.memfs import SEARCH_PAGE_SIZE, Call, MemoryRepo, archival, layout, memory_layout
+from bot.memfs import format_texts as say
 from bot.transcript import documents
 from bot.transcript.model import KINDS
 

@@ -32,14 +32,8 @@ from bot.contracts import CONVERSATION_ID, EDIT_BRANCH_PREFIX, LABEL_AGENT_EDIT,
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, NewPullRequest, PullRequest
 from bot.forge.errors import ForgeError
-from bot.memfs.calls import Call
-from bot.memfs.checks import memory_layout
-from bot.memfs.layout import is_core
-from bot.memfs.repo import MemoryRepo
-from bot.memfs.sync import BRANCH, SetAside
-from bot.memfs.sync.replay import dismiss
-from bot.memfs.sync.transport import delete_branch
-from bot.memfs.tool import MemoryTool
+from bot.memfs import Call, MemoryRepo, MemoryTool, is_core, memory_layout
+from bot.memfs.sync import BRANCH, SetAside, delete_branch, dismiss
 from bot.pullrequest.branch import fetch_base, push_branch, worktree
 from bot.trailers import external_sources, trailer_map
 from bot.transcript.model import Message

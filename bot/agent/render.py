@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from bot import messages
 from bot.agent.routing import Route
 from bot.agent.turns import starts_turn
-from bot.memfs.layout import V1, is_core
+from bot.memfs import V1, is_core
 from bot.messages import to_the_second
 from bot.pullrequest.provenance import (
     EDIT_STRATEGY,

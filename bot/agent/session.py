@@ -51,12 +51,16 @@ from bot.dream.events import handle_event
 from bot.dream.strategies import Strategy
 from bot.errors import MemrepoError
 from bot.forge.client import RetryPolicy
-from bot.memfs import sync
-from bot.memfs.checks import memory_layout
-from bot.memfs.layout import V2
-from bot.memfs.prompt import CompiledPrompt, PromptCompiler
-from bot.memfs.repo import MemoryRepo
-from bot.memfs.tool import AGENT_NAME_KEY, configured_agent_id
+from bot.memfs import (
+    AGENT_NAME_KEY,
+    V2,
+    CompiledPrompt,
+    MemoryRepo,
+    PromptCompiler,
+    configured_agent_id,
+    memory_layout,
+    sync,
+)
 from bot.notify.events import HeadEvent
 from bot.notify.follower import HeadSubscriber
 from bot.transcript import TranscriptStore

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from bot.memfs.tool import ToolResult
+from bot.memfs import ToolResult
 
 
 @dataclass

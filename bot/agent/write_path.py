@@ -21,11 +21,17 @@ from bot.agent.routing import EditFacts, Route, changed_lines, route_edit
 from bot.agent.tool import EditResult
 from bot.contracts import TRANSCRIPT_RANGE
 from bot.errors import MemrepoError
-from bot.memfs import layout
-from bot.memfs.calls import SEARCH_COMMANDS, Call, named_command, parse_call
-from bot.memfs.checks import memory_layout
-from bot.memfs.repo import MemoryRepo
-from bot.memfs.tool import Committed, MemoryTool
+from bot.memfs import (
+    SEARCH_COMMANDS,
+    Call,
+    Committed,
+    MemoryRepo,
+    MemoryTool,
+    layout,
+    memory_layout,
+    named_command,
+    parse_call,
+)
 
 if TYPE_CHECKING:
     import logging

@@ -69,7 +69,7 @@ def after_write(root: Path, hook_input: Mapping[str, Any], env: Mapping[str, str
     """Route one Write or Edit that landed in the memory; the hook's output, if any."""
     from bot.agent import AgentSession
     from bot.claude_code.transcript import SessionTranscript
-    from bot.memfs.repo import MemoryRepo
+    from bot.memfs import MemoryRepo
 
     tool_input = hook_input.get("tool_input")
     path = inside(root, tool_input.get("file_path") if isinstance(tool_input, Mapping) else None)

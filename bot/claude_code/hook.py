@@ -12,7 +12,7 @@ reaches it at its next prompt. What a session saw is kept per session under the 
 folder (`.git/memrepo/claude-code/<session>.json`).
 
 A prompt where nothing moved is one read of the ref files and of that small file: no git
-process, no compile, and nothing imported beyond the standard library and bot.memfs.refs (the
+process, no compile, and nothing imported beyond the standard library and bot.memfs.store.refs (the
 compiler is imported only when it runs). Claude Code reads the hook's JSON on standard output;
 a problem is said on standard error with exit 1, which Claude Code shows without stopping the
 prompt.
@@ -88,8 +88,7 @@ def compiled(root: Path) -> tuple[str, str]:
     """(the core memory as `memrepo compile` prints it, the HEAD it was compiled at), read
     through the git command: a hook process compiles once, and importing pygit2 would cost it
     more than the compile."""
-    from bot.memfs.git_command import CommandSnapshot
-    from bot.memfs.prompt import PromptCompiler
+    from bot.memfs import CommandSnapshot, PromptCompiler
 
     result = PromptCompiler(root, repo=CommandSnapshot(root)).compile("")
     return result.text, result.head_sha

@@ -27,7 +27,7 @@ from bot.errors import MemrepoError
 from bot.transcript.model import Message
 
 if TYPE_CHECKING:
-    from bot.memfs.repo import MemoryRepo
+    from bot.memfs import MemoryRepo
 
 EVENT_OF_KIND = {"assistant": "step", "compaction": "compaction"}
 Spawn = Callable[[Path, str, list[str]], None]
@@ -39,7 +39,7 @@ def events_of(rows: Iterable[Message]) -> list[str]:
 
 
 def agent_of(repo: MemoryRepo) -> str:
-    from bot.memfs.tool import configured_agent_id
+    from bot.memfs import configured_agent_id
 
     agent = configured_agent_id(repo)
     if not agent:
@@ -49,7 +49,7 @@ def agent_of(repo: MemoryRepo) -> str:
 
 def after_turn(root: Path, hook_input: dict, spawn: Spawn | None = None) -> list[str]:
     """Import the session's transcript and hand the new trigger events on; the events."""
-    from bot.memfs.repo import MemoryRepo
+    from bot.memfs import MemoryRepo
     from bot.transcript import TranscriptStore
     from bot.transcript.claude_code_import import import_claude_code
 
@@ -95,7 +95,7 @@ def fire(root: Path, hook_input: dict) -> list[str]:
     """Handle the trigger events one after the other (the detached process); a line each that
     did something (a dream ran, or failed)."""
     from bot.dream.events import handle_event
-    from bot.memfs.repo import MemoryRepo
+    from bot.memfs import MemoryRepo
 
     session, events = hook_input.get("session_id"), hook_input.get("events")
     if not isinstance(session, str) or not isinstance(events, list):

@@ -7,7 +7,7 @@ import json
 
 from bot import messages
 from bot.dates import parse_when
-from bot.memfs.history import at
+from bot.memfs import at
 
 
 def register(sub: argparse._SubParsersAction) -> None:

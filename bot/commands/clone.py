@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bot.memfs.clone import clone_repository
+    from bot.memfs import clone_repository
     from bot.memfs.sync import redact, remote_url
 
     repo = clone_repository(args.url, args.directory, args.agent_id, args.agent_name)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bot import messages
 from bot.errors import MemrepoError
-from bot.memfs.compile import DEFAULT_MEMORY_DIR
+from bot.memfs import DEFAULT_MEMORY_DIR
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,9 +38,7 @@ def read_system_prompt(path: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bot.memfs.history import compile_at, parse_when
-    from bot.memfs.prompt import PromptCompiler
-    from bot.memfs.repo import MemoryRepo
+    from bot.memfs import MemoryRepo, PromptCompiler, compile_at, parse_when
 
     when = parse_when(args.at) if args.at is not None else None
     system_prompt = read_system_prompt(args.system_prompt) if args.system_prompt else ""

@@ -6,14 +6,14 @@ import argparse
 from pathlib import Path
 
 from bot import messages
-from bot.memfs.format_messages import DEMO_LAYOUT_HELP
+from bot.memfs import format_texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help=messages.DEMO_HELP, description=messages.DEMO_DESCRIPTION)
     p.add_argument("--keep", type=Path, metavar="DIR", help=messages.DEMO_KEEP_HELP)
     p.add_argument("--json", action="store_true", help=messages.DEMO_JSON_HELP)
-    p.add_argument("--layout", choices=("v1", "v2"), default="v1", help=DEMO_LAYOUT_HELP)
+    p.add_argument("--layout", choices=("v1", "v2"), default="v1", help=format_texts.DEMO_LAYOUT_HELP)
     p.set_defaults(func=run)
 
 

@@ -51,8 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.dream.events import handle_event
     from bot.dream.runner import only_conversation
     from bot.errors import MemrepoError
-    from bot.memfs.repo import MemoryRepo
-    from bot.memfs.tool import configured_agent_id
+    from bot.memfs import MemoryRepo, configured_agent_id
 
     repo = MemoryRepo.open(args.repo)
     agent = args.agent or configured_agent_id(repo)

@@ -6,7 +6,7 @@ import argparse
 
 from bot import messages
 from bot.errors import MemrepoError
-from bot.memfs.format_messages import INIT_LAYOUT_HELP
+from bot.memfs import format_texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,12 +16,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--remote", metavar="URL", help="connect it to this remote (see `repository set`)")
     p.add_argument("--agent-id", default="agent", metavar="ID", help="the agent that writes it")
     p.add_argument("--agent-name", metavar="NAME", help="the agent's display name in history")
-    p.add_argument("--layout", choices=("v1", "v2"), default="v1", help=INIT_LAYOUT_HELP)
+    p.add_argument("--layout", choices=("v1", "v2"), default="v1", help=format_texts.INIT_LAYOUT_HELP)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from bot.memfs.create import init_repository
+    from bot.memfs import init_repository
 
     repo = init_repository(args.directory, args.agent_id, args.agent_name, args.layout)
     print(messages.INIT_DONE.format(path=repo.root, agent_id=args.agent_id, commit=repo.head_sha()[:12]))

@@ -50,9 +50,7 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from bot.identity import writer
-    from bot.memfs import paths
-    from bot.memfs.history import iso
-    from bot.memfs.repo import MemoryRepo
+    from bot.memfs import MemoryRepo, iso, paths
 
     lo, hi = time_window(args.since, args.until)
     repo = MemoryRepo.open(args.repo)

@@ -11,7 +11,7 @@ import sys
 
 from bot import messages
 from bot.errors import MemrepoError
-from bot.memfs.compile import DEFAULT_MEMORY_DIR
+from bot.memfs import DEFAULT_MEMORY_DIR
 from bot.settings import AGENT_TOKEN, raw
 
 

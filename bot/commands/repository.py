@@ -34,24 +34,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_set(args: argparse.Namespace) -> int:
-    from bot.memfs import sync
-    from bot.memfs.repo import MemoryRepo
+    from bot.memfs import MemoryRepo, sync
 
     print(sync.set_remote(MemoryRepo.open(args.repo), args.url))
     return 0
 
 
 def run_unset(args: argparse.Namespace) -> int:
-    from bot.memfs import sync
-    from bot.memfs.repo import MemoryRepo
+    from bot.memfs import MemoryRepo, sync
 
     print(sync.unset_remote(MemoryRepo.open(args.repo)))
     return 0
 
 
 def run_sync(args: argparse.Namespace) -> int:
-    from bot.memfs import sync
-    from bot.memfs.repo import MemoryRepo
+    from bot.memfs import MemoryRepo, sync
 
     repo = MemoryRepo.open(args.repo)
     result = sync.sync(repo)
@@ -65,8 +62,7 @@ def run_sync(args: argparse.Namespace) -> int:
 
 def run_status(args: argparse.Namespace) -> int:
     from bot.follow import marker
-    from bot.memfs import sync
-    from bot.memfs.repo import MemoryRepo
+    from bot.memfs import MemoryRepo, sync
 
     repo = MemoryRepo.open(args.repo)
     state = sync.status(repo, fetch=args.fetch)

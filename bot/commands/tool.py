@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from bot.agent.write_path import WritePath
     from bot.contracts import AGENT_ID, CONVERSATION_ID, check_id
-    from bot.memfs.repo import MemoryRepo
+    from bot.memfs import MemoryRepo
 
     if args.conversation is not None:  # it becomes a trailer, read back by `memrepo why` and dreams
         check_id(args.conversation, "conversation_id")

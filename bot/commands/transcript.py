@@ -188,8 +188,7 @@ def import_harness(args: argparse.Namespace, run: Callable[[Any], Any]) -> Any:
 
 def memory_agent(repo: str) -> str:
     """The agent of the memory at `repo` (its memrepo.agentId); MemrepoError saying how to name one."""
-    from bot.memfs.repo import MemoryRepo
-    from bot.memfs.tool import configured_agent_id
+    from bot.memfs import MemoryRepo, configured_agent_id
 
     try:
         agent = configured_agent_id(MemoryRepo.open(repo))

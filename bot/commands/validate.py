@@ -21,9 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bot.memfs import checks
-    from bot.memfs.repo import MemoryRepo
-    from bot.memfs.validate import format_problems
+    from bot.memfs import MemoryRepo, checks, format_problems
 
     repo = MemoryRepo.open(args.repo)
     base = "HEAD"

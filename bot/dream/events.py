@@ -16,7 +16,7 @@ from bot.dream import triggers
 from bot.dream.runner import DreamResult, run_dream
 from bot.dream.state import TriggerStates
 from bot.file_lock import file_lock
-from bot.memfs.repo import MemoryRepo
+from bot.memfs import MemoryRepo
 
 
 @dataclass(frozen=True)

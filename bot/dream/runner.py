@@ -51,11 +51,8 @@ from bot.dream.strategies import DreamInput, Proposal, ProposedCall, Strategy, g
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, NewPullRequest, PullRequest, RetryPolicy
 from bot.forge.errors import ForgeError
-from bot.memfs import checks, validate
-from bot.memfs.repo import MemoryRepo
-from bot.memfs.sync import BRANCH, REMOTE, remote_url
-from bot.memfs.sync.transport import delete_branch
-from bot.memfs.tool import MemoryTool, ToolResult, configured_agent_id
+from bot.memfs import MemoryRepo, MemoryTool, ToolResult, checks, configured_agent_id, validate
+from bot.memfs.sync import BRANCH, REMOTE, delete_branch, remote_url
 from bot.pullrequest.branch import fetch_base, push_branch, worktree
 from bot.pullrequest.provenance import Change, Provenance, TranscriptRange
 from bot.pullrequest.target import forge_target, make_client

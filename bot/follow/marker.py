@@ -22,7 +22,7 @@ from typing import Any, Literal
 from bot.errors import MemrepoError
 from bot.file_lock import file_lock
 from bot.follow import texts
-from bot.memfs.repo import MemoryRepo
+from bot.memfs import MemoryRepo
 
 HEARTBEAT = 5.0  # seconds between two writes of the record
 STALE_AFTER = 6 * HEARTBEAT  # a record not written for this long belongs to no running follower

@@ -22,8 +22,7 @@ from bot.errors import MemrepoError
 from bot.follow import decide, marker, texts
 from bot.follow.decide import State
 from bot.follow.transcripts import Importer
-from bot.memfs import refs
-from bot.memfs.repo import MemoryRepo
+from bot.memfs import MemoryRepo, refs
 from bot.memfs.sync import redact, remote_url, sync
 from bot.notify.follower import HeadSubscriber
 

@@ -30,7 +30,7 @@ from bot.forge.client import ForgeClient, PullRequest, StatusUpdate
 from bot.integrator.decide import claims_dream, merge_mode, review_needed
 from bot.integrator.state import Action, Kind, LastMerge, PullState
 from bot.integrator.workspace import Workspace
-from bot.memfs.resolve import Resolver
+from bot.memfs import Resolver
 from bot.messages import plural
 from bot.notify.events import HeadEvent
 from bot.notify.publisher import publish_head

@@ -25,7 +25,7 @@ from bot.errors import MemrepoError
 from bot.forge.client import GITHUB_API_URL, AppCredentials, ForgeClient, PullRequest, RetryPolicy, TokenCredentials
 from bot.integrator.resolve import LLMResolver
 from bot.integrator.state import DEFAULT_TUNING, Tuning
-from bot.memfs.resolve import Resolver
+from bot.memfs import Resolver
 from bot.queue import connect
 from bot.repo_lock import LOCK_TTL as DEFAULT_LOCK_TTL
 from bot.settings import redis_url_from_env

@@ -64,7 +64,7 @@ from bot.integrator.state import (
     Review,
     Tuning,
 )
-from bot.memfs.constraints import CONFIG_FILE as LETTA_CONFIG_FILE
+from bot.memfs import LETTA_CONFIG_FILE
 
 STATUS_DESCRIPTION_CHARS = 140  # GitHub refuses longer commit status descriptions
 MAX_LISTED = 20  # problems or history lines listed in one comment

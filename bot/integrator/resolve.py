@@ -1,5 +1,5 @@
 """The integrator's model-backed resolver: asks an OpenAI-compatible chat endpoint for a file
-the markdown-aware merge (bot.memfs.resolve) could not merge by its rules. The answer is only a
+the markdown-aware merge (bot.memfs.merge.markdown) could not merge by its rules. The answer is only a
 proposal: `resolve_markdown` checks it like any other change before using it."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import requests
 
 from bot import llm, messages
-from bot.memfs.resolve import ResolveRequest, ResolverError
+from bot.memfs import ResolveRequest, ResolverError
 
 _WORDING = llm.Wording(timeout=messages.RESOLVE_LLM_TIMEOUT, unreachable=messages.RESOLVE_LLM_UNREACHABLE,
                        status=messages.RESOLVE_LLM_STATUS, shape=messages.RESOLVE_LLM_SHAPE)

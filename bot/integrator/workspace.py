@@ -32,11 +32,8 @@ from bot.identity import INTEGRATOR
 from bot.integrator.claims import Brought, claim_shown
 from bot.integrator.context import Remote
 from bot.integrator.state import Validation
-from bot.memfs import checks
-from bot.memfs.repo import MemoryRepo
-from bot.memfs.resolve import Resolver, resolve_tree
-from bot.memfs.sync import redact
-from bot.memfs.sync.transport import HeaderCallbacks, fetch_from, libgit2_timeouts
+from bot.memfs import MemoryRepo, Resolver, checks, resolve_tree
+from bot.memfs.sync import HeaderCallbacks, fetch_from, libgit2_timeouts, redact
 from bot.trailers import external_sources
 
 log = logging.getLogger("memrepo.integrator.workspace")

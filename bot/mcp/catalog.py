@@ -6,7 +6,7 @@ gets a flat object schema whose `required` list is exact (a switch needs `oneOf`
 several model providers refuse at the top of a tool schema, or else marks every argument
 optional), and its own annotations, so a client can let `memory_view` run unasked and ask a
 person before `memory_delete`. The argument names are the Anthropic memory tool's, which the
-memory tool accepts as they are (bot/memfs/calls.py).
+memory tool accepts as they are (bot/memfs/tool/calls.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.config import DEFAULT_POLICY
-from bot.memfs.calls import SEARCH_MAX_LIMIT, SEARCH_PAGE_SIZE
+from bot.memfs import SEARCH_MAX_LIMIT, SEARCH_PAGE_SIZE
 from bot.transcript.model import KINDS
 
 CORE_MEMORY_URI = "memrepo://core-memory"
@@ -233,6 +233,6 @@ def tools(*, record: bool = False) -> tuple[ToolSpec, ...]:
 
 
 def memory_call(spec: ToolSpec, arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """The memory tool call (bot/memfs/calls.py shape) an MCP tool call stands for."""
+    """The memory tool call (bot/memfs/tool/calls.py shape) an MCP tool call stands for."""
     assert spec.command is not None
     return {"command": spec.command, **{k: v for k, v in arguments.items() if v is not None}}

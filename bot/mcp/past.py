@@ -1,5 +1,6 @@
-"""`memory_why` and `memory_at`: the history API of bot/memfs/history.py and bot/provenance/why.py as tool results (the
-text a model reads, and the report itself as structured content)."""
+"""`memory_why` and `memory_at`: the history API of bot/memfs/history/travel.py and
+bot/provenance/why.py as tool results (the text a model reads, and the report itself as
+structured content)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from bot import messages
-from bot.memfs import history
+from bot.memfs import at as memory_at
+from bot.memfs import parse_when
 from bot.provenance import why as provenance
 
 
@@ -19,12 +21,12 @@ def why(root: Path, path: str, line: int | None, *, transcripts: Any = None) -> 
 
 def at(root: Path, when: str, path: str | None) -> tuple[str, dict[str, Any]]:
     """Memory, or the file `path`, as main held it at the moment `when` names."""
-    report = history.at(root, history.parse_when(when), path)
+    report = memory_at(root, parse_when(when), path)
     return render_at(report), report
 
 
 def render_at(report: dict[str, Any]) -> str:
-    """The report of `history.at` as text: which commit, then the file's text or the files."""
+    """The report of `at` as text: which commit, then the file's text or the files."""
     head = messages.MCP_AT_HEADER.format(
         when=report["when"], commit=report["commit"][:12], committed_at=report["committed_at"],
         author=report["author"]["name"], role=report["role"], summary=report["summary"],

@@ -45,9 +45,7 @@ from bot.mcp.catalog import (
 )
 from bot.mcp.head import POLL_SECONDS, HeadWatcher
 from bot.mcp.writes import TOOL_USE_META
-from bot.memfs.compile import DEFAULT_MEMORY_DIR
-from bot.memfs.prompt import PromptCompiler
-from bot.memfs.repo import MemoryRepo
+from bot.memfs import DEFAULT_MEMORY_DIR, MemoryRepo, PromptCompiler
 from bot.transcript import documents
 
 log = logging.getLogger("memrepo.mcp")

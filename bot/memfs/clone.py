@@ -18,7 +18,7 @@ import pygit2
 from bot import identity, messages
 from bot.errors import MemrepoError
 from bot.memfs.create import fresh_folder, install_hook, set_agent
-from bot.memfs.repo import MAIN, MemoryRepo
+from bot.memfs.store.repo import MAIN, MemoryRepo
 from bot.memfs.sync.push import record_sync, set_upstream
 from bot.memfs.sync.redaction import check_url, redact
 from bot.memfs.sync.transport import BRANCH, BRANCH_REF, REMOTE, fetch, first_few, remote_heads

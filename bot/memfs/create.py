@@ -17,11 +17,11 @@ import pygit2
 from bot import identity, messages
 from bot.config import CONFIG_PATH, parse_policy
 from bot.errors import MemrepoError
-from bot.memfs import constraints
-from bot.memfs import format_messages as say
-from bot.memfs.layout import LAYOUTS, V1, V2
-from bot.memfs.repo import MAIN, MemoryRepo
-from bot.memfs.tool import AGENT_ID_KEY, AGENT_NAME_KEY
+from bot.memfs.format import constraints
+from bot.memfs.format import texts as say
+from bot.memfs.format.layout import LAYOUTS, V1, V2
+from bot.memfs.store.repo import MAIN, MemoryRepo
+from bot.memfs.tool.memory_tool import AGENT_ID_KEY, AGENT_NAME_KEY
 from bot.templating import render, templates_root
 
 TEMPLATE_DIR = "memory"

@@ -43,7 +43,7 @@ import requests
 from bot import messages
 from bot.backoff import Backoff
 from bot.errors import MemrepoError
-from bot.memfs.repo import MemoryRepo
+from bot.memfs import MemoryRepo
 from bot.memfs.sync import contains, redact, sync
 from bot.notify import texts
 from bot.notify.events import HeadEvent
@@ -205,7 +205,7 @@ def forge_token(root: Path, environ: Mapping[str, str] | None = None) -> str | N
     if token:
         return token
     try:
-        from bot.memfs.sync.transport import remote_url
+        from bot.memfs.sync import remote_url
 
         return token_of_url(remote_url(MemoryRepo.open(root)))
     except Exception:  # not a clone (yet): the stream refuses, the subscriber reports it

@@ -22,7 +22,7 @@ from bot.contracts import DREAM_BRANCH_PREFIX, EDIT_BRANCH_PREFIX, LABEL_AGENT_E
 from bot.dates import BadDateError, parse_when_bound
 from bot.errors import MemrepoError
 from bot.identity import ROLES
-from bot.memfs.compile import Entry, trim_blank_lines
+from bot.memfs import Entry, trim_blank_lines
 
 NEAR = 0.9  # a size at 90% of its limit is shown as close to it
 PATH_MAX = 1024

@@ -28,22 +28,28 @@ from bot.config import DEFAULT_POLICY, Limits
 from bot.errors import MemrepoError
 from bot.forge.errors import unreachable
 from bot.identity import writer
-from bot.memfs import sync, validate
-from bot.memfs.checks import memory_layout
-from bot.memfs.compile import (
+from bot.memfs import (
     CORE,
     DEFAULT_MEMORY_DIR,
     EXTERNAL,
     NO_CONTENT,
     SKILL,
     Entry,
-    kind,
+    MemoryRepo,
+    at,
+    entry_kind,
+    file_path,
+    iso,
+    main_ref,
+    memory_layout,
     needs_content,
+    parse_when,
     read_document,
+    ref_name,
     render_tree,
+    sync,
+    validate,
 )
-from bot.memfs.history import at, file_path, iso, main_ref, parse_when, ref_name
-from bot.memfs.repo import MemoryRepo
 from bot.palace import model
 
 FORGE_RETRY = {"max_total_seconds": 8.0, "max_attempts": 2, "backoff_base": 0.2, "backoff_cap": 1.0}
@@ -308,7 +314,7 @@ class Palace:
         core_chars = 0
         shape = memory_layout(repo, head)  # v1 or v2: which files are core memory
         for path, blob in blobs.items():
-            where = kind(path, shape, blobs)
+            where = entry_kind(path, shape, blobs)
             content = needs_content(path, shape, blobs)
             wanted = content or validate.is_memory_document(path)
             known = seen.get(blob) or self._blobs.get(blob)
@@ -387,7 +393,7 @@ class Palace:
 
     def core_text(self) -> str:
         """The memory block exactly as the agent's prompt has it."""
-        from bot.memfs.prompt import PromptCompiler
+        from bot.memfs import PromptCompiler
 
         return PromptCompiler(self.root, repo=self.repo()).compile().text
 
@@ -402,7 +408,7 @@ class Palace:
         text = _text(data)
         limits, _ = self._limits(repo, head)
         entry = read_document(data) if found.endswith(".md") else NO_CONTENT
-        where = kind(found, memory_layout(repo, head), repo.paths(head))
+        where = entry_kind(found, memory_layout(repo, head), repo.paths(head))
         return {"head": head, "path": found, "kind": where, "description": entry.description,
                 "text": text is not None, "lines": model.numbered(text) if text is not None else [],
                 "chars": model.measure(len(text) if text is not None else len(data), limits.file_chars),

@@ -25,7 +25,7 @@ from bot import messages
 from bot.dates import BadDateError
 from bot.errors import MemrepoError
 from bot.identity import ROLES
-from bot.memfs.history import BeforeHistoryError, PathNotInMemoryError
+from bot.memfs import BeforeHistoryError, PathNotInMemoryError
 from bot.palace import gate, model
 from bot.palace.source import Palace
 from bot.templating import environment, templates_root

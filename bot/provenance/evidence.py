@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.contracts import AGENT_ID, BASE_COMMIT, CONVERSATION_ID, DREAM_ID, TRANSCRIPT_RANGE
 from bot.identity import writer
-from bot.memfs.history import iso
+from bot.memfs import iso
 from bot.pullrequest.provenance import Provenance
 from bot.trailers import trailer_map
 

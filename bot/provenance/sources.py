@@ -12,7 +12,7 @@ from typing import Any
 from bot import messages
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, RetryPolicy, TokenCredentials
-from bot.memfs.repo import MemoryRepo
+from bot.memfs import MemoryRepo
 from bot.memfs.sync import redact, remote_url
 from bot.pullrequest.target import forge_target
 from bot.transcript.store import TranscriptStore

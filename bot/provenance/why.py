@@ -24,10 +24,17 @@ import pygit2
 from bot import messages
 from bot.errors import MemrepoError
 from bot.forge.errors import unreachable
-from bot.memfs import timeline
-from bot.memfs.blame import blame
-from bot.memfs.history import REPORT_VERSION, file_path, main_landings, main_ref, main_timeline, ref_name
-from bot.memfs.repo import MemoryRepo
+from bot.memfs import (
+    REPORT_VERSION,
+    MemoryRepo,
+    blame,
+    file_path,
+    main_landings,
+    main_ref,
+    main_timeline,
+    ref_name,
+    timeline,
+)
 from bot.provenance import evidence
 from bot.provenance.quoted import quoted_messages
 from bot.provenance.sources import Sources, unasked

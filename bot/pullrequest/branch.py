@@ -15,14 +15,13 @@ from pathlib import Path
 
 from bot import messages
 from bot.errors import MemrepoError
-from bot.memfs.repo import MemoryRepo
-from bot.memfs.sync import status, transport
-from bot.memfs.sync.gitcmd import git_problem, run_git
+from bot.memfs import MemoryRepo, sync
+from bot.memfs.sync import git_problem, run_git
 
 
 def fetch_base(repo: MemoryRepo) -> str:
     """origin's main, fetched now."""
-    state = status(repo, fetch=True)
+    state = sync.status(repo, fetch=True)
     if state.fetch_error is not None:
         raise MemrepoError(messages.DREAM_FETCH_FAILED.format(url=state.url, problem=state.fetch_error))
     if state.remote_head is None:
@@ -50,6 +49,6 @@ def worktree(repo: MemoryRepo, base: str) -> Iterator[Path]:
 
 def push_branch(repo: MemoryRepo, branch: str) -> None:
     """Push the proposal's branch (never forced); raises with the forge's reason if refused."""
-    problem = transport.push_branch(repo, branch)
+    problem = sync.push_branch(repo, branch)
     if problem is not None:
         raise MemrepoError(messages.DREAM_PUSH_FAILED.format(branch=branch, problem=problem))

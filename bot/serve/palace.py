@@ -47,10 +47,8 @@ from bot.access import ALLOWED, BAD_TOKEN, REFUSED
 from bot.errors import MemrepoError
 from bot.file_lock import folder_lock
 from bot.integrator.context import Remote
-from bot.memfs import refs
-from bot.memfs.repo import MAIN
-from bot.memfs.sync import redact
-from bot.memfs.sync.transport import fetch_from
+from bot.memfs import MAIN, refs
+from bot.memfs.sync import fetch_from, redact
 from bot.notify.publisher import last_head
 from bot.palace import gate, web
 from bot.palace.source import Palace

@@ -14,7 +14,7 @@ from pathlib import Path
 import github
 import pytest
 
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from bot.trailers import parse_trailers
 from bot.transcript import TranscriptStore
 from tests.claude_code_conformance.endpoint import Endpoint

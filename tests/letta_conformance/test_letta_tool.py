@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bot.memfs.create import init_repository
-from bot.memfs.tool import MemoryTool
+from bot.memfs.tool.memory_tool import MemoryTool
 from tests.conftest import git
 from tests.letta_conformance.letta import VERSION, Letta
 

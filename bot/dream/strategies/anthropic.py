@@ -51,8 +51,7 @@ from bot import identity, llm, messages
 from bot.anthropic_memory import AnthropicMemoryTool, ToolError
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
-from bot.memfs.repo import MemoryRepo
-from bot.memfs.tool import MemoryTool, ToolResult
+from bot.memfs import MemoryRepo, MemoryTool, ToolResult
 from bot.transcript import bm25
 from bot.transcript.model import Message
 from bot.transcript.tokenize import parse_query, tokenize

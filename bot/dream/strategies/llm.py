@@ -35,8 +35,7 @@ from bot.bounded_json import TooDeepError, loads_bounded
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
 from bot.llm import endpoint as endpoint  # the completions URL, as this module has always offered it
-from bot.memfs import layout
-from bot.memfs.calls import WRITE_COMMANDS, parse_call
+from bot.memfs import WRITE_COMMANDS, layout, parse_call
 
 NAME = "llm"
 URL_ENV = "MEMREPO_LLM_URL"

@@ -30,9 +30,8 @@ from dataclasses import dataclass, field
 from bot import messages
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
-from bot.memfs import document, edits
+from bot.memfs import INDEX, V1, V2, document, edits
 from bot.memfs import layout as layouts
-from bot.memfs.layout import INDEX, V1, V2
 from bot.transcript.model import Message
 
 NAME = "verbatim"

@@ -12,7 +12,7 @@ from typing import Literal
 
 from bot import messages
 from bot.errors import MemrepoError
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync.push import (
     LAST_SYNC_KEY,
     off_main,

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from bot import messages
 from bot.backoff import Backoff, pause
 from bot.errors import MemrepoError
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync.replay import SetAside, contains, count_commits, replay, set_aside
 from bot.memfs.sync.transport import (
     BRANCH,

@@ -16,8 +16,8 @@ from pathlib import Path
 import pygit2
 
 from bot import messages
-from bot.memfs import checks
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store import checks
+from bot.memfs.store.repo import MemoryRepo
 
 BACKUP_PREFIX = "refs/memrepo/backup/"
 
@@ -118,7 +118,7 @@ def blob_at(repo: MemoryRepo, tree: pygit2.Tree, path: str) -> bytes | None:
 def merge_file(path: str, base: bytes | None, ours: bytes | None, theirs: bytes | None) -> bytes | None:
     """The replayed content of one path; raises ReplayFailed on a conflict. The three-way
     resolution is imported here: most syncs, and every commit with nothing to push, need none."""
-    from bot.memfs.resolve import resolve_markdown
+    from bot.memfs.merge.markdown import resolve_markdown
 
     if theirs == base:
         return ours

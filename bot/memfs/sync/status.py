@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot import messages
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync import transport
 from bot.memfs.sync.push import LAST_SYNC_KEY
 from bot.memfs.sync.redaction import redact

@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlsplit
 
 import pygit2
 
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync.gitcmd import GIT_TIMEOUT, GitOutput, git_problem, run_git
 from bot.memfs.sync.redaction import redact
 

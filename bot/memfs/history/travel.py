@@ -28,9 +28,10 @@ from bot.config import CONFIG_PATH, DEFAULT_POLICY, PolicyError, parse_policy
 from bot.dates import EXIT_BAD_DATE, BadDateError, parse_when, parse_when_bound
 from bot.errors import MemrepoError
 from bot.identity import writer
-from bot.memfs import refs, timeline
-from bot.memfs.compile import DEFAULT_MEMORY_DIR, compile_memory, compile_prompt, read_document
-from bot.memfs.repo import MAIN, MemoryRepo
+from bot.memfs.history import timeline
+from bot.memfs.prompt.compile import DEFAULT_MEMORY_DIR, compile_memory, compile_prompt, read_document
+from bot.memfs.store import refs
+from bot.memfs.store.repo import MAIN, MemoryRepo
 
 __all__ = ["EXIT_BAD_DATE", "EXIT_BEFORE_HISTORY", "EXIT_NOT_IN_MEMORY", "REPORT_VERSION", "BadDateError",
            "BeforeHistoryError", "PathNotInMemoryError", "at", "commit_at", "compile_at", "file_path", "iso",

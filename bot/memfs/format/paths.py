@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from bot import messages
 from bot.config import fold
 from bot.errors import MemrepoError
-from bot.memfs import format_messages as say
+from bot.memfs.format import texts as say
 
 MAX_PATH = 400
 MAX_NAME_BYTES = 255  # one name, in UTF-8: what ext4, APFS and NTFS hold

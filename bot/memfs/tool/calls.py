@@ -16,8 +16,8 @@ from typing import Any
 from bot import messages
 from bot.bounded_json import TooDeepError, loads_bounded
 from bot.errors import MemrepoError
-from bot.memfs import format_messages as say
-from bot.memfs import paths
+from bot.memfs.format import paths
+from bot.memfs.format import texts as say
 
 _SEARCH_PARAMS: dict[str, tuple[str, ...]] = {
     "query": ("query",), "page": ("page",), "limit": ("limit", "top_k"),

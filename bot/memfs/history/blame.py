@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from bot import messages
 from bot.errors import MemrepoError
-from bot.memfs.repo import MemoryRepo
+from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync.gitcmd import run_git
 
 

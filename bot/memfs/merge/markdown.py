@@ -2,7 +2,7 @@
 about what the rules cannot merge).
 
 `ours` is the pull request's version, `theirs` the base branch's current one (already
-published, so where both add, theirs comes first, as in `bot.memfs.merge`).
+published, so where both add, theirs comes first, as in `bot.memfs.merge.lines`).
 
 - Frontmatter is merged key by key: a key changed on one side takes that side; changed the
   same way on both, that value; changed differently on both, a conflict on that key, except
@@ -38,9 +38,9 @@ import yaml
 
 from bot import messages
 from bot.config import DEFAULT_POLICY, Policy
-from bot.memfs.document import Document, DocumentError, parse
-from bot.memfs.merge import Conflict, join_lines, merge3, split_lines
-from bot.memfs.validate import validate_file
+from bot.memfs.format.document import Document, DocumentError, parse
+from bot.memfs.format.validate import validate_file
+from bot.memfs.merge.lines import Conflict, join_lines, merge3, split_lines
 
 READ_ONLY = "read_only"
 DESCRIPTION = "description"

@@ -27,8 +27,8 @@ from typing import Any
 
 from bot.bounded_json import loads_bounded
 from bot.config import Limits
-from bot.memfs import format_messages as say
-from bot.memfs.layout import SKILLS, V2
+from bot.memfs.format import texts as say
+from bot.memfs.format.layout import SKILLS, V2
 
 CONFIG_FILE = ".memfs.config.json"
 UPDATE_ENV = "LETTA_MEMORY_CONSTRAINTS_UPDATE"  # Letta's: a person's approval of a change to it

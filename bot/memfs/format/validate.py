@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 
 from bot import messages
 from bot.config import CONFIG_PATH, Policy, PolicyError, parse_policy
-from bot.memfs import constraints as letta_limits
-from bot.memfs import format_messages as say
-from bot.memfs import layout as layouts
-from bot.memfs import paths
-from bot.memfs.constraints import Constraints
-from bot.memfs.document import DocumentError, DuplicateKey, parse, read_only_values
-from bot.memfs.layout import V1, V2
+from bot.memfs.format import constraints as letta_limits
+from bot.memfs.format import layout as layouts
+from bot.memfs.format import paths
+from bot.memfs.format import texts as say
+from bot.memfs.format.constraints import Constraints
+from bot.memfs.format.document import DocumentError, DuplicateKey, parse, read_only_values
+from bot.memfs.format.layout import V1, V2
 
 ALLOWED_KEYS = ("description", "read_only", "limit")
 _FRONTMATTER_PATH = re.compile(r"^(memory/)?(system|reference)/.*\.md$")

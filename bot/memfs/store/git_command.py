@@ -12,14 +12,14 @@ from pathlib import Path
 
 from bot import messages
 from bot.errors import MemrepoError
-from bot.memfs import refs
+from bot.memfs.store import refs
 
 GIT_TIMEOUT = 30  # seconds: listing a commit's tree, reading its files
 PROMPT_SUFFIXES = (".md", ".yml", ".json")  # memory files, the policy, Letta's limits
 
 
 class CommandSnapshot:
-    """The compiler's view of the repository at `root` (bot.memfs.prompt.Snapshot)."""
+    """The compiler's view of the repository at `root` (bot.memfs.prompt.compiler.Snapshot)."""
 
     def __init__(self, root: Path) -> None:
         dirs = refs.git_dirs(root)

@@ -22,11 +22,13 @@ from typing import Any
 
 from bot import identity, messages
 from bot.errors import MemrepoError
-from bot.memfs import archival, checks, constraints, document, edits, layout, patch, paths, validate
-from bot.memfs import format_messages as say
-from bot.memfs.calls import SEARCH_COMMANDS, Call, named_command, parse_call
-from bot.memfs.layout import V1, V2
-from bot.memfs.repo import LINK_MODE, MemoryRepo
+from bot.memfs.format import archival, constraints, document, layout, paths, validate
+from bot.memfs.format import texts as say
+from bot.memfs.format.layout import V1, V2
+from bot.memfs.store import checks
+from bot.memfs.store.repo import LINK_MODE, MemoryRepo
+from bot.memfs.tool import edits, patch
+from bot.memfs.tool.calls import SEARCH_COMMANDS, Call, named_command, parse_call
 from bot.trailers import with_trailers
 
 AGENT_ID_KEY = "memrepo.agentId"

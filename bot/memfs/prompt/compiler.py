@@ -4,7 +4,7 @@ The agent asks for its prompt on every model call, so a cache hit must cost next
 nothing: it reads HEAD from the ref files (`refs.resolve`) and compares, without starting a
 process or opening the repository. A miss reads the commit's files in-process through
 pygit2 (or, for a process that compiles once and exits, through the git command:
-bot/memfs/git_command.py), only those the prompt shows (a tree cut by its limits leaves the
+bot/memfs/store/git_command.py), only those the prompt shows (a tree cut by its limits leaves the
 rest unread) and only blobs it has not parsed before, so a commit that changes one file costs
 one parse. Only committed HEAD is compiled; the working tree is never read.
 """
@@ -23,9 +23,8 @@ from typing import Protocol
 from bot import messages
 from bot.config import CONFIG_PATH, DEFAULT_POLICY, Limits, PolicyError, parse_policy
 from bot.errors import MemrepoError
-from bot.memfs import layout as layouts
-from bot.memfs import refs
-from bot.memfs.compile import (
+from bot.memfs.format import layout as layouts
+from bot.memfs.prompt.compile import (
     DEFAULT_MEMORY_DIR,
     NO_CONTENT,
     Entry,
@@ -34,6 +33,7 @@ from bot.memfs.compile import (
     read_document,
     render_memory,
 )
+from bot.memfs.store import refs
 
 
 class Snapshot(Protocol):
@@ -99,7 +99,7 @@ class PromptCompiler:
 
     def _memory_block(self, head: str) -> str:
         if self._repo is None:
-            from bot.memfs.repo import MemoryRepo
+            from bot.memfs.store.repo import MemoryRepo
 
             self._repo = MemoryRepo.open(self.root)  # raises the standard errors
         if not head or self._repo.resolve(head) is None:

@@ -10,9 +10,9 @@ from collections.abc import Callable
 
 from bot import messages
 from bot.errors import MemrepoError
-from bot.memfs import document
-from bot.memfs import format_messages as say
-from bot.memfs.layout import V2, is_index
+from bot.memfs.format import document
+from bot.memfs.format import texts as say
+from bot.memfs.format.layout import V2, is_index
 
 
 def numbered(text: str, view_range: tuple[int, int] | None = None) -> str:

@@ -24,15 +24,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from bot.memfs import document
-from bot.memfs.format_messages import (
+from bot.memfs.format import document
+from bot.memfs.format.layout import INDEX, V2
+from bot.memfs.format.texts import (
     ARCHIVAL_DESCRIPTION,
     ARCHIVAL_INDEX,
     ARCHIVAL_INDEX_LINK,
     ARCHIVAL_NAME,
     ARCHIVAL_TOO_LARGE,
 )
-from bot.memfs.layout import INDEX, V2
 
 FOLDER = "archival"
 INDEX_PATH = f"{FOLDER}/{INDEX}"

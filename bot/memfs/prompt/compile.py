@@ -21,11 +21,11 @@ from typing import NamedTuple
 
 from bot import messages
 from bot.config import Limits
-from bot.memfs import format_messages as say
-from bot.memfs import layout as layouts
-from bot.memfs.document import DocumentError, split, try_parse
-from bot.memfs.layout import V1, V2
-from bot.memfs.validate import decode, is_core
+from bot.memfs.format import layout as layouts
+from bot.memfs.format import texts as say
+from bot.memfs.format.document import DocumentError, split, try_parse
+from bot.memfs.format.layout import V1, V2
+from bot.memfs.format.validate import decode, is_core
 
 DEFAULT_MEMORY_DIR = "$MEMORY_DIR"
 DESCRIPTION_MAX = 200

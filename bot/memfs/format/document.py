@@ -21,8 +21,8 @@ import yaml
 
 from bot import messages
 from bot.config import DuplicateKeyError, load_yaml, yaml_problem
-from bot.memfs import format_messages as say
-from bot.memfs.layout import V2, is_index
+from bot.memfs.format import texts as say
+from bot.memfs.format.layout import V2, is_index
 
 BOM = "\ufeff"
 

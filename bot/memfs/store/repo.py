@@ -23,9 +23,9 @@ from bot import messages
 from bot.config import CONFIG_PATH, Policy, PolicyError, parse_policy
 from bot.errors import MemrepoError
 from bot.file_lock import file_lock
-from bot.memfs import refs
-from bot.memfs.layout import INDEX, letta_policy
-from bot.memfs.validate import core_size, is_core
+from bot.memfs.format.layout import INDEX, letta_policy
+from bot.memfs.format.validate import core_size, is_core
+from bot.memfs.store import refs
 
 if TYPE_CHECKING:  # only named in annotations: `memrepo validate` (the pre-commit hook) commits nothing
     from bot.identity import Identity

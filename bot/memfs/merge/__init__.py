@@ -1,0 +1,1 @@
+"""The three-way merge: lines (`lines`) and memory files, markdown-aware (`markdown`). Pure."""

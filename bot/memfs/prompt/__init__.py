@@ -1,0 +1,1 @@
+"""Memory compiled into the agent's system prompt (`compile`), cached per HEAD (`compiler`)."""
