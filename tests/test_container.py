@@ -12,7 +12,6 @@ import os
 import re
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -29,6 +28,7 @@ from bot.cli import command_parser
 from bot.errors import MemrepoError
 from bot.serve.child import SERVICE_ENV
 from bot.settings import APP_KEY_FILE, REDIS_URL, Settings
+from bot.sockets import free_port
 from tests.conftest import git
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -267,11 +267,6 @@ def test_the_readme_deploy_section_names_the_files_compose_reads() -> None:
 
 
 # ----------------------------------------------------- the health checks, run for real
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def run_check(command: list[str], env: dict[str, str]) -> int:

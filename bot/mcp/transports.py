@@ -21,7 +21,7 @@ import anyio
 import mcp_types as types
 from pydantic import ValidationError
 
-from bot import messages
+from bot import messages, sockets
 from bot.bearer import TOKEN_MIN, required_token
 from bot.errors import MemrepoError
 from bot.mcp.server import MemoryServer
@@ -117,20 +117,7 @@ def listen(host: str, port: int) -> socket.socket:
     """A listening socket on host:port, or a one-line MemrepoError (port in use, bad host)."""
     if not 0 <= port <= 65535:
         raise MemrepoError(messages.MCP_BAD_PORT.format(port=port))
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except OSError as exc:
-        raise MemrepoError(messages.MCP_CANNOT_BIND.format(host=host, port=port, error=exc.strerror or exc)) from None
-    family, _, _, _, address = infos[0]
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-        sock.listen(128)
-    except OSError as exc:
-        sock.close()
-        raise MemrepoError(messages.MCP_CANNOT_BIND.format(host=host, port=port, error=exc.strerror or exc)) from None
-    return sock
+    return sockets.listen(host, port)
 
 
 def url_of(sock: socket.socket) -> str:

@@ -87,10 +87,6 @@ def redis_server_binary() -> str:
     return str(binary)
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    return sockets.free_port(host)
-
-
 def ephemeral_range(path: Path = EPHEMERAL_RANGE_FILE) -> tuple[int, int]:
     """The first and last port the kernel gives outgoing connections (EPHEMERAL_FALLBACK when it
     does not say): a server port in it may be taken by any connection made meanwhile."""
@@ -99,10 +95,6 @@ def ephemeral_range(path: Path = EPHEMERAL_RANGE_FILE) -> tuple[int, int]:
     except (OSError, ValueError):
         return EPHEMERAL_FALLBACK
     return (low, high) if 0 < low <= high <= 65535 else EPHEMERAL_FALLBACK
-
-
-def _free(host: str, port: int) -> bool:
-    return sockets.is_free(host, port)
 
 
 def choose_ports(host: str = "127.0.0.1", ephemeral: tuple[int, int] | None = None,
@@ -117,7 +109,7 @@ def choose_ports(host: str = "127.0.0.1", ephemeral: tuple[int, int] | None = No
     for _ in range(PICK_ATTEMPTS):
         span = pick.choices(candidates, weights=[len(r) for r in candidates])[0]
         port = pick.choice(span)
-        if _free(host, port) and _free(host, port + 1):
+        if sockets.is_free(host, port) and sockets.is_free(host, port + 1):
             return port
     raise MemrepoError(messages.SERVE_LOCAL_NO_PORTS.format(host=host, attempts=PICK_ATTEMPTS))
 
@@ -190,7 +182,7 @@ class RedisProcess:
 
     def __init__(self, directory: Path) -> None:
         self.dir = directory
-        self.port = free_port()
+        self.port = sockets.free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
     @property

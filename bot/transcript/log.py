@@ -1,8 +1,8 @@
 """The append-only JSON Lines logs: atomic appends, locking, torn tails.
 
 Every row is one line written by one os.write() on a descriptor opened with O_APPEND, under
-the agent's exclusive lock (fcntl.flock on `<agent>/.lock`, so processes and threads
-exclude each other), so rows never interleave and a crash can only leave the last line
+the agent's exclusive lock (a flock on `<agent>/.lock` through bot/file_lock.py, so processes
+and threads exclude each other), so rows never interleave and a crash can only leave the last line
 unfinished. Before every append and every indexing pass the writer checks that the log
 ends with a newline; if it does not, the unfinished bytes are moved into `<log>.torn`
 (appended there, then the log is cut back to its last full row) and a TranscriptWarning
@@ -17,7 +17,6 @@ process) may then lose the last rows, never corrupt earlier ones.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import warnings
@@ -28,6 +27,7 @@ from pathlib import Path
 from bot import messages
 from bot.bounded_json import loads_bounded
 from bot.errors import MemrepoError
+from bot.file_lock import file_lock
 from bot.transcript.model import Message, from_row
 
 SUFFIX = ".jsonl"
@@ -61,13 +61,8 @@ def serialize(message: Message) -> bytes:
 @contextlib.contextmanager
 def locked(folder: Path, *, exclusive: bool = True) -> Iterator[None]:
     """The agent's lock: exclusive for writers (appends, repairs, indexing), shared for readers."""
-    folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+    with file_lock(folder / LOCK_NAME, shared=not exclusive):
         yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the flock
 
 
 def _fsync_dir(folder: Path) -> None:
