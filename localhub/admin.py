@@ -21,9 +21,8 @@ BOT_SUFFIX = "[bot]"
 
 def check_login(value: object) -> str:
     if not isinstance(value, str) or not LOGIN.match(value):
-        raise ApiError(422, "Validation Failed", errors=[{
-            "resource": "User", "field": "login", "code": "invalid",
-            "message": "login must be 1-39 letters, digits or single hyphens"}])
+        raise ApiError(422, messages.VALIDATION_FAILED, errors=[{
+            "resource": "User", "field": "login", "code": "invalid", "message": messages.LOGIN_INVALID}])
     return value
 
 

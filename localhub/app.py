@@ -109,10 +109,10 @@ MAX_BODY = 100 * 1024 * 1024  # git pushes of a memory repository stay far below
 # Flask's own refusals, answered as GitHub answers them: (status, message) per HTTP error.
 # A method a route does not take is GitHub's 404, not 405.
 HTTP_ERRORS = {
-    404: (404, "Not Found"),
-    405: (404, "Not Found"),
-    413: (413, "Payload too large"),
-    400: (400, "Problems parsing JSON"),
+    404: (404, messages.NOT_FOUND),
+    405: (404, messages.NOT_FOUND),
+    413: (413, messages.PAYLOAD_TOO_LARGE),
+    400: (400, messages.BAD_JSON),
 }
 
 

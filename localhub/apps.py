@@ -34,26 +34,25 @@ def app_from_jwt(hub: Hub, token: str) -> int:
         claims = jwt.decode(token, options={"verify_signature": False})
         app_id = int(claims["iss"])
     except (jwt.PyJWTError, KeyError, TypeError, ValueError):
-        raise ApiError(401, "A JSON web token could not be decoded") from None
+        raise ApiError(401, messages.JWT_UNREADABLE) from None
     row = hub.store.one("SELECT * FROM apps WHERE id = ?", app_id)
     if row is None:
-        raise ApiError(401, f"Integration not found: {app_id}") from None
+        raise ApiError(401, messages.INTEGRATION_NOT_FOUND.format(app_id=app_id)) from None
     try:
         claims = jwt.decode(token, row["public_key"], algorithms=["RS256"], leeway=60,
                             options={"require": ["iat", "exp", "iss"]})
     except jwt.ExpiredSignatureError:
-        raise ApiError(401, "'Expiration time' claim ('exp') must be a numeric value representing "
-                            "the future time at which the assertion expires") from None
+        raise ApiError(401, messages.JWT_EXPIRED) from None
     except jwt.PyJWTError:
-        raise ApiError(401, "A JSON web token could not be decoded") from None
+        raise ApiError(401, messages.JWT_UNREADABLE) from None
     if claims["exp"] - time.time() > MAX_JWT_LIFETIME + 60:
-        raise ApiError(401, "'Expiration time' claim ('exp') is too far in the future")
+        raise ApiError(401, messages.JWT_TOO_LONG)
     return app_id
 
 
 def _require_app() -> int:
     if getattr(g, "app_id", None) is None:
-        raise ApiError(401, "A JSON web token could not be decoded")
+        raise ApiError(401, messages.JWT_UNREADABLE)
     return int(g.app_id)
 
 

@@ -7,6 +7,8 @@ from typing import Any, TypeVar
 
 from flask import Response, jsonify
 
+from localhub import messages
+
 DOCS = "https://docs.github.com/rest"
 
 T = TypeVar("T")
@@ -36,7 +38,7 @@ class ApiError(Exception):
 
 
 def not_found() -> ApiError:
-    return ApiError(404, "Not Found")
+    return ApiError(404, messages.NOT_FOUND)
 
 
 def or_404(row: T | None) -> T:
@@ -48,14 +50,14 @@ def or_404(row: T | None) -> T:
 
 
 def unauthorized() -> ApiError:
-    return ApiError(401, "Bad credentials", doc="https://docs.github.com/rest")
+    return ApiError(401, messages.BAD_CREDENTIALS, doc="https://docs.github.com/rest")
 
 
 def validation(resource: str, field: str, code: str = "invalid", message: str | None = None) -> ApiError:
     error: dict[str, Any] = {"resource": resource, "field": field, "code": code}
     if message is not None:
         error = {"resource": resource, "code": "custom", "field": field, "message": message}
-    return ApiError(422, "Validation Failed", errors=[error])
+    return ApiError(422, messages.VALIDATION_FAILED, errors=[error])
 
 
 def json_body() -> dict[str, Any]:
@@ -69,7 +71,7 @@ def json_body() -> dict[str, Any]:
     try:
         data = json.loads(raw)
     except ValueError:
-        raise ApiError(400, "Problems parsing JSON") from None
+        raise ApiError(400, messages.BAD_JSON) from None
     if not isinstance(data, dict):
-        raise ApiError(400, "Problems parsing JSON")
+        raise ApiError(400, messages.BAD_JSON)
     return data

@@ -27,6 +27,7 @@ from flask import Blueprint, Response, current_app, g, jsonify, request
 from flask.blueprints import BlueprintSetupState
 from flask.typing import ResponseReturnValue
 
+from localhub import messages
 from localhub.errors import DOCS, ApiError, json_body
 
 API = "/api/v3"
@@ -151,44 +152,43 @@ def parse_spec(body: dict[str, Any]) -> dict[str, Any]:
     Unknown fields are refused too: a misspelt `time` must not silently become `times: 1`."""
     unknown = sorted(set(body) - FIELDS)
     if unknown:
-        raise _invalid(unknown[0], f"unknown field; expected some of {', '.join(sorted(FIELDS))}")
+        raise _invalid(unknown[0], messages.FAULT_UNKNOWN_FIELD.format(fields=", ".join(sorted(FIELDS))))
     method = body.get("method", "*")
     if not isinstance(method, str) or method.upper() not in METHODS:
-        raise _invalid("method", f"method must be one of {', '.join(sorted(METHODS))}")
+        raise _invalid("method", messages.FAULT_METHOD.format(methods=", ".join(sorted(METHODS))))
     path = body.get("path")
     if not isinstance(path, str) or not path.strip():
-        raise ApiError(422, "Validation Failed", errors=[{
-            "resource": "Fault", "field": "path", "code": "missing_field",
-            "message": "path is required: a glob such as /repos/*/pulls/*/merge"}])
+        raise ApiError(422, messages.VALIDATION_FAILED, errors=[{
+            "resource": "Fault", "field": "path", "code": "missing_field", "message": messages.FAULT_PATH}])
     path = path.strip()
     if not path.startswith(("/", "*", "?", "[")):
         path = "/" + path
     status = body.get("status", 500)
     if not _integer(status) or not 200 <= status <= 599:
-        raise _invalid("status", "status must be an HTTP status code from 200 to 599")
+        raise _invalid("status", messages.FAULT_STATUS)
     payload = body.get("body")
     if payload is not None and not isinstance(payload, dict | list | str):
-        raise _invalid("body", "body must be a JSON object, an array or a text")
+        raise _invalid("body", messages.FAULT_BODY)
     headers = body.get("headers")
     headers = {} if headers is None else headers
     if not isinstance(headers, dict):
-        raise _invalid("headers", "headers must be an object of name: value")
+        raise _invalid("headers", messages.FAULT_HEADERS)
     clean_headers: dict[str, str] = {}
     for key, value in headers.items():
         if not key or not isinstance(value, str | int | float) or isinstance(value, bool) \
                 or any(c in str(key) + str(value) for c in "\r\n") or ":" in key:
-            raise _invalid("headers", f"header {key!r} must have a name and a text or number value")
+            raise _invalid("headers", messages.FAULT_HEADER.format(key=key))
         clean_headers[key] = str(value)
     times = body.get("times", 1)
     if not _integer(times) or not 1 <= times <= MAX_TIMES:
-        raise _invalid("times", f"times must be an integer from 1 to {MAX_TIMES}")
+        raise _invalid("times", messages.FAULT_TIMES.format(limit=MAX_TIMES))
     apply = body.get("apply", False)
     if not isinstance(apply, bool):
-        raise _invalid("apply", "apply must be true or false")
+        raise _invalid("apply", messages.FAULT_APPLY)
     delay = body.get("delay_ms")
     delay = 0 if delay is None else delay
     if not isinstance(delay, int | float) or isinstance(delay, bool) or not 0 <= delay <= MAX_DELAY_MS:
-        raise _invalid("delay_ms", f"delay_ms must be a number of milliseconds from 0 to {MAX_DELAY_MS}")
+        raise _invalid("delay_ms", messages.FAULT_DELAY.format(limit=MAX_DELAY_MS))
     return {"method": method.upper(), "path": path, "status": status, "body": payload, "headers": clean_headers,
             "times": times, "apply": apply, "delay_ms": int(delay)}
 

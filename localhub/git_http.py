@@ -49,11 +49,6 @@ NO_CACHE = {"Expires": "Fri, 01 Jan 1980 00:00:00 GMT", "Pragma": "no-cache",
             "Cache-Control": "no-cache, max-age=0, must-revalidate"}
 
 
-# GitHub's own messages.
-REPOSITORY_NOT_FOUND = "Repository not found."
-PUSH_DENIED = "Permission to {repo}.git denied to {login}."
-
-
 def _challenge(hub: Hub) -> Response:
     """git's 401: asks for credentials, or, when the token given is unknown here, says so and
     which localhub answered (git shows neither, but curl and a person reading logs do)."""
@@ -74,9 +69,9 @@ def _refused(hub: Hub, row: Any | None, service: str | None) -> Response | None:
     """GitHub's answer when the caller may not use `service` on `row` (None: no such
     repository), else None. A push needs write access; anything else read access."""
     if row is None or not hub.can_read(g.user, row, g.token):
-        return _refusal(404, REPOSITORY_NOT_FOUND)
+        return _refusal(404, messages.REPOSITORY_NOT_FOUND)
     if service == "git-receive-pack" and not hub.may("write", g.user, row, g.token):
-        return _refusal(403, PUSH_DENIED.format(repo=hub.full_name(row), login=g.user["login"]))
+        return _refusal(403, messages.PUSH_DENIED.format(repo=hub.full_name(row), login=g.user["login"]))
     return None
 
 
@@ -105,11 +100,11 @@ def _request_body() -> bytes:
         elif encoding == "deflate":
             body = zlib.decompress(body)
         elif encoding:
-            raise ApiError(415, f"Unsupported Content-Encoding: {encoding}")
+            raise ApiError(415, messages.UNSUPPORTED_ENCODING.format(encoding=encoding))
     except (OSError, EOFError, zlib.error) as exc:
-        raise ApiError(400, "The request body could not be decompressed") from exc
+        raise ApiError(400, messages.NOT_DECOMPRESSED) from exc
     if len(body) > MAX_REQUEST:
-        raise ApiError(413, "Request body too large")
+        raise ApiError(413, messages.REQUEST_TOO_LARGE)
     return body
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pygit2
 from flask import current_app, g, has_request_context, request
 
-from localhub import access, merging
+from localhub import access, merging, messages
 from localhub.errors import ApiError, or_404
 from localhub.operator import ensure_operator_token
 from localhub.store import Store, now, token_hash
@@ -65,7 +65,7 @@ class Hub:
             return self.public_url
         if has_request_context():
             return request.host_url.rstrip("/")
-        raise RuntimeError("localhub has no public URL yet")
+        raise RuntimeError(messages.NO_PUBLIC_URL)
 
     def api_url(self) -> str:
         return self.web_url() + "/api/v3"

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from localhub import messages
 from localhub.errors import ApiError, not_found
 from localhub.hub import Hub
-
-PUSH_NEEDED = "Must have push access to repository."  # GitHub's own message
 
 
 class Target(NamedTuple):
@@ -36,7 +35,7 @@ def writable(hub: Hub, owner: str, repo: str, number: int | None = None) -> Targ
     """requested(), for a route that changes the repository: GitHub's 403 without write access."""
     target = requested(hub, owner, repo, number)
     if not hub.caller_may("write", target.repo):
-        raise ApiError(403, PUSH_NEEDED)
+        raise ApiError(403, messages.PUSH_NEEDED)
     return target
 
 
@@ -44,7 +43,7 @@ def authored(hub: Hub, target: Target, author_id: int) -> Target:
     """`target` when its caller wrote the thing (`author_id`) or may write to the repository,
     else GitHub's 403: people edit what they wrote, writers edit anything."""
     if target.user["id"] != author_id and not hub.caller_may("write", target.repo):
-        raise ApiError(403, PUSH_NEEDED)
+        raise ApiError(403, messages.PUSH_NEEDED)
     return target
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import pygit2
 
-from localhub import merging
+from localhub import merging, messages
 from localhub.hub import Hub
 from localhub.store import now
 
@@ -39,15 +39,6 @@ log = logging.getLogger("localhub.mergeability")
 # of every open pull request.
 FALLBACK_DELAY = 5.0
 
-# GitHub's refusals when protection blocks a merge.
-REVIEW_REQUIRED_ONE = "At least 1 approving review is required by reviewers with write access."
-REVIEW_REQUIRED_MANY = "At least {count} approving reviews are required by reviewers with write access."
-CHANGES_REQUESTED = "Changes have been requested."
-STATUS_EXPECTED_ONE = 'Required status check "{context}" is expected.'
-STATUS_EXPECTED_MANY = "{missing} of {total} required status checks are expected."
-STATUS_FAILING_ONE = 'Required status check "{context}" is failing.'
-STATUS_FAILING_MANY = "{failing} of {total} required status checks are failing."
-HEAD_OUT_OF_DATE = "Head branch is out of date. Review and try the merge again."
 
 DECISIVE_REVIEWS = ("APPROVED", "CHANGES_REQUESTED", "DISMISSED")
 NOT_GREEN = ("failure", "error", "pending")
@@ -112,20 +103,21 @@ def blockers(hub: Hub, repo: Any, pull: Any) -> list[str]:
     if required > 0:
         approvals, changes = reviews(hub, pull)
         if changes:
-            found.append(CHANGES_REQUESTED)
+            found.append(messages.CHANGES_REQUESTED)
         elif approvals < required:
-            found.append(REVIEW_REQUIRED_ONE if required == 1 else REVIEW_REQUIRED_MANY.format(count=required))
+            found.append(messages.REVIEW_REQUIRED_ONE if required == 1
+                         else messages.REVIEW_REQUIRED_MANY.format(count=required))
     contexts = [str(c) for c in rule.get("required_status_checks") or []]
     if contexts:
         states = latest_statuses(hub, pull["repo_id"], pull["head_sha"])
         failing = [c for c in contexts if states.get(c) in ("failure", "error")]
         missing = [c for c in contexts if states.get(c) not in ("success", "failure", "error")]
         if failing:
-            found.append(STATUS_FAILING_ONE.format(context=failing[0]) if len(contexts) == 1 else
-                         STATUS_FAILING_MANY.format(failing=len(failing), total=len(contexts)))
+            found.append(messages.STATUS_FAILING_ONE.format(context=failing[0]) if len(contexts) == 1 else
+                         messages.STATUS_FAILING_MANY.format(failing=len(failing), total=len(contexts)))
         elif missing:
-            found.append(STATUS_EXPECTED_ONE.format(context=missing[0]) if len(contexts) == 1 else
-                         STATUS_EXPECTED_MANY.format(missing=len(missing), total=len(contexts)))
+            found.append(messages.STATUS_EXPECTED_ONE.format(context=missing[0]) if len(contexts) == 1 else
+                         messages.STATUS_EXPECTED_MANY.format(missing=len(missing), total=len(contexts)))
     return found
 
 

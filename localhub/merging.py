@@ -19,6 +19,8 @@ from typing import Any
 import pygit2
 from pygit2.enums import DeltaStatus, SortMode
 
+from localhub import messages
+
 # GitHub commits merges and web edits as its own committer ("web-flow").
 GITHUB_NAME = "GitHub"
 GITHUB_EMAIL = "noreply@github.com"
@@ -307,7 +309,7 @@ def merged_tree(git: pygit2.Repository, ours: str, theirs: str) -> pygit2.Oid:
     """The tree of a three-way merge of two commits (their merge base as ancestor)."""
     index = git.merge_commits(ours, theirs)
     if index.conflicts is not None:
-        raise MergeConflict(f"{ours[:7]} and {theirs[:7]} conflict")
+        raise MergeConflict(messages.COMMITS_CONFLICT.format(ours=ours[:7], theirs=theirs[:7]))
     return index.write_tree(git)
 
 
@@ -343,7 +345,7 @@ def rebase_commits(git: pygit2.Repository, base: str, head: str, committer: pygi
         ancestor = commit.parents[0].tree if commit.parents else git[git.TreeBuilder().write()]
         index = git.merge_trees(ancestor, current.tree, commit.tree)
         if index.conflicts is not None:
-            raise MergeConflict(f"{commit.id} does not apply")
+            raise MergeConflict(messages.COMMIT_DOES_NOT_APPLY.format(commit=commit.id))
         tree = index.write_tree(git)
         if len(commit.parents) > 1 and tree == current.tree_id:
             continue

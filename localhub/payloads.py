@@ -20,7 +20,7 @@ from typing import Any
 
 import pygit2
 
-from localhub import merging, shapes
+from localhub import merging, messages, shapes
 from localhub.hub import Event, Hub
 
 ZERO_SHA = "0" * 40
@@ -64,14 +64,6 @@ REPOSITORY_FIELDS = frozenset((
     "permissions", "public", "organization", "custom_properties"))
 HOOK_KEYS = ("type", "id", "name", "active", "events", "config", "updated_at", "created_at", "url", "test_url",
              "ping_url", "deliveries_url")
-
-# GitHub's zen, as its ping events quote it.
-ZEN = ("Design for failure.", "Keep it logically awesome.", "Speak like a human.", "Practicality beats purity.",
-       "Approachable is better than simple.", "Mind your words, they are important.",
-       "Avoid administrative distraction.", "Non-blocking is better than blocking.", "Encourage flow.",
-       "Favor focus over features.", "Half measures are as bad as nothing at all.",
-       "Anything added dilutes everything else.", "It's not fully shipped until it's fast.",
-       "Responsive is better than fast.")
 
 
 def _pick(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
@@ -328,7 +320,7 @@ def ping(hub: Hub, hook_row: Any, sender_id: int) -> dict[str, Any]:
     if rest["last_response"]["code"] is None and rest["last_response"]["message"] is None:
         hook["last_response"] = rest["last_response"]  # the schema knows only the "unused" form
     return {
-        "zen": ZEN[hook_row["id"] % len(ZEN)],
+        "zen": messages.ZEN[hook_row["id"] % len(messages.ZEN)],
         "hook_id": hook_row["id"],
         "hook": hook,
         "repository": repository(hub, repo),

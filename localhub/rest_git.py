@@ -18,7 +18,7 @@ from urllib.parse import quote
 import pygit2
 from flask import Blueprint, Response, jsonify, request
 
-from localhub import merging, shapes
+from localhub import merging, messages, shapes
 from localhub.errors import ApiError, json_body, not_found
 from localhub.hub import Hub, current_hub
 from localhub.lookup import requested, writable
@@ -28,27 +28,6 @@ MAX_COMPARE_COMMITS = 250  # GitHub lists at most 250 commits of a comparison
 INLINE_LIMIT = 1024 * 1024  # the contents API inlines files up to 1 MB
 CONTENT_RETRIES = 3
 
-# GitHub's own messages.
-REF_EXISTS = "Reference already exists"
-REF_MISSING = "Reference does not exist"
-REF_INVALID = "Reference update failed"
-OBJECT_MISSING = "Object does not exist"
-NOT_FAST_FORWARD = "Update is not a fast forward"
-DEFAULT_BRANCH_DELETE = "Cannot delete the default branch"
-NO_COMMIT_FOUND = "No commit found for SHA: {sha}"
-NO_COMMIT_FOR_REF = "No commit found for the ref {ref}"
-EMPTY_REPOSITORY = "Git Repository is empty."
-EMPTY_CONTENTS = "This repository is empty."
-BRANCH_NOT_FOUND = "Branch not found"
-BRANCH_NAMED_NOT_FOUND = "Branch {branch} not found"
-NO_COMMON_ANCESTOR = "No common ancestor between {base} and {head}."
-NOT_SUPPLIED = "Invalid request.\n\n\"{field}\" wasn't supplied."
-NOT_A_STRING = "Invalid request.\n\nFor 'properties/{field}', {value} is not a string."
-NOT_BASE64 = "content is not valid Base64"
-FILE_MISMATCH = "{path} does not match {sha}"
-PATH_IS_DIRECTORY = "{path} is a directory"
-CONFLICT = "Conflict"
-
 
 # ---------------------------------------------------------------------------- helpers
 
@@ -56,11 +35,11 @@ CONFLICT = "Conflict"
 def required_string(body: dict[str, Any], field: str) -> str:
     value = body.get(field)
     if value is None:
-        raise ApiError(422, NOT_SUPPLIED.format(field=field))
+        raise ApiError(422, messages.NOT_SUPPLIED.format(field=field))
     if not isinstance(value, str):
         import json
 
-        raise ApiError(422, NOT_A_STRING.format(field=field, value=json.dumps(value)))
+        raise ApiError(422, messages.NOT_A_STRING.format(field=field, value=json.dumps(value)))
     return value
 
 
@@ -95,7 +74,7 @@ def person(value: Any, field: str) -> pygit2.Signature | None:
         return None
     if not isinstance(value, dict) or not isinstance(value.get("name"), str) \
             or not isinstance(value.get("email"), str):
-        raise ApiError(422, NOT_SUPPLIED.format(field=f"{field}.name"))
+        raise ApiError(422, messages.NOT_SUPPLIED.format(field=f"{field}.name"))
     return merging.signature(value["name"], value["email"], parse_date(value.get("date")))
 
 
@@ -198,12 +177,12 @@ def create_ref(owner: str, repo: str) -> tuple[Response, int, dict[str, str]]:
     name = required_string(body, "ref")
     sha = required_string(body, "sha")
     if not name.startswith("refs/") or name.count("/") < 2 or not pygit2.reference_is_valid_name(name):
-        raise ApiError(422, REF_INVALID)
+        raise ApiError(422, messages.REF_INVALID)
     git = hub.git(row)
     if object_or_none(git, sha) is None:
-        raise ApiError(422, OBJECT_MISSING)
+        raise ApiError(422, messages.OBJECT_MISSING)
     if git.references.get(name) is not None or not merging.compare_and_swap(git, name, None, sha):
-        raise ApiError(422, REF_EXISTS)
+        raise ApiError(422, messages.REF_EXISTS)
     if emits_push(name):
         hub.ref_moved(row, name, None, sha, user["id"])
     shape = ref_shape(row, git, name)
@@ -221,18 +200,18 @@ def update_ref(owner: str, repo: str, ref: str) -> Response:
     git = hub.git(row)
     target = object_or_none(git, sha)
     if target is None:
-        raise ApiError(422, OBJECT_MISSING)
+        raise ApiError(422, messages.OBJECT_MISSING)
     for _ in range(CONTENT_RETRIES):
         current = git.references.get(name)
         if current is None:
-            raise ApiError(422, REF_MISSING)
+            raise ApiError(422, messages.REF_MISSING)
         before = str(current.target)
         if not force and not _fast_forward(git, before, sha):
-            raise ApiError(422, NOT_FAST_FORWARD)
+            raise ApiError(422, messages.NOT_FAST_FORWARD)
         if before == sha or merging.compare_and_swap(git, name, before, sha):
             break
     else:
-        raise ApiError(422, NOT_FAST_FORWARD)
+        raise ApiError(422, messages.NOT_FAST_FORWARD)
     if before != sha and emits_push(name):
         hub.ref_moved(row, name, before, sha, user["id"])
     return jsonify(ref_shape(row, git, name))
@@ -246,12 +225,12 @@ def delete_ref(owner: str, repo: str, ref: str) -> Response:
     git = hub.git(row)
     current = git.references.get(name)
     if current is None:
-        raise ApiError(422, REF_MISSING)
+        raise ApiError(422, messages.REF_MISSING)
     if name == f"refs/heads/{row['default_branch']}":
-        raise ApiError(422, DEFAULT_BRANCH_DELETE)
+        raise ApiError(422, messages.DEFAULT_BRANCH_DELETE)
     before = str(current.target)
     if not merging.compare_and_swap(git, name, before, None):
-        raise ApiError(422, REF_MISSING)
+        raise ApiError(422, messages.REF_MISSING)
     if emits_push(name):
         hub.ref_moved(row, name, before, None, user["id"])
     return Response(status=204)
@@ -274,7 +253,7 @@ def list_commits(owner: str, repo: str) -> Response:
     row = requested(hub, owner, repo).repo
     git = hub.git(row)
     if merging.is_empty(git):
-        raise ApiError(409, EMPTY_REPOSITORY)
+        raise ApiError(409, messages.EMPTY_REPOSITORY)
     start = request.args.get("sha") or row["default_branch"]
     tip = merging.find_commit(git, start)
     if tip is None:
@@ -299,10 +278,10 @@ def get_commit(owner: str, repo: str, ref: str) -> Response:
     row = requested(hub, owner, repo).repo
     git = hub.git(row)
     if merging.is_empty(git):
-        raise ApiError(409, EMPTY_REPOSITORY)
+        raise ApiError(409, messages.EMPTY_REPOSITORY)
     commit = merging.find_commit(git, ref)
     if commit is None:
-        raise ApiError(422, NO_COMMIT_FOUND.format(sha=ref))
+        raise ApiError(422, messages.NO_COMMIT_FOUND.format(sha=ref))
     return jsonify(shapes.commit(hub, row, git, commit, files=True))
 
 
@@ -320,7 +299,7 @@ def compare(owner: str, repo: str, basehead: str) -> Response:
     base_sha, head_sha = str(base.id), str(head.id)
     fork = merging.merge_base(git, base_sha, head_sha)
     if fork is None:
-        raise ApiError(404, NO_COMMON_ANCESTOR.format(base=base_name, head=head_name))
+        raise ApiError(404, messages.NO_COMMON_ANCESTOR.format(base=base_name, head=head_name))
     ahead, behind = merging.ahead_behind(git, base_sha, head_sha)
     status = "identical" if not ahead and not behind else "ahead" if not behind else \
         "behind" if not ahead else "diverged"
@@ -356,7 +335,7 @@ def get_branch(owner: str, repo: str, branch: str) -> Response:
     git = hub.git(row)
     tip = merging.branch_tip(git, branch)
     if tip is None:
-        raise ApiError(404, BRANCH_NOT_FOUND)
+        raise ApiError(404, messages.BRANCH_NOT_FOUND)
     return jsonify(shapes.branch(hub, row, git, branch, git[tip].peel(pygit2.Commit)))
 
 
@@ -386,11 +365,11 @@ def get_contents(owner: str, repo: str, path: str) -> Response:
     row = requested(hub, owner, repo).repo
     git = hub.git(row)
     if merging.is_empty(git):
-        raise ApiError(404, EMPTY_CONTENTS)
+        raise ApiError(404, messages.EMPTY_CONTENTS)
     ref = request.args.get("ref") or row["default_branch"]
     commit = merging.find_commit(git, ref)
     if commit is None:
-        raise ApiError(404, NO_COMMIT_FOR_REF.format(ref=ref))
+        raise ApiError(404, messages.NO_COMMIT_FOR_REF.format(ref=ref))
     path = path.strip("/")
     obj = merging.blob_at(git, commit, path)
     if obj is None:
@@ -412,7 +391,7 @@ def put_contents(owner: str, repo: str, path: str) -> tuple[Response, int]:
     try:
         data = base64.b64decode("".join(encoded.split()), validate=True)
     except (binascii.Error, ValueError):
-        raise ApiError(422, NOT_BASE64) from None
+        raise ApiError(422, messages.NOT_BASE64) from None
     sha = body.get("sha")
     branch = body.get("branch") or row["default_branch"]
     committer = person(body.get("committer"), "committer") or merging.user_signature(user)
@@ -425,23 +404,23 @@ def put_contents(owner: str, repo: str, path: str) -> tuple[Response, int]:
     for _ in range(CONTENT_RETRIES):
         tip = merging.branch_tip(git, branch)
         if tip is None and not merging.is_empty(git):
-            raise ApiError(404, BRANCH_NAMED_NOT_FOUND.format(branch=branch))
+            raise ApiError(404, messages.BRANCH_NAMED_NOT_FOUND.format(branch=branch))
         parent = git[tip].peel(pygit2.Commit) if tip else None
         existing = merging.blob_at(git, parent, path)
         if isinstance(existing, pygit2.Tree):
-            raise ApiError(422, PATH_IS_DIRECTORY.format(path=path))
+            raise ApiError(422, messages.PATH_IS_DIRECTORY.format(path=path))
         if existing is not None:
             if sha is None:
-                raise ApiError(422, NOT_SUPPLIED.format(field="sha"))
+                raise ApiError(422, messages.NOT_SUPPLIED.format(field="sha"))
             if sha != str(existing.id):
-                raise ApiError(409, FILE_MISMATCH.format(path=path, sha=sha))
+                raise ApiError(409, messages.FILE_MISMATCH.format(path=path, sha=sha))
         blob = git.create_blob(data)
         tree = merging.tree_with_file(git, parent.tree if parent else None, path, blob)
         new = str(git.create_commit(None, author, committer, message, tree, [parent.id] if parent else []))
         if merging.compare_and_swap(git, ref, tip, new, message="contents"):
             break
     else:
-        raise ApiError(409, CONFLICT)
+        raise ApiError(409, messages.CONFLICT)
     hub.ref_moved(row, ref, tip, new, user["id"])
     commit = git[new].peel(pygit2.Commit)
     content = content_entry(hub, row, branch, path, git[blob])

@@ -16,7 +16,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify
 from flask.typing import ResponseReturnValue
 
-from localhub import shapes
+from localhub import messages, shapes
 from localhub.errors import ApiError, json_body, or_404
 from localhub.hub import current_hub
 from localhub.lookup import administered
@@ -39,28 +39,24 @@ EVENTS = frozenset((
     "security_and_analysis", "star", "status", "team", "team_add", "watch", "workflow_job", "workflow_run",
 ))
 
-# GitHub's own messages.
-VALIDATION_FAILED = "Validation Failed"
-HOOK_EXISTS = "Hook already exists on this repository"
-NEEDS_URL = "Config must contain URL for webhooks"
-
 
 def _invalid(field: str) -> ApiError:
-    return ApiError(422, VALIDATION_FAILED, errors=[{"resource": "Hook", "code": "invalid", "field": field}])
+    return ApiError(422, messages.VALIDATION_FAILED, errors=[{"resource": "Hook", "code": "invalid", "field": field}])
 
 
 def _custom(message: str) -> ApiError:
-    return ApiError(422, VALIDATION_FAILED, errors=[{"resource": "Hook", "code": "custom", "message": message}])
+    return ApiError(422, messages.VALIDATION_FAILED,
+                    errors=[{"resource": "Hook", "code": "custom", "message": message}])
 
 
 def _config(value: Any) -> dict[str, Any]:
     """A checked hook config: url (required), content_type (GitHub's default: form), secret,
     insecure_ssl ("0"/"1")."""
     if not isinstance(value, dict):
-        raise _custom(NEEDS_URL)
+        raise _custom(messages.NEEDS_URL)
     url = value.get("url")
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-        raise _custom(NEEDS_URL)
+        raise _custom(messages.NEEDS_URL)
     content_type = value.get("content_type", "form")
     if content_type not in CONTENT_TYPES:
         raise _invalid("content_type")
@@ -114,7 +110,7 @@ def create_hook(owner: str, repo: str) -> ResponseReturnValue:
     if not isinstance(active, bool):
         raise _invalid("active")
     if same_url_exists(row, config["url"]):
-        raise _custom(HOOK_EXISTS)
+        raise _custom(messages.HOOK_EXISTS)
     with hub.store.tx() as db:
         hook_id = hub.store.next_id(db, "hook", 400_000_001)
         db.execute("INSERT INTO hooks (id, repo_id, config, events, active, created_at, updated_at) "
@@ -151,7 +147,7 @@ def edit_hook(owner: str, repo: str, hook_id: int) -> ResponseReturnValue:
     if "config" in body:
         config = _config(body["config"])
         if same_url_exists(row, config["url"], other_than=hook_id):
-            raise _custom(HOOK_EXISTS)
+            raise _custom(messages.HOOK_EXISTS)
     events = json.loads(hook["events"])
     if "events" in body:
         events = _events(body["events"])

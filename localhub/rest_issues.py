@@ -18,7 +18,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 from flask.typing import ResponseReturnValue
 
-from localhub import shapes
+from localhub import messages, shapes
 from localhub.errors import ApiError, json_body, or_404
 from localhub.hub import Hub, current_hub
 from localhub.lookup import authored, requested
@@ -27,13 +27,6 @@ from localhub.store import now
 
 DEFAULT_LABEL_COLOR = "ededed"
 COLOR = re.compile(r"^[0-9A-Fa-f]{6}$")
-
-# GitHub's own messages.
-LABEL_NOT_FOUND = "Label does not exist"
-NEEDS_TRIAGE = "Must have triage access to repository."
-CANNOT_CREATE_LABELS = "You do not have permission to create labels on this repository."
-BAD_JSON = "Problems parsing JSON"
-VALIDATION_FAILED = "Validation Failed"
 
 
 def touch_pull(hub: Hub, pull: Any) -> None:
@@ -48,12 +41,14 @@ def _label_names(value: Any) -> list[str]:
     if isinstance(value, dict):
         value = value.get("labels", [])
     if not isinstance(value, list):
-        raise ApiError(422, VALIDATION_FAILED, errors=[{"resource": "Label", "code": "invalid", "field": "labels"}])
+        raise ApiError(422, messages.VALIDATION_FAILED,
+                       errors=[{"resource": "Label", "code": "invalid", "field": "labels"}])
     names: list[str] = []
     for item in value:
         name = item.get("name") if isinstance(item, dict) else item
         if not isinstance(name, str) or not name.strip():
-            raise ApiError(422, VALIDATION_FAILED, errors=[{"resource": "Label", "code": "invalid", "field": "name"}])
+            raise ApiError(422, messages.VALIDATION_FAILED,
+                           errors=[{"resource": "Label", "code": "invalid", "field": "name"}])
         name = name.strip()
         if name.lower() not in (n.lower() for n in names):
             names.append(name)
@@ -67,14 +62,14 @@ def _json_any() -> Any:
     try:
         return request.get_json(force=True, silent=False)
     except Exception:  # werkzeug raises BadRequest subclasses for malformed JSON
-        raise ApiError(400, BAD_JSON) from None
+        raise ApiError(400, messages.BAD_JSON) from None
 
 
 def _comment_body() -> str:
     """The `body` of a comment being written: GitHub refuses a missing or empty one."""
     body = json_body().get("body")
     if not isinstance(body, str) or not body:
-        raise ApiError(422, VALIDATION_FAILED,
+        raise ApiError(422, messages.VALIDATION_FAILED,
                        errors=[{"resource": "IssueComment", "code": "missing_field", "field": "body"}])
     return body
 
@@ -83,7 +78,8 @@ def _color(value: Any) -> str:
     if value is None:
         return DEFAULT_LABEL_COLOR
     if not isinstance(value, str) or not COLOR.match(value.removeprefix("#")):
-        raise ApiError(422, VALIDATION_FAILED, errors=[{"resource": "Label", "code": "invalid", "field": "color"}])
+        raise ApiError(422, messages.VALIDATION_FAILED,
+                       errors=[{"resource": "Label", "code": "invalid", "field": "color"}])
     return value.removeprefix("#").lower()
 
 
@@ -102,7 +98,7 @@ def ensure_label(hub: Hub, repo: Any, name: str) -> Any:
 def _may_label(hub: Hub, repo: Any) -> None:
     """GitHub's 403 unless the caller may apply and remove labels (triage or more)."""
     if not hub.caller_may("triage", repo):
-        raise ApiError(403, NEEDS_TRIAGE)
+        raise ApiError(403, messages.NEEDS_TRIAGE)
 
 
 def _may_create_labels(hub: Hub, repo: Any, names: list[str] | None = None) -> None:
@@ -112,7 +108,7 @@ def _may_create_labels(hub: Hub, repo: Any, names: list[str] | None = None) -> N
         return
     known = {row["name"].lower() for row in hub.store.all("SELECT name FROM labels WHERE repo_id = ?", repo["id"])}
     if names is None or any(name.lower() not in known for name in names):
-        raise ApiError(403, CANNOT_CREATE_LABELS,
+        raise ApiError(403, messages.CANNOT_CREATE_LABELS,
                        errors=[{"resource": "Repository", "field": "label", "code": "unauthorized"}])
 
 
@@ -243,14 +239,14 @@ def create_label(owner: str, repo: str) -> ResponseReturnValue:
     body = json_body()
     name = body.get("name")
     if not isinstance(name, str) or not name.strip():
-        raise ApiError(422, VALIDATION_FAILED,
+        raise ApiError(422, messages.VALIDATION_FAILED,
                        errors=[{"resource": "Label", "code": "missing_field", "field": "name"}])
     _may_create_labels(hub, row)
     color = _color(body.get("color"))
     description = body.get("description")
     with hub.store.tx() as db:
         if db.execute("SELECT id FROM labels WHERE repo_id = ? AND name = ?", (row["id"], name)).fetchone():
-            raise ApiError(422, VALIDATION_FAILED,
+            raise ApiError(422, messages.VALIDATION_FAILED,
                            errors=[{"resource": "Label", "code": "already_exists", "field": "name"}])
         label_id = hub.store.next_id(db, "label", 2_000_001)
         db.execute("INSERT INTO labels (id, repo_id, name, color, description) VALUES (?, ?, ?, ?, ?)",
@@ -301,7 +297,7 @@ def remove_label(owner: str, repo: str, number: int, name: str) -> ResponseRetur
         "WHERE issue_labels.repo_id = ? AND issue_labels.number = ? AND labels.name = ?",
         row["id"], number, name)
     if found is None:
-        raise ApiError(404, LABEL_NOT_FOUND)
+        raise ApiError(404, messages.LABEL_NOT_FOUND)
     with hub.store.tx() as db:
         db.execute("DELETE FROM issue_labels WHERE repo_id = ? AND number = ? AND label_id = ?",
                    (row["id"], number, found["id"]))

@@ -25,7 +25,6 @@ from localhub.hub import EXTENSION as HUB
 from localhub.hub import Event, Hub, current_hub
 from localhub.lookup import authored, requested, writable
 from localhub.mergeability import (
-    HEAD_OUT_OF_DATE,
     Mergeability,
     behind,
     blockers,
@@ -42,29 +41,6 @@ MAX_COMMITS = 250  # GitHub lists at most 250 commits of a pull request
 PULL_ID_START = 1_900_000_001
 METHODS = ("merge", "squash", "rebase")
 
-# GitHub's own messages.
-MERGED = "Pull Request successfully merged"
-NOT_MERGEABLE = "Pull Request is not mergeable"
-STILL_DRAFT = "Pull Request is still a draft"
-CANNOT_REBASE = "This branch can't be rebased"
-BASE_MODIFIED = "Base branch was modified. Review and try the merge again."
-HEAD_MODIFIED = "Head branch was modified. Review and try the merge again."
-ALREADY_EXISTS = "A pull request already exists for {label}."
-NO_COMMITS = "No commits between {base} and {head}"
-VALIDATION_FAILED = "Validation Failed"
-NOT_ONE_OF = "Invalid request.\n\nFor 'properties/{field}', {value} is not one of {choices}."
-NOT_A_STRING = "Invalid request.\n\nFor 'properties/{field}', {value} is not a string."
-NOT_SUPPLIED = "Invalid request.\n\n\"{field}\" wasn't supplied."
-NO_COMMIT_FOUND = "No commit found for SHA: {sha}"
-UPDATING_BRANCH = "Updating pull request branch."
-NO_NEW_BASE_COMMITS = "There are no new commits on the base branch."
-UPDATE_CONFLICT = "merge conflict between base and head"
-EXPECTED_HEAD_MISMATCH = "expected_head_sha does not match the pull request's HEAD."
-UPDATE_CLOSED = "Cannot update a closed pull request."
-BASE_OF_CLOSED = "Cannot change the base branch of a closed pull request."
-REOPEN_MERGED = "state cannot be changed. The pull request has been merged."
-REOPEN_DELETED = "state cannot be changed. The head branch was deleted."
-
 
 def before_base_update(repo: Any, ref: str, expected: str) -> None:
     """Called between reading the base branch and moving it in a merge; a test replaces it
@@ -77,7 +53,7 @@ def before_base_update(repo: Any, ref: str, expected: str) -> None:
 def one_of(body: dict[str, Any], field: str, choices: tuple[str, ...], default: str | None = None) -> str | None:
     value = body.get(field, default)
     if value is not None and value not in choices:
-        raise ApiError(422, NOT_ONE_OF.format(field=field, value=json.dumps(value),
+        raise ApiError(422, messages.NOT_ONE_OF.format(field=field, value=json.dumps(value),
                                               choices=json.dumps(list(choices))))
     return value
 
@@ -85,19 +61,20 @@ def one_of(body: dict[str, Any], field: str, choices: tuple[str, ...], default: 
 def optional_string(body: dict[str, Any], field: str) -> str | None:
     value = body.get(field)
     if value is not None and not isinstance(value, str):
-        raise ApiError(422, NOT_A_STRING.format(field=field, value=json.dumps(value)))
+        raise ApiError(422, messages.NOT_A_STRING.format(field=field, value=json.dumps(value)))
     return value
 
 
 def invalid(field: str) -> ApiError:
-    return ApiError(422, VALIDATION_FAILED, errors=[{"resource": "PullRequest", "field": field, "code": "invalid"}])
+    return ApiError(422, messages.VALIDATION_FAILED,
+                    errors=[{"resource": "PullRequest", "field": field, "code": "invalid"}])
 
 
 def custom(message: str, field: str | None = None) -> ApiError:
     error: dict[str, Any] = {"resource": "PullRequest", "code": "custom", "message": message}
     if field:
         error["field"] = field
-    return ApiError(422, VALIDATION_FAILED, errors=[error])
+    return ApiError(422, messages.VALIDATION_FAILED, errors=[error])
 
 
 def reload(hub: Hub, pull_id: int) -> Any:
@@ -314,13 +291,13 @@ def create_pull(owner: str, repo: str) -> tuple[Response, int, dict[str, str]]:
     body = json_body()
     for field in ("head", "base"):
         if body.get(field) is None:
-            raise ApiError(422, NOT_SUPPLIED.format(field=field))
+            raise ApiError(422, messages.NOT_SUPPLIED.format(field=field))
     title = optional_string(body, "title")
     text = optional_string(body, "body")
     head_value = optional_string(body, "head") or ""
     base = optional_string(body, "base") or ""
     if not title:
-        raise ApiError(422, VALIDATION_FAILED, errors=[
+        raise ApiError(422, messages.VALIDATION_FAILED, errors=[
             {"resource": "PullRequest", "code": "missing_field", "field": "title"}])
     git = hub.git(row)
     head = branch_name(owner, head_value)
@@ -334,9 +311,9 @@ def create_pull(owner: str, repo: str) -> tuple[Response, int, dict[str, str]]:
     existing = hub.store.one("SELECT number FROM pulls WHERE repo_id = ? AND state = 'open' AND head_ref = ? "
                              "AND base_ref = ?", row["id"], head, base)
     if existing is not None:
-        raise custom(ALREADY_EXISTS.format(label=label))
+        raise custom(messages.ALREADY_EXISTS.format(label=label))
     if head == base or merging.contains(git, base_sha, head_sha):
-        raise custom(NO_COMMITS.format(base=base, head=head))
+        raise custom(messages.NO_COMMITS.format(base=base, head=head))
     stamp = now()
     with hub.store.tx() as db:
         number = db.execute("SELECT next_number FROM repos WHERE id = ?", (row["id"],)).fetchone()["next_number"]
@@ -384,7 +361,7 @@ def update_pull(owner: str, repo: str, number: int) -> Response:
     git = hub.git(row)
     if base is not None and base != pull["base_ref"]:
         if pull["state"] != "open":
-            raise custom(BASE_OF_CLOSED, "base")
+            raise custom(messages.BASE_OF_CLOSED, "base")
         base_sha = merging.branch_tip(git, base)
         if base_sha is None or base == pull["head_ref"]:
             raise invalid("base")
@@ -396,15 +373,15 @@ def update_pull(owner: str, repo: str, number: int) -> Response:
         updates.update(state="closed", closed_at=now())
     elif new_state == "open" and pull["state"] == "closed":
         if pull["merged_at"] is not None:
-            raise custom(REOPEN_MERGED, "state")
+            raise custom(messages.REOPEN_MERGED, "state")
         head_sha = merging.branch_tip(git, pull["head_ref"])
         if head_sha is None:
-            raise custom(REOPEN_DELETED, "state")
+            raise custom(messages.REOPEN_DELETED, "state")
         clash = hub.store.one("SELECT number FROM pulls WHERE repo_id = ? AND state = 'open' AND head_ref = ? "
                               "AND base_ref = ? AND id != ?", row["id"], pull["head_ref"],
                               updates.get("base_ref", pull["base_ref"]), pull["id"])
         if clash is not None:
-            raise custom(ALREADY_EXISTS.format(label=f"{owner}:{pull['head_ref']}"))
+            raise custom(messages.ALREADY_EXISTS.format(label=f"{owner}:{pull['head_ref']}"))
         action = "reopened"
         updates.update(state="open", closed_at=None, head_sha=head_sha,
                        base_sha=merging.branch_tip(git, updates.get("base_ref", pull["base_ref"]))
@@ -453,7 +430,7 @@ def commit_pulls(owner: str, repo: str, sha: str) -> Response:
     git = hub.git(row)
     commit = merging.find_commit(git, sha)
     if commit is None:
-        raise ApiError(422, NO_COMMIT_FOUND.format(sha=sha))
+        raise ApiError(422, messages.NO_COMMIT_FOUND.format(sha=sha))
     target = str(commit.id)
     found = []
     for pull in hub.store.all("SELECT * FROM pulls WHERE repo_id = ? ORDER BY number DESC", row["id"]):
@@ -490,25 +467,25 @@ def merge(owner: str, repo: str, number: int) -> Response:
     with pulls.merge_lock(row["id"]):
         pull = hub.pull(row, number)
         if pull["state"] != "open":
-            raise ApiError(405, NOT_MERGEABLE)
+            raise ApiError(405, messages.NOT_MERGEABLE)
         if expected_head is not None and expected_head != pull["head_sha"]:
-            raise ApiError(409, HEAD_MODIFIED)
+            raise ApiError(409, messages.HEAD_MODIFIED)
         if pull["draft"]:
-            raise ApiError(405, STILL_DRAFT)
+            raise ApiError(405, messages.STILL_DRAFT)
         if pull["mergeable"] is None:
             pull = pulls.engine.compute_now(pull["id"])
         if pull["mergeable"] is not None and not pull["mergeable"]:
-            raise ApiError(405, NOT_MERGEABLE)
+            raise ApiError(405, messages.NOT_MERGEABLE)
         refused = blockers(hub, row, pull)
         if refused:
             raise ApiError(405, refused[0])
         git = hub.git(row)
         if behind(hub, row, pull, git):
-            raise ApiError(405, HEAD_OUT_OF_DATE)
+            raise ApiError(405, messages.HEAD_OUT_OF_DATE)
         base_ref = f"refs/heads/{pull['base_ref']}"
         base_tip = merging.branch_tip(git, pull["base_ref"])
         if base_tip is None:
-            raise ApiError(405, NOT_MERGEABLE)
+            raise ApiError(405, messages.NOT_MERGEABLE)
         head = pull["head_sha"]
         commits = merging.commits_between(git, base_tip, head)
         text = merge_message(owner, pull, method, commits, title, message)
@@ -523,15 +500,15 @@ def merge(owner: str, repo: str, number: int) -> Response:
                 new = merging.rebase_commits(git, base_tip, head, github)
         except merging.MergeConflict:
             if method == "rebase" and merging.merges_cleanly(git, base_tip, head):
-                raise ApiError(405, CANNOT_REBASE) from None
-            raise ApiError(405, NOT_MERGEABLE) from None
+                raise ApiError(405, messages.CANNOT_REBASE) from None
+            raise ApiError(405, messages.NOT_MERGEABLE) from None
         before_base_update(row, base_ref, base_tip)
         if not merging.compare_and_swap(git, base_ref, base_tip, new, message=f"merge pull #{number}"):
-            raise ApiError(405, BASE_MODIFIED)
+            raise ApiError(405, messages.BASE_MODIFIED)
         pulls.close(pull, user["id"], merged_sha=new)
     hub.ref_moved(row, base_ref, base_tip, new, user["id"])
     hub.emit("pull_request", "closed", row["id"], user["id"], number=number, merged=True)
-    return jsonify({"sha": new, "merged": True, "message": MERGED})
+    return jsonify({"sha": new, "merged": True, "message": messages.MERGED})
 
 
 @bp.put("/pulls/<int:number>/update-branch")
@@ -541,16 +518,16 @@ def update_branch(owner: str, repo: str, number: int) -> tuple[Response, int]:
     body = json_body()
     expected = optional_string(body, "expected_head_sha")
     if pull["state"] != "open":
-        raise ApiError(422, UPDATE_CLOSED)
+        raise ApiError(422, messages.UPDATE_CLOSED)
     if expected is not None and expected != pull["head_sha"]:
-        raise ApiError(422, EXPECTED_HEAD_MISMATCH)
+        raise ApiError(422, messages.EXPECTED_HEAD_MISMATCH)
     git = hub.git(row)
     base_tip = merging.branch_tip(git, pull["base_ref"])
     head = pull["head_sha"]
     if base_tip is None or merging.contains(git, head, base_tip):
-        raise ApiError(422, NO_NEW_BASE_COMMITS)
+        raise ApiError(422, messages.NO_NEW_BASE_COMMITS)
     if not merging.merges_cleanly(git, head, base_tip):
-        raise ApiError(422, UPDATE_CONFLICT)
+        raise ApiError(422, messages.UPDATE_CONFLICT)
 
     def job() -> None:
         repo_git = hub.git(row)
@@ -566,7 +543,7 @@ def update_branch(owner: str, repo: str, number: int) -> tuple[Response, int]:
 
     current_pulls().engine.later(0, job)
     html = f"{shapes.repo_web(hub, row)}/pull/{number}"
-    return jsonify({"message": UPDATING_BRANCH, "url": html}), 202
+    return jsonify({"message": messages.UPDATING_BRANCH, "url": html}), 202
 
 
 # ------------------------------------------------------------------ localhub: branch protection
@@ -588,7 +565,7 @@ def protect(owner: str, repo: str) -> Response:
     contexts = body.get("required_status_checks", [])
     if (not isinstance(branch, str) or not branch or not isinstance(count, int) or count < 0
             or not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts)):
-        raise ApiError(422, VALIDATION_FAILED, errors=[{"resource": "Protection", "code": "invalid",
+        raise ApiError(422, messages.VALIDATION_FAILED, errors=[{"resource": "Protection", "code": "invalid",
                                                         "field": "body"}])
     rule = None
     if body.get("enabled", True):

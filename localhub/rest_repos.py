@@ -28,10 +28,6 @@ from localhub.store import now
 
 PERMISSIONS = ("pull", "triage", "push", "maintain", "admin")
 
-# GitHub's own messages.
-NEEDS_ADMIN = "Must have admin rights to Repository."
-COLLABORATORS_NEED_PUSH = "Must have push access to view repository collaborators."
-PERMISSION_NEEDS_PUSH = "Must have push access to view collaborator permission."
 REPO_NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 
 
@@ -62,16 +58,15 @@ def create_repository(hub: Hub, user: Any, body: dict[str, Any]) -> tuple[Respon
     creates a repository for an existing account without a token of that account."""
     name = body.get("name")
     if not isinstance(name, str) or not REPO_NAME.match(name) or name in (".", "..") or name.endswith(".git"):
-        raise ApiError(422, "Repository creation failed.", errors=[{
-            "resource": "Repository", "code": "custom", "field": "name",
-            "message": "name is not a valid repository name"}])
+        raise ApiError(422, messages.REPOSITORY_NOT_CREATED, errors=[{
+            "resource": "Repository", "code": "custom", "field": "name", "message": messages.REPOSITORY_NAME_INVALID}])
     description = body.get("description")
     private = bool(body.get("private", False))
     with hub.store.tx() as db:
         if db.execute("SELECT id FROM repos WHERE owner_id = ? AND name = ?", (user["id"], name)).fetchone():
-            raise ApiError(422, "Repository creation failed.", errors=[{
+            raise ApiError(422, messages.REPOSITORY_NOT_CREATED, errors=[{
                 "resource": "Repository", "code": "custom", "field": "name",
-                "message": "name already exists on this account"}])
+                "message": messages.REPOSITORY_NAME_TAKEN}])
         repo_id = hub.store.next_id(db, "repo", 500001)
         db.execute("INSERT INTO repos (id, owner_id, name, description, private, created_at, updated_at) "
                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -117,7 +112,7 @@ def _admin(owner: str, repo: str) -> Target:
     hub = current_hub()
     target = requested(hub, owner, repo)
     if not hub.can_admin(target.user, target.repo):
-        raise ApiError(403, NEEDS_ADMIN)
+        raise ApiError(403, messages.NEEDS_ADMIN)
     return target
 
 
@@ -128,9 +123,9 @@ def add_collaborator(owner: str, repo: str, username: str) -> ResponseReturnValu
     body = json_body()
     permission = body.get("permission", "push")
     if permission not in PERMISSIONS:
-        raise ApiError(422, "Validation Failed", errors=[{
+        raise ApiError(422, messages.VALIDATION_FAILED, errors=[{
             "resource": "Repository", "code": "invalid", "field": "permission",
-            "message": f"permission must be one of: {', '.join(PERMISSIONS)}"}])
+            "message": messages.PERMISSION_NOT_ONE_OF.format(choices=", ".join(PERMISSIONS))}])
     user = or_404(hub.user_by_login(username))
     hub.add_collaborator(target.repo["id"], user["id"], permission)
     return Response(status=204)
@@ -147,7 +142,7 @@ def _pusher(owner: str, repo: str, refusal: str) -> Target:
 @bp.get("/repos/<owner>/<repo>/collaborators/<username>")
 def is_collaborator(owner: str, repo: str, username: str) -> ResponseReturnValue:
     hub = current_hub()
-    target = _pusher(owner, repo, COLLABORATORS_NEED_PUSH)
+    target = _pusher(owner, repo, messages.COLLABORATORS_NEED_PUSH)
     user = hub.user_by_login(username)
     found = user is not None and (user["id"] == target.repo["owner_id"] or hub.store.one(
         "SELECT 1 AS ok FROM collaborators WHERE repo_id = ? AND user_id = ?", target.repo["id"],
@@ -163,7 +158,7 @@ def collaborator_permission(owner: str, repo: str, username: str) -> ResponseRet
     installed on the owner's account, a public repository): `permission` in GitHub's
     legacy terms, `role_name` exactly."""
     hub = current_hub()
-    target = _pusher(owner, repo, PERMISSION_NEEDS_PUSH)
+    target = _pusher(owner, repo, messages.PERMISSION_NEEDS_PUSH)
     user = or_404(hub.user_by_login(username))
     role = hub.role(user, target.repo)
     return jsonify({"permission": access.legacy_permission(role), "role_name": role,

@@ -22,20 +22,11 @@ from localhub.store import now
 
 STATES = {"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED", "COMMENT": "COMMENTED"}
 
-# GitHub's own messages.
-UNPROCESSABLE = "Unprocessable Entity"
-OWN_APPROVE = "Can not approve your own pull request"
-OWN_REQUEST_CHANGES = "Can not request changes on your own pull request"
-NEEDS_BODY = "You need to leave a comment indicating the requested changes."
-BAD_EVENT = "Variable $event of type PullRequestReviewEvent was provided invalid value"
-BAD_BODY = "Variable $body of type String was provided invalid value"
-BAD_COMMIT = "Variable $commitOID of type GitObjectID was provided invalid value"
-
 
 def _refuse(message: str) -> ApiError:
     """GitHub answers every refused review with a list of plain strings in `errors` (its
     validation-error-simple shape), never with field objects."""
-    return ApiError(422, UNPROCESSABLE, errors=[message])  # type: ignore[list-item]
+    return ApiError(422, messages.UNPROCESSABLE, errors=[message])  # type: ignore[list-item]
 
 
 bp = Blueprint("github_reviews", __name__, url_prefix="/api/v3/repos/<owner>/<repo>/pulls/<int:number>")
@@ -51,20 +42,20 @@ def create_review(owner: str, repo: str, number: int) -> ResponseReturnValue:
     if event is None or event == "":
         raise _refuse(messages.NO_PENDING_REVIEWS)
     if event not in STATES:
-        raise _refuse(BAD_EVENT)
+        raise _refuse(messages.BAD_EVENT)
     if body is not None and not isinstance(body, str):
-        raise _refuse(BAD_BODY)
+        raise _refuse(messages.BAD_BODY)
     if body_json.get("comments"):
         raise _refuse(messages.NO_REVIEW_COMMENTS)
     if pull["user_id"] == user["id"] and event == "APPROVE":
-        raise _refuse(OWN_APPROVE)
+        raise _refuse(messages.OWN_APPROVE)
     if pull["user_id"] == user["id"] and event == "REQUEST_CHANGES":
-        raise _refuse(OWN_REQUEST_CHANGES)
+        raise _refuse(messages.OWN_REQUEST_CHANGES)
     if event in ("REQUEST_CHANGES", "COMMENT") and not (body or "").strip():
-        raise _refuse(NEEDS_BODY)
+        raise _refuse(messages.NEEDS_BODY)
     commit_id = body_json.get("commit_id") or pull["head_sha"]
     if not isinstance(commit_id, str) or not _is_commit(hub, row, commit_id):
-        raise _refuse(BAD_COMMIT)
+        raise _refuse(messages.BAD_COMMIT)
     with hub.store.tx() as db:
         review_id = hub.store.next_id(db, "review", 3_000_001)
         db.execute("INSERT INTO reviews (id, repo_id, number, user_id, state, body, commit_id, submitted_at) "

@@ -15,7 +15,7 @@ import pygit2
 from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 
-from localhub import shapes
+from localhub import messages, shapes
 from localhub.errors import ApiError, json_body
 from localhub.hub import Hub, current_hub
 from localhub.lookup import requested, writable
@@ -26,14 +26,9 @@ STATES = ("error", "failure", "pending", "success")
 DEFAULT_CONTEXT = "default"
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 
-# GitHub's own messages.
-NO_COMMIT = "No commit found for SHA: {sha}"
-BAD_STATE = "state is not included in the list"
-BAD_SHA = "sha must be a 40 character SHA1"
-
 
 def _no_commit(ref: str) -> ApiError:
-    return ApiError(422, NO_COMMIT.format(sha=ref))
+    return ApiError(422, messages.NO_COMMIT_FOUND.format(sha=ref))
 
 
 def resolve(hub: Hub, repo: Any, ref: str) -> str:
@@ -72,10 +67,10 @@ def create_status(owner: str, repo: str, sha: str) -> ResponseReturnValue:
     state = body.get("state")
     if state not in STATES:
         raise ApiError(422, "Validation Failed", errors=[
-            {"resource": "Status", "code": "custom", "field": "state", "message": BAD_STATE}])
+            {"resource": "Status", "code": "custom", "field": "state", "message": messages.BAD_STATE}])
     if not FULL_SHA.match(sha.lower()):
         raise ApiError(422, "Validation Failed", errors=[
-            {"resource": "Status", "code": "custom", "field": "sha", "message": BAD_SHA}])
+            {"resource": "Status", "code": "custom", "field": "sha", "message": messages.BAD_SHA}])
     sha = sha.lower()
     try:
         obj = hub.git(row).get(sha)

@@ -31,7 +31,7 @@ from flask import Blueprint, Flask, current_app, jsonify, request
 from flask.blueprints import BlueprintSetupState
 from flask.typing import ResponseReturnValue
 
-from localhub import payloads, shapes
+from localhub import messages, payloads, shapes
 from localhub.errors import ApiError, json_body
 from localhub.hub import EXTENSION as HUB
 from localhub.hub import Event, Hub, current_hub
@@ -46,15 +46,6 @@ DEFAULT_REVERSE_HOLD_MS = 200
 MODES = ("normal", "drop", "duplicate", "reverse")
 RESPONSE_BODY_LIMIT = 64 * 1024
 USER_AGENT = "GitHub-Hookshot/localhub"
-
-# Delivery status texts: GitHub's for real outcomes, localhub's for the `drop` mode.
-STATUS_OK = "OK"
-STATUS_PENDING = "pending"
-STATUS_HTTP = "Invalid HTTP Response: {code}"
-STATUS_TIMEOUT = "timed out"
-STATUS_NO_CONNECTION = "failed to connect to host"
-STATUS_DROPPED = "dropped by localhub (delivery mode drop)"
-BAD_MODE = "mode must be one of: normal, drop, duplicate, reverse"
 
 
 @dataclass
@@ -142,7 +133,7 @@ class Deliverer:
             db.execute("INSERT INTO deliveries (id, guid, hook_id, repo_id, event, action, payload, redelivery, "
                        "status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (delivery_id, guid or str(uuid.uuid4()), hook["id"], hook["repo_id"], event, action,
-                        payload_text, int(redelivery), STATUS_PENDING, now()))
+                        payload_text, int(redelivery), messages.DELIVERY_PENDING, now()))
         with self._idle:
             self._pending += 1
         self._queue.put(_Job(delivery_id))
@@ -223,7 +214,7 @@ class Deliverer:
             **signature_headers(config.get("secret"), body),
         }
         if self.mode == "drop":
-            self._record(row["id"], headers, 0, STATUS_DROPPED, 0.0, None, None)
+            self._record(row["id"], headers, 0, messages.DELIVERY_DROPPED, 0.0, None, None)
             return
         if self.mode == "normal" and self.delay_ms:
             time.sleep(self.delay_ms / 1000)
@@ -233,7 +224,7 @@ class Deliverer:
                 copy_id = self.hub.store.next_id(db, "delivery", 90_000_001)
                 db.execute("INSERT INTO deliveries (id, guid, hook_id, repo_id, event, action, payload, redelivery, "
                            "status, created_at) SELECT ?, guid, hook_id, repo_id, event, action, payload, redelivery, "
-                           "?, ? FROM deliveries WHERE id = ?", (copy_id, STATUS_PENDING, now(), row["id"]))
+                           "?, ? FROM deliveries WHERE id = ?", (copy_id, messages.DELIVERY_PENDING, now(), row["id"]))
             self._send(copy_id, config["url"], body, headers)
 
     def _send(self, delivery_id: int, url: str, body: bytes, headers: dict[str, str]) -> None:
@@ -241,12 +232,14 @@ class Deliverer:
         try:
             resp = requests.post(url, data=body, headers=headers, timeout=self.timeout, allow_redirects=False)
         except requests.Timeout:
-            self._record(delivery_id, headers, 0, STATUS_TIMEOUT, time.monotonic() - started, None, None)
+            self._record(delivery_id, headers, 0, messages.DELIVERY_TIMEOUT, time.monotonic() - started, None, None)
             return
         except requests.RequestException:
-            self._record(delivery_id, headers, 0, STATUS_NO_CONNECTION, time.monotonic() - started, None, None)
+            self._record(delivery_id, headers, 0, messages.DELIVERY_NO_CONNECTION, time.monotonic() - started,
+                         None, None)
             return
-        status = STATUS_OK if 200 <= resp.status_code < 300 else STATUS_HTTP.format(code=resp.status_code)
+        status = messages.DELIVERY_OK if 200 <= resp.status_code < 300 \
+            else messages.DELIVERY_HTTP.format(code=resp.status_code)
         self._record(delivery_id, headers, resp.status_code, status, time.monotonic() - started,
                      dict(resp.headers), resp.text[:RESPONSE_BODY_LIMIT])
 
@@ -291,11 +284,11 @@ def set_mode() -> ResponseReturnValue:
     body = json_body()
     mode = body.get("mode", worker.mode)
     if mode not in MODES:
-        raise ApiError(422, BAD_MODE)
+        raise ApiError(422, messages.DELIVERY_BAD_MODE)
     for key in ("delay_ms", "timeout_ms"):
         value = body.get(key)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-            raise ApiError(422, f"{key} must be a whole number of milliseconds")
+            raise ApiError(422, messages.DELIVERY_NOT_MILLISECONDS.format(key=key))
     worker.mode = mode
     worker.delay_ms = int(body.get("delay_ms", 0))
     worker.timeout = int(body.get("timeout_ms", TIMEOUT * 1000)) / 1000

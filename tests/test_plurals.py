@@ -1,6 +1,6 @@
 """Counted nouns read as people write them ("1 file", "3 files"), never "file(s)": the plural
 helper, the messages that count, and a guard over the messages and the templates of pull
-requests, commits and integrator comments."""
+requests, commits, integrator comments, model prompts and MCP tools."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def test_messages_that_count_say_the_right_number(message: str, values: dict[str
 
 def _texts() -> list[tuple[str, str]]:
     found = [("bot/messages.py", (ROOT / "bot" / "messages.py").read_text(encoding="utf-8"))]
-    for folder in ("pr", "agent", "commit", "integrator"):
+    for folder in ("pr", "agent", "commit", "integrator", "prompts", "mcp"):
         for path in sorted((ROOT / "templates" / folder).glob("*.j2")):
             found.append((str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")))
     return found

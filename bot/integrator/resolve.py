@@ -11,6 +11,9 @@ import requests
 
 from bot import llm, messages
 from bot.memfs import ResolveRequest, ResolverError
+from bot.templating import render
+
+SYSTEM_PROMPT = "prompts/resolve-llm-system.md.j2"
 
 _WORDING = llm.Wording(timeout=messages.RESOLVE_LLM_TIMEOUT, unreachable=messages.RESOLVE_LLM_UNREACHABLE,
                        status=messages.RESOLVE_LLM_STATUS, shape=messages.RESOLVE_LLM_SHAPE)
@@ -46,7 +49,7 @@ class LLMResolver:
             "model": self.model,
             "temperature": 0,
             "messages": [
-                {"role": "system", "content": messages.RESOLVE_LLM_SYSTEM},
+                {"role": "system", "content": render(SYSTEM_PROMPT)},
                 {"role": "user", "content": json.dumps(data, ensure_ascii=False)},
             ],
         }

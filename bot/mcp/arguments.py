@@ -11,17 +11,14 @@ from jsonschema.exceptions import ValidationError
 
 from bot import messages
 from bot.errors import MemrepoError
+from bot.mcp import texts
 from bot.mcp.catalog import ToolSpec
 
-_KINDS = {str: "text", bool: "true/false", int: "a whole number", float: "a number", list: "a list",
-          dict: "an object", type(None): "null"}
-_EXPECTED = {"string": "text", "integer": "a whole number", "number": "a number", "boolean": "true or false",
-             "array": "a list", "object": "an object"}
 _validators: dict[str, Draft202012Validator] = {}
 
 
 def _kind(value: object) -> str:
-    return _KINDS.get(type(value), type(value).__name__)
+    return texts.VALUE_KINDS.get(type(value).__name__, type(value).__name__)
 
 
 def _validator(spec: ToolSpec) -> Draft202012Validator:
@@ -57,7 +54,7 @@ def describe(spec: ToolSpec, error: ValidationError) -> str:
         return messages.MCP_ARG_UNKNOWN.format(tool=spec.name, name=extra[0] if extra else "?",
                                                accepted=", ".join(spec.properties))
     if kind == "type":
-        expected = _EXPECTED.get(str(error.validator_value), str(error.validator_value))
+        expected = texts.SCHEMA_TYPES.get(str(error.validator_value), str(error.validator_value))
         return messages.MCP_ARG_TYPE.format(tool=spec.name, name=".".join(where), expected=expected,
                                             kind=_kind(error.instance))
     if kind == "enum":
@@ -65,8 +62,8 @@ def describe(spec: ToolSpec, error: ValidationError) -> str:
                                               choices=", ".join(map(str, error.validator_value)))
     if kind in ("minimum", "maximum"):
         low, high = spec.properties[name].get("minimum"), spec.properties[name].get("maximum")
-        bounds = f"from {low} to {high}" if low is not None and high is not None else (
-            f"at least {low}" if low is not None else f"at most {high}")
+        bounds = texts.BOUNDS_BOTH.format(low=low, high=high) if low is not None and high is not None else (
+            texts.BOUNDS_LOW.format(low=low) if low is not None else texts.BOUNDS_HIGH.format(high=high))
         return messages.MCP_ARG_RANGE.format(tool=spec.name, name=name, bounds=bounds, value=error.instance)
     if kind == "minLength":
         return messages.MCP_ARG_EMPTY.format(tool=spec.name, name=name)

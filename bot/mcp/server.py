@@ -34,12 +34,12 @@ from bot.errors import MemrepoError
 from bot.forge.client import RetryPolicy
 from bot.mcp import arguments, search, writes
 from bot.mcp.catalog import (
-    CORE_MEMORY_DESCRIPTION,
     CORE_MEMORY_NAME,
-    CORE_MEMORY_TITLE,
     CORE_MEMORY_URI,
-    SERVER_INSTRUCTIONS,
     ToolSpec,
+    core_memory_description,
+    core_memory_title,
+    instructions,
     memory_call,
     tools,
 )
@@ -117,7 +117,7 @@ class MemoryServer:
             SERVER_NAME,
             version=__version__,
             title="memrepo memory",
-            instructions=SERVER_INSTRUCTIONS,
+            instructions=instructions(),
             get_tool_input_schema=lambda name: self.by_name[name].input_schema if name in self.by_name else None,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
@@ -223,8 +223,8 @@ class MemoryServer:
     # -------------------------------------------------------------- resources
     async def _list_resources(self, ctx: ServerRequestContext[Any], params: Any) -> types.ListResourcesResult:
         return types.ListResourcesResult(resources=[types.Resource(
-            uri=CORE_MEMORY_URI, name=CORE_MEMORY_NAME, title=CORE_MEMORY_TITLE,
-            description=CORE_MEMORY_DESCRIPTION, mime_type="text/plain")])
+            uri=CORE_MEMORY_URI, name=CORE_MEMORY_NAME, title=core_memory_title(),
+            description=core_memory_description(), mime_type="text/plain")])
 
     async def _read_resource(self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
                              ) -> types.ReadResourceResult:

@@ -3,9 +3,10 @@
 The dreamer is a model at work, not a single answer: it has Claude's memory tool over memory
 as it is at the dream's base commit (bot/anthropic_memory.py, the same adapter agents use), a
 `search_transcript` tool over the messages since the cursor (BM25, as `memrepo search` ranks),
-and the repository's merge instructions in its system prompt. The transcript itself is in the
-first message when it is short. A refused edit comes back as a tool error in memrepo's words,
-so the model can fix it and try again, as an agent would.
+and the repository's merge instructions in its system prompt
+(templates/prompts/dream-anthropic-system.md.j2). The transcript itself is in the first
+message when it is short. A refused edit comes back as a tool error in memrepo's words, so
+the model can fix it and try again, as an agent would.
 
 Configuration comes from the environment, as the llm strategy's does: MEMREPO_ANTHROPIC_MODEL
 (required), the key from MEMREPO_ANTHROPIC_API_KEY or ANTHROPIC_API_KEY, the API's address from
@@ -52,6 +53,7 @@ from bot.anthropic_memory import AnthropicMemoryTool, ToolError
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
 from bot.memfs import MemoryRepo, MemoryTool, ToolResult
+from bot.templating import render
 from bot.transcript import bm25
 from bot.transcript.model import Message
 from bot.transcript.tokenize import parse_query, tokenize
@@ -72,6 +74,7 @@ MAX_MESSAGE_CHARS = 8_000  # of one message, shown or found
 SEARCH_TOOL = "search_transcript"
 SEARCH_DEFAULT, SEARCH_MAX = 5, 20
 SUMMARY_CHARS = 300
+SYSTEM_PROMPT = "prompts/dream-anthropic-system.md.j2"
 DONE = ("end_turn", "stop_sequence")
 SCRATCH_AGENT = "dreamer"
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -116,8 +119,8 @@ def example_id(window: Sequence[Message]) -> str:
 
 
 def system_text(dream: DreamInput) -> str:
-    return messages.DREAM_ANTHROPIC_SYSTEM.format(
-        file_chars=dream.policy.limits.file_chars, example=example_id(dream.messages),
+    return render(
+        SYSTEM_PROMPT, file_chars=dream.policy.limits.file_chars, example=example_id(dream.messages),
         merge_instructions=dream.policy.merge_instructions.strip() or messages.DREAM_ANTHROPIC_NO_INSTRUCTIONS)
 
 

@@ -6,9 +6,9 @@ OPENAI_API_KEY (optional for local servers), MEMREPO_LLM_TIMEOUT seconds (defaul
 
 Protocol (chosen over function calling because every OpenAI-compatible server supports it):
 one chat completion with `response_format: {"type": "json_object"}`; the system message
-describes the memory tool, the user message is JSON with the repository's merge
-instructions, the memory files at the base commit and the transcript since the cursor. The
-answer must be one JSON object
+(templates/prompts/dream-llm-system.md.j2) describes the memory tool, the user message is
+JSON with the repository's merge instructions, the memory files at the base commit and the
+transcript since the cursor. The answer must be one JSON object
 
     {"summary": "what changes and why",
      "calls": [{"command": "str_replace", "path": "...", ..., "reason": "why",
@@ -36,6 +36,7 @@ from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
 from bot.llm import endpoint as endpoint  # the completions URL, as this module has always offered it
 from bot.memfs import WRITE_COMMANDS, layout, parse_call
+from bot.templating import render
 
 NAME = "llm"
 URL_ENV = "MEMREPO_LLM_URL"
@@ -48,6 +49,7 @@ MAX_MESSAGE_CHARS = 8_000
 MAX_CALLS = 50
 ANSWER_KEYS = ("summary", "calls")
 SKIPPED_PREFIXES = (".memrepo/", ".github/", ".git/")
+SYSTEM_PROMPT = "prompts/dream-llm-system.md.j2"
 
 
 # ------------------------------------------------------------------------- request (pure)
@@ -96,7 +98,7 @@ def build_request(dream: DreamInput, model: str) -> dict[str, Any]:
         "temperature": 0,
         "response_format": {"type": "json_object"},
         "messages": [
-            {"role": "system", "content": messages.DREAM_LLM_SYSTEM},
+            {"role": "system", "content": render(SYSTEM_PROMPT)},
             {"role": "user", "content": json.dumps(data, ensure_ascii=False)},
         ],
     }
