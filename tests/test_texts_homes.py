@@ -1,9 +1,9 @@
 """Sentences for people and agents live in their homes, not in the code that says them.
 
-
 The homes: a module named `texts.py` (a package's own sentences), `bot/messages.py`,
-`localhub/messages.py` (localhub's own words and GitHub's wording it answers with) and the files under templates/. `strays` reads a product module
-(bot/, receiver/, localhub/) with `ast` and reports every sentence written as a literal where a
+`localhub/messages.py` (localhub's own words and GitHub's wording it answers with) and the
+files under templates/. `strays` reads a product module (bot/, receiver/, localhub/) with `ast`
+and reports every sentence written as a literal where a
 person or an agent will read it.
 
 A literal reads as a sentence when three words follow each other on one of its lines: tokens
