@@ -3,8 +3,7 @@
 The homes: a module named `texts.py` (a package's own sentences), `bot/messages.py`,
 `localhub/messages.py` (localhub's own words and GitHub's wording it answers with) and the
 files under templates/. `strays` reads a product module (bot/, receiver/, localhub/) with `ast`
-and reports every sentence written as a literal where a
-person or an agent will read it.
+and reports every sentence written as a literal where a person or an agent will read it.
 
 A literal reads as a sentence when three words follow each other on one of its lines: tokens
 separated by spaces that, once surrounding punctuation (`.,;:!?()[]"'`) is stripped, are letters
@@ -35,9 +34,11 @@ as in `x in ("...", ...)`, which is matched, not said):
 Not counted, on purpose: docstrings and comments (for the people who read the code); logging
 (`log.info(...)`, `logger.warning(...)`, `logging.*`: its lines are for operators, who read
 them with the code at hand and grep for their wording, and they stay beside the code that logs
-them); `assert` messages (for developers, and gone under -O); a literal bound to a local
-variable and passed on later (not followed: the detector reads one expression at a time). The
-tests below pin both lists with small snippets, so the detector cannot silently pass.
+them); `assert` messages (for developers, and gone under -O); a literal on a line marked
+`# not said` (another program's words matched against its output, a protocol's marker, a
+stable code: text that must stay where it is matched, and says why beside it); a literal bound
+to a local variable and passed on later (not followed: the detector reads one expression at a
+time). The tests below pin both lists with small snippets, so the detector cannot silently pass.
 """
 
 from __future__ import annotations
@@ -146,12 +147,16 @@ def _sinks(tree: ast.Module) -> Iterator[tuple[str, ast.AST]]:
                 yield "constant", value
 
 
+NOT_SAID = "# not said"
+
+
 def strays(source: str) -> list[tuple[int, str, str]]:
     """(line, sink, text) for every sentence written as a literal where it is said, in order."""
     found: dict[tuple[int, str], str] = {}
+    lines = source.splitlines()
     for kind, expression in _sinks(ast.parse(source)):
         for line, text in _literals(expression, through_calls=kind not in ("return", "constant")):
-            if reads_as_sentence(text):
+            if reads_as_sentence(text) and NOT_SAID not in lines[line - 1]:
                 found.setdefault((line, text), kind)
     return sorted((line, kind, text) for (line, text), kind in found.items())
 
@@ -283,6 +288,7 @@ NOT_FLAGGED = [
     'if message in ("cannot lock ref", "failed to update ref"):\n    pass',
     'PATTERN = re.compile(r"Merge pull request #[0-9]+ from the branch")',
     'STOP = frozenset("a an the this that these those".split())',
+    'LOCKED = ("cannot lock ref", "is at a different")  # not said: git\'s words, matched in its output',
 ]
 
 
