@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot import __version__, messages
+from bot import texts as shared_texts
 from bot.claude_code import texts as claude_code_texts
 from bot.errors import MemrepoError
 
@@ -123,7 +124,7 @@ def _command(argv: Sequence[str] | None) -> int:
     except Exception as exc:  # a bug: say so in one line, keep the traceback for debugging
         if os.environ.get("MEMREPO_DEBUG"):
             raise
-        print(messages.INTERNAL_ERROR.format(error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
+        print(shared_texts.INTERNAL_ERROR.format(error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
         return 70
 
 

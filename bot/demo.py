@@ -27,6 +27,7 @@ import github
 import requests
 
 from bot import messages
+from bot import texts as shared_texts
 from bot.agent import AgentSession
 from bot.backoff import Backoff, poll
 from bot.contracts import LABEL_AGENT_EDIT, LABEL_DREAM, LABEL_NEEDS_REVIEW
@@ -137,7 +138,7 @@ def run(keep: Path | None = None, *, as_json: bool = False, out: Callable[[str],
     except Exception as exc:  # a bug; the timeline still says where the story stopped
         if not as_json:
             raise
-        error = messages.INTERNAL_ERROR.format(error=f"{type(exc).__name__}: {exc}")
+        error = shared_texts.INTERNAL_ERROR.format(error=f"{type(exc).__name__}: {exc}")
     if as_json:
         out(json.dumps({"ok": error is None, "seconds": narrator.elapsed(), "limit_seconds": TIME_LIMIT,
                         "error": error, "steps": [asdict(s) for s in narrator.steps]}, indent=2))

@@ -6,61 +6,7 @@ so a repository one tool writes reads the same in the other.
 
 from __future__ import annotations
 
-import string
-from datetime import UTC, datetime
-from typing import Any
-
-
-def plural(count: Any, one: str, many: str | None = None, spec: str = "") -> str:
-    """A count with its noun in the right number, never "file(s)": `plural(1, "file")` is
-    "1 file", `plural(3, "file")` "3 files"; `many` for nouns that do not just take an "s";
-    `spec` formats the number (`","`: 1,000)."""
-    return f"{format(count, spec)} {one if count == 1 else (many if many is not None else one + 's')}"
-
-
-def to_the_second(stamp: str | datetime | None) -> str:
-    """A time as a person reads it, `2026-03-14 09:30:12 UTC`: the transcript store keeps
-    microseconds, which only machines need. Text that is not a time is shown as it is."""
-    if not stamp:
-        return ""
-    moment = stamp
-    if isinstance(stamp, str):
-        try:
-            moment = datetime.fromisoformat(stamp)
-        except ValueError:
-            return stamp
-    assert isinstance(moment, datetime)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-class _Counting(string.Formatter):
-    """str.format, plus `{n:|one|many}` for a count with its noun (`{n:,|row|rows}` formats the
-    number first) and `{t:when}` for a time to the second."""
-
-    def format_field(self, value: Any, format_spec: str) -> str:
-        if format_spec == "when":
-            return to_the_second(value)
-        spec, bar, nouns = format_spec.partition("|")
-        if not bar:
-            return super().format_field(value, format_spec)
-        one, _, many = nouns.partition("|")
-        return plural(value, one, many or None, spec)
-
-
-_COUNTING = _Counting()
-
-
-class Text(str):
-    """A message that counts things or shows times: its `format` reads `{n:|one|many}` (see
-    `plural`) and `{t:when}` (see `to_the_second`), so callers format it like any other message."""
-
-    __slots__ = ()
-
-    def format(self, *args: Any, **kwargs: Any) -> str:  # type: ignore[override]
-        return _COUNTING.vformat(self, args, kwargs)
-
+from bot.texts import Text
 
 VALIDATION_HEADER = "Frontmatter validation failed:"
 
@@ -103,19 +49,6 @@ TOO_DEEP = (
 BAD_CONFIG = ".memrepo/config.yml: {problem}"
 
 # The policy file (.memrepo/config.yml); shown after "path: ".
-POLICY_NOT_POSITIVE = "'{key}' must be a positive whole number, found {value!r}"
-POLICY_NOT_CHOICE = "'{key}' must be one of {choices}, found {value!r}"
-POLICY_NOT_SECTION = "'{key}' must be a mapping, found {kind}"
-POLICY_NOT_TEXT = "'{key}' must be text, found {kind}"
-POLICY_BAD_YAML = "not valid YAML: {problem}"
-YAML_DUPLICATE_KEY = "the key '{key}' appears more than once (keep one)"
-POLICY_NOT_MAPPING = "must be a mapping of keys to values, found {kind}"
-POLICY_UNKNOWN_KEY = "unknown key '{key}' (allowed: {allowed})"
-POLICY_PROTECTED = "'protected' must be a list of path patterns such as system/persona.md"
-POLICY_TRUSTED_SOURCES = (
-    "trusted_sources must be a list of tool sources such as 'tool:calculator' (tool results the agent may "
-    "act on without a person's review; external:... sources are never trusted)"
-)
 
 # Paths given to the memory tool.
 PATH_EMPTY = "path is empty; give a path such as system/human.md"
@@ -146,10 +79,6 @@ HEAD_MOVED = "the repository's HEAD moved while this change was being made; noth
 CLI_DESCRIPTION = (
     "Agent memory as a git repository of markdown files that people review, audit and trust."
 )
-INTERNAL_ERROR = (
-    "memrepo: internal error ({error}); nothing was reported as saved. "
-    "Run again with MEMREPO_DEBUG=1 to see where it happened."
-)
 
 # Each command's line in `memrepo --help` (bot/cli.py lists them without importing the commands).
 INIT_HELP = "create a memory repository: policy, validation hook, first commit"
@@ -171,7 +100,6 @@ SERVE_HELP = "run the webhook receiver (--local: the whole integrator on this ma
 
 # The memory tool.
 CALL_NOT_JSON = "the tool call is not valid JSON ({error}); send an object such as {{\"command\": \"view\"}}"
-JSON_TOO_DEEP = "{what} nests arrays and objects deeper than {limit} levels, more than memrepo reads"
 CALL_NOT_OBJECT = "the tool call must be a JSON object with a 'command', found {kind}"
 CALL_NO_COMMAND = "the tool call has no 'command'; use one of: {commands}"
 CALL_UNKNOWN_COMMAND = "unknown memory command '{command}'; use one of: {commands}"
@@ -695,11 +623,6 @@ MERGE_UNKNOWN = (
 FORGE_BAD_APP_KEY = "GitHub App {app_id}: its private key cannot sign a token ({problem})"
 
 # Transcripts and search.
-TRANSCRIPT_ID_TYPE = "{field} must be text, found {kind}"
-TRANSCRIPT_ID_BAD = (
-    "{field} {value!a} is not valid: use 1-{limit} ASCII letters, digits, '.', '_' or '-', starting "
-    "with a letter or digit and without '..' (it names a file)"
-)
 TRANSCRIPT_KIND_BAD = "kind {value!r} is not one of: {kinds}"
 TRANSCRIPT_SOURCE_BAD = (
     "source {value!a} is not valid; use one of: {sources} (a tool name is ASCII letters, digits, "
@@ -832,7 +755,6 @@ REBUILD_DONE = Text("rebuilt the search index of agent {agent}: {count:,|message
 REBUILD_NOTHING = "no transcripts in {home}; nothing to index"
 SEARCH_NO_WORDS = "the query has no words to search for"
 SEARCH_BAD_K = "-k must be a whole number from 1 to {limit}, found {value!r}"
-SEARCH_EMPTY_RANGE = "since {since} is not before until {until}; nothing can match"
 SEARCH_BAD_SOURCE = (
     "source filter {value!r} is not valid; use user, agent, human, tool, external, "
     "tool:<name> or external:<uri>"
@@ -1026,26 +948,6 @@ Commands (the memory tool):
 # Claude's memory tool (bot/anthropic_memory.py). A successful call answers in the words of the
 # SDK's own file-backed memory tool, which Claude's memory tool is trained on, followed by
 # memrepo's line saying what was committed; every other outcome is memrepo's message.
-ANTHROPIC_SDK_MISSING = (
-    "the Anthropic SDK is not installed ({problem}); install memrepo with its extra: "
-    "pip install 'memrepo[anthropic]'"
-)
-ANTHROPIC_VIEW_FILE = "Here's the content of {path} with line numbers:\n{content}"
-ANTHROPIC_VIEW_FOLDER = "Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:"
-ANTHROPIC_CREATED = "File created successfully at: {path}"
-ANTHROPIC_REPLACED = (
-    "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n{snippet}"
-)
-ANTHROPIC_EDITED = "The file {path} has been edited."
-ANTHROPIC_DELETED = "Successfully deleted {path}"
-ANTHROPIC_RENAMED = "Successfully renamed {old} to {new}"
-ANTHROPIC_UNKNOWN_COMMAND = (
-    "unknown memory command {command!r}; the memory tool has view, create, str_replace, insert, delete and rename"
-)
-ANTHROPIC_NO_CLEAR_ALL = (
-    "memory is a reviewed git repository and is never cleared at once; delete files one by one (each deletion "
-    "is a commit a person can see and revert)"
-)
 
 # The anthropic dream strategy (bot/dream/strategies/anthropic.py).
 DREAM_ANTHROPIC_NOT_CONFIGURED = (
@@ -1276,16 +1178,6 @@ conflict markers.
 """
 
 # Webhook receiver.
-SETTING_MISSING = "{name} is not set; the integrator's services read their configuration from the environment"
-SETTING_BAD_REDIS_URL = (
-    "{name} must be a Redis URL such as redis://localhost:6379/0 (or rediss://..., unix://...), found {value!r}"
-)
-SETTING_BAD_REPOS = (
-    "{name} must be * (any installed repository) or a comma-separated list of owner/name, found {value!r}"
-)
-SETTING_NOT_POSITIVE = "{name} must be a positive number of seconds, found {value!r}"
-SETTING_AT_MOST = " (at most {limit:g})"
-REPO_LOCK_BUSY = "another integrator has held the lock on {repo} for over {seconds:g}s; try again later"
 HEAD_EVENT_BAD = "not a valid head event: {problem}"
 HEAD_EVENT_REPO = "'repo' must be owner/name, found {value!r}"
 HEAD_EVENT_SHA = "'{name}' must be a full commit sha (40 or 64 lower-case hex digits), found {value!r}"
@@ -1331,7 +1223,6 @@ INTEGRATOR_NO_CREDENTIALS = (
     "the integrator needs forge credentials: set one of {tokens} to a token, or {app} with "
     "MEMREPO_APP_PRIVATE_KEY (or MEMREPO_APP_PRIVATE_KEY_FILE) for a GitHub App"
 )
-INTEGRATOR_APP_KEY_UNREADABLE = "{name} names {path}, which cannot be read ({error})"
 INTEGRATOR_GIT_FAILED = "git {what} for {repo} failed: {problem}"
 INTEGRATOR_OP_CLOSE = "close pull request #{number} of {repo}"
 INTEGRATOR_PULL_GONE = "the pull request no longer exists"
@@ -1406,7 +1297,6 @@ SERVE_PORT_HELP = ("port (default {default}; with --local: localhub's, the recei
                    "ports DIR/ports.json recorded at the last start, else {local_default}; 0: free ports outside the "
                    "range the system gives outgoing connections)")
 SERVE_BAD_PORT = "--port must be from 0 to 65535, found {port}"
-SERVE_CANNOT_BIND = "cannot listen on {host}:{port}: {error}"
 SERVE_SERVING = "memrepo serve: webhook receiver at http://{host}:{port}/webhooks/github, agent events at " \
                 "http://{host}:{port}/v1/repos/<owner>/<repo>/events (Ctrl-C stops)"
 
@@ -1503,13 +1393,6 @@ MCP_SEARCH_NO_MESSAGES = "No conversation message matches {query!r}."
 MCP_SEARCH_NO_TRANSCRIPTS = "No conversation of agent {agent} is recorded (in {home})."
 
 # --- provenance and time travel
-HISTORY_DATE_FORMS = (
-    "YYYY-MM-DD (00:00 UTC that day), YYYY-MM-DDTHH:MM[:SS[.ffffff]] (UTC), either followed by Z or an offset "
-    "such as +02:00, or @SECONDS (Unix time)"
-)
-HISTORY_BAD_DATE = "cannot read {value!r} as a date; use {forms}"
-HISTORY_BAD_DATE_REASON = "cannot read {value!r} as a date ({reason}); use {forms}"
-HISTORY_DATE_OUT_OF_RANGE = "out of range"
 HISTORY_BEFORE_FIRST = "memory did not exist yet at {when}: the first commit on {ref} is from {first}"
 HISTORY_BAD_PATH = "{path!r} is not a path inside memory (no '..', no absolute paths, nothing under .git)"
 HISTORY_NOT_IN_MEMORY = "{path} is not a file in memory {where}{hint}"

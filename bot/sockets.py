@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import socket
 
-from bot import messages
+from bot import texts
 from bot.errors import MemrepoError
 
 
@@ -37,8 +37,8 @@ def listen(host: str, port: int, backlog: int) -> socket.socket:
         sock.listen(backlog)
     except OSError as exc:
         sock.close()
-        raise MemrepoError(messages.SERVE_CANNOT_BIND.format(host=host, port=port,
-                                                             error=exc.strerror or str(exc))) from None
+        raise MemrepoError(texts.SERVE_CANNOT_BIND.format(host=host, port=port,
+                                                          error=exc.strerror or str(exc))) from None
     return sock
 
 

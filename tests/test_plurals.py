@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot import messages
-from bot.messages import Text, plural
+from bot.texts import Text, noun, plural
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,6 +26,10 @@ ROOT = Path(__file__).resolve().parent.parent
 ])
 def test_plural(count: int, one: str, many: str | None, spec: str, expected: str) -> None:
     assert plural(count, one, many, spec) == expected
+
+
+def test_noun_alone() -> None:
+    assert [noun(1, "key"), noun(2, "key"), noun(0, "entry", "entries")] == ["key", "keys", "entries"]
 
 
 @pytest.mark.parametrize(("template", "values", "expected"), [
@@ -60,11 +64,11 @@ def test_messages_that_count_say_the_right_number(message: str, values: dict[str
 
 
 def _texts() -> list[tuple[str, str]]:
-    found = [("bot/messages.py", (ROOT / "bot" / "messages.py").read_text(encoding="utf-8"))]
+    paths = [ROOT / "bot" / "messages.py", *sorted(ROOT.glob("bot/**/texts.py")),
+             *sorted(ROOT.glob("receiver/**/texts.py"))]
     for folder in ("pr", "agent", "commit", "integrator"):
-        for path in sorted((ROOT / "templates" / folder).glob("*.j2")):
-            found.append((str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")))
-    return found
+        paths += sorted((ROOT / "templates" / folder).glob("*.j2"))
+    return [(str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")) for path in paths]
 
 
 def test_no_message_or_pull_request_template_says_s_in_parentheses() -> None:

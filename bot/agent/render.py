@@ -18,7 +18,6 @@ from bot import messages
 from bot.agent.routing import Route
 from bot.agent.turns import starts_turn
 from bot.memfs.layout import V1, is_core
-from bot.messages import to_the_second
 from bot.pullrequest.provenance import (
     EDIT_STRATEGY,
     EDIT_TRIGGER,
@@ -29,6 +28,7 @@ from bot.pullrequest.provenance import (
 )
 from bot.pullrequest.render import safe_text
 from bot.templating import render
+from bot.texts import to_the_second
 from bot.trailers import commit_text
 from bot.transcript.model import Message
 

@@ -6,13 +6,14 @@ import argparse
 import json
 
 from bot import messages
+from bot import texts as shared_texts
 from bot.dates import parse_when
 from bot.memfs.history import at
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("at", help=messages.AT_HELP,
-                       description=messages.AT_DESCRIPTION.format(forms=messages.HISTORY_DATE_FORMS),
+                       description=messages.AT_DESCRIPTION.format(forms=shared_texts.HISTORY_DATE_FORMS),
                        epilog=messages.HISTORY_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("date", metavar="DATE", help=messages.AT_DATE_HELP)
     p.add_argument("path", nargs="?", metavar="PATH", help=messages.AT_PATH_HELP)

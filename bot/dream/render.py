@@ -14,10 +14,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot import messages
-from bot.messages import plural, to_the_second
 from bot.pullrequest.provenance import Provenance, render_provenance
 from bot.pullrequest.render import safe_text
 from bot.templating import render
+from bot.texts import plural, to_the_second
 from bot.trailers import commit_text, untrusted_source
 from bot.transcript.model import Message
 

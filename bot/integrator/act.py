@@ -31,12 +31,12 @@ from bot.integrator.decide import claims_dream, merge_mode, review_needed
 from bot.integrator.state import Action, Kind, LastMerge, PullState
 from bot.integrator.workspace import Workspace
 from bot.memfs.resolve import Resolver
-from bot.messages import plural
 from bot.notify.events import HeadEvent
 from bot.notify.publisher import publish_head
 from bot.pullrequest.provenance import ProvenanceError, parse_provenance
 from bot.redis_keys import pr_key, published_key, resolution_tried_key
 from bot.templating import render
+from bot.texts import plural
 
 log = logging.getLogger("memrepo.integrator")
 

@@ -38,6 +38,7 @@ from redis import Redis
 from rq.job import get_current_job
 
 from bot import backoff, messages
+from bot import texts as shared_texts
 from bot.config import DEFAULT_POLICY, Policy
 from bot.contracts import STATUS_CONTEXT
 from bot.errors import MemrepoError
@@ -52,6 +53,7 @@ from bot.integrator.workspace import Workspace
 from bot.queue import QUEUE, RESULT_TTL, Settled, collapsing, enqueue_integrate, get_queue, job_key
 from bot.redis_keys import REPOS, pr_key, progress_key, repo_key
 from bot.repo_lock import RepoLock, repo_lock
+from bot.texts import plural
 
 log = logging.getLogger("memrepo.integrator")
 
@@ -187,7 +189,7 @@ class Integration:
         lock.release()
         time.sleep(seconds)
         if not lock.acquire(timeout=self.ctx.lock_wait_seconds):
-            raise MemrepoError(messages.REPO_LOCK_BUSY.format(repo=self.repo, seconds=self.ctx.lock_wait_seconds))
+            raise MemrepoError(shared_texts.REPO_LOCK_BUSY.format(repo=self.repo, seconds=self.ctx.lock_wait_seconds))
 
     def _still_held(self) -> None:
         """Act only under the lock: a renewal that found it lost (another integrator may
@@ -316,5 +318,5 @@ def reconcile(repo: str, *, context: Context | None = None) -> list[int]:
             continue
         if enqueue_integrate(ctx.redis, repo, pull.number).outcome == "queued":
             queued.append(pull.number)
-    log.info("reconcile %s: %d open memrepo pull request(s), %d enqueued", repo, len(pulls), len(queued))
+    log.info("reconcile %s: %s, %d enqueued", repo, plural(len(pulls), "open memrepo pull request"), len(queued))
     return queued

@@ -22,6 +22,7 @@ import jinja2
 import pygit2
 
 from bot import messages
+from bot import texts as shared_texts
 from bot.errors import MemrepoError
 from bot.forge.errors import unreachable
 from bot.memfs import timeline
@@ -234,7 +235,7 @@ def _when(stamp: str | None) -> str:
 @cache
 def _why_template() -> jinja2.Template:
     env = environment().overlay(trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(ranges=_ranges, when=_when, plural=messages.plural)
+    env.filters.update(ranges=_ranges, when=_when, plural=shared_texts.plural)
     return env.get_template("history/why.txt.j2")
 
 

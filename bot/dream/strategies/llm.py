@@ -37,6 +37,7 @@ from bot.errors import MemrepoError
 from bot.llm import endpoint as endpoint  # the completions URL, as this module has always offered it
 from bot.memfs import layout
 from bot.memfs.calls import WRITE_COMMANDS, parse_call
+from bot.texts import noun
 
 NAME = "llm"
 URL_ENV = "MEMREPO_LLM_URL"
@@ -122,8 +123,7 @@ def parse_answer(content: object, dream: DreamInput, model: str | None) -> Propo
         raise _invalid(f"expected a JSON object with summary and calls, found {type(data).__name__}")
     unknown = sorted(str(k) for k in data if k not in ANSWER_KEYS)
     if unknown:
-        keys = "key" if len(unknown) == 1 else "keys"
-        raise _invalid(f"unknown {keys} {', '.join(unknown)} (expected summary and calls)")
+        raise _invalid(f"unknown {noun(len(unknown), 'key')} {', '.join(unknown)} (expected summary and calls)")
     summary, calls = data.get("summary"), data.get("calls")
     if not isinstance(summary, str) or not summary.strip():
         raise _invalid("summary must be non-empty text")
