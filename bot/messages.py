@@ -8,72 +8,15 @@ from __future__ import annotations
 
 from bot.texts import Text
 
-VALIDATION_HEADER = "Frontmatter validation failed:"
-
 # Letta Code's messages (memfs-format.md), verbatim.
-MISSING_FRONTMATTER = "missing frontmatter (must start with ---)"
-UNCLOSED_FRONTMATTER = "frontmatter opened but never closed (missing closing ---)"
-READ_ONLY_FILE = "file is read_only and cannot be modified"
-UNKNOWN_KEY = "unknown frontmatter key '{key}' (allowed: description read_only limit)"
-READ_ONLY_CHANGED = "'read_only' is a protected field and cannot be changed by the agent"
-READ_ONLY_SET = "'read_only' is a protected field and cannot be set by the agent"
-READ_ONLY_REMOVED = "'read_only' is a protected field and cannot be removed by the agent"
-EMPTY_DESCRIPTION = "'description' must not be empty"
-MISSING_DESCRIPTION = "missing required field 'description'"
-FLAT_SKILL = "invalid skill path (skills must be folders). Use skills/<name>/SKILL.md"
 
 # memrepo's own rules.
-NOT_UTF8 = (
-    "not valid UTF-8 (first bad byte 0x{byte:02x} at offset {offset}); "
-    "memory files must be UTF-8 text"
-)
-BINARY = "contains a NUL byte; memory files must be text, not binary data"
-BAD_YAML = "frontmatter is not valid YAML: {problem}"
-NOT_MAPPING = "frontmatter must be a YAML mapping of keys to values, found {kind}"
-DESCRIPTION_NOT_TEXT = "'description' must be text, found {kind}"
-READ_ONLY_NOT_BOOL = "'read_only' must be true or false, found {kind}"
-READ_ONLY_DELETED = "file is read_only and cannot be deleted or moved"
-LIMIT_NOT_INT = "'limit' must be a positive whole number, found {value!r}"
-FILE_TOO_LARGE = (
-    "file has {size:,} characters, over the limit of {limit:,} "
-    "(limits.file_chars in .memrepo/config.yml); split it or move detail to external memory"
-)
-CORE_TOO_LARGE = (
-    "system/ holds {size:,} characters in all, over the limit of {limit:,} "
-    "(limits.core_chars in .memrepo/config.yml); move detail out of system/ into external memory"
-)
-TOO_DEEP = (
-    "{depth} folders deep under system/, over the limit of {limit} "
-    "(limits.system_depth in .memrepo/config.yml); use a flatter path"
-)
-BAD_CONFIG = ".memrepo/config.yml: {problem}"
 
 # The policy file (.memrepo/config.yml); shown after "path: ".
 
 # Paths given to the memory tool.
-PATH_EMPTY = "path is empty; give a path such as system/human.md"
-PATH_PROBLEM = "{path}: {problem}"
-PATH_NOT_TEXT = "path must be text, found {kind}"
-PATH_NUL = "path contains a NUL character"
-PATH_ABSOLUTE = "path '{path}' is absolute; give a path inside the memory repository, such as system/human.md"
-PATH_HOME = "path '{path}' refers to a home folder; give a path inside the memory repository"
-PATH_PARENT = "path '{path}' contains '..'; paths must stay inside the memory repository"
-PATH_SYMLINK = "path '{path}' goes through a symbolic link that points outside the memory repository"
 
 # Opening a repository.
-REPO_MISSING = "no memory repository at {path}: the folder does not exist (create one with `memrepo init {path}`)"
-REPO_NOT_DIR = "{path} is a file, not a memory repository folder"
-REPO_NOT_GIT = "{path} is not a git repository (create a memory repository with `memrepo init`)"
-GIT_COMMAND_FAILED = "git {command} failed in {path}: {problem}"
-GIT_NO_OBJECT = "git has no object {oid} in {path}"
-REPO_BARE = "{path} is a bare git repository; give the path of a memory repository's working clone"
-REPO_NO_COMMITS = "{path} has no commits yet; `memrepo init` makes the first one"
-REPO_NOT_MEMORY = (
-    "{path} is a git repository but not a memory repository (it has no system/, root MEMORY.md or "
-    ".memrepo/, and Letta Code did not make it); run `memrepo init` in an empty folder"
-)
-REPO_LOCKED = "another memrepo writer has held {path} for too long; try again in a moment"
-HEAD_MOVED = "the repository's HEAD moved while this change was being made; nothing was changed, try again"
 
 # The command line.
 CLI_DESCRIPTION = (
@@ -99,163 +42,11 @@ WORKER_HELP = "run an integrator worker (rq jobs on Redis)"
 SERVE_HELP = "run the webhook receiver (--local: the whole integrator on this machine)"
 
 # The memory tool.
-CALL_NOT_JSON = "the tool call is not valid JSON ({error}); send an object such as {{\"command\": \"view\"}}"
-CALL_NOT_OBJECT = "the tool call must be a JSON object with a 'command', found {kind}"
-CALL_NO_COMMAND = "the tool call has no 'command'; use one of: {commands}"
-CALL_UNKNOWN_COMMAND = "unknown memory command '{command}'; use one of: {commands}"
-CALL_UNKNOWN_PARAM = "'{command}' does not take the parameter '{param}' (it takes: {accepted})"
-CALL_DUPLICATE_PARAM = "'{command}' got two different values for '{param}'; send it once"
-CALL_MISSING_PARAM = "'{command}' needs the parameter '{param}'"
-CALL_WRONG_TYPE = "'{param}' must be {expected}, found {kind}"
-CALL_BINARY = "'{param}' contains a NUL byte; memory holds text, not binary data"
-CALL_NOT_UNICODE = ("'{param}' is not valid Unicode: character {index} is {code}, a lone surrogate with no "
-                    "UTF-8 form; send the text as UTF-8")
-CALL_OUT_OF_RANGE = "'{param}' must be from {low} to {high}, found {value}"
-CALL_EMPTY_TEXT = "'{param}' must not be empty"
-CALL_TOO_SMALL = "'{param}' must be {low} or more, found {value}"
-CALL_BAD_RANGE = "'view_range' must be two whole numbers [first line, last line] (last may be -1 for the end)"
-NO_AGENT_ID = (
-    "no agent id: pass --agent-id (or agent_id=) or set one with "
-    "`memrepo init --agent-id ID` / `git config memrepo.agentId ID` (a memory Letta Code made names it in "
-    "letta.agentId)"
-)
 AGENT_ID_HELP = "defaults to the repository's memrepo.agentId, or else Letta Code's letta.agentId"
-VIEW_RANGE = "view_range [{start}, {end}] is outside the file's {count} lines"
-VIEW_LISTING_HEADER = "Memory files under {folder} at revision {revision}:"
-NOT_FOUND = "{path} does not exist; `view` lists the memory files"
-IS_FOLDER = "{path} is a folder, not a file"
-EMPTY_DESCRIPTION_ARG = "'description' must not be empty: say in a few words what the file holds"
-CREATE_BOTH_DESCRIPTIONS = (
-    "give either 'description' or a file_text that starts with its own frontmatter, not both"
-)
-CREATE_EXISTS = (
-    "{path} already exists (its current content is attached); edit it with str_replace or insert, "
-    "or pass expected_revision to replace it whole"
-)
-UNTRACKED_IN_WAY = (
-    "{path} exists in the working tree but was never committed; commit or remove it before "
-    "creating it through the memory tool"
-)
-REPLACE_EMPTY = "old_str is empty; give the exact text to replace in {path}"
-REPLACE_NONE = (
-    "old_str was not found in {path} (0 matches); view the file and copy the exact text, "
-    "whitespace included"
-)
-REPLACE_MANY = (
-    "old_str matches {count} places in {path}; include more surrounding text so that it "
-    "matches exactly one"
-)
-INSERT_RANGE = (
-    "insert_line {line} is outside {path}, which has {count} lines; use 0 for the top, "
-    "N to insert after line N, or -1 for the end"
-)
-DESCRIPTION_UNPARSABLE = "cannot update the description of {path}: {problem}"
-RENAME_SAME = "{path} would be renamed to itself; nothing to do"
-RENAME_INTO_ITSELF = "cannot move {old} into itself ({new})"
-RENAME_EXISTS = "{path} already exists; choose another name or delete it first"
-NO_CHANGE = "no change: {paths} already reads as requested, so nothing was committed"
-DIRTY = (
-    "the memory repository has uncommitted changes ({paths}); commit or discard them "
-    "(git -C {root} status) before editing through the memory tool"
-)
-UNKNOWN_REVISION = "expected_revision {revision} is not a commit of this memory repository"
-REVISION_CONFLICT = (
-    "{path} changed since revision {seen} (memory is now at {head}) and {state}; redo the "
-    "edit against the current version and pass expected_revision {head}"
-)
-PATH_SYMLINK_INSIDE = (
-    "path '{path}' goes through a symbolic link; the memory tool writes only regular files"
-)
-READ_ONLY_REFUSED = (
-    "{path}: " + READ_ONLY_FILE + ". A person owns it: propose the change to them instead."
-)
-FIX_AND_RETRY = "Nothing was written. Fix the problems above and call the tool again."
-COMMITTED = "Committed {sha} \"{message}\"; {note}"
-PUSHED = "pushed to origin/main."
-NO_REMOTE_NOTE = "saved in the local memory repository (no remote is connected)."
-NOT_PUSHED = "saved locally but NOT pushed yet ({reason}); the next sync will push it."
-NOT_PUSHED_DISABLED = "saved locally; pushing is turned off for this session."
-DEFAULT_REASON = {
-    "create": "Create {path}",
-    "str_replace": "Edit {path}",
-    "insert": "Add to {path}",
-    "delete": "Delete {path}",
-    "rename": "Rename {old} to {new}",
-    "update_description": "Update the description of {path}",
-    "apply_patch": "Patch {path}",
-    "core_memory_append": "Append to {path}",
-    "core_memory_replace": "Edit {path}",
-    "archival_memory_insert": "Archive a passage in {path}",
-}
 
 # apply_patch.
-PATCH_EMPTY = "the patch is empty; it must start with '*** Begin Patch' and end with '*** End Patch'"
-PATCH_EXPECTED = "line {line}: expected {expected}, found {found}"
-PATCH_END_OF_TEXT = "the end of the patch"
-PATCH_EXPECT_BEGIN = "'*** Begin Patch'"
-PATCH_EXPECT_SECTION = "'*** Add File:', '*** Update File:', '*** Delete File:' or '*** End Patch'"
-PATCH_EXPECT_ADD_LINE = "a line starting with '+' (the text of the new file {path})"
-PATCH_EXPECT_HUNK_LINE = (
-    "a hunk line (' ' context, '-' removed, '+' added), an '@@' line or a '***' line"
-)
-PATCH_EXPECT_AFTER_DELETE = "the next '***' line ('*** Delete File:' takes no lines)"
-PATCH_EXPECT_NOTHING = "nothing after '*** End Patch'"
-PATCH_NO_PATH = "line {line}: '{marker}' needs a file path after the colon"
-PATCH_NO_FILES = (
-    "the patch changes no files; add '*** Add File:', '*** Update File:' or '*** Delete File:' sections"
-)
-PATCH_NO_HUNKS = (
-    "line {line}: '*** Update File: {path}' changes nothing; add a hunk ('@@', then ' context', "
-    "'-removed' and '+added' lines) or a '*** Move to:' line"
-)
-PATCH_MOVE_MISPLACED = "line {line}: '*** Move to:' must come right after an '*** Update File:' line"
-PATCH_EOF_MISPLACED = "line {line}: '*** End of File' must end a hunk of an '*** Update File:' section"
-PATCH_HUNK_EMPTY = (
-    "line {line}: this hunk has no lines; give ' context', '-removed' and '+added' lines after '@@'"
-)
-PATCH_HUNK_NO_CHANGE = "line {line}: this hunk changes nothing (it has no '-' or '+' lines)"
-PATCH_SAME_PATH = (
-    "line {line}: {path} is already changed by the section at line {first}; "
-    "put all changes to one file in one section"
-)
-PATCH_TWICE = "{path}: the patch changes this file twice; put all changes to one file in one section"
-PATCH_ADD_EXISTS = (
-    "{path}: cannot add the file, it already exists; use '*** Update File: {path}' to change it"
-)
-PATCH_UPDATE_MISSING = (
-    "{path}: cannot update the file, it does not exist; use '*** Add File: {path}' to create it"
-)
-PATCH_DELETE_MISSING = "{path}: cannot delete the file, it does not exist"
-PATCH_MOVE_EXISTS = "{path}: cannot move the file to {move_to}, which already exists"
-PATCH_HEADER_MISSING = (
-    "{path}: hunk {hunk} (patch line {line}) names '@@ {header}', but no line{where} contains that text"
-)
-PATCH_NO_MATCH = (
-    "{path}: hunk {hunk} (patch line {line}) does not match the file{where}; it looked for:\n{lines}"
-)
-PATCH_AMBIGUOUS = (
-    "{path}: hunk {hunk} (patch line {line}) matches {count} places in the file{where}; add context "
-    "lines, or an '@@' line with the heading above the change. It looked for:\n{lines}"
-)
-PATCH_NOT_AT_END = (
-    "{path}: hunk {hunk} (patch line {line}) is marked '*** End of File' but does not match the end "
-    "of the file; it looked for:\n{lines}"
-)
-PATCH_WHERE_HEADER = " after the line containing '{header}'"
-PATCH_WHERE_HUNK = " after hunk {hunk}"
-PATCH_LOOKED_LINE = "    |{text}"
-PATCH_LOOKED_MORE = "    ... and {count} more lines"
 
 # memrepo init.
-INIT_NOT_DIR = "{path} is a file; give a new or empty folder for the memory repository"
-INIT_NOT_EMPTY = (
-    "{path} is {what}; memrepo init only creates a memory repository in a new or empty folder "
-    "(to connect an existing memory repository to a remote, use `memrepo repository set URL`)"
-)
-FOLDER_IS_GIT = "a git repository"  # {what} of INIT_NOT_EMPTY and CLONE_NOT_EMPTY
-FOLDER_CANNOT_MAKE = "cannot make the folder {path}: {reason}; nothing was made: choose another folder"
-FOLDER_NOT_EMPTY = "not empty"
-INIT_COMMIT = "Create memory repository"
 INIT_REMOTE_FAILED = (
     "the memory repository in {path} was created, but connecting it failed: {problem}. "
     "Connect it later with `memrepo repository set {url} --repo {path}`"
@@ -273,27 +64,12 @@ CLONE_URL_HELP = "the memory repository's git URL (GitHub, localhub) or the path
 CLONE_DIR_HELP = "the folder to make (default: the repository's name, as `git clone` names it)"
 CLONE_AGENT_ID_HELP = "the agent that writes this clone (default: agent)"
 CLONE_AGENT_NAME_HELP = "the agent's display name in history (default: its id)"
-CLONE_NO_NAME = "cannot tell a folder name from {url}; give one: `memrepo clone URL DIR`"
-CLONE_NOT_DIR = "{path} is a file; give a new or empty folder for the clone"
-CLONE_NOT_EMPTY = "{path} is {what}; memrepo clone only clones into a new or empty folder, so nothing was changed"
-CLONE_UNREACHABLE = "cannot reach {url} ({problem}); nothing was cloned"
-CLONE_EMPTY = (
-    "{url} has no commits, so it holds no memory yet; nothing was cloned (make one and push it there with "
-    "`memrepo init DIR --remote URL`)"
-)
-CLONE_NO_MAIN = "{url} has branches ({branches}) but no main; memrepo syncs main only, so nothing was cloned"
-CLONE_NOT_MEMORY = (
-    "{url} is a git repository but not a memory repository (its main has no system/, root MEMORY.md or "
-    ".memrepo/); nothing was cloned"
-)
 CLONE_DONE = (
     "Cloned {url} into {path} for agent {agent_id}: main at {commit}, connected as origin, "
     "pre-commit hook installed."
 )
 
 # memrepo validate.
-VALIDATE_NO_SUCH_PATH = "{path} does not exist in the working tree or at HEAD"
-VALIDATE_NO_BASE = "{base} is not a commit or branch of this repository (fetch it first?)"
 VALIDATE_OK = Text("Memory is valid ({count:|file|files} checked).")
 
 # memrepo log.
@@ -301,8 +77,6 @@ LOG_LINE = "{sha}  {when}  {role:<10}  {author:<20}  {summary}"
 LOG_EMPTY = "no commits touch {path}"
 
 # Prompt compile.
-COMPILE_UNREADABLE = "[this file cannot be shown in the prompt: {problem}]"
-TREE_TRUNCATED = "[Tree truncated: showing {shown} of {total} entries. {omitted} omitted.]"
 COMPILE_HELP = "print the agent's system prompt compiled from committed memory"
 COMPILE_REPO_HELP = "the memory repository's working clone (default: the current folder)"
 COMPILE_SYSTEM_PROMPT_HELP = (
@@ -312,80 +86,7 @@ COMPILE_MEMORY_DIR_HELP = "how the prompt names the memory folder in paths (defa
 SYSTEM_PROMPT_UNREADABLE = "cannot read the system prompt file {path}: {reason}"
 
 # Sync and remotes.
-SYNC_NO_REMOTE = "no remote"
-SYNC_NOT_CONFIGURED = (
-    "{path} is not connected to a remote; connect one with `memrepo repository set <url>`"
-)
-SYNC_DIRTY = (
-    "tracked files have uncommitted changes ({paths}); commit or discard them before syncing"
-)
-SYNC_DIRTY_QUEUED = (
-    "the remote's main moved, and replaying onto it would touch a working tree with "
-    "uncommitted changes ({paths})"
-)
-SYNC_UNREACHABLE = "remote unreachable: {problem}"
-SYNC_REFUSED = "the remote refused the push: {problem}"
-SYNC_BUSY = "the remote's main kept moving ({attempts} attempts)"
-SYNC_NOT_ON_MAIN = "the clone has {branch} checked out, not main; memrepo syncs main only"
-SYNC_SET_ASIDE = (
-    "Commit {sha} \"{message}\" was NOT saved to main: it could not be replayed onto the remote's main "
-    "({reason}). It is kept at {ref}; apply it with `git cherry-pick {sha}` once resolved, or redo the edit, "
-    "then delete the ref (`git update-ref -d {ref}`)."
-)
-SYNC_SET_ASIDE_NO_REASON = "no reason was recorded"
-SYNC_CONFLICT_LINES = "{path} was changed differently on both sides ({where})"
-SYNC_CONFLICT_DELETED = "{path} was deleted on one side and changed on the other"
-SYNC_CONFLICT_ADDED = "{path} was added on both sides with different content"
-SYNC_CONFLICT_NOT_TEXT = "{path} was changed on both sides and is not UTF-8 text, so it cannot be merged"
-SYNC_CONFLICT_INVALID = "{path} does not validate once merged ({problem})"
-SYNC_FAILED = "not synced ({reason}); local commits stay local and the next push or sync sends them"
-SYNC_UP_TO_DATE = "in sync with {url} at {sha}"
-SYNC_PUSHED = Text("pushed {count:|commit|commits} to {url}; main is at {sha}")
-SYNC_PUSHED_REPLAYED = Text(
-    "replayed {replayed:|local commit|local commits} onto the remote's newer main and pushed them to {url}; "
-    "main is at {sha}"
-)
-SYNC_FAST_FORWARDED = Text("fast-forwarded main by {count:|commit|commits} from {url}; main is at {sha}")
 
-REMOTE_URL_EMPTY = (
-    "the remote URL is empty; give a git URL such as https://github.com/owner/memory.git or a path"
-)
-REMOTE_URL_BAD_CHARS = "the remote URL '{url}' contains whitespace or control characters"
-REMOTE_URL_OPTION = "the remote URL '{url}' starts with '-'; give a git URL or a path"
-REMOTE_SET_UNREACHABLE = "cannot reach {url} ({problem}); nothing was changed"
-REMOTE_SET_NO_MAIN = (
-    "{url} has branches ({branches}) but no main; memrepo syncs main only, so nothing was changed"
-)
-REMOTE_SET_UNRELATED = Text(
-    "{url} and {path} have no commit in common ({count:|local commit|local commits}; the remote's main is at "
-    "{remote}, local main at {local}), so neither can be replayed onto the other; nothing was changed. Connect "
-    "an empty repository, or clone the remote and redo the local edits there"
-)
-REMOTE_SET_JOINED = Text(
-    "connected to {url}: replayed {replayed:|local commit|local commits} onto the remote's main (which had "
-    "{pulled:|commit|commits} this folder lacked) and pushed; main is at {sha}"
-)
-REMOTE_SET_JOINED_NOT_PUSHED = (
-    "connected to {url} and replayed the local commits onto the remote's main, but could not push them "
-    "({reason}); `memrepo repository sync --repo {path}` sends them"
-)
-REMOTE_SET_DIRTY = (
-    "tracked files have uncommitted changes ({paths}); commit or discard them before taking the "
-    "remote's history"
-)
-REMOTE_SET_PUSH_FAILED = "connected to {url} but could not push main ({reason}); nothing was changed"
-REMOTE_SET_PUSHED = Text("connected to {url}: pushed main ({count:|commit|commits}) to the empty remote")
-REMOTE_SET_ADOPTED = (
-    "connected to {url}: took the remote's main ({sha}); the local initial commit is kept at {backup}"
-)
-REMOTE_SET_FAST_FORWARDED = Text("connected to {url}: fast-forwarded main by {count:|commit|commits} to {sha}")
-REMOTE_SET_AHEAD = Text("connected to {url}: pushed {count:|local commit|local commits}; main is at {sha}")
-REMOTE_SET_IN_SYNC = "connected to {url}: already in sync at {sha}"
-REMOTE_UNSET = "disconnected from {url}"
-REMOTE_UNSET_UNPUSHED = Text(
-    "disconnected from {url}; the local history keeps its {count:|unpushed commit|unpushed commits}"
-)
-REMOTE_UNSET_NONE = "no remote was connected; nothing to do"
 
 REPOSITORY_HELP = "connect memory to a remote and sync it (set, status, unset, sync)"
 REPOSITORY_SET_HELP = "connect to a remote (GitHub URL, path of a bare repository, any git URL)"
@@ -398,23 +99,6 @@ REPOSITORY_UNSET_HELP = "disconnect from the remote (local history is kept)"
 REPOSITORY_SYNC_HELP = "fetch, fast-forward or replay local commits, then push"
 REPOSITORY_DIR_HELP = "the memory repository (default: the current folder)"
 FOLLOW_HELP = "keep a folder a harness writes (Letta Code) in sync with its forge: push, pull, replay, wait"
-STATUS_REMOTE = "remote"
-STATUS_HEAD = "head"
-STATUS_AHEAD = "ahead"
-STATUS_BEHIND = "behind"
-STATUS_LAST_SYNC = "last sync"
-STATUS_BACKUPS = "backups"
-STATUS_SET_ASIDE = "Set aside"
-STATUS_SET_ASIDE_VALUE = "{sha} \"{message}\" at {ref}: {reason}"
-STATUS_NO_REMOTE = "none (connect one with `memrepo repository set <url>`)"
-STATUS_NEVER = "never"
-STATUS_NONE = "none"
-STATUS_AHEAD_VALUE = Text("{count:|commit|commits} not pushed")
-STATUS_BEHIND_VALUE = Text("{count:|commit|commits} not pulled (as of {when})")
-STATUS_LAST_FETCH = "the last fetch"
-STATUS_JUST_NOW = "this fetch"
-STATUS_UNKNOWN = "unknown (never fetched)"
-STATUS_FETCH_FAILED = "fetch failed: {problem}"
 
 # memrepo demo.
 DEMO_HELP = "run the whole memrepo loop on this machine and check every step"
@@ -543,140 +227,13 @@ LOCALHUB_NO_OPERATOR_TOKEN = (
 )
 
 # Forge client.
-FORGE_NEEDS_CREDENTIALS = (
-    "the forge client needs a token, or a GitHub App id and private key (with an installation id, or the "
-    "repository whose installation to find)"
-)
-FORGE_BAD_REPOSITORY = "'{repository}' is not a repository name of the form owner/name"
-FORGE_BAD_MERGE_METHOD = "merge method '{method}' is not one of merge, squash, rebase"
-FORGE_NOT_FOUND = "{operation}: not found (GitHub answered {answer})"
-FORGE_UNAUTHORIZED = (
-    "{operation}: GitHub refused the credentials (answered {answer}); check the token, or the App's private key "
-    "and installation"
-)
-FORGE_FORBIDDEN = (
-    "{operation}: not permitted (GitHub answered {answer}); the token or App installation lacks a permission"
-)
-FORGE_CONFLICT = "{operation}: conflict (GitHub answered {answer}); re-read the current state and decide again"
-FORGE_NOT_ALLOWED = "{operation}: GitHub does not allow this now (answered {answer})"
-FORGE_INVALID = "{operation}: GitHub refused the request as invalid (answered {answer})"
-FORGE_REJECTED = "{operation}: GitHub answered {answer}"
-FORGE_RATE_LIMITED = (
-    "{operation}: rate limited by GitHub (answered {answer}); it asks to wait {wait:.0f}s, more than the "
-    "{left:.0f}s left for this call; try again after {retry_at}"
-)
-FORGE_GAVE_UP = Text(
-    "{operation}: gave up after {attempts:|attempt|attempts} in {elapsed:.1f}s; GitHub's last answer: {answer}"
-)
-FORGE_UNCERTAIN_WRITE = (
-    "{operation}: {answer}; the change may or may not have been made, so it was not sent again; re-read before "
-    "trying again"
-)
-FORGE_BAD_ANSWER = "{operation}: GitHub's answer is not what its API documents ({problem})"
-FORGE_NOT_A_FILE = "{operation}: '{path}' is a {kind}, not a file"
-FORGE_ANSWER_STATUS = "HTTP {status}: {message}"
-FORGE_ANSWER_NO_BODY = "HTTP {status}"
-FORGE_ANSWER_TIMEOUT = "no answer ({error})"
-FORGE_ANSWER_NOT_SENT = "could not connect ({error})"
-FORGE_OP_INSTALLATION = "find the GitHub App installation of {repo}"
-FORGE_OP_INSTALLATION_TOKEN = "get an installation token for GitHub App {app_id} (installation {installation})"
-FORGE_OP_OPEN_PULL = "open a pull request from {head} into {base} in {repo}"
-FORGE_OP_FIND_PULL = "look for the pull request from {head} into {base} in {repo}"
-FORGE_OP_READ_PULL = "read pull request #{number} of {repo}"
-FORGE_OP_LIST_PULLS = "list the open pull requests of {repo}"
-FORGE_OP_MERGE = "merge pull request #{number} of {repo} at {sha}"
-FORGE_OP_IS_MERGED = "check whether pull request #{number} of {repo} is merged"
-FORGE_OP_COMMENT = "comment on #{number} of {repo}"
-FORGE_OP_ADD_LABELS = "add labels {labels} to #{number} of {repo}"
-FORGE_OP_REMOVE_LABEL = "remove label {label} from #{number} of {repo}"
-FORGE_OP_SET_STATUS = "set status '{context}' to {state} on {sha} in {repo}"
-FORGE_OP_COMBINED_STATUS = "read the combined status of {ref} in {repo}"
-FORGE_OP_REVIEWS = "list the reviews of pull request #{number} of {repo}"
-FORGE_OP_PULL_COMMITS = "list the commits of pull request #{number} of {repo}"
-FORGE_OP_PERMISSION = "read the permission of {login} on {repo}"
-FORGE_OP_WHO_AM_I = "ask the forge which account acts for {repo}"
-FORGE_OP_COMPARE = "compare {base}...{head} in {repo}"
-FORGE_OP_PULLS_FOR_COMMIT = "list the pull requests of commit {sha} in {repo}"
-FORGE_OP_GET_COMMIT = "read commit {sha} of {repo}"
-FORGE_OP_GET_REF = "read ref {ref} of {repo}"
-FORGE_OP_UPDATE_REF = "move ref {ref} of {repo} to {sha}"
-FORGE_OP_READ_FILE = "read {path} at {ref} in {repo}"
-FORGE_OP_UPDATE_BRANCH = "update the branch of pull request #{number} of {repo}"
-MERGE_DONE = "merged pull request #{number} as {sha}"
-MERGE_DONE_AFTER_LOST_ANSWER = (
-    "the merge of #{number} got {answer}; GitHub then reported it merged (as {sha}); it was not sent again"
-)
-MERGE_ALREADY = "pull request #{number} was already merged (as {sha})"
-MERGE_HEAD_MOVED = "pull request #{number} was not merged: its head is no longer {sha} ({answer}); re-read it"
-MERGE_BASE_MOVED = "pull request #{number} was not merged: its base branch moved ({answer}); re-read it"
-MERGE_NOT_MERGEABLE = "pull request #{number} cannot be merged ({answer})"
-MERGE_NOT_MERGED_AFTER_LOST_ANSWER = (
-    "the merge of #{number} got {answer}; GitHub then reported it not merged; it was not sent again, re-read it "
-    "and decide again"
-)
-MERGE_NOT_SENT = "the merge of #{number} never reached GitHub ({answer}); nothing was merged"
-MERGE_RATE_LIMITED = "the merge of #{number} was refused by a rate limit ({answer}); not merged, retry in {wait:.0f}s"
-MERGE_UNKNOWN = (
-    "the merge of #{number} got {answer} and whether it merged could not be checked ({check}); re-read it before "
-    "deciding"
-)
-FORGE_BAD_APP_KEY = "GitHub App {app_id}: its private key cannot sign a token ({problem})"
 
 # Transcripts and search.
-TRANSCRIPT_KIND_BAD = "kind {value!r} is not one of: {kinds}"
-TRANSCRIPT_SOURCE_BAD = (
-    "source {value!a} is not valid; use one of: {sources} (a tool name is ASCII letters, digits, "
-    "'.', '_', '/' or '-'; a URI has no spaces)"
-)
-TRANSCRIPT_SOURCE_NEEDED = "a {kind} message needs a source: tool:<name>, the tool that produced it"
-TRANSCRIPT_TEXT_TYPE = "text must be a string, found {kind}"
-TRANSCRIPT_TEXT_EMPTY = "text is empty; a transcript row needs the message's text"
-TRANSCRIPT_TEXT_NUL = "text contains a NUL character; transcripts hold text, not binary data"
-TRANSCRIPT_TEXT_LONG = "text has {size:,} characters, over the limit of {limit:,} for one transcript row"
-TRANSCRIPT_TEXT_SURROGATE = "text is not valid Unicode (a lone surrogate at character {offset})"
 TRANSCRIPT_TIME_BAD = (
     "{what} {value!r} is not a date or time; use ISO 8601 such as 2024-05-01 or "
     "2024-05-01T14:30:00Z (without a zone, UTC)"
 )
-TRANSCRIPT_ROW_NOT_OBJECT = "a row must be a JSON object, found {kind}"
-TRANSCRIPT_ROW_UNKNOWN = "not a field of a row: {keys} (the fields are {allowed})"
-TRANSCRIPT_ROW_MISSING = "required but missing: {keys}"
-TRANSCRIPT_TORN = (
-    "{log}: an unfinished last line ({size} bytes at offset {offset}) was moved to {torn}; "
-    "every earlier row is intact"
-)
-TRANSCRIPT_LINE_NOT_JSON = "not valid JSON"
-TRANSCRIPT_LOG_DAMAGED = (
-    "{log}, line {line}: {problem}; the transcript log is damaged there (fix or remove that line, "
-    "then run `memrepo transcript rebuild`)"
-)
-TRANSCRIPT_INDEX_BEHIND = (
-    "the row was saved, but indexing it failed ({error}); the index catches up the next time it is opened"
-)
-TRANSCRIPT_DUPLICATE_ID = "{log}: message {message_id} appears twice; the search index keeps the first"
-TRANSCRIPT_WRITE_FAILED = (
-    "cannot write to {log}: {reason}; nothing after the last complete row was saved (an unfinished "
-    "row is set aside the next time the log is opened)"
-)
-TRANSCRIPT_INDEX_DAMAGED = "the search index {path} could not be read ({error}); it is built again from the logs"
-TRANSCRIPT_INDEX_REBUILT = "the search index of agent {agent} was rebuilt from its logs ({reason})"
-TRANSCRIPT_REASON_LOG_GONE = "the log of conversation {conversation} is gone"
-TRANSCRIPT_REASON_LOG_SHRANK = "the log of conversation {conversation} is shorter than what was indexed"
 TRANSCRIPT_REASON_OLD = "it was made by another version of the tokenizer or schema"
-TRANSCRIPT_UNKNOWN_AGENT = "no transcripts for agent {agent!r}; known agents: {known}"
-TRANSCRIPT_NO_AGENTS = "none yet (add a message with `memrepo transcript append`)"
-TRANSCRIPT_UNKNOWN_CONVERSATION = "agent {agent} has no conversation {conversation!r}; its conversations: {known}"
-TRANSCRIPT_AFTER_MISSING = (
-    "message {after} is not in conversation {conversation} of agent {agent}; give the id of a "
-    "message of that conversation (or no `after` to read from the start)"
-)
-TRANSCRIPT_HOME_NOT_DIR = "{path} is a file; MEMREPO_HOME or --home must be a folder"
-IMPORT_UNREADABLE = "cannot read {path}: {reason}"
-IMPORT_NOT_JSON = "line {line}: not valid JSON ({error})"
-IMPORT_NOT_UTF8 = "line {line}: not valid UTF-8"
-IMPORT_ROW_BAD = "line {line}: {problem}"
-IMPORT_INVALID = Text("{path}: {count:|invalid row|invalid rows}, so nothing was imported:\n{problems}")
-IMPORT_MORE = "  ... and {count} more"
 IMPORT_DONE = Text(
     "imported {imported:|row|rows} from {path}; {duplicates:|duplicate|duplicates} skipped (same message_id)"
 )
@@ -685,65 +242,7 @@ IMPORT_NEEDS_FILE = (
     "transcripts with --from letta or --from claude-code"
 )
 # `memrepo transcript import --from letta` (bot/transcript/letta.py, letta_import.py).
-LETTA_IMPORT_DONE = Text(
-    "imported {imported:|message|messages} from {conversations:|Letta conversation|Letta conversations} in "
-    "{path}; {duplicates:|message|messages} memrepo already had skipped{skipped}"
-)
-LETTA_SKIPPED = "; rows skipped: {rows}"
-LETTA_SKIP = {
-    "error": Text("{count:|error row|error rows} (Letta Code's own errors)"),
-    "empty": Text("{count:|row|rows} without text"),
-    "repeated": Text("{count:|repeated row|repeated rows}"),
-    "no kind": Text("{count:|row|rows} without a kind"),
-    "unknown": Text("{count:|row|rows} of unknown kind {kind!a}"),
-}
-HARNESS_IMPORT_INVALID = Text("{path}: {count:|problem|problems}, so nothing was imported:\n{problems}")
-LETTA_PLACES = (
-    "name Letta Code's transcripts folder, an agent's folder or a conversation's folder "
-    "(default: $LETTA_TRANSCRIPT_ROOT, else ~/.letta/transcripts)"
-)
-LETTA_NOT_FOUND = "{path} does not exist; " + LETTA_PLACES
-LETTA_NOT_DIR = "{path} is a file; " + LETTA_PLACES
-LETTA_NONE = (
-    "no Letta Code transcripts in {path}: no transcript.jsonl in it, in its folders (one agent's "
-    "conversations) or in theirs (every agent's); " + LETTA_PLACES
-)
-IMPORT_WHERE = "{where}: {problem}"  # a folder or a field, and what is wrong with it
-LETTA_ID_TOO_LONG = "Letta's {field} {value!a} is longer than the {limit} characters memrepo keeps"
-LETTA_ID_TAKEN = "message id {message_id} is already an earlier message's in this conversation"
-IMPORT_ROW_NOT_OBJECT = "a row must be a JSON object, found {kind}"
-IMPORT_FIELD_MISSING = "the row has no {field}"
-IMPORT_FIELD_NOT_TEXT = "{field} must be text, found {kind}"
-IMPORT_TOOL_NAME_BAD = (
-    "tool name {name!a} cannot name a source: tool:<name> takes letters, digits, '.', '_', '/' and '-'"
-)
-IMPORT_ROW_NOT_UTF8 = "not valid UTF-8"
-IMPORT_ROW_NOT_JSON = "not valid JSON ({error})"
-LETTA_REWRITTEN = (
-    "{transcript} changed since the last import ({how}): it was read again from the start, and only "
-    "messages memrepo did not have were imported"
-)
-LETTA_SHRANK = "it is shorter than the {size} bytes imported before"
-LETTA_CHANGED = "its first {size} bytes are not the ones imported before"
-LETTA_UNFINISHED = "{transcript} ends with an unfinished line ({size} bytes); it is imported once Letta Code ends it"
 # `memrepo transcript import --from claude-code` (bot/transcript/claude_code.py, claude_code_import.py).
-CLAUDE_IMPORT_DONE = Text(
-    "imported {imported:|message|messages} from {conversations:|Claude Code session|Claude Code sessions} in "
-    "{path} for agent {agent}; {duplicates:|message|messages} memrepo already had skipped{skipped}"
-)
-CLAUDE_SKIPPED = Text("; {count:|row|rows} of Claude Code's own skipped")
-CLAUDE_CONTENT_BAD = "message.content must be text or a list of blocks, found {kind}"
-CLAUDE_PLACES = (
-    "name a Claude Code session (<session-id>.jsonl), a project's folder of sessions or the projects folder "
-    "(default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)"
-)
-CLAUDE_NOT_FOUND = "{path} does not exist; " + CLAUDE_PLACES
-CLAUDE_NONE = "no Claude Code sessions in {path}; " + CLAUDE_PLACES
-CLAUDE_SESSION_NAME = "{path}: a session's file is named <session-id>.jsonl, and {problem}"
-CLAUDE_REWRITTEN = (
-    "{transcript} changed since the last import: it was read again from the start, and only messages memrepo "
-    "did not have were imported"
-)
 CLAUDE_NEEDS_AGENT = (
     "which agent's sessions are these? Give --agent ID, or --repo DIR of a memory with an agent "
     "(memrepo.agentId in its git config)"
@@ -753,13 +252,6 @@ PROGRESS_READ = "reading the transcript"
 PROGRESS_IMPORT = "importing"
 REBUILD_DONE = Text("rebuilt the search index of agent {agent}: {count:,|message|messages} from {logs:|log|logs}")
 REBUILD_NOTHING = "no transcripts in {home}; nothing to index"
-SEARCH_NO_WORDS = "the query has no words to search for"
-SEARCH_BAD_K = "-k must be a whole number from 1 to {limit}, found {value!r}"
-SEARCH_BAD_SOURCE = (
-    "source filter {value!r} is not valid; use user, agent, human, tool, external, "
-    "tool:<name> or external:<uri>"
-)
-SEARCH_UNKNOWN_CONVERSATION = "no conversation {conversation!r} in the transcripts of {agents}"
 SEARCH_NO_RESULTS = "no messages match {query!r}"
 SEARCH_RESULT = Text("{rank}. score {score:.4f}  {time:when}  {agent}/{conversation}  {kind} ({source})  {message_id}")
 SEARCH_SNIPPET = "   {snippet}"
@@ -1030,8 +522,6 @@ Merge instructions of this repository:
 {merge_instructions}
 """
 DREAM_ANTHROPIC_NO_INSTRUCTIONS = "(none: use your judgement, and prefer small, well-founded edits)"
-CONTEXT_BAD_NEIGHBOURS = "neighbours must be a whole number from 0 to {limit}, found {value!r}"
-CONTEXT_BAD_WEIGHT = "weight must be a number from 0 to {limit:g}, found {value!r}"
 
 # Integrator.
 # Why decide chose its action (logs and the CLI).
@@ -1135,27 +625,6 @@ INTEGRATOR_GIVE_UP_COMMENT = Text("""\
 Labelled `{label}` and left open for a person. Any new push or review starts over.
 """)
 # Resolving conflicts (bot/integrator/resolve.py); shown after "path: ".
-RESOLVE_ABSENT = "absent"
-RESOLVE_KEY_CONFLICT = (
-    "frontmatter '{key}' changed on both sides: {ours} in the pull request, {theirs} on the base (was {base})"
-)
-RESOLVE_TEXT_CONFLICT = "both sides changed {where}"
-RESOLVE_WHERE_LINES = "lines {first}-{last}"
-RESOLVE_WHERE_LINE = "line {line}"
-RESOLVE_WHERE_BEFORE = "the place before line {line}"
-RESOLVE_BOTH_ADDED = "added on both sides with different content"
-RESOLVE_DELETED_OURS = "deleted in the pull request, changed on the base"
-RESOLVE_DELETED_THEIRS = "changed in the pull request, deleted on the base"
-RESOLVE_NOTE_DESCRIPTION = "'description' changed on both sides: kept the pull request's {ours} (the base had {theirs})"
-RESOLVE_NOTE_READ_ONLY = "'read_only' kept as it was ({value}): a merge never changes it"
-RESOLVE_NOTE_FAILED = "the {name} resolver could not help: {problem}"
-RESOLVE_NOTE_REJECTED = "the {name} resolver's answer was not used: {problem}"
-RESOLVE_ANSWER_EMPTY = "the answer is empty"
-RESOLVE_ANSWER_TOO_LONG = "the answer has {size:,} characters, more than the {limit:,} a merge of these files can need"
-RESOLVE_ANSWER_MARKERS = "the answer still has conflict markers"
-RESOLVE_ANSWER_NOT_DOCUMENT = "the answer is not a memory document (frontmatter between --- lines, then the body)"
-RESOLVE_ANSWER_KEY = "the answer changes frontmatter '{key}', which the merge rules settle"
-RESOLVE_ANSWER_INVALID = "the answer does not validate: {problem}"
 RESOLVE_LLM_TIMEOUT = "the LLM endpoint {url} did not answer within {seconds:g}s"
 RESOLVE_LLM_UNREACHABLE = "the LLM endpoint {url} cannot be reached ({problem})"
 RESOLVE_LLM_STATUS = "the LLM endpoint {url} answered HTTP {status}: {answer}"
@@ -1216,7 +685,6 @@ WEBHOOK_IGNORED_NOT_PULL = "ignored: a comment on an issue, not on a pull reques
 REDIS_UNAVAILABLE = "Redis is not reachable ({error}); nothing was done, try again shortly"
 EVENTS_UNKNOWN_REPO = "{repo} is not a repository this server serves"
 HEALTH_OK = "ok"
-CONTEXT_BAD_DATE_WEIGHT = "date_weight must be a number from 0 to {limit:g}, found {value!r}"
 
 # Integrator jobs.
 INTEGRATOR_NO_CREDENTIALS = (
@@ -1224,7 +692,6 @@ INTEGRATOR_NO_CREDENTIALS = (
     "MEMREPO_APP_PRIVATE_KEY (or MEMREPO_APP_PRIVATE_KEY_FILE) for a GitHub App"
 )
 INTEGRATOR_GIT_FAILED = "git {what} for {repo} failed: {problem}"
-INTEGRATOR_OP_CLOSE = "close pull request #{number} of {repo}"
 INTEGRATOR_PULL_GONE = "the pull request no longer exists"
 INTEGRATOR_TOO_MANY_STEPS = "{steps} decisions in one run; coming back shortly to continue"
 INTEGRATOR_RESOLUTION_COMMIT = """\
@@ -1393,15 +860,9 @@ MCP_SEARCH_NO_MESSAGES = "No conversation message matches {query!r}."
 MCP_SEARCH_NO_TRANSCRIPTS = "No conversation of agent {agent} is recorded (in {home})."
 
 # --- provenance and time travel
-HISTORY_BEFORE_FIRST = "memory did not exist yet at {when}: the first commit on {ref} is from {first}"
-HISTORY_BAD_PATH = "{path!r} is not a path inside memory (no '..', no absolute paths, nothing under .git)"
-HISTORY_NOT_IN_MEMORY = "{path} is not a file in memory {where}{hint}"
-HISTORY_IS_FOLDER = " (it is a folder: `memrepo at DATE` lists files)"
 HISTORY_WHERE_MAIN = "at {ref} ({sha})"
-HISTORY_WHERE_AT = "at {when} (commit {sha})"
 HISTORY_NO_SUCH_LINE = Text("{path} has {count:|line|lines} {where}; there is no line {line}")
 HISTORY_NO_LINES = "{path} is empty {where}; there is no line {line}"
-HISTORY_BLAME_FAILED = "cannot tell who wrote the lines of {path}: git blame failed ({problem})"
 HISTORY_FORGE_DISABLED = "the forge was not asked (--no-forge)"
 HISTORY_FORGE_NO_REMOTE = "the forge was not asked: memory has no remote"
 HISTORY_FORGE_NOT_FORGE = "the forge was not asked: origin ({url}) is not a GitHub-style repository URL"

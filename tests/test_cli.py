@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from bot import __version__, cli, messages
+from bot.memfs import texts as memfs_texts
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync import set_remote
 from tests.conftest import PERSON_EMAIL, PERSON_NAME, git
@@ -341,8 +342,8 @@ def test_tool_commits_one_change_as_the_agent(memory: MemoryRepo, capsys: pytest
     assert (code, err) == (0, "")
     head = memory.head_sha()
     assert head is not None
-    assert out == messages.COMMITTED.format(sha=head[:12], message="Note tea",
-                                            note=messages.NO_REMOTE_NOTE) + "\n"
+    assert out == memfs_texts.COMMITTED.format(sha=head[:12], message="Note tea",
+                                               note=memfs_texts.NO_REMOTE_NOTE) + "\n"
     assert commits(memory.root) == before + 1
     assert git(memory.root, "log", "-1", "--format=%an <%ae>|%cn <%ce>|%s").strip() == (
         "Ada <a1@agents.memrepo>|Ada <a1@agents.memrepo>|Note tea")
@@ -530,7 +531,7 @@ def test_log_shows_each_writer_role(history: MemoryRepo, capsys: pytest.CaptureF
         ("dreamer", "memrepo dreamer", "Consolidate a conversation"),
         ("human", PERSON_NAME, "Describe the team"),
         ("agent", "Ada", "Note tea"),
-        ("agent", "Ada", messages.INIT_COMMIT),  # init commits as the memory's agent
+        ("agent", "Ada", memfs_texts.INIT_COMMIT),  # init commits as the memory's agent
     ]
     shas = git(history.root, "log", "--format=%H").split()
     assert [r[0] for r in rows] == [sha[:10] for sha in shas]
@@ -545,7 +546,7 @@ def test_log_of_one_file(history: MemoryRepo, capsys: pytest.CaptureFixture[str]
     code, out, _ = run(capsys, "log", "--repo", str(history.root), "reference/team")
     assert [r[4] for r in log_rows(out)] == ["Merge pull request #3", "Describe the team"]
     code, out, _ = run(capsys, "log", "--repo", str(history.root), HUMAN)
-    assert [r[4] for r in log_rows(out)] == ["Note tea", messages.INIT_COMMIT]
+    assert [r[4] for r in log_rows(out)] == ["Note tea", memfs_texts.INIT_COMMIT]
     code, out, _ = run(capsys, "log", "--repo", str(history.root), "reference/never.md")
     assert (code, out) == (0, messages.LOG_EMPTY.format(path="reference/never.md") + "\n")
 

@@ -17,6 +17,7 @@ from bot import config, messages
 from bot.config import DEFAULT_POLICY, Policy, parse_policy
 from bot.errors import MemrepoError
 from bot.memfs import create, document, validate
+from bot.memfs import texts as memfs_texts
 from bot.templating import templates_root
 from tests.conftest import PERSON_EMAIL, git
 from tests.conftest import run_cli as run
@@ -90,7 +91,7 @@ def test_init_git_state(created: Path) -> None:
     assert git(created, "symbolic-ref", "--short", "HEAD").strip() == "main"
     assert git(created, "config", "memrepo.agentId").strip() == "a1"
     assert git(created, "config", "memrepo.agentName").strip() == "Ada"
-    assert git(created, "log", "-1", "--format=%s").strip() == messages.INIT_COMMIT
+    assert git(created, "log", "-1", "--format=%s").strip() == memfs_texts.INIT_COMMIT
     hook = created / ".git" / "hooks" / "pre-commit"
     assert hook.is_file() and os.access(hook, os.X_OK)
     assert "validate --staged" in hook.read_text()
@@ -265,7 +266,7 @@ def test_init_with_remote_pushes_main(
     head = git(root, "rev-parse", "HEAD").strip()
     assert git(bare_remote, "rev-parse", "main").strip() == head
     assert git(root, "remote", "get-url", "origin").strip() == str(bare_remote)
-    assert out.splitlines()[1] == messages.REMOTE_SET_PUSHED.format(url=bare_remote, count=1)
+    assert out.splitlines()[1] == memfs_texts.REMOTE_SET_PUSHED.format(url=bare_remote, count=1)
     assert git(root, "status", "--porcelain") == ""
 
 

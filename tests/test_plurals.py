@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot import messages
+from bot.memfs import texts as memfs_texts
 from bot.texts import Text, noun, plural
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,7 +57,7 @@ def test_text_formats_counts_and_everything_str_format_does(template: str, value
      "rebuilt the search index of agent ada: 1,000 messages from 2 logs"),
     (messages.DREAM_PR_TITLE, {"agent": "ada", "conversation": "c1", "changes": 1, "count": 1},
      "Dream for ada/c1: 1 change from 1 message"),
-    (messages.STATUS_AHEAD_VALUE, {"count": 1}, "1 commit not pushed"),
+    (memfs_texts.STATUS_AHEAD_VALUE, {"count": 1}, "1 commit not pushed"),
     (messages.INTEGRATOR_STATUS_INVALID, {"count": 2, "first": "x"}, "2 problems: x"),
 ])
 def test_messages_that_count_say_the_right_number(message: str, values: dict[str, object], expected: str) -> None:

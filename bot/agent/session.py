@@ -52,6 +52,7 @@ from bot.dream.strategies import Strategy
 from bot.errors import MemrepoError
 from bot.forge.client import RetryPolicy
 from bot.memfs import sync
+from bot.memfs import texts as memfs_texts
 from bot.memfs.checks import memory_layout
 from bot.memfs.layout import V2
 from bot.memfs.prompt import CompiledPrompt, PromptCompiler
@@ -95,7 +96,7 @@ class AgentSession:
         configured = configured_agent_id(self.repo)
         self.agent_id = agent_id or configured
         if not self.agent_id:
-            raise MemrepoError(messages.NO_AGENT_ID)
+            raise MemrepoError(memfs_texts.NO_AGENT_ID)
         if agent_name is None and self.agent_id == configured:
             agent_name = self.repo.get_config(AGENT_NAME_KEY)
         self.agent_name = agent_name
@@ -317,7 +318,7 @@ class AgentSession:
         if c.action == "sync":
             result = sync.sync(self.repo)
             if not result.pushed:
-                return CommandResult(False, messages.SYNC_FAILED.format(reason=result.reason), name)
+                return CommandResult(False, memfs_texts.SYNC_FAILED.format(reason=result.reason), name)
             return CommandResult(True, result.summary, name)
         return CommandResult(True, self._status(), name)
 

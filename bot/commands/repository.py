@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from bot import messages
 from bot.errors import MemrepoError
+from bot.memfs import texts as memfs_texts
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -56,7 +57,7 @@ def run_sync(args: argparse.Namespace) -> int:
     repo = MemoryRepo.open(args.repo)
     result = sync.sync(repo)
     if not result.pushed:
-        raise MemrepoError(messages.SYNC_FAILED.format(reason=result.summary))
+        raise MemrepoError(memfs_texts.SYNC_FAILED.format(reason=result.summary))
     if result.set_aside:
         raise MemrepoError(result.summary)
     print(result.summary)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TextIO
 
 from bot import messages
 from bot.errors import MemrepoError
+from bot.transcript import texts as transcript_texts
 
 if TYPE_CHECKING:
     from bot.transcript import TranscriptStore
@@ -157,7 +158,7 @@ def run_import_letta(args: argparse.Namespace) -> int:
     path = args.file or default_root()
     report = import_harness(args, lambda store: import_letta(store, path))
     if not report.conversations:
-        raise MemrepoError(messages.LETTA_NONE.format(path=path))
+        raise MemrepoError(transcript_texts.LETTA_NONE.format(path=path))
     print(report.describe(path))
     return 0
 

@@ -60,6 +60,7 @@ from bot.pullrequest.branch import fetch_base, push_branch, worktree
 from bot.pullrequest.provenance import Change, Provenance, TranscriptRange
 from bot.pullrequest.target import forge_target, make_client
 from bot.transcript import MessageNotFoundError, TranscriptStore
+from bot.transcript import texts as transcript_texts
 from bot.transcript.model import Message
 
 
@@ -196,7 +197,7 @@ def _run(repo: MemoryRepo, agent_id: str, conversation_id: str | None, trigger: 
         conversation_id = conversation_id or only_conversation(store, agent_id)
         known = store.conversations(agent_id)  # an unknown agent: the store's error, listing the agents
         if conversation_id not in known:
-            raise MemrepoError(messages.TRANSCRIPT_UNKNOWN_CONVERSATION.format(
+            raise MemrepoError(transcript_texts.TRANSCRIPT_UNKNOWN_CONVERSATION.format(
                 agent=agent_id, conversation=conversation_id, known=", ".join(known)))
         base = fetch_base(repo)
         cursor = read_cursor(repo, base, agent_id, conversation_id)
