@@ -301,109 +301,6 @@ DREAM_STRATEGY_HELP = (
     "verbatim (no LLM), llm (an OpenAI-compatible endpoint) or anthropic (Claude with tools) (default: "
     "dream.strategy in .memrepo/config.yml)"
 )
-DREAM_NO_AGENT = "which agent? give --agent, or set memrepo.agentId in the repository (memrepo init does)"
-DREAM_BAD_TRIGGER = "dream trigger {trigger!r} is not one of step-count, compaction, manual"
-DREAM_WHICH_CONVERSATION = "agent {agent} has several conversations; name one with --conversation: {known}"
-DREAM_UNKNOWN_STRATEGY = "unknown dream strategy {name!r}; known strategies: {known}"
-DREAM_NO_REMOTE = (
-    "the memory repository has no remote, so a dream has nowhere to open its pull request; "
-    "connect one with `memrepo repository set URL`"
-)
-DREAM_REMOTE_NOT_FORGE = (
-    "origin ({url}) is not a GitHub-style repository URL (https://host/owner/name or git@host:owner/name); "
-    "dreams open pull requests there"
-)
-DREAM_NO_TOKEN = (
-    "no token for {repository}: set MEMREPO_FORGE_TOKEN (or GITHUB_TOKEN), or use a remote URL with "
-    "x-access-token"
-)
-DREAM_FETCH_FAILED = "cannot fetch main from {url}: {problem}; nothing was done"
-DREAM_REMOTE_NO_MAIN = "{url} has no main branch yet; push memory there first (`memrepo repository sync`)"
-DREAM_CURSOR_BAD = "the dream cursor {path} is not valid: {problem}"
-DREAM_CURSOR_MISSING = (
-    "the dream cursor {path} at {base} says conversation {conversation} of agent {agent} was consumed through "
-    "message {message}, but the transcript has no such message; nothing was done (fix or remove the cursor in a "
-    "reviewed commit, or restore the transcript)"
-)
-DREAM_STATE_BAD = "the dream trigger state {path} is damaged ({problem}); remove it to start counting again"
-DREAM_PROVENANCE_BAD = "the provenance block is not valid: {problem}"
-DREAM_NOTHING_NEW = "nothing to dream for agent {agent}, conversation {conversation}: no messages after {cursor}"
-DREAM_NOTHING_TO_CHANGE = Text(
-    "the {strategy} dream found nothing to change in {count:|message|messages} of conversation {conversation} "
-    "({summary}); no pull request was opened and the cursor stays where it was"
-)
-DREAM_ALREADY_OPEN = (
-    "dream {dream} for conversation {conversation} is still open as pull request #{number} ({url}, "
-    "messages {range}); no other dream is opened until it is merged or closed."
-)
-DREAM_DUPLICATE = (
-    "pull request #{number} ({url}, dream {dream}) already covers the same messages {range} of conversation "
-    "{conversation}; not opening another."
-)
-DREAM_REMEMBERED = "The {trigger} trigger is remembered and fires when it is merged or closed."
-DREAM_RUNNING = "a dream for conversation {conversation} is running now; this trigger is folded into it"
-DREAM_OPENED = Text(
-    "dream {dream} opened pull request #{number} ({url}): {changes:|change|changes} from "
-    "{count:|message|messages} {range}"
-)
-DREAM_FAILED = "dream {dream} failed, nothing was opened and the cursor is unchanged: {problem}"
-DREAM_WORKTREE_FAILED = "cannot make a worktree for the dream: {problem}"
-DREAM_CALL_REFUSED = "the memory tool refused call {number} of {total} ({command}): {problem}"
-DREAM_INVALID = "the dream's change is not valid: {problems}"
-DREAM_PUSH_FAILED = "pushing {branch} was refused: {problem}"
-DREAM_BRANCH_LEFT = "{error} (and the branch {branch} could not be deleted from origin: {problem})"
-DREAM_PR_UNLABELLED = (
-    "pull request #{number} ({url}) was opened but could not be labelled memrepo:dream ({problem}); "
-    "label it by hand"
-)
-DREAM_PR_TITLE = Text("Dream for {agent}/{conversation}: {changes:|change|changes} from {count:|message|messages}")
-DREAM_OPENED_UNTRUSTED = (
-    "; it read content from outside the conversation ({sources}), so it is labelled memrepo:untrusted "
-    "and a person must approve it"
-)
-DREAM_PR_LABELS_MISSING = (
-    "pull request #{number} ({url}) was opened but could not be labelled {labels} ({problem}); label it by hand "
-    "(its commit names its external sources, so it waits for a person's approval anyway)"
-)
-DREAM_VERBATIM_DESCRIPTION = (
-    "What the user said in conversation {conversation} during {month}, verbatim, each with the time it was "
-    "captured (UTC) and its message id"
-)
-DREAM_VERBATIM_TITLE = "What the user said in conversation {conversation}, {month}"
-DREAM_VERBATIM_PART = " (part {part})"
-DREAM_VERBATIM_NAME = "What the user said, {month}"
-DREAM_VERBATIM_INDEX_TOP = ("# Conversations\n\nWhat the user said, word for word, one folder per conversation; "
-                            "each folder's MEMORY.md lists its months.\n\n")
-DREAM_VERBATIM_INDEX = "# Conversation {conversation}\n\nWhat the user said in it, word for word, by month:\n\n"
-DREAM_VERBATIM_INDEX_LINK = "- [{name}]({file})\n"
-DREAM_VERBATIM_INDEX_CREATE = "Index {path}: the folder a v2 memory needs before the records it lists"
-DREAM_VERBATIM_INDEX_LINKED = "Link what is new from {path}"
-DREAM_VERBATIM_TOO_SMALL = (
-    "limits.file_chars ({limit}) leaves no room for a record in a new file; raise it in .memrepo/config.yml"
-)
-DREAM_VERBATIM_NOTHING = Text("no new statements by the user in {count:|message|messages}")
-DREAM_VERBATIM_CREATE = Text(
-    "Record {count:|statement|statements} by the user, verbatim with their dates, in a new {path}"
-)
-DREAM_VERBATIM_APPEND = Text(
-    "Record {count:|more statement|more statements} by the user, verbatim with their dates, in {path}"
-)
-DREAM_VERBATIM_SUMMARY = Text(
-    "Recorded {count:|statement|statements} the user made in conversation {conversation} (of "
-    "{window:|new message|new messages}), "
-    "from {first:when} to {last:when}, word for word with the time each was captured and its message id, in {paths}. "
-    "Earlier records are kept as they were: a statement that changes an earlier one stands beside it with its "
-    "own date."
-)
-DREAM_LLM_NOT_CONFIGURED = (
-    "the llm strategy needs MEMREPO_LLM_URL (an OpenAI-compatible endpoint such as http://host/v1) and "
-    "MEMREPO_LLM_MODEL"
-)
-DREAM_LLM_BAD_TIMEOUT = "MEMREPO_LLM_TIMEOUT must be a positive number of seconds, found {value!r}"
-DREAM_LLM_TIMEOUT = "the LLM endpoint {url} did not answer within {seconds:g}s"
-DREAM_LLM_UNREACHABLE = "the LLM endpoint {url} cannot be reached ({problem})"
-DREAM_LLM_STATUS = "the LLM endpoint {url} answered HTTP {status}: {answer}"
-DREAM_LLM_INVALID = "the LLM's answer is not valid memory tool calls: {problem}"
 DREAM_LLM_SYSTEM = """\
 You are the dreamer of an AI agent's memory. Memory is a git repository of markdown files with
 YAML frontmatter (`description` required). Files under system/ are the agent's core memory,
@@ -442,59 +339,11 @@ Commands (the memory tool):
 # memrepo's line saying what was committed; every other outcome is memrepo's message.
 
 # The anthropic dream strategy (bot/dream/strategies/anthropic.py).
-DREAM_ANTHROPIC_NOT_CONFIGURED = (
-    "the anthropic strategy needs MEMREPO_ANTHROPIC_MODEL (a Claude model, such as claude-sonnet-5-5) and an "
-    "API key in ANTHROPIC_API_KEY (or MEMREPO_ANTHROPIC_API_KEY)"
-)
-DREAM_ANTHROPIC_BAD_COUNT = "{name} must be a positive whole number, found {value!r}"
-DREAM_ANTHROPIC_BAD_TIMEOUT = "MEMREPO_ANTHROPIC_TIMEOUT must be a positive number of seconds, found {value!r}"
-DREAM_ANTHROPIC_TURNS = (
-    "the dreamer ({model}) was still working after {turns} turns, its bound (MEMREPO_ANTHROPIC_MAX_TURNS); "
-    "none of its edits is kept"
-)
-DREAM_ANTHROPIC_TOKENS = (
-    "the dreamer ({model}) used {used:,} tokens, more than its bound of {limit:,} (MEMREPO_ANTHROPIC_MAX_TOKENS); "
-    "none of its edits is kept"
-)
-DREAM_ANTHROPIC_STOPPED = (
-    "the dreamer's reply ({model}) ended with stop reason {reason!r} before it had finished; none of its edits "
-    "is kept"
-)
-DREAM_ANTHROPIC_TIMEOUT = "the Anthropic API did not answer within {seconds:g}s"
-DREAM_ANTHROPIC_UNREACHABLE = "the Anthropic API cannot be reached ({problem})"
-DREAM_ANTHROPIC_STATUS = "the Anthropic API answered HTTP {status}: {answer}"
-DREAM_ANTHROPIC_NO_SUMMARY = "The dreamer gave no summary of its edits."
-DREAM_ANTHROPIC_NEEDS_IDS = (
-    "This edit was not made: before each edit, say in your reply's text why you make it and which transcript "
-    "messages it rests on, by their ids ({example}); then call the memory tool again."
-)
-DREAM_ANTHROPIC_KEPT = (
-    "It goes into the dream's pull request (edit {number}), which is reviewed before it reaches the agent's memory."
-)
-DREAM_ANTHROPIC_SEARCH_DESCRIPTION = (
-    "Search the conversation's transcript since the last dream (BM25 over words and their stems, in English, "
-    "Korean, Japanese and Chinese; \"quoted words\" match as a phrase). Returns the best messages, each with its "
-    "id, when it was captured, its kind and source, and its text."
-)
-DREAM_ANTHROPIC_SEARCH_QUERY = "the words to look for"
-DREAM_ANTHROPIC_SEARCH_LIMIT = "how many messages at most (1 to {limit}, default {default})"
-DREAM_ANTHROPIC_SEARCH_EMPTY = "the query has no words to search for; give one or more words"
-DREAM_ANTHROPIC_SEARCH_NONE = "No message since the last dream matches {query!r}."
-DREAM_ANTHROPIC_SEARCH_FOUND = (
-    "The best matches for {query!r} among the messages since the last dream ({total} in all):"
-)
-DREAM_ANTHROPIC_MESSAGE = "[{message_id} · {captured_at} · {kind} from {source}]\n{text}"
-DREAM_ANTHROPIC_CUT = " [... {more} more characters]"
 DREAM_ANTHROPIC_TASK = """\
 Conversation {conversation} of agent {agent}: the messages since the last dream, from {first} ({first_at}) \
 to {last} ({last_at}), {count} in all. Consolidate what they teach into memory.
 
 {transcript}"""
-DREAM_ANTHROPIC_TRANSCRIPT_SHOWN = "The transcript since the last dream:\n\n{messages}"
-DREAM_ANTHROPIC_TRANSCRIPT_LONG = (
-    "The transcript since the last dream has {chars:,} characters, too long to show here: read it with "
-    "search_transcript."
-)
 DREAM_ANTHROPIC_SYSTEM = """\
 You are the dreamer of an AI agent's memory: you consolidate what a conversation taught the agent into its
 memory. Your edits become one pull request that a person or the integrator reviews before it reaches memory.
@@ -521,115 +370,13 @@ Rules:
 Merge instructions of this repository:
 {merge_instructions}
 """
-DREAM_ANTHROPIC_NO_INSTRUCTIONS = "(none: use your judgement, and prefer small, well-founded edits)"
 
 # Integrator.
 # Why decide chose its action (logs and the CLI).
-INTEGRATOR_WHY_NOT_MEMREPO = "not a memrepo pull request (no memrepo: label, no memrepo/dream/ or memrepo/edit/ branch)"
-INTEGRATOR_WHY_MERGED = "merged, and its head event was published"
-INTEGRATOR_WHY_PUBLISH = "merged; the head event is not published yet"
-INTEGRATOR_WHY_CLOSED = "closed without merging"
-INTEGRATOR_WHY_DRAFT = "a draft; nothing is done until it is ready for review"
-INTEGRATOR_WHY_GIVE_UP = Text(
-    "{attempts:|attempt|attempts} made, the limit is {limit}: giving up and leaving it for a person"
-)
-INTEGRATOR_WHY_UNKNOWN = "the merge's answer was lost and whether it merged is unknown: ask again before anything else"
-INTEGRATOR_WHY_NOT_MERGED_LOST = "the merge's answer was lost and GitHub says it did not merge: re-read, decide again"
-INTEGRATOR_WHY_NOT_MERGED = "the merge was not made (refused or rate limited): re-read and decide again"
-INTEGRATOR_WHY_REFUSED = "the merge was refused ({answer}): re-read and decide again"
-INTEGRATOR_WHY_NO_HEAD = "the head sha is not known yet"
-INTEGRATOR_WHY_VALIDATE = "no validation result for the current head"
-INTEGRATOR_WHY_INVALID_CLOSE = "the dream does not validate: failure status, comment, close (its cursor stays)"
-INTEGRATOR_WHY_INVALID_OPEN = "does not validate: failure status and comment; left open for a person"
-INTEGRATOR_WHY_INVALID_WAITING = "does not validate and says so; waiting for a person to push a fix"
-INTEGRATOR_WHY_MERGEABLE_UNKNOWN = "GitHub is still computing whether it can be merged"
-INTEGRATOR_WHY_CONFLICT_CLOSE = "conflicts with its base under merge: auto: close (cursor stays; a later dream retries)"
-INTEGRATOR_WHY_RESOLVE = "conflicts with its base under merge: {mode}: bring the base into the branch and resolve"
-INTEGRATOR_WHY_CONFLICT_MARK = "conflicts with its base and resolving them failed for this head"
-INTEGRATOR_WHY_CONFLICT_WAITING = "conflicts marked for a person; waiting for a push"
-INTEGRATOR_WHY_REVIEW = (
-    "needs an approving review of this head by someone who may write to the repository, other than its author "
-    "and the authors of its commits"
-)
-INTEGRATOR_WHY_FORK = (
-    "its head is a branch of {head}, not of {base}: the integrator acts only on branches of the repository itself "
-    "(a person may merge it)"
-)
-INTEGRATOR_WHY_NOT_WRITER = (
-    "opened by {author}, whose permission on the repository is '{permission}': the integrator acts only for "
-    "those who may write (a person may merge it)"
-)
 # Why a review does not count towards an approval.
-INTEGRATOR_REVIEW_NO_AUTHOR = "it has no author"
-INTEGRATOR_REVIEW_BY_AUTHOR = "it is by the pull request's author"
-INTEGRATOR_REVIEW_BY_INTEGRATOR = "it is by the integrator"
-INTEGRATOR_REVIEW_BY_COMMIT_AUTHOR = "it is by the author of a commit on the pull request"
-INTEGRATOR_REVIEW_NOT_WRITER = "its author may not write to the repository"
-INTEGRATOR_WHY_CHANGES_REQUESTED = "a reviewer requested changes"
-INTEGRATOR_WHY_UNTRUSTED = (
-    "its commits name content from outside the conversation ({sources}): needs an approving review of this "
-    "head by someone who may write, other than its author"
-)
-INTEGRATOR_WHY_REVIEW_WAITING = "marked as waiting for review"
-INTEGRATOR_WHY_STATUS_SUCCESS = "valid: the memrepo/validate status says so before the merge"
-INTEGRATOR_WHY_MERGE = "valid, mergeable and approved where needed: merge with the head sha"
 # Commit status descriptions (at most 140 characters).
-INTEGRATOR_STATUS_VALID = "memory is valid"
-INTEGRATOR_STATUS_INVALID = Text("{count:|problem|problems}: {first}")
-INTEGRATOR_STATUS_REVIEW = "waiting for review"
 # Pull request comments.
-INTEGRATOR_MORE = "- ... and {count} more"
-INTEGRATOR_NOTHING_LISTED = "(none given)"
-INTEGRATOR_INVALID_COMMENT = """\
-**memrepo could not merge this: the memory at {sha} does not validate.**
-
-{problems}
-
-{outcome}
-"""
-INTEGRATOR_INVALID_CLOSED = (
-    "This dream is closed. Its transcript cursor did not move, so a later dream covers the same messages again. "
-    "Nothing needs doing; if a rule above is what should change, change it in `.memrepo/config.yml` in a "
-    "reviewed commit, and the next dream is checked against it."
-)
-INTEGRATOR_INVALID_OPEN = "It stays open: push a fix to this branch and it is validated again."
-INTEGRATOR_CONFLICT_CLOSED_COMMENT = """\
-**memrepo closed this dream: it conflicts with `{base}`**, and the repository's merge mode is `auto`,
-which closes a conflicting dream rather than resolve it. Its transcript cursor did not move, so a later
-dream covers the same messages again, starting from the current `{base}`.
-
-What you can do: nothing, and the next dream redoes this on top of `{base}`; or, to have memrepo resolve
-conflicts instead, set `merge: explicit` (or `review`) in `.memrepo/config.yml` in a reviewed commit.
-"""
-INTEGRATOR_CONFLICT_COMMENT = """\
-**memrepo could not resolve the conflicts between this branch (at {sha}) and `{base}`.**
-
-Labelled `{label}` and left open for a person: merge `{base}` into this branch, fix the conflicts and
-push; the result is validated again and merged under the repository's merge policy.
-"""
-INTEGRATOR_UNTRUSTED_COMMENT = """\
-**memrepo will not merge this without a person's approval.** Its commits say, in their `Source`
-trailers, that they were made from content from outside the conversation:
-
-{sources}
-
-Such content can carry instructions aimed at the agent rather than at you. Labelled `{label}`; the
-approval is needed whatever the labels say. Approve only if the change is what the user wants; close
-the pull request otherwise.
-"""
-INTEGRATOR_GIVE_UP_COMMENT = Text("""\
-**memrepo gave up on this pull request after {attempts:|attempt|attempts}.** What was tried:
-
-{history}
-
-Labelled `{label}` and left open for a person. Any new push or review starts over.
-""")
 # Resolving conflicts (bot/integrator/resolve.py); shown after "path: ".
-RESOLVE_LLM_TIMEOUT = "the LLM endpoint {url} did not answer within {seconds:g}s"
-RESOLVE_LLM_UNREACHABLE = "the LLM endpoint {url} cannot be reached ({problem})"
-RESOLVE_LLM_STATUS = "the LLM endpoint {url} answered HTTP {status}: {answer}"
-RESOLVE_LLM_SHAPE = "the LLM endpoint's answer has no choices[0].message.content"
-RESOLVE_LLM_EMPTY = "the LLM answered with no text"
 RESOLVE_LLM_SYSTEM = """\
 You merge two edits of one file of an AI agent's memory. Memory is a git repository of markdown
 files with YAML frontmatter between --- lines (`description` required; `read_only` must stay as
@@ -647,17 +394,6 @@ conflict markers.
 """
 
 # Webhook receiver.
-HEAD_EVENT_BAD = "not a valid head event: {problem}"
-HEAD_EVENT_REPO = "'repo' must be owner/name, found {value!r}"
-HEAD_EVENT_SHA = "'{name}' must be a full commit sha (40 or 64 lower-case hex digits), found {value!r}"
-HEAD_EVENT_CAUSE = "'cause' must be merge or push, found {value!r}"
-HEAD_EVENT_PR = "'pr' must be a pull request number or null, found {value!r}"
-HEAD_EVENT_MERGE_PR = "a merge names its pull request: 'pr' must not be null when 'cause' is merge"
-HEAD_EVENT_DREAM = "'dream_id' must be a dream id (YYYYMMDDTHHMMSSZ-<8 hex>) or null, found {value!r}"
-HEAD_EVENT_AT = "'at' must be an ISO 8601 time with a time zone, found {value!r}"
-HEAD_EVENT_NOT_OBJECT = "expected a JSON object, found {kind}"
-HEAD_EVENT_MISSING = "missing {keys}"
-HEAD_EVENT_NOT_JSON = "not JSON ({error})"
 WEBHOOK_TOO_LARGE = "the body is larger than {limit:,} bytes, GitHub's limit for a webhook payload"
 WEBHOOK_NO_SIGNATURE = "no X-Hub-Signature-256 header: give the webhook the receiver's secret"
 WEBHOOK_BAD_SIGNATURE = "X-Hub-Signature-256 does not match the body: the webhook's secret is not the receiver's"
@@ -687,46 +423,9 @@ EVENTS_UNKNOWN_REPO = "{repo} is not a repository this server serves"
 HEALTH_OK = "ok"
 
 # Integrator jobs.
-INTEGRATOR_NO_CREDENTIALS = (
-    "the integrator needs forge credentials: set one of {tokens} to a token, or {app} with "
-    "MEMREPO_APP_PRIVATE_KEY (or MEMREPO_APP_PRIVATE_KEY_FILE) for a GitHub App"
-)
-INTEGRATOR_GIT_FAILED = "git {what} for {repo} failed: {problem}"
-INTEGRATOR_PULL_GONE = "the pull request no longer exists"
-INTEGRATOR_TOO_MANY_STEPS = "{steps} decisions in one run; coming back shortly to continue"
-INTEGRATOR_RESOLUTION_COMMIT = """\
-Merge {base} into {branch}: conflicts resolved by memrepo
-
-Markdown-aware three-way merge (frontmatter key by key, lists as a union) of the files both
-sides changed; validated before it was pushed.
-
-Files both sides changed:
-{paths}{notes}
-"""
-INTEGRATOR_RESOLVED_AFTER_REVIEW = (
-    "it is merged only once a person other than its author approves this new head."
-)
-INTEGRATOR_RESOLVED_AFTER_MERGE = "it is merged next, under the repository's merge mode (`{mode}`)."
-INTEGRATOR_RESOLVED_TODO_REVIEW = (
-    "If it is right, approve it; if not, push a fix to this branch (it is validated again) or close the "
-    "pull request."
-)
-INTEGRATOR_RESOLVED_TODO_MERGE = (
-    "It reaches `{base}` without waiting for a review: if the result is wrong, fix the file on `{base}` in a "
-    "reviewed pull request, or revert the merge."
-)
-INTEGRATOR_CONFLICT_DETAILS = "\nWhat could not be merged automatically:\n\n{details}\n"
-INTEGRATOR_NOTE_VALIDATED = Text("validated {sha}: {count:|problem|problems}")
-INTEGRATOR_NOTE_WAITED = "waited {seconds:.1f}s: {why}"
-INTEGRATOR_NOTE_MERGE = "merge at {sha}: {outcome}"
-INTEGRATOR_NOTE_RESOLVED = "resolved conflicts with {base}: pushed {sha}"
-INTEGRATOR_NOTE_RESOLVE_STALE = "resolution of {sha} not pushed: the branch moved meanwhile"
-INTEGRATOR_NOTE_RESOLVE_FAILED = Text("resolution of {sha} failed: {count:|conflict or problem|conflicts or problems}")
-INTEGRATOR_NOTE_REREAD = "re-read: {why}"
 WORKER_STARTING = "memrepo worker: serving on {redis} (queues: {queues}); work folder {work_dir}"
 WORKER_RECONCILE = "memrepo worker: reconciling {repos} every {seconds:g}s"
 WORKER_BAD_INTERVAL = "--reconcile-every must be 0 (off) or a positive number of seconds, found {value}"
-INTEGRATOR_LOCK_LOST = "the lock on {repo} lapsed while the integrator acted; the job starts over from a fresh read"
 
 # memrepo serve.
 SERVE_LOCAL_STARTING = "memrepo serve --local: starting localhub, Redis, the webhook receiver and a worker in {data}"
@@ -768,12 +467,6 @@ SERVE_SERVING = "memrepo serve: webhook receiver at http://{host}:{port}/webhook
                 "http://{host}:{port}/v1/repos/<owner>/<repo>/events (Ctrl-C stops)"
 
 # Agent head subscriber.
-SUBSCRIBER_BAD_URL = "the event stream URL must look like http(s)://host/v1/repos/<owner>/<repo>/events, found {url}"
-SUBSCRIBER_STATUS = "the event stream at {url} answered HTTP {status}"
-SUBSCRIBER_DROPPED = "the event stream at {url} dropped: {error}"
-SUBSCRIBER_BAD_EVENT = "ignored a head event that is not valid: {error}"
-SUBSCRIBER_SYNC_FAILED = "could not bring {path} up to date with its remote: {reason}"
-SUBSCRIBER_CALLBACK_FAILED = "the on_head callback failed: {error}"
 SERVE_BAD_WORKERS = "--workers and --threads must be at least 1, found {workers} and {threads}"
 SERVE_NO_GUNICORN = "memrepo serve needs gunicorn (pip install gunicorn)"
 
@@ -860,28 +553,6 @@ MCP_SEARCH_NO_MESSAGES = "No conversation message matches {query!r}."
 MCP_SEARCH_NO_TRANSCRIPTS = "No conversation of agent {agent} is recorded (in {home})."
 
 # --- provenance and time travel
-HISTORY_WHERE_MAIN = "at {ref} ({sha})"
-HISTORY_NO_SUCH_LINE = Text("{path} has {count:|line|lines} {where}; there is no line {line}")
-HISTORY_NO_LINES = "{path} is empty {where}; there is no line {line}"
-HISTORY_FORGE_DISABLED = "the forge was not asked (--no-forge)"
-HISTORY_FORGE_NO_REMOTE = "the forge was not asked: memory has no remote"
-HISTORY_FORGE_NOT_FORGE = "the forge was not asked: origin ({url}) is not a GitHub-style repository URL"
-HISTORY_FORGE_NO_TOKEN = "the forge was not asked: no token for {repository} (set MEMREPO_FORGE_TOKEN or GITHUB_TOKEN)"
-HISTORY_FORGE_NOT_NEEDED = "the forge was not asked: no line came through a merge"
-HISTORY_FORGE_FAILED = "the forge could not be asked ({problem}); what git records is shown"
-HISTORY_FORGE_UNREACHABLE = ("the forge of {repository} could not be reached (check that it is running and that "
-                             "origin names it); what git records is shown")
-HISTORY_PROVENANCE_UNREADABLE = "the pull request's provenance block cannot be read ({problem}); the commit's " \
-                                "trailers are shown"
-HISTORY_PROVENANCE_ABSENT = "the pull request's description has no provenance block; the commit's trailers are shown"
-HISTORY_PROVENANCE_OTHER = "the pull request's provenance is for dream {dream}, not this commit's; the commit's " \
-                           "trailers are shown"
-HISTORY_TRANSCRIPTS_DISABLED = ("transcripts were not read here (--no-transcripts, or a palace served by the "
-                                "integrator, which holds none; `memrepo why` where the agent's transcripts are "
-                                "quotes them)")
-HISTORY_TRANSCRIPT_MISSING = "the transcript of conversation {conversation} (agent {agent}) is not available " \
-                             "locally{where}: {problem}"
-HISTORY_TRANSCRIPT_UNNAMED = "the dream does not name its agent and conversation"
 HISTORY_EXIT_CODES = """\
 exit codes: 0 done; 1 other errors (not a memory repository, ...); 2 bad usage; 3 a date that cannot be read;
 4 a date before memory's first commit; 5 a path that is not a file in memory; 6 a line the file does not have"""

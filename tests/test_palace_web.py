@@ -21,6 +21,7 @@ from bot.memfs.repo import MemoryRepo
 from bot.memfs.tool import MemoryTool
 from bot.palace import web
 from bot.palace.source import Palace
+from bot.provenance import texts as provenance_texts
 from bot.provenance import why as why_module
 from localhub.server import LocalhubServer
 from tests.conftest import LocalhubMemory, arm_fault, git, localhub_token, memory_on_localhub, run_cli
@@ -309,7 +310,7 @@ def test_a_forge_that_cannot_be_reached_is_said_to_in_a_whole_sentence(
             assert said in page
             line = (root / HUMAN).read_text().splitlines().index("- Lives in Berlin.") + 1
             why = html.unescape(get(app, f"/why?path={HUMAN}&line={line}").get_data(as_text=True))
-            assert messages.HISTORY_FORGE_UNREACHABLE.format(repository=REPO) in why
+            assert provenance_texts.HISTORY_FORGE_UNREACHABLE.format(repository=REPO) in why
             for text in (page, why):
                 assert "ConnectionError" not in text and "HTTPConnectionPool" not in text
         finally:

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from bot import messages
+from bot.dream import texts as dream_texts
+from bot.integrator import texts as integrator_texts
 from bot.memfs import texts as memfs_texts
 from bot.texts import Text, noun, plural
 
@@ -55,10 +57,10 @@ def test_text_formats_counts_and_everything_str_format_does(template: str, value
      "imported 1 row from f; 2 duplicates skipped (same message_id)"),
     (messages.REBUILD_DONE, {"agent": "ada", "count": 1000, "logs": 2},
      "rebuilt the search index of agent ada: 1,000 messages from 2 logs"),
-    (messages.DREAM_PR_TITLE, {"agent": "ada", "conversation": "c1", "changes": 1, "count": 1},
+    (dream_texts.DREAM_PR_TITLE, {"agent": "ada", "conversation": "c1", "changes": 1, "count": 1},
      "Dream for ada/c1: 1 change from 1 message"),
     (memfs_texts.STATUS_AHEAD_VALUE, {"count": 1}, "1 commit not pushed"),
-    (messages.INTEGRATOR_STATUS_INVALID, {"count": 2, "first": "x"}, "2 problems: x"),
+    (integrator_texts.INTEGRATOR_STATUS_INVALID, {"count": 2, "first": "x"}, "2 problems: x"),
 ])
 def test_messages_that_count_say_the_right_number(message: str, values: dict[str, object], expected: str) -> None:
     assert message.format(**values) == expected
@@ -90,7 +92,7 @@ def test_text_shows_times_to_the_second(value: object, shown: str) -> None:
 
 
 def test_messages_that_show_stored_times_show_them_to_the_second() -> None:
-    summary = messages.DREAM_VERBATIM_SUMMARY.format(
+    summary = dream_texts.DREAM_VERBATIM_SUMMARY.format(
         count=1, conversation="c1", window=3, first="2026-03-14T09:30:12.000001Z", last="2026-03-14T09:31:00.5Z",
         paths="conversations/c1/2026-03.md")
     assert "from 2026-03-14 09:30:12 UTC to 2026-03-14 09:31:00 UTC" in summary and "(of 3 new messages)" in summary

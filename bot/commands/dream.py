@@ -12,6 +12,7 @@ from typing import Any
 
 from bot import messages
 from bot.config import DREAM_STRATEGIES
+from bot.dream import texts as dream_texts
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     repo = MemoryRepo.open(args.repo)
     agent = args.agent or configured_agent_id(repo)
     if not agent:
-        raise MemrepoError(messages.DREAM_NO_AGENT)
+        raise MemrepoError(dream_texts.DREAM_NO_AGENT)
     bars = ProgressBars()
     try:
         with open_store(args, bars) as store:

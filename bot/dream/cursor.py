@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from bot import messages
 from bot.bounded_json import TooDeepError, loads_bounded
 from bot.contracts import check_id, is_dream_id
+from bot.dream import texts
 from bot.errors import MemrepoError
 from bot.texts import noun
 from bot.transcript.model import parse_time
@@ -50,7 +50,7 @@ def render_cursor(cursor: Cursor) -> bytes:
 def parse_cursor(data: bytes, path: str = "cursor") -> Cursor:
     """A Cursor from the file's bytes, or CursorError naming what is wrong."""
     def bad(problem: str) -> CursorError:
-        return CursorError(messages.DREAM_CURSOR_BAD.format(path=path, problem=problem))
+        return CursorError(texts.DREAM_CURSOR_BAD.format(path=path, problem=problem))
 
     try:
         raw = loads_bounded(data.decode("utf-8"), what="the cursor")

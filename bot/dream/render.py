@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bot import messages
+from bot.dream import texts
 from bot.pullrequest.provenance import Provenance, render_provenance
 from bot.pullrequest.render import safe_text
 from bot.templating import render
@@ -42,7 +42,7 @@ def short_quote(text: str, limit: int = QUOTE_CHARS) -> str:
 
 
 def title(provenance: Provenance) -> str:
-    return messages.DREAM_PR_TITLE.format(
+    return texts.DREAM_PR_TITLE.format(
         agent=provenance.agent_id, conversation=provenance.conversation_id, changes=len(provenance.changes),
         count=provenance.transcript.count)
 

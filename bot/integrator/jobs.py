@@ -37,14 +37,14 @@ from datetime import timedelta
 from redis import Redis
 from rq.job import get_current_job
 
-from bot import backoff, messages
+from bot import backoff
 from bot import texts as shared_texts
 from bot.config import DEFAULT_POLICY, Policy
 from bot.contracts import STATUS_CONTEXT
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, PullRequest
 from bot.forge.errors import NotFound, RateLimited
-from bot.integrator import act
+from bot.integrator import act, texts
 from bot.integrator.context import Context, get_context
 from bot.integrator.decide import decide, is_memrepo
 from bot.integrator.permissions import own_logins, permissions
@@ -195,7 +195,7 @@ class Integration:
         """Act only under the lock: a renewal that found it lost (another integrator may
         hold it now) ends the run here."""
         if self.lock.lost.is_set():
-            raise MemrepoError(messages.INTEGRATOR_LOCK_LOST.format(repo=self.repo))
+            raise MemrepoError(texts.INTEGRATOR_LOCK_LOST.format(repo=self.repo))
 
     def run(self) -> RunResult:
         pull, state, policy = self.read()
@@ -212,7 +212,7 @@ class Integration:
             counted = action.kind in (Kind.MERGE, Kind.REREAD, Kind.WAIT, Kind.RESOLVE)
             self._count(applied.note, counted)
             if not self.lock.extend():  # it lapsed: another integrator may act now; start over
-                raise MemrepoError(messages.INTEGRATOR_LOCK_LOST.format(repo=self.repo))
+                raise MemrepoError(texts.INTEGRATOR_LOCK_LOST.format(repo=self.repo))
             if applied.next is act.Next.STOP:
                 return RunResult(reason, kind, settled=(applied.state or state).head_published)
             if applied.next is act.Next.DECIDE:
@@ -229,7 +229,7 @@ class Integration:
                 self.client.is_merged(self.number)  # GitHub's own answer first; the read below carries it
             pull, state, policy = self.read()
             actor.pull, actor.policy = pull, policy
-        return RunResult(messages.INTEGRATOR_TOO_MANY_STEPS.format(steps=MAX_STEPS), kind, wait=1.0)
+        return RunResult(texts.INTEGRATOR_TOO_MANY_STEPS.format(steps=MAX_STEPS), kind, wait=1.0)
 
 
 # ------------------------------------------------------------------------------------ scheduling
@@ -267,7 +267,7 @@ def integrate(repo: str, number: int, *, context: Context | None = None) -> str:
                 result = Integration(ctx, repo, number, client, lock).run()
             except NotFound:
                 log.info("%s: gone", pr_key(repo, number))
-                return messages.INTEGRATOR_PULL_GONE
+                return texts.INTEGRATOR_PULL_GONE
             except RateLimited as exc:
                 result = RunResult(str(exc), None, wait=max(1.0, exc.retry_after))
     finally:

@@ -45,6 +45,7 @@ from bot.memfs.compile import (
 from bot.memfs.history import at, file_path, iso, main_ref, parse_when, ref_name
 from bot.memfs.repo import MemoryRepo
 from bot.palace import model
+from bot.provenance import texts as provenance_texts
 
 FORGE_RETRY = {"max_total_seconds": 8.0, "max_attempts": 2, "backoff_base": 0.2, "backoff_cap": 1.0}
 PULLS_TTL = 20.0  # seconds an answer of the forge is shown before it is asked again
@@ -397,7 +398,8 @@ class Palace:
         repo = self.repo()
         head = self.head()
         ref = main_ref(repo)[0]
-        found = file_path(repo, head, raw_path, messages.HISTORY_WHERE_MAIN.format(ref=ref_name(ref), sha=head[:10]))
+        where = provenance_texts.HISTORY_WHERE_MAIN.format(ref=ref_name(ref), sha=head[:10])
+        found = file_path(repo, head, raw_path, where)
         data = repo.read(found, head) or b""
         text = _text(data)
         limits, _ = self._limits(repo, head)

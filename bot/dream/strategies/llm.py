@@ -32,6 +32,7 @@ import requests
 
 from bot import llm, messages
 from bot.bounded_json import TooDeepError, loads_bounded
+from bot.dream import texts
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
 from bot.llm import endpoint as endpoint  # the completions URL, as this module has always offered it
@@ -106,7 +107,7 @@ def build_request(dream: DreamInput, model: str) -> dict[str, Any]:
 
 # -------------------------------------------------------------------------- answer (pure)
 def _invalid(problem: str) -> MemrepoError:
-    return MemrepoError(messages.DREAM_LLM_INVALID.format(problem=problem))
+    return MemrepoError(texts.DREAM_LLM_INVALID.format(problem=problem))
 
 
 def parse_answer(content: object, dream: DreamInput, model: str | None) -> Proposal:
@@ -157,9 +158,9 @@ def parse_answer(content: object, dream: DreamInput, model: str | None) -> Propo
 
 
 # -------------------------------------------------------------------------------- shell
-WORDING = llm.Wording(timeout=messages.DREAM_LLM_TIMEOUT, unreachable=messages.DREAM_LLM_UNREACHABLE,
-                      status=messages.DREAM_LLM_STATUS,
-                      shape=messages.DREAM_LLM_INVALID.format(
+WORDING = llm.Wording(timeout=texts.DREAM_LLM_TIMEOUT, unreachable=texts.DREAM_LLM_UNREACHABLE,
+                      status=texts.DREAM_LLM_STATUS,
+                      shape=texts.DREAM_LLM_INVALID.format(
                           problem="the endpoint's answer has no choices[0].message.content"))
 
 
@@ -184,7 +185,7 @@ class LlmStrategy:
         env = os.environ if env is None else env
         url, model = (env.get(URL_ENV) or "").strip(), (env.get(MODEL_ENV) or "").strip()
         if not url or not model:
-            raise MemrepoError(messages.DREAM_LLM_NOT_CONFIGURED)
+            raise MemrepoError(texts.DREAM_LLM_NOT_CONFIGURED)
         key = next((env[k].strip() for k in KEY_ENVS if (env.get(k) or "").strip()), None)
         raw_timeout = (env.get(TIMEOUT_ENV) or "").strip()
         try:
@@ -192,7 +193,7 @@ class LlmStrategy:
             if timeout <= 0:
                 raise ValueError
         except ValueError:
-            raise MemrepoError(messages.DREAM_LLM_BAD_TIMEOUT.format(value=raw_timeout)) from None
+            raise MemrepoError(texts.DREAM_LLM_BAD_TIMEOUT.format(value=raw_timeout)) from None
         return cls(url, model, key, timeout)
 
     def propose(self, dream: DreamInput) -> Proposal:
