@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from bot import __version__, cli, messages
+from bot import __version__, cli
+from bot.commands import texts as commands_texts
 from bot.memfs import texts as memfs_texts
 from bot.memfs.repo import MemoryRepo
 from bot.memfs.sync import set_remote
@@ -235,7 +236,7 @@ def test_errors_from_the_console_script(memory: MemoryRepo, tmp_path: Path) -> N
 def test_validate_fresh_repository(memory: MemoryRepo, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "validate", "--repo", str(memory.root))
     assert (code, err) == (0, "")
-    assert out == messages.VALIDATE_OK.format(count=5) + "\n"
+    assert out == commands_texts.VALIDATE_OK.format(count=5) + "\n"
     assert out == "Memory is valid (5 files checked).\n"
 
 
@@ -283,14 +284,14 @@ def test_validate_paths_restrict_the_check(
     if code:
         assert out.splitlines() == ["Frontmatter validation failed:", *lines]
     else:
-        assert out == messages.VALIDATE_OK.format(count=len(paths)) + "\n"
+        assert out == commands_texts.VALIDATE_OK.format(count=len(paths)) + "\n"
 
 
 def test_validate_staged_checks_only_the_index(broken: MemoryRepo, capsys: pytest.CaptureFixture[str]) -> None:
     root = str(broken.root)
     code, out, _ = run(capsys, "validate", "--repo", root, "--staged")
     assert code == 0, out  # broken files in the working tree only
-    assert out == messages.VALIDATE_OK.format(count=0) + "\n"
+    assert out == commands_texts.VALIDATE_OK.format(count=0) + "\n"
 
     git(broken.root, "add", "system/x.md")
     code, out, _ = run(capsys, "validate", "--repo", root, "--staged")
@@ -305,13 +306,13 @@ def test_validate_staged_checks_only_the_index(broken: MemoryRepo, capsys: pytes
 
     git(broken.root, "add", "system/x.md")
     code, out, _ = run(capsys, "validate", "--repo", root, "--staged")
-    assert (code, out) == (0, messages.VALIDATE_OK.format(count=1) + "\n")
+    assert (code, out) == (0, commands_texts.VALIDATE_OK.format(count=1) + "\n")
 
 
 def test_validate_staged_deletion(memory: MemoryRepo, capsys: pytest.CaptureFixture[str]) -> None:
     git(memory.root, "rm", "-q", HUMAN)
     code, out, _ = run(capsys, "validate", "--repo", str(memory.root), "--staged")
-    assert (code, out) == (0, messages.VALIDATE_OK.format(count=1) + "\n")
+    assert (code, out) == (0, commands_texts.VALIDATE_OK.format(count=1) + "\n")
 
 
 def test_validate_base_checks_what_changed_since(memory: MemoryRepo, capsys: pytest.CaptureFixture[str]) -> None:
@@ -327,7 +328,7 @@ def test_validate_base_checks_what_changed_since(memory: MemoryRepo, capsys: pyt
     assert code == 1
     assert out == "Frontmatter validation failed:\n  system/bad.md: missing frontmatter (must start with ---)\n"
     code, out, _ = run(capsys, "validate", "--repo", str(root), "--base", "HEAD")
-    assert (code, out) == (0, messages.VALIDATE_OK.format(count=0) + "\n")
+    assert (code, out) == (0, commands_texts.VALIDATE_OK.format(count=0) + "\n")
     # From the first commit, the bad file is among the changes; PATH restricts --base too.
     assert run(capsys, "validate", "--repo", str(root), "--base", "HEAD~2")[0] == 1
     assert run(capsys, "validate", "--repo", str(root), "--base", "HEAD~2", "reference")[0] == 0
@@ -548,7 +549,7 @@ def test_log_of_one_file(history: MemoryRepo, capsys: pytest.CaptureFixture[str]
     code, out, _ = run(capsys, "log", "--repo", str(history.root), HUMAN)
     assert [r[4] for r in log_rows(out)] == ["Note tea", memfs_texts.INIT_COMMIT]
     code, out, _ = run(capsys, "log", "--repo", str(history.root), "reference/never.md")
-    assert (code, out) == (0, messages.LOG_EMPTY.format(path="reference/never.md") + "\n")
+    assert (code, out) == (0, commands_texts.LOG_EMPTY.format(path="reference/never.md") + "\n")
 
 
 def test_log_max_count(history: MemoryRepo, capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot import config, messages
+from bot import config
+from bot.commands import texts as commands_texts
 from bot.config import DEFAULT_POLICY, Policy, parse_policy
 from bot.errors import MemrepoError
 from bot.memfs import create, document, validate
@@ -48,7 +49,7 @@ def created(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     code, out, err = run(capsys, "init", str(root), "--agent-id", "a1", "--agent-name", "Ada")
     assert (code, err) == (0, ""), err
     head = git(root, "rev-parse", "HEAD").strip()
-    assert out == messages.INIT_DONE.format(path=root.resolve(), agent_id="a1", commit=head[:12]) + "\n"
+    assert out == commands_texts.INIT_DONE.format(path=root.resolve(), agent_id="a1", commit=head[:12]) + "\n"
     return root
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot import messages
+from bot.commands import texts as commands_texts
 from bot.dream import texts as dream_texts
 from bot.integrator import texts as integrator_texts
 from bot.memfs import texts as memfs_texts
@@ -52,10 +52,10 @@ def test_text_formats_counts_and_everything_str_format_does(template: str, value
 
 
 @pytest.mark.parametrize(("message", "values", "expected"), [
-    (messages.VALIDATE_OK, {"count": 1}, "Memory is valid (1 file checked)."),
-    (messages.IMPORT_DONE, {"imported": 1, "duplicates": 2, "path": "f"},
+    (commands_texts.VALIDATE_OK, {"count": 1}, "Memory is valid (1 file checked)."),
+    (commands_texts.IMPORT_DONE, {"imported": 1, "duplicates": 2, "path": "f"},
      "imported 1 row from f; 2 duplicates skipped (same message_id)"),
-    (messages.REBUILD_DONE, {"agent": "ada", "count": 1000, "logs": 2},
+    (commands_texts.REBUILD_DONE, {"agent": "ada", "count": 1000, "logs": 2},
      "rebuilt the search index of agent ada: 1,000 messages from 2 logs"),
     (dream_texts.DREAM_PR_TITLE, {"agent": "ada", "conversation": "c1", "changes": 1, "count": 1},
      "Dream for ada/c1: 1 change from 1 message"),
@@ -96,6 +96,6 @@ def test_messages_that_show_stored_times_show_them_to_the_second() -> None:
         count=1, conversation="c1", window=3, first="2026-03-14T09:30:12.000001Z", last="2026-03-14T09:31:00.5Z",
         paths="conversations/c1/2026-03.md")
     assert "from 2026-03-14 09:30:12 UTC to 2026-03-14 09:31:00 UTC" in summary and "(of 3 new messages)" in summary
-    line = messages.SEARCH_RESULT.format(rank=1, score=1.5, time="2026-03-14T09:30:12.123456Z", agent="ada",
-                                         conversation="c1", kind="user", source="user", message_id="m_1")
+    line = commands_texts.SEARCH_RESULT.format(rank=1, score=1.5, time="2026-03-14T09:30:12.123456Z", agent="ada",
+                                               conversation="c1", kind="user", source="user", message_id="m_1")
     assert "  2026-03-14 09:30:12 UTC  ada/c1" in line

@@ -26,7 +26,7 @@ RO = b"---\ndescription: fine\nread_only: true\n---\nbody\n"
 RO_FALSE = b"---\ndescription: fine\nread_only: false\n---\nbody\n"
 BOM = "\ufeff".encode()
 
-# Letta's messages, verbatim from memfs-format.md (not read from messages.py, so a typo there fails).
+# Letta's messages, verbatim from memfs-format.md (not read from bot/memfs/texts.py, so a typo there fails).
 MISSING_FRONTMATTER = "missing frontmatter (must start with ---)"
 UNCLOSED = "frontmatter opened but never closed (missing closing ---)"
 READ_ONLY_FILE = "file is read_only and cannot be modified"

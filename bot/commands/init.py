@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from bot import messages
+from bot.commands import texts
 from bot.errors import MemrepoError
 from bot.memfs.format_messages import INIT_LAYOUT_HELP
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("init", help=messages.INIT_HELP,
+    p = sub.add_parser("init", help=texts.INIT_HELP,
                        description="Create a memory repository in a new or empty folder.")
     p.add_argument("directory", nargs="?", default=".", metavar="DIR")
     p.add_argument("--remote", metavar="URL", help="connect it to this remote (see `repository set`)")
@@ -24,13 +24,13 @@ def run(args: argparse.Namespace) -> int:
     from bot.memfs.create import init_repository
 
     repo = init_repository(args.directory, args.agent_id, args.agent_name, args.layout)
-    print(messages.INIT_DONE.format(path=repo.root, agent_id=args.agent_id, commit=repo.head_sha()[:12]))
+    print(texts.INIT_DONE.format(path=repo.root, agent_id=args.agent_id, commit=repo.head_sha()[:12]))
     if args.remote:
         from bot.memfs import sync
 
         try:
             print(sync.set_remote(repo, args.remote))
         except MemrepoError as exc:
-            raise MemrepoError(messages.INIT_REMOTE_FAILED.format(
+            raise MemrepoError(texts.INIT_REMOTE_FAILED.format(
                 path=repo.root, problem=exc, url=sync.redact(args.remote))) from None
     return 0

@@ -117,7 +117,7 @@ def error_class_for_status(status: int | None) -> type[ForgeError]:
 
 
 def client_error(operation: str, status: int, answer: str, **details: object) -> ForgeError:
-    """The exception for a 4xx that is not a rate limit, with its message from bot/messages.py."""
+    """The exception for a 4xx that is not a rate limit, with its message from bot/forge/texts.py."""
     cls = error_class_for_status(status)
     if cls not in _MESSAGE:
         cls = Rejected

@@ -1,20 +1,7 @@
-"""What the head events say: the event stream's refusals (its access check against the forge),
-a head event that does not read, and the agent's subscriber, which says which token to follow
-with when it is refused."""
+"""What the head events say: a head event that does not read, and the agent's subscriber,
+which says which token to follow with when the event stream refuses it."""
 
 from __future__ import annotations
-
-EVENTS_NO_TOKEN = ("a bearer token is required: send Authorization: Bearer <your forge token> (the token the agent "
-                   "uses for git)")
-EVENTS_BAD_TOKEN = "the forge does not accept this token (401): send the token the agent uses for git"
-EVENTS_NO_ACCESS = "{repo} is not a repository this server serves, or this token cannot read it"
-EVENTS_FORGE_UNAVAILABLE = ("the forge could not be asked whether this token may read {repo} ({error}); "
-                            "try again shortly")
-EVENTS_REDIS_DOWN = "Redis is not reachable ({error}); no stream can be followed now, try again shortly"
-EVENTS_METHOD = "the event stream answers GET only"
-EVENTS_OPERATOR_ONLY = ("this receiver checks no forge tokens (it has no forge configured), so an agent's forge token "
-                        "cannot open streams here: only the operator token does, and this is not it")
-EVENTS_STOPPING = "the receiver is stopping; reconnect"
 
 # The agent's side (follower.py): a refusal says which token to follow with.
 SUBSCRIBER_REFUSED = ("the event stream at {url} refused this agent's token ({status}): follow with the forge token "
@@ -32,10 +19,6 @@ SUBSCRIBER_DROPPED = "the event stream at {url} dropped: {error}"
 SUBSCRIBER_BAD_EVENT = "ignored a head event that is not valid: {error}"
 SUBSCRIBER_SYNC_FAILED = "could not bring {path} up to date with its remote: {reason}"
 SUBSCRIBER_CALLBACK_FAILED = "the on_head callback failed: {error}"
-
-DEMO_CHECK_OWN_TOKENS = ("each agent follows with its own forge token, the one its clone pushes with (the forge "
-                         "knows them as {logins}), not an operator token")
-DEMO_CHECK_OUTSIDER = "a forge token that may not read the private {repo} is refused its event stream (404)"
 
 # A head event that does not read (events.py, the contract both sides import).
 HEAD_EVENT_BAD = "not a valid head event: {problem}"

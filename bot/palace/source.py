@@ -23,7 +23,6 @@ from typing import Any
 
 import pygit2
 
-from bot import messages
 from bot.config import DEFAULT_POLICY, Limits
 from bot.errors import MemrepoError
 from bot.forge.errors import unreachable
@@ -44,7 +43,7 @@ from bot.memfs.compile import (
 )
 from bot.memfs.history import at, file_path, iso, main_ref, parse_when, ref_name
 from bot.memfs.repo import MemoryRepo
-from bot.palace import model
+from bot.palace import model, texts
 from bot.provenance import texts as provenance_texts
 
 FORGE_RETRY = {"max_total_seconds": 8.0, "max_attempts": 2, "backoff_base": 0.2, "backoff_cap": 1.0}
@@ -147,7 +146,7 @@ class Forge:
         from bot.forge.client import RetryPolicy
         from bot.provenance.sources import find_forge, unasked
 
-        client, status, self._owned = find_forge(self.repo, self._arg, disabled=unasked(messages.PALACE_FORGE_DISABLED),
+        client, status, self._owned = find_forge(self.repo, self._arg, disabled=unasked(texts.PALACE_FORGE_DISABLED),
                                                  policy=RetryPolicy(**FORGE_RETRY))
         return client, status
 
@@ -183,8 +182,8 @@ class Forge:
                         for r in client.list_reviews(pr.number)]
         except MemrepoError as exc:
             repository = out.get("repository") or self.repo.root.name
-            out["error"] = (messages.PALACE_FORGE_UNREACHABLE.format(repository=repository) if unreachable(exc)
-                            else messages.PALACE_FORGE_FAILED.format(problem=exc))
+            out["error"] = (texts.PALACE_FORGE_UNREACHABLE.format(repository=repository) if unreachable(exc)
+                            else texts.PALACE_FORGE_FAILED.format(problem=exc))
         return out
 
     def close(self) -> None:
