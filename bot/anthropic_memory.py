@@ -33,7 +33,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from bot import messages
+from bot import texts
 
 try:
     from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
@@ -48,7 +48,7 @@ try:
     )
     from anyio.to_thread import run_sync
 except ImportError as exc:  # the SDK is an optional extra
-    raise ImportError(messages.ANTHROPIC_SDK_MISSING.format(problem=exc), name="anthropic") from None
+    raise ImportError(texts.ANTHROPIC_SDK_MISSING.format(problem=exc), name="anthropic") from None
 
 from bot.memfs import MemoryRepo, ToolResult
 
@@ -104,7 +104,7 @@ def listing(shown: str, sizes: Mapping[str, int]) -> str:
             name = "/".join(parts[:depth]) + ("/" if folder else "")
             entries[name] = entries.get(name, 0) + size
     root = shown.rstrip("/") or shown
-    lines = [messages.ANTHROPIC_VIEW_FOLDER.format(path=shown), f"{human_size(sum(visible.values()))}\t{shown}"]
+    lines = [texts.ANTHROPIC_VIEW_FOLDER.format(path=shown), f"{human_size(sum(visible.values()))}\t{shown}"]
     lines += [f"{human_size(size)}\t{root}/{name}" for name, size in sorted(entries.items(), key=lambda e: e[0])]
     return "\n".join(lines)
 
@@ -131,7 +131,7 @@ def refusal_text(result: ToolResult) -> str:
 def _known(name: object) -> None:
     """A command the SDK would not dispatch is refused in memrepo's words, not as a crash."""
     if name not in COMMANDS:
-        raise ToolError(messages.ANTHROPIC_UNKNOWN_COMMAND.format(command=name))
+        raise ToolError(texts.ANTHROPIC_UNKNOWN_COMMAND.format(command=name))
 
 
 def _text(value: object) -> str:
@@ -163,15 +163,15 @@ class _Memory:
         if command == "view":
             return self._view(path, result)
         if command == "create":
-            text = messages.ANTHROPIC_CREATED.format(path=path)
+            text = texts.ANTHROPIC_CREATED.format(path=path)
         elif command == "str_replace":
             text = self._replaced(call, result)
         elif command == "insert":
-            text = messages.ANTHROPIC_EDITED.format(path=path)
+            text = texts.ANTHROPIC_EDITED.format(path=path)
         elif command == "delete":
-            text = messages.ANTHROPIC_DELETED.format(path=path)
+            text = texts.ANTHROPIC_DELETED.format(path=path)
         else:
-            text = messages.ANTHROPIC_RENAMED.format(old=_text(call.get("old_path")), new=_text(call.get("new_path")))
+            text = texts.ANTHROPIC_RENAMED.format(old=_text(call.get("old_path")), new=_text(call.get("new_path")))
         return f"{text}\n\n{result.message}"
 
     def _view(self, shown: str, result: ToolResult) -> str:
@@ -179,7 +179,7 @@ class _Memory:
         (found,) = result.paths or ["."]
         repo = self.session.repo
         if result.revision is not None and repo.read(found, result.revision) is not None:
-            return messages.ANTHROPIC_VIEW_FILE.format(path=shown, content=result.content or "")
+            return texts.ANTHROPIC_VIEW_FILE.format(path=shown, content=result.content or "")
         folder = "" if found == "." else found
         prefix = folder.rstrip("/") + "/" if folder else ""
         files = repo.files(result.revision or "HEAD", folder)
@@ -194,9 +194,9 @@ class _Memory:
             parent = repo.resolve(result.commit + "^")
             before = None if parent is None else repo.read(paths[0], parent)
         if before is None or after is None:
-            return messages.ANTHROPIC_EDITED.format(path=_text(call.get("path")))
+            return texts.ANTHROPIC_EDITED.format(path=_text(call.get("path")))
         lines = snippet(before.decode("utf-8", "replace"), after.decode("utf-8", "replace"), _text(call.get("old_str")))
-        return messages.ANTHROPIC_REPLACED.format(snippet=lines)
+        return texts.ANTHROPIC_REPLACED.format(snippet=lines)
 
 
 class AnthropicMemoryTool(BetaAbstractMemoryTool):
@@ -229,7 +229,7 @@ class AnthropicMemoryTool(BetaAbstractMemoryTool):
         return self.memory.perform(command)
 
     def clear_all_memory(self) -> str:
-        raise ToolError(messages.ANTHROPIC_NO_CLEAR_ALL)
+        raise ToolError(texts.ANTHROPIC_NO_CLEAR_ALL)
 
 
 class AsyncAnthropicMemoryTool(BetaAsyncAbstractMemoryTool):
@@ -263,4 +263,4 @@ class AsyncAnthropicMemoryTool(BetaAsyncAbstractMemoryTool):
         return await run_sync(self.memory.perform, command)
 
     async def clear_all_memory(self) -> str:
-        raise ToolError(messages.ANTHROPIC_NO_CLEAR_ALL)
+        raise ToolError(texts.ANTHROPIC_NO_CLEAR_ALL)

@@ -22,7 +22,7 @@ import re
 from itertools import accumulate
 from typing import Any
 
-from bot import messages
+from bot import texts
 from bot.errors import MemrepoError
 
 MAX_DEPTH = 64
@@ -72,5 +72,5 @@ def loads_bounded(text: str | bytes, max_depth: int = MAX_DEPTH, *, what: str = 
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode(json.detect_encoding(text), "surrogatepass")
     if too_deep(text, max_depth):
-        raise TooDeepError(messages.JSON_TOO_DEEP.format(what=what, limit=max_depth))
+        raise TooDeepError(texts.JSON_TOO_DEEP.format(what=what, limit=max_depth))
     return json.loads(text, **options)

@@ -18,32 +18,34 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from bot import __version__, messages
+from bot import __version__
+from bot import texts as shared_texts
 from bot.claude_code import texts as claude_code_texts
+from bot.commands import texts
 from bot.errors import MemrepoError
 
 # Command -> its line in `memrepo --help`, in that order; `bot.commands.<command>` registers the
 # same line (tests/test_cli_startup.py keeps the two from drifting apart).
 COMMANDS: dict[str, str] = {
-    "init": messages.INIT_HELP,
-    "clone": messages.CLONE_HELP,
-    "validate": messages.VALIDATE_HELP,
-    "tool": messages.TOOL_HELP,
-    "compile": messages.COMPILE_HELP,
-    "log": messages.LOG_HELP,
-    "why": messages.WHY_HELP,
-    "at": messages.AT_HELP,
-    "repository": messages.REPOSITORY_HELP,
-    "follow": messages.FOLLOW_HELP,
-    "localhub": messages.LOCALHUB_HELP,
-    "transcript": messages.TRANSCRIPT_HELP,
-    "search": messages.SEARCH_HELP,
-    "dream": messages.DREAM_HELP,
-    "demo": messages.DEMO_HELP,
-    "worker": messages.WORKER_HELP,
-    "serve": messages.SERVE_HELP,
-    "mcp": messages.MCP_HELP,
-    "palace": messages.PALACE_HELP,
+    "init": texts.INIT_HELP,
+    "clone": texts.CLONE_HELP,
+    "validate": texts.VALIDATE_HELP,
+    "tool": texts.TOOL_HELP,
+    "compile": texts.COMPILE_HELP,
+    "log": texts.LOG_HELP,
+    "why": texts.WHY_HELP,
+    "at": texts.AT_HELP,
+    "repository": texts.REPOSITORY_HELP,
+    "follow": texts.FOLLOW_HELP,
+    "localhub": texts.LOCALHUB_HELP,
+    "transcript": texts.TRANSCRIPT_HELP,
+    "search": texts.SEARCH_HELP,
+    "dream": texts.DREAM_HELP,
+    "demo": texts.DEMO_HELP,
+    "worker": texts.WORKER_HELP,
+    "serve": texts.SERVE_HELP,
+    "mcp": texts.MCP_HELP,
+    "palace": texts.PALACE_HELP,
     "claude-code": claude_code_texts.CLAUDE_CODE_HELP,
 }
 
@@ -84,7 +86,7 @@ class _LazyCommand(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memrepo",
-        description=messages.CLI_DESCRIPTION,
+        description=texts.CLI_DESCRIPTION,
         formatter_class=_HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"memrepo {__version__}")
@@ -123,7 +125,7 @@ def _command(argv: Sequence[str] | None) -> int:
     except Exception as exc:  # a bug: say so in one line, keep the traceback for debugging
         if os.environ.get("MEMREPO_DEBUG"):
             raise
-        print(messages.INTERNAL_ERROR.format(error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
+        print(shared_texts.INTERNAL_ERROR.format(error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
         return 70
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from bot import messages
+from bot import texts
 
 
 def fold(path: str) -> str:
@@ -77,7 +77,7 @@ class DuplicateKeyError(yaml.constructor.ConstructorError):
     the last, Letta's parser refuses the file), so memrepo refuses it too."""
 
     def __init__(self, key: object, mark: yaml.Mark) -> None:
-        super().__init__(None, None, messages.YAML_DUPLICATE_KEY.format(key=key), mark)
+        super().__init__(None, None, texts.YAML_DUPLICATE_KEY.format(key=key), mark)
         self.key = key
 
 
@@ -110,13 +110,13 @@ def _kind(value: Any) -> str:
 
 def _positive_int(key: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise PolicyError(messages.POLICY_NOT_POSITIVE.format(key=key, value=value))
+        raise PolicyError(texts.POLICY_NOT_POSITIVE.format(key=key, value=value))
     return value
 
 
 def _choice(key: str, value: Any, choices: tuple[str, ...]) -> str:
     if value not in choices:
-        raise PolicyError(messages.POLICY_NOT_CHOICE.format(key=key, choices=", ".join(choices), value=value))
+        raise PolicyError(texts.POLICY_NOT_CHOICE.format(key=key, choices=", ".join(choices), value=value))
     return value
 
 
@@ -124,11 +124,11 @@ def _section(cls: type, key: str, raw: Any, check: dict[str, Any]) -> Any:
     if raw is None:
         return cls()
     if not isinstance(raw, dict):
-        raise PolicyError(messages.POLICY_NOT_SECTION.format(key=key, kind=_kind(raw)))
+        raise PolicyError(texts.POLICY_NOT_SECTION.format(key=key, kind=_kind(raw)))
     known = {f.name for f in fields(cls)}
     unknown = sorted(str(name) for name in raw if name not in known)
     if unknown:
-        raise PolicyError(messages.POLICY_UNKNOWN_KEY.format(
+        raise PolicyError(texts.POLICY_UNKNOWN_KEY.format(
             key=f"{key}.{unknown[0]}", allowed=", ".join(sorted(known))))
     values = {name: check[name](f"{key}.{name}", value) for name, value in raw.items()}
     return replace(cls(), **values)
@@ -141,15 +141,15 @@ def parse_policy(text: str | None) -> Policy:
     try:
         raw = load_yaml(text)
     except yaml.YAMLError as exc:
-        raise PolicyError(messages.POLICY_BAD_YAML.format(problem=yaml_problem(exc))) from None
+        raise PolicyError(texts.POLICY_BAD_YAML.format(problem=yaml_problem(exc))) from None
     if raw is None:
         return DEFAULT_POLICY
     if not isinstance(raw, dict):
-        raise PolicyError(messages.POLICY_NOT_MAPPING.format(kind=_kind(raw)))
+        raise PolicyError(texts.POLICY_NOT_MAPPING.format(kind=_kind(raw)))
     known = {f.name for f in fields(Policy)}
     unknown = sorted(set(map(str, raw)) - known)
     if unknown:
-        raise PolicyError(messages.POLICY_UNKNOWN_KEY.format(key=unknown[0], allowed=", ".join(sorted(known))))
+        raise PolicyError(texts.POLICY_UNKNOWN_KEY.format(key=unknown[0], allowed=", ".join(sorted(known))))
 
     values: dict[str, Any] = {}
     if "merge" in raw:
@@ -157,18 +157,18 @@ def parse_policy(text: str | None) -> Policy:
     if "merge_instructions" in raw:
         text_value = raw["merge_instructions"]
         if text_value is not None and not isinstance(text_value, str):
-            raise PolicyError(messages.POLICY_NOT_TEXT.format(key="merge_instructions", kind=_kind(text_value)))
+            raise PolicyError(texts.POLICY_NOT_TEXT.format(key="merge_instructions", kind=_kind(text_value)))
         values["merge_instructions"] = text_value or ""
     if "protected" in raw:
         globs = [] if raw["protected"] is None else raw["protected"]
         if not isinstance(globs, list) or not all(isinstance(g, str) and g for g in globs):
-            raise PolicyError(messages.POLICY_PROTECTED)
+            raise PolicyError(texts.POLICY_PROTECTED)
         values["protected"] = tuple(globs)
     if "trusted_sources" in raw:
         sources = [] if raw["trusted_sources"] is None else raw["trusted_sources"]
         if not isinstance(sources, list) or not all(isinstance(s, str) and s.startswith("tool:") and len(s) > 5
                                                      for s in sources):
-            raise PolicyError(messages.POLICY_TRUSTED_SOURCES)
+            raise PolicyError(texts.POLICY_TRUSTED_SOURCES)
         values["trusted_sources"] = tuple(sources)
     values["direct_commit"] = _section(
         DirectCommit, "direct_commit", raw.get("direct_commit"),

@@ -12,7 +12,7 @@ import re
 from datetime import UTC, datetime
 from typing import TypeGuard
 
-from bot import messages
+from bot import texts
 from bot.errors import MemrepoError
 
 # Labels on memory pull requests.
@@ -63,9 +63,9 @@ def check_id(value: object, field: str) -> str:
     ID_PATTERN), else a MemrepoError that spells it in ASCII, so a lookalike shows."""
     limit = ID_LIMITS[field]
     if not isinstance(value, str):
-        raise MemrepoError(messages.TRANSCRIPT_ID_TYPE.format(field=field, kind=type(value).__name__))
+        raise MemrepoError(texts.TRANSCRIPT_ID_TYPE.format(field=field, kind=type(value).__name__))
     if len(value) > limit or not ID_PATTERN.fullmatch(value) or ".." in value:
-        raise MemrepoError(messages.TRANSCRIPT_ID_BAD.format(field=field, value=value, limit=limit))
+        raise MemrepoError(texts.TRANSCRIPT_ID_BAD.format(field=field, value=value, limit=limit))
     return value
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime, timedelta, timezone
 
-from bot import messages
+from bot import texts
 from bot.errors import MemrepoError
 
 EXIT_BAD_DATE = 3
@@ -51,10 +51,10 @@ class BadDateError(MemrepoError):
 
     def __init__(self, value: object, reason: str | None = None, *, what: str | None = None) -> None:
         shown = value if isinstance(value, str) else repr(value)
-        text = messages.HISTORY_BAD_DATE.format(value=shown, forms=messages.HISTORY_DATE_FORMS)
+        text = texts.HISTORY_BAD_DATE.format(value=shown, forms=texts.HISTORY_DATE_FORMS)
         if reason:
-            text = messages.HISTORY_BAD_DATE_REASON.format(value=shown, reason=reason,
-                                                           forms=messages.HISTORY_DATE_FORMS)
+            text = texts.HISTORY_BAD_DATE_REASON.format(value=shown, reason=reason,
+                                                        forms=texts.HISTORY_DATE_FORMS)
         super().__init__(text, exit_code=EXIT_BAD_DATE, value=value, what=what)
 
 
@@ -85,7 +85,7 @@ def parse_when_bound(text: object, *, what: str | None = None) -> tuple[datetime
         try:
             return (text.astimezone(UTC) if text.tzinfo else text.replace(tzinfo=UTC)), False
         except (OverflowError, ValueError):
-            raise BadDateError(text, messages.HISTORY_DATE_OUT_OF_RANGE, what=what) from None
+            raise BadDateError(text, texts.HISTORY_DATE_OUT_OF_RANGE, what=what) from None
     if not isinstance(text, str):
         raise BadDateError(text, what=what)
     raw = text.strip()
@@ -94,7 +94,7 @@ def parse_when_bound(text: object, *, what: str | None = None) -> tuple[datetime
         try:
             return datetime.fromtimestamp(int(epoch.group("seconds")), UTC), False
         except (OverflowError, OSError, ValueError):
-            raise BadDateError(text, messages.HISTORY_DATE_OUT_OF_RANGE, what=what) from None
+            raise BadDateError(text, texts.HISTORY_DATE_OUT_OF_RANGE, what=what) from None
     match = _FORM.fullmatch(raw)
     if match is None:
         raise BadDateError(text, what=what)
@@ -135,5 +135,5 @@ def search_range(since: object | None, until: object | None) -> tuple[datetime |
     before until) rather than answer that nothing was found."""
     start, end = parse_range(since, until)
     if start is not None and end is not None and end <= start:
-        raise MemrepoError(messages.SEARCH_EMPTY_RANGE.format(since=since, until=until))
+        raise MemrepoError(texts.SEARCH_EMPTY_RANGE.format(since=since, until=until))
     return start, end

@@ -77,7 +77,7 @@ def unfenced(text: str) -> str:
 # ---------------------------------------------------------------------------------- shell
 @dataclass(frozen=True)
 class Wording:
-    """The caller's sentences (from bot.messages) for each way a call fails: `timeout` gets
+    """The caller's sentences (from its package's texts module) for each way a call fails: `timeout` gets
     {url} and {seconds}, `unreachable` {url} and {problem}, `status` {url}, {status} and
     {answer}; `shape` is used as it is."""
 

@@ -17,7 +17,7 @@ from redis import Redis
 from redis.exceptions import LockError, RedisError
 from redis.lock import Lock
 
-from bot import messages
+from bot import texts
 from bot.backoff import Backoff, poll
 from bot.errors import MemrepoError
 from bot.redis_keys import lock_key
@@ -142,7 +142,7 @@ class RepoLock:
 
     def __enter__(self) -> RepoLock:
         if not self.acquire(blocking=self.wait is None or self.wait > 0, timeout=self.wait):
-            raise MemrepoError(messages.REPO_LOCK_BUSY.format(repo=self.repo, seconds=self.wait or 0))
+            raise MemrepoError(texts.REPO_LOCK_BUSY.format(repo=self.repo, seconds=self.wait or 0))
         self.start_renewing()
         return self
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from bot import messages
+from bot import texts
 from bot.errors import MemrepoError
 
 REDIS_URL = "REDIS_URL"
@@ -65,13 +65,13 @@ class Settings:
     def __post_init__(self) -> None:
         check_redis_url(self.redis_url)
         if not self.webhook_secret:
-            raise MemrepoError(messages.SETTING_MISSING.format(name=WEBHOOK_SECRET))
+            raise MemrepoError(texts.SETTING_MISSING.format(name=WEBHOOK_SECRET))
         if not self.agent_token:
-            raise MemrepoError(messages.SETTING_MISSING.format(name=AGENT_TOKEN))
+            raise MemrepoError(texts.SETTING_MISSING.format(name=AGENT_TOKEN))
         if self.repos is not None:
             object.__setattr__(self, "repos", frozenset(r.lower() for r in self.repos))
         if self.heartbeat_seconds <= 0:
-            raise MemrepoError(messages.SETTING_NOT_POSITIVE.format(name=HEARTBEAT, value=self.heartbeat_seconds))
+            raise MemrepoError(texts.SETTING_NOT_POSITIVE.format(name=HEARTBEAT, value=self.heartbeat_seconds))
 
     def accepts(self, repo: str) -> bool:
         """Whether deliveries for `repo` (owner/name, any case) are acted on."""
@@ -104,7 +104,7 @@ def require(env: Mapping[str, str], name: str) -> str:
     """The non-blank value of `name`, or a MemrepoError saying it must be set."""
     found = value(name, env)
     if not found:
-        raise MemrepoError(messages.SETTING_MISSING.format(name=name))
+        raise MemrepoError(texts.SETTING_MISSING.format(name=name))
     return found
 
 
@@ -117,9 +117,9 @@ def redis_url_from_env(environ: Mapping[str, str] | None = None) -> str:
 
 def check_redis_url(url: str) -> None:
     if not url:
-        raise MemrepoError(messages.SETTING_MISSING.format(name=REDIS_URL))
+        raise MemrepoError(texts.SETTING_MISSING.format(name=REDIS_URL))
     if urlsplit(url).scheme not in REDIS_SCHEMES:
-        raise MemrepoError(messages.SETTING_BAD_REDIS_URL.format(name=REDIS_URL, value=url))
+        raise MemrepoError(texts.SETTING_BAD_REDIS_URL.format(name=REDIS_URL, value=url))
 
 
 def parse_repos(text: str) -> frozenset[str] | None:
@@ -129,7 +129,7 @@ def parse_repos(text: str) -> frozenset[str] | None:
         return None
     bad = [item for item in items if not is_repo_name(item)]
     if bad:
-        raise MemrepoError(messages.SETTING_BAD_REPOS.format(name=REPOS, value=bad[0]))
+        raise MemrepoError(texts.SETTING_BAD_REPOS.format(name=REPOS, value=bad[0]))
     return frozenset(item.lower() for item in items)
 
 
@@ -143,7 +143,7 @@ def positive_setting(env: Mapping[str, str], name: str, default: float) -> float
     except ValueError:
         value = -1.0
     if not value > 0 or value != value or value == float("inf"):
-        raise MemrepoError(messages.SETTING_NOT_POSITIVE.format(name=name, value=raw))
+        raise MemrepoError(texts.SETTING_NOT_POSITIVE.format(name=name, value=raw))
     return value
 
 
@@ -238,10 +238,10 @@ def github_app(environ: Mapping[str, str] | None = None) -> tuple[str, str] | No
         try:
             key = Path(key_file).expanduser().read_text()
         except OSError as exc:
-            raise MemrepoError(messages.INTEGRATOR_APP_KEY_UNREADABLE.format(
+            raise MemrepoError(texts.INTEGRATOR_APP_KEY_UNREADABLE.format(
                 name=APP_KEY_FILE, path=key_file, error=exc.strerror or exc)) from None
     if not key.strip():
-        raise MemrepoError(messages.SETTING_MISSING.format(name=f"{APP_KEY} (or {APP_KEY_FILE})"))
+        raise MemrepoError(texts.SETTING_MISSING.format(name=f"{APP_KEY} (or {APP_KEY_FILE})"))
     return app_id, key
 
 
@@ -290,6 +290,6 @@ def access_ttl(default: float, maximum: float, environ: Mapping[str, str] | None
     env = _env(environ)
     ttl = positive_setting(env, ACCESS_TTL, default)
     if ttl > maximum:
-        raise MemrepoError(messages.SETTING_NOT_POSITIVE.format(name=ACCESS_TTL, value=env.get(ACCESS_TTL)) +
-                           messages.SETTING_AT_MOST.format(limit=maximum))
+        raise MemrepoError(texts.SETTING_NOT_POSITIVE.format(name=ACCESS_TTL, value=env.get(ACCESS_TTL)) +
+                           texts.SETTING_AT_MOST.format(limit=maximum))
     return ttl

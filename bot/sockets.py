@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import socket
 
-from bot import messages
+from bot import texts
 from bot.errors import MemrepoError
 
 
@@ -40,7 +40,7 @@ def listen(host: str, port: int, backlog: int = 128) -> socket.socket:
     except OSError as exc:
         if sock is not None:
             sock.close()
-        raise MemrepoError(messages.SERVE_CANNOT_BIND.format(host=host, port=port,
+        raise MemrepoError(texts.SERVE_CANNOT_BIND.format(host=host, port=port,
                                                              error=exc.strerror or str(exc))) from None
     return sock
 

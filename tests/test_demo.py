@@ -21,7 +21,8 @@ from urllib.parse import urlsplit
 import github
 import pytest
 
-from bot import cli, demo, messages
+from bot import cli, demo
+from bot.demo import texts as demo_texts
 from bot.identity import INTEGRATOR, role_of
 from bot.pullrequest.provenance import parse_provenance
 from bot.serve.local import PORTS_FILE, ephemeral_range, recorded_port
@@ -251,7 +252,7 @@ def test_a_failed_step_makes_the_json_timeline_say_so_and_the_exit_code_1(
     timeline = json.loads(out)
     assert code == 1 and err == ""
     assert timeline["ok"] is False
-    assert timeline["error"] == messages.DEMO_STEP_FAILED.format(what="the forge has the first commit")
+    assert timeline["error"] == demo_texts.DEMO_STEP_FAILED.format(what="the forge has the first commit")
     assert [(s["number"], s["ok"]) for s in timeline["steps"]] == [(1, False)]
 
 

@@ -18,7 +18,8 @@ import requests
 from flask.testing import FlaskClient
 from mcp import Client
 
-from bot import identity, messages
+from bot import identity
+from bot.commands import texts as commands_texts
 from bot.contracts import dream_id_of_branch, is_dream_id
 from bot.errors import MemrepoError
 from bot.mcp.server import MemoryServer, Options
@@ -29,6 +30,7 @@ from bot.pullrequest.target import forge_target
 from bot.settings import is_repo_name
 from bot.transcript import TranscriptStore
 from bot.transcript.model import check_id, check_source
+from receiver import texts as receiver_texts
 from receiver.intake import create_app
 from receiver.intake.routing import route
 from tests.conftest import run_cli
@@ -176,7 +178,7 @@ def test_init_refuses_each_lookalike_agent(tmp_path: Path, capsys: pytest.Captur
 def test_localhub_create_repo_refuses_each_lookalike(capsys: pytest.CaptureFixture[str]) -> None:
     for bad in lookalikes("octo/memory"):
         code, out, err = run_cli(capsys, "localhub", "create-repo", bad, "--url", "http://127.0.0.1:1")
-        one_line_refusal(code, out, err, messages.LOCALHUB_BAD_REPOSITORY.format(value=bad))
+        one_line_refusal(code, out, err, commands_texts.LOCALHUB_BAD_REPOSITORY.format(value=bad))
 
 
 # ------------------------------------------------------------------------------ through MCP
@@ -215,7 +217,7 @@ def test_a_push_whose_sha_ends_in_a_newline_is_400(client: FlaskClient) -> None:
     for bad in lookalikes(SHA):
         resp = deliver(client, "push", push(after=bad))
         assert resp.status_code == 400
-        assert resp.json == {"message": messages.WEBHOOK_BAD_PAYLOAD.format(event="push", field="after")}
+        assert resp.json == {"message": receiver_texts.WEBHOOK_BAD_PAYLOAD.format(event="push", field="after")}
 
 
 def test_an_event_stream_path_ending_in_a_newline_is_no_stream(receiver: ReceiverServer) -> None:  # noqa: F811

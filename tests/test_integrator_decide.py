@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot import messages
 from bot.config import Policy
 from bot.contracts import LABEL_AGENT_EDIT, LABEL_CONFLICT, LABEL_DREAM, LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED
 from bot.forge.retry import MergeOutcome
+from bot.integrator import texts as integrator_texts
 from bot.integrator.decide import (
     approved,
     backoff,
@@ -639,16 +639,17 @@ def test_a_resolution_is_merged_without_waiting_for_mergeability() -> None:
         ("Pat", {}, None),
         ("sam", {}, None),
         ("mo", {}, None),
-        ("", {}, messages.INTEGRATOR_REVIEW_NO_AUTHOR),
-        (AUTHOR, {}, messages.INTEGRATOR_REVIEW_BY_AUTHOR),
-        (AUTHOR.upper(), {}, messages.INTEGRATOR_REVIEW_BY_AUTHOR),
-        (INTEGRATOR_LOGIN, {"permissions": ((INTEGRATOR_LOGIN, "admin"),)}, messages.INTEGRATOR_REVIEW_BY_INTEGRATOR),
-        ("pat", {"commit_authors": ("bob", "pat")}, messages.INTEGRATOR_REVIEW_BY_COMMIT_AUTHOR),
-        ("tess", {}, messages.INTEGRATOR_REVIEW_NOT_WRITER),
-        ("rita", {}, messages.INTEGRATOR_REVIEW_NOT_WRITER),
-        ("nobody", {}, messages.INTEGRATOR_REVIEW_NOT_WRITER),
-        ("eve", {}, messages.INTEGRATOR_REVIEW_NOT_WRITER),
-        ("pat", {"permissions": ()}, messages.INTEGRATOR_REVIEW_NOT_WRITER),
+        ("", {}, integrator_texts.INTEGRATOR_REVIEW_NO_AUTHOR),
+        (AUTHOR, {}, integrator_texts.INTEGRATOR_REVIEW_BY_AUTHOR),
+        (AUTHOR.upper(), {}, integrator_texts.INTEGRATOR_REVIEW_BY_AUTHOR),
+        (INTEGRATOR_LOGIN, {"permissions": ((INTEGRATOR_LOGIN, "admin"),)},
+         integrator_texts.INTEGRATOR_REVIEW_BY_INTEGRATOR),
+        ("pat", {"commit_authors": ("bob", "pat")}, integrator_texts.INTEGRATOR_REVIEW_BY_COMMIT_AUTHOR),
+        ("tess", {}, integrator_texts.INTEGRATOR_REVIEW_NOT_WRITER),
+        ("rita", {}, integrator_texts.INTEGRATOR_REVIEW_NOT_WRITER),
+        ("nobody", {}, integrator_texts.INTEGRATOR_REVIEW_NOT_WRITER),
+        ("eve", {}, integrator_texts.INTEGRATOR_REVIEW_NOT_WRITER),
+        ("pat", {"permissions": ()}, integrator_texts.INTEGRATOR_REVIEW_NOT_WRITER),
     ],
     ids=["writer", "writer-other-case", "admin", "maintainer", "no-author", "pr-author", "pr-author-case",
          "integrator", "commit-author", "triage", "read", "none", "unknown", "nothing-known"],

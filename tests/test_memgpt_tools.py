@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from bot.agent import AgentSession
+from bot.agent import texts as agent_texts
 from bot.agent.memgpt import paged
 from bot.errors import MemrepoError
 from bot.memfs.create import init_repository
@@ -235,7 +236,7 @@ def test_conversation_search_without_a_transcript(tmp_path: Path) -> None:
     repo = init_repository(tmp_path / "memory", "a1", "Ada")
     with AgentSession(repo, "c1", home=tmp_path / "home", push=False, background_dreams=False) as s:
         result = s.handle_tool_call({"command": "conversation_search", "query": "tea"})
-    assert not result.ok and result.message == say.CONVERSATION_NO_TRANSCRIPT
+    assert not result.ok and result.message == agent_texts.CONVERSATION_NO_TRANSCRIPT
 
 
 def test_the_memory_tool_alone_says_where_searches_are_answered(memory: MemoryRepo) -> None:
@@ -268,7 +269,7 @@ def test_over_mcp(memory: MemoryRepo, tmp_path: Path) -> None:
     assert not inserted.is_error, text(inserted)
     assert not found.is_error and text(found).startswith("Showing 1 of 1 results (page 0/0): ")
     assert found.structured_content["results"][0]["content"] == "Allergic to peanuts."
-    assert talk.is_error and text(talk) == say.CONVERSATION_NO_TRANSCRIPT  # nothing was recorded over MCP
+    assert talk.is_error and text(talk) == agent_texts.CONVERSATION_NO_TRANSCRIPT  # nothing was recorded over MCP
 
 
 @pytest.mark.parametrize("command", ["archival_memory_search", "conversation_search"])

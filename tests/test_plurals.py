@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from bot import messages
-from bot.messages import Text, plural
+from bot.commands import texts as commands_texts
+from bot.dream import texts as dream_texts
+from bot.integrator import texts as integrator_texts
+from bot.memfs import texts as memfs_texts
+from bot.texts import Text, noun, plural
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,6 +29,10 @@ ROOT = Path(__file__).resolve().parent.parent
 ])
 def test_plural(count: int, one: str, many: str | None, spec: str, expected: str) -> None:
     assert plural(count, one, many, spec) == expected
+
+
+def test_noun_alone() -> None:
+    assert [noun(1, "key"), noun(2, "key"), noun(0, "entry", "entries")] == ["key", "keys", "entries"]
 
 
 @pytest.mark.parametrize(("template", "values", "expected"), [
@@ -45,26 +52,26 @@ def test_text_formats_counts_and_everything_str_format_does(template: str, value
 
 
 @pytest.mark.parametrize(("message", "values", "expected"), [
-    (messages.VALIDATE_OK, {"count": 1}, "Memory is valid (1 file checked)."),
-    (messages.IMPORT_DONE, {"imported": 1, "duplicates": 2, "path": "f"},
+    (commands_texts.VALIDATE_OK, {"count": 1}, "Memory is valid (1 file checked)."),
+    (commands_texts.IMPORT_DONE, {"imported": 1, "duplicates": 2, "path": "f"},
      "imported 1 row from f; 2 duplicates skipped (same message_id)"),
-    (messages.REBUILD_DONE, {"agent": "ada", "count": 1000, "logs": 2},
+    (commands_texts.REBUILD_DONE, {"agent": "ada", "count": 1000, "logs": 2},
      "rebuilt the search index of agent ada: 1,000 messages from 2 logs"),
-    (messages.DREAM_PR_TITLE, {"agent": "ada", "conversation": "c1", "changes": 1, "count": 1},
+    (dream_texts.DREAM_PR_TITLE, {"agent": "ada", "conversation": "c1", "changes": 1, "count": 1},
      "Dream for ada/c1: 1 change from 1 message"),
-    (messages.STATUS_AHEAD_VALUE, {"count": 1}, "1 commit not pushed"),
-    (messages.INTEGRATOR_STATUS_INVALID, {"count": 2, "first": "x"}, "2 problems: x"),
+    (memfs_texts.STATUS_AHEAD_VALUE, {"count": 1}, "1 commit not pushed"),
+    (integrator_texts.INTEGRATOR_STATUS_INVALID, {"count": 2, "first": "x"}, "2 problems: x"),
 ])
 def test_messages_that_count_say_the_right_number(message: str, values: dict[str, object], expected: str) -> None:
     assert message.format(**values) == expected
 
 
 def _texts() -> list[tuple[str, str]]:
-    found = [("bot/messages.py", (ROOT / "bot" / "messages.py").read_text(encoding="utf-8"))]
+    paths = [*sorted(ROOT.glob("bot/**/texts.py")),
+             *sorted(ROOT.glob("receiver/**/texts.py"))]
     for folder in ("pr", "agent", "commit", "integrator", "prompts", "mcp"):
-        for path in sorted((ROOT / "templates" / folder).glob("*.j2")):
-            found.append((str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")))
-    return found
+        paths += sorted((ROOT / "templates" / folder).glob("*.j2"))
+    return [(str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")) for path in paths]
 
 
 def test_no_message_or_pull_request_template_says_s_in_parentheses() -> None:
@@ -85,10 +92,10 @@ def test_text_shows_times_to_the_second(value: object, shown: str) -> None:
 
 
 def test_messages_that_show_stored_times_show_them_to_the_second() -> None:
-    summary = messages.DREAM_VERBATIM_SUMMARY.format(
+    summary = dream_texts.DREAM_VERBATIM_SUMMARY.format(
         count=1, conversation="c1", window=3, first="2026-03-14T09:30:12.000001Z", last="2026-03-14T09:31:00.5Z",
         paths="conversations/c1/2026-03.md")
     assert "from 2026-03-14 09:30:12 UTC to 2026-03-14 09:31:00 UTC" in summary and "(of 3 new messages)" in summary
-    line = messages.SEARCH_RESULT.format(rank=1, score=1.5, time="2026-03-14T09:30:12.123456Z", agent="ada",
-                                         conversation="c1", kind="user", source="user", message_id="m_1")
+    line = commands_texts.SEARCH_RESULT.format(rank=1, score=1.5, time="2026-03-14T09:30:12.123456Z", agent="ada",
+                                               conversation="c1", kind="user", source="user", message_id="m_1")
     assert "  2026-03-14 09:30:12 UTC  ada/c1" in line

@@ -1,7 +1,7 @@
 """The system prompts memrepo sends to a model (the llm and anthropic dreamers', the integrator's
 resolver's) are template files under templates/prompts/. The text the model receives must not
-change by accident: tests/fixtures/prompts/ holds each prompt as it was sent when it was a
-constant of bot/messages.py, saved once when it moved (the anthropic dreamer's with its
+change by accident: tests/fixtures/prompts/ holds each prompt as it was sent before it
+became a template, saved once when it moved (the anthropic dreamer's with its
 `str.format` fields, filled here as the strategy filled them then). A wording change is made on
 purpose in both the template and the fixture, and reviewed as the diff of both."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bot import messages
 from bot.config import Policy
+from bot.dream import texts as dream_texts
 from bot.dream.strategies.anthropic import system_text
 from bot.dream.strategies.llm import build_request
 from bot.integrator.resolve import LLMResolver
@@ -49,7 +49,7 @@ def test_the_anthropic_dreamer_gets_the_saved_system_prompt_with_its_fields(inst
     dream = dataclasses.replace(DREAM, policy=Policy(merge_instructions=instructions))
     expected = saved("dream-anthropic-system.txt").format(
         file_chars=dream.policy.limits.file_chars, example=dream.messages[0].message_id,
-        merge_instructions=instructions.strip() or messages.DREAM_ANTHROPIC_NO_INSTRUCTIONS)
+        merge_instructions=instructions.strip() or dream_texts.DREAM_ANTHROPIC_NO_INSTRUCTIONS)
     assert system_text(dream) == expected
 
 

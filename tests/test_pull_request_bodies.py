@@ -21,7 +21,6 @@ from bot.dream.render import pr_body
 from bot.forge.client import ForgeClient, RetryPolicy, TokenCredentials
 from bot.integrator.act import resolved_comment
 from bot.integrator.state import PullState
-from bot.messages import to_the_second
 from bot.pullrequest.provenance import (
     EDIT_STRATEGY,
     EDIT_TRIGGER,
@@ -30,6 +29,7 @@ from bot.pullrequest.provenance import (
     TranscriptRange,
     parse_provenance,
 )
+from bot.texts import to_the_second
 from bot.transcript.model import Message
 from localhub.server import LocalhubServer
 from tests.conftest import LocalhubMemory, memory_on_localhub

@@ -17,9 +17,9 @@ from flask.testing import FlaskClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot import messages
 from bot.bounded_json import MAX_DEPTH, nesting_depth
 from bot.queue import INTEGRATE, MAX_NUMBER, enqueue_integrate, job_key
+from receiver import texts as receiver_texts
 from receiver.intake import create_app
 from receiver.intake.payload import PayloadError, loads, parse_payload
 from tests.test_webhook_receiver import REPO, deliver, make_settings, pull_request, push, queued, repository
@@ -55,7 +55,7 @@ def nested(depth: int) -> bytes:
 
 
 # ------------------------------------------------------------------------------ depth, end to end
-TOO_DEEP = messages.WEBHOOK_TOO_DEEP.format(limit=MAX_DEPTH)
+TOO_DEEP = receiver_texts.WEBHOOK_TOO_DEEP.format(limit=MAX_DEPTH)
 
 
 def test_a_body_of_100000_nested_brackets_is_400_and_enqueues_nothing(client: FlaskClient, rclient: redis.Redis,
@@ -179,8 +179,8 @@ def test_numbers_out_of_range_are_400_and_enqueue_nothing(client: FlaskClient, r
                                                           field: str, value: int) -> None:
     resp = deliver(client, event, payload)
     assert resp.status_code == 400
-    assert resp.json == {"message": messages.WEBHOOK_OUT_OF_RANGE.format(event=event, field=field,
-                                                                         value=shown(value))}
+    assert resp.json == {"message": receiver_texts.WEBHOOK_OUT_OF_RANGE.format(event=event, field=field,
+                                                                               value=shown(value))}
     assert queue_state(rclient) == before
 
 

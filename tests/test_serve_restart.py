@@ -18,9 +18,9 @@ import redis
 import requests
 from rq import Queue
 
-from bot import messages
 from bot.queue import QUEUE
 from bot.serve import local
+from bot.serve import texts as serve_texts
 from bot.serve.child import LocalStack as ServedStack
 from bot.serve.local import RESTART_WINDOW, WORKER_RESTARTS, LocalStack, restart_allowed
 from tests.processes import alive, descendants
@@ -55,10 +55,10 @@ def test_a_worker_that_keeps_dying_is_restarted_up_to_the_bound_then_the_stack_s
     said: list[str] = []
     assert stack.watch(threading.Event(), out=said.append) == 1
     log = stack.logs / "worker.log"
-    assert said == [messages.SERVE_LOCAL_WORKER_RESTARTED.format(code=3, log=log, count=n, limit=WORKER_RESTARTS,
-                                                                 minutes=MINUTES)
+    assert said == [serve_texts.SERVE_LOCAL_WORKER_RESTARTED.format(code=3, log=log, count=n, limit=WORKER_RESTARTS,
+                                                                    minutes=MINUTES)
                     for n in range(1, WORKER_RESTARTS + 1)] + [
-        messages.SERVE_LOCAL_WORKER_GAVE_UP.format(code=3, log=log, limit=WORKER_RESTARTS, minutes=MINUTES)]
+        serve_texts.SERVE_LOCAL_WORKER_GAVE_UP.format(code=3, log=log, limit=WORKER_RESTARTS, minutes=MINUTES)]
     assert len(started) == 1 + WORKER_RESTARTS
     assert all(process.poll() == 3 for process in started)
 
@@ -94,8 +94,8 @@ def test_a_killed_worker_of_serve_local_is_replaced_and_the_new_one_runs_jobs(se
     [new] = wait_until(lambda: [pid for pid in workers(served) if pid != old], 30,
                        lambda: "a new worker; the stack said:\n" + "".join(served.output))
     assert new != old and not alive(old)
-    restarted = messages.SERVE_LOCAL_WORKER_RESTARTED.format(code=-signal.SIGKILL, log=served.worker_log, count=1,
-                                                             limit=WORKER_RESTARTS, minutes=MINUTES)
+    restarted = serve_texts.SERVE_LOCAL_WORKER_RESTARTED.format(code=-signal.SIGKILL, log=served.worker_log, count=1,
+                                                                limit=WORKER_RESTARTS, minutes=MINUTES)
     wait_until(lambda: restarted + "\n" in served.output, 10, lambda: "the restart said:\n" + "".join(served.output))
     assert served.process.poll() is None
     assert requests.get(f"{served.receiver}/healthz", timeout=10).status_code == 200

@@ -7,8 +7,8 @@ from dataclasses import replace
 import pytest
 import yaml
 
-from bot import messages
 from bot.config import DEFAULT_POLICY, Limits, Policy, load_yaml
+from bot.memfs import texts as memfs_texts
 from bot.memfs.format.validate import (
     Problem,
     core_size,
@@ -26,7 +26,7 @@ RO = b"---\ndescription: fine\nread_only: true\n---\nbody\n"
 RO_FALSE = b"---\ndescription: fine\nread_only: false\n---\nbody\n"
 BOM = "\ufeff".encode()
 
-# Letta's messages, verbatim from memfs-format.md (not read from messages.py, so a typo there fails).
+# Letta's messages, verbatim from memfs-format.md (not read from bot/memfs/texts.py, so a typo there fails).
 MISSING_FRONTMATTER = "missing frontmatter (must start with ---)"
 UNCLOSED = "frontmatter opened but never closed (missing closing ---)"
 READ_ONLY_FILE = "file is read_only and cannot be modified"
@@ -359,17 +359,17 @@ def test_validate_file(path, staged, head, policy, expected):
 
 def test_letta_messages_in_messages_py_are_verbatim():
     assert [
-        messages.MISSING_FRONTMATTER,
-        messages.UNCLOSED_FRONTMATTER,
-        messages.READ_ONLY_FILE,
-        messages.UNKNOWN_KEY.format(key="k"),
-        messages.READ_ONLY_CHANGED,
-        messages.READ_ONLY_SET,
-        messages.READ_ONLY_REMOVED,
-        messages.EMPTY_DESCRIPTION,
-        messages.MISSING_DESCRIPTION,
-        messages.FLAT_SKILL,
-        messages.VALIDATION_HEADER,
+        memfs_texts.MISSING_FRONTMATTER,
+        memfs_texts.UNCLOSED_FRONTMATTER,
+        memfs_texts.READ_ONLY_FILE,
+        memfs_texts.UNKNOWN_KEY.format(key="k"),
+        memfs_texts.READ_ONLY_CHANGED,
+        memfs_texts.READ_ONLY_SET,
+        memfs_texts.READ_ONLY_REMOVED,
+        memfs_texts.EMPTY_DESCRIPTION,
+        memfs_texts.MISSING_DESCRIPTION,
+        memfs_texts.FLAT_SKILL,
+        memfs_texts.VALIDATION_HEADER,
     ] == [
         MISSING_FRONTMATTER,
         UNCLOSED,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot import messages
+from bot.agent import texts
 from bot.errors import MemrepoError
 
 COMMANDS = ("memory-repository", "dream", "sleeptime", "recompile", "remember", "doctor")
@@ -37,20 +37,20 @@ def known_commands() -> str:
 
 
 def _usage(name: str) -> MemrepoError:
-    return MemrepoError(messages.AGENT_COMMAND_USAGE.format(command=name, usage=messages.AGENT_COMMAND_USAGES[name]))
+    return MemrepoError(texts.AGENT_COMMAND_USAGE.format(command=name, usage=texts.AGENT_COMMAND_USAGES[name]))
 
 
 def parse_command(text: str) -> Command:
     """The command in `text`, or a MemrepoError saying what is wrong (with the usage)."""
     if not isinstance(text, str) or not text.strip().startswith("/"):
-        raise MemrepoError(messages.AGENT_NOT_A_COMMAND.format(commands=known_commands()))
+        raise MemrepoError(texts.AGENT_NOT_A_COMMAND.format(commands=known_commands()))
     stripped = text.strip()
     head, _, rest = stripped.partition("\n")
     word, _, tail = head[1:].partition(" ")
     name = word.strip().lower()
     args = (tail + ("\n" + rest if rest else "")).strip()
     if name not in COMMANDS:
-        raise MemrepoError(messages.AGENT_UNKNOWN_COMMAND.format(command="/" + word.strip(),
+        raise MemrepoError(texts.AGENT_UNKNOWN_COMMAND.format(command="/" + word.strip(),
                                                                 commands=known_commands()))
     if name == "memory-repository":
         return _repository(args)

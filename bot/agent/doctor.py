@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from bot import messages
+from bot.agent import texts
 from bot.config import Limits
 from bot.memfs import document, layout, validate
 
@@ -70,30 +70,30 @@ def _percent(part: int, whole: int) -> int:
 
 def render(report: DoctorReport) -> str:
     """The report as lines for a person."""
-    lines = [messages.AGENT_DOCTOR_CORE.format(chars=report.core_chars, limit=report.core_limit,
-                                               percent=_percent(report.core_chars, report.core_limit))]
+    lines = [texts.AGENT_DOCTOR_CORE.format(chars=report.core_chars, limit=report.core_limit,
+                                            percent=_percent(report.core_chars, report.core_limit))]
     if report.largest:
-        lines.append(messages.AGENT_DOCTOR_LARGEST)
-        lines += [messages.AGENT_DOCTOR_BLOCK.format(path=p, chars=n, percent=_percent(n, report.file_limit))
+        lines.append(texts.AGENT_DOCTOR_LARGEST)
+        lines += [texts.AGENT_DOCTOR_BLOCK.format(path=p, chars=n, percent=_percent(n, report.file_limit))
                   for p, n in report.largest]
     for path, chars in report.over:
-        lines.append(messages.AGENT_DOCTOR_OVER.format(path=path, chars=chars, limit=report.file_limit))
+        lines.append(texts.AGENT_DOCTOR_OVER.format(path=path, chars=chars, limit=report.file_limit))
     for path, chars in report.near:
-        lines.append(messages.AGENT_DOCTOR_NEAR.format(path=path, chars=chars, limit=report.file_limit))
+        lines.append(texts.AGENT_DOCTOR_NEAR.format(path=path, chars=chars, limit=report.file_limit))
     if report.undescribed:
-        lines.append(messages.AGENT_DOCTOR_UNDESCRIBED.format(count=len(report.undescribed),
-                                                              paths=", ".join(report.undescribed)))
+        lines.append(texts.AGENT_DOCTOR_UNDESCRIBED.format(count=len(report.undescribed),
+                                                           paths=", ".join(report.undescribed)))
     else:
-        lines.append(messages.AGENT_DOCTOR_ALL_DESCRIBED)
+        lines.append(texts.AGENT_DOCTOR_ALL_DESCRIBED)
     if report.pending is None:
-        lines.append(messages.AGENT_DOCTOR_NO_REMOTE)
+        lines.append(texts.AGENT_DOCTOR_NO_REMOTE)
     elif report.pending:
-        lines.append(messages.AGENT_DOCTOR_PENDING.format(count=report.pending))
+        lines.append(texts.AGENT_DOCTOR_PENDING.format(count=report.pending))
     else:
-        lines.append(messages.AGENT_DOCTOR_NOTHING_PENDING)
+        lines.append(texts.AGENT_DOCTOR_NOTHING_PENDING)
     if report.backups:
-        lines.append(messages.AGENT_DOCTOR_BACKUPS.format(refs=", ".join(report.backups)))
+        lines.append(texts.AGENT_DOCTOR_BACKUPS.format(refs=", ".join(report.backups)))
     if report.stream is not None:
-        lines.append(messages.AGENT_DOCTOR_STREAM.format(state=report.stream))
-    lines.append(messages.AGENT_DOCTOR_HEALTHY if report.healthy else messages.AGENT_DOCTOR_ATTENTION)
+        lines.append(texts.AGENT_DOCTOR_STREAM.format(state=report.stream))
+    lines.append(texts.AGENT_DOCTOR_HEALTHY if report.healthy else texts.AGENT_DOCTOR_ATTENTION)
     return "\n".join(lines)

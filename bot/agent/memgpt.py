@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.agent import texts
 from bot.dates import search_range
 from bot.errors import MemrepoError
 from bot.memfs import SEARCH_PAGE_SIZE, Call, MemoryRepo, archival, layout, memory_layout
-from bot.memfs import format_texts as say
 from bot.transcript import documents
 from bot.transcript.model import KINDS
 
@@ -41,11 +41,11 @@ def paged(results: Sequence[Any], page: int, size: int, show: Callable[[Any], An
     total = len(results)
     pages = max((total + size - 1) // size, 1)
     if total == 0:
-        return Page(say.SEARCH_NONE, [])
+        return Page(texts.SEARCH_NONE, [])
     if page >= pages:
-        raise MemrepoError(say.SEARCH_PAGE_PAST.format(page=page, last=pages - 1))
+        raise MemrepoError(texts.SEARCH_PAGE_PAST.format(page=page, last=pages - 1))
     shown = [item if show is None else show(item) for item in results[page * size:(page + 1) * size]]
-    text = say.SEARCH_PAGE.format(shown=len(shown), total=total, page=page, last=pages - 1,
+    text = texts.SEARCH_PAGE.format(shown=len(shown), total=total, page=page, last=pages - 1,
                                   results=json.dumps(shown, ensure_ascii=False))
     return Page(text, shown)
 
@@ -63,8 +63,8 @@ def external_files(repo: MemoryRepo, head: str) -> dict[str, str]:
     """The external memory at `head` as text: markdown outside core memory, skills, indexes
     and dot folders."""
     kind = memory_layout(repo, head)
-    texts = documents.searchable(repo.files(head))
-    return {path: text for path, text in texts.items()
+    searchable = documents.searchable(repo.files(head))
+    return {path: text for path, text in searchable.items()
             if path.endswith(".md") and not layout.is_core(path, kind) and not layout.is_index(path)
             and not path.startswith(layout.SKILLS)}
 
@@ -114,15 +114,15 @@ def conversation_search(store: Any, agent_id: str, call: Call) -> Page:
 
     a = call.args
     if agent_id not in store.agents():
-        raise MemrepoError(say.CONVERSATION_NO_TRANSCRIPT)
+        raise MemrepoError(texts.CONVERSATION_NO_TRANSCRIPT)
     kinds = None
     if a.get("roles"):
         unknown = [role for role in a["roles"] if role not in ROLES]
         if unknown:
-            raise MemrepoError(say.CONVERSATION_BAD_ROLE.format(role=unknown[0], roles=", ".join(ROLES)))
+            raise MemrepoError(texts.CONVERSATION_BAD_ROLE.format(role=unknown[0], roles=", ".join(ROLES)))
         kinds = [kind for role in a["roles"] for kind in ROLES[role]]
     hits = search_in_context(store, a["query"], agent=agent_id, kinds=kinds, since=a.get("since"),
                              until=a.get("until"), k=MAX_K)
-    results = [say.CONVERSATION_RESULT.format(timestamp=_stamp(datetime.fromisoformat(hit.captured_at)),
+    results = [texts.CONVERSATION_RESULT.format(timestamp=_stamp(datetime.fromisoformat(hit.captured_at)),
                                               role=hit.kind, text=hit.text) for hit in hits]
     return paged(results, a.get("page") or 0, a.get("limit") or SEARCH_PAGE_SIZE)

@@ -25,8 +25,8 @@ from typing import Any
 
 import pygit2
 
-from bot import identity, messages
-from bot.agent import render
+from bot import identity
+from bot.agent import render, texts
 from bot.agent.routing import Route
 from bot.contracts import CONVERSATION_ID, EDIT_BRANCH_PREFIX, LABEL_AGENT_EDIT, LABEL_UNTRUSTED, TRANSCRIPT_RANGE
 from bot.errors import MemrepoError
@@ -102,7 +102,7 @@ def propose_edit(repo: MemoryRepo, call: Call, route: Route, client: ForgeClient
     with worktree(repo, base) as path:
         result = MemoryTool(path, agent_id, agent_name, push=False).apply(call)
         if not result.ok:
-            raise MemrepoError(messages.AGENT_EDIT_NOT_APPLICABLE.format(base=base[:12], problem=result.message))
+            raise MemrepoError(texts.AGENT_EDIT_NOT_APPLICABLE.format(base=base[:12], problem=result.message))
         tip = MemoryRepo.open(path).head_sha() or base
     branch = branch_name(agent_id)
     info = repo.commit_info(tip)
@@ -163,7 +163,7 @@ def _publish(repo: MemoryRepo, client: ForgeClient, sha: str,
         labels = client.add_labels(pr.number, ctx.route.labels)
     except ForgeError as exc:
         _withdraw(repo, client, pr.number, branch, exc)
-        raise MemrepoError(messages.AGENT_EDIT_UNLABELLED.format(number=pr.number, problem=exc)) from None
+        raise MemrepoError(texts.AGENT_EDIT_UNLABELLED.format(number=pr.number, problem=exc)) from None
     return pr, tuple(labels)
 
 
@@ -179,7 +179,7 @@ def _withdraw(repo: MemoryRepo, client: ForgeClient, number: int, branch: str, p
     """Close an unlabelled pull request, saying why on it, and delete its branch (best effort:
     the error that led here is the one reported)."""
     with contextlib.suppress(ForgeError):
-        client.comment(number, messages.AGENT_EDIT_WITHDRAWN_COMMENT.format(problem=problem))
+        client.comment(number, texts.AGENT_EDIT_WITHDRAWN_COMMENT.format(problem=problem))
     with contextlib.suppress(ForgeError):
         client.close_pull_request(number)
     delete_branch(repo, branch)

@@ -18,7 +18,7 @@ import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from bot import messages
+from bot.agent import texts
 from bot.config import Policy, protected_paths
 from bot.contracts import LABEL_AGENT_EDIT, LABEL_UNTRUSTED
 
@@ -58,16 +58,16 @@ class Route:
         """Why the edit is a pull request, one phrase per reason, for the agent and reviewers."""
         out = []
         if self.sources:
-            out.append(messages.AGENT_ROUTE_UNTRUSTED.format(sources=", ".join(self.sources)))
+            out.append(texts.AGENT_ROUTE_UNTRUSTED.format(sources=", ".join(self.sources)))
         if self.protected:
-            out.append(messages.AGENT_ROUTE_PROTECTED.format(paths=", ".join(self.protected)))
+            out.append(texts.AGENT_ROUTE_PROTECTED.format(paths=", ".join(self.protected)))
         if self.empties_core:
-            out.append(messages.AGENT_ROUTE_EMPTIES_CORE)
+            out.append(texts.AGENT_ROUTE_EMPTIES_CORE)
         if self.conflict:
-            out.append(messages.AGENT_ROUTE_CONFLICT.format(reason=self.conflict))
+            out.append(texts.AGENT_ROUTE_CONFLICT.format(reason=self.conflict))
         if self.too_large:
-            out.append(messages.AGENT_ROUTE_TOO_LARGE.format(lines=self.changed_lines,
-                                                             limit=self.max_changed_lines))
+            out.append(texts.AGENT_ROUTE_TOO_LARGE.format(lines=self.changed_lines,
+                                                          limit=self.max_changed_lines))
         return tuple(out)
 
 

@@ -40,8 +40,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from bot import messages
-from bot.agent import doctor, sleeptime, turns
+from bot.agent import doctor, sleeptime, texts, turns
 from bot.agent.commands import Command, parse_command
 from bot.agent.tool import EditResult
 from bot.agent.write_path import WritePath
@@ -61,6 +60,7 @@ from bot.memfs import (
     memory_layout,
     sync,
 )
+from bot.memfs import texts as memfs_texts
 from bot.notify.events import HeadEvent
 from bot.notify.follower import HeadSubscriber
 from bot.transcript import TranscriptStore
@@ -94,12 +94,12 @@ class AgentSession:
                  env: Mapping[str, str] | None = None, strategy: str | Strategy | None = None,
                  forge_retry: RetryPolicy | None = None, background_dreams: bool = True,
                  subscriber_options: Mapping[str, Any] | None = None, push: bool = True,
-                 connect_hint: str = messages.AGENT_CONNECT_HINT) -> None:
+                 connect_hint: str = texts.AGENT_CONNECT_HINT) -> None:
         self.repo = repo if isinstance(repo, MemoryRepo) else MemoryRepo.open(repo)
         configured = configured_agent_id(self.repo)
         self.agent_id = agent_id or configured
         if not self.agent_id:
-            raise MemrepoError(messages.NO_AGENT_ID)
+            raise MemrepoError(memfs_texts.NO_AGENT_ID)
         if agent_name is None and self.agent_id == configured:
             agent_name = self.repo.get_config(AGENT_NAME_KEY)
         self.agent_name = agent_name
@@ -245,10 +245,10 @@ class AgentSession:
                                    retry=self.forge_retry, env=self.env)
             ok, text, ran = True, outcome.message, outcome.ran
         except MemrepoError as exc:
-            ok, text, ran = False, messages.AGENT_DREAM_FAILED.format(problem=exc), True
+            ok, text, ran = False, texts.AGENT_DREAM_FAILED.format(problem=exc), True
         except Exception as exc:  # a background thread must never die silently
             log.exception("dream trigger %s", event)
-            ok, text, ran = False, messages.AGENT_DREAM_CRASHED.format(error=f"{type(exc).__name__}: {exc}"), True
+            ok, text, ran = False, texts.AGENT_DREAM_CRASHED.format(error=f"{type(exc).__name__}: {exc}"), True
         if ran:
             with self._lock:
                 self.dream_messages.append(text)
@@ -271,11 +271,11 @@ class AgentSession:
         """One line: is the event stream connected, and if not, why."""
         sub = self.subscriber
         if sub is None:
-            return messages.AGENT_STREAM_OFF
+            return texts.AGENT_STREAM_OFF
         url = sync.redact(sub.url)
         if sub.connected.is_set():
-            return messages.AGENT_STREAM_CONNECTED.format(url=url)
-        return messages.AGENT_STREAM_DOWN.format(url=url, problem=sub.last_error or messages.AGENT_STREAM_CONNECTING)
+            return texts.AGENT_STREAM_CONNECTED.format(url=url)
+        return texts.AGENT_STREAM_DOWN.format(url=url, problem=sub.last_error or texts.AGENT_STREAM_CONNECTING)
 
     # ------------------------------------------------------------------ slash commands
     def command(self, text: str) -> CommandResult:
@@ -290,7 +290,7 @@ class AgentSession:
             return CommandResult(False, exc.message, parsed.name)
         except Exception as exc:
             log.exception("/%s", parsed.name)
-            return CommandResult(False, messages.AGENT_COMMAND_CRASHED.format(
+            return CommandResult(False, texts.AGENT_COMMAND_CRASHED.format(
                 command=parsed.name, error=f"{type(exc).__name__}: {exc}"), parsed.name)
 
     def _dispatch(self, c: Command) -> CommandResult:
@@ -304,11 +304,11 @@ class AgentSession:
         if c.name == "recompile":
             self.compiler = PromptCompiler(self.repo.root)  # drops every cached parse, too
             compiled = self.prompt()
-            return CommandResult(True, messages.AGENT_RECOMPILED.format(sha=compiled.head_sha[:12],
-                                                                        chars=len(compiled.text)), c.name)
+            return CommandResult(True, texts.AGENT_RECOMPILED.format(sha=compiled.head_sha[:12],
+                                                                     chars=len(compiled.text)), c.name)
         if c.name == "remember":
             result = self.remember(str(c.value))
-            return CommandResult(result.ok, messages.AGENT_REMEMBERED.format(path=NOTES_PATH, result=result.message)
+            return CommandResult(result.ok, texts.AGENT_REMEMBERED.format(path=NOTES_PATH, result=result.message)
                                  if result.ok else result.message, c.name)
         return CommandResult(True, self.doctor(), c.name)
 
@@ -321,24 +321,24 @@ class AgentSession:
         if c.action == "sync":
             result = sync.sync(self.repo)
             if not result.pushed:
-                return CommandResult(False, messages.SYNC_FAILED.format(reason=result.reason), name)
+                return CommandResult(False, memfs_texts.SYNC_FAILED.format(reason=result.reason), name)
             return CommandResult(True, result.summary, name)
         return CommandResult(True, self._status(), name)
 
     def _status(self) -> str:
         st = sync.status(self.repo, fetch=True)
-        return "\n".join(sync.status_lines(st, ((messages.AGENT_STATUS_STREAM, self.stream_state()),)))
+        return "\n".join(sync.status_lines(st, ((texts.AGENT_STATUS_STREAM, self.stream_state()),)))
 
     def _sleeptime(self, c: Command) -> str:
         if c.action is not None:
             setting = sleeptime.render_setting(c.action, c.value if isinstance(c.value, int) else None)
             self.repo.set_config(sleeptime.CONFIG_KEY, setting)
-            return messages.AGENT_SLEEPTIME_SET.format(what=_when(self.dream_policy()))
+            return texts.AGENT_SLEEPTIME_SET.format(what=_when(self.dream_policy()))
         policy = self.repo.policy("HEAD").dream
         setting = self.repo.get_config(sleeptime.CONFIG_KEY)
         if setting is None or sleeptime.effective(policy, setting) == policy:
-            return messages.AGENT_SLEEPTIME_SHOW_POLICY.format(what=_when(policy))
-        return messages.AGENT_SLEEPTIME_SHOW_SETTING.format(what=_when(self.dream_policy()), policy=_when(policy))
+            return texts.AGENT_SLEEPTIME_SHOW_POLICY.format(what=_when(policy))
+        return texts.AGENT_SLEEPTIME_SHOW_SETTING.format(what=_when(self.dream_policy()), policy=_when(policy))
 
     def remember(self, text: str) -> EditResult:
         """A note the user asked for, dated by the store's clock, appended to system/notes.md
@@ -352,12 +352,12 @@ class AgentSession:
         summary = " ".join(text.split())
         if len(summary) > SUMMARY_CHARS:
             summary = summary[: SUMMARY_CHARS - 1].rstrip() + "…"
-        reason = messages.AGENT_REMEMBER_REASON.format(summary=summary)
+        reason = texts.AGENT_REMEMBER_REASON.format(summary=summary)
         notes = V2_NOTES_PATH if memory_layout(self.repo) == V2 else NOTES_PATH
         if self.repo.read(notes) is None:
             call: dict[str, Any] = {"command": "create", "path": notes,
-                                    "description": messages.AGENT_NOTES_DESCRIPTION,
-                                    "file_text": f"# {messages.AGENT_NOTES_TITLE}\n\n{entry}\n", "reason": reason}
+                                    "description": texts.AGENT_NOTES_DESCRIPTION,
+                                    "file_text": f"# {texts.AGENT_NOTES_TITLE}\n\n{entry}\n", "reason": reason}
         else:
             call = {"command": "insert", "path": notes, "insert_line": -1, "insert_text": entry,
                     "reason": reason}
@@ -382,7 +382,7 @@ class AgentSession:
 
 def _when(policy: Dream) -> str:
     if policy.trigger == "step-count":
-        return messages.AGENT_SLEEPTIME_STEPS.format(steps=policy.steps)
+        return texts.AGENT_SLEEPTIME_STEPS.format(steps=policy.steps)
     if policy.trigger == "compaction":
-        return messages.AGENT_SLEEPTIME_COMPACTION
-    return messages.AGENT_SLEEPTIME_OFF
+        return texts.AGENT_SLEEPTIME_COMPACTION
+    return texts.AGENT_SLEEPTIME_OFF

@@ -16,7 +16,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from bot import messages
+from bot.agent import texts
 from bot.agent.routing import EditFacts, Route, changed_lines, route_edit
 from bot.agent.tool import EditResult
 from bot.contracts import TRANSCRIPT_RANGE
@@ -53,7 +53,7 @@ class WritePath:
     def __init__(self, repo: MemoryRepo, agent_id: str | None = None, agent_name: str | None = None, *,
                  push: bool = True,
                  env: Mapping[str, str] | None = None, forge_retry: RetryPolicy | None = None,
-                 connect_hint: str = messages.AGENT_CONNECT_HINT) -> None:
+                 connect_hint: str = texts.AGENT_CONNECT_HINT) -> None:
         self.repo = repo
         # The repository's agent when none is named; push False: direct commits stay local until a
         # sync (pull requests still push).
@@ -150,10 +150,10 @@ class WritePath:
                 except Exception as exc:  # the commit stays on its ref; the agent hears why
                     if not isinstance(exc, MemrepoError):
                         _log().exception("opening a pull request for a set-aside commit")
-                    notes.append(messages.AGENT_SET_ASIDE_NOT_PROPOSED.format(
+                    notes.append(texts.AGENT_SET_ASIDE_NOT_PROPOSED.format(
                         sha=entry.commit[:12], message=entry.message, ref=entry.ref, problem=exc))
                     continue
-                notes.append(messages.AGENT_SET_ASIDE_PROPOSED.format(
+                notes.append(texts.AGENT_SET_ASIDE_PROPOSED.format(
                     sha=entry.commit[:12], message=entry.message, reason=entry.reason, number=made.number,
                     url=made.url))
         finally:
@@ -183,7 +183,7 @@ class WritePath:
         head = self.repo.head_sha()
         url = sync.remote_url(self.repo)
         if url is None:
-            return EditResult(False, call.command, messages.AGENT_EDIT_NEEDS_REMOTE.format(reasons=reasons,
+            return EditResult(False, call.command, texts.AGENT_EDIT_NEEDS_REMOTE.format(reasons=reasons,
                                                                                   connect=self.connect_hint),
                               revision=head, route="refused")
         try:
@@ -199,11 +199,11 @@ class WritePath:
             if not isinstance(exc, MemrepoError):
                 _log().exception("opening a pull request for an edit")
             problem = exc if isinstance(exc, MemrepoError) else f"{type(exc).__name__}: {exc}"
-            refusal = messages.AGENT_EDIT_PR_FAILED.format(reasons=reasons, problem=problem)
+            refusal = texts.AGENT_EDIT_PR_FAILED.format(reasons=reasons, problem=problem)
             return EditResult(False, call.command, refusal, revision=head, route="refused")
-        after = messages.AGENT_EDIT_NEXT_REVIEW if route.untrusted else messages.AGENT_EDIT_NEXT_INTEGRATOR
-        text = messages.AGENT_EDIT_OPENED.format(number=made.number, url=made.url, branch=made.branch,
-                                                 reasons=reasons, next=after)
+        after = texts.AGENT_EDIT_NEXT_REVIEW if route.untrusted else texts.AGENT_EDIT_NEXT_INTEGRATOR
+        text = texts.AGENT_EDIT_OPENED.format(number=made.number, url=made.url, branch=made.branch,
+                                              reasons=reasons, next=after)
         return EditResult(True, call.command, text, commit=made.commit, revision=head, pushed=False,
                           paths=list(made.paths), route="pull-request", pull_request=made.number, url=made.url,
                           branch=made.branch, labels=list(made.labels))

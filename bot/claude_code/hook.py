@@ -164,7 +164,7 @@ def run(event: str, repo: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m bot.claude_code.hook EVENT --repo DIR`: the command install registers, which
-    reaches the hook without argparse or bot.messages (the path every prompt pays for)."""
+    reaches the hook without argparse or the command line's texts (the path every prompt pays for)."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 3 or argv[0] not in COMMANDS or argv[1] != "--repo":
         print(f"usage: python -m {HOOK_MODULE} {{{','.join(COMMANDS)}}} --repo DIR", file=sys.stderr)

@@ -1,4 +1,5 @@
-"""The sentences of `memrepo claude-code`. Kept in one place like bot/messages.py."""
+"""What `memrepo claude-code` says: its help, what install and uninstall wrote, and what the hooks
+tell Claude Code and its user."""
 
 from __future__ import annotations
 

@@ -1,1 +1,2 @@
-"""One module per `memrepo` subcommand; each exposes `register(subparsers)`."""
+"""One module per `memrepo` subcommand; each exposes `register(subparsers)`. `texts` holds what
+they and bot/cli.py say."""

@@ -5,19 +5,20 @@ from __future__ import annotations
 import argparse
 import json
 
-from bot import messages
+from bot import texts as shared_texts
+from bot.commands import texts
 from bot.dates import parse_when
 from bot.memfs import at
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("at", help=messages.AT_HELP,
-                       description=messages.AT_DESCRIPTION.format(forms=messages.HISTORY_DATE_FORMS),
-                       epilog=messages.HISTORY_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("date", metavar="DATE", help=messages.AT_DATE_HELP)
-    p.add_argument("path", nargs="?", metavar="PATH", help=messages.AT_PATH_HELP)
-    p.add_argument("--repo", default=".", metavar="DIR", help=messages.WHY_REPO_HELP)
-    p.add_argument("--json", action="store_true", help=messages.AT_JSON_HELP)
+    p = sub.add_parser("at", help=texts.AT_HELP,
+                       description=texts.AT_DESCRIPTION.format(forms=shared_texts.HISTORY_DATE_FORMS),
+                       epilog=texts.HISTORY_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("date", metavar="DATE", help=texts.AT_DATE_HELP)
+    p.add_argument("path", nargs="?", metavar="PATH", help=texts.AT_PATH_HELP)
+    p.add_argument("--repo", default=".", metavar="DIR", help=texts.WHY_REPO_HELP)
+    p.add_argument("--json", action="store_true", help=texts.AT_JSON_HELP)
     p.set_defaults(func=run)
 
 
@@ -25,15 +26,15 @@ def render_at(report: dict) -> str:
     """A file's text as it was, or the tree's listing under a one-line header."""
     if report.get("path") is not None:
         return report["text"]
-    lines = [messages.AT_HEADER.format(
+    lines = [texts.AT_HEADER.format(
         when=report["when"], sha=report["commit"][:10], ref=report["ref"],
         committed=report["committed_at"].replace("T", " "), author=report["author"]["name"], role=report["role"],
-        latest=messages.AT_LATEST if report["latest"] else "", summary=report["summary"])]
+        latest=texts.AT_LATEST if report["latest"] else "", summary=report["summary"])]
     for f in report["files"]:
-        lines.append(messages.AT_FILE_LINE.format(size=f["size"], path=f["path"],
-                                                  description=f"  — {f['description']}" if f["description"] else ""))
+        lines.append(texts.AT_FILE_LINE.format(size=f["size"], path=f["path"],
+                                               description=f"  — {f['description']}" if f["description"] else ""))
     if not report["files"]:
-        lines.append(messages.AT_NO_FILES)
+        lines.append(texts.AT_NO_FILES)
     return "\n".join(lines) + "\n"
 
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import argparse
 
-from bot import messages
+from bot.commands import texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("clone", help=messages.CLONE_HELP, description=messages.CLONE_DESCRIPTION)
-    p.add_argument("url", metavar="URL", help=messages.CLONE_URL_HELP)
-    p.add_argument("directory", nargs="?", metavar="DIR", help=messages.CLONE_DIR_HELP)
-    p.add_argument("--agent-id", default="agent", metavar="ID", help=messages.CLONE_AGENT_ID_HELP)
-    p.add_argument("--agent-name", metavar="NAME", help=messages.CLONE_AGENT_NAME_HELP)
+    p = sub.add_parser("clone", help=texts.CLONE_HELP, description=texts.CLONE_DESCRIPTION)
+    p.add_argument("url", metavar="URL", help=texts.CLONE_URL_HELP)
+    p.add_argument("directory", nargs="?", metavar="DIR", help=texts.CLONE_DIR_HELP)
+    p.add_argument("--agent-id", default="agent", metavar="ID", help=texts.CLONE_AGENT_ID_HELP)
+    p.add_argument("--agent-name", metavar="NAME", help=texts.CLONE_AGENT_NAME_HELP)
     p.set_defaults(func=run)
 
 
@@ -22,6 +22,6 @@ def run(args: argparse.Namespace) -> int:
     from bot.memfs.sync import redact, remote_url
 
     repo = clone_repository(args.url, args.directory, args.agent_id, args.agent_name)
-    print(messages.CLONE_DONE.format(url=redact(remote_url(repo) or ""), path=repo.root, agent_id=args.agent_id,
-                                     commit=(repo.head_sha() or "")[:12]))
+    print(texts.CLONE_DONE.format(url=redact(remote_url(repo) or ""), path=repo.root, agent_id=args.agent_id,
+                                  commit=(repo.head_sha() or "")[:12]))
     return 0

@@ -8,19 +8,19 @@ import argparse
 import sys
 from pathlib import Path
 
-from bot import messages
+from bot.commands import texts
 from bot.errors import MemrepoError
 from bot.memfs import DEFAULT_MEMORY_DIR
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("compile", help=messages.COMPILE_HELP,
-                                   description=messages.COMPILE_HELP)
-    parser.add_argument("--repo", metavar="DIR", default=".", help=messages.COMPILE_REPO_HELP)
-    parser.add_argument("--system-prompt", metavar="FILE", help=messages.COMPILE_SYSTEM_PROMPT_HELP)
+    parser = subparsers.add_parser("compile", help=texts.COMPILE_HELP,
+                                   description=texts.COMPILE_HELP)
+    parser.add_argument("--repo", metavar="DIR", default=".", help=texts.COMPILE_REPO_HELP)
+    parser.add_argument("--system-prompt", metavar="FILE", help=texts.COMPILE_SYSTEM_PROMPT_HELP)
     parser.add_argument("--memory-dir", metavar="TEXT", default=DEFAULT_MEMORY_DIR,
-                        help=messages.COMPILE_MEMORY_DIR_HELP)
-    parser.add_argument("--at", metavar="DATE", help=messages.COMPILE_AT_HELP)
+                        help=texts.COMPILE_MEMORY_DIR_HELP)
+    parser.add_argument("--at", metavar="DATE", help=texts.COMPILE_AT_HELP)
     parser.set_defaults(func=run)
 
 
@@ -34,7 +34,7 @@ def read_system_prompt(path: str) -> str:
         reason = f"not valid UTF-8 (first bad byte at offset {exc.start})"
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-    raise MemrepoError(messages.SYSTEM_PROMPT_UNREADABLE.format(path=path, reason=reason))
+    raise MemrepoError(texts.SYSTEM_PROMPT_UNREADABLE.format(path=path, reason=reason))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,15 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bot import messages
-from bot.memfs import format_texts
+from bot.commands import texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help=messages.DEMO_HELP, description=messages.DEMO_DESCRIPTION)
-    p.add_argument("--keep", type=Path, metavar="DIR", help=messages.DEMO_KEEP_HELP)
-    p.add_argument("--json", action="store_true", help=messages.DEMO_JSON_HELP)
-    p.add_argument("--layout", choices=("v1", "v2"), default="v1", help=format_texts.DEMO_LAYOUT_HELP)
+    p = sub.add_parser("demo", help=texts.DEMO_HELP, description=texts.DEMO_DESCRIPTION)
+    p.add_argument("--keep", type=Path, metavar="DIR", help=texts.DEMO_KEEP_HELP)
+    p.add_argument("--json", action="store_true", help=texts.DEMO_JSON_HELP)
+    p.add_argument("--layout", choices=("v1", "v2"), default="v1", help=texts.DEMO_LAYOUT_HELP)
     p.set_defaults(func=run)
 
 

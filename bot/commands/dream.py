@@ -10,18 +10,19 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from bot import messages
+from bot.commands import texts
 from bot.config import DREAM_STRATEGIES
+from bot.dream import texts as dream_texts
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("dream", help=messages.DREAM_HELP, description=messages.DREAM_HELP)
-    parser.add_argument("--repo", default=".", metavar="DIR", help=messages.DREAM_REPO_HELP)
-    parser.add_argument("--agent", metavar="ID", help=messages.DREAM_AGENT_HELP)
-    parser.add_argument("--conversation", metavar="ID", help=messages.DREAM_CONVERSATION_HELP)
-    parser.add_argument("--strategy", choices=DREAM_STRATEGIES, help=messages.DREAM_STRATEGY_HELP)
-    parser.add_argument("--home", metavar="DIR", help=messages.HOME_HELP)
-    parser.add_argument("--json", action="store_true", help=messages.DREAM_JSON_HELP)
+    parser = subparsers.add_parser("dream", help=texts.DREAM_HELP, description=texts.DREAM_HELP)
+    parser.add_argument("--repo", default=".", metavar="DIR", help=texts.DREAM_REPO_HELP)
+    parser.add_argument("--agent", metavar="ID", help=texts.DREAM_AGENT_HELP)
+    parser.add_argument("--conversation", metavar="ID", help=texts.DREAM_CONVERSATION_HELP)
+    parser.add_argument("--strategy", choices=DREAM_STRATEGIES, help=texts.DREAM_STRATEGY_HELP)
+    parser.add_argument("--home", metavar="DIR", help=texts.HOME_HELP)
+    parser.add_argument("--json", action="store_true", help=texts.DREAM_JSON_HELP)
     parser.set_defaults(func=run)
 
 
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     repo = MemoryRepo.open(args.repo)
     agent = args.agent or configured_agent_id(repo)
     if not agent:
-        raise MemrepoError(messages.DREAM_NO_AGENT)
+        raise MemrepoError(dream_texts.DREAM_NO_AGENT)
     bars = ProgressBars()
     try:
         with open_store(args, bars) as store:

@@ -9,23 +9,23 @@ import math
 import signal
 import sys
 
-from bot import messages
+from bot.commands import texts
 from bot.errors import MemrepoError
-from bot.follow import texts
+from bot.follow import texts as follow_texts
 
 POLL_SECONDS = 30.0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("follow", help=messages.FOLLOW_HELP, description=texts.FOLLOW_DESCRIPTION,
+    parser = subparsers.add_parser("follow", help=texts.FOLLOW_HELP, description=follow_texts.FOLLOW_DESCRIPTION,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repo", metavar="DIR", default=".", help=texts.FOLLOW_REPO_HELP)
-    parser.add_argument("--events", metavar="URL", help=texts.FOLLOW_EVENTS_HELP)
+    parser.add_argument("--repo", metavar="DIR", default=".", help=follow_texts.FOLLOW_REPO_HELP)
+    parser.add_argument("--events", metavar="URL", help=follow_texts.FOLLOW_EVENTS_HELP)
     parser.add_argument("--poll", type=float, default=POLL_SECONDS, metavar="SECONDS",
-                        help=texts.FOLLOW_POLL_HELP.format(default=POLL_SECONDS))
-    parser.add_argument("--transcripts", metavar="DIR", nargs="?", const="", help=texts.FOLLOW_TRANSCRIPTS_HELP)
-    parser.add_argument("--home", metavar="DIR", help=messages.HOME_HELP)
-    parser.add_argument("--once", action="store_true", help=texts.FOLLOW_ONCE_HELP)
+                        help=follow_texts.FOLLOW_POLL_HELP.format(default=POLL_SECONDS))
+    parser.add_argument("--transcripts", metavar="DIR", nargs="?", const="", help=follow_texts.FOLLOW_TRANSCRIPTS_HELP)
+    parser.add_argument("--home", metavar="DIR", help=texts.HOME_HELP)
+    parser.add_argument("--once", action="store_true", help=follow_texts.FOLLOW_ONCE_HELP)
     parser.set_defaults(func=run)
 
 
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.notify.follower import repo_of_url
 
     if not (math.isfinite(args.poll) and args.poll > 0):
-        raise MemrepoError(texts.FOLLOW_BAD_POLL.format(value=args.poll))
+        raise MemrepoError(follow_texts.FOLLOW_BAD_POLL.format(value=args.poll))
     if args.events:
         repo_of_url(args.events)  # a malformed URL is refused before anything starts
     importer = letta_importer(args.transcripts or None, args.home) if args.transcripts is not None else None

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import argparse
 
-from bot import messages
+from bot.commands import texts
 from bot.errors import MemrepoError
-from bot.memfs import format_texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("init", help=messages.INIT_HELP,
+    p = sub.add_parser("init", help=texts.INIT_HELP,
                        description="Create a memory repository in a new or empty folder.")
     p.add_argument("directory", nargs="?", default=".", metavar="DIR")
     p.add_argument("--remote", metavar="URL", help="connect it to this remote (see `repository set`)")
     p.add_argument("--agent-id", default="agent", metavar="ID", help="the agent that writes it")
     p.add_argument("--agent-name", metavar="NAME", help="the agent's display name in history")
-    p.add_argument("--layout", choices=("v1", "v2"), default="v1", help=format_texts.INIT_LAYOUT_HELP)
+    p.add_argument("--layout", choices=("v1", "v2"), default="v1", help=texts.INIT_LAYOUT_HELP)
     p.set_defaults(func=run)
 
 
@@ -24,13 +23,13 @@ def run(args: argparse.Namespace) -> int:
     from bot.memfs import init_repository
 
     repo = init_repository(args.directory, args.agent_id, args.agent_name, args.layout)
-    print(messages.INIT_DONE.format(path=repo.root, agent_id=args.agent_id, commit=repo.head_sha()[:12]))
+    print(texts.INIT_DONE.format(path=repo.root, agent_id=args.agent_id, commit=repo.head_sha()[:12]))
     if args.remote:
         from bot.memfs import sync
 
         try:
             print(sync.set_remote(repo, args.remote))
         except MemrepoError as exc:
-            raise MemrepoError(messages.INIT_REMOTE_FAILED.format(
+            raise MemrepoError(texts.INIT_REMOTE_FAILED.format(
                 path=repo.root, problem=exc, url=sync.redact(args.remote))) from None
     return 0

@@ -17,7 +17,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from bot import messages
+from bot.commands import texts
 from bot.errors import MemrepoError
 from bot.settings import REPO_NAME, data_dir
 
@@ -29,7 +29,7 @@ def default_data_dir() -> Path:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("localhub", help=messages.LOCALHUB_HELP,
+    p = sub.add_parser("localhub", help=texts.LOCALHUB_HELP,
                        description="localhub speaks the part of GitHub's REST API and git transport "
                        "memrepo uses, so PyGithub and git work against it unchanged.")
     actions = p.add_subparsers(title="actions", metavar="ACTION", required=True)
@@ -41,14 +41,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--access-log", action="store_true", help="print one line per request")
     serve.set_defaults(func=run_serve)
 
-    create = actions.add_parser("create-repo", help=messages.LOCALHUB_CREATE_HELP,
-                                description=messages.LOCALHUB_CREATE_DESCRIPTION)
+    create = actions.add_parser("create-repo", help=texts.LOCALHUB_CREATE_HELP,
+                                description=texts.LOCALHUB_CREATE_DESCRIPTION)
     create.add_argument("repository", metavar="OWNER/NAME")
     create.add_argument("--url", default=DEFAULT_URL, help=f"the running localhub (default: {DEFAULT_URL})")
     create.add_argument("--private", action="store_true", help="seen only by its owner and collaborators")
     create.add_argument("--description", metavar="TEXT", default=None)
-    create.add_argument("--data", type=Path, default=None, metavar="DIR", help=messages.LOCALHUB_CREATE_DATA_HELP)
-    create.add_argument("--new-token", action="store_true", help=messages.LOCALHUB_NEW_TOKEN_HELP)
+    create.add_argument("--data", type=Path, default=None, metavar="DIR", help=texts.LOCALHUB_CREATE_DATA_HELP)
+    create.add_argument("--new-token", action="store_true", help=texts.LOCALHUB_NEW_TOKEN_HELP)
     create.set_defaults(func=run_create_repo)
 
 
@@ -57,16 +57,16 @@ def run_serve(args: argparse.Namespace) -> int:
 
     data = (args.data or default_data_dir()).expanduser()
     if not 0 <= args.port <= 65535:
-        raise MemrepoError(messages.LOCALHUB_BAD_PORT.format(port=args.port))
+        raise MemrepoError(texts.LOCALHUB_BAD_PORT.format(port=args.port))
     try:
         data.mkdir(parents=True, exist_ok=True)
         with contextlib.redirect_stderr(io.StringIO()):  # werkzeug prints its own advice, then exits
             server = LocalhubServer(data, args.host, args.port)
     except OSError as exc:
-        raise MemrepoError(messages.LOCALHUB_CANNOT_START.format(
+        raise MemrepoError(texts.LOCALHUB_CANNOT_START.format(
             host=args.host, port=args.port, data=data, error=exc.strerror or exc)) from None
     except SystemExit:
-        raise MemrepoError(messages.LOCALHUB_CANNOT_START.format(
+        raise MemrepoError(texts.LOCALHUB_CANNOT_START.format(
             host=args.host, port=args.port, data=data, error="the address is in use")) from None
     if args.access_log:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -74,7 +74,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from bot.commands import serve
 
     other = serve.default_data_dir() / "localhub"
-    print(messages.LOCALHUB_SERVING.format(url=server.url, api=server.api_url, data=data, other=other), flush=True)
+    print(texts.LOCALHUB_SERVING.format(url=server.url, api=server.api_url, data=data, other=other), flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -93,7 +93,7 @@ def _post(url: str, payload: dict[str, Any], token: str | None = None) -> Any:
         return requests.post(url, json=payload, headers=headers, timeout=10)
     except requests.RequestException as exc:
         base = url.split("/_localhub/")[0].split("/api/v3/")[0]
-        raise MemrepoError(messages.LOCALHUB_UNREACHABLE.format(url=base, problem=type(exc).__name__)) from None
+        raise MemrepoError(texts.LOCALHUB_UNREACHABLE.format(url=base, problem=type(exc).__name__)) from None
 
 
 def _said(resp: Any) -> str:
@@ -130,7 +130,7 @@ def _as_operator(url: str, payload: dict[str, Any], args: argparse.Namespace) ->
         resp = _post(url, payload)
     base = url.split("/_localhub/")[0]
     owner = args.repository.split("/")[0]
-    raise MemrepoError(messages.LOCALHUB_NO_OPERATOR_TOKEN.format(
+    raise MemrepoError(texts.LOCALHUB_NO_OPERATOR_TOKEN.format(
         owner=owner, url=base, problem=_said(resp).rstrip("."), looked=", ".join(str(folder) for folder in folders)))
 
 
@@ -145,21 +145,21 @@ def _owner_token(url: str, owner: str, args: argparse.Namespace) -> str | None:
     if resp.status_code == 201:
         return str(resp.json()["token"])
     if resp.status_code in (401, 403):
-        raise MemrepoError(messages.LOCALHUB_NO_OPERATOR_TOKEN.format(
+        raise MemrepoError(texts.LOCALHUB_NO_OPERATOR_TOKEN.format(
             owner=owner, url=url, problem=_said(resp).rstrip("."),
             looked=", ".join(str(folder) for folder in _operator_folders(args.data))))
-    raise MemrepoError(messages.LOCALHUB_CREATE_FAILED.format(repo=args.repository, url=url, problem=_said(resp)))
+    raise MemrepoError(texts.LOCALHUB_CREATE_FAILED.format(repo=args.repository, url=url, problem=_said(resp)))
 
 
 def run_create_repo(args: argparse.Namespace) -> int:
     match = REPO_NAME.fullmatch(args.repository)
     name = match.group("name") if match else ""
     if match is None or name in (".", "..") or name.endswith(".git"):
-        raise MemrepoError(messages.LOCALHUB_BAD_REPOSITORY.format(value=args.repository))
+        raise MemrepoError(texts.LOCALHUB_BAD_REPOSITORY.format(value=args.repository))
     owner = match.group("owner")
     url = args.url.rstrip("/")
     if not url.startswith(("http://", "https://")):
-        raise MemrepoError(messages.LOCALHUB_BAD_URL.format(url=args.url))
+        raise MemrepoError(texts.LOCALHUB_BAD_URL.format(url=args.url))
     token = _owner_token(url, owner, args)
     spec = {"name": name, "private": args.private, "description": args.description}
     if token is not None:
@@ -168,13 +168,13 @@ def run_create_repo(args: argparse.Namespace) -> int:
         resp = _as_operator(f"{url}/_localhub/users/{owner}/repos", spec, args)
     existed = resp.status_code == 422 and "already exists" in _said(resp)
     if resp.status_code != 201 and not existed:
-        raise MemrepoError(messages.LOCALHUB_CREATE_FAILED.format(repo=args.repository, url=url, problem=_said(resp)))
-    done = messages.LOCALHUB_REPO_EXISTS if existed else messages.LOCALHUB_REPO_CREATED
+        raise MemrepoError(texts.LOCALHUB_CREATE_FAILED.format(repo=args.repository, url=url, problem=_said(resp)))
+    done = texts.LOCALHUB_REPO_EXISTS if existed else texts.LOCALHUB_REPO_CREATED
     print(done.format(repo=f"{owner}/{name}", url=url))
     if token is None:
         git_url = url.replace("://", "://x-access-token:TOKEN@", 1) + f"/{owner}/{name}.git"
-        print(messages.LOCALHUB_REPO_CONNECT_KNOWN_OWNER.format(owner=owner, git_url=git_url))
+        print(texts.LOCALHUB_REPO_CONNECT_KNOWN_OWNER.format(owner=owner, git_url=git_url))
     else:
         git_url = url.replace("://", f"://x-access-token:{token}@", 1) + f"/{owner}/{name}.git"
-        print(messages.LOCALHUB_REPO_CONNECT.format(owner=owner, git_url=git_url))
+        print(texts.LOCALHUB_REPO_CONNECT.format(owner=owner, git_url=git_url))
     return 0

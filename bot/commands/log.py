@@ -7,21 +7,21 @@ import math
 from datetime import timedelta
 from typing import Any
 
-from bot import messages
+from bot.commands import texts
 from bot.dates import EXIT_BAD_DATE, parse_when_bound
 from bot.errors import MemrepoError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("log", help=messages.LOG_HELP,
+    p = sub.add_parser("log", help=texts.LOG_HELP,
                        description="Show the history of memory (or of one file), newest first.",
-                       epilog=messages.HISTORY_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=texts.HISTORY_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("path", nargs="?", metavar="PATH")
     p.add_argument("--repo", default=".", metavar="DIR")
     p.add_argument("-n", "--max-count", type=int, metavar="N", help="show at most N commits")
-    p.add_argument("--since", metavar="DATE", help=messages.LOG_SINCE_HELP)
-    p.add_argument("--until", metavar="DATE", help=messages.LOG_UNTIL_HELP)
-    p.add_argument("--json", action="store_true", help=messages.LOG_JSON_HELP)
+    p.add_argument("--since", metavar="DATE", help=texts.LOG_SINCE_HELP)
+    p.add_argument("--until", metavar="DATE", help=texts.LOG_UNTIL_HELP)
+    p.add_argument("--json", action="store_true", help=texts.LOG_JSON_HELP)
     p.set_defaults(func=run)
 
 
@@ -35,7 +35,7 @@ def time_window(since: str | None, until: str | None) -> tuple[int | None, int |
         moment, date_only = parse_when_bound(until)
         hi = math.floor((moment + timedelta(days=1)).timestamp()) - 1 if date_only else math.floor(moment.timestamp())
     if lo is not None and hi is not None and lo > hi:
-        raise MemrepoError(messages.LOG_EMPTY_RANGE.format(since=since, until=until), exit_code=EXIT_BAD_DATE)
+        raise MemrepoError(texts.LOG_EMPTY_RANGE.format(since=since, until=until), exit_code=EXIT_BAD_DATE)
     return lo, hi
 
 
@@ -71,17 +71,17 @@ def run(args: argparse.Namespace) -> int:
             entries.append(entry(info.sha, iso(info.time), info.author_name, info.author_email, role, info.summary,
                                  _changed_paths(repo.git, commit)))
         else:
-            print(messages.LOG_LINE.format(sha=info.sha[:10], when=iso(info.time).replace("T", " "), role=role,
-                                           author=info.author_name, summary=info.summary))
+            print(texts.LOG_LINE.format(sha=info.sha[:10], when=iso(info.time).replace("T", " "), role=role,
+                                        author=info.author_name, summary=info.summary))
         shown += 1
     if args.json:
         print(json.dumps(entries, indent=2, ensure_ascii=False))
     elif shown == 0 and args.max_count != 0:
         if lo is None and hi is None:
-            print(messages.LOG_EMPTY.format(path=path or "memory"))
+            print(texts.LOG_EMPTY.format(path=path or "memory"))
         else:
-            print(messages.LOG_NONE_IN_RANGE.format(path=path or "memory", since=args.since or "the start",
-                                                    until=args.until or "now"))
+            print(texts.LOG_NONE_IN_RANGE.format(path=path or "memory", since=args.since or "the start",
+                                                 until=args.until or "now"))
     return 0
 
 

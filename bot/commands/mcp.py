@@ -9,31 +9,31 @@ import argparse
 import logging
 import sys
 
-from bot import messages
+from bot.commands import texts
 from bot.errors import MemrepoError
 from bot.memfs import DEFAULT_MEMORY_DIR
 from bot.settings import AGENT_TOKEN, raw
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("mcp", help=messages.MCP_HELP, description=messages.MCP_DESCRIPTION,
+    parser = subparsers.add_parser("mcp", help=texts.MCP_HELP, description=texts.MCP_DESCRIPTION,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repo", metavar="DIR", default=".", help=messages.MCP_REPO_HELP)
-    parser.add_argument("--http", type=int, metavar="PORT", help=messages.MCP_HTTP_HELP)
-    parser.add_argument("--host", default="127.0.0.1", help=messages.MCP_HOST_HELP)
-    parser.add_argument("--agent-id", metavar="ID", help=messages.AGENT_ID_HELP)
+    parser.add_argument("--repo", metavar="DIR", default=".", help=texts.MCP_REPO_HELP)
+    parser.add_argument("--http", type=int, metavar="PORT", help=texts.MCP_HTTP_HELP)
+    parser.add_argument("--host", default="127.0.0.1", help=texts.MCP_HOST_HELP)
+    parser.add_argument("--agent-id", metavar="ID", help=texts.AGENT_ID_HELP)
     parser.add_argument("--agent-name", metavar="NAME")
-    parser.add_argument("--no-push", action="store_true", help=messages.MCP_NO_PUSH_HELP)
-    parser.add_argument("--conversation", metavar="ID", help=messages.MCP_CONVERSATION_HELP)
-    parser.add_argument("--claude-code", action="store_true", help=messages.MCP_CLAUDE_CODE_HELP)
-    parser.add_argument("--record", action="store_true", help=messages.MCP_RECORD_HELP)
-    parser.add_argument("--background-dreams", action="store_true", help=messages.MCP_BACKGROUND_DREAMS_HELP)
-    parser.add_argument("--home", metavar="DIR", help=messages.HOME_HELP)
-    parser.add_argument("--system-prompt", metavar="FILE", help=messages.MCP_SYSTEM_PROMPT_HELP)
+    parser.add_argument("--no-push", action="store_true", help=texts.MCP_NO_PUSH_HELP)
+    parser.add_argument("--conversation", metavar="ID", help=texts.MCP_CONVERSATION_HELP)
+    parser.add_argument("--claude-code", action="store_true", help=texts.MCP_CLAUDE_CODE_HELP)
+    parser.add_argument("--record", action="store_true", help=texts.MCP_RECORD_HELP)
+    parser.add_argument("--background-dreams", action="store_true", help=texts.MCP_BACKGROUND_DREAMS_HELP)
+    parser.add_argument("--home", metavar="DIR", help=texts.HOME_HELP)
+    parser.add_argument("--system-prompt", metavar="FILE", help=texts.MCP_SYSTEM_PROMPT_HELP)
     parser.add_argument("--memory-dir", metavar="TEXT", default=DEFAULT_MEMORY_DIR,
-                        help=messages.COMPILE_MEMORY_DIR_HELP)
-    parser.add_argument("--events", metavar="URL", help=messages.MCP_EVENTS_HELP)
-    parser.add_argument("--poll", type=float, default=None, metavar="SECONDS", help=messages.MCP_POLL_HELP)
+                        help=texts.COMPILE_MEMORY_DIR_HELP)
+    parser.add_argument("--events", metavar="URL", help=texts.MCP_EVENTS_HELP)
+    parser.add_argument("--poll", type=float, default=None, metavar="SECONDS", help=texts.MCP_POLL_HELP)
     parser.add_argument("-v", "--verbose", action="store_true", help="log each HEAD move and tool failure")
     parser.set_defaults(func=run)
 
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
                         format="memrepo mcp: %(name)s: %(message)s")
     poll = POLL_SECONDS if args.poll is None else args.poll
     if not poll > 0:
-        raise MemrepoError(messages.MCP_BAD_POLL.format(value=args.poll))
+        raise MemrepoError(texts.MCP_BAD_POLL.format(value=args.poll))
     # The event stream's bearer: the agent's forge token (HeadSubscriber finds it as git does:
     # MEMREPO_FORGE_TOKEN, GITHUB_TOKEN or origin's URL), or an operator's MEMREPO_AGENT_TOKEN.
     token = raw(AGENT_TOKEN) or ""
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         if sock is not None:
             transports.serve_http(app, sock, args.host, http_token)
         else:
-            print(messages.MCP_SERVING_STDIO.format(root=app.root), file=sys.stderr, flush=True)
+            print(texts.MCP_SERVING_STDIO.format(root=app.root), file=sys.stderr, flush=True)
             transports.serve_stdio(app)
     finally:
         app.close()

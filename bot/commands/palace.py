@@ -6,7 +6,7 @@ import argparse
 import math
 import signal
 
-from bot import messages
+from bot.commands import texts
 from bot.errors import MemrepoError
 from bot.settings import PALACE_TOKEN, raw
 
@@ -14,22 +14,22 @@ DEFAULT_PORT = 8780
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("palace", help=messages.PALACE_HELP, description=messages.PALACE_DESCRIPTION,
+    p = sub.add_parser("palace", help=texts.PALACE_HELP, description=texts.PALACE_DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--repo", default=".", metavar="DIR", help=messages.PALACE_REPO_HELP)
-    p.add_argument("--host", default="127.0.0.1", metavar="H", help=messages.PALACE_HOST_HELP)
-    p.add_argument("--port", default=str(DEFAULT_PORT), metavar="P", help=messages.PALACE_PORT_HELP)
-    p.add_argument("--token", metavar="T", help=messages.PALACE_TOKEN_HELP)
-    p.add_argument("--home", metavar="DIR", help=messages.PALACE_HOME_HELP)
-    p.add_argument("--no-forge", action="store_true", help=messages.PALACE_NO_FORGE_HELP)
-    p.add_argument("--poll", default="3", metavar="SECONDS", help=messages.PALACE_POLL_HELP)
+    p.add_argument("--repo", default=".", metavar="DIR", help=texts.PALACE_REPO_HELP)
+    p.add_argument("--host", default="127.0.0.1", metavar="H", help=texts.PALACE_HOST_HELP)
+    p.add_argument("--port", default=str(DEFAULT_PORT), metavar="P", help=texts.PALACE_PORT_HELP)
+    p.add_argument("--token", metavar="T", help=texts.PALACE_TOKEN_HELP)
+    p.add_argument("--home", metavar="DIR", help=texts.PALACE_HOME_HELP)
+    p.add_argument("--no-forge", action="store_true", help=texts.PALACE_NO_FORGE_HELP)
+    p.add_argument("--poll", default="3", metavar="SECONDS", help=texts.PALACE_POLL_HELP)
     p.set_defaults(func=run)
 
 
 def port_number(text: str) -> int:
     value = text.strip()
     if not (value.isascii() and value.isdecimal()) or int(value) > 65535:
-        raise MemrepoError(messages.PALACE_BAD_PORT.format(port=text))
+        raise MemrepoError(texts.PALACE_BAD_PORT.format(port=text))
     return int(value)
 
 
@@ -39,7 +39,7 @@ def poll_ms(text: str) -> int:
     except ValueError:
         seconds = math.nan
     if not 0.5 <= seconds <= 3600:
-        raise MemrepoError(messages.PALACE_BAD_POLL.format(value=text))
+        raise MemrepoError(texts.PALACE_BAD_POLL.format(value=text))
     return round(seconds * 1000)
 
 
@@ -65,9 +65,9 @@ def run(args: argparse.Namespace) -> int:
         palace.close()
         raise
     url = server.url_of(bound, host)
-    print(messages.PALACE_SERVING.format(repo=palace.root, url=url), flush=True)
+    print(texts.PALACE_SERVING.format(repo=palace.root, url=url), flush=True)
     if token is not None:
-        print(messages.PALACE_SERVING_TOKEN.format(url=url), flush=True)
+        print(texts.PALACE_SERVING_TOKEN.format(url=url), flush=True)
     signal.signal(signal.SIGTERM, _interrupt)
     server.run(bound, palace.close)
     return 0

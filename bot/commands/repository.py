@@ -8,29 +8,30 @@ import argparse
 import json
 from collections.abc import Callable
 
-from bot import messages
+from bot.commands import texts
 from bot.errors import MemrepoError
+from bot.memfs import texts as memfs_texts
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("repository", help=messages.REPOSITORY_HELP,
-                                   description=messages.REPOSITORY_HELP)
+    parser = subparsers.add_parser("repository", help=texts.REPOSITORY_HELP,
+                                   description=texts.REPOSITORY_HELP)
     sub = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
 
     def action(name: str, help_text: str, func: Callable[[argparse.Namespace], int]
                ) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
-        p.add_argument("--repo", metavar="DIR", default=".", help=messages.REPOSITORY_DIR_HELP)
+        p.add_argument("--repo", metavar="DIR", default=".", help=texts.REPOSITORY_DIR_HELP)
         p.set_defaults(func=func)
         return p
 
-    set_parser = action("set", messages.REPOSITORY_SET_HELP, run_set)
-    set_parser.add_argument("url", metavar="URL", help=messages.REPOSITORY_URL_HELP)
-    status_parser = action("status", messages.REPOSITORY_STATUS_HELP, run_status)
-    status_parser.add_argument("--fetch", action="store_true", help=messages.REPOSITORY_FETCH_HELP)
-    status_parser.add_argument("--json", action="store_true", help=messages.REPOSITORY_STATUS_JSON_HELP)
-    action("unset", messages.REPOSITORY_UNSET_HELP, run_unset)
-    action("sync", messages.REPOSITORY_SYNC_HELP, run_sync)
+    set_parser = action("set", texts.REPOSITORY_SET_HELP, run_set)
+    set_parser.add_argument("url", metavar="URL", help=texts.REPOSITORY_URL_HELP)
+    status_parser = action("status", texts.REPOSITORY_STATUS_HELP, run_status)
+    status_parser.add_argument("--fetch", action="store_true", help=texts.REPOSITORY_FETCH_HELP)
+    status_parser.add_argument("--json", action="store_true", help=texts.REPOSITORY_STATUS_JSON_HELP)
+    action("unset", texts.REPOSITORY_UNSET_HELP, run_unset)
+    action("sync", texts.REPOSITORY_SYNC_HELP, run_sync)
 
 
 def run_set(args: argparse.Namespace) -> int:
@@ -53,7 +54,7 @@ def run_sync(args: argparse.Namespace) -> int:
     repo = MemoryRepo.open(args.repo)
     result = sync.sync(repo)
     if not result.pushed:
-        raise MemrepoError(messages.SYNC_FAILED.format(reason=result.summary))
+        raise MemrepoError(memfs_texts.SYNC_FAILED.format(reason=result.summary))
     if result.set_aside:
         raise MemrepoError(result.summary)
     print(result.summary)

@@ -7,22 +7,22 @@ import argparse
 import json
 from functools import partial
 
-from bot import messages
+from bot.commands import texts
 from bot.commands.transcript import add_home, open_store
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("search", help=messages.SEARCH_HELP, description=messages.SEARCH_HELP)
-    parser.add_argument("query", metavar="QUERY", help=messages.SEARCH_QUERY_HELP)
+    parser = subparsers.add_parser("search", help=texts.SEARCH_HELP, description=texts.SEARCH_HELP)
+    parser.add_argument("query", metavar="QUERY", help=texts.SEARCH_QUERY_HELP)
     parser.add_argument("--agent", metavar="AGENT", help="only this agent's transcripts (default: every agent)")
     parser.add_argument("--conversation", metavar="ID", help="only this conversation")
     parser.add_argument("--kind", action="append", metavar="KIND", help="only this kind of message (repeatable)")
     parser.add_argument("--source", action="append", metavar="SOURCE",
                         help="only this source (repeatable; 'tool' or 'external' for any tool or URI)")
-    parser.add_argument("--since", metavar="ISO", help=messages.SEARCH_SINCE_HELP)
-    parser.add_argument("--until", metavar="ISO", help=messages.SEARCH_UNTIL_HELP)
+    parser.add_argument("--since", metavar="ISO", help=texts.SEARCH_SINCE_HELP)
+    parser.add_argument("--until", metavar="ISO", help=texts.SEARCH_UNTIL_HELP)
     parser.add_argument("-k", type=int, default=10, metavar="N", help="how many results (default: 10)")
-    parser.add_argument("--json", action="store_true", help=messages.SEARCH_JSON_HELP)
+    parser.add_argument("--json", action="store_true", help=texts.SEARCH_JSON_HELP)
     parser.add_argument("--context", action="store_true",
                         help="also rank by the neighbouring turns and the dates the query names (better recall; "
                         "a result may be the turn next to the one with the words)")
@@ -41,13 +41,13 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
         return 0
     if not hits:
-        print(messages.SEARCH_NO_RESULTS.format(query=args.query))
+        print(texts.SEARCH_NO_RESULTS.format(query=args.query))
         return 0
     for rank, hit in enumerate(hits, 1):
         if rank > 1:
             print()
-        print(messages.SEARCH_RESULT.format(
+        print(texts.SEARCH_RESULT.format(
             rank=rank, score=hit.score, time=hit.captured_at, agent=hit.agent_id, conversation=hit.conversation_id,
             kind=hit.kind, source=hit.source, message_id=hit.message_id))
-        print(messages.SEARCH_SNIPPET.format(snippet=hit.snippet))
+        print(texts.SEARCH_SNIPPET.format(snippet=hit.snippet))
     return 0

@@ -27,7 +27,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from bot import messages
+from bot.commands import texts
 from bot.errors import MemrepoError
 from bot.settings import data_dir
 
@@ -45,7 +45,7 @@ def default_data_dir() -> Path:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("serve", help=messages.SERVE_HELP,
+    p = sub.add_parser("serve", help=texts.SERVE_HELP,
                        description="Production: the webhook receiver (POST /webhooks/github) and the agents' "
                                    "event stream (GET /v1/repos/OWNER/REPO/events, bearer: the agent's forge token, "
                                    "checked against the forge) and the palace of each memory (GET "
@@ -60,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the zero-config embedded stack: localhub, Redis, receiver and one worker")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
     p.add_argument("--port", type=int, default=None,
-                   help=messages.SERVE_PORT_HELP.format(default=DEFAULT_PORT, local_default=DEFAULT_LOCAL_PORT))
+                   help=texts.SERVE_PORT_HELP.format(default=DEFAULT_PORT, local_default=DEFAULT_LOCAL_PORT))
     p.add_argument("--workers", type=int, default=DEFAULT_WORKERS,
                    help=f"production: gunicorn worker processes (default {DEFAULT_WORKERS}; about one per core)")
     p.add_argument("--threads", type=int, default=DEFAULT_THREADS,
@@ -74,7 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     port = args.port if args.port is not None else (DEFAULT_LOCAL_PORT if args.local else DEFAULT_PORT)
     if not 0 <= port <= 65535 or (args.local and port == 65535):
-        raise MemrepoError(messages.SERVE_BAD_PORT.format(port=port))
+        raise MemrepoError(texts.SERVE_BAD_PORT.format(port=port))
     if args.local:
         data = (args.data or default_data_dir()).expanduser()
         if args.port is None:  # the ports of the last start, so clones naming localhub's port still reach it
@@ -106,16 +106,16 @@ def run_local(host: str, port: int, data: Path) -> int:
     stop = threading.Event()
     stack = LocalStack(data, host, port)
     with _stop_on_signals(stop):
-        print(messages.SERVE_LOCAL_STARTING.format(data=data), flush=True)
+        print(texts.SERVE_LOCAL_STARTING.format(data=data), flush=True)
         try:
             stack.start()
             print(stack.describe(), flush=True)
-            print(messages.SERVE_LOCAL_TOKENS.format(data=data / "localhub", other=localhub_data_dir()), flush=True)
+            print(texts.SERVE_LOCAL_TOKENS.format(data=data / "localhub", other=localhub_data_dir()), flush=True)
             code = stack.watch(stop, out=lambda line: print(line, flush=True))
-            print(messages.SERVE_LOCAL_STOPPING, flush=True)
+            print(texts.SERVE_LOCAL_STOPPING, flush=True)
         finally:
             stack.stop()
-        print(messages.SERVE_LOCAL_STOPPED, flush=True)
+        print(texts.SERVE_LOCAL_STOPPED, flush=True)
     return code
 
 
@@ -199,12 +199,12 @@ def run_production(host: str, port: int, workers: int = DEFAULT_WORKERS, threads
     from receiver.asgi import Receiver
 
     if workers < 1 or threads < 1:
-        raise MemrepoError(messages.SERVE_BAD_WORKERS.format(workers=workers, threads=threads))
+        raise MemrepoError(texts.SERVE_BAD_WORKERS.format(workers=workers, threads=threads))
     settings = Settings.from_env()  # a missing or bad variable: a MemrepoError naming it
     try:
         import gunicorn  # noqa: F401
     except ImportError:
-        raise MemrepoError(messages.SERVE_NO_GUNICORN) from None
+        raise MemrepoError(texts.SERVE_NO_GUNICORN) from None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     from bot.serve.receiver import raise_fd_limit
 
@@ -219,9 +219,9 @@ def run_production(host: str, port: int, workers: int = DEFAULT_WORKERS, threads
                    palace_token=palaces.stream_token if palaces else None)
     listener = _listen(host, port)
     bound = listener.getsockname()[1]
-    print(messages.SERVE_SERVING.format(host=host, port=bound), flush=True)
+    print(texts.SERVE_SERVING.format(host=host, port=bound), flush=True)
     if palaces is None:
-        logging.getLogger("memrepo.serve").warning(messages.PALACE_SERVED_OFF)
+        logging.getLogger("memrepo.serve").warning(texts.PALACE_SERVED_OFF)
     options = gunicorn_options(listener, workers, threads)
     try:
         gunicorn_app(app, options, listener).run()

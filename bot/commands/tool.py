@@ -6,21 +6,21 @@ import argparse
 import json
 import sys
 
-from bot import messages
+from bot.commands import texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("tool", help=messages.TOOL_HELP,
+    p = sub.add_parser("tool", help=texts.TOOL_HELP,
                        description="Apply one memory tool call, e.g. "
                        "'{\"command\": \"view\", \"path\": \"system\"}'. Exit 1 when refused.")
     p.add_argument("call", metavar="JSON", help="the call as JSON, or - to read it from standard input")
     p.add_argument("--repo", default=".", metavar="DIR")
-    p.add_argument("--agent-id", metavar="ID", help=messages.AGENT_ID_HELP)
+    p.add_argument("--agent-id", metavar="ID", help=texts.AGENT_ID_HELP)
     p.add_argument("--agent-name", metavar="NAME")
     p.add_argument("--no-push", action="store_true", help="commit locally without pushing")
-    p.add_argument("--conversation", metavar="ID", help=messages.TOOL_CONVERSATION_HELP)
+    p.add_argument("--conversation", metavar="ID", help=texts.TOOL_CONVERSATION_HELP)
     p.add_argument("--source", metavar="external:URI", action="append", default=[], type=_source,
-                   help=messages.TOOL_SOURCE_HELP)
+                   help=texts.TOOL_SOURCE_HELP)
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
     p.set_defaults(func=run)
 
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     raw = _stdin() if args.call == "-" else args.call
     repo = MemoryRepo.open(args.repo)
     writes = WritePath(repo, args.agent_id, args.agent_name, push=not args.no_push,
-                       connect_hint=messages.TOOL_CONNECT_HINT.format(root=repo.root))
+                       connect_hint=texts.TOOL_CONNECT_HINT.format(root=repo.root))
     trailers = ((AGENT_ID, writes.agent_id),) + (((CONVERSATION_ID, args.conversation),) if args.conversation else ())
     result = writes.handle(raw, external=tuple(args.source), trailers=trailers, conversation_id=args.conversation)
     if args.json:
@@ -56,5 +56,5 @@ def _stdin() -> str:
 
 def _source(text: str) -> str:
     if not text.startswith("external:") or len(text) == len("external:"):
-        raise argparse.ArgumentTypeError(messages.TOOL_SOURCE_BAD.format(value=text))
+        raise argparse.ArgumentTypeError(texts.TOOL_SOURCE_BAD.format(value=text))
     return text

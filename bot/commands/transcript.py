@@ -16,8 +16,9 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, TextIO
 
-from bot import messages
+from bot.commands import texts
 from bot.errors import MemrepoError
+from bot.transcript import texts as transcript_texts
 
 if TYPE_CHECKING:
     from bot.transcript import TranscriptStore
@@ -28,38 +29,38 @@ PROGRESS_DELAY = 0.5  # seconds a task runs before its bar appears on a terminal
 
 
 def add_home(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--home", metavar="DIR", help=messages.HOME_HELP)
+    parser.add_argument("--home", metavar="DIR", help=texts.HOME_HELP)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("transcript", help=messages.TRANSCRIPT_HELP,
-                                   description=messages.TRANSCRIPT_HELP)
+    parser = subparsers.add_parser("transcript", help=texts.TRANSCRIPT_HELP,
+                                   description=texts.TRANSCRIPT_HELP)
     sub = parser.add_subparsers(title="subcommands", metavar="SUBCOMMAND", required=True)
 
-    append = sub.add_parser("append", help=messages.TRANSCRIPT_APPEND_HELP,
-                            description=messages.TRANSCRIPT_APPEND_HELP)
+    append = sub.add_parser("append", help=texts.TRANSCRIPT_APPEND_HELP,
+                            description=texts.TRANSCRIPT_APPEND_HELP)
     append.add_argument("--agent", required=True, metavar="AGENT")
     append.add_argument("--conversation", required=True, metavar="ID")
     append.add_argument("--kind", required=True, metavar="KIND",
                         help="user, assistant, reasoning, tool_call, tool_result, system or compaction")
-    append.add_argument("--text", required=True, metavar="TEXT", help=messages.TRANSCRIPT_TEXT_HELP)
-    append.add_argument("--source", metavar="SOURCE", help=messages.TRANSCRIPT_SOURCE_HELP)
-    append.add_argument("--time", metavar="ISO", help=messages.TRANSCRIPT_TIME_HELP)
+    append.add_argument("--text", required=True, metavar="TEXT", help=texts.TRANSCRIPT_TEXT_HELP)
+    append.add_argument("--source", metavar="SOURCE", help=texts.TRANSCRIPT_SOURCE_HELP)
+    append.add_argument("--time", metavar="ISO", help=texts.TRANSCRIPT_TIME_HELP)
     add_home(append)
     append.set_defaults(func=run_append)
 
-    imp = sub.add_parser("import", help=messages.TRANSCRIPT_IMPORT_HELP,
-                         description=messages.TRANSCRIPT_IMPORT_HELP)
+    imp = sub.add_parser("import", help=texts.TRANSCRIPT_IMPORT_HELP,
+                         description=texts.TRANSCRIPT_IMPORT_HELP)
     imp.add_argument("--from", dest="format", choices=("memrepo", "letta", "claude-code"), default="memrepo",
-                     help=messages.TRANSCRIPT_IMPORT_FROM_HELP)
-    imp.add_argument("file", metavar="PATH", nargs="?", help=messages.TRANSCRIPT_IMPORT_PATH_HELP)
-    imp.add_argument("--agent", metavar="AGENT", help=messages.TRANSCRIPT_IMPORT_AGENT_HELP)
-    imp.add_argument("--repo", metavar="DIR", default=".", help=messages.TRANSCRIPT_IMPORT_REPO_HELP)
+                     help=texts.TRANSCRIPT_IMPORT_FROM_HELP)
+    imp.add_argument("file", metavar="PATH", nargs="?", help=texts.TRANSCRIPT_IMPORT_PATH_HELP)
+    imp.add_argument("--agent", metavar="AGENT", help=texts.TRANSCRIPT_IMPORT_AGENT_HELP)
+    imp.add_argument("--repo", metavar="DIR", default=".", help=texts.TRANSCRIPT_IMPORT_REPO_HELP)
     add_home(imp)
     imp.set_defaults(func=run_import)
 
-    rebuild = sub.add_parser("rebuild", help=messages.TRANSCRIPT_REBUILD_HELP,
-                             description=messages.TRANSCRIPT_REBUILD_HELP)
+    rebuild = sub.add_parser("rebuild", help=texts.TRANSCRIPT_REBUILD_HELP,
+                             description=texts.TRANSCRIPT_REBUILD_HELP)
     rebuild.add_argument("--agent", metavar="AGENT", help="only this agent (default: every agent)")
     add_home(rebuild)
     rebuild.set_defaults(func=run_rebuild)
@@ -69,8 +70,8 @@ class ProgressBars:
     """The store's progress hook, drawn as one tqdm bar per task on standard error; nothing at
     all (tqdm not even imported) unless standard error is a terminal or MEMREPO_PROGRESS=1."""
 
-    LABELS: ClassVar[dict[str, str]] = {"index": messages.PROGRESS_INDEX, "read": messages.PROGRESS_READ,
-                                        "import": messages.PROGRESS_IMPORT}
+    LABELS: ClassVar[dict[str, str]] = {"index": texts.PROGRESS_INDEX, "read": texts.PROGRESS_READ,
+                                        "import": texts.PROGRESS_IMPORT}
 
     def __init__(self, stream: TextIO | None = None, env: Mapping[str, str] | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
@@ -117,7 +118,7 @@ def open_store(args: argparse.Namespace, progress: Progress | None = None) -> It
         finally:
             store.close()
             for text in store.warnings:
-                print(messages.TRANSCRIPT_WARNING.format(message=text), file=sys.stderr)
+                print(texts.TRANSCRIPT_WARNING.format(message=text), file=sys.stderr)
 
 
 def run_append(args: argparse.Namespace) -> int:
@@ -134,7 +135,7 @@ def run_import(args: argparse.Namespace) -> int:
     if args.format == "claude-code":
         return run_import_claude_code(args)
     if args.file is None:
-        raise MemrepoError(messages.IMPORT_NEEDS_FILE)
+        raise MemrepoError(texts.IMPORT_NEEDS_FILE)
     bars = ProgressBars()
     with open_store(args, bars) as store:
         try:
@@ -144,8 +145,8 @@ def run_import(args: argparse.Namespace) -> int:
                 report = store.import_file(args.file)
         finally:
             bars.close()
-    print(messages.IMPORT_DONE.format(imported=report.imported, duplicates=report.duplicates,
-                                      path="standard input" if args.file == "-" else args.file))
+    print(texts.IMPORT_DONE.format(imported=report.imported, duplicates=report.duplicates,
+                                   path="standard input" if args.file == "-" else args.file))
     return 0
 
 
@@ -157,7 +158,7 @@ def run_import_letta(args: argparse.Namespace) -> int:
     path = args.file or default_root()
     report = import_harness(args, lambda store: import_letta(store, path))
     if not report.conversations:
-        raise MemrepoError(messages.LETTA_NONE.format(path=path))
+        raise MemrepoError(transcript_texts.LETTA_NONE.format(path=path))
     print(report.describe(path))
     return 0
 
@@ -195,7 +196,7 @@ def memory_agent(repo: str) -> str:
     except MemrepoError:
         agent = None
     if not agent:
-        raise MemrepoError(messages.CLAUDE_NEEDS_AGENT)
+        raise MemrepoError(texts.CLAUDE_NEEDS_AGENT)
     return agent
 
 
@@ -209,7 +210,7 @@ def run_rebuild(args: argparse.Namespace) -> int:
         finally:
             bars.close()
         if not done:
-            print(messages.REBUILD_NOTHING.format(home=home.transcripts(store.home)))
+            print(texts.REBUILD_NOTHING.format(home=home.transcripts(store.home)))
         for agent, count in done.items():
-            print(messages.REBUILD_DONE.format(agent=agent, count=count, logs=len(store.conversations(agent))))
+            print(texts.REBUILD_DONE.format(agent=agent, count=count, logs=len(store.conversations(agent))))
     return 0

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from bot import messages
+from bot.commands import texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("validate", help=messages.VALIDATE_HELP,
+    p = sub.add_parser("validate", help=texts.VALIDATE_HELP,
                        description="Check memory files. Exit 0 when valid, 1 with the problems otherwise.")
     p.add_argument("paths", nargs="*", metavar="PATH", help="only these files or folders")
     p.add_argument("--repo", default=".", metavar="DIR")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing when memory is valid")
-    p.add_argument("--json", action="store_true", help=messages.VALIDATE_JSON_HELP)
+    p.add_argument("--json", action="store_true", help=texts.VALIDATE_JSON_HELP)
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--staged", action="store_true", help="check what is staged for the next commit")
     mode.add_argument("--base", metavar="REV", help="check what changed since REV (pull requests)")
@@ -49,5 +49,5 @@ def run(args: argparse.Namespace) -> int:
         print(format_problems(problems))
         return 1
     if not args.quiet:
-        print(messages.VALIDATE_OK.format(count=len(changes)))
+        print(texts.VALIDATE_OK.format(count=len(changes)))
     return 0

@@ -6,21 +6,21 @@ import argparse
 import json
 import re
 
-from bot import messages
+from bot.commands import texts
 from bot.provenance.why import EXIT_NO_SUCH_LINE, NoSuchLineError, render_why, why
 
 _NUMBERISH = re.compile(r"\s*[+-]?\d*([.,]\d*)?\s*")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("why", help=messages.WHY_HELP, description=messages.WHY_DESCRIPTION,
-                       epilog=messages.HISTORY_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("target", metavar="PATH[:LINE]", help=messages.WHY_TARGET_HELP)
-    p.add_argument("--repo", default=".", metavar="DIR", help=messages.WHY_REPO_HELP)
-    p.add_argument("--json", action="store_true", help=messages.WHY_JSON_HELP)
-    p.add_argument("--no-forge", action="store_true", help=messages.WHY_NO_FORGE_HELP)
-    p.add_argument("--no-transcripts", action="store_true", help=messages.WHY_NO_TRANSCRIPTS_HELP)
-    p.add_argument("--home", metavar="DIR", help=messages.WHY_HOME_HELP)
+    p = sub.add_parser("why", help=texts.WHY_HELP, description=texts.WHY_DESCRIPTION,
+                       epilog=texts.HISTORY_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("target", metavar="PATH[:LINE]", help=texts.WHY_TARGET_HELP)
+    p.add_argument("--repo", default=".", metavar="DIR", help=texts.WHY_REPO_HELP)
+    p.add_argument("--json", action="store_true", help=texts.WHY_JSON_HELP)
+    p.add_argument("--no-forge", action="store_true", help=texts.WHY_NO_FORGE_HELP)
+    p.add_argument("--no-transcripts", action="store_true", help=texts.WHY_NO_TRANSCRIPTS_HELP)
+    p.add_argument("--home", metavar="DIR", help=texts.WHY_HOME_HELP)
     p.set_defaults(func=run)
 
 
@@ -33,7 +33,7 @@ def split_target(target: str) -> tuple[str, int | None]:
     if suffix.isdecimal() and suffix.isascii() and int(suffix) >= 1:
         return path, int(suffix)
     if _NUMBERISH.fullmatch(suffix):
-        raise NoSuchLineError(messages.WHY_BAD_LINE.format(value=suffix), exit_code=EXIT_NO_SUCH_LINE)
+        raise NoSuchLineError(texts.WHY_BAD_LINE.format(value=suffix), exit_code=EXIT_NO_SUCH_LINE)
     return target, None
 
 

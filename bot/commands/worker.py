@@ -15,7 +15,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
-from bot import messages
+from bot.commands import texts
 from bot.errors import MemrepoError
 from bot.settings import repos_from_env
 
@@ -80,19 +80,19 @@ def run(args: argparse.Namespace) -> int:
     from bot.queue import QUEUES
 
     if args.reconcile_every < 0 or args.reconcile_every != args.reconcile_every:
-        raise MemrepoError(messages.WORKER_BAD_INTERVAL.format(value=args.reconcile_every))
+        raise MemrepoError(texts.WORKER_BAD_INTERVAL.format(value=args.reconcile_every))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     context = Context.from_env()
     set_context(context)
     configured = repos_from_env()
     redis = context.redis
-    print(messages.WORKER_STARTING.format(queues=", ".join(QUEUES), redis=_shown(redis),
-                                          work_dir=context.work_dir), flush=True)
+    print(texts.WORKER_STARTING.format(queues=", ".join(QUEUES), redis=_shown(redis),
+                                       work_dir=context.work_dir), flush=True)
     reconciler = None
     if args.reconcile_every > 0:
         repos = reconcile_all(redis, configured)
         if not args.burst:
-            print(messages.WORKER_RECONCILE.format(repos=", ".join(repos) or "-", seconds=args.reconcile_every),
+            print(texts.WORKER_RECONCILE.format(repos=", ".join(repos) or "-", seconds=args.reconcile_every),
                   flush=True)
             reconciler = Reconciler(redis, configured, args.reconcile_every)
             reconciler.start()

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from bot import messages
 from bot.bounded_json import TooDeepError, loads_bounded
 from bot.contracts import check_id, is_dream_id
+from bot.dream import texts
 from bot.errors import MemrepoError
+from bot.texts import noun
 from bot.transcript.model import parse_time
 
 CURSOR_DIR = ".memrepo/cursors"
@@ -49,7 +50,7 @@ def render_cursor(cursor: Cursor) -> bytes:
 def parse_cursor(data: bytes, path: str = "cursor") -> Cursor:
     """A Cursor from the file's bytes, or CursorError naming what is wrong."""
     def bad(problem: str) -> CursorError:
-        return CursorError(messages.DREAM_CURSOR_BAD.format(path=path, problem=problem))
+        return CursorError(texts.DREAM_CURSOR_BAD.format(path=path, problem=problem))
 
     try:
         raw = loads_bounded(data.decode("utf-8"), what="the cursor")
@@ -61,10 +62,10 @@ def parse_cursor(data: bytes, path: str = "cursor") -> Cursor:
         raise bad(f"expected a JSON object, found {type(raw).__name__}")
     unknown = sorted(set(raw) - set(KEYS))
     if unknown:
-        raise bad(f"unknown {'key' if len(unknown) == 1 else 'keys'} {', '.join(unknown)}")
+        raise bad(f"unknown {noun(len(unknown), 'key')} {', '.join(unknown)}")
     missing = [key for key in KEYS if key not in raw]
     if missing:
-        raise bad(f"missing {'key' if len(missing) == 1 else 'keys'} {', '.join(missing)}")
+        raise bad(f"missing {noun(len(missing), 'key')} {', '.join(missing)}")
     message_id = raw["through_message_id"]
     try:
         check_id(message_id, "message_id")

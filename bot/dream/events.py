@@ -10,9 +10,8 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from bot import messages
 from bot.config import Dream
-from bot.dream import triggers
+from bot.dream import texts, triggers
 from bot.dream.runner import DreamResult, run_dream
 from bot.dream.state import TriggerStates
 from bot.file_lock import file_lock
@@ -53,7 +52,7 @@ def handle_event(repo: MemoryRepo | str | os.PathLike[str], agent_id: str, conve
     trigger = decision.trigger
     with _running(states, agent_id, conversation_id) as free:
         if not free:
-            return EventResult(False, messages.DREAM_RUNNING.format(conversation=conversation_id), trigger)
+            return EventResult(False, texts.DREAM_RUNNING.format(conversation=conversation_id), trigger)
         try:
             result = run_dream(repo, agent_id, conversation_id, trigger=trigger, home=home, **run)  # type: ignore[arg-type]
         except BaseException:
@@ -67,7 +66,7 @@ def handle_event(repo: MemoryRepo | str | os.PathLike[str], agent_id: str, conve
                                                                   dream_id=result.dream_id, pr=result.pr))
     message = result.message
     if result.status == triggers.ALREADY_OPEN:
-        message += " " + messages.DREAM_REMEMBERED.format(trigger=trigger)
+        message += " " + texts.DREAM_REMEMBERED.format(trigger=trigger)
     return EventResult(True, message, trigger, result)
 
 

@@ -41,9 +41,9 @@ from pathlib import Path
 
 import pygit2
 
-from bot import identity, messages
+from bot import identity
 from bot.contracts import LABEL_DREAM, LABEL_UNTRUSTED, dream_branch, new_dream_id
-from bot.dream import triggers
+from bot.dream import texts, triggers
 from bot.dream.cursor import Cursor, cursor_path, parse_cursor, render_cursor
 from bot.dream.pulls import OpenDream, find_open_dream, pull_of_branch
 from bot.dream.render import commit_message, external_sources, pr_body, title
@@ -53,10 +53,12 @@ from bot.forge.client import ForgeClient, NewPullRequest, PullRequest, RetryPoli
 from bot.forge.errors import ForgeError
 from bot.memfs import MemoryRepo, MemoryTool, ToolResult, checks, configured_agent_id, validate
 from bot.memfs.sync import BRANCH, REMOTE, delete_branch, remote_url
+from bot.pullrequest import texts as pullrequest_texts
 from bot.pullrequest.branch import fetch_base, push_branch, worktree
 from bot.pullrequest.provenance import Change, Provenance, TranscriptRange
 from bot.pullrequest.target import forge_target, make_client
 from bot.transcript import MessageNotFoundError, TranscriptStore
+from bot.transcript import texts as transcript_texts
 from bot.transcript.model import Message
 
 
@@ -109,7 +111,7 @@ def _already_open(open_dream: OpenDream, window_range: TranscriptRange) -> Dream
     p, pr = open_dream.provenance, open_dream.pr
     same = (p.transcript.first_message_id, p.transcript.last_message_id) == \
         (window_range.first_message_id, window_range.last_message_id)
-    template = messages.DREAM_DUPLICATE if same else messages.DREAM_ALREADY_OPEN
+    template = texts.DREAM_DUPLICATE if same else texts.DREAM_ALREADY_OPEN
     text = template.format(number=pr.number, url=pr.url, dream=p.dream_id, conversation=p.conversation_id,
                            range=p.transcript.text)
     return DreamResult(triggers.ALREADY_OPEN, text, p.dream_id, pr.number, pr.url, p, p.base_commit)
@@ -125,7 +127,7 @@ def apply_calls(worktree_path: Path, proposal: Proposal, dream_id: str) -> list[
     for number, proposed in enumerate(proposal.calls, 1):
         result = tool.call(proposed.call)
         if not result.ok:
-            raise MemrepoError(messages.DREAM_CALL_REFUSED.format(
+            raise MemrepoError(texts.DREAM_CALL_REFUSED.format(
                 number=number, total=len(proposal.calls), command=result.command,
                 problem=" ".join(result.message.split())[:400]))
         done.append((proposed, result))
@@ -169,12 +171,12 @@ def run_dream(
     env = os.environ if env is None else env
     agent_id = agent_id or configured_agent_id(repo)
     if not agent_id:
-        raise MemrepoError(messages.DREAM_NO_AGENT)
+        raise MemrepoError(texts.DREAM_NO_AGENT)
     if trigger not in ("step-count", "compaction", "manual"):
-        raise MemrepoError(messages.DREAM_BAD_TRIGGER.format(trigger=trigger))
+        raise MemrepoError(texts.DREAM_BAD_TRIGGER.format(trigger=trigger))
     origin = remote_url(repo)
     if not origin:
-        raise MemrepoError(messages.DREAM_NO_REMOTE)
+        raise MemrepoError(pullrequest_texts.DREAM_NO_REMOTE)
     own_client = client is None
     client = client or make_client(forge_target(origin, env), retry)
     try:
@@ -193,7 +195,7 @@ def _run(repo: MemoryRepo, agent_id: str, conversation_id: str | None, trigger: 
         conversation_id = conversation_id or only_conversation(store, agent_id)
         known = store.conversations(agent_id)  # an unknown agent: the store's error, listing the agents
         if conversation_id not in known:
-            raise MemrepoError(messages.TRANSCRIPT_UNKNOWN_CONVERSATION.format(
+            raise MemrepoError(transcript_texts.TRANSCRIPT_UNKNOWN_CONVERSATION.format(
                 agent=agent_id, conversation=conversation_id, known=", ".join(known)))
         base = fetch_base(repo)
         cursor = read_cursor(repo, base, agent_id, conversation_id)
@@ -201,15 +203,15 @@ def _run(repo: MemoryRepo, agent_id: str, conversation_id: str | None, trigger: 
         try:
             window = store.read(agent_id, conversation_id, after=after)
         except MessageNotFoundError:
-            raise MemrepoError(messages.DREAM_CURSOR_MISSING.format(
+            raise MemrepoError(texts.DREAM_CURSOR_MISSING.format(
                 path=cursor_path(agent_id, conversation_id), base=base[:12], message=after,
                 agent=agent_id, conversation=conversation_id)) from None
     finally:
         if own_store:
             store.close()
     if not window:
-        text = messages.DREAM_NOTHING_NEW.format(agent=agent_id, conversation=conversation_id,
-                                                 cursor=after or "the start")
+        text = texts.DREAM_NOTHING_NEW.format(agent=agent_id, conversation=conversation_id,
+                                              cursor=after or "the start")
         return DreamResult(triggers.NOTHING, text, base_commit=base)
     window_range = transcript_range(window)
     open_dream = find_open_dream(client, agent_id, conversation_id)
@@ -226,7 +228,7 @@ def _run(repo: MemoryRepo, agent_id: str, conversation_id: str | None, trigger: 
     except PullRequestKept:
         raise
     except MemrepoError as exc:
-        raise MemrepoError(messages.DREAM_FAILED.format(dream=dream_id, problem=exc), cause=exc) from None
+        raise MemrepoError(texts.DREAM_FAILED.format(dream=dream_id, problem=exc), cause=exc) from None
 
 
 def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: DreamInput, dream_id: str, trigger: str,
@@ -240,8 +242,8 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
         tip = MemoryRepo.open(path).head_sha() or base
     net = _net_changes(repo, base, tip)
     if not net:
-        text = messages.DREAM_NOTHING_TO_CHANGE.format(count=len(window), conversation=dream.conversation_id,
-                                                       strategy=chosen.name, summary=proposal.summary)
+        text = texts.DREAM_NOTHING_TO_CHANGE.format(count=len(window), conversation=dream.conversation_id,
+                                                    strategy=chosen.name, summary=proposal.summary)
         return DreamResult(triggers.NOTHING, text, base_commit=base)
     window_range = transcript_range(window)
     provenance = Provenance(dream_id, dream.agent_id, dream.conversation_id, base, trigger, chosen.name,
@@ -252,7 +254,7 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
     changes: dict[str, bytes | None] = {**net, cursor_file: render_cursor(new_cursor)}
     problems = checks.check(repo, {p: (d, repo.read(p, base)) for p, d in changes.items()}, base)
     if problems:
-        raise MemrepoError(messages.DREAM_INVALID.format(
+        raise MemrepoError(texts.DREAM_INVALID.format(
             problems="; ".join(f"{p.path}: {p.message}" for p in problems)[:500]))
     sources = external_sources(window, repo.policy(base).trusted_sources)
     sha = _squash(repo, base, changes, commit_message(provenance, proposal.summary, sources), dream_id, moment)
@@ -265,11 +267,11 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
         _delete_local_branch(repo, branch)
     if isinstance(pr, DreamResult):
         return pr
-    text = messages.DREAM_OPENED.format(dream=dream_id, number=pr.number, url=pr.url,
-                                        changes=len(provenance.changes), count=window_range.count,
-                                        range=window_range.text)
+    text = texts.DREAM_OPENED.format(dream=dream_id, number=pr.number, url=pr.url,
+                                     changes=len(provenance.changes), count=window_range.count,
+                                     range=window_range.text)
     if sources:
-        text += messages.DREAM_OPENED_UNTRUSTED.format(sources=", ".join(sources))
+        text += texts.DREAM_OPENED_UNTRUSTED.format(sources=", ".join(sources))
     return DreamResult(triggers.OPENED, text, dream_id, pr.number, pr.url, provenance, base, sources)
 
 
@@ -310,9 +312,9 @@ def _publish(repo: MemoryRepo, client: ForgeClient, branch: str, provenance: Pro
                 client.add_labels(existing.number, missing)
             except ForgeError as exc:
                 if missing == (LABEL_DREAM,):
-                    raise PullRequestKept(messages.DREAM_PR_UNLABELLED.format(
+                    raise PullRequestKept(texts.DREAM_PR_UNLABELLED.format(
                         number=existing.number, url=existing.url, problem=exc)) from None
-                raise PullRequestKept(messages.DREAM_PR_LABELS_MISSING.format(
+                raise PullRequestKept(texts.DREAM_PR_LABELS_MISSING.format(
                     number=existing.number, url=existing.url, labels=", ".join(missing), problem=exc)) from None
         return existing
     except PullRequestKept:
@@ -320,7 +322,7 @@ def _publish(repo: MemoryRepo, client: ForgeClient, branch: str, provenance: Pro
     except BaseException as exc:
         problem = delete_branch(repo, branch)
         if problem is not None and isinstance(exc, MemrepoError):
-            raise MemrepoError(messages.DREAM_BRANCH_LEFT.format(error=exc, branch=branch, problem=problem)) \
+            raise MemrepoError(texts.DREAM_BRANCH_LEFT.format(error=exc, branch=branch, problem=problem)) \
                 from None
         raise
 
@@ -334,6 +336,6 @@ def only_conversation(store: TranscriptStore, agent_id: str) -> str:
     known = store.conversations(agent_id)
     if len(known) == 1:
         return known[0]
-    raise MemrepoError(messages.DREAM_WHICH_CONVERSATION.format(agent=agent_id, known=", ".join(known)))
+    raise MemrepoError(texts.DREAM_WHICH_CONVERSATION.format(agent=agent_id, known=", ".join(known)))
 
 

@@ -1,9 +1,8 @@
-"""The sentences of `memrepo follow` and of the follower line in `repository status`. Kept in
-one place like bot/messages.py, which they join."""
+"""What `memrepo follow` says, and the follower's line in `repository status`."""
 
 from __future__ import annotations
 
-from bot.messages import Text
+from bot.texts import Text
 
 FOLLOW_DESCRIPTION = """\
 Keep a memory folder that a harness writes itself (Letta Code, or any agent that edits the

@@ -32,8 +32,8 @@ import github
 import jwt
 import requests
 
-from bot import messages
 from bot.backoff import Backoff, poll
+from bot.forge import texts
 from bot.forge.errors import (
     BadAnswer,
     Conflict,
@@ -383,7 +383,7 @@ class ForgeClient:
                  sleep: Callable[[float], None] = time.sleep, jitter: Callable[[], float] = random.random) -> None:
         owner, _, name = repository.partition("/")
         if not owner or not name or "/" in name:
-            raise ForgeConfigError(messages.FORGE_BAD_REPOSITORY.format(repository=repository))
+            raise ForgeConfigError(texts.FORGE_BAD_REPOSITORY.format(repository=repository))
         self.repository = repository
         self._owner, self._name = owner, name
         self._repo_path = f"/repos/{urllib.parse.quote(owner)}/{urllib.parse.quote(name)}"
@@ -414,7 +414,7 @@ class ForgeClient:
                 auth=github.Auth.AppAuth(credentials.app_id, credentials.private_key), **settings)
             auth = self._live
         else:
-            raise ForgeConfigError(messages.FORGE_NEEDS_CREDENTIALS)
+            raise ForgeConfigError(texts.FORGE_NEEDS_CREDENTIALS)
         self._gh = github.Github(auth=auth, lazy=True, **settings)
         self._requester = self._gh.requester
 
@@ -434,7 +434,7 @@ class ForgeClient:
         """Open a pull request (and label it). When GitHub's answer is lost, the open pull
         request from `head` into `base` is looked up instead of sending the request again.
         If labelling fails, the pull request exists: the error is the labelling's."""
-        op = messages.FORGE_OP_OPEN_PULL.format(head=new.head, base=new.base, repo=self.repository)
+        op = texts.FORGE_OP_OPEN_PULL.format(head=new.head, base=new.base, repo=self.repository)
         body = {"title": new.title, "head": new.head, "base": new.base, "body": new.body, "draft": new.draft}
         try:
             _, data = self._run(op, OpKind.WRITE, self._call("POST", f"{self._repo_path}/pulls", body=body))
@@ -452,7 +452,7 @@ class ForgeClient:
         return pr
 
     def _find_open_pull(self, head: str, base: str) -> PullRequest | None:
-        op = messages.FORGE_OP_FIND_PULL.format(head=head, base=base, repo=self.repository)
+        op = texts.FORGE_OP_FIND_PULL.format(head=head, base=base, repo=self.repository)
         owner, _, branch = head.rpartition(":")
         params = {"state": "open", "head": f"{owner or self._owner}:{branch}", "base": base}
         for item in self._paginate(op, f"{self._repo_path}/pulls", params):
@@ -462,7 +462,7 @@ class ForgeClient:
         return None
 
     def get_pull_request(self, number: int) -> PullRequest:
-        op = messages.FORGE_OP_READ_PULL.format(number=number, repo=self.repository)
+        op = texts.FORGE_OP_READ_PULL.format(number=number, repo=self.repository)
         _, data = self._run(op, OpKind.READ, self._call("GET", f"{self._repo_path}/pulls/{int(number)}"))
         return self._parse(op, _pull, data)
 
@@ -475,7 +475,7 @@ class ForgeClient:
 
     def list_open_pull_requests(self, label: str | None = None, *, base: str | None = None) -> list[PullRequest]:
         """Open pull requests, with `label` if given (lists carry no `mergeable`)."""
-        op = messages.FORGE_OP_LIST_PULLS.format(repo=self.repository)
+        op = texts.FORGE_OP_LIST_PULLS.format(repo=self.repository)
         params: dict[str, Any] = {"state": "open"}
         if base:
             params["base"] = base
@@ -483,13 +483,13 @@ class ForgeClient:
         return [pr for pr in pulls if label is None or label in pr.labels]
 
     def pull_requests_for_commit(self, sha: str) -> list[PullRequest]:
-        op = messages.FORGE_OP_PULLS_FOR_COMMIT.format(sha=sha, repo=self.repository)
+        op = texts.FORGE_OP_PULLS_FOR_COMMIT.format(sha=sha, repo=self.repository)
         items = self._paginate(op, f"{self._repo_path}/commits/{urllib.parse.quote(sha)}/pulls", {})
         return [self._parse(op, _pull, item) for item in items]
 
     def is_merged(self, number: int) -> bool:
         """GitHub's own answer (`GET .../merge`: 204 merged, 404 not)."""
-        op = messages.FORGE_OP_IS_MERGED.format(number=number, repo=self.repository)
+        op = texts.FORGE_OP_IS_MERGED.format(number=number, repo=self.repository)
         path = f"{self._repo_path}/pulls/{int(number)}/merge"
 
         def call() -> bool:
@@ -509,8 +509,8 @@ class ForgeClient:
         (5xx, timeout) is resolved by asking GitHub whether it merged; a moved head or base,
         or a refusal, comes back as an outcome to re-read and decide on."""
         if method not in MERGE_METHODS:
-            raise ForgeConfigError(messages.FORGE_BAD_MERGE_METHOD.format(method=method))
-        op = messages.FORGE_OP_MERGE.format(number=number, repo=self.repository, sha=expected_head_sha[:12])
+            raise ForgeConfigError(texts.FORGE_BAD_MERGE_METHOD.format(method=method))
+        op = texts.FORGE_OP_MERGE.format(number=number, repo=self.repository, sha=expected_head_sha[:12])
         body: dict[str, Any] = {"sha": expected_head_sha, "merge_method": method}
         if title is not None:
             body["commit_title"] = title
@@ -524,31 +524,31 @@ class ForgeClient:
             _, data = attempt.value
             if isinstance(data, dict) and data.get("merged"):
                 sha = data.get("sha")
-                return MergeResult(MergeOutcome.MERGED, number, sha, messages.MERGE_DONE.format(number=number, sha=sha),
+                return MergeResult(MergeOutcome.MERGED, number, sha, texts.MERGE_DONE.format(number=number, sha=sha),
                                    200)
             answer = _message(data) or "merged: false"
             return MergeResult(MergeOutcome.NOT_MERGEABLE, number, None,
-                               messages.MERGE_NOT_MERGEABLE.format(number=number, answer=answer), 200)
+                               texts.MERGE_NOT_MERGEABLE.format(number=number, answer=answer), 200)
         decision = decide(OpKind.MERGE, failure, 1, 0.0, self._policy, 0.0)
         log.info("merge #%s: %s (%s)", number, decision.reason, attempt.answer)
         if decision.action is Action.CHECK_MERGED:
             return self._after_lost_merge(number, attempt.answer, failure.status)
         if failure.kind is FailureKind.RATE_LIMITED:
             return MergeResult(MergeOutcome.NOT_MERGED, number, None,
-                               messages.MERGE_RATE_LIMITED.format(number=number, answer=attempt.answer,
-                                                                  wait=failure.wait or 0.0),
+                               texts.MERGE_RATE_LIMITED.format(number=number, answer=attempt.answer,
+                                                               wait=failure.wait or 0.0),
                                failure.status, failure.wait)
         if failure.kind is FailureKind.NOT_SENT:
             return MergeResult(MergeOutcome.NOT_MERGED, number, None,
-                               messages.MERGE_NOT_SENT.format(number=number, answer=attempt.answer))
+                               texts.MERGE_NOT_SENT.format(number=number, answer=attempt.answer))
         status = failure.status or 0
         outcome = merge_refusal_outcome(status, failure.message)
         if outcome is MergeOutcome.HEAD_MOVED:
-            text = messages.MERGE_HEAD_MOVED.format(number=number, sha=expected_head_sha, answer=attempt.answer)
+            text = texts.MERGE_HEAD_MOVED.format(number=number, sha=expected_head_sha, answer=attempt.answer)
             return MergeResult(outcome, number, None, text, status)
         if outcome is MergeOutcome.BASE_MOVED:
             return MergeResult(outcome, number, None,
-                               messages.MERGE_BASE_MOVED.format(number=number, answer=attempt.answer), status)
+                               texts.MERGE_BASE_MOVED.format(number=number, answer=attempt.answer), status)
         if outcome is MergeOutcome.NOT_MERGEABLE:
             return self._refused_merge(number, attempt.answer, status)
         if status == 401 and self._app is not None:
@@ -561,19 +561,19 @@ class ForgeClient:
             merged: bool | None = self.is_merged(number)
         except ForgeError as exc:
             return MergeResult(MergeOutcome.UNKNOWN, number, None,
-                               messages.MERGE_UNKNOWN.format(number=number, answer=answer, check=exc.answer or exc),
+                               texts.MERGE_UNKNOWN.format(number=number, answer=answer, check=exc.answer or exc),
                                status)
         outcome = merge_check_outcome(merged)
         if outcome is MergeOutcome.NOT_MERGED:
             return MergeResult(outcome, number, None,
-                               messages.MERGE_NOT_MERGED_AFTER_LOST_ANSWER.format(number=number, answer=answer), status)
+                               texts.MERGE_NOT_MERGED_AFTER_LOST_ANSWER.format(number=number, answer=answer), status)
         sha: str | None = None
         try:
             sha = self.get_pull_request(number).merge_commit_sha
         except ForgeError as exc:
             log.warning("merge #%s: merged, but re-reading it failed: %s", number, exc)
         return MergeResult(outcome, number, sha,
-                           messages.MERGE_DONE_AFTER_LOST_ANSWER.format(number=number, answer=answer, sha=sha), status)
+                           texts.MERGE_DONE_AFTER_LOST_ANSWER.format(number=number, answer=answer, sha=sha), status)
 
     def _refused_merge(self, number: int, answer: str, status: int) -> MergeResult:
         """405 "not mergeable" is also GitHub's answer for a pull request merged earlier."""
@@ -583,33 +583,33 @@ class ForgeClient:
             pr = None
         if pr is not None and pr.merged:
             return MergeResult(MergeOutcome.ALREADY_MERGED, number, pr.merge_commit_sha,
-                               messages.MERGE_ALREADY.format(number=number, sha=pr.merge_commit_sha), status)
+                               texts.MERGE_ALREADY.format(number=number, sha=pr.merge_commit_sha), status)
         return MergeResult(MergeOutcome.NOT_MERGEABLE, number, None,
-                           messages.MERGE_NOT_MERGEABLE.format(number=number, answer=answer), status)
+                           texts.MERGE_NOT_MERGEABLE.format(number=number, answer=answer), status)
 
     def update_branch(self, number: int, expected_head_sha: str | None = None) -> bool:
         """Ask GitHub to merge the base into the pull request's head (202: accepted)."""
-        op = messages.FORGE_OP_UPDATE_BRANCH.format(number=number, repo=self.repository)
+        op = texts.FORGE_OP_UPDATE_BRANCH.format(number=number, repo=self.repository)
         body = {"expected_head_sha": expected_head_sha} if expected_head_sha else {}
         try:
             self._run(op, OpKind.WRITE, self._call("PUT", f"{self._repo_path}/pulls/{int(number)}/update-branch",
                                                    body=body))
         except Invalid as exc:
             if "expected head sha" in exc.answer.lower().replace("_", " "):
-                raise Conflict(messages.FORGE_CONFLICT.format(operation=op, answer=exc.answer), operation=op,
+                raise Conflict(texts.FORGE_CONFLICT.format(operation=op, answer=exc.answer), operation=op,
                                status=exc.status, answer=exc.answer) from None
             raise
         return True
 
     def close_pull_request(self, number: int) -> None:
         """Close without merging (closing twice is harmless, so a lost answer may be retried)."""
-        op = messages.INTEGRATOR_OP_CLOSE.format(number=number, repo=self.repository)
+        op = texts.INTEGRATOR_OP_CLOSE.format(number=number, repo=self.repository)
         self._run(op, OpKind.IDEMPOTENT_WRITE, self._call("PATCH", f"{self._repo_path}/pulls/{int(number)}",
                                                           body={"state": "closed"}))
 
     # ------------------------------------------------------------------------------------ issues side
     def comment(self, number: int, body: str) -> Comment:
-        op = messages.FORGE_OP_COMMENT.format(number=number, repo=self.repository)
+        op = texts.FORGE_OP_COMMENT.format(number=number, repo=self.repository)
         _, data = self._run(op, OpKind.WRITE, self._call("POST", f"{self._repo_path}/issues/{int(number)}/comments",
                                                          body={"body": body}))
         return self._parse(op, lambda d: Comment(int(d["id"]), str(d.get("html_url") or d.get("url") or ""),
@@ -617,14 +617,14 @@ class ForgeClient:
 
     def add_labels(self, number: int, labels: Sequence[str]) -> tuple[str, ...]:
         """Add labels; returns every label the pull request now has."""
-        op = messages.FORGE_OP_ADD_LABELS.format(labels=", ".join(labels), number=number, repo=self.repository)
+        op = texts.FORGE_OP_ADD_LABELS.format(labels=", ".join(labels), number=number, repo=self.repository)
         _, data = self._run(op, OpKind.IDEMPOTENT_WRITE, self._call(
             "POST", f"{self._repo_path}/issues/{int(number)}/labels", body={"labels": list(labels)}))
         return self._parse(op, lambda d: tuple(str(item["name"]) for item in d), data)
 
     def remove_label(self, number: int, label: str) -> bool:
         """Remove a label; False when the pull request did not have it."""
-        op = messages.FORGE_OP_REMOVE_LABEL.format(label=label, number=number, repo=self.repository)
+        op = texts.FORGE_OP_REMOVE_LABEL.format(label=label, number=number, repo=self.repository)
         path = f"{self._repo_path}/issues/{int(number)}/labels/{urllib.parse.quote(label, safe='')}"
 
         def call() -> bool:
@@ -640,8 +640,8 @@ class ForgeClient:
 
     # ------------------------------------------------------------------------------------ statuses, reviews
     def set_status(self, sha: str, update: StatusUpdate) -> CommitStatus:
-        op = messages.FORGE_OP_SET_STATUS.format(context=update.context, state=update.state, sha=sha[:12],
-                                                 repo=self.repository)
+        op = texts.FORGE_OP_SET_STATUS.format(context=update.context, state=update.state, sha=sha[:12],
+                                              repo=self.repository)
         body = {"state": update.state, "context": update.context}
         if update.description is not None:
             body["description"] = update.description
@@ -652,7 +652,7 @@ class ForgeClient:
         return self._parse(op, _status, data)
 
     def combined_status(self, ref: str) -> CombinedStatus:
-        op = messages.FORGE_OP_COMBINED_STATUS.format(ref=ref, repo=self.repository)
+        op = texts.FORGE_OP_COMBINED_STATUS.format(ref=ref, repo=self.repository)
         _, data = self._run(op, OpKind.READ, self._call(
             "GET", f"{self._repo_path}/commits/{urllib.parse.quote(ref, safe='/')}/status",
             params={"per_page": PER_PAGE}))
@@ -660,14 +660,14 @@ class ForgeClient:
                                                         tuple(_status(s) for s in d.get("statuses") or ())), data)
 
     def list_reviews(self, number: int) -> list[Review]:
-        op = messages.FORGE_OP_REVIEWS.format(number=number, repo=self.repository)
+        op = texts.FORGE_OP_REVIEWS.format(number=number, repo=self.repository)
         items = self._paginate(op, f"{self._repo_path}/pulls/{int(number)}/reviews", {})
         return [self._parse(op, _review, item) for item in items]
 
     def pull_commit_accounts(self, number: int) -> tuple[str, ...]:
         """The forge accounts GitHub matched to the authors and committers of the pull
         request's commits (commits it could not match to an account name none)."""
-        op = messages.FORGE_OP_PULL_COMMITS.format(number=number, repo=self.repository)
+        op = texts.FORGE_OP_PULL_COMMITS.format(number=number, repo=self.repository)
         items = self._paginate(op, f"{self._repo_path}/pulls/{int(number)}/commits", {})
         logins = {_login(item.get(side)) for item in items if isinstance(item, dict)
                   for side in ("author", "committer")}
@@ -678,7 +678,7 @@ class ForgeClient:
         """`login`'s permission on the repository as the forge's collaborator permission
         endpoint says it (`admin`, `write`, `read` or `none`; GitHub's `role_name` where it is
         finer: `maintain`, `triage`); `none` for an account the forge does not know."""
-        op = messages.FORGE_OP_PERMISSION.format(login=login, repo=self.repository)
+        op = texts.FORGE_OP_PERMISSION.format(login=login, repo=self.repository)
         path = f"{self._repo_path}/collaborators/{urllib.parse.quote(login, safe='')}/permission"
         try:
             _, data = self._run(op, OpKind.READ, self._call("GET", path))
@@ -693,7 +693,7 @@ class ForgeClient:
 
     def own_login(self) -> str:
         """The account this client acts as: the token's user, or a GitHub App's `<slug>[bot]`."""
-        op = messages.FORGE_OP_WHO_AM_I.format(repo=self.repository)
+        op = texts.FORGE_OP_WHO_AM_I.format(repo=self.repository)
         if self._integration is not None:
             integration = self._integration
             slug = self._run(op, OpKind.READ, lambda: integration.get_app().slug, credentials=False)
@@ -703,7 +703,7 @@ class ForgeClient:
 
     # ------------------------------------------------------------------------------------ git
     def compare(self, base: str, head: str) -> Comparison:
-        op = messages.FORGE_OP_COMPARE.format(base=base, head=head, repo=self.repository)
+        op = texts.FORGE_OP_COMPARE.format(base=base, head=head, repo=self.repository)
         path = (f"{self._repo_path}/compare/{urllib.parse.quote(base, safe='/')}"
                 f"...{urllib.parse.quote(head, safe='/')}")
         _, data = self._run(op, OpKind.READ, self._call("GET", path))
@@ -719,13 +719,13 @@ class ForgeClient:
     def commit_parents(self, sha: str) -> tuple[str, ...]:
         """The parents of commit `sha`, first parent first (a merge commit's first parent is
         where its base branch was)."""
-        op = messages.FORGE_OP_GET_COMMIT.format(sha=sha[:12], repo=self.repository)
+        op = texts.FORGE_OP_GET_COMMIT.format(sha=sha[:12], repo=self.repository)
         _, data = self._run(op, OpKind.READ, self._call("GET", f"{self._repo_path}/git/commits/{sha}"))
         return self._parse(op, lambda d: tuple(str(p["sha"]) for p in d["parents"]), data)
 
     def get_ref(self, ref: str) -> Ref:
         name = _full_ref(ref)
-        op = messages.FORGE_OP_GET_REF.format(ref=f"refs/{name}", repo=self.repository)
+        op = texts.FORGE_OP_GET_REF.format(ref=f"refs/{name}", repo=self.repository)
         _, data = self._run(op, OpKind.READ, self._call(
             "GET", f"{self._repo_path}/git/ref/{urllib.parse.quote(name, safe='/')}"))
         return self._parse(op, lambda d: Ref(str(d["ref"]), str(d["object"]["sha"])), data)
@@ -734,26 +734,26 @@ class ForgeClient:
         """Move a ref to `sha` (fast-forward only unless `force`); a refused fast-forward is a
         Conflict (re-read and decide again)."""
         name = _full_ref(ref)
-        op = messages.FORGE_OP_UPDATE_REF.format(ref=f"refs/{name}", sha=sha[:12], repo=self.repository)
+        op = texts.FORGE_OP_UPDATE_REF.format(ref=f"refs/{name}", sha=sha[:12], repo=self.repository)
         try:
             _, data = self._run(op, OpKind.IDEMPOTENT_WRITE, self._call(
                 "PATCH", f"{self._repo_path}/git/refs/{urllib.parse.quote(name, safe='/')}",
                 body={"sha": sha, "force": force}))
         except Invalid as exc:
             if "fast forward" in exc.answer.lower() or "fast-forward" in exc.answer.lower():
-                raise Conflict(messages.FORGE_CONFLICT.format(operation=op, answer=exc.answer), operation=op,
+                raise Conflict(texts.FORGE_CONFLICT.format(operation=op, answer=exc.answer), operation=op,
                                status=exc.status, answer=exc.answer) from None
             raise
         return self._parse(op, lambda d: Ref(str(d["ref"]), str(d["object"]["sha"])), data)
 
     def read_file(self, path: str, ref: str) -> FileContent:
         """A file's bytes at a ref (files over 1 MB come through the git blob API)."""
-        op = messages.FORGE_OP_READ_FILE.format(path=path, ref=ref, repo=self.repository)
+        op = texts.FORGE_OP_READ_FILE.format(path=path, ref=ref, repo=self.repository)
         _, data = self._run(op, OpKind.READ, self._call(
             "GET", f"{self._repo_path}/contents/{urllib.parse.quote(path.strip('/'))}", params={"ref": ref}))
         if isinstance(data, list) or (isinstance(data, dict) and data.get("type") not in (None, "file")):
             kind = "directory" if isinstance(data, list) else str(data.get("type"))
-            raise NotFound(messages.FORGE_NOT_A_FILE.format(operation=op, path=path, kind=kind), operation=op,
+            raise NotFound(texts.FORGE_NOT_A_FILE.format(operation=op, path=path, kind=kind), operation=op,
                            status=200, answer=kind)
         if isinstance(data, dict) and data.get("encoding") == "none" and data.get("sha"):
             _, data = self._run(op, OpKind.READ, self._call("GET", f"{self._repo_path}/git/blobs/{data['sha']}"))
@@ -784,7 +784,7 @@ class ForgeClient:
                 break
             headers, data = self._run(op, OpKind.READ, self._call("GET", url, params=query))
             if not isinstance(data, list):
-                raise BadAnswer(messages.FORGE_BAD_ANSWER.format(operation=op, problem="expected a list"),
+                raise BadAnswer(texts.FORGE_BAD_ANSWER.format(operation=op, problem="expected a list"),
                                 operation=op, status=200)
             items.extend(data)
             url, query = _next_link(headers.get("link") or headers.get("Link")), None
@@ -794,7 +794,7 @@ class ForgeClient:
         try:
             return parse(data)
         except (KeyError, TypeError, ValueError, AttributeError, binascii.Error) as exc:
-            raise BadAnswer(messages.FORGE_BAD_ANSWER.format(operation=op, problem=f"{type(exc).__name__}: {exc}"),
+            raise BadAnswer(texts.FORGE_BAD_ANSWER.format(operation=op, problem=f"{type(exc).__name__}: {exc}"),
                             operation=op, status=200) from None
 
     def _redact(self, text: str) -> str:
@@ -825,15 +825,15 @@ class ForgeClient:
             status, headers, data = exc.status, exc.headers, exc.data
         except requests.exceptions.RequestException as exc:
             failure = classify_exception(exc)
-            template = messages.FORGE_ANSWER_NOT_SENT if failure.kind is FailureKind.NOT_SENT \
-                else messages.FORGE_ANSWER_TIMEOUT
+            template = texts.FORGE_ANSWER_NOT_SENT if failure.kind is FailureKind.NOT_SENT \
+                else texts.FORGE_ANSWER_TIMEOUT
             answer = self._redact(template.format(error=failure.message[:ANSWER_CHARS]))
             return _Attempt(failure=replace(failure, message=answer), answer=answer)
         message = self._redact(_message(data))
         failure = classify_status(int(status), headers, message, self._wall(), self._policy)
         if failure is None:  # PyGithub raised for a status below 400: treat it as GitHub's refusal
             failure = Failure(FailureKind.CLIENT_ERROR, int(status), message)
-        template = messages.FORGE_ANSWER_STATUS if message else messages.FORGE_ANSWER_NO_BODY
+        template = texts.FORGE_ANSWER_STATUS if message else texts.FORGE_ANSWER_NO_BODY
         return _Attempt(failure=failure, answer=template.format(status=status, message=message), data=data)
 
     def _run(self, op: str, kind: OpKind, call: Callable[[], T], *, credentials: bool = True) -> T:
@@ -873,14 +873,14 @@ class ForgeClient:
             wait = failure.wait or 0.0
             retry_at = datetime.fromtimestamp(self._wall() + wait, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
             left = max(0.0, self._policy.max_total_seconds - elapsed)
-            return RateLimited(messages.FORGE_RATE_LIMITED.format(operation=op, answer=answer, wait=wait, left=left,
-                                                                  retry_at=retry_at),
+            return RateLimited(texts.FORGE_RATE_LIMITED.format(operation=op, answer=answer, wait=wait, left=left,
+                                                               retry_at=retry_at),
                                operation=op, status=failure.status, answer=answer, retry_after=wait)
         if reason == WRITE_NOT_REPEATED:
-            return UncertainWrite(messages.FORGE_UNCERTAIN_WRITE.format(operation=op, answer=answer), operation=op,
+            return UncertainWrite(texts.FORGE_UNCERTAIN_WRITE.format(operation=op, answer=answer), operation=op,
                                   status=failure.status, answer=answer)
-        return Unavailable(messages.FORGE_GAVE_UP.format(operation=op, attempts=attempts, elapsed=elapsed,
-                                                         answer=answer),
+        return Unavailable(texts.FORGE_GAVE_UP.format(operation=op, attempts=attempts, elapsed=elapsed,
+                                                      answer=answer),
                            operation=op, status=failure.status, answer=answer, attempts=attempts)
 
     # ------------------------------------------------------------------------------------ App tokens
@@ -897,18 +897,18 @@ class ForgeClient:
             try:
                 self._refresh_installation_token(integration)
             except (ValueError, TypeError, jwt.PyJWTError) as exc:  # the key cannot sign a JWT
-                raise ForgeConfigError(messages.FORGE_BAD_APP_KEY.format(app_id=self._app.app_id,
-                                                                         problem=type(exc).__name__)) from None
+                raise ForgeConfigError(texts.FORGE_BAD_APP_KEY.format(app_id=self._app.app_id,
+                                                                      problem=type(exc).__name__)) from None
 
     def _refresh_installation_token(self, integration: github.GithubIntegration) -> None:
         assert self._app is not None
         if self._installation_id is None:
-            op = messages.FORGE_OP_INSTALLATION.format(repo=self.repository)
+            op = texts.FORGE_OP_INSTALLATION.format(repo=self.repository)
             self._installation_id = self._run(
                 op, OpKind.READ, lambda: int(integration.get_repo_installation(self._owner, self._name).id),
                 credentials=False)
         installation = self._installation_id
-        op = messages.FORGE_OP_INSTALLATION_TOKEN.format(app_id=self._app.app_id, installation=installation)
+        op = texts.FORGE_OP_INSTALLATION_TOKEN.format(app_id=self._app.app_id, installation=installation)
         grant = self._run(op, OpKind.IDEMPOTENT_WRITE, lambda: integration.get_access_token(installation),
                           credentials=False)
         self._live.value = grant.token

@@ -9,8 +9,8 @@ Every message names the operation and what GitHub answered, and never a credenti
 
 from __future__ import annotations
 
-from bot import messages
 from bot.errors import MemrepoError
+from bot.forge import texts
 
 
 class ForgeError(MemrepoError):
@@ -97,13 +97,13 @@ _BY_STATUS: dict[int, type[ForgeError]] = {
 }
 
 _MESSAGE: dict[type[ForgeError], str] = {
-    Unauthorized: messages.FORGE_UNAUTHORIZED,
-    Forbidden: messages.FORGE_FORBIDDEN,
-    NotFound: messages.FORGE_NOT_FOUND,
-    NotAllowed: messages.FORGE_NOT_ALLOWED,
-    Conflict: messages.FORGE_CONFLICT,
-    Invalid: messages.FORGE_INVALID,
-    Rejected: messages.FORGE_REJECTED,
+    Unauthorized: texts.FORGE_UNAUTHORIZED,
+    Forbidden: texts.FORGE_FORBIDDEN,
+    NotFound: texts.FORGE_NOT_FOUND,
+    NotAllowed: texts.FORGE_NOT_ALLOWED,
+    Conflict: texts.FORGE_CONFLICT,
+    Invalid: texts.FORGE_INVALID,
+    Rejected: texts.FORGE_REJECTED,
 }
 
 
@@ -117,7 +117,7 @@ def error_class_for_status(status: int | None) -> type[ForgeError]:
 
 
 def client_error(operation: str, status: int, answer: str, **details: object) -> ForgeError:
-    """The exception for a 4xx that is not a rate limit, with its message from bot/messages.py."""
+    """The exception for a 4xx that is not a rate limit, with its message from bot/forge/texts.py."""
     cls = error_class_for_status(status)
     if cls not in _MESSAGE:
         cls = Rejected

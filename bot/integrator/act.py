@@ -23,20 +23,20 @@ from enum import Enum
 
 from redis import Redis
 
-from bot import messages
 from bot.config import Policy
 from bot.contracts import DREAM_BRANCH_PREFIX, LABEL_CONFLICT, LABEL_NEEDS_REVIEW, STATUS_CONTEXT, is_dream_id
 from bot.forge.client import ForgeClient, PullRequest, StatusUpdate
+from bot.integrator import texts
 from bot.integrator.decide import claims_dream, merge_mode, review_needed
 from bot.integrator.state import Action, Kind, LastMerge, PullState
 from bot.integrator.workspace import Workspace
 from bot.memfs import Resolver
-from bot.messages import plural
 from bot.notify.events import HeadEvent
 from bot.notify.publisher import publish_head
 from bot.pullrequest.provenance import ProvenanceError, parse_provenance
 from bot.redis_keys import pr_key, published_key, resolution_tried_key
 from bot.templating import render
+from bot.texts import plural
 
 log = logging.getLogger("memrepo.integrator")
 
@@ -123,8 +123,8 @@ def _conflict_details(actor: Actor) -> str:
         return ""
     shown = lines[:MAX_CONFLICTS_LISTED]
     if len(lines) > MAX_CONFLICTS_LISTED:
-        shown.append(messages.INTEGRATOR_MORE.format(count=len(lines) - MAX_CONFLICTS_LISTED))
-    return messages.INTEGRATOR_CONFLICT_DETAILS.format(details="\n".join(shown))
+        shown.append(texts.INTEGRATOR_MORE.format(count=len(lines) - MAX_CONFLICTS_LISTED))
+    return texts.INTEGRATOR_CONFLICT_DETAILS.format(details="\n".join(shown))
 
 
 def _both_changed(actor: Actor, base: str, head: str) -> list[str]:
@@ -149,10 +149,10 @@ def resolved_comment(state: PullState, policy: Policy, base_sha: str, pushed: st
     what a person can do (which depends on whether a review still stands between it and main)."""
     base = state.base_ref or "main"
     review = review_needed(state, policy)
-    after = messages.INTEGRATOR_RESOLVED_AFTER_REVIEW if review else \
-        messages.INTEGRATOR_RESOLVED_AFTER_MERGE.format(mode=merge_mode(policy))
-    todo = messages.INTEGRATOR_RESOLVED_TODO_REVIEW if review else \
-        messages.INTEGRATOR_RESOLVED_TODO_MERGE.format(base=base)
+    after = texts.INTEGRATOR_RESOLVED_AFTER_REVIEW if review else \
+        texts.INTEGRATOR_RESOLVED_AFTER_MERGE.format(mode=merge_mode(policy))
+    todo = texts.INTEGRATOR_RESOLVED_TODO_REVIEW if review else \
+        texts.INTEGRATOR_RESOLVED_TODO_MERGE.format(base=base)
     text = render("integrator/resolved.md.j2", base=base, base_sha=base_sha[:12], sha=pushed[:12],
                   branch=state.head_ref.removeprefix("refs/heads/"), paths=paths[:MAX_CONFLICTS_LISTED],
                   files=plural(len(paths), "file"),
@@ -174,7 +174,7 @@ def _nothing(actor: Actor, state: PullState, action: Action) -> Applied:
 
 def _validate(actor: Actor, state: PullState, action: Action) -> Applied:
     verdict = actor.workspace.validate(state.base_sha, action.sha or state.head_sha)
-    note = messages.INTEGRATOR_NOTE_VALIDATED.format(sha=verdict.sha[:12], count=len(verdict.problems))
+    note = texts.INTEGRATOR_NOTE_VALIDATED.format(sha=verdict.sha[:12], count=len(verdict.problems))
     return Applied(Next.DECIDE, replace(state, validation=verdict), note=note)
 
 
@@ -191,7 +191,7 @@ def _comment_and_close(actor: Actor, state: PullState, action: Action) -> Applie
         _status(actor, action.sha, action.status, action.description)
     if action.comment:
         comment = action.comment
-        if action.reason == messages.INTEGRATOR_WHY_CONFLICT_CLOSE and state.base_sha and state.head_sha:
+        if action.reason == texts.INTEGRATOR_WHY_CONFLICT_CLOSE and state.base_sha and state.head_sha:
             paths = _both_changed(actor, state.base_sha, state.head_sha)
             if paths:
                 comment += render("integrator/conflicting-files.md.j2", base=state.base_ref or "main",
@@ -203,7 +203,7 @@ def _comment_and_close(actor: Actor, state: PullState, action: Action) -> Applie
 
 
 def _wait(actor: Actor, state: PullState, action: Action) -> Applied:
-    return Applied(Next.WAIT, delay=action.delay, note=messages.INTEGRATOR_NOTE_WAITED.format(
+    return Applied(Next.WAIT, delay=action.delay, note=texts.INTEGRATOR_NOTE_WAITED.format(
         seconds=action.delay, why=action.reason))
 
 
@@ -222,7 +222,7 @@ def _merge(actor: Actor, state: PullState, action: Action) -> Applied:
     sha = action.sha or state.head_sha
     result = actor.client.merge(state.number, sha, method=action.method or "merge")
     log.info("%s: merge at %s: %s", pr_key(actor.repo, state.number), sha[:12], result.outcome.value)
-    note = messages.INTEGRATOR_NOTE_MERGE.format(sha=sha[:12], outcome=result.outcome.value)
+    note = texts.INTEGRATOR_NOTE_MERGE.format(sha=sha[:12], outcome=result.outcome.value)
     return Applied(Next.DECIDE, replace(state, last_merge=LastMerge.from_result(result)), note=note)
 
 
@@ -235,7 +235,7 @@ def _resolve(actor: Actor, state: PullState, action: Action) -> Applied:
         # rather than read it back. Anything that moved meanwhile makes the merge by head sha
         # fail (409/405), and that is re-read.
         pushed = outcome.pushed
-        note = messages.INTEGRATOR_NOTE_RESOLVED.format(base=base[:12], sha=pushed[:12])
+        note = texts.INTEGRATOR_NOTE_RESOLVED.format(base=base[:12], sha=pushed[:12])
         resolved = replace(state, head_sha=pushed, validation=outcome.validation, status=None, mergeable=None,
                            mergeable_state=None, merges_cleanly=True, resolution_tried=False,
                            changed_paths=actor.workspace.changed_paths(base, pushed),
@@ -245,12 +245,12 @@ def _resolve(actor: Actor, state: PullState, action: Action) -> Applied:
             getattr(actor.resolver, "name", None)))
         return Applied(Next.DECIDE, resolved, note=note)
     if outcome.stale:
-        return Applied(Next.REREAD, note=messages.INTEGRATOR_NOTE_RESOLVE_STALE.format(sha=head[:12]))
+        return Applied(Next.REREAD, note=texts.INTEGRATOR_NOTE_RESOLVE_STALE.format(sha=head[:12]))
     actor.conflicts, actor.problems = outcome.conflicts, outcome.problems
     actor.redis.set(resolution_tried_key(actor.repo, state.number, head), "1", ex=TRIED_TTL)
     count = len(outcome.conflicts) or len(outcome.problems)
     return Applied(Next.DECIDE, replace(state, resolution_tried=True),
-                   note=messages.INTEGRATOR_NOTE_RESOLVE_FAILED.format(sha=head[:12], count=count))
+                   note=texts.INTEGRATOR_NOTE_RESOLVE_FAILED.format(sha=head[:12], count=count))
 
 
 def _mark_conflict(actor: Actor, state: PullState, action: Action) -> Applied:
@@ -303,7 +303,7 @@ def _publish(actor: Actor, state: PullState, action: Action) -> Applied:
 
 def _reread(actor: Actor, state: PullState, action: Action) -> Applied:
     return Applied(Next.REREAD, delay=action.delay, check_merged=action.check_merged,
-                   note=messages.INTEGRATOR_NOTE_REREAD.format(why=action.reason))
+                   note=texts.INTEGRATOR_NOTE_REREAD.format(why=action.reason))
 
 
 _HANDLERS: dict[Kind, Callable[[Actor, PullState, Action], Applied]] = {

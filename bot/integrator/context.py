@@ -20,9 +20,10 @@ from pathlib import Path
 
 from redis import Redis
 
-from bot import messages, settings
+from bot import settings
 from bot.errors import MemrepoError
 from bot.forge.client import GITHUB_API_URL, AppCredentials, ForgeClient, PullRequest, RetryPolicy, TokenCredentials
+from bot.integrator import texts
 from bot.integrator.resolve import LLMResolver
 from bot.integrator.state import DEFAULT_TUNING, Tuning
 from bot.memfs import Resolver
@@ -157,8 +158,8 @@ def credentials_from_env(env: Mapping[str, str]) -> TokenCredentials | AppCreden
     token = settings.forge_token(env)
     if token:
         return TokenCredentials(token)
-    raise MemrepoError(messages.INTEGRATOR_NO_CREDENTIALS.format(tokens=", ".join(settings.FORGE_TOKENS),
-                                                                 app=settings.APP_ID))
+    raise MemrepoError(texts.INTEGRATOR_NO_CREDENTIALS.format(tokens=", ".join(settings.FORGE_TOKENS),
+                                                              app=settings.APP_ID))
 
 
 def resolver_from_env(env: Mapping[str, str]) -> Resolver | None:

@@ -41,7 +41,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from bot import messages
 from bot.config import CONFIG_PATH, Policy, protected_paths
 from bot.contracts import (
     DREAM_BRANCH_PREFIX,
@@ -53,6 +52,7 @@ from bot.contracts import (
     LABEL_PREFIX,
     LABEL_UNTRUSTED,
 )
+from bot.integrator import texts
 from bot.integrator.state import (
     DEFAULT_TUNING,
     MERGE_METHOD,
@@ -121,10 +121,10 @@ def authority_problem(state: PullState) -> str | None:
     the forge lets write, or by the integrator itself."""
     head, base = state.head_repo.casefold(), state.base_repo.casefold()
     if not head or head != base:
-        return messages.INTEGRATOR_WHY_FORK.format(head=state.head_repo or "?", base=state.base_repo or "?")
+        return texts.INTEGRATOR_WHY_FORK.format(head=state.head_repo or "?", base=state.base_repo or "?")
     if not (may_write(state.author_permission) or _same(state.author, state.integrator)):
-        return messages.INTEGRATOR_WHY_NOT_WRITER.format(author=state.author or "?",
-                                                         permission=state.author_permission or "none")
+        return texts.INTEGRATOR_WHY_NOT_WRITER.format(author=state.author or "?",
+                                                      permission=state.author_permission or "none")
     return None
 
 
@@ -157,15 +157,15 @@ def review_problem(review: Review, state: PullState) -> str | None:
     head still stands until it is dismissed or replaced."""
     who = review.author
     if not who:
-        return messages.INTEGRATOR_REVIEW_NO_AUTHOR
+        return texts.INTEGRATOR_REVIEW_NO_AUTHOR
     if _same(who, (state.author,)):
-        return messages.INTEGRATOR_REVIEW_BY_AUTHOR
+        return texts.INTEGRATOR_REVIEW_BY_AUTHOR
     if _same(who, state.integrator):
-        return messages.INTEGRATOR_REVIEW_BY_INTEGRATOR
+        return texts.INTEGRATOR_REVIEW_BY_INTEGRATOR
     if _same(who, state.commit_authors):
-        return messages.INTEGRATOR_REVIEW_BY_COMMIT_AUTHOR
+        return texts.INTEGRATOR_REVIEW_BY_COMMIT_AUTHOR
     if not may_write(dict((k.casefold(), v) for k, v in state.permissions).get(who.casefold())):
-        return messages.INTEGRATOR_REVIEW_NOT_WRITER
+        return texts.INTEGRATOR_REVIEW_NOT_WRITER
     return None
 
 
@@ -217,8 +217,8 @@ def _listed(lines: Iterable[str]) -> str:
     items = [" ".join(str(line).split()) for line in lines]
     shown = [f"- {item}" for item in items[:MAX_LISTED] if item]
     if len(items) > MAX_LISTED:
-        shown.append(messages.INTEGRATOR_MORE.format(count=len(items) - MAX_LISTED))
-    return "\n".join(shown) or f"- {messages.INTEGRATOR_NOTHING_LISTED}"
+        shown.append(texts.INTEGRATOR_MORE.format(count=len(items) - MAX_LISTED))
+    return "\n".join(shown) or f"- {texts.INTEGRATOR_NOTHING_LISTED}"
 
 
 def _description(text: str) -> str:
@@ -237,10 +237,10 @@ def _source(text: str) -> str:
 
 def _invalid_texts(state: PullState, closing: bool) -> tuple[str, str]:
     problems = state.validation.problems if state.validation else ()
-    first = " ".join(str(problems[0]).split()) if problems else messages.INTEGRATOR_NOTHING_LISTED
-    description = _description(messages.INTEGRATOR_STATUS_INVALID.format(count=len(problems), first=first))
-    outcome = messages.INTEGRATOR_INVALID_CLOSED if closing else messages.INTEGRATOR_INVALID_OPEN
-    comment = messages.INTEGRATOR_INVALID_COMMENT.format(
+    first = " ".join(str(problems[0]).split()) if problems else texts.INTEGRATOR_NOTHING_LISTED
+    description = _description(texts.INTEGRATOR_STATUS_INVALID.format(count=len(problems), first=first))
+    outcome = texts.INTEGRATOR_INVALID_CLOSED if closing else texts.INTEGRATOR_INVALID_OPEN
+    comment = texts.INTEGRATOR_INVALID_COMMENT.format(
         sha=state.head_sha[:12], problems=_listed(problems), outcome=outcome)
     return description, comment
 
@@ -248,14 +248,14 @@ def _invalid_texts(state: PullState, closing: bool) -> tuple[str, str]:
 # ------------------------------------------------------------------------------------------ rows
 def _publish(state: PullState, sha: str | None) -> Action:
     if state.head_published:
-        return Action(Kind.NOTHING, messages.INTEGRATOR_WHY_MERGED)
-    return Action(Kind.PUBLISH_HEAD, messages.INTEGRATOR_WHY_PUBLISH, sha=sha or state.merge_commit_sha)
+        return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_MERGED)
+    return Action(Kind.PUBLISH_HEAD, texts.INTEGRATOR_WHY_PUBLISH, sha=sha or state.merge_commit_sha)
 
 
 def _give_up(state: PullState, tuning: Tuning) -> Action:
-    comment = messages.INTEGRATOR_GIVE_UP_COMMENT.format(
+    comment = texts.INTEGRATOR_GIVE_UP_COMMENT.format(
         attempts=state.attempts, history=_listed(state.history), label=LABEL_CONFLICT)
-    return Action(Kind.GIVE_UP, messages.INTEGRATOR_WHY_GIVE_UP.format(attempts=state.attempts,
+    return Action(Kind.GIVE_UP, texts.INTEGRATOR_WHY_GIVE_UP.format(attempts=state.attempts,
                                                                       limit=tuning.max_attempts),
                   sha=state.head_sha or None, comment=comment, labels=(LABEL_CONFLICT,))
 
@@ -268,41 +268,41 @@ def _after_merge(state: PullState, last: LastMerge, tuning: Tuning) -> Action:
     if state.attempts >= tuning.max_attempts:
         return _give_up(state, tuning)
     if last.answer is MergeAnswer.UNKNOWN:
-        return Action(Kind.REREAD, messages.INTEGRATOR_WHY_UNKNOWN, delay=backoff(state.attempts, tuning),
+        return Action(Kind.REREAD, texts.INTEGRATOR_WHY_UNKNOWN, delay=backoff(state.attempts, tuning),
                       check_merged=True)
     if last.answer is MergeAnswer.NOT_MERGED:
         wait = last.retry_after if last.retry_after is not None and last.retry_after > 0 else 0.0
-        reason = messages.INTEGRATOR_WHY_NOT_MERGED_LOST if last.lost else messages.INTEGRATOR_WHY_NOT_MERGED
+        reason = texts.INTEGRATOR_WHY_NOT_MERGED_LOST if last.lost else texts.INTEGRATOR_WHY_NOT_MERGED
         return Action(Kind.REREAD, reason, delay=float(min(wait, 3600.0)))
-    return Action(Kind.REREAD, messages.INTEGRATOR_WHY_REFUSED.format(answer=last.answer.value))
+    return Action(Kind.REREAD, texts.INTEGRATOR_WHY_REFUSED.format(answer=last.answer.value))
 
 
 def _invalid(state: PullState) -> Action:
     if is_dream(state):
         description, comment = _invalid_texts(state, closing=True)
-        return Action(Kind.COMMENT_AND_CLOSE, messages.INTEGRATOR_WHY_INVALID_CLOSE, sha=state.head_sha,
+        return Action(Kind.COMMENT_AND_CLOSE, texts.INTEGRATOR_WHY_INVALID_CLOSE, sha=state.head_sha,
                       status="failure", description=description, comment=comment)
     if state.status == "failure":
-        return Action(Kind.NOTHING, messages.INTEGRATOR_WHY_INVALID_WAITING)
+        return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_INVALID_WAITING)
     description, comment = _invalid_texts(state, closing=False)
-    return Action(Kind.SET_STATUS, messages.INTEGRATOR_WHY_INVALID_OPEN, sha=state.head_sha,
+    return Action(Kind.SET_STATUS, texts.INTEGRATOR_WHY_INVALID_OPEN, sha=state.head_sha,
                   status="failure", description=description, comment=comment)
 
 
 def _not_mergeable(state: PullState, policy: Policy) -> Action:
     mode = merge_mode(policy)
     if mode == "auto" and is_dream(state):
-        return Action(Kind.COMMENT_AND_CLOSE, messages.INTEGRATOR_WHY_CONFLICT_CLOSE, sha=state.head_sha,
-                      comment=messages.INTEGRATOR_CONFLICT_CLOSED_COMMENT.format(base=state.base_ref or "main"))
+        return Action(Kind.COMMENT_AND_CLOSE, texts.INTEGRATOR_WHY_CONFLICT_CLOSE, sha=state.head_sha,
+                      comment=texts.INTEGRATOR_CONFLICT_CLOSED_COMMENT.format(base=state.base_ref or "main"))
     if not state.resolution_tried:
-        return Action(Kind.RESOLVE, messages.INTEGRATOR_WHY_RESOLVE.format(mode=mode), sha=state.head_sha,
+        return Action(Kind.RESOLVE, texts.INTEGRATOR_WHY_RESOLVE.format(mode=mode), sha=state.head_sha,
                       base_sha=state.base_sha or None)
     if LABEL_CONFLICT not in state.labels:
-        return Action(Kind.MARK_CONFLICT, messages.INTEGRATOR_WHY_CONFLICT_MARK, sha=state.head_sha,
+        return Action(Kind.MARK_CONFLICT, texts.INTEGRATOR_WHY_CONFLICT_MARK, sha=state.head_sha,
                       labels=(LABEL_CONFLICT,),
-                      comment=messages.INTEGRATOR_CONFLICT_COMMENT.format(
+                      comment=texts.INTEGRATOR_CONFLICT_COMMENT.format(
                           base=state.base_ref or "main", sha=state.head_sha[:12], label=LABEL_CONFLICT))
-    return Action(Kind.NOTHING, messages.INTEGRATOR_WHY_CONFLICT_WAITING)
+    return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_CONFLICT_WAITING)
 
 
 def _needs_review(state: PullState) -> Action:
@@ -311,20 +311,20 @@ def _needs_review(state: PullState) -> Action:
     label has to be added: the pull request was opened without it, or it was removed)."""
     labels = (LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED) if state.untrusted_sources else (LABEL_NEEDS_REVIEW,)
     if all(label in state.labels for label in labels) and state.status == "pending":
-        return Action(Kind.NOTHING, messages.INTEGRATOR_WHY_REVIEW_WAITING)
+        return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_REVIEW_WAITING)
     comment = None
     if state.untrusted_sources and LABEL_UNTRUSTED not in state.labels:
-        comment = messages.INTEGRATOR_UNTRUSTED_COMMENT.format(
+        comment = texts.INTEGRATOR_UNTRUSTED_COMMENT.format(
             sources=_listed(f"`{_source(s)}`" for s in state.untrusted_sources), label=LABEL_UNTRUSTED)
     if changes_requested(state):
-        why = messages.INTEGRATOR_WHY_CHANGES_REQUESTED
+        why = texts.INTEGRATOR_WHY_CHANGES_REQUESTED
     elif state.untrusted_sources:
-        why = messages.INTEGRATOR_WHY_UNTRUSTED.format(
+        why = texts.INTEGRATOR_WHY_UNTRUSTED.format(
             sources=", ".join(_source(s) for s in state.untrusted_sources[:MAX_LISTED]))
     else:
-        why = messages.INTEGRATOR_WHY_REVIEW
+        why = texts.INTEGRATOR_WHY_REVIEW
     return Action(Kind.MARK_NEEDS_REVIEW, why, sha=state.head_sha, labels=labels, status="pending",
-                  description=messages.INTEGRATOR_STATUS_REVIEW, comment=comment)
+                  description=texts.INTEGRATOR_STATUS_REVIEW, comment=comment)
 
 
 def decide(state: PullState, policy: Policy, tuning: Tuning = DEFAULT_TUNING) -> Action:
@@ -336,38 +336,38 @@ def decide(state: PullState, policy: Policy, tuning: Tuning = DEFAULT_TUNING) ->
     someone other than its author where a review is needed; it carries that head sha.
     """
     if not is_memrepo(state):
-        return Action(Kind.NOTHING, messages.INTEGRATOR_WHY_NOT_MEMREPO)
+        return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_NOT_MEMREPO)
     if state.last_merge is not None and state.last_merge.answer.merged:
         return _publish(state, state.last_merge.sha)
     if state.merged:
         return _publish(state, state.merge_commit_sha)
     if state.state != "open":
-        return Action(Kind.NOTHING, messages.INTEGRATOR_WHY_CLOSED)
+        return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_CLOSED)
     if state.last_merge is not None:
         return _after_merge(state, state.last_merge, tuning)
     refused = authority_problem(state)
     if refused is not None:
         return Action(Kind.NOTHING, refused)
     if state.draft:
-        return Action(Kind.NOTHING, messages.INTEGRATOR_WHY_DRAFT)
+        return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_DRAFT)
     if state.attempts >= tuning.max_attempts:
         return _give_up(state, tuning)
     if not state.head_sha:
-        return Action(Kind.WAIT, messages.INTEGRATOR_WHY_NO_HEAD, delay=backoff(state.attempts, tuning))
+        return Action(Kind.WAIT, texts.INTEGRATOR_WHY_NO_HEAD, delay=backoff(state.attempts, tuning))
     validation = state.validation
     if validation is None or validation.sha != state.head_sha:
-        return Action(Kind.VALIDATE, messages.INTEGRATOR_WHY_VALIDATE, sha=state.head_sha)
+        return Action(Kind.VALIDATE, texts.INTEGRATOR_WHY_VALIDATE, sha=state.head_sha)
     if not validation.valid:
         return _invalid(state)
     mergeable = state.mergeable if state.mergeable is not None else state.merges_cleanly
     if mergeable is None:
-        return Action(Kind.WAIT, messages.INTEGRATOR_WHY_MERGEABLE_UNKNOWN,
+        return Action(Kind.WAIT, texts.INTEGRATOR_WHY_MERGEABLE_UNKNOWN,
                       delay=backoff(state.attempts, replace(tuning, wait_base=tuning.mergeable_wait_base)))
     if mergeable is False:
         return _not_mergeable(state, policy)
     if (review_needed(state, policy) and not approved(state)) or changes_requested(state):
         return _needs_review(state)
     if state.status != "success":
-        return Action(Kind.SET_STATUS, messages.INTEGRATOR_WHY_STATUS_SUCCESS, sha=state.head_sha,
-                      status="success", description=messages.INTEGRATOR_STATUS_VALID)
-    return Action(Kind.MERGE, messages.INTEGRATOR_WHY_MERGE, sha=state.head_sha, method=MERGE_METHOD)
+        return Action(Kind.SET_STATUS, texts.INTEGRATOR_WHY_STATUS_SUCCESS, sha=state.head_sha,
+                      status="success", description=texts.INTEGRATOR_STATUS_VALID)
+    return Action(Kind.MERGE, texts.INTEGRATOR_WHY_MERGE, sha=state.head_sha, method=MERGE_METHOD)

@@ -37,13 +37,14 @@ from datetime import timedelta
 from redis import Redis
 from rq.job import get_current_job
 
-from bot import backoff, messages
+from bot import backoff
+from bot import texts as shared_texts
 from bot.config import DEFAULT_POLICY, Policy
 from bot.contracts import STATUS_CONTEXT
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, PullRequest
 from bot.forge.errors import NotFound, RateLimited
-from bot.integrator import act
+from bot.integrator import act, texts
 from bot.integrator.context import Context, get_context
 from bot.integrator.decide import decide, is_memrepo
 from bot.integrator.permissions import own_logins, permissions
@@ -52,6 +53,7 @@ from bot.integrator.workspace import Workspace
 from bot.queue import QUEUE, RESULT_TTL, Settled, collapsing, enqueue_integrate, get_queue, job_key
 from bot.redis_keys import REPOS, pr_key, progress_key, repo_key
 from bot.repo_lock import RepoLock, repo_lock
+from bot.texts import plural
 
 log = logging.getLogger("memrepo.integrator")
 
@@ -187,13 +189,13 @@ class Integration:
         lock.release()
         time.sleep(seconds)
         if not lock.acquire(timeout=self.ctx.lock_wait_seconds):
-            raise MemrepoError(messages.REPO_LOCK_BUSY.format(repo=self.repo, seconds=self.ctx.lock_wait_seconds))
+            raise MemrepoError(shared_texts.REPO_LOCK_BUSY.format(repo=self.repo, seconds=self.ctx.lock_wait_seconds))
 
     def _still_held(self) -> None:
         """Act only under the lock: a renewal that found it lost (another integrator may
         hold it now) ends the run here."""
         if self.lock.lost.is_set():
-            raise MemrepoError(messages.INTEGRATOR_LOCK_LOST.format(repo=self.repo))
+            raise MemrepoError(texts.INTEGRATOR_LOCK_LOST.format(repo=self.repo))
 
     def run(self) -> RunResult:
         pull, state, policy = self.read()
@@ -210,7 +212,7 @@ class Integration:
             counted = action.kind in (Kind.MERGE, Kind.REREAD, Kind.WAIT, Kind.RESOLVE)
             self._count(applied.note, counted)
             if not self.lock.extend():  # it lapsed: another integrator may act now; start over
-                raise MemrepoError(messages.INTEGRATOR_LOCK_LOST.format(repo=self.repo))
+                raise MemrepoError(texts.INTEGRATOR_LOCK_LOST.format(repo=self.repo))
             if applied.next is act.Next.STOP:
                 return RunResult(reason, kind, settled=(applied.state or state).head_published)
             if applied.next is act.Next.DECIDE:
@@ -227,7 +229,7 @@ class Integration:
                 self.client.is_merged(self.number)  # GitHub's own answer first; the read below carries it
             pull, state, policy = self.read()
             actor.pull, actor.policy = pull, policy
-        return RunResult(messages.INTEGRATOR_TOO_MANY_STEPS.format(steps=MAX_STEPS), kind, wait=1.0)
+        return RunResult(texts.INTEGRATOR_TOO_MANY_STEPS.format(steps=MAX_STEPS), kind, wait=1.0)
 
 
 # ------------------------------------------------------------------------------------ scheduling
@@ -265,7 +267,7 @@ def integrate(repo: str, number: int, *, context: Context | None = None) -> str:
                 result = Integration(ctx, repo, number, client, lock).run()
             except NotFound:
                 log.info("%s: gone", pr_key(repo, number))
-                return messages.INTEGRATOR_PULL_GONE
+                return texts.INTEGRATOR_PULL_GONE
             except RateLimited as exc:
                 result = RunResult(str(exc), None, wait=max(1.0, exc.retry_after))
     finally:
@@ -316,5 +318,5 @@ def reconcile(repo: str, *, context: Context | None = None) -> list[int]:
             continue
         if enqueue_integrate(ctx.redis, repo, pull.number).outcome == "queued":
             queued.append(pull.number)
-    log.info("reconcile %s: %d open memrepo pull request(s), %d enqueued", repo, len(pulls), len(queued))
+    log.info("reconcile %s: %s, %d enqueued", repo, plural(len(pulls), "open memrepo pull request"), len(queued))
     return queued

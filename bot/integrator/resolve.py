@@ -9,14 +9,15 @@ from typing import Any
 
 import requests
 
-from bot import llm, messages
+from bot import llm
+from bot.integrator import texts
 from bot.memfs import ResolveRequest, ResolverError
 from bot.templating import render
 
 SYSTEM_PROMPT = "prompts/resolve-llm-system.md.j2"
 
-_WORDING = llm.Wording(timeout=messages.RESOLVE_LLM_TIMEOUT, unreachable=messages.RESOLVE_LLM_UNREACHABLE,
-                       status=messages.RESOLVE_LLM_STATUS, shape=messages.RESOLVE_LLM_SHAPE)
+_WORDING = llm.Wording(timeout=texts.RESOLVE_LLM_TIMEOUT, unreachable=texts.RESOLVE_LLM_UNREACHABLE,
+                       status=texts.RESOLVE_LLM_STATUS, shape=texts.RESOLVE_LLM_SHAPE)
 
 
 class LLMResolver:
@@ -57,5 +58,5 @@ class LLMResolver:
     def resolve(self, request: ResolveRequest) -> str | None:
         content = self.chat.complete(self.build_request(request))
         if not isinstance(content, str) or not content.strip():
-            raise ResolverError(messages.RESOLVE_LLM_EMPTY)
+            raise ResolverError(texts.RESOLVE_LLM_EMPTY)
         return llm.unfenced(content)  # one outer ``` fence off, though the model was told not to fence

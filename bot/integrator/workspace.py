@@ -24,11 +24,11 @@ from pathlib import Path
 
 import pygit2
 
-from bot import messages
 from bot.config import Policy
 from bot.errors import MemrepoError
 from bot.file_lock import folder_lock
 from bot.identity import INTEGRATOR
+from bot.integrator import texts
 from bot.integrator.claims import Brought, claim_shown
 from bot.integrator.context import Remote
 from bot.integrator.state import Validation
@@ -101,8 +101,8 @@ class Workspace:
             git = pygit2.init_repository(str(self.path), bare=True)
             git.config["gc.auto"] = 0  # a job must not pause for a gc; `memrepo` runs none
         except (pygit2.GitError, OSError) as exc:
-            raise WorkspaceError(messages.INTEGRATOR_GIT_FAILED.format(what="init", repo=self.repo,
-                                                                       problem=exc)) from exc
+            raise WorkspaceError(texts.INTEGRATOR_GIT_FAILED.format(what="init", repo=self.repo,
+                                                                    problem=exc)) from exc
 
     def memory(self) -> MemoryRepo:
         """The mirror as a MemoryRepo (reopened, so objects fetched since are seen)."""
@@ -135,8 +135,8 @@ class Workspace:
             try:
                 fetch_from(git, self.remote.url, refspecs, self.remote.auth_header())
             except (pygit2.GitError, ValueError) as exc:
-                raise WorkspaceError(messages.INTEGRATOR_GIT_FAILED.format(what="fetch", repo=self.repo,
-                                                                           problem=redact(str(exc)))) from exc
+                raise WorkspaceError(texts.INTEGRATOR_GIT_FAILED.format(what="fetch", repo=self.repo,
+                                                                        problem=redact(str(exc)))) from exc
         git = pygit2.Repository(str(self.path))
 
         def tip(ref: str) -> str | None:
@@ -236,9 +236,9 @@ class Workspace:
         who = pygit2.Signature(INTEGRATOR.name, INTEGRATOR.email, *now)
         both = [p for p in sorted(set(ours) | set(theirs))
                 if base_files.get(p) not in (ours.get(p), theirs.get(p)) and ours.get(p) != theirs.get(p)]
-        message = messages.INTEGRATOR_RESOLUTION_COMMIT.format(branch=head_ref, base=base_sha[:12],
-                                                               paths=_listed(both or sorted(writes)),
-                                                               notes=_notes(tree.notes))
+        message = texts.INTEGRATOR_RESOLUTION_COMMIT.format(branch=head_ref, base=base_sha[:12],
+                                                            paths=_listed(both or sorted(writes)),
+                                                            notes=_notes(tree.notes))
         merged = str(git.create_commit(None, who, who, message, tree_id, [head.id, git[base_sha].peel(
             pygit2.Commit).id]))
         verdict = self.validate(base_sha, merged)
@@ -267,8 +267,8 @@ class Workspace:
                 if any(word in problem.lower() for word in MOVED):
                     log.info("push of %s to %s refused: the branch moved (%s)", sha[:12], ref, problem)
                     return False
-                raise WorkspaceError(messages.INTEGRATOR_GIT_FAILED.format(what="push", repo=self.repo,
-                                                                           problem=redact(problem))) from exc
+                raise WorkspaceError(texts.INTEGRATOR_GIT_FAILED.format(what="push", repo=self.repo,
+                                                                        problem=redact(problem))) from exc
         refused = callbacks.refused.get(ref)
         if refused is not None:
             log.info("push of %s to %s refused by the forge: %s", sha[:12], ref, refused)

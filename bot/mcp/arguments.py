@@ -9,7 +9,6 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from bot import messages
 from bot.errors import MemrepoError
 from bot.mcp import texts
 from bot.mcp.catalog import ToolSpec
@@ -48,25 +47,25 @@ def describe(spec: ToolSpec, error: ValidationError) -> str:
     kind = error.validator
     if kind == "required":
         missing = next((n for n in spec.required if n not in error.instance), "?")
-        return messages.MCP_ARG_MISSING.format(tool=spec.name, name=missing)
+        return texts.MCP_ARG_MISSING.format(tool=spec.name, name=missing)
     if kind == "additionalProperties":
         extra = sorted(set(error.instance) - set(spec.properties))
-        return messages.MCP_ARG_UNKNOWN.format(tool=spec.name, name=extra[0] if extra else "?",
-                                               accepted=", ".join(spec.properties))
+        return texts.MCP_ARG_UNKNOWN.format(tool=spec.name, name=extra[0] if extra else "?",
+                                            accepted=", ".join(spec.properties))
     if kind == "type":
         expected = texts.SCHEMA_TYPES.get(str(error.validator_value), str(error.validator_value))
-        return messages.MCP_ARG_TYPE.format(tool=spec.name, name=".".join(where), expected=expected,
+        return texts.MCP_ARG_TYPE.format(tool=spec.name, name=".".join(where), expected=expected,
                                             kind=_kind(error.instance))
     if kind == "enum":
-        return messages.MCP_ARG_CHOICE.format(tool=spec.name, name=name,
-                                              choices=", ".join(map(str, error.validator_value)))
+        return texts.MCP_ARG_CHOICE.format(tool=spec.name, name=name,
+                                           choices=", ".join(map(str, error.validator_value)))
     if kind in ("minimum", "maximum"):
         low, high = spec.properties[name].get("minimum"), spec.properties[name].get("maximum")
         bounds = texts.BOUNDS_BOTH.format(low=low, high=high) if low is not None and high is not None else (
             texts.BOUNDS_LOW.format(low=low) if low is not None else texts.BOUNDS_HIGH.format(high=high))
-        return messages.MCP_ARG_RANGE.format(tool=spec.name, name=name, bounds=bounds, value=error.instance)
+        return texts.MCP_ARG_RANGE.format(tool=spec.name, name=name, bounds=bounds, value=error.instance)
     if kind == "minLength":
-        return messages.MCP_ARG_EMPTY.format(tool=spec.name, name=name)
+        return texts.MCP_ARG_EMPTY.format(tool=spec.name, name=name)
     if kind in ("minItems", "maxItems"):
-        return messages.MCP_ARG_PAIR.format(tool=spec.name, name=name)
-    return messages.MCP_ARG_INVALID.format(tool=spec.name, name=name or "arguments")
+        return texts.MCP_ARG_PAIR.format(tool=spec.name, name=name)
+    return texts.MCP_ARG_INVALID.format(tool=spec.name, name=name or "arguments")

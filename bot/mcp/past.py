@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bot import messages
+from bot.mcp import texts
 from bot.memfs import at as memory_at
 from bot.memfs import parse_when
 from bot.provenance import why as provenance
@@ -27,13 +27,13 @@ def at(root: Path, when: str, path: str | None) -> tuple[str, dict[str, Any]]:
 
 def render_at(report: dict[str, Any]) -> str:
     """The report of `at` as text: which commit, then the file's text or the files."""
-    head = messages.MCP_AT_HEADER.format(
+    head = texts.MCP_AT_HEADER.format(
         when=report["when"], commit=report["commit"][:12], committed_at=report["committed_at"],
         author=report["author"]["name"], role=report["role"], summary=report["summary"],
-        latest=messages.MCP_AT_LATEST if report.get("latest") else "")
+        latest=texts.MCP_AT_LATEST if report.get("latest") else "")
     if report.get("path") is not None:
-        return head + "\n" + messages.MCP_AT_FILE.format(path=report["path"]) + "\n" + report.get("text", "")
-    lines = [messages.MCP_AT_FILE_LINE.format(path=f["path"], size=f["size"],
-                                              description=f" — {f['description']}" if f["description"] else "")
+        return head + "\n" + texts.MCP_AT_FILE.format(path=report["path"]) + "\n" + report.get("text", "")
+    lines = [texts.MCP_AT_FILE_LINE.format(path=f["path"], size=f["size"],
+                                           description=f" — {f['description']}" if f["description"] else "")
              for f in report.get("files", [])]
     return "\n".join([head, *lines])

@@ -28,11 +28,11 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
 
-from bot import __version__, messages
+from bot import __version__
 from bot.agent import AgentSession
 from bot.errors import MemrepoError
 from bot.forge.client import RetryPolicy
-from bot.mcp import arguments, search, writes
+from bot.mcp import arguments, search, texts, writes
 from bot.mcp.catalog import (
     CORE_MEMORY_NAME,
     CORE_MEMORY_URI,
@@ -95,7 +95,7 @@ class MemoryServer:
 
             conversation = conversation or session_id(env)
             if conversation is None:
-                raise MemrepoError(messages.MCP_NO_CLAUDE_SESSION)
+                raise MemrepoError(texts.MCP_NO_CLAUDE_SESSION)
             self.claude_session = SessionTranscript(repo.root, conversation, env)
         self.root: Path = repo.root
         self.tools = tools(record=options.record)
@@ -105,7 +105,7 @@ class MemoryServer:
             agent_name=options.agent_name, home=options.home, env=options.env, forge_retry=options.forge_retry,
             background_dreams=options.background_dreams, events_url=options.events_url,
             agent_token=options.agent_token, push=options.push,
-            connect_hint=messages.MCP_CONNECT_HINT.format(root=repo.root))
+            connect_hint=texts.MCP_CONNECT_HINT.format(root=repo.root))
         self.session = session
         self.writes = writes.Writes(session)
         self.agent_id = session.agent_id
@@ -140,7 +140,7 @@ class MemoryServer:
                          ) -> types.CallToolResult:
         spec = self.by_name.get(params.name)
         if spec is None:
-            raise MCPError(types.INVALID_PARAMS, messages.MCP_UNKNOWN_TOOL.format(
+            raise MCPError(types.INVALID_PARAMS, texts.MCP_UNKNOWN_TOOL.format(
                 name=params.name, tools=", ".join(self.by_name)))
         try:
             args = arguments.check(spec, params.arguments)
@@ -150,7 +150,7 @@ class MemoryServer:
             return _text(exc.message, error=True)
         except Exception as exc:  # a bug: one line to the client, the traceback to the log
             log.exception("tool %s", spec.name)
-            return _text(messages.MCP_TOOL_BUG.format(tool=spec.name, error=f"{type(exc).__name__}: {exc}"),
+            return _text(texts.MCP_TOOL_BUG.format(tool=spec.name, error=f"{type(exc).__name__}: {exc}"),
                          error=True)
         if spec.command is not None and not spec.read_only and not result.is_error:
             await self.watcher.check()  # announce our own commit now, not at the next poll
@@ -179,14 +179,14 @@ class MemoryServer:
         try:
             done = self.writes.record(args["kind"], args["text"], args.get("source"))
         except MemrepoError as exc:
-            raise MemrepoError(messages.MCP_RECORD_REFUSED.format(problem=exc.message)) from None
-        text = messages.MCP_RECORDED.format(kind=done.row["kind"], source=done.row["source"],
-                                            id=done.row["message_id"], conversation=self.conversation_id,
-                                            turn=done.turn)
+            raise MemrepoError(texts.MCP_RECORD_REFUSED.format(problem=exc.message)) from None
+        text = texts.MCP_RECORDED.format(kind=done.row["kind"], source=done.row["source"],
+                                         id=done.row["message_id"], conversation=self.conversation_id,
+                                         turn=done.turn)
         if done.untrusted:
-            text += " " + messages.MCP_RECORDED_UNTRUSTED.format(sources=", ".join(done.untrusted))
+            text += " " + texts.MCP_RECORDED_UNTRUSTED.format(sources=", ".join(done.untrusted))
         if done.dream is not None:
-            text += "\n" + messages.MCP_RECORDED_DREAM.format(outcome=done.dream)
+            text += "\n" + texts.MCP_RECORDED_DREAM.format(outcome=done.dream)
         return _text(text, data=done.to_dict())
 
     def _transcripts(self) -> Any:
@@ -196,14 +196,14 @@ class MemoryServer:
         scope, query, k = args["scope"], args["query"], args["k"]
         files = hits = note = None
         if scope in ("all", "memory"):
-            texts = documents.searchable(MemoryRepo.open(self.root).files("HEAD"))
-            files = documents.search_files(texts, query, k)
+            searchable = documents.searchable(MemoryRepo.open(self.root).files("HEAD"))
+            files = documents.search_files(searchable, query, k)
         if scope in ("all", "transcripts"):
             store = self._transcripts()
             hits = search.search_transcripts(store, self.agent_id, query, k, conversation=args.get("conversation"),
                                              since=args.get("since"), until=args.get("until"))
             if hits is None:
-                note = messages.MCP_SEARCH_NO_TRANSCRIPTS.format(agent=self.agent_id, home=store.home)
+                note = texts.MCP_SEARCH_NO_TRANSCRIPTS.format(agent=self.agent_id, home=store.home)
         data = {"memory": None if files is None else [hit.to_dict() for hit in files],
                 "transcripts": None if hits is None else [hit.to_dict() for hit in hits]}
         return _text(search.render(query, files, hits, note), data=data)
@@ -250,7 +250,7 @@ class MemoryServer:
 
 def _check_uri(uri: str) -> None:
     if str(uri) != CORE_MEMORY_URI:
-        raise MCPError(types.INVALID_PARAMS, messages.MCP_UNKNOWN_RESOURCE.format(uri=uri, uris=CORE_MEMORY_URI),
+        raise MCPError(types.INVALID_PARAMS, texts.MCP_UNKNOWN_RESOURCE.format(uri=uri, uris=CORE_MEMORY_URI),
                        data={"uri": str(uri)})
 
 

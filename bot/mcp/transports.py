@@ -21,9 +21,10 @@ import anyio
 import mcp_types as types
 from pydantic import ValidationError
 
-from bot import messages, sockets
+from bot import sockets
 from bot.bearer import TOKEN_MIN, required_token
 from bot.errors import MemrepoError
+from bot.mcp import texts
 from bot.mcp.server import MemoryServer
 
 log = logging.getLogger("memrepo.mcp")
@@ -35,8 +36,8 @@ TOKEN_ENV = "MEMREPO_MCP_TOKEN"
 def require_token(host: str, token: str | None) -> str | None:
     """The token to require (None: none), or a one-line MemrepoError: off loopback without one,
     or one shorter than the palace's minimum (bot.bearer's rule, shared with the palace)."""
-    return required_token(host, token, missing=messages.MCP_TOKEN_REQUIRED.format(host=host, name=TOKEN_ENV),
-                          short=messages.MCP_TOKEN_SHORT.format(name=TOKEN_ENV, minimum=TOKEN_MIN))
+    return required_token(host, token, missing=texts.MCP_TOKEN_REQUIRED.format(host=host, name=TOKEN_ENV),
+                          short=texts.MCP_TOKEN_SHORT.format(name=TOKEN_ENV, minimum=TOKEN_MIN))
 
 
 Asgi = Callable[[dict[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
@@ -60,7 +61,7 @@ def bearer_only(app: Asgi, token: str) -> Asgi:
             await app(scope, receive, send)
             return
         body = json.dumps({"error": "unauthorized",
-                           "message": messages.MCP_WRONG_BEARER if given else messages.MCP_NO_BEARER.format(
+                           "message": texts.MCP_WRONG_BEARER if given else texts.MCP_NO_BEARER.format(
                                name=TOKEN_ENV)}).encode()
         await send({"type": "http.response.start", "status": 401, "headers": [
             (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
@@ -110,13 +111,13 @@ def unreadable_answer(problem: Exception) -> types.JSONRPCError:
     detail = errors[0]["msg"] if errors else str(problem)
     return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(
         code=types.PARSE_ERROR if parse else types.INVALID_REQUEST,
-        message=messages.MCP_UNREADABLE.format(problem=detail)))
+        message=texts.MCP_UNREADABLE.format(problem=detail)))
 
 
 def listen(host: str, port: int) -> socket.socket:
     """A listening socket on host:port, or a one-line MemrepoError (port in use, bad host)."""
     if not 0 <= port <= 65535:
-        raise MemrepoError(messages.MCP_BAD_PORT.format(port=port))
+        raise MemrepoError(texts.MCP_BAD_PORT.format(port=port))
     return sockets.listen(host, port)
 
 
@@ -135,7 +136,7 @@ def serve_http(app: MemoryServer, sock: socket.socket, host: str, token: str | N
     served = bearer_only(starlette, token) if token is not None else starlette
     config = uvicorn.Config(served, log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)
-    print(messages.MCP_SERVING_HTTP.format(root=app.root, url=url_of(sock)), file=sys.stderr, flush=True)
+    print(texts.MCP_SERVING_HTTP.format(root=app.root, url=url_of(sock)), file=sys.stderr, flush=True)
     anyio.run(_http, app, server, sock)
 
 

@@ -43,7 +43,6 @@ _EXPORTS: dict[str, str] = {
     "format_problems": "format.validate:format_problems",
     "archival": "format.archival",
     "LETTA_CONFIG_FILE": "format.constraints:CONFIG_FILE",
-    "format_texts": "format.texts",
     # tool/
     "MemoryTool": "tool.memory_tool:MemoryTool",
     "ToolResult": "tool.memory_tool:ToolResult",

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pygit2
 
-from bot import identity, messages
+from bot import identity
 from bot.errors import MemrepoError
+from bot.memfs import texts
 from bot.memfs.create import fresh_folder, install_hook, set_agent
 from bot.memfs.store.repo import MAIN, MemoryRepo
 from bot.memfs.sync.push import record_sync, set_upstream
@@ -36,7 +37,7 @@ def default_folder(url: str) -> str:
     name = name.removesuffix("/.git").removesuffix(".git").rstrip("/")
     name = name.rsplit("/", 1)[-1].rsplit(":", 1)[-1]
     if name in ("", ".", ".."):
-        raise MemrepoError(messages.CLONE_NO_NAME.format(url=redact(url)))
+        raise MemrepoError(texts.CLONE_NO_NAME.format(url=redact(url)))
     return name
 
 
@@ -52,14 +53,14 @@ def clone_repository(url: str, directory: str | os.PathLike[str] | None = None, 
         url = str(Path(url).expanduser().absolute())
     shown = redact(url)
     root = Path(directory if directory is not None else default_folder(url)).expanduser()
-    with fresh_folder(root, messages.CLONE_NOT_DIR, messages.CLONE_NOT_EMPTY):
+    with fresh_folder(root, texts.CLONE_NOT_DIR, texts.CLONE_NOT_EMPTY):
         git = pygit2.init_repository(str(root), initial_head=MAIN)
         repo = MemoryRepo(root.resolve(), git)
         git.remotes.create(REMOTE, url)
         head = _fetch_main(repo, shown)
         git.references.create(BRANCH_REF, head)  # HEAD already names main
         if not repo.looks_like_memory():
-            raise MemrepoError(messages.CLONE_NOT_MEMORY.format(url=shown))
+            raise MemrepoError(texts.CLONE_NOT_MEMORY.format(url=shown))
         git.checkout_head(strategy=pygit2.enums.CheckoutStrategy.FORCE)
         set_agent(repo, agent_id, agent_name)
         install_hook(repo)
@@ -73,12 +74,12 @@ def _fetch_main(repo: MemoryRepo, shown: str) -> str:
     does not answer, is empty or has no main."""
     heads, problem = remote_heads(repo)
     if heads is None:
-        raise MemrepoError(messages.CLONE_UNREACHABLE.format(url=shown, problem=problem))
+        raise MemrepoError(texts.CLONE_UNREACHABLE.format(url=shown, problem=problem))
     if not heads:
-        raise MemrepoError(messages.CLONE_EMPTY.format(url=shown))
+        raise MemrepoError(texts.CLONE_EMPTY.format(url=shown))
     if BRANCH not in heads:
-        raise MemrepoError(messages.CLONE_NO_MAIN.format(url=shown, branches=first_few(heads)))
+        raise MemrepoError(texts.CLONE_NO_MAIN.format(url=shown, branches=first_few(heads)))
     head, problem = fetch(repo)
     if head is None:
-        raise MemrepoError(messages.CLONE_UNREACHABLE.format(url=shown, problem=problem or f"{BRANCH} vanished"))
+        raise MemrepoError(texts.CLONE_UNREACHABLE.format(url=shown, problem=problem or f"{BRANCH} vanished"))
     return head

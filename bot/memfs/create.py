@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pygit2
 
-from bot import identity, messages
+from bot import identity
 from bot.config import CONFIG_PATH, parse_policy
 from bot.errors import MemrepoError
+from bot.memfs import texts
 from bot.memfs.format import constraints
 from bot.memfs.format import texts as say
 from bot.memfs.format.layout import LAYOUTS, V1, V2
@@ -76,7 +77,7 @@ def init_repository(
     agent_id = identity.check_agent_id(agent_id)
     agent_name = (agent_name or agent_id).strip() or agent_id
     root = Path(directory).expanduser()
-    with fresh_folder(root, messages.INIT_NOT_DIR, messages.INIT_NOT_EMPTY):
+    with fresh_folder(root, texts.INIT_NOT_DIR, texts.INIT_NOT_EMPTY):
         git = pygit2.init_repository(str(root), initial_head=MAIN)
         files = template_files(agent_id, agent_name, layout)
         index = git.index
@@ -91,7 +92,7 @@ def init_repository(
         # machine's git configuration goes into a repository meant to be shared on a forge.
         author = identity.agent(agent_id, agent_name)
         signature = pygit2.Signature(author.name, author.email)
-        git.create_commit("HEAD", signature, signature, messages.INIT_COMMIT,
+        git.create_commit("HEAD", signature, signature, texts.INIT_COMMIT,
                           index.write_tree(), [])
         repo = MemoryRepo(root.resolve(), git)
         set_agent(repo, agent_id, agent_name)
@@ -115,7 +116,7 @@ def fresh_folder(root: Path, not_dir: str, not_empty: str) -> Iterator[Path]:
     if root.exists() and not root.is_dir():
         raise MemrepoError(not_dir.format(path=root))
     if root.exists() and any(root.iterdir()):
-        what = messages.FOLDER_IS_GIT if (root / ".git").exists() else messages.FOLDER_NOT_EMPTY
+        what = texts.FOLDER_IS_GIT if (root / ".git").exists() else texts.FOLDER_NOT_EMPTY
         raise MemrepoError(not_empty.format(path=root, what=what))
     top = root.absolute()
     while not top.parent.exists():
@@ -124,7 +125,7 @@ def fresh_folder(root: Path, not_dir: str, not_empty: str) -> Iterator[Path]:
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file where a folder above it should be, no permission, ...
-        raise MemrepoError(messages.FOLDER_CANNOT_MAKE.format(path=root, reason=exc.strerror or exc)) from None
+        raise MemrepoError(texts.FOLDER_CANNOT_MAKE.format(path=root, reason=exc.strerror or exc)) from None
     try:
         yield root
     except BaseException:

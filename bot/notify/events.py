@@ -14,10 +14,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from bot import messages
 from bot.bounded_json import TooDeepError, loads_bounded
 from bot.contracts import is_dream_id, is_object_name
 from bot.errors import MemrepoError
+from bot.notify import texts
 from bot.redis_keys import head_channel
 from bot.settings import is_repo_name
 
@@ -55,31 +55,31 @@ class HeadEvent:
     def __post_init__(self) -> None:
         problem = self._problem()
         if problem:
-            raise MemrepoError(messages.HEAD_EVENT_BAD.format(problem=problem))
+            raise MemrepoError(texts.HEAD_EVENT_BAD.format(problem=problem))
 
     def _problem(self) -> str | None:
         if not is_repo_name(self.repo):
-            return messages.HEAD_EVENT_REPO.format(value=self.repo)
+            return texts.HEAD_EVENT_REPO.format(value=self.repo)
         for name in ("sha", "before"):
             value = getattr(self, name)
             if (value is not None or name == "sha") and not is_object_name(value):
-                return messages.HEAD_EVENT_SHA.format(name=name, value=value)
+                return texts.HEAD_EVENT_SHA.format(name=name, value=value)
         if self.cause not in CAUSES:
-            return messages.HEAD_EVENT_CAUSE.format(value=self.cause)
+            return texts.HEAD_EVENT_CAUSE.format(value=self.cause)
         if self.pr is not None and (not isinstance(self.pr, int) or isinstance(self.pr, bool) or self.pr < 1):
-            return messages.HEAD_EVENT_PR.format(value=self.pr)
+            return texts.HEAD_EVENT_PR.format(value=self.pr)
         if self.cause == "merge" and self.pr is None:
-            return messages.HEAD_EVENT_MERGE_PR
+            return texts.HEAD_EVENT_MERGE_PR
         if self.dream_id is not None and not is_dream_id(self.dream_id):
-            return messages.HEAD_EVENT_DREAM.format(value=self.dream_id)
+            return texts.HEAD_EVENT_DREAM.format(value=self.dream_id)
         if not isinstance(self.at, str):
-            return messages.HEAD_EVENT_AT.format(value=self.at)
+            return texts.HEAD_EVENT_AT.format(value=self.at)
         try:
             moment = datetime.fromisoformat(self.at)
         except ValueError:
-            return messages.HEAD_EVENT_AT.format(value=self.at)
+            return texts.HEAD_EVENT_AT.format(value=self.at)
         if moment.tzinfo is None:
-            return messages.HEAD_EVENT_AT.format(value=self.at)
+            return texts.HEAD_EVENT_AT.format(value=self.at)
         return None
 
     def to_dict(self) -> dict[str, Any]:
@@ -93,11 +93,11 @@ class HeadEvent:
         """A validated event; keys beyond the contract are ignored (a newer publisher may add
         some), missing ones are an error."""
         if not isinstance(data, Mapping):
-            raise MemrepoError(messages.HEAD_EVENT_BAD.format(problem=messages.HEAD_EVENT_NOT_OBJECT.format(
+            raise MemrepoError(texts.HEAD_EVENT_BAD.format(problem=texts.HEAD_EVENT_NOT_OBJECT.format(
                 kind=_kind(data))))
         missing = [key for key in KEYS if key not in data]
         if missing:
-            raise MemrepoError(messages.HEAD_EVENT_BAD.format(problem=messages.HEAD_EVENT_MISSING.format(
+            raise MemrepoError(texts.HEAD_EVENT_BAD.format(problem=texts.HEAD_EVENT_MISSING.format(
                 keys=", ".join(missing))))
         return cls(**{key: data[key] for key in KEYS})
 
@@ -106,8 +106,8 @@ class HeadEvent:
         try:
             data = loads_bounded(text, what="the event")
         except TooDeepError as exc:
-            raise MemrepoError(messages.HEAD_EVENT_BAD.format(problem=exc)) from None
+            raise MemrepoError(texts.HEAD_EVENT_BAD.format(problem=exc)) from None
         except (ValueError, UnicodeDecodeError) as exc:
-            raise MemrepoError(messages.HEAD_EVENT_BAD.format(problem=messages.HEAD_EVENT_NOT_JSON.format(
+            raise MemrepoError(texts.HEAD_EVENT_BAD.format(problem=texts.HEAD_EVENT_NOT_JSON.format(
                 error=exc))) from None
         return cls.from_dict(data)

@@ -40,7 +40,6 @@ from urllib.parse import unquote, urlsplit
 
 import requests
 
-from bot import messages
 from bot.backoff import Backoff
 from bot.errors import MemrepoError
 from bot.memfs import MemoryRepo
@@ -160,10 +159,10 @@ def repo_of_url(url: str) -> str:
     segments = [s for s in parts.path.split("/") if s]
     if (parts.scheme not in ("http", "https") or not parts.netloc or len(segments) < 5
             or segments[-5] != "v1" or segments[-4] != "repos" or segments[-1] != "events"):
-        raise MemrepoError(messages.SUBSCRIBER_BAD_URL.format(url=redact(url)))
+        raise MemrepoError(texts.SUBSCRIBER_BAD_URL.format(url=redact(url)))
     repo = f"{segments[-3]}/{segments[-2]}"
     if not is_repo_name(repo):
-        raise MemrepoError(messages.SUBSCRIBER_BAD_URL.format(url=redact(url)))
+        raise MemrepoError(texts.SUBSCRIBER_BAD_URL.format(url=redact(url)))
     return repo
 
 
@@ -307,14 +306,14 @@ class HeadSubscriber:
             except requests.RequestException as exc:
                 if self._stop.is_set():  # stop() cut the connection: not an error
                     break
-                self._error(messages.SUBSCRIBER_DROPPED.format(url=redact(self.url), error=redact(str(exc))),
+                self._error(texts.SUBSCRIBER_DROPPED.format(url=redact(self.url), error=redact(str(exc))),
                             once_key=0)
             except Exception as exc:  # never die silently: record, back off, go on
                 if self._stop.is_set():  # stop() closed the response under the reader: not an error
                     break
                 log.exception("head subscriber for %s", self.repo)
-                self._error(messages.SUBSCRIBER_DROPPED.format(url=redact(self.url), error=f"{type(exc).__name__}: "
-                                                               f"{redact(str(exc))}"))
+                self._error(texts.SUBSCRIBER_DROPPED.format(url=redact(self.url), error=f"{type(exc).__name__}: "
+                                                            f"{redact(str(exc))}"))
             finally:
                 self.connected.clear()
                 with self._lock:
@@ -350,8 +349,8 @@ class HeadSubscriber:
                                         seconds=self.refused_delay), once_key=status, level=logging.ERROR)
             return self.refused_delay
         if response.status_code != 200:
-            raise requests.HTTPError(messages.SUBSCRIBER_STATUS.format(url=redact(self.url),
-                                                                       status=response.status_code))
+            raise requests.HTTPError(texts.SUBSCRIBER_STATUS.format(url=redact(self.url),
+                                                                    status=response.status_code))
         self._refused_reported = None
         self.connects += 1
         self._connected_at = time.monotonic()
@@ -364,7 +363,7 @@ class HeadSubscriber:
             for message in decoder.feed(chunk):
                 self._handle(message)
         if not self._stop.is_set():
-            self._error(messages.SUBSCRIBER_DROPPED.format(url=redact(self.url), error="the server closed it"))
+            self._error(texts.SUBSCRIBER_DROPPED.format(url=redact(self.url), error="the server closed it"))
         return None
 
     # ------------------------------------------------------------------ events
@@ -372,7 +371,7 @@ class HeadSubscriber:
         try:
             return MemoryRepo.open(self.root).head_sha()
         except Exception as exc:  # a clone being rewritten, or gone: report, keep the thread
-            self._error(messages.SUBSCRIBER_SYNC_FAILED.format(path=self.root, reason=exc))
+            self._error(texts.SUBSCRIBER_SYNC_FAILED.format(path=self.root, reason=exc))
             return None
 
     def _holds(self, head: str, sha: str) -> bool:
@@ -395,7 +394,7 @@ class HeadSubscriber:
         try:
             event = HeadEvent.from_json(message.data)
         except MemrepoError as exc:
-            self._error(messages.SUBSCRIBER_BAD_EVENT.format(error=exc))
+            self._error(texts.SUBSCRIBER_BAD_EVENT.format(error=exc))
             return
         if event.repo.lower() != self.repo.lower():
             return
@@ -416,14 +415,14 @@ class HeadSubscriber:
             repo = MemoryRepo.open(self.root)
             result = sync(repo)
         except MemrepoError as exc:  # a conflict (local commits set aside), a dirty tree, not on main
-            self._error(messages.SUBSCRIBER_SYNC_FAILED.format(path=self.root, reason=exc))
+            self._error(texts.SUBSCRIBER_SYNC_FAILED.format(path=self.root, reason=exc))
             return self._local_head()
         except Exception as exc:
             log.exception("sync of %s", self.root)
-            self._error(messages.SUBSCRIBER_SYNC_FAILED.format(path=self.root, reason=f"{type(exc).__name__}: {exc}"))
+            self._error(texts.SUBSCRIBER_SYNC_FAILED.format(path=self.root, reason=f"{type(exc).__name__}: {exc}"))
             return self._local_head()
         if not result.pushed:  # unreachable remote, refused push: the next event or reconnect tries again
-            self._error(messages.SUBSCRIBER_SYNC_FAILED.format(path=self.root, reason=result.reason))
+            self._error(texts.SUBSCRIBER_SYNC_FAILED.format(path=self.root, reason=result.reason))
         return self._local_head()
 
     def _notify(self, event: HeadEvent | None, head: str) -> None:
@@ -435,7 +434,7 @@ class HeadSubscriber:
             self.on_head(event, head)
         except Exception as exc:
             log.exception("on_head callback")
-            self._error(messages.SUBSCRIBER_CALLBACK_FAILED.format(error=f"{type(exc).__name__}: {exc}"))
+            self._error(texts.SUBSCRIBER_CALLBACK_FAILED.format(error=f"{type(exc).__name__}: {exc}"))
 
 
 __all__ = ["HeadSubscriber", "SSEDecoder", "SSEMessage", "backoff_delay", "forge_token", "parse_sse",

@@ -1,22 +1,9 @@
-"""The sentences of the agents' event stream at scale: its access check against the forge, its
-fan-out, the receiver's server, and what `memrepo demo` checks of them. Kept in one place like
-bot/messages.py, which they join."""
+"""What the head events say: a head event that does not read, and the agent's subscriber,
+which says which token to follow with when the event stream refuses it."""
 
 from __future__ import annotations
 
-EVENTS_NO_TOKEN = ("a bearer token is required: send Authorization: Bearer <your forge token> (the token the agent "
-                   "uses for git)")
-EVENTS_BAD_TOKEN = "the forge does not accept this token (401): send the token the agent uses for git"
-EVENTS_NO_ACCESS = "{repo} is not a repository this server serves, or this token cannot read it"
-EVENTS_FORGE_UNAVAILABLE = ("the forge could not be asked whether this token may read {repo} ({error}); "
-                            "try again shortly")
-EVENTS_REDIS_DOWN = "Redis is not reachable ({error}); no stream can be followed now, try again shortly"
-EVENTS_METHOD = "the event stream answers GET only"
-EVENTS_OPERATOR_ONLY = ("this receiver checks no forge tokens (it has no forge configured), so an agent's forge token "
-                        "cannot open streams here: only the operator token does, and this is not it")
-EVENTS_STOPPING = "the receiver is stopping; reconnect"
-
-# The agent's side (bot/notify/follower.py): a refusal says which token to follow with.
+# The agent's side (follower.py): a refusal says which token to follow with.
 SUBSCRIBER_REFUSED = ("the event stream at {url} refused this agent's token ({status}): follow with the forge token "
                       "of the memory's clone, one that can read the repository ({envs}, or the token in origin's "
                       "URL); retrying every {seconds:g}s")
@@ -26,10 +13,22 @@ SUBSCRIBER_NO_TOKEN = ("the event stream at {url} needs this agent's forge token
 SUBSCRIBER_NOT_FOUND = ("the event stream at {url} does not serve this repository, or this agent's forge token "
                         "cannot read it (404): the receiver must serve it (MEMREPO_REPOS) and the forge token of the "
                         "memory's clone must be able to read it; retrying every {seconds:g}s")
+SUBSCRIBER_BAD_URL = "the event stream URL must look like http(s)://host/v1/repos/<owner>/<repo>/events, found {url}"
+SUBSCRIBER_STATUS = "the event stream at {url} answered HTTP {status}"
+SUBSCRIBER_DROPPED = "the event stream at {url} dropped: {error}"
+SUBSCRIBER_BAD_EVENT = "ignored a head event that is not valid: {error}"
+SUBSCRIBER_SYNC_FAILED = "could not bring {path} up to date with its remote: {reason}"
+SUBSCRIBER_CALLBACK_FAILED = "the on_head callback failed: {error}"
 
-DEMO_CHECK_OWN_TOKENS = ("each agent follows with its own forge token, the one its clone pushes with (the forge "
-                         "knows them as {logins}), not an operator token")
-DEMO_CHECK_OUTSIDER = "a forge token that may not read the private {repo} is refused its event stream (404)"
-
-SERVE_BAD_INTAKE = "--threads must be at least 1, found {threads}"
-SERVE_LOCAL_BAD_PORTS = "--port {port} leaves no room for the receiver on the next port; use 0 or a lower port"
+# A head event that does not read (events.py, the contract both sides import).
+HEAD_EVENT_BAD = "not a valid head event: {problem}"
+HEAD_EVENT_REPO = "'repo' must be owner/name, found {value!r}"
+HEAD_EVENT_SHA = "'{name}' must be a full commit sha (40 or 64 lower-case hex digits), found {value!r}"
+HEAD_EVENT_CAUSE = "'cause' must be merge or push, found {value!r}"
+HEAD_EVENT_PR = "'pr' must be a pull request number or null, found {value!r}"
+HEAD_EVENT_MERGE_PR = "a merge names its pull request: 'pr' must not be null when 'cause' is merge"
+HEAD_EVENT_DREAM = "'dream_id' must be a dream id (YYYYMMDDTHHMMSSZ-<8 hex>) or null, found {value!r}"
+HEAD_EVENT_AT = "'at' must be an ISO 8601 time with a time zone, found {value!r}"
+HEAD_EVENT_NOT_OBJECT = "expected a JSON object, found {kind}"
+HEAD_EVENT_MISSING = "missing {keys}"
+HEAD_EVENT_NOT_JSON = "not JSON ({error})"

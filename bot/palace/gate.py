@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 
 from cryptography.fernet import Fernet, InvalidToken
 
-from bot import messages
 from bot.access import ALLOWED, BAD_TOKEN, REFUSED
 from bot.bearer import TOKEN_MIN, is_loopback, required_token
+from bot.palace import texts
 
 COOKIE = "memrepo_palace"
 
@@ -58,8 +58,8 @@ def host_name(header: str) -> str:
 def check_start(host: str, token: str | None) -> str | None:
     """The token to require (None: none), or a MemrepoError saying why the palace cannot start
     on `host` with `token` (bot.bearer's rule, which `memrepo mcp --http` shares)."""
-    return required_token(host, token, missing=messages.PALACE_TOKEN_REQUIRED.format(host=host),
-                          short=messages.PALACE_TOKEN_SHORT.format(minimum=TOKEN_MIN))
+    return required_token(host, token, missing=texts.PALACE_TOKEN_REQUIRED.format(host=host),
+                          short=texts.PALACE_TOKEN_SHORT.format(minimum=TOKEN_MIN))
 
 
 @dataclass(frozen=True)

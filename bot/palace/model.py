@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from bot import messages
 from bot.config import Limits
 from bot.contracts import DREAM_BRANCH_PREFIX, EDIT_BRANCH_PREFIX, LABEL_AGENT_EDIT, LABEL_DREAM, LABEL_PREFIX
 from bot.dates import BadDateError, parse_when_bound
 from bot.errors import MemrepoError
 from bot.identity import ROLES
 from bot.memfs import Entry, trim_blank_lines
+from bot.palace import texts
 
 NEAR = 0.9  # a size at 90% of its limit is shown as close to it
 PATH_MAX = 1024
@@ -74,9 +74,9 @@ def parse_path(value: str | None) -> str:
     """A memory path from a query string (the file's existence is the shell's to check)."""
     text = (value or "").strip()
     if not text:
-        raise PalaceInputError(messages.PALACE_NO_PATH)
+        raise PalaceInputError(texts.PALACE_NO_PATH)
     if len(text) > PATH_MAX or any(ord(c) < 32 or ord(c) == 127 for c in text):
-        raise PalaceInputError(messages.PALACE_BAD_PATH.format(path=text[:80]))
+        raise PalaceInputError(texts.PALACE_BAD_PATH.format(path=text[:80]))
     return text
 
 
@@ -86,7 +86,7 @@ def parse_line(value: str | None) -> int | None:
         return None
     text = value.strip()
     if not (text.isascii() and text.isdecimal()) or int(text) < 1:
-        raise PalaceInputError(messages.PALACE_BAD_LINE.format(value=text[:40]))
+        raise PalaceInputError(texts.PALACE_BAD_LINE.format(value=text[:40]))
     return int(text)
 
 
@@ -95,7 +95,7 @@ def parse_page(value: str | None) -> int:
         return 1
     text = value.strip()
     if not (text.isascii() and text.isdecimal()) or not 1 <= int(text) <= 100_000:
-        raise PalaceInputError(messages.PALACE_BAD_PAGE.format(value=text[:40]))
+        raise PalaceInputError(texts.PALACE_BAD_PAGE.format(value=text[:40]))
     return int(text)
 
 
@@ -140,10 +140,10 @@ def parse_log_filter(args: Mapping[str, str]) -> LogFilter:
     since = _bound(since_text, "since", end=False) if since_text else None
     until = _bound(until_text, "until", end=True) if until_text else None
     if since is not None and until is not None and since > until:
-        raise PalaceInputError(messages.PALACE_EMPTY_RANGE.format(since=since_text, until=until_text))
+        raise PalaceInputError(texts.PALACE_EMPTY_RANGE.format(since=since_text, until=until_text))
     writer = (args.get("writer") or "").strip() or None
     if writer is not None and writer not in ROLES:
-        raise PalaceInputError(messages.PALACE_BAD_WRITER.format(value=writer[:40], roles=", ".join(ROLES)))
+        raise PalaceInputError(texts.PALACE_BAD_WRITER.format(value=writer[:40], roles=", ".join(ROLES)))
     return LogFilter(path, since, until, writer, parse_page(args.get("page")), since_text, until_text)
 
 

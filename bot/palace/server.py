@@ -9,8 +9,8 @@ from typing import Any
 
 from werkzeug.serving import BaseWSGIServer, make_server
 
-from bot import messages
 from bot.errors import MemrepoError
+from bot.palace import texts
 
 
 def listen(app: Any, host: str, port: int) -> BaseWSGIServer:
@@ -22,7 +22,7 @@ def listen(app: Any, host: str, port: int) -> BaseWSGIServer:
         sock = socket.create_server((name, port), family=family)
     except (OSError, ValueError, OverflowError) as exc:
         problem = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-        raise MemrepoError(messages.PALACE_CANNOT_LISTEN.format(host=host, port=port, problem=problem)) from None
+        raise MemrepoError(texts.PALACE_CANNOT_LISTEN.format(host=host, port=port, problem=problem)) from None
     try:
         return make_server(name, sock.getsockname()[1], app, threaded=True, fd=sock.fileno())
     finally:
@@ -42,4 +42,4 @@ def run(server: BaseWSGIServer, on_stop: Callable[[], None] | None = None) -> No
         server.server_close()
         if on_stop is not None:
             on_stop()
-        print(messages.PALACE_STOPPED, file=sys.stderr)
+        print(texts.PALACE_STOPPED, file=sys.stderr)

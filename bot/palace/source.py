@@ -23,7 +23,6 @@ from typing import Any
 
 import pygit2
 
-from bot import messages
 from bot.config import DEFAULT_POLICY, Limits
 from bot.errors import MemrepoError
 from bot.forge.errors import unreachable
@@ -50,7 +49,8 @@ from bot.memfs import (
     sync,
     validate,
 )
-from bot.palace import model
+from bot.palace import model, texts
+from bot.provenance import texts as provenance_texts
 
 FORGE_RETRY = {"max_total_seconds": 8.0, "max_attempts": 2, "backoff_base": 0.2, "backoff_cap": 1.0}
 PULLS_TTL = 20.0  # seconds an answer of the forge is shown before it is asked again
@@ -152,7 +152,7 @@ class Forge:
         from bot.forge.client import RetryPolicy
         from bot.provenance.sources import find_forge, unasked
 
-        client, status, self._owned = find_forge(self.repo, self._arg, disabled=unasked(messages.PALACE_FORGE_DISABLED),
+        client, status, self._owned = find_forge(self.repo, self._arg, disabled=unasked(texts.PALACE_FORGE_DISABLED),
                                                  policy=RetryPolicy(**FORGE_RETRY))
         return client, status
 
@@ -188,8 +188,8 @@ class Forge:
                         for r in client.list_reviews(pr.number)]
         except MemrepoError as exc:
             repository = out.get("repository") or self.repo.root.name
-            out["error"] = (messages.PALACE_FORGE_UNREACHABLE.format(repository=repository) if unreachable(exc)
-                            else messages.PALACE_FORGE_FAILED.format(problem=exc))
+            out["error"] = (texts.PALACE_FORGE_UNREACHABLE.format(repository=repository) if unreachable(exc)
+                            else texts.PALACE_FORGE_FAILED.format(problem=exc))
         return out
 
     def close(self) -> None:
@@ -403,7 +403,8 @@ class Palace:
         repo = self.repo()
         head = self.head()
         ref = main_ref(repo)[0]
-        found = file_path(repo, head, raw_path, messages.HISTORY_WHERE_MAIN.format(ref=ref_name(ref), sha=head[:10]))
+        where = provenance_texts.HISTORY_WHERE_MAIN.format(ref=ref_name(ref), sha=head[:10])
+        found = file_path(repo, head, raw_path, where)
         data = repo.read(found, head) or b""
         text = _text(data)
         limits, _ = self._limits(repo, head)

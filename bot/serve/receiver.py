@@ -19,8 +19,9 @@ from typing import Any
 
 import uvicorn
 
-from bot import messages, sockets
+from bot import sockets
 from bot.errors import MemrepoError
+from bot.serve import texts
 from bot.settings import Settings
 from receiver.asgi import Receiver
 
@@ -84,7 +85,7 @@ class ReceiverServer:
         while not self.server.started and self._thread.is_alive() and time.monotonic() < deadline:
             time.sleep(0.005)  # uvicorn says it started by a flag only
         if not self.server.started:
-            raise MemrepoError(messages.SERVE_LOCAL_CANNOT_START.format(problem="the receiver did not start"))
+            raise MemrepoError(texts.SERVE_LOCAL_CANNOT_START.format(problem="the receiver did not start"))
         return self
 
     def _run(self) -> None:

@@ -40,9 +40,9 @@ import json
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 
-from bot import messages
 from bot.contracts import check_id
 from bot.errors import MemrepoError
+from bot.transcript import texts
 from bot.transcript.incremental import Reading, Said, read_lines
 from bot.transcript.model import Message, build, canonical_time, check_source
 
@@ -73,7 +73,7 @@ def read_row(row: object, tools: MutableMapping[str, str], sidechain: bool = Fal
     result's source by it. `sidechain`: the row is a subagent's whatever it says (it is in a
     subagent's file). A row Claude Code would not write is a MemrepoError saying what is wrong."""
     if not isinstance(row, Mapping):
-        raise MemrepoError(messages.IMPORT_ROW_NOT_OBJECT.format(kind=type(row).__name__))
+        raise MemrepoError(texts.IMPORT_ROW_NOT_OBJECT.format(kind=type(row).__name__))
     kind = row.get("type")
     if kind not in CONVERSATION_TYPES or kind == "system":
         return OWN
@@ -81,15 +81,15 @@ def read_row(row: object, tools: MutableMapping[str, str], sidechain: bool = Fal
         return META
     uuid = row.get("uuid")
     if not isinstance(uuid, str) or not uuid:
-        raise MemrepoError(messages.IMPORT_FIELD_MISSING.format(field="uuid"))
+        raise MemrepoError(texts.IMPORT_FIELD_MISSING.format(field="uuid"))
     check_id(uuid, "message_id")
     try:
         at = canonical_time(row.get("timestamp"), "timestamp")
     except MemrepoError as exc:
-        raise MemrepoError(messages.IMPORT_WHERE.format(where="timestamp", problem=exc)) from None
+        raise MemrepoError(texts.IMPORT_WHERE.format(where="timestamp", problem=exc)) from None
     message = row.get("message")
     if not isinstance(message, Mapping):
-        raise MemrepoError(messages.IMPORT_FIELD_MISSING.format(field="message"))
+        raise MemrepoError(texts.IMPORT_FIELD_MISSING.format(field="message"))
     sidechain = sidechain or row.get("isSidechain") is True
     if kind == "user":
         origin = row.get("origin")
@@ -108,7 +108,7 @@ def _blocks(content: object) -> list[Mapping[str, object]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     if not isinstance(content, list):
-        raise MemrepoError(messages.CLAUDE_CONTENT_BAD.format(kind=type(content).__name__))
+        raise MemrepoError(texts.CLAUDE_CONTENT_BAD.format(kind=type(content).__name__))
     return [block for block in content if isinstance(block, Mapping)]
 
 
@@ -127,7 +127,7 @@ def _source(name: str) -> str:
     try:
         return check_source(f"tool:{name}")
     except MemrepoError:
-        raise MemrepoError(messages.IMPORT_TOOL_NAME_BAD.format(name=name)) from None
+        raise MemrepoError(texts.IMPORT_TOOL_NAME_BAD.format(name=name)) from None
 
 
 def _user(content: object, tools: Mapping[str, str], sidechain: bool, summary: bool,

@@ -21,11 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot import messages
 from bot.contracts import check_id
 from bot.errors import MemrepoError
 from bot.transcript import home as homes
-from bot.transcript import incremental, log
+from bot.transcript import incremental, log, texts
 from bot.transcript.claude_code import read_session
 from bot.transcript.model import Message, format_time
 from bot.transcript.store import TranscriptStore, invalid_import
@@ -48,10 +47,10 @@ class ClaudeImportReport:
     notes: list[str] = field(default_factory=list)
 
     def describe(self, path: str | os.PathLike[str]) -> str:
-        skipped = messages.CLAUDE_SKIPPED.format(count=self.skipped) if self.skipped else ""
-        return messages.CLAUDE_IMPORT_DONE.format(imported=self.imported, conversations=self.conversations,
-                                                  path=path, agent=self.agent_id, duplicates=self.duplicates,
-                                                  skipped=skipped)
+        skipped = texts.CLAUDE_SKIPPED.format(count=self.skipped) if self.skipped else ""
+        return texts.CLAUDE_IMPORT_DONE.format(imported=self.imported, conversations=self.conversations,
+                                               path=path, agent=self.agent_id, duplicates=self.duplicates,
+                                               skipped=skipped)
 
 
 def default_root(env: Mapping[str, str] | None = None) -> Path:
@@ -73,7 +72,7 @@ def session_id(path: Path) -> str:
     try:
         return check_id(path.name.removesuffix(SUFFIX), "conversation_id")
     except MemrepoError as exc:
-        raise MemrepoError(messages.CLAUDE_SESSION_NAME.format(path=path, problem=exc)) from None
+        raise MemrepoError(texts.CLAUDE_SESSION_NAME.format(path=path, problem=exc)) from None
 
 
 def subagent_files(session_file: Path) -> list[Path]:
@@ -95,10 +94,10 @@ def import_claude_code(store: TranscriptStore, agent_id: str,
     where = Path(path).expanduser() if path is not None and str(path) else default_root()
     check_id(agent_id, "agent_id")
     if not where.exists():
-        raise MemrepoError(messages.CLAUDE_NOT_FOUND.format(path=where))
+        raise MemrepoError(texts.CLAUDE_NOT_FOUND.format(path=where))
     files = session_files(where)
     if not files:
-        raise MemrepoError(messages.CLAUDE_NONE.format(path=where))
+        raise MemrepoError(texts.CLAUDE_NONE.format(path=where))
     with log.locked(homes.claude_code_cursors(store.home)):
         return _import(store, agent_id, where, files)
 
@@ -117,14 +116,14 @@ def _import(store: TranscriptStore, agent_id: str, where: Path, files: list[Path
             before = incremental.load_cursor(at)
             read = incremental.read(part, before)
             if read.status in (incremental.SHRANK, incremental.CHANGED) and before is not None:
-                report.notes.append(messages.CLAUDE_REWRITTEN.format(transcript=part))
+                report.notes.append(texts.CLAUDE_REWRITTEN.format(transcript=part))
             reading = read_session(agent_id, session, read.lines, stamp, read.start, sidechain=subagent is not None)
             problems.extend(f"{part} {problem}" for problem in reading.problems)
             report.skipped += sum(reading.skipped.values())
             found.extend(reading.messages)
             moved.append((at, read.after))
     if problems:
-        raise invalid_import(str(where), problems, messages.HARNESS_IMPORT_INVALID)
+        raise invalid_import(str(where), problems, texts.HARNESS_IMPORT_INVALID)
     written = store.import_messages(found)
     for at, after in moved:
         incremental.save_cursor(at, after)

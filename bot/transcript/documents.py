@@ -8,9 +8,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bot import messages
 from bot.errors import MemrepoError
-from bot.transcript import bm25, snippet
+from bot.transcript import bm25, snippet, texts
 from bot.transcript.tokenize import parse_query, tokenize
 
 
@@ -37,7 +36,7 @@ def ranked(files: Mapping[str, str], query: str) -> list[tuple[str, float]]:
     """Every file that matches `query` with its BM25 score, best first, ties by path. Pure."""
     units = parse_query(query)
     if not units:
-        raise MemrepoError(messages.SEARCH_NO_WORDS)
+        raise MemrepoError(texts.SEARCH_NO_WORDS)
     docs = {path: tokenize(text) for path, text in files.items()}
     if not docs:
         return []

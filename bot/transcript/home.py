@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bot import messages
 from bot.errors import MemrepoError
+from bot.transcript import texts
 
 
 def resolve(home: str | os.PathLike[str] | None = None) -> Path:
@@ -29,7 +29,7 @@ def resolve(home: str | os.PathLike[str] | None = None) -> Path:
         base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "share"
         path = base / "memrepo"
     if path.exists() and not path.is_dir():
-        raise MemrepoError(messages.TRANSCRIPT_HOME_NOT_DIR.format(path=path))
+        raise MemrepoError(texts.TRANSCRIPT_HOME_NOT_DIR.format(path=path))
     return path
 
 

@@ -19,9 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot import messages
 from bot.bounded_json import TooDeepError, loads_bounded
 from bot.errors import MemrepoError
+from bot.transcript import texts
 from bot.transcript.model import Message
 
 NEW, UNCHANGED, GREW, SHRANK, CHANGED = "new", "unchanged", "grew", "shrank", "changed"
@@ -89,7 +89,7 @@ def read(path: Path, cursor: Cursor | None) -> Read:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise MemrepoError(messages.IMPORT_UNREADABLE.format(path=path, reason=exc.strerror or exc)) from None
+        raise MemrepoError(texts.IMPORT_UNREADABLE.format(path=path, reason=exc.strerror or exc)) from None
     complete = data[:data.rfind(b"\n") + 1]
     status, start = change(cursor, complete)
     after = Cursor(len(complete), hashlib.sha256(complete).hexdigest())
@@ -132,7 +132,7 @@ def read_lines(lines: Sequence[bytes], start: int, messages_of: Callable[[object
             made = messages_of(row_json(raw))
         except MemrepoError as exc:
             if new:
-                reading.problems.append(messages.IMPORT_ROW_BAD.format(line=number, problem=exc))
+                reading.problems.append(texts.IMPORT_ROW_BAD.format(line=number, problem=exc))
             continue
         if not new:
             continue
@@ -148,8 +148,8 @@ def row_json(raw: bytes) -> object:
     try:
         return loads_bounded(raw.decode("utf-8"), what="the row")
     except UnicodeDecodeError:
-        raise MemrepoError(messages.IMPORT_ROW_NOT_UTF8) from None
+        raise MemrepoError(texts.IMPORT_ROW_NOT_UTF8) from None
     except TooDeepError:
         raise
     except ValueError as exc:
-        raise MemrepoError(messages.IMPORT_ROW_NOT_JSON.format(error=exc)) from None
+        raise MemrepoError(texts.IMPORT_ROW_NOT_JSON.format(error=exc)) from None

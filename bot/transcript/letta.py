@@ -45,9 +45,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from bot import messages
 from bot.contracts import ID_LIMITS, ID_PATTERN
 from bot.errors import MemrepoError
+from bot.transcript import texts
 from bot.transcript.incremental import Reading, Said, read_lines
 from bot.transcript.model import Message, build, canonical_time, check_source
 
@@ -77,7 +77,7 @@ def to_memrepo_id(value: str, field_name: str) -> str:
     raw = value.encode("utf-8", "surrogatepass")
     escaped = ESCAPED + _ESCAPE.sub(lambda m: f"_{m.group()[0]:02X}".encode(), raw).decode("ascii")
     if len(escaped) > limit:
-        raise MemrepoError(messages.LETTA_ID_TOO_LONG.format(field=field_name, value=value, limit=limit))
+        raise MemrepoError(texts.LETTA_ID_TOO_LONG.format(field=field_name, value=value, limit=limit))
     return escaped
 
 
@@ -114,7 +114,7 @@ def read_row(row: object) -> Row | str:
     NO_KIND or UNKNOWN + its kind); a row Letta would not write is a MemrepoError saying what
     is wrong."""
     if not isinstance(row, Mapping):
-        raise MemrepoError(messages.IMPORT_ROW_NOT_OBJECT.format(kind=type(row).__name__))
+        raise MemrepoError(texts.IMPORT_ROW_NOT_OBJECT.format(kind=type(row).__name__))
     kind = row.get("kind")
     if kind == ERROR:
         return ERROR
@@ -124,7 +124,7 @@ def read_row(row: object) -> Row | str:
         return UNKNOWN + kind
     line_id = _text(row, "source_line_id")
     if not line_id:
-        raise MemrepoError(messages.IMPORT_FIELD_MISSING.format(field="source_line_id"))
+        raise MemrepoError(texts.IMPORT_FIELD_MISSING.format(field="source_line_id"))
     message_id = _text(row, "source_message_id")
     said = _spoken(row, kind) if kind in SPOKEN else _tool(row)
     if not said:
@@ -132,7 +132,7 @@ def read_row(row: object) -> Row | str:
     try:
         at = canonical_time(row.get("captured_at"), "captured_at")
     except MemrepoError as exc:
-        raise MemrepoError(messages.IMPORT_WHERE.format(where="captured_at", problem=exc)) from None
+        raise MemrepoError(texts.IMPORT_WHERE.format(where="captured_at", problem=exc)) from None
     return Row(line_id, message_id or line_id, at, said)
 
 
@@ -142,7 +142,7 @@ def _text(row: Mapping[str, object], key: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise MemrepoError(messages.IMPORT_FIELD_NOT_TEXT.format(field=key, kind=type(value).__name__))
+        raise MemrepoError(texts.IMPORT_FIELD_NOT_TEXT.format(field=key, kind=type(value).__name__))
     return value
 
 
@@ -158,7 +158,7 @@ def _tool(row: Mapping[str, object]) -> tuple[Said, ...]:
     try:
         source = check_source(f"tool:{name}")
     except MemrepoError:
-        raise MemrepoError(messages.IMPORT_TOOL_NAME_BAD.format(name=name)) from None
+        raise MemrepoError(texts.IMPORT_TOOL_NAME_BAD.format(name=name)) from None
     call = Said("tool_call", "agent", f"{name}({_text(row, 'argsText')})")
     result = _text(row, "resultText")
     if row.get("resultOk") is False and result.strip() and not result.lower().startswith("error"):
@@ -190,7 +190,7 @@ class _Ids:
         self.parts[record] += 1
         message_id = part_id(record, self.parts[record])
         if message_id in self.taken:
-            raise MemrepoError(messages.LETTA_ID_TAKEN.format(message_id=message_id))
+            raise MemrepoError(texts.LETTA_ID_TAKEN.format(message_id=message_id))
         self.taken.add(message_id)
         return message_id
 

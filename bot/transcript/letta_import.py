@@ -24,10 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot import messages
 from bot.errors import MemrepoError
 from bot.transcript import home as homes
-from bot.transcript import incremental, log
+from bot.transcript import incremental, log, texts
 from bot.transcript.incremental import CHANGED, SHRANK, UNCHANGED, Cursor, Reading, load_cursor, save_cursor
 from bot.transcript.letta import (
     EMPTY,
@@ -58,9 +57,9 @@ class LettaImportReport:
 
     def describe(self, path: str | os.PathLike[str]) -> str:
         """The one line that says what an import of `path` did."""
-        return messages.LETTA_IMPORT_DONE.format(imported=self.imported, conversations=self.conversations,
-                                                 path=path, duplicates=self.duplicates,
-                                                 skipped=skipped_text(self.skipped))
+        return texts.LETTA_IMPORT_DONE.format(imported=self.imported, conversations=self.conversations,
+                                              path=path, duplicates=self.duplicates,
+                                              skipped=skipped_text(self.skipped))
 
 
 @dataclass(frozen=True)
@@ -83,11 +82,11 @@ def default_root(env: Mapping[str, str] | None = None) -> Path:
 
 def skipped_text(skipped: Mapping[str, int]) -> str:
     """`; rows skipped: 1 error row, ...` for the rows an import skipped, by why; "" for none."""
-    rows = [messages.LETTA_SKIP[why].format(count=skipped[why])
+    rows = [texts.LETTA_SKIP[why].format(count=skipped[why])
             for why in (ERROR, EMPTY, REPEATED, NO_KIND) if skipped.get(why)]
-    rows += [messages.LETTA_SKIP["unknown"].format(count=count, kind=why.removeprefix(UNKNOWN))
+    rows += [texts.LETTA_SKIP["unknown"].format(count=count, kind=why.removeprefix(UNKNOWN))
              for why, count in sorted(skipped.items()) if why.startswith(UNKNOWN) and count]
-    return messages.LETTA_SKIPPED.format(rows=", ".join(rows)) if rows else ""
+    return texts.LETTA_SKIPPED.format(rows=", ".join(rows)) if rows else ""
 
 
 # ------------------------------------------------------------------------ the folders
@@ -119,7 +118,7 @@ def sources(path: Path, problems: list[str]) -> list[Source]:
             found.append(Source(folder / TRANSCRIPT, to_memrepo_id(folder.parent.name, "agent_id"),
                                 to_memrepo_id(folder.name, "conversation_id")))
         except MemrepoError as exc:
-            problems.append(messages.IMPORT_WHERE.format(where=folder, problem=exc))
+            problems.append(texts.IMPORT_WHERE.format(where=folder, problem=exc))
     return found
 
 
@@ -135,10 +134,10 @@ def read_source(source: Source, cursor: Cursor | None, imported_at: str) -> tupl
 
 def _note(transcript: Path, status: str, cursor: Cursor | None, unfinished: int) -> str | None:
     if status in (SHRANK, CHANGED) and cursor is not None:
-        how = messages.LETTA_SHRANK if status == SHRANK else messages.LETTA_CHANGED
-        return messages.LETTA_REWRITTEN.format(transcript=transcript, how=how.format(size=cursor.size))
+        how = texts.LETTA_SHRANK if status == SHRANK else texts.LETTA_CHANGED
+        return texts.LETTA_REWRITTEN.format(transcript=transcript, how=how.format(size=cursor.size))
     if unfinished:
-        return messages.LETTA_UNFINISHED.format(transcript=transcript, size=unfinished)
+        return texts.LETTA_UNFINISHED.format(transcript=transcript, size=unfinished)
     return None
 
 
@@ -156,7 +155,7 @@ def import_letta(store: TranscriptStore, root: str | os.PathLike[str] | None = N
     again (a process that follows a memory does): an unchanged transcript costs one read."""
     path = Path(root).expanduser() if root is not None and str(root) else default_root()
     if not path.is_dir():
-        raise MemrepoError((messages.LETTA_NOT_DIR if path.exists() else messages.LETTA_NOT_FOUND).format(path=path))
+        raise MemrepoError((texts.LETTA_NOT_DIR if path.exists() else texts.LETTA_NOT_FOUND).format(path=path))
     with log.locked(homes.letta_cursors(store.home)):
         return _import(store, path)
 
@@ -178,7 +177,7 @@ def _import(store: TranscriptStore, path: Path) -> LettaImportReport:
         found.extend(reading.messages)
         done.append((where, after))
     if problems:
-        raise invalid_import(str(path), problems, messages.HARNESS_IMPORT_INVALID)
+        raise invalid_import(str(path), problems, texts.HARNESS_IMPORT_INVALID)
     written = store.import_messages(found)
     for where, after in done:
         save_cursor(where, after)

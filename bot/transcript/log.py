@@ -24,10 +24,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot import messages
 from bot.bounded_json import loads_bounded
 from bot.errors import MemrepoError
 from bot.file_lock import file_lock
+from bot.transcript import texts
 from bot.transcript.model import Message, from_row
 
 SUFFIX = ".jsonl"
@@ -49,8 +49,8 @@ class Torn:
     size: int
 
     def describe(self) -> str:
-        return messages.TRANSCRIPT_TORN.format(size=self.size, log=self.log, offset=self.offset,
-                                               torn=self.torn_file)
+        return texts.TRANSCRIPT_TORN.format(size=self.size, log=self.log, offset=self.offset,
+                                            torn=self.torn_file)
 
 
 def serialize(message: Message) -> bytes:
@@ -148,8 +148,8 @@ def parse_line(path: Path, offset: int, line: bytes) -> Message:
     try:
         return from_row(loads_bounded(line, what="the line"))
     except (ValueError, MemrepoError) as exc:
-        problem = str(exc) if isinstance(exc, MemrepoError) else messages.TRANSCRIPT_LINE_NOT_JSON
-        raise MemrepoError(messages.TRANSCRIPT_LOG_DAMAGED.format(
+        problem = str(exc) if isinstance(exc, MemrepoError) else texts.TRANSCRIPT_LINE_NOT_JSON
+        raise MemrepoError(texts.TRANSCRIPT_LOG_DAMAGED.format(
             log=path, line=_line_number(path, offset), problem=problem)) from None
 
 

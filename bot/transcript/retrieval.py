@@ -35,9 +35,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from bot import messages
 from bot.errors import MemrepoError
-from bot.transcript import bm25, snippet
+from bot.transcript import bm25, snippet, texts
 from bot.transcript.index import Index
 from bot.transcript.model import check_kind, time_range
 from bot.transcript.search import Filters, match, top_k
@@ -64,15 +63,15 @@ def search_in_context(store: TranscriptStore, query: str, agent: str | None = No
     pool size). Hits carry the final score; with both weights 0 they are store.search's."""
     units = parse_query(query)
     if not units:
-        raise MemrepoError(messages.SEARCH_NO_WORDS)
+        raise MemrepoError(texts.SEARCH_NO_WORDS)
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-        raise MemrepoError(messages.SEARCH_BAD_K.format(limit=MAX_K, value=k))
+        raise MemrepoError(texts.SEARCH_BAD_K.format(limit=MAX_K, value=k))
     if isinstance(neighbours, bool) or not isinstance(neighbours, int) or not 0 <= neighbours <= MAX_NEIGHBOURS:
-        raise MemrepoError(messages.CONTEXT_BAD_NEIGHBOURS.format(limit=MAX_NEIGHBOURS, value=neighbours))
+        raise MemrepoError(texts.CONTEXT_BAD_NEIGHBOURS.format(limit=MAX_NEIGHBOURS, value=neighbours))
     if not _is_weight(weight):
-        raise MemrepoError(messages.CONTEXT_BAD_WEIGHT.format(limit=MAX_WEIGHT, value=weight))
+        raise MemrepoError(texts.CONTEXT_BAD_WEIGHT.format(limit=MAX_WEIGHT, value=weight))
     if not _is_weight(date_weight):
-        raise MemrepoError(messages.CONTEXT_BAD_DATE_WEIGHT.format(limit=MAX_WEIGHT, value=date_weight))
+        raise MemrepoError(texts.CONTEXT_BAD_DATE_WEIGHT.format(limit=MAX_WEIGHT, value=date_weight))
     periods = query_periods(query) if date_weight > 0 else []
     since_us, until_us = time_range(since, until)
     filters = Filters(conversations=(conversation,) if conversation is not None else None,

@@ -18,12 +18,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bot import messages
 from bot.bounded_json import TooDeepError, loads_bounded
 from bot.contracts import check_id
 from bot.errors import MemrepoError
 from bot.transcript import home as homes
-from bot.transcript import log, snippet
+from bot.transcript import log, snippet, texts
 from bot.transcript.index import Index
 from bot.transcript.log import TranscriptWarning
 from bot.transcript.model import (
@@ -129,7 +128,7 @@ class TranscriptStore:
         return index
 
     def _discard(self, path: Path, problem: Exception) -> None:
-        self._warn(messages.TRANSCRIPT_INDEX_DAMAGED.format(path=path, error=problem))
+        self._warn(texts.TRANSCRIPT_INDEX_DAMAGED.format(path=path, error=problem))
         for suffix in ("", "-wal", "-shm"):
             Path(str(path) + suffix).unlink(missing_ok=True)
 
@@ -180,7 +179,7 @@ class TranscriptStore:
             return
         offsets = index.offsets()
         for conversation in sorted(set(offsets) - set(logs)):
-            reason = messages.TRANSCRIPT_REASON_LOG_GONE.format(conversation=conversation)
+            reason = texts.TRANSCRIPT_REASON_LOG_GONE.format(conversation=conversation)
             self._rebuild(agent_id, index, logs, reason=reason)
             return
         sizes = {}
@@ -188,7 +187,7 @@ class TranscriptStore:
             self._repair(path)
             sizes[conversation] = log.complete_size(path)[1]
             if sizes[conversation] < offsets.get(conversation, 0):
-                reason = messages.TRANSCRIPT_REASON_LOG_SHRANK.format(conversation=conversation)
+                reason = texts.TRANSCRIPT_REASON_LOG_SHRANK.format(conversation=conversation)
                 self._rebuild(agent_id, index, logs, reason=reason)
                 return
         behind = [c for c in logs if sizes[c] > offsets.get(c, 0)]
@@ -211,13 +210,13 @@ class TranscriptStore:
         added, skipped = index.add(items)
         index.set_offset(conversation, end)
         for message_id in skipped:
-            self._warn(messages.TRANSCRIPT_DUPLICATE_ID.format(log=path, message_id=message_id))
+            self._warn(texts.TRANSCRIPT_DUPLICATE_ID.format(log=path, message_id=message_id))
         return added
 
     def _rebuild(self, agent_id: str, index: Index, logs: dict[str, Path], reason: str | None,
                  advance: Callable[[int], None] | None = None) -> int:
         if reason is not None:
-            self._warn(messages.TRANSCRIPT_INDEX_REBUILT.format(agent=agent_id, reason=reason))
+            self._warn(texts.TRANSCRIPT_INDEX_REBUILT.format(agent=agent_id, reason=reason))
         index.begin()
         try:
             index.reset()
@@ -258,14 +257,14 @@ class TranscriptStore:
                     try:
                         log.append(path, b"".join(log.serialize(m) for m in chunk), fsync=self.fsync)
                     except OSError as exc:
-                        raise MemrepoError(messages.TRANSCRIPT_WRITE_FAILED.format(
+                        raise MemrepoError(texts.TRANSCRIPT_WRITE_FAILED.format(
                             log=path, reason=exc.strerror or exc)) from None
                     if progress is not None:
                         progress(len(chunk))
             try:
                 self._index_locked(agent_id, list(groups))
             except sqlite3.Error as exc:
-                self._warn(messages.TRANSCRIPT_INDEX_BEHIND.format(error=exc))
+                self._warn(texts.TRANSCRIPT_INDEX_BEHIND.format(error=exc))
 
     def _index_locked(self, agent_id: str, conversations: Sequence[str]) -> None:
         index = self._connection(agent_id)
@@ -349,8 +348,8 @@ class TranscriptStore:
         if not homes.agent_folder(self.home, agent_id).is_dir() or (
                 agent_id not in self._fresh and not self._has_logs(agent_id)):
             known = self.agents()
-            raise MemrepoError(messages.TRANSCRIPT_UNKNOWN_AGENT.format(
-                agent=agent_id, known=", ".join(known) if known else messages.TRANSCRIPT_NO_AGENTS))
+            raise MemrepoError(texts.TRANSCRIPT_UNKNOWN_AGENT.format(
+                agent=agent_id, known=", ".join(known) if known else texts.TRANSCRIPT_NO_AGENTS))
         return agent_id
 
     def conversations(self, agent_id: str) -> list[str]:
@@ -361,7 +360,7 @@ class TranscriptStore:
         known = self.conversations(agent_id)
         check_id(conversation_id, "conversation_id")
         if conversation_id not in known:
-            raise MemrepoError(messages.TRANSCRIPT_UNKNOWN_CONVERSATION.format(
+            raise MemrepoError(texts.TRANSCRIPT_UNKNOWN_CONVERSATION.format(
                 agent=agent_id, conversation=conversation_id, known=", ".join(known)))
         path = homes.log_path(self.home, agent_id, conversation_id)
         folder = homes.agent_folder(self.home, agent_id)
@@ -379,7 +378,7 @@ class TranscriptStore:
         for i, message in enumerate(rows):
             if message.message_id == after:
                 return rows[i + 1 :]
-        raise MessageNotFoundError(messages.TRANSCRIPT_AFTER_MISSING.format(
+        raise MessageNotFoundError(texts.TRANSCRIPT_AFTER_MISSING.format(
             after=after, conversation=conversation_id, agent=agent_id), message_id=after)
 
     # ------------------------------------------------------------------- search
@@ -395,9 +394,9 @@ class TranscriptStore:
         merges the results by score."""
         units = parse_query(query)
         if not units:
-            raise MemrepoError(messages.SEARCH_NO_WORDS)
+            raise MemrepoError(texts.SEARCH_NO_WORDS)
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-            raise MemrepoError(messages.SEARCH_BAD_K.format(limit=MAX_K, value=k))
+            raise MemrepoError(texts.SEARCH_BAD_K.format(limit=MAX_K, value=k))
         kind_list = tuple(check_kind(x) for x in kinds) if kinds is not None else None
         source_list = tuple(check_source_filter(s) for s in sources) if sources is not None else None
         since_us, until_us = time_range(since, until)
@@ -426,7 +425,7 @@ class TranscriptStore:
             check_id(conversation, "conversation_id")
             agents = [a for a in agents if homes.log_path(self.home, a, conversation).is_file()]
             if not agents:
-                raise MemrepoError(messages.SEARCH_UNKNOWN_CONVERSATION.format(
+                raise MemrepoError(texts.SEARCH_UNKNOWN_CONVERSATION.format(
                     conversation=conversation, agents=agent or "any agent"))
         return agents
 
@@ -457,20 +456,20 @@ class TranscriptStore:
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
-                problems.append(messages.IMPORT_NOT_UTF8.format(line=number))
+                problems.append(texts.IMPORT_NOT_UTF8.format(line=number))
                 continue
             try:
                 row = loads_bounded(text, what="the row")
             except TooDeepError as exc:
-                problems.append(messages.IMPORT_ROW_BAD.format(line=number, problem=exc))
+                problems.append(texts.IMPORT_ROW_BAD.format(line=number, problem=exc))
                 continue
             except ValueError as exc:
-                problems.append(messages.IMPORT_NOT_JSON.format(line=number, error=exc))
+                problems.append(texts.IMPORT_NOT_JSON.format(line=number, error=exc))
                 continue
             try:
                 parsed.append(from_row(row, imported_at=stamp))
             except MemrepoError as exc:
-                problems.append(messages.IMPORT_ROW_BAD.format(line=number, problem=exc))
+                problems.append(texts.IMPORT_ROW_BAD.format(line=number, problem=exc))
         if problems:
             raise invalid_import(name, problems)
         return self.import_messages(parsed, progress)
@@ -522,17 +521,17 @@ class TranscriptStore:
             with open(path, "rb") as f:
                 lines = f.read().splitlines()
         except OSError as exc:
-            raise MemrepoError(messages.IMPORT_UNREADABLE.format(path=path, reason=exc.strerror or exc)) from None
+            raise MemrepoError(texts.IMPORT_UNREADABLE.format(path=path, reason=exc.strerror or exc)) from None
         return self.import_lines(lines, str(path), progress)
 
 
-def invalid_import(name: str, problems: Sequence[str], text: str = messages.IMPORT_INVALID) -> MemrepoError:
+def invalid_import(name: str, problems: Sequence[str], text: str = texts.IMPORT_INVALID) -> MemrepoError:
     """The error of an import that found bad input, so imported nothing: each problem on a line
     of its own (the first MAX_PROBLEMS_SHOWN), a person fixes them all in one go. `text` says
     what the problems are of (rows, by default)."""
     shown = list(problems[:MAX_PROBLEMS_SHOWN])
     if len(problems) > MAX_PROBLEMS_SHOWN:
-        shown.append(messages.IMPORT_MORE.format(count=len(problems) - MAX_PROBLEMS_SHOWN))
+        shown.append(texts.IMPORT_MORE.format(count=len(problems) - MAX_PROBLEMS_SHOWN))
     return MemrepoError(text.format(
         path=name, count=len(problems), problems="\n".join("  " + p for p in shown)), problems=list(problems))
 
@@ -563,4 +562,4 @@ def check_source_filter(value: object) -> str:
     try:
         return check_source(value)
     except MemrepoError:
-        raise MemrepoError(messages.SEARCH_BAD_SOURCE.format(value=value)) from None
+        raise MemrepoError(texts.SEARCH_BAD_SOURCE.format(value=value)) from None

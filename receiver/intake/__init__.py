@@ -19,9 +19,9 @@ from redis import Redis
 from redis.exceptions import RedisError
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from bot import messages
 from bot.queue import connect
 from bot.settings import Settings
+from receiver import texts
 from receiver.intake.context import EXTENSION, Context, answer
 
 log = logging.getLogger("memrepo.receiver")
@@ -48,14 +48,14 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None,
 
     @app.errorhandler(RequestEntityTooLarge)
     def too_large(_: RequestEntityTooLarge) -> Response:
-        return answer(413, messages.WEBHOOK_TOO_LARGE.format(limit=settings.max_body_bytes))
+        return answer(413, texts.WEBHOOK_TOO_LARGE.format(limit=settings.max_body_bytes))
 
     @app.errorhandler(RedisError)
     def redis_down(exc: RedisError) -> Response:
         """Redis down or restarting: a clear 503 (GitHub records the failed delivery, which
         can be redelivered), never a traceback."""
         log.warning("Redis error: %s", exc)
-        resp = answer(503, messages.REDIS_UNAVAILABLE.format(error=type(exc).__name__))
+        resp = answer(503, texts.REDIS_UNAVAILABLE.format(error=type(exc).__name__))
         resp.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return resp
 

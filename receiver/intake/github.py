@@ -20,11 +20,11 @@ from flask import Blueprint, Response, request
 from redis import Redis
 from redis.exceptions import RedisError
 
-from bot import messages
 from bot.dedupe import forget_delivery, remember_delivery
 from bot.notify.events import HeadEvent
 from bot.notify.publisher import publish_head
 from bot.queue import enqueue_integrate, enqueue_integrate_commit, enqueue_reconcile
+from receiver import texts
 from receiver.intake.context import answer, context
 from receiver.intake.payload import PayloadError, parse_payload
 from receiver.intake.routing import Action, BadPayload, Integrate, IntegrateCommit, PublishHead, Reconcile, route
@@ -50,28 +50,28 @@ def receive() -> Response:
     ctx = context()
     settings = ctx.settings
     if request.content_length is not None and request.content_length > settings.max_body_bytes:
-        return answer(413, messages.WEBHOOK_TOO_LARGE.format(limit=settings.max_body_bytes))
+        return answer(413, texts.WEBHOOK_TOO_LARGE.format(limit=settings.max_body_bytes))
     body = request.get_data(cache=False)
     if len(body) > settings.max_body_bytes:  # a chunked body, cut one byte past the limit
-        return answer(413, messages.WEBHOOK_TOO_LARGE.format(limit=settings.max_body_bytes))
+        return answer(413, texts.WEBHOOK_TOO_LARGE.format(limit=settings.max_body_bytes))
     signature = request.headers.get(SIGNATURE)
     if not signature:
-        return answer(401, messages.WEBHOOK_NO_SIGNATURE)
+        return answer(401, texts.WEBHOOK_NO_SIGNATURE)
     if not signature_ok(settings.webhook_secret, body, signature):
-        return answer(401, messages.WEBHOOK_BAD_SIGNATURE)
+        return answer(401, texts.WEBHOOK_BAD_SIGNATURE)
     for header in (EVENT, DELIVERY):
         value = request.headers.get(header)
         if not value:
-            return answer(400, messages.WEBHOOK_MISSING_HEADER.format(header=header))
+            return answer(400, texts.WEBHOOK_MISSING_HEADER.format(header=header))
         if not TOKEN.fullmatch(value):
-            return answer(400, messages.WEBHOOK_BAD_HEADER.format(header=header))
+            return answer(400, texts.WEBHOOK_BAD_HEADER.format(header=header))
     event, guid = request.headers[EVENT], request.headers[DELIVERY]
     try:
         payload = parse_payload(body, request.content_type or "")
     except PayloadError as exc:
         return answer(400, str(exc))
     if event == "ping":
-        return answer(200, messages.WEBHOOK_PONG, zen=payload.get("zen"))
+        return answer(200, texts.WEBHOOK_PONG, zen=payload.get("zen"))
     try:
         routed = route(event, payload, settings)
     except BadPayload as exc:
@@ -100,12 +100,12 @@ def receive() -> Response:
             log.warning("delivery %s: could not forget it; a redelivery will be taken for a duplicate", guid)
         raise
     log.info("delivery %s (%s %s): %s", guid, event, payload.get("action") or "", done)
-    return answer(202, messages.WEBHOOK_ACCEPTED, delivery=guid, done=done)
+    return answer(202, texts.WEBHOOK_ACCEPTED, delivery=guid, done=done)
 
 
 def _duplicate(guid: str, event: str) -> Response:
     log.info("delivery %s (%s): duplicate", guid, event)
-    return answer(200, messages.WEBHOOK_DUPLICATE.format(delivery=guid), delivery=guid, duplicate=True)
+    return answer(200, texts.WEBHOOK_DUPLICATE.format(delivery=guid), delivery=guid, duplicate=True)
 
 
 def _perform(redis: Redis, item: Action, delivery: tuple[str, int] | None = None) -> dict[str, Any]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from flask import Blueprint, Response
 from redis.exceptions import RedisError
 
-from bot import messages
 from bot.queue import queue_depths
+from receiver import texts
 from receiver.intake.context import answer, context
 
 bp = Blueprint("health", __name__)
@@ -21,6 +21,6 @@ def healthz() -> Response:
         redis.ping()
         depths = queue_depths(redis)
     except RedisError as exc:
-        return answer(503, messages.REDIS_UNAVAILABLE.format(error=type(exc).__name__), redis="unreachable")
+        return answer(503, texts.REDIS_UNAVAILABLE.format(error=type(exc).__name__), redis="unreachable")
     extra = {"streams": ctx.streams()} if ctx.streams is not None else {}
-    return answer(200, messages.HEALTH_OK, redis="ok", queues=depths, **extra)
+    return answer(200, texts.HEALTH_OK, redis="ok", queues=depths, **extra)

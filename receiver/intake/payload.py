@@ -13,8 +13,8 @@ import json
 from typing import Any
 from urllib.parse import parse_qs
 
-from bot import messages
 from bot.bounded_json import MAX_DEPTH, TooDeepError, loads_bounded
+from receiver import texts
 
 FORM = "application/x-www-form-urlencoded"
 
@@ -29,7 +29,7 @@ def decode(body: bytes) -> str:
     try:
         return body.decode(json.detect_encoding(body), "surrogatepass")
     except UnicodeDecodeError as exc:
-        raise PayloadError(messages.WEBHOOK_NOT_JSON.format(error=str(exc)[:200])) from None
+        raise PayloadError(texts.WEBHOOK_NOT_JSON.format(error=str(exc)[:200])) from None
 
 
 def loads(text: str, max_depth: int = MAX_DEPTH) -> Any:
@@ -38,9 +38,9 @@ def loads(text: str, max_depth: int = MAX_DEPTH) -> Any:
     try:
         return loads_bounded(text, max_depth)
     except TooDeepError:
-        raise PayloadError(messages.WEBHOOK_TOO_DEEP.format(limit=max_depth)) from None
+        raise PayloadError(texts.WEBHOOK_TOO_DEEP.format(limit=max_depth)) from None
     except ValueError as exc:  # JSONDecodeError, and ints beyond Python's digit limit
-        raise PayloadError(messages.WEBHOOK_NOT_JSON.format(error=str(exc)[:200])) from None
+        raise PayloadError(texts.WEBHOOK_NOT_JSON.format(error=str(exc)[:200])) from None
 
 
 def _kind(value: object) -> str:
@@ -56,11 +56,11 @@ def parse_payload(body: bytes, content_type: str, max_depth: int = MAX_DEPTH) ->
         except (UnicodeDecodeError, ValueError):
             fields = {}
         if len(fields.get("payload", [])) != 1:
-            raise PayloadError(messages.WEBHOOK_FORM_NO_PAYLOAD)
+            raise PayloadError(texts.WEBHOOK_FORM_NO_PAYLOAD)
         text = fields["payload"][0]
     else:
         text = decode(body)
     payload = loads(text, max_depth)
     if not isinstance(payload, dict):
-        raise PayloadError(messages.WEBHOOK_NOT_OBJECT.format(kind=_kind(payload)))
+        raise PayloadError(texts.WEBHOOK_NOT_OBJECT.format(kind=_kind(payload)))
     return payload

@@ -40,11 +40,10 @@ from typing import Any, Protocol
 
 from redis.exceptions import RedisError
 
-from bot import messages
 from bot.access import ALLOWED, BAD_TOKEN, REFUSED, UNAVAILABLE
 from bot.errors import MemrepoError
-from bot.notify import texts
 from bot.settings import Settings, is_repo_name
+from receiver import texts
 from receiver.streams.fanout import END, Fanout, Subscriber, format_event
 
 log = logging.getLogger("memrepo.receiver.streams")
@@ -210,7 +209,7 @@ class EventStreams:
         try:
             sub = self.fanout.add(repo)
         except MemrepoError as exc:
-            await answer(send, 503, messages.REDIS_UNAVAILABLE.format(error=exc.message or "not subscribed"),
+            await answer(send, 503, texts.REDIS_UNAVAILABLE.format(error=exc.message or "not subscribed"),
                          {"Retry-After": str(RETRY_AFTER_SECONDS)})
             return
         try:
@@ -224,7 +223,7 @@ class EventStreams:
         try:
             newest = await self.fanout.newest(repo) if seen else None
         except RedisError as exc:
-            await answer(send, 503, messages.REDIS_UNAVAILABLE.format(error=type(exc).__name__),
+            await answer(send, 503, texts.REDIS_UNAVAILABLE.format(error=type(exc).__name__),
                          {"Retry-After": str(RETRY_AFTER_SECONDS)})
             return
         _bound_buffers(send)

@@ -10,8 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from bot import messages
+from bot import texts as shared_texts
 from bot.config import DREAM_STRATEGIES, Policy
+from bot.dream import texts
 from bot.errors import MemrepoError
 from bot.transcript.model import Message
 
@@ -61,7 +62,7 @@ def get_strategy(name: str) -> Strategy:
         try:
             from bot.dream.strategies.anthropic import AnthropicStrategy
         except ImportError as exc:  # the SDK is an optional extra
-            raise MemrepoError(messages.ANTHROPIC_SDK_MISSING.format(problem=f"no module named {exc.name!r}")) \
+            raise MemrepoError(shared_texts.ANTHROPIC_SDK_MISSING.format(problem=f"no module named {exc.name!r}")) \
                 from None
         return AnthropicStrategy.from_env()
-    raise MemrepoError(messages.DREAM_UNKNOWN_STRATEGY.format(name=name, known=", ".join(DREAM_STRATEGIES)))
+    raise MemrepoError(texts.DREAM_UNKNOWN_STRATEGY.format(name=name, known=", ".join(DREAM_STRATEGIES)))

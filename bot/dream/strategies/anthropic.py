@@ -48,8 +48,9 @@ import anthropic
 import pygit2
 from anthropic.lib.tools import beta_tool
 
-from bot import identity, llm, messages
+from bot import identity, llm
 from bot.anthropic_memory import AnthropicMemoryTool, ToolError
+from bot.dream import texts
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
 from bot.memfs import MemoryRepo, MemoryTool, ToolResult
@@ -98,18 +99,18 @@ def search(window: Sequence[Message], query: str, k: int = SEARCH_DEFAULT) -> li
 
 
 def cut(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
-    return text if len(text) <= limit else text[:limit] + messages.DREAM_ANTHROPIC_CUT.format(more=len(text) - limit)
+    return text if len(text) <= limit else text[:limit] + texts.DREAM_ANTHROPIC_CUT.format(more=len(text) - limit)
 
 
 def render_message(m: Message) -> str:
-    return messages.DREAM_ANTHROPIC_MESSAGE.format(message_id=m.message_id, captured_at=m.captured_at, kind=m.kind,
-                                                   source=m.source, text=cut(m.text))
+    return texts.DREAM_ANTHROPIC_MESSAGE.format(message_id=m.message_id, captured_at=m.captured_at, kind=m.kind,
+                                                source=m.source, text=cut(m.text))
 
 
 def found_text(window: Sequence[Message], query: str, hits: Sequence[tuple[Message, float]]) -> str:
     if not hits:
-        return messages.DREAM_ANTHROPIC_SEARCH_NONE.format(query=query)
-    head = messages.DREAM_ANTHROPIC_SEARCH_FOUND.format(query=query, total=len(window))
+        return texts.DREAM_ANTHROPIC_SEARCH_NONE.format(query=query)
+    head = texts.DREAM_ANTHROPIC_SEARCH_FOUND.format(query=query, total=len(window))
     return "\n\n".join([head, *(render_message(m) for m, _ in hits)])
 
 
@@ -121,16 +122,16 @@ def example_id(window: Sequence[Message]) -> str:
 def system_text(dream: DreamInput) -> str:
     return render(
         SYSTEM_PROMPT, file_chars=dream.policy.limits.file_chars, example=example_id(dream.messages),
-        merge_instructions=dream.policy.merge_instructions.strip() or messages.DREAM_ANTHROPIC_NO_INSTRUCTIONS)
+        merge_instructions=dream.policy.merge_instructions.strip() or texts.DREAM_ANTHROPIC_NO_INSTRUCTIONS)
 
 
 def task_text(dream: DreamInput) -> str:
     """The first message: which conversation and messages, and the transcript when it is short."""
     window = dream.messages
     shown = "\n\n".join(render_message(m) for m in window)
-    transcript = messages.DREAM_ANTHROPIC_TRANSCRIPT_SHOWN.format(messages=shown) if len(shown) <= SHOWN_CHARS \
-        else messages.DREAM_ANTHROPIC_TRANSCRIPT_LONG.format(chars=len(shown))
-    return messages.DREAM_ANTHROPIC_TASK.format(
+    transcript = texts.DREAM_ANTHROPIC_TRANSCRIPT_SHOWN.format(messages=shown) if len(shown) <= SHOWN_CHARS \
+        else texts.DREAM_ANTHROPIC_TRANSCRIPT_LONG.format(chars=len(shown))
+    return texts.DREAM_ANTHROPIC_TASK.format(
         conversation=dream.conversation_id, agent=dream.agent_id, count=len(window), first=window[0].message_id,
         first_at=window[0].captured_at, last=window[-1].message_id, last_at=window[-1].captured_at,
         transcript=transcript)
@@ -234,7 +235,7 @@ class DreamerSession:
         if not ids:
             self.refused += 1
             return ToolResult(False, str(data.get("command")),
-                              messages.DREAM_ANTHROPIC_NEEDS_IDS.format(example=self.example))
+                              texts.DREAM_ANTHROPIC_NEEDS_IDS.format(example=self.example))
         summary = one_line(why)
         proposed = {**data, "reason": summary}
         result = self.tool.call(proposed)
@@ -242,7 +243,7 @@ class DreamerSession:
             self.refused += 1
             return result
         self.accepted.append(ProposedCall(proposed, summary, ids))
-        result.message = messages.DREAM_ANTHROPIC_KEPT.format(number=len(self.accepted))
+        result.message = texts.DREAM_ANTHROPIC_KEPT.format(number=len(self.accepted))
         return result
 
 
@@ -251,15 +252,15 @@ def search_tool(window: Sequence[Message]) -> Any:
 
     def search_transcript(query: str, limit: int = SEARCH_DEFAULT) -> str:
         if not parse_query(query):
-            raise ToolError(messages.DREAM_ANTHROPIC_SEARCH_EMPTY)
+            raise ToolError(texts.DREAM_ANTHROPIC_SEARCH_EMPTY)
         k = min(max(int(limit), 1), SEARCH_MAX)
         return found_text(window, query, search(window, query, k))
 
     schema = {"type": "object", "required": ["query"], "properties": {
-        "query": {"type": "string", "description": messages.DREAM_ANTHROPIC_SEARCH_QUERY},
+        "query": {"type": "string", "description": texts.DREAM_ANTHROPIC_SEARCH_QUERY},
         "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_MAX, "description":
-                  messages.DREAM_ANTHROPIC_SEARCH_LIMIT.format(limit=SEARCH_MAX, default=SEARCH_DEFAULT)}}}
-    return beta_tool(search_transcript, name=SEARCH_TOOL, description=messages.DREAM_ANTHROPIC_SEARCH_DESCRIPTION,
+                  texts.DREAM_ANTHROPIC_SEARCH_LIMIT.format(limit=SEARCH_MAX, default=SEARCH_DEFAULT)}}}
+    return beta_tool(search_transcript, name=SEARCH_TOOL, description=texts.DREAM_ANTHROPIC_SEARCH_DESCRIPTION,
                      input_schema=schema)
 
 
@@ -272,7 +273,7 @@ def _count(env: Mapping[str, str], name: str, default: int) -> int:
     if not raw:
         return default
     if not raw.isdigit() or int(raw) < 1:
-        raise MemrepoError(messages.DREAM_ANTHROPIC_BAD_COUNT.format(name=name, value=raw))
+        raise MemrepoError(texts.DREAM_ANTHROPIC_BAD_COUNT.format(name=name, value=raw))
     return int(raw)
 
 
@@ -297,14 +298,14 @@ class AnthropicStrategy:
         env = os.environ if env is None else env
         model, key = (env.get(MODEL_ENV) or "").strip(), _first(env, KEY_ENVS)
         if not model or not key:
-            raise MemrepoError(messages.DREAM_ANTHROPIC_NOT_CONFIGURED)
+            raise MemrepoError(texts.DREAM_ANTHROPIC_NOT_CONFIGURED)
         raw_timeout = (env.get(TIMEOUT_ENV) or "").strip()
         try:
             timeout = float(raw_timeout) if raw_timeout else DEFAULT_TIMEOUT
             if not timeout > 0:
                 raise ValueError
         except ValueError:
-            raise MemrepoError(messages.DREAM_ANTHROPIC_BAD_TIMEOUT.format(value=raw_timeout)) from None
+            raise MemrepoError(texts.DREAM_ANTHROPIC_BAD_TIMEOUT.format(value=raw_timeout)) from None
         return cls(model, key, base_url=_first(env, BASE_URL_ENVS), max_turns=_count(env, TURNS_ENV, DEFAULT_TURNS),
                    max_tokens=_count(env, TOKENS_ENV, DEFAULT_TOKENS), timeout=timeout)
 
@@ -318,16 +319,16 @@ class AnthropicStrategy:
             try:
                 last, turns, used = self._converse(runner, dreamer)
             except anthropic.APITimeoutError:
-                raise MemrepoError(messages.DREAM_ANTHROPIC_TIMEOUT.format(seconds=self.timeout)) from None
+                raise MemrepoError(texts.DREAM_ANTHROPIC_TIMEOUT.format(seconds=self.timeout)) from None
             except anthropic.APIConnectionError as exc:
-                raise MemrepoError(messages.DREAM_ANTHROPIC_UNREACHABLE.format(
+                raise MemrepoError(texts.DREAM_ANTHROPIC_UNREACHABLE.format(
                     problem=llm.excerpt(str(exc), self._key))) from None
             except anthropic.APIStatusError as exc:
-                raise MemrepoError(messages.DREAM_ANTHROPIC_STATUS.format(
+                raise MemrepoError(texts.DREAM_ANTHROPIC_STATUS.format(
                     status=exc.status_code, answer=llm.excerpt(exc.message, self._key))) from None
             finally:
                 runner.close()
-        summary = reply_text(last) or messages.DREAM_ANTHROPIC_NO_SUMMARY
+        summary = reply_text(last) or texts.DREAM_ANTHROPIC_NO_SUMMARY
         return Proposal(tuple(dreamer.accepted), summary, self.model,
                         notes={"turns": turns, "tokens": used, "refused": dreamer.refused})
 
@@ -339,15 +340,15 @@ class AnthropicStrategy:
         for message in runner:
             last, turns, used = message, turns + 1, used + tokens_used(message.usage)
             if used > self.max_tokens:
-                raise MemrepoError(messages.DREAM_ANTHROPIC_TOKENS.format(model=self.model, used=used,
-                                                                          limit=self.max_tokens))
+                raise MemrepoError(texts.DREAM_ANTHROPIC_TOKENS.format(model=self.model, used=used,
+                                                                       limit=self.max_tokens))
             if message.stop_reason == "tool_use":
                 if turns >= self.max_turns:
-                    raise MemrepoError(messages.DREAM_ANTHROPIC_TURNS.format(model=self.model, turns=turns))
+                    raise MemrepoError(texts.DREAM_ANTHROPIC_TURNS.format(model=self.model, turns=turns))
                 dreamer.reply(message)
             elif message.stop_reason not in (*DONE, "pause_turn"):
-                raise MemrepoError(messages.DREAM_ANTHROPIC_STOPPED.format(model=self.model,
-                                                                           reason=message.stop_reason))
+                raise MemrepoError(texts.DREAM_ANTHROPIC_STOPPED.format(model=self.model,
+                                                                        reason=message.stop_reason))
         if last is None or last.stop_reason not in DONE:
-            raise MemrepoError(messages.DREAM_ANTHROPIC_TURNS.format(model=self.model, turns=turns))
+            raise MemrepoError(texts.DREAM_ANTHROPIC_TURNS.format(model=self.model, turns=turns))
         return last, turns, used

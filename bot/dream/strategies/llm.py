@@ -30,13 +30,15 @@ from typing import Any
 
 import requests
 
-from bot import llm, messages
+from bot import llm
 from bot.bounded_json import TooDeepError, loads_bounded
+from bot.dream import texts
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
 from bot.llm import endpoint as endpoint  # the completions URL, as this module has always offered it
 from bot.memfs import WRITE_COMMANDS, layout, parse_call
 from bot.templating import render
+from bot.texts import noun
 
 NAME = "llm"
 URL_ENV = "MEMREPO_LLM_URL"
@@ -106,7 +108,7 @@ def build_request(dream: DreamInput, model: str) -> dict[str, Any]:
 
 # -------------------------------------------------------------------------- answer (pure)
 def _invalid(problem: str) -> MemrepoError:
-    return MemrepoError(messages.DREAM_LLM_INVALID.format(problem=problem))
+    return MemrepoError(texts.DREAM_LLM_INVALID.format(problem=problem))
 
 
 def parse_answer(content: object, dream: DreamInput, model: str | None) -> Proposal:
@@ -123,8 +125,7 @@ def parse_answer(content: object, dream: DreamInput, model: str | None) -> Propo
         raise _invalid(f"expected a JSON object with summary and calls, found {type(data).__name__}")
     unknown = sorted(str(k) for k in data if k not in ANSWER_KEYS)
     if unknown:
-        keys = "key" if len(unknown) == 1 else "keys"
-        raise _invalid(f"unknown {keys} {', '.join(unknown)} (expected summary and calls)")
+        raise _invalid(f"unknown {noun(len(unknown), 'key')} {', '.join(unknown)} (expected summary and calls)")
     summary, calls = data.get("summary"), data.get("calls")
     if not isinstance(summary, str) or not summary.strip():
         raise _invalid("summary must be non-empty text")
@@ -158,9 +159,9 @@ def parse_answer(content: object, dream: DreamInput, model: str | None) -> Propo
 
 
 # -------------------------------------------------------------------------------- shell
-WORDING = llm.Wording(timeout=messages.DREAM_LLM_TIMEOUT, unreachable=messages.DREAM_LLM_UNREACHABLE,
-                      status=messages.DREAM_LLM_STATUS,
-                      shape=messages.DREAM_LLM_INVALID.format(
+WORDING = llm.Wording(timeout=texts.DREAM_LLM_TIMEOUT, unreachable=texts.DREAM_LLM_UNREACHABLE,
+                      status=texts.DREAM_LLM_STATUS,
+                      shape=texts.DREAM_LLM_INVALID.format(
                           problem="the endpoint's answer has no choices[0].message.content"))
 
 
@@ -185,7 +186,7 @@ class LlmStrategy:
         env = os.environ if env is None else env
         url, model = (env.get(URL_ENV) or "").strip(), (env.get(MODEL_ENV) or "").strip()
         if not url or not model:
-            raise MemrepoError(messages.DREAM_LLM_NOT_CONFIGURED)
+            raise MemrepoError(texts.DREAM_LLM_NOT_CONFIGURED)
         key = next((env[k].strip() for k in KEY_ENVS if (env.get(k) or "").strip()), None)
         raw_timeout = (env.get(TIMEOUT_ENV) or "").strip()
         try:
@@ -193,7 +194,7 @@ class LlmStrategy:
             if timeout <= 0:
                 raise ValueError
         except ValueError:
-            raise MemrepoError(messages.DREAM_LLM_BAD_TIMEOUT.format(value=raw_timeout)) from None
+            raise MemrepoError(texts.DREAM_LLM_BAD_TIMEOUT.format(value=raw_timeout)) from None
         return cls(url, model, key, timeout)
 
     def propose(self, dream: DreamInput) -> Proposal:

@@ -19,8 +19,8 @@ from typing import Any
 import frontmatter
 import yaml
 
-from bot import messages
 from bot.config import DuplicateKeyError, load_yaml, yaml_problem
+from bot.memfs import texts
 from bot.memfs.format import texts as say
 from bot.memfs.format.layout import V2, is_index
 
@@ -48,11 +48,11 @@ def split(text: str) -> tuple[str, str]:
     a person marked read_only stays read_only however their editor saved it."""
     lines = text.removeprefix(BOM).splitlines(keepends=True)
     if not lines or lines[0].rstrip("\r\n").rstrip() != "---":
-        raise DocumentError(messages.MISSING_FRONTMATTER)
+        raise DocumentError(texts.MISSING_FRONTMATTER)
     for index in range(1, len(lines)):
         if lines[index].rstrip("\r\n").rstrip() == "---":
             return "".join(lines[1:index]), "".join(lines[index + 1 :])
-    raise DocumentError(messages.UNCLOSED_FRONTMATTER)
+    raise DocumentError(texts.UNCLOSED_FRONTMATTER)
 
 
 def parse(text: str) -> Document:
@@ -69,12 +69,12 @@ def parse(text: str) -> Document:
     except yaml.YAMLError as exc:
         fields = line_fields(head)
         if fields is None:
-            raise DocumentError(messages.BAD_YAML.format(problem=yaml_problem(exc, first_line=2))) from None
+            raise DocumentError(texts.BAD_YAML.format(problem=yaml_problem(exc, first_line=2))) from None
         return Document(fields, body)
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise DocumentError(messages.NOT_MAPPING.format(kind=type(data).__name__))
+        raise DocumentError(texts.NOT_MAPPING.format(kind=type(data).__name__))
     return Document({str(key): value for key, value in data.items()}, body)
 
 

@@ -19,9 +19,9 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from bot import messages
 from bot.config import fold
 from bot.errors import MemrepoError
+from bot.memfs import texts
 from bot.memfs.format import texts as say
 
 MAX_PATH = 400
@@ -58,28 +58,28 @@ def normalize(raw: object, *, add_md: bool = True, reserved: bool = True) -> str
     hidden name at the top, memrepo's own files included: those change in reviewed commits.
     """
     if not isinstance(raw, str):
-        raise MemrepoError(messages.PATH_EMPTY if raw is None else
-                           messages.PATH_NOT_TEXT.format(kind=type(raw).__name__))
+        raise MemrepoError(texts.PATH_EMPTY if raw is None else
+                           texts.PATH_NOT_TEXT.format(kind=type(raw).__name__))
     path = raw.strip()
     if "\0" in path:
-        raise MemrepoError(messages.PATH_NUL)
+        raise MemrepoError(texts.PATH_NUL)
     if not path:
-        raise MemrepoError(messages.PATH_EMPTY)
+        raise MemrepoError(texts.PATH_EMPTY)
     parts = [part.strip() for part in path.replace("\\", "/").split("/")]
     parts = [part for part in parts if part not in ("", ".")]
     if path.startswith(("/", "\\")):
-        raise MemrepoError(messages.PATH_ABSOLUTE.format(path=path))
+        raise MemrepoError(texts.PATH_ABSOLUTE.format(path=path))
     if parts and parts[0] == "memory" and len(parts) > 1:
         parts = parts[1:]
     joined = "/".join(parts)
     if joined.startswith(("~", "$HOME", "${HOME}")):
-        raise MemrepoError(messages.PATH_HOME.format(path=path))
+        raise MemrepoError(texts.PATH_HOME.format(path=path))
     if re.match(r"^[A-Za-z]:([\\/]|$)", joined):
-        raise MemrepoError(messages.PATH_ABSOLUTE.format(path=path))
+        raise MemrepoError(texts.PATH_ABSOLUTE.format(path=path))
     if ".." in parts:
-        raise MemrepoError(messages.PATH_PARENT.format(path=path))
+        raise MemrepoError(texts.PATH_PARENT.format(path=path))
     if not parts:
-        raise MemrepoError(messages.PATH_EMPTY)
+        raise MemrepoError(texts.PATH_EMPTY)
     if add_md and not joined.endswith(".md") and "." not in parts[-1]:
         joined += ".md"
     problem = path_problem(joined, memrepo_files=False) if reserved else None

@@ -66,10 +66,7 @@ INSERT_LINE_NOT_NUMBER = "'insert_line' must be a number"
 
 # memrepo's own, for v2.
 INDEXES_TRUNCATED = "[Indexes truncated: showing {shown} of {total} MEMORY.md indexes. {omitted} omitted.]"
-INIT_LAYOUT_HELP = ("v1: core memory in system/ (Letta Code's MemFS); v2: a root MEMORY.md index and core "
-                    "files at the root")
 INIT_LAYOUT = "unknown memory layout '{layout}'; use one of: {layouts}"
-DEMO_LAYOUT_HELP = "the memory layout the demo's agents use (v1: system/, v2: root MEMORY.md)"
 
 # ---------------------------------------------------------------- paths memory may hold
 # paths.path_problem's phrases follow the path: the validator prints "<path> <phrase>", the
@@ -127,13 +124,5 @@ ARCHIVAL_INDEX = ("# Archival memory\n\nPassages recorded with archival_memory_i
 ARCHIVAL_INDEX_LINK = "- [{name}]({file})"
 ARCHIVAL_TOO_LARGE = ("this passage is {size} characters, more than the {limit} an archival file may hold; "
                       "split it into several inserts")
-# Paged search results, in MemGPT's shape: the line, then the results as JSON.
-SEARCH_PAGE = "Showing {shown} of {total} results (page {page}/{last}): {results}"
-SEARCH_NONE = "No results found."
-SEARCH_PAGE_PAST = "page {page} is past the last page of results ({last}); pages count from 0"
-CONVERSATION_NO_TRANSCRIPT = ("no conversation is recorded for this agent here: conversation_search reads the "
-                              "transcripts of the agent's session (memrepo's transcript store)")
-CONVERSATION_RESULT = "timestamp: {timestamp}, {role} - {text}"
-CONVERSATION_BAD_ROLE = "unknown role '{role}'; use some of: {roles}"
 SEARCH_NEEDS_SESSION = ("{command} is answered by an agent session (AgentSession, `memrepo tool` or `memrepo mcp`), "
                         "which also knows the transcripts; the memory tool alone only edits and views files")

@@ -16,8 +16,8 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from bot import messages
 from bot.config import CONFIG_PATH, Policy, PolicyError, parse_policy
+from bot.memfs import texts
 from bot.memfs.format import constraints as letta_limits
 from bot.memfs.format import layout as layouts
 from bot.memfs.format import paths
@@ -59,11 +59,11 @@ def is_memory_document(path: str) -> bool:
 def decode(data: bytes) -> tuple[str | None, str | None]:
     """(text, None) for UTF-8 text, or (None, problem message) for anything else."""
     if b"\0" in data:
-        return None, messages.BINARY
+        return None, texts.BINARY
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as exc:
-        return None, messages.NOT_UTF8.format(byte=data[exc.start], offset=exc.start)
+        return None, texts.NOT_UTF8.format(byte=data[exc.start], offset=exc.start)
 
 
 def system_depth(path: str) -> int:
@@ -102,13 +102,13 @@ def _read_only_problems(fm: Mapping[str, object], head_text: str | None) -> list
     before = _read_only(head_text)
     if head_text is None:
         if "read_only" in fm:
-            return [messages.READ_ONLY_SET]
+            return [texts.READ_ONLY_SET]
     elif "read_only" in fm and fm["read_only"] != before:
-        return [messages.READ_ONLY_CHANGED]
+        return [texts.READ_ONLY_CHANGED]
     elif "read_only" not in fm and before is not None:
-        return [messages.READ_ONLY_REMOVED]
+        return [texts.READ_ONLY_REMOVED]
     elif "read_only" in fm and not isinstance(fm["read_only"], bool):
-        return [messages.READ_ONLY_NOT_BOOL.format(kind=_kind(fm["read_only"]))]
+        return [texts.READ_ONLY_NOT_BOOL.format(kind=_kind(fm["read_only"]))]
     return []
 
 
@@ -132,13 +132,13 @@ def letta_frontmatter(text: str, head_text: str | None, layout: str = V1) -> lis
     v2 = layout == V2
     lines = text.split("\n")
     if lines[0] != "---":
-        return [messages.MISSING_FRONTMATTER]
+        return [texts.MISSING_FRONTMATTER]
     try:
         closing = lines.index("---", 1)
     except ValueError:
-        return [messages.UNCLOSED_FRONTMATTER]
+        return [texts.UNCLOSED_FRONTMATTER]
     if not v2 and head_text and text != head_text and _legacy_value(head_text, "read_only") == "true":
-        return [messages.READ_ONLY_FILE]  # (Letta's hook sees changed files only)
+        return [texts.READ_ONLY_FILE]  # (Letta's hook sees changed files only)
     found: list[str] = []
     seen: set[str] = set()
     allowed = ("name", "description") if v2 else ALLOWED_KEYS
@@ -150,23 +150,23 @@ def letta_frontmatter(text: str, head_text: str | None, layout: str = V1) -> lis
         key = raw_key.strip(" ") if v2 else raw_key.replace(" ", "")
         value = (line if colon < 0 else line[colon + 1:]).strip(" ")
         if key not in allowed:
-            found.append(say.V2_UNKNOWN_KEY.format(key=key) if v2 else messages.UNKNOWN_KEY.format(key=key))
+            found.append(say.V2_UNKNOWN_KEY.format(key=key) if v2 else texts.UNKNOWN_KEY.format(key=key))
             continue
         if v2 and key in seen:
             found.append(say.V2_DUPLICATE_KEY.format(key=key))
         seen.add(key)
         if key == "read_only":
             if not head_text:
-                found.append(messages.READ_ONLY_SET)
+                found.append(texts.READ_ONLY_SET)
             elif value != _legacy_value(head_text, key):
-                found.append(messages.READ_ONLY_CHANGED)
+                found.append(texts.READ_ONLY_CHANGED)
         if (v2 or key == "description") and (not value or (v2 and value in ('""', "''"))):
             found.append(say.KEY_EMPTY.format(key=key))
     for key in allowed[:2] if v2 else ("description",):
         if key not in seen:
             found.append(say.KEY_MISSING.format(key=key))
     if not v2 and _legacy_value(head_text, "read_only") and not _legacy_value(text, "read_only"):
-        found.append(messages.READ_ONLY_REMOVED)
+        found.append(texts.READ_ONLY_REMOVED)
     return found
 
 
@@ -182,28 +182,28 @@ def _yaml_problems(text: str, head_text: str | None) -> list[str]:
     fm = doc.frontmatter
     for key in fm:
         if key not in ALLOWED_KEYS:
-            found.append(messages.UNKNOWN_KEY.format(key=key))
+            found.append(texts.UNKNOWN_KEY.format(key=key))
     found += _read_only_problems(fm, head_text)
     if "description" not in fm:
-        found.append(messages.MISSING_DESCRIPTION)
+        found.append(texts.MISSING_DESCRIPTION)
     elif not isinstance(fm["description"], str):
         if fm["description"] is None:
-            found.append(messages.EMPTY_DESCRIPTION)
+            found.append(texts.EMPTY_DESCRIPTION)
         else:
-            found.append(messages.DESCRIPTION_NOT_TEXT.format(kind=_kind(fm["description"])))
+            found.append(texts.DESCRIPTION_NOT_TEXT.format(kind=_kind(fm["description"])))
     elif not fm["description"].strip():
-        found.append(messages.EMPTY_DESCRIPTION)
+        found.append(texts.EMPTY_DESCRIPTION)
     if "limit" in fm:
         limit = fm["limit"]
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            found.append(messages.LIMIT_NOT_INT.format(value=limit))
+            found.append(texts.LIMIT_NOT_INT.format(value=limit))
     return found
 
 
 def _frontmatter_problems(text: str, head_text: str | None) -> list[str]:
     """v1: Letta's rules, then what YAML readers need, each message once."""
     found = letta_frontmatter(text, head_text)
-    if found and found[0] in (messages.MISSING_FRONTMATTER, messages.UNCLOSED_FRONTMATTER):
+    if found and found[0] in (texts.MISSING_FRONTMATTER, texts.UNCLOSED_FRONTMATTER):
         return found
     return found + [m for m in dict.fromkeys(_yaml_problems(text, head_text)) if m not in found]
 
@@ -234,24 +234,24 @@ def validate_file(
     """
     if staged is None:
         if is_memory_document(path) and is_read_only(head):
-            return [Problem(path, messages.READ_ONLY_DELETED)]
+            return [Problem(path, texts.READ_ONLY_DELETED)]
         return []
     if path == CONFIG_PATH:
         return _config_problems(staged)
     if path == letta_limits.CONFIG_FILE:
         return _constraints_problems(staged)
     if _FLAT_SKILL.search(path):
-        return [Problem(path, messages.FLAT_SKILL)]
+        return [Problem(path, texts.FLAT_SKILL)]
     if not is_memory_document(path):
         return []
     text, encoding_problem = decode(staged)
     if text is None:
-        return [Problem(path, encoding_problem or messages.BINARY)]
+        return [Problem(path, encoding_problem or texts.BINARY)]
     head_text = None
     if head is not None:
         head_text, _ = decode(head)
     if staged != head and is_read_only(head):
-        return [Problem(path, messages.READ_ONLY_FILE)]
+        return [Problem(path, texts.READ_ONLY_FILE)]
     found: list[str] = []
     if layout == V2:
         found += _v2_problems(path, text)
@@ -286,14 +286,14 @@ def _limit_problems(path: str, text: str, head_text: str | None, policy: Policy,
     covered = letta is not None and letta_limits.covers(path, layout)
     chars, source = file_limit(path, policy, layout, letta)
     if chars is not None and len(text) > chars and grew:
-        found.append(messages.FILE_TOO_LARGE.format(size=len(text), limit=chars) if source is None
+        found.append(texts.FILE_TOO_LARGE.format(size=len(text), limit=chars) if source is None
                      else say.CHARS_EXCEED.format(count=len(text), limit=chars, source=source))
     if covered and letta is not None and letta.max_depth is not None:
         depth = letta_limits.depth(path)
         if depth > letta.max_depth and head_text is None:
             found.append(say.DEPTH_EXCEEDS.format(depth=depth, limit=letta.max_depth))
     elif layout == V1 and is_core(path) and system_depth(path) > policy.limits.system_depth:
-        found.append(messages.TOO_DEEP.format(depth=system_depth(path), limit=policy.limits.system_depth))
+        found.append(texts.TOO_DEEP.format(depth=system_depth(path), limit=policy.limits.system_depth))
     return found
 
 
@@ -321,7 +321,7 @@ def index_problems(changes: Mapping[str, tuple[bytes | None, bytes | None]], tre
 def _config_problems(staged: bytes) -> list[Problem]:
     text, problem = decode(staged)
     if text is None:
-        return [Problem(CONFIG_PATH, problem or messages.BINARY)]
+        return [Problem(CONFIG_PATH, problem or texts.BINARY)]
     try:
         parse_policy(text)
     except PolicyError as exc:
@@ -332,7 +332,7 @@ def _config_problems(staged: bytes) -> list[Problem]:
 def _constraints_problems(staged: bytes) -> list[Problem]:
     text, problem = decode(staged)
     if text is None:
-        return [Problem(letta_limits.CONFIG_FILE, problem or messages.BINARY)]
+        return [Problem(letta_limits.CONFIG_FILE, problem or texts.BINARY)]
     try:
         letta_limits.parse(text)
     except letta_limits.ConstraintsError as exc:
@@ -370,7 +370,7 @@ def validate_core(before: int, after: int, policy: Policy, layout: str = V1,
         return []
     limit = policy.limits.core_chars
     if layout == V1 and after > limit and after > before:
-        return [Problem("system/", messages.CORE_TOO_LARGE.format(size=after, limit=limit))]
+        return [Problem("system/", texts.CORE_TOO_LARGE.format(size=after, limit=limit))]
     return []
 
 
@@ -430,5 +430,5 @@ def collision_problems(changes: Mapping[str, tuple[bytes | None, bytes | None]],
 def format_problems(problems: list[Problem], layout: str = V1) -> str:
     """The report the hook, the CLI and the status check print (under Letta's header for
     the layout)."""
-    header = say.V2_HEADER if layout == V2 else messages.VALIDATION_HEADER
+    header = say.V2_HEADER if layout == V2 else texts.VALIDATION_HEADER
     return "\n".join([header, *map(str, problems)])

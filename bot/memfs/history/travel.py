@@ -23,11 +23,11 @@ from typing import Any
 
 import pygit2
 
-from bot import messages
 from bot.config import CONFIG_PATH, DEFAULT_POLICY, PolicyError, parse_policy
 from bot.dates import EXIT_BAD_DATE, BadDateError, parse_when, parse_when_bound
 from bot.errors import MemrepoError
 from bot.identity import writer
+from bot.memfs import texts
 from bot.memfs.history import timeline
 from bot.memfs.prompt.compile import DEFAULT_MEMORY_DIR, compile_memory, compile_prompt, read_document
 from bot.memfs.store import refs
@@ -95,7 +95,7 @@ def commit_at(repo: MemoryRepo, when: datetime) -> tuple[str, int, bool]:
     position = line.at(_seconds(when))
     if position is None:
         first = min(line.times) if len(line) else 0
-        raise BeforeHistoryError(messages.HISTORY_BEFORE_FIRST.format(
+        raise BeforeHistoryError(texts.HISTORY_BEFORE_FIRST.format(
             when=_shown(when), first=iso(first), ref=ref_name(ref)), exit_code=EXIT_BEFORE_HISTORY)
     return line.sha(position), line.times[position], position == len(line) - 1
 
@@ -115,12 +115,12 @@ def file_path(repo: MemoryRepo, sha: str, raw: str, where: str) -> str:
     parts = [p for p in text.split("/") if p not in ("", ".")]
     path = "/".join(parts)
     if not path or ".." in parts or text.startswith("/") or parts[0] == ".git":
-        raise PathNotInMemoryError(messages.HISTORY_BAD_PATH.format(path=raw), exit_code=EXIT_NOT_IN_MEMORY)
+        raise PathNotInMemoryError(texts.HISTORY_BAD_PATH.format(path=raw), exit_code=EXIT_NOT_IN_MEMORY)
     for candidate in (path, path + ".md"):
         if repo.read(candidate, sha) is not None:
             return candidate
-    hint = messages.HISTORY_IS_FOLDER if repo.is_folder(path, sha) else ""
-    raise PathNotInMemoryError(messages.HISTORY_NOT_IN_MEMORY.format(path=path, where=where, hint=hint),
+    hint = texts.HISTORY_IS_FOLDER if repo.is_folder(path, sha) else ""
+    raise PathNotInMemoryError(texts.HISTORY_NOT_IN_MEMORY.format(path=path, where=where, hint=hint),
                                exit_code=EXIT_NOT_IN_MEMORY)
 
 
@@ -151,7 +151,7 @@ def at(repo_root: str | os.PathLike[str], when: datetime, path: str | None = Non
         "path": None,
     }
     if path is not None:
-        where = messages.HISTORY_WHERE_AT.format(when=_shown(when), sha=sha[:10])
+        where = texts.HISTORY_WHERE_AT.format(when=_shown(when), sha=sha[:10])
         found = file_path(repo, sha, path, where)
         data = repo.read(found, sha) or b""
         report.update(path=found, size=len(data), text=data.decode("utf-8", "replace"))

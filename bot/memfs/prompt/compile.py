@@ -19,8 +19,8 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 from typing import NamedTuple
 
-from bot import messages
 from bot.config import Limits
+from bot.memfs import texts
 from bot.memfs.format import layout as layouts
 from bot.memfs.format import texts as say
 from bot.memfs.format.document import DocumentError, split, try_parse
@@ -247,7 +247,7 @@ def _render_core(folder: _CoreFolder, entries: Mapping[str, Entry], base: str, o
             out.append(f"<projection>{base}/{path}</projection>")
             out.append(f"<description>{entry.description}</description>")
             if entry.problem is not None:
-                out.append(messages.COMPILE_UNREADABLE.format(problem=entry.problem))
+                out.append(texts.COMPILE_UNREADABLE.format(problem=entry.problem))
             else:
                 body = trim_blank_lines(entry.body)
                 if body:
@@ -266,7 +266,7 @@ def render_indexes(paths: list[str], entries: Mapping[str, Entry], limits: Limit
     shown = 0
     for path in ordered:
         entry = entries[path]
-        body = (messages.COMPILE_UNREADABLE.format(problem=entry.problem) if entry.problem is not None
+        body = (texts.COMPILE_UNREADABLE.format(problem=entry.problem) if entry.problem is not None
                 else trim_blank_lines(entry.body))
         block = ["<index>", f"<projection>{base}/{path}</projection>", *([body] if body else []), "</index>"]
         size = sum(len(line) + 1 for line in block)
@@ -348,7 +348,7 @@ def render_tree(paths: list[str], entries: Mapping[str, Entry], limits: Limits, 
         return lines
 
     def notice(count: int) -> str:
-        return messages.TREE_TRUNCATED.format(shown=count, total=total, omitted=total - count)
+        return texts.TREE_TRUNCATED.format(shown=count, total=total, omitted=total - count)
 
     while shown > 0 and (len(lines) + 1 > limits.tree_lines
                          or chars + 1 + len(notice(shown)) > limits.tree_chars):

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from bot import messages
 from bot.config import CONFIG_PATH, DEFAULT_POLICY, Limits, PolicyError, parse_policy
 from bot.errors import MemrepoError
+from bot.memfs import texts
 from bot.memfs.format import layout as layouts
 from bot.memfs.prompt.compile import (
     DEFAULT_MEMORY_DIR,
@@ -103,7 +103,7 @@ class PromptCompiler:
 
             self._repo = MemoryRepo.open(self.root)  # raises the standard errors
         if not head or self._repo.resolve(head) is None:
-            raise MemrepoError(messages.REPO_NO_COMMITS.format(path=self.root))
+            raise MemrepoError(texts.REPO_NO_COMMITS.format(path=self.root))
         blobs = self._repo.paths(head)
         layout = layouts.detect(layouts.INDEX in blobs,
                                 layouts.letta_policy(self._repo.git_dir) if layouts.INDEX in blobs else None)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pygit2
 
-from bot import messages
 from bot.config import CONFIG_PATH, PolicyError, parse_policy
 from bot.errors import MemrepoError
+from bot.memfs import texts
 from bot.memfs.format import constraints, layout, paths, validate
 from bot.memfs.format.constraints import Constraints
 from bot.memfs.format.layout import V2
@@ -61,7 +61,7 @@ def worktree(repo: MemoryRepo, only: Iterable[str] = ()) -> Changes:
         folder = repo.root / path
         if not (folder.is_dir() and not folder.is_symlink()) and \
                 not any(_within(p, [path]) for p in (*on_disk, *at_head)):
-            raise MemrepoError(messages.VALIDATE_NO_SUCH_PATH.format(path=path))
+            raise MemrepoError(texts.VALIDATE_NO_SUCH_PATH.format(path=path))
     changes = Changes()
     for path in sorted(p for p in on_disk.keys() | at_head.keys() if not wanted or _within(p, wanted)):
         after = on_disk.get(path)
@@ -151,7 +151,7 @@ def _within(path: str, folders: Iterable[str]) -> bool:
 def _commit(repo: MemoryRepo, rev: str) -> str:
     sha = repo.resolve(rev)
     if sha is None:
-        raise MemrepoError(messages.VALIDATE_NO_BASE.format(base=rev))
+        raise MemrepoError(texts.VALIDATE_NO_BASE.format(base=rev))
     return sha
 
 

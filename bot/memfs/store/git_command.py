@@ -10,8 +10,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from bot import messages
 from bot.errors import MemrepoError
+from bot.memfs import texts
 from bot.memfs.store import refs
 
 GIT_TIMEOUT = 30  # seconds: listing a commit's tree, reading its files
@@ -24,7 +24,7 @@ class CommandSnapshot:
     def __init__(self, root: Path) -> None:
         dirs = refs.git_dirs(root)
         if dirs is None:
-            raise MemrepoError(messages.REPO_NOT_GIT.format(path=root))
+            raise MemrepoError(texts.REPO_NOT_GIT.format(path=root))
         self.root = root
         self._git_dir = dirs[0]
         self._listed: list[str] = []  # the blobs of the last commit listed that a prompt may read
@@ -42,8 +42,8 @@ class CommandSnapshot:
                               timeout=GIT_TIMEOUT)
         if done.returncode != 0:
             problem = done.stderr.decode("utf-8", "replace").strip()
-            raise MemrepoError(messages.GIT_COMMAND_FAILED.format(command=" ".join(args), path=self.root,
-                                                                  problem=problem))
+            raise MemrepoError(texts.GIT_COMMAND_FAILED.format(command=" ".join(args), path=self.root,
+                                                               problem=problem))
         return done.stdout
 
     def resolve(self, rev: str) -> str | None:
@@ -74,7 +74,7 @@ class CommandSnapshot:
         try:
             return self._read[oid]
         except KeyError:
-            raise MemrepoError(messages.GIT_NO_OBJECT.format(oid=oid, path=self.root)) from None
+            raise MemrepoError(texts.GIT_NO_OBJECT.format(oid=oid, path=self.root)) from None
 
     def _objects(self, oids: list[str]) -> dict[str, bytes]:
         data = self._git_input("cat-file", "--batch", stdin="".join(f"{oid}\n" for oid in oids).encode())

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
-from bot import messages
 from bot.config import CONFIG_PATH, Policy, PolicyError, parse_policy
 from bot.errors import MemrepoError
 from bot.file_lock import file_lock
+from bot.memfs import texts
 from bot.memfs.format.layout import INDEX, letta_policy
 from bot.memfs.format.validate import core_size, is_core
 from bot.memfs.store import refs
@@ -67,25 +67,25 @@ class MemoryRepo:
     def open(cls, path: str | os.PathLike[str] | None = None) -> MemoryRepo:
         root = Path(path or ".").expanduser()
         if not root.exists():
-            raise MemrepoError(messages.REPO_MISSING.format(path=root))
+            raise MemrepoError(texts.REPO_MISSING.format(path=root))
         if not root.is_dir():
-            raise MemrepoError(messages.REPO_NOT_DIR.format(path=root))
+            raise MemrepoError(texts.REPO_NOT_DIR.format(path=root))
         root = root.resolve()
         if refs.git_dirs(root) is None:
             if (root / "HEAD").is_file() and (root / "objects").is_dir() and (root / "refs").is_dir():
-                raise MemrepoError(messages.REPO_BARE.format(path=root))
-            raise MemrepoError(messages.REPO_NOT_GIT.format(path=root))
+                raise MemrepoError(texts.REPO_BARE.format(path=root))
+            raise MemrepoError(texts.REPO_NOT_GIT.format(path=root))
         try:
             git = pygit2.Repository(str(root))
         except pygit2.GitError as exc:
-            raise MemrepoError(messages.REPO_NOT_GIT.format(path=root) + f" ({exc})") from None
+            raise MemrepoError(texts.REPO_NOT_GIT.format(path=root) + f" ({exc})") from None
         if git.is_bare:
-            raise MemrepoError(messages.REPO_BARE.format(path=root))
+            raise MemrepoError(texts.REPO_BARE.format(path=root))
         repo = cls(root, git)
         if repo.head_sha() is None:
-            raise MemrepoError(messages.REPO_NO_COMMITS.format(path=root))
+            raise MemrepoError(texts.REPO_NO_COMMITS.format(path=root))
         if not repo.looks_like_memory():
-            raise MemrepoError(messages.REPO_NOT_MEMORY.format(path=root))
+            raise MemrepoError(texts.REPO_NOT_MEMORY.format(path=root))
         return repo
 
     def looks_like_memory(self) -> bool:
@@ -235,7 +235,7 @@ class MemoryRepo:
             try:
                 self._policies[blob] = parse_policy(None if data is None else data.decode("utf-8", "replace"))
             except PolicyError as exc:
-                raise MemrepoError(messages.BAD_CONFIG.format(problem=exc)) from None
+                raise MemrepoError(texts.BAD_CONFIG.format(problem=exc)) from None
         return self._policies[blob]
 
     def core_sizes(self, rev: str = "HEAD") -> dict[str, int]:
@@ -292,7 +292,7 @@ class MemoryRepo:
         """Serialise memrepo's writers on this clone (threads and processes alike)."""
         with file_lock(Path(self.git.path) / "memrepo.lock", timeout=timeout) as held:
             if not held:
-                raise MemrepoError(messages.REPO_LOCKED.format(path=self.root))
+                raise MemrepoError(texts.REPO_LOCKED.format(path=self.root))
             yield
 
     def commit(
@@ -339,7 +339,7 @@ class MemoryRepo:
         """Point the checked-out branch at `sha` (which must follow `expected`) and bring
         the working tree and index along. With `changed`, only those paths are touched."""
         if self.head_sha() != expected:
-            raise MemrepoError(messages.HEAD_MOVED)
+            raise MemrepoError(texts.HEAD_MOVED)
         new_tree = self.git[sha].peel(pygit2.Commit).tree
         if changed is None:
             old = self.paths(expected)

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Literal
 
-from bot import messages
 from bot.errors import MemrepoError
+from bot.memfs import texts
 from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync.push import (
     LAST_SYNC_KEY,
@@ -79,31 +79,31 @@ def bring_together(repo: MemoryRepo, shown: str) -> tuple[str, bool]:
     """What connecting did, and whether every local commit is now on the remote's main."""
     heads, problem = remote_heads(repo)
     if heads is None:
-        raise MemrepoError(messages.REMOTE_SET_UNREACHABLE.format(url=shown, problem=problem))
+        raise MemrepoError(texts.REMOTE_SET_UNREACHABLE.format(url=shown, problem=problem))
     local = repo.head_sha()
     assert local is not None
     if not heads:
         result = publish(repo)
         if not result.pushed:
-            raise MemrepoError(messages.REMOTE_SET_PUSH_FAILED.format(url=shown, reason=result.reason))
+            raise MemrepoError(texts.REMOTE_SET_PUSH_FAILED.format(url=shown, reason=result.reason))
         set_upstream(repo)
-        return messages.REMOTE_SET_PUSHED.format(url=shown, count=count_commits(repo, local)), True
+        return texts.REMOTE_SET_PUSHED.format(url=shown, count=count_commits(repo, local)), True
     if BRANCH not in heads:
-        raise MemrepoError(messages.REMOTE_SET_NO_MAIN.format(url=shown, branches=first_few(heads)))
+        raise MemrepoError(texts.REMOTE_SET_NO_MAIN.format(url=shown, branches=first_few(heads)))
     remote, problem = fetch(repo)
     if remote is None:
-        raise MemrepoError(messages.REMOTE_SET_UNREACHABLE.format(url=shown, problem=problem or f"{BRANCH} vanished"))
+        raise MemrepoError(texts.REMOTE_SET_UNREACHABLE.format(url=shown, problem=problem or f"{BRANCH} vanished"))
     if remote == local:
         set_upstream(repo)
         record_sync(repo)
-        return messages.REMOTE_SET_IN_SYNC.format(url=shown, sha=local[:12]), True
+        return texts.REMOTE_SET_IN_SYNC.format(url=shown, sha=local[:12]), True
     if contains(repo, local, remote):
         count = count_commits(repo, local, remote)
         result = publish(repo)
         if not result.pushed:
-            raise MemrepoError(messages.REMOTE_SET_PUSH_FAILED.format(url=shown, reason=result.reason))
+            raise MemrepoError(texts.REMOTE_SET_PUSH_FAILED.format(url=shown, reason=result.reason))
         set_upstream(repo)
-        return messages.REMOTE_SET_AHEAD.format(url=shown, count=count, sha=(result.head or "")[:12]), True
+        return texts.REMOTE_SET_AHEAD.format(url=shown, count=count, sha=(result.head or "")[:12]), True
     return take_remote(repo, shown, local, remote)
 
 
@@ -129,11 +129,11 @@ def take_remote(repo: MemoryRepo, shown: str, local: str, remote: str) -> tuple[
     related = fast_forward or repo.git.merge_base(local, remote) is not None
     how = how_to_take(fast_forward, related, count_commits(repo, local))
     if how == "unrelated":
-        raise MemrepoError(messages.REMOTE_SET_UNRELATED.format(
+        raise MemrepoError(texts.REMOTE_SET_UNRELATED.format(
             url=shown, path=repo.root, count=count_commits(repo, local), remote=remote[:12], local=local[:12]))
     dirty = repo.dirty_paths()
     if dirty:
-        raise MemrepoError(messages.REMOTE_SET_DIRTY.format(paths=first_few(dirty)))
+        raise MemrepoError(texts.REMOTE_SET_DIRTY.format(paths=first_few(dirty)))
     if how == "join":
         return join(repo, shown, local, remote)
     if how == "fast-forward":
@@ -141,12 +141,12 @@ def take_remote(repo: MemoryRepo, shown: str, local: str, remote: str) -> tuple[
         repo.move_branch(remote, expected=local)
         set_upstream(repo)
         record_sync(repo)
-        return messages.REMOTE_SET_FAST_FORWARDED.format(url=shown, count=count, sha=remote[:12]), True
+        return texts.REMOTE_SET_FAST_FORWARDED.format(url=shown, count=count, sha=remote[:12]), True
     backup = set_aside(repo, local)
     repo.move_branch(remote, expected=local)
     set_upstream(repo)
     record_sync(repo)
-    return messages.REMOTE_SET_ADOPTED.format(url=shown, sha=remote[:12], backup=backup), True
+    return texts.REMOTE_SET_ADOPTED.format(url=shown, sha=remote[:12], backup=backup), True
 
 
 def join(repo: MemoryRepo, shown: str, local: str, remote: str) -> tuple[str, bool]:
@@ -161,10 +161,10 @@ def join(repo: MemoryRepo, shown: str, local: str, remote: str) -> tuple[str, bo
     result = publish(repo, pulled=pulled, replayed=replayed, kept=tuple(kept))
     set_upstream(repo)
     if result.pushed:
-        said = messages.REMOTE_SET_JOINED.format(url=shown, replayed=result.replayed, pulled=pulled,
-                                                 sha=(result.head or "")[:12])
+        said = texts.REMOTE_SET_JOINED.format(url=shown, replayed=result.replayed, pulled=pulled,
+                                              sha=(result.head or "")[:12])
     else:
-        said = messages.REMOTE_SET_JOINED_NOT_PUSHED.format(url=shown, reason=result.reason, path=repo.root)
+        said = texts.REMOTE_SET_JOINED_NOT_PUSHED.format(url=shown, reason=result.reason, path=repo.root)
     note = set_aside_note(result.set_aside)
     return " ".join(part for part in (said, note) if part), result.pushed and not result.set_aside
 
@@ -174,7 +174,7 @@ def unset_remote(repo: MemoryRepo) -> str:
     with repo.lock():
         url = remote_url(repo)
         if url is None:
-            return messages.REMOTE_UNSET_NONE
+            return texts.REMOTE_UNSET_NONE
         head = repo.head_sha()
         tracking = repo.resolve(TRACKING_REF)
         unpushed = 0
@@ -185,5 +185,5 @@ def unset_remote(repo: MemoryRepo) -> str:
         repo.set_config(f"branch.{BRANCH}.merge", None)
         repo.set_config(LAST_SYNC_KEY, None)
     if unpushed:
-        return messages.REMOTE_UNSET_UNPUSHED.format(url=redact(url), count=unpushed)
-    return messages.REMOTE_UNSET.format(url=redact(url))
+        return texts.REMOTE_UNSET_UNPUSHED.format(url=redact(url), count=unpushed)
+    return texts.REMOTE_UNSET.format(url=redact(url))

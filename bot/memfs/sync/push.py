@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from bot import messages
 from bot.backoff import Backoff, pause
 from bot.errors import MemrepoError
+from bot.memfs import texts
 from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync.replay import SetAside, contains, count_commits, replay, set_aside
 from bot.memfs.sync.transport import (
@@ -26,7 +26,7 @@ from bot.memfs.sync.transport import (
 )
 
 LAST_SYNC_KEY = "memrepo.lastSync"
-NO_REMOTE = messages.SYNC_NO_REMOTE
+NO_REMOTE = texts.SYNC_NO_REMOTE
 ATTEMPTS = 6
 RETRY = Backoff(0.05, cap=1.0, jitter=(0.5, 1.5))  # after the remote's main moved under a push
 
@@ -56,17 +56,17 @@ class SyncResult:
             return self.reason or ""
         url, sha = self.url or "", (self.head or "")[:12]
         if self.replayed:
-            return messages.SYNC_PUSHED_REPLAYED.format(replayed=self.replayed, url=url, sha=sha)
+            return texts.SYNC_PUSHED_REPLAYED.format(replayed=self.replayed, url=url, sha=sha)
         if self.sent:
-            return messages.SYNC_PUSHED.format(count=self.sent, url=url, sha=sha)
+            return texts.SYNC_PUSHED.format(count=self.sent, url=url, sha=sha)
         if self.pulled:
-            return messages.SYNC_FAST_FORWARDED.format(count=self.pulled, url=url, sha=sha)
-        return messages.SYNC_UP_TO_DATE.format(url=url, sha=sha)
+            return texts.SYNC_FAST_FORWARDED.format(count=self.pulled, url=url, sha=sha)
+        return texts.SYNC_UP_TO_DATE.format(url=url, sha=sha)
 
 
 def set_aside_note(entries: tuple[SetAside, ...]) -> str:
     """What a person or the agent reads about commits set aside ("" when there are none)."""
-    return " ".join(messages.SYNC_SET_ASIDE.format(sha=e.commit[:12], message=e.message, ref=e.ref, reason=e.reason)
+    return " ".join(texts.SYNC_SET_ASIDE.format(sha=e.commit[:12], message=e.message, ref=e.ref, reason=e.reason)
                     for e in entries)
 
 
@@ -86,7 +86,7 @@ def set_upstream(repo: MemoryRepo) -> None:
 def off_main(repo: MemoryRepo) -> str | None:
     """Why this clone cannot sync main as HEAD, or None when main is checked out."""
     branch = repo.branch()
-    return None if branch == BRANCH else messages.SYNC_NOT_ON_MAIN.format(branch=branch or "a detached HEAD")
+    return None if branch == BRANCH else texts.SYNC_NOT_ON_MAIN.format(branch=branch or "a detached HEAD")
 
 
 def rebase_onto(repo: MemoryRepo, local: str, remote: str, made_as: dict[str, str] | None = None
@@ -99,7 +99,7 @@ def rebase_onto(repo: MemoryRepo, local: str, remote: str, made_as: dict[str, st
     made_as = {} if made_as is None else made_as
     dirty = repo.dirty_paths()
     if dirty:
-        return 0, [], messages.SYNC_DIRTY_QUEUED.format(paths=first_few(dirty))
+        return 0, [], texts.SYNC_DIRTY_QUEUED.format(paths=first_few(dirty))
     new_tip, moved, failed = replay(repo, local, remote)
     for old, new in moved.items():
         made_as[new] = made_as.get(old, old)
@@ -130,15 +130,15 @@ def publish(repo: MemoryRepo, *, pulled: int = 0, replayed: int = 0,
             sent = count_commits(repo, local, before) if before else count_commits(repo, local)
             return SyncResult(True, None, local, sent, pulled, replayed, attempt + 1, set_aside=tuple(kept))
         if outcome == "unreachable":
-            return SyncResult(False, messages.SYNC_UNREACHABLE.format(problem=problem), local,
+            return SyncResult(False, texts.SYNC_UNREACHABLE.format(problem=problem), local,
                               0, pulled, replayed, attempt + 1, set_aside=tuple(kept))
         if outcome == "refused":
-            return SyncResult(False, messages.SYNC_REFUSED.format(problem=problem), local,
+            return SyncResult(False, texts.SYNC_REFUSED.format(problem=problem), local,
                               0, pulled, replayed, attempt + 1, set_aside=tuple(kept))
         pause(RETRY, attempt)
         remote, problem = fetch(repo)
         if problem is not None:
-            return SyncResult(False, messages.SYNC_UNREACHABLE.format(problem=problem), local,
+            return SyncResult(False, texts.SYNC_UNREACHABLE.format(problem=problem), local,
                               0, pulled, replayed, attempt + 1, set_aside=tuple(kept))
         if remote is None or contains(repo, local, remote):
             continue
@@ -147,7 +147,7 @@ def publish(repo: MemoryRepo, *, pulled: int = 0, replayed: int = 0,
         if reason is not None:
             return SyncResult(False, reason, local, 0, pulled, replayed, attempt + 1, set_aside=tuple(kept))
         replayed += done
-    return SyncResult(False, messages.SYNC_BUSY.format(attempts=ATTEMPTS), repo.head_sha(),
+    return SyncResult(False, texts.SYNC_BUSY.format(attempts=ATTEMPTS), repo.head_sha(),
                       0, pulled, replayed, ATTEMPTS, set_aside=tuple(kept))
 
 
@@ -166,7 +166,7 @@ def push(repo: MemoryRepo) -> SyncResult:
 def sync(repo: MemoryRepo) -> SyncResult:
     """Fetch, fast-forward when only the remote moved, replay when both did, then push."""
     if remote_url(repo) is None:
-        raise MemrepoError(messages.SYNC_NOT_CONFIGURED.format(path=repo.root))
+        raise MemrepoError(texts.SYNC_NOT_CONFIGURED.format(path=repo.root))
     with repo.lock():
         return replace(_sync_locked(repo), url=shown_url(repo))
 
@@ -177,12 +177,12 @@ def _sync_locked(repo: MemoryRepo) -> SyncResult:
         raise MemrepoError(elsewhere)
     dirty = repo.dirty_paths()
     if dirty:
-        raise MemrepoError(messages.SYNC_DIRTY.format(paths=first_few(dirty)))
+        raise MemrepoError(texts.SYNC_DIRTY.format(paths=first_few(dirty)))
     local = repo.head_sha()
     assert local is not None
     remote, problem = fetch(repo)
     if problem is not None:
-        return SyncResult(False, messages.SYNC_UNREACHABLE.format(problem=problem), local)
+        return SyncResult(False, texts.SYNC_UNREACHABLE.format(problem=problem), local)
     if remote is None or contains(repo, local, remote):
         if remote == local:
             record_sync(repo)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pygit2
 
-from bot import messages
+from bot.memfs import texts as memfs_texts
 from bot.memfs.store import checks
 from bot.memfs.store.repo import MemoryRepo
 
@@ -103,7 +103,7 @@ def set_aside_commits(repo: MemoryRepo) -> list[SetAside]:
             reason = str(json.loads(record.read_text(encoding="utf-8")).get("reason", ""))
         except (OSError, ValueError, AttributeError):
             reason = ""
-        found.append(SetAside(sha, message, ref, reason or messages.SYNC_SET_ASIDE_NO_REASON))
+        found.append(SetAside(sha, message, ref, reason or memfs_texts.SYNC_SET_ASIDE_NO_REASON))
     return found
 
 
@@ -125,16 +125,16 @@ def merge_file(path: str, base: bytes | None, ours: bytes | None, theirs: bytes 
     if ours in (base, theirs):
         return theirs
     if base is None:
-        raise ReplayFailed([messages.SYNC_CONFLICT_ADDED.format(path=path)])
+        raise ReplayFailed([memfs_texts.SYNC_CONFLICT_ADDED.format(path=path)])
     if ours is None or theirs is None:
-        raise ReplayFailed([messages.SYNC_CONFLICT_DELETED.format(path=path)])
+        raise ReplayFailed([memfs_texts.SYNC_CONFLICT_DELETED.format(path=path)])
     try:
         texts = [data.decode("utf-8") for data in (base, ours, theirs)]
     except UnicodeDecodeError:
-        raise ReplayFailed([messages.SYNC_CONFLICT_NOT_TEXT.format(path=path)]) from None
+        raise ReplayFailed([memfs_texts.SYNC_CONFLICT_NOT_TEXT.format(path=path)]) from None
     result = resolve_markdown(path, *texts)
     if result.text is None:
-        raise ReplayFailed([messages.SYNC_CONFLICT_LINES.format(path=path, where="; ".join(result.conflicts[:3]))])
+        raise ReplayFailed([memfs_texts.SYNC_CONFLICT_LINES.format(path=path, where="; ".join(result.conflicts[:3]))])
     return result.text.encode("utf-8")
 
 
@@ -163,7 +163,7 @@ def replay_commit(repo: MemoryRepo, commit: pygit2.Commit, tip: pygit2.Commit) -
     found = checks.check(repo, {p: (d, blob_at(repo, tip.tree, p)) for p, d in changes.items()}, str(tip.id))
     if found:
         raise ReplayFailed([
-            messages.SYNC_CONFLICT_INVALID.format(path=p.path, problem=p.message) for p in found
+            memfs_texts.SYNC_CONFLICT_INVALID.format(path=p.path, problem=p.message) for p in found
         ])
     tree_id = repo.build_tree(tip.tree, changes)
     committer = pygit2.Signature(commit.committer.name, commit.committer.email,

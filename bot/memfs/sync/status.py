@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot import messages
+from bot.memfs import texts
 from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync import transport
 from bot.memfs.sync.push import LAST_SYNC_KEY
@@ -37,21 +37,21 @@ class RepoStatus:
 
 def status_lines(st: RepoStatus, extra: tuple[tuple[str, str], ...] = ()) -> list[str]:
     """`repository status` as a person reads it: one aligned `label: value` line per fact."""
-    when = messages.STATUS_JUST_NOW if st.fetched else messages.STATUS_LAST_FETCH
-    rows = [(messages.STATUS_REMOTE, st.url or messages.STATUS_NO_REMOTE),
-            (messages.STATUS_HEAD, (st.head or "")[:12] + (f" ({st.branch})" if st.branch else ""))]
+    when = texts.STATUS_JUST_NOW if st.fetched else texts.STATUS_LAST_FETCH
+    rows = [(texts.STATUS_REMOTE, st.url or texts.STATUS_NO_REMOTE),
+            (texts.STATUS_HEAD, (st.head or "")[:12] + (f" ({st.branch})" if st.branch else ""))]
     if st.url is not None:
         rows += [
-            (messages.STATUS_AHEAD, messages.STATUS_UNKNOWN if st.ahead is None
-             else messages.STATUS_AHEAD_VALUE.format(count=st.ahead)),
-            (messages.STATUS_BEHIND, messages.STATUS_UNKNOWN if st.behind is None
-             else messages.STATUS_BEHIND_VALUE.format(count=st.behind, when=when)),
-            (messages.STATUS_LAST_SYNC, st.last_sync or messages.STATUS_NEVER),
+            (texts.STATUS_AHEAD, texts.STATUS_UNKNOWN if st.ahead is None
+             else texts.STATUS_AHEAD_VALUE.format(count=st.ahead)),
+            (texts.STATUS_BEHIND, texts.STATUS_UNKNOWN if st.behind is None
+             else texts.STATUS_BEHIND_VALUE.format(count=st.behind, when=when)),
+            (texts.STATUS_LAST_SYNC, st.last_sync or texts.STATUS_NEVER),
         ]
         if st.fetch_error:
-            rows.append(("", messages.STATUS_FETCH_FAILED.format(problem=st.fetch_error)))
-    rows.append((messages.STATUS_BACKUPS, ", ".join(st.backups) if st.backups else messages.STATUS_NONE))
-    rows += [(messages.STATUS_SET_ASIDE, messages.STATUS_SET_ASIDE_VALUE.format(
+            rows.append(("", texts.STATUS_FETCH_FAILED.format(problem=st.fetch_error)))
+    rows.append((texts.STATUS_BACKUPS, ", ".join(st.backups) if st.backups else texts.STATUS_NONE))
+    rows += [(texts.STATUS_SET_ASIDE, texts.STATUS_SET_ASIDE_VALUE.format(
         sha=e.commit[:12], message=e.message, ref=e.ref, reason=e.reason)) for e in st.set_aside]
     rows += extra
     width = max(len(label) for label, _ in rows) + 2

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot import messages
 from bot.bounded_json import TooDeepError, loads_bounded
 from bot.errors import MemrepoError
+from bot.memfs import texts
 from bot.memfs.format import paths
 from bot.memfs.format import texts as say
 
@@ -109,7 +109,7 @@ def parse_call(raw: object) -> Call:
     if isinstance(raw, (str, bytes)):
         raw = _loads(raw, "the tool call")
     if not isinstance(raw, Mapping):
-        raise MemrepoError(messages.CALL_NOT_OBJECT.format(kind=type(raw).__name__))
+        raise MemrepoError(texts.CALL_NOT_OBJECT.format(kind=type(raw).__name__))
     data = dict(raw)
     # {"name": "memory", "arguments": {...}} and {"name": "core_memory_append", "input": {...}}
     nested = data.get("arguments", data.get("input") if isinstance(data.get("input"), Mapping) else None)
@@ -123,10 +123,10 @@ def parse_call(raw: object) -> Call:
     _check_unicode(data)
     command = data.get("command")
     if not isinstance(command, str) or not command.strip():
-        raise MemrepoError(messages.CALL_NO_COMMAND.format(commands=", ".join(COMMANDS)))
+        raise MemrepoError(texts.CALL_NO_COMMAND.format(commands=", ".join(COMMANDS)))
     command = _COMMAND_ALIASES.get(command.strip(), command.strip())
     if command not in _PARAMS:
-        raise MemrepoError(messages.CALL_UNKNOWN_COMMAND.format(
+        raise MemrepoError(texts.CALL_UNKNOWN_COMMAND.format(
             command=command, commands=", ".join(COMMANDS)))
 
     spellings = {**_PARAMS[command], **_COMMON}
@@ -138,25 +138,25 @@ def parse_call(raw: object) -> Call:
         name = by_spelling.get(key)
         if name is None:
             accepted = sorted(alias for aliases in spellings.values() for alias in aliases)
-            raise MemrepoError(messages.CALL_UNKNOWN_PARAM.format(
+            raise MemrepoError(texts.CALL_UNKNOWN_PARAM.format(
                 command=command, param=key, accepted=", ".join(accepted)))
         if name in args and args[name] != value:
-            raise MemrepoError(messages.CALL_DUPLICATE_PARAM.format(command=command, param=name))
+            raise MemrepoError(texts.CALL_DUPLICATE_PARAM.format(command=command, param=name))
         args[name] = value
     if command == "create" and args.get("file_text") is None and args.get("description") is not None:
         args["file_text"] = ""  # Letta's create: a description alone makes an empty file
     missing = [name for name in _REQUIRED[command] if args.get(name) is None]
     if missing:
-        raise MemrepoError(messages.CALL_MISSING_PARAM.format(
+        raise MemrepoError(texts.CALL_MISSING_PARAM.format(
             command=command, param=" or ".join(spellings[missing[0]])))
 
     reason = args.pop("reason", None)
     if reason is not None and not isinstance(reason, str):
-        raise MemrepoError(messages.CALL_WRONG_TYPE.format(param="reason", expected="text",
+        raise MemrepoError(texts.CALL_WRONG_TYPE.format(param="reason", expected="text",
                                                           kind=type(reason).__name__))
     expected = args.pop("expected_revision", None)
     if expected is not None and (not isinstance(expected, str) or not expected.strip()):
-        raise MemrepoError(messages.CALL_WRONG_TYPE.format(
+        raise MemrepoError(texts.CALL_WRONG_TYPE.format(
             param="expected_revision", expected="a commit id", kind=type(expected).__name__))
     letta = any(key in data for key in LETTA_SPELLINGS)
     _check_types(command, args, letta)
@@ -185,7 +185,7 @@ def _loads(text: str | bytes, what: str) -> Any:
     except TooDeepError:
         raise
     except ValueError as exc:
-        raise MemrepoError(messages.CALL_NOT_JSON.format(error=exc)) from None
+        raise MemrepoError(texts.CALL_NOT_JSON.format(error=exc)) from None
 
 
 def _check_unicode(data: Mapping[Any, Any]) -> None:
@@ -201,7 +201,7 @@ def _check_unicode(data: Mapping[Any, Any]) -> None:
             try:
                 text.encode("utf-8")
             except UnicodeEncodeError as exc:
-                raise MemrepoError(messages.CALL_NOT_UNICODE.format(
+                raise MemrepoError(texts.CALL_NOT_UNICODE.format(
                     param=printable(str(key)), index=exc.start + 1, code=f"U+{ord(text[exc.start]):04X}")) from None
 
 
@@ -225,19 +225,19 @@ def _letta_line(line: object) -> object:
 def _check_types(command: str, args: dict[str, Any], letta: bool = False) -> None:
     for name in _TEXT_PARAMS:
         if name in args and args[name] is not None and not isinstance(args[name], str):
-            raise MemrepoError(messages.CALL_WRONG_TYPE.format(
+            raise MemrepoError(texts.CALL_WRONG_TYPE.format(
                 param=name, expected="text", kind=type(args[name]).__name__))
         if isinstance(args.get(name), str) and "\0" in args[name]:
-            raise MemrepoError(messages.CALL_BINARY.format(param=name))
+            raise MemrepoError(texts.CALL_BINARY.format(param=name))
     if "insert_line" in args:
         line = _number(_letta_line(args["insert_line"]) if letta else args["insert_line"])
         if isinstance(line, bool) or not isinstance(line, int):
-            raise MemrepoError(messages.CALL_WRONG_TYPE.format(
+            raise MemrepoError(texts.CALL_WRONG_TYPE.format(
                 param="insert_line", expected="a whole number", kind=type(line).__name__))
         args["insert_line"] = line
     for name in _NOT_BLANK.get(command, ()):
         if not args[name].strip():
-            raise MemrepoError(messages.CALL_EMPTY_TEXT.format(param=name))
+            raise MemrepoError(texts.CALL_EMPTY_TEXT.format(param=name))
     for name, low, high in (("page", 0, None), ("limit", 1, SEARCH_MAX_LIMIT)):
         if args.get(name) is not None:
             args[name] = _whole(name, args[name], low, high)
@@ -246,7 +246,7 @@ def _check_types(command: str, args: dict[str, Any], letta: bool = False) -> Non
         if isinstance(value, str):  # one tag, or a comma-separated list
             value = [part for part in (v.strip() for v in value.split(",")) if part]
         if value is not None and (not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value)):
-            raise MemrepoError(messages.CALL_WRONG_TYPE.format(
+            raise MemrepoError(texts.CALL_WRONG_TYPE.format(
                 param=name, expected="a list of text", kind=type(value).__name__))
         if value is not None:
             args[name] = tuple(v.strip() for v in value if v.strip())
@@ -254,7 +254,7 @@ def _check_types(command: str, args: dict[str, Any], letta: bool = False) -> Non
         rng = args["view_range"]
         if (not isinstance(rng, (list, tuple)) or len(rng) != 2
                 or not all(isinstance(n, int) and not isinstance(n, bool) for n in rng)):
-            raise MemrepoError(messages.CALL_BAD_RANGE)
+            raise MemrepoError(texts.CALL_BAD_RANGE)
         args["view_range"] = (rng[0], rng[1])
 
 
@@ -272,12 +272,12 @@ def _whole(name: str, value: object, low: int, high: int | None) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise MemrepoError(messages.CALL_WRONG_TYPE.format(param=name, expected="a whole number",
-                                                           kind=type(value).__name__))
+        raise MemrepoError(texts.CALL_WRONG_TYPE.format(param=name, expected="a whole number",
+                                                        kind=type(value).__name__))
     if high is None and value < low:
-        raise MemrepoError(messages.CALL_TOO_SMALL.format(param=name, value=value, low=low))
+        raise MemrepoError(texts.CALL_TOO_SMALL.format(param=name, value=value, low=low))
     if high is not None and not low <= value <= high:
-        raise MemrepoError(messages.CALL_OUT_OF_RANGE.format(param=name, value=value, low=low, high=high))
+        raise MemrepoError(texts.CALL_OUT_OF_RANGE.format(param=name, value=value, low=low, high=high))
     return value
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot import messages
 from bot.errors import MemrepoError
+from bot.memfs import texts
 from bot.memfs.format import document
 from bot.memfs.format import texts as say
 from bot.memfs.format.layout import V2, is_index
@@ -24,7 +24,7 @@ def numbered(text: str, view_range: tuple[int, int] | None = None) -> str:
         if end == -1:
             end = len(lines)
         if start < 1 or start > max(len(lines), 1) or end < start or end > len(lines):
-            raise MemrepoError(messages.VIEW_RANGE.format(start=start, end=end, count=len(lines)))
+            raise MemrepoError(texts.VIEW_RANGE.format(start=start, end=end, count=len(lines)))
     return "\n".join(f"{n:6d}\t{lines[n - 1]}" for n in range(start, end + 1))
 
 
@@ -33,12 +33,12 @@ def replaced(text: str, old: str, new: str, path: str) -> str:
     count (Anthropic's rule): replacing "the first" of several silently edits a place the
     agent may not have meant."""
     if old == "":
-        raise MemrepoError(messages.REPLACE_EMPTY.format(path=path))
+        raise MemrepoError(texts.REPLACE_EMPTY.format(path=path))
     count = text.count(old)
     if count == 0:
-        raise MemrepoError(messages.REPLACE_NONE.format(path=path))
+        raise MemrepoError(texts.REPLACE_NONE.format(path=path))
     if count > 1:
-        raise MemrepoError(messages.REPLACE_MANY.format(path=path, count=count))
+        raise MemrepoError(texts.REPLACE_MANY.format(path=path, count=count))
     return text.replace(old, new, 1)
 
 
@@ -48,7 +48,7 @@ def inserted(text: str, line: int, insert_text: str, path: str) -> str:
     if line == -1:
         line = len(lines)
     if line < 0 or line > len(lines):
-        raise MemrepoError(messages.INSERT_RANGE.format(path=path, line=line, count=len(lines)))
+        raise MemrepoError(texts.INSERT_RANGE.format(path=path, line=line, count=len(lines)))
     if lines and not lines[-1].endswith("\n") and line == len(lines):
         lines[-1] += "\n"
     block = insert_text if insert_text.endswith("\n") else insert_text + "\n"
@@ -63,11 +63,11 @@ def appended(text: str, content: str) -> str:
 
 def with_description(text: str, description: str, path: str) -> str:
     if not description.strip():
-        raise MemrepoError(messages.EMPTY_DESCRIPTION_ARG)
+        raise MemrepoError(texts.EMPTY_DESCRIPTION_ARG)
     try:
         return document.with_description(text, description.strip())
     except document.DocumentError as exc:
-        raise MemrepoError(messages.DESCRIPTION_UNPARSABLE.format(path=path, problem=exc)) from None
+        raise MemrepoError(texts.DESCRIPTION_UNPARSABLE.format(path=path, problem=exc)) from None
 
 
 # ---------------------------------------------------------------- Letta-spelled calls
@@ -111,9 +111,9 @@ def letta_created(path: str, description: str | None, file_text: str, layout: st
     if layout == V2 and is_index(path):
         return _letta_write(document.LettaDoc({}, file_text, index=True), path, layout)
     if description is None or not description.strip():
-        raise MemrepoError(messages.EMPTY_DESCRIPTION_ARG)
+        raise MemrepoError(texts.EMPTY_DESCRIPTION_ARG)
     if file_text.removeprefix(document.BOM).lstrip().startswith("---"):
-        raise MemrepoError(messages.CREATE_BOTH_DESCRIPTIONS)
+        raise MemrepoError(texts.CREATE_BOTH_DESCRIPTIONS)
     fields = {"name": document.default_name(path)} if layout == V2 else {}
     return _letta_write(document.LettaDoc({**fields, "description": description}, file_text), path, layout)
 
@@ -140,7 +140,7 @@ def letta_with_description(text: str, description: str, path: str, layout: str) 
     if layout == V2 and is_index(path):
         raise MemrepoError(say.V2_INDEX_NO_DESCRIPTION)
     if not description.strip():
-        raise MemrepoError(messages.EMPTY_DESCRIPTION_ARG)
+        raise MemrepoError(texts.EMPTY_DESCRIPTION_ARG)
     doc = _letta_read(text, path, layout)
     if doc is None:
         return with_description(text, description, path)

@@ -20,8 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bot import identity, messages
+from bot import identity
 from bot.errors import MemrepoError
+from bot.memfs import texts
 from bot.memfs.format import archival, constraints, document, layout, paths, validate
 from bot.memfs.format import texts as say
 from bot.memfs.format.layout import V1, V2
@@ -96,7 +97,7 @@ class MemoryTool:
         configured = configured_agent_id(self.repo)
         agent_id = agent_id or configured
         if not agent_id:
-            raise MemrepoError(messages.NO_AGENT_ID)
+            raise MemrepoError(texts.NO_AGENT_ID)
         if agent_name is None and agent_id == configured:
             agent_name = self.repo.get_config(AGENT_NAME_KEY)
         self.identity = identity.agent(agent_id, agent_name)
@@ -159,13 +160,13 @@ class MemoryTool:
             content = edits.numbered(text, call.args.get("view_range"))
             return ToolResult(True, "view", content, revision=head, paths=[path], content=content)
         if path and not self.repo.is_folder(path, head):
-            raise MemrepoError(messages.NOT_FOUND.format(path=path))
+            raise MemrepoError(texts.NOT_FOUND.format(path=path))
         listing = self._listing(path, head)
         return ToolResult(True, "view", listing, revision=head, paths=[path or "."], content=listing)
 
     def _listing(self, folder: str, head: str | None) -> str:
         prefix = folder.rstrip("/") + "/" if folder else ""
-        lines = [messages.VIEW_LISTING_HEADER.format(folder=folder or ".", revision=(head or "")[:12])]
+        lines = [texts.VIEW_LISTING_HEADER.format(folder=folder or ".", revision=(head or "")[:12])]
         for path, data in sorted(self.repo.files(head or "HEAD", folder).items()):
             if path.startswith(".") or "/." in path or not path.startswith(prefix):
                 continue
@@ -189,7 +190,7 @@ class MemoryTool:
         self._check_safety(changes, head)
         problems = self._validate(changes, head)
         if problems:
-            raise MemrepoError(validate.format_problems(problems) + "\n" + messages.FIX_AND_RETRY)
+            raise MemrepoError(validate.format_problems(problems) + "\n" + texts.FIX_AND_RETRY)
         return Plan(call, head, {path: (self.repo.read(path, head), after) for path, after in changes.items()})
 
     def commit(self, plan: Plan, trailers: Sequence[tuple[str, str]] = ()) -> Committed:
@@ -200,7 +201,7 @@ class MemoryTool:
         with repo.lock():
             dirty = repo.dirty_paths()
             if dirty:
-                raise MemrepoError(messages.DIRTY.format(
+                raise MemrepoError(texts.DIRTY.format(
                     paths=", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else ""), root=repo.root))
             if repo.head_sha() != plan.head:
                 plan = self.plan(call)
@@ -210,22 +211,22 @@ class MemoryTool:
                 message = with_trailers(message, trailers)
             sha = repo.commit(changes, message, self.identity, parent=plan.head)
         pushed, note, set_aside = self._push(sha)
-        summary = messages.COMMITTED.format(sha=sha[:12], message=message.splitlines()[0], note=note)
+        summary = texts.COMMITTED.format(sha=sha[:12], message=message.splitlines()[0], note=note)
         return Committed(ToolResult(True, call.command, summary.rstrip(), commit=sha, revision=repo.head_sha(),
                                     pushed=pushed, paths=sorted(changes)), set_aside)
 
     def _push(self, sha: str) -> tuple[bool | None, str, tuple[Any, ...]]:
         """(pushed, what to say of it, the commits the push set aside)."""
         if not self.push:
-            return False, messages.NOT_PUSHED_DISABLED, ()
+            return False, texts.NOT_PUSHED_DISABLED, ()
         from bot.memfs import sync  # only a push needs the sync package
 
         result = sync.push(self.repo)
         if result.reason == sync.NO_REMOTE:
-            return None, messages.NO_REMOTE_NOTE, ()
+            return None, texts.NO_REMOTE_NOTE, ()
         if any(e.commit == sha for e in result.set_aside):
             return False, "", result.set_aside
-        note = messages.PUSHED if result.pushed else messages.NOT_PUSHED.format(reason=result.reason)
+        note = texts.PUSHED if result.pushed else texts.NOT_PUSHED.format(reason=result.reason)
         return result.pushed, note, result.set_aside
 
     # ------------------------------------------------------------------- plan
@@ -233,8 +234,8 @@ class MemoryTool:
         data = self.repo.read(path, head)
         if data is None:
             if self.repo.is_folder(path, head):
-                raise MemrepoError(messages.IS_FOLDER.format(path=path))
-            raise MemrepoError(messages.NOT_FOUND.format(path=path))
+                raise MemrepoError(texts.IS_FOLDER.format(path=path))
+            raise MemrepoError(texts.NOT_FOUND.format(path=path))
         return _decode(data, path)
 
     def _existing(self, path: str, head: str) -> str:
@@ -243,7 +244,7 @@ class MemoryTool:
             return path
         if not path.endswith(".md") and self.repo.read(path + ".md", head) is not None:
             return path + ".md"
-        raise MemrepoError(messages.NOT_FOUND.format(path=path))
+        raise MemrepoError(texts.NOT_FOUND.format(path=path))
 
     def _plan(self, call: Call, head: str) -> dict[str, bytes | None]:
         """New contents (None: deleted) of every path the call changes. A Letta-spelled call
@@ -260,13 +261,13 @@ class MemoryTool:
         new: dict[str, str | None]
         if c == "create":
             if self.repo.is_folder(path, head):
-                raise MemrepoError(messages.IS_FOLDER.format(path=path))
+                raise MemrepoError(texts.IS_FOLDER.format(path=path))
             current = self.repo.read(path, head)
             if current is not None and call.expected_revision is None:
-                raise MemrepoError(messages.CREATE_EXISTS.format(path=path),
+                raise MemrepoError(texts.CREATE_EXISTS.format(path=path),
                                    content=_decode(current, path))
             if current is None and (self.repo.root / path).exists():
-                raise MemrepoError(messages.UNTRACKED_IN_WAY.format(path=path))
+                raise MemrepoError(texts.UNTRACKED_IN_WAY.format(path=path))
             if kind == V2:
                 self._v2_indexed(path, head)
             if a.get("description") is not None or (kind == V2 and layout.is_index(path)):
@@ -313,10 +314,10 @@ class MemoryTool:
                     if text is not None and self.repo.blob_id(target, head) is None:
                         self._v2_indexed(target, head, made)
         else:  # pragma: no cover - parse_call only lets known commands through
-            raise MemrepoError(messages.CALL_UNKNOWN_COMMAND.format(command=c, commands=""))
+            raise MemrepoError(texts.CALL_UNKNOWN_COMMAND.format(command=c, commands=""))
         changes = {p: (None if t is None else t.encode("utf-8")) for p, t in new.items()}
         if all(self.repo.read(p, head) == data for p, data in changes.items()):
-            raise MemrepoError(messages.NO_CHANGE.format(paths=", ".join(sorted(changes))))
+            raise MemrepoError(texts.NO_CHANGE.format(paths=", ".join(sorted(changes))))
         return changes
 
     def _archival_insert(self, content: str, tags: Sequence[str], head: str, kind: str) -> dict[str, str]:
@@ -356,11 +357,11 @@ class MemoryTool:
         if kind == V2 and is_file:
             self._v2_indexed(new, head)
         if new == old:
-            raise MemrepoError(messages.RENAME_SAME.format(path=old))
+            raise MemrepoError(texts.RENAME_SAME.format(path=old))
         if paths.is_under(new, old):
-            raise MemrepoError(messages.RENAME_INTO_ITSELF.format(old=old, new=new))
+            raise MemrepoError(texts.RENAME_INTO_ITSELF.format(old=old, new=new))
         if self.repo.read(new, head) is not None or self.repo.is_folder(new, head):
-            raise MemrepoError(messages.RENAME_EXISTS.format(path=new))
+            raise MemrepoError(texts.RENAME_EXISTS.format(path=new))
         out: dict[str, str | None] = {}
         for path in self._files_under(old, head):
             target = new + path[len(old):]
@@ -376,14 +377,14 @@ class MemoryTool:
             return
         seen = self.repo.resolve(call.expected_revision)
         if seen is None:
-            raise MemrepoError(messages.UNKNOWN_REVISION.format(revision=call.expected_revision))
+            raise MemrepoError(texts.UNKNOWN_REVISION.format(revision=call.expected_revision))
         if seen == head:
             return
         for path in sorted(changes):
             if self.repo.blob_id(path, seen) != self.repo.blob_id(path, head):
                 current = self.repo.read(path, head)
                 raise MemrepoError(
-                    messages.REVISION_CONFLICT.format(
+                    texts.REVISION_CONFLICT.format(
                         path=path, seen=seen[:12], head=head[:12],
                         state="its current content is attached" if current is not None
                         else "it no longer exists"),
@@ -395,19 +396,19 @@ class MemoryTool:
         tree = self.repo.paths(head) if any(self.repo.blob_id(p, head) is None for p in changes) else {}
         for path in sorted(changes):
             if self.repo.mode(path, head) == LINK_MODE:
-                raise MemrepoError(messages.PATH_SYMLINK.format(path=path))
+                raise MemrepoError(texts.PATH_SYMLINK.format(path=path))
             current = root
             for part in path.split("/"):
                 current = current / part
                 if current.is_symlink():
                     target = Path(os.path.realpath(current))
                     if target != root and root not in target.parents:
-                        raise MemrepoError(messages.PATH_SYMLINK.format(path=path))
-                    raise MemrepoError(messages.PATH_SYMLINK_INSIDE.format(path=path))
+                        raise MemrepoError(texts.PATH_SYMLINK.format(path=path))
+                    raise MemrepoError(texts.PATH_SYMLINK_INSIDE.format(path=path))
             # A new name that is a read_only file's on a case-insensitive clone is that file there.
             for twin in [path, *(paths.twins(path, tree) if path not in tree else ())]:
                 if validate.is_memory_document(twin) and validate.is_read_only(self.repo.read(twin, head)):
-                    raise MemrepoError(messages.READ_ONLY_REFUSED.format(path=twin))
+                    raise MemrepoError(texts.READ_ONLY_REFUSED.format(path=twin))
 
     def _validate(self, changes: dict[str, bytes | None], head: str) -> list[validate.Problem]:
         return checks.check(self.repo, {p: (data, self.repo.read(p, head)) for p, data in changes.items()}, head)
@@ -426,7 +427,7 @@ def _v2_allowed(path: str | None) -> None:
 def _decode(data: bytes, path: str) -> str:
     text, problem = validate.decode(data)
     if text is None:
-        raise MemrepoError(messages.PATH_PROBLEM.format(path=path, problem=problem))
+        raise MemrepoError(texts.PATH_PROBLEM.format(path=path, problem=problem))
     return text
 
 
@@ -438,10 +439,10 @@ def _default_reason(call: Call, changed: list[str]) -> str:
     a = call.args
     target = a.get("path") or a.get("old_path") or ", ".join(changed)
     if call.command == "rename":
-        return messages.DEFAULT_REASON["rename"].format(old=a["old_path"], new=a["new_path"])
+        return texts.DEFAULT_REASON["rename"].format(old=a["old_path"], new=a["new_path"])
     if call.command == "apply_patch":
         target = ", ".join(changed[:4]) + (" ..." if len(changed) > 4 else "")
     if call.command == "archival_memory_insert":
         target = next(path for path in changed if archival.is_archival(path))
-    return messages.DEFAULT_REASON[call.command].format(path=target)
+    return texts.DEFAULT_REASON[call.command].format(path=target)
 

@@ -26,14 +26,14 @@ from typing import Any, TypeVar
 import github
 import requests
 
-from bot import messages
+from bot import texts as shared_texts
 from bot.agent import AgentSession
 from bot.backoff import Backoff, poll
 from bot.contracts import LABEL_AGENT_EDIT, LABEL_DREAM, LABEL_NEEDS_REVIEW
+from bot.demo import texts
 from bot.errors import MemrepoError
 from bot.identity import INTEGRATOR
 from bot.memfs import V1, V2, MemoryRepo, at, init_repository, is_index, sync
-from bot.notify import texts
 from bot.notify.follower import forge_token
 from bot.provenance import why as provenance
 from bot.pullrequest.provenance import parse_provenance
@@ -80,7 +80,7 @@ class Narrator:
     def step(self, number: int, title: str) -> Iterator[Step]:
         step = Step(number, title)
         self.steps.append(step)
-        self.say(messages.DEMO_STEP.format(number=number, title=title))
+        self.say(texts.DEMO_STEP.format(number=number, title=title))
         began = time.monotonic()
         yield step
         step.seconds = round(time.monotonic() - began, 3)
@@ -88,11 +88,11 @@ class Narrator:
 
     def check(self, ok: bool, what: str) -> None:
         if not ok:
-            raise DemoFailed(messages.DEMO_STEP_FAILED.format(what=what))
-        self.say(messages.DEMO_CHECKED.format(what=what))
+            raise DemoFailed(texts.DEMO_STEP_FAILED.format(what=what))
+        self.say(texts.DEMO_CHECKED.format(what=what))
 
     def show(self, text: str) -> None:
-        self.say("\n".join(messages.DEMO_QUOTED.format(line=line) for line in text.rstrip().splitlines()))
+        self.say("\n".join(texts.DEMO_QUOTED.format(line=line) for line in text.rstrip().splitlines()))
 
     def elapsed(self) -> float:
         return round(time.monotonic() - self.started, 3)
@@ -102,7 +102,7 @@ def until(probe: Callable[[], T], what: str, timeout: float = WAIT) -> T:
     """Poll `probe` until it answers something true; its answer."""
     value = poll(probe, POLL, timeout=timeout)
     if not value:
-        raise DemoFailed(messages.DEMO_TIMED_OUT.format(what=what, seconds=timeout))
+        raise DemoFailed(texts.DEMO_TIMED_OUT.format(what=what, seconds=timeout))
     return value
 
 
@@ -119,14 +119,14 @@ def run(keep: Path | None = None, *, as_json: bool = False, out: Callable[[str],
         if keep is not None:
             base = Path(keep).expanduser()
             if base.exists() and (not base.is_dir() or any(base.iterdir())):
-                raise DemoFailed(messages.DEMO_DIR_NOT_EMPTY.format(path=base))
+                raise DemoFailed(texts.DEMO_DIR_NOT_EMPTY.format(path=base))
             base.mkdir(parents=True, exist_ok=True)
             _story(base.resolve(), narrator, layout)
         else:
             with tempfile.TemporaryDirectory(prefix="memrepo-demo-") as tmp:
                 _story(Path(tmp), narrator, layout)
         if narrator.elapsed() > TIME_LIMIT:
-            raise DemoFailed(messages.DEMO_TOO_SLOW.format(seconds=narrator.elapsed(), limit=TIME_LIMIT))
+            raise DemoFailed(texts.DEMO_TOO_SLOW.format(seconds=narrator.elapsed(), limit=TIME_LIMIT))
     except MemrepoError as exc:
         if not as_json:
             raise
@@ -134,12 +134,12 @@ def run(keep: Path | None = None, *, as_json: bool = False, out: Callable[[str],
     except Exception as exc:  # a bug; the timeline still says where the story stopped
         if not as_json:
             raise
-        error = messages.INTERNAL_ERROR.format(error=f"{type(exc).__name__}: {exc}")
+        error = shared_texts.INTERNAL_ERROR.format(error=f"{type(exc).__name__}: {exc}")
     if as_json:
         out(json.dumps({"ok": error is None, "seconds": narrator.elapsed(), "limit_seconds": TIME_LIMIT,
                         "error": error, "steps": [asdict(s) for s in narrator.steps]}, indent=2))
         return 0 if error is None else 1
-    narrator.say(messages.DEMO_DONE.format(seconds=narrator.elapsed()))
+    narrator.say(texts.DEMO_DONE.format(seconds=narrator.elapsed()))
     return 0
 
 
@@ -231,7 +231,7 @@ def _line_of(repo: MemoryRepo, path: str, needle: str) -> int:
     for number, line in enumerate(text.splitlines(), 1):
         if needle in line:
             return number
-    raise DemoFailed(messages.DEMO_STEP_FAILED.format(what=f"{path} holds {needle!r}"))
+    raise DemoFailed(texts.DEMO_STEP_FAILED.format(what=f"{path} holds {needle!r}"))
 
 
 # ----------------------------------------------------------------------------------------- the story
@@ -240,8 +240,8 @@ def _story(base: Path, n: Narrator, layout: str = V1) -> None:
     cast: Cast | None = None
     try:
         stack.start()
-        n.say(messages.DEMO_STACK.format(api=stack.localhub.api_url, receiver=stack.receiver_url,
-                                         redis=stack.redis.url if stack.redis else "-", data=stack.data))
+        n.say(texts.DEMO_STACK.format(api=stack.localhub.api_url, receiver=stack.receiver_url,
+                                      redis=stack.redis.url if stack.redis else "-", data=stack.data))
         tokens = {login: _token(stack, login) for login in ("sam", "ada", "ben")}
         sam = github.Github(auth=github.Auth.Token(tokens["sam"]), base_url=stack.localhub.api_url, retry=None)
         forge_repo = sam.get_user().create_repo(NAME, description="Memory of the payments team's agents",
@@ -262,14 +262,14 @@ def _story(base: Path, n: Narrator, layout: str = V1) -> None:
 
 
 def _connect(base: Path, cast: Cast, n: Narrator) -> None:
-    with n.step(1, messages.DEMO_STEP_CONNECT) as step:
+    with n.step(1, texts.DEMO_STEP_CONNECT) as step:
         events = f"{cast.stack.receiver_url}/v1/repos/{REPO}/events"
         sessions = {}
         for login, name in (("ada", "Ada"), ("ben", "Ben")):
             repo = init_repository(base / login, login, name, cast.layout)
             url = cast.git_url(login)
-            n.say(messages.DEMO_REPOSITORY_SET.format(agent=name, path=repo.root, url=sync.redact(url)))
-            n.say(messages.DEMO_INDENTED.format(text=sync.set_remote(repo, url)))
+            n.say(texts.DEMO_REPOSITORY_SET.format(agent=name, path=repo.root, url=sync.redact(url)))
+            n.say(texts.DEMO_INDENTED.format(text=sync.set_remote(repo, url)))
             # The agent follows its memory's events with its own forge token, the one its clone
             # pushes with (found in origin's URL, as git finds it; not this process's environment).
             sessions[login] = AgentSession(repo, f"c-{login}-1", home=base / f"{login}-home",
@@ -277,13 +277,13 @@ def _connect(base: Path, cast: Cast, n: Narrator) -> None:
                                            agent_token=forge_token(repo.root, {}), env={}, background_dreams=False)
         cast.ada, cast.ben = sessions["ada"], sessions["ben"]
         hooked = until(lambda: list(cast.forge_repo.get_hooks()), "the integrator's webhook on the repository")
-        n.check(bool(hooked), messages.DEMO_CHECK_HOOKED)
+        n.check(bool(hooked), texts.DEMO_CHECK_HOOKED)
         main = cast.main_sha()
         n.check(cast.ada.repo.head_sha() == main == cast.ben.repo.head_sha(),
-                messages.DEMO_CHECK_CONNECTED.format(repo=REPO, sha=main[:12]))
+                texts.DEMO_CHECK_CONNECTED.format(repo=REPO, sha=main[:12]))
         following = until(lambda: all(a.subscriber is not None and a.subscriber.connected.is_set()
                                       for a in cast.agents()), "both agents following the event stream")
-        n.check(following, messages.DEMO_CHECK_FOLLOWING)
+        n.check(following, texts.DEMO_CHECK_FOLLOWING)
         followers = {agent.agent_id: cast.login_of(agent.subscriber.token if agent.subscriber else None)
                      for agent in cast.agents()}
         n.check(followers == {"ada": "ada", "ben": "ben"},
@@ -299,7 +299,7 @@ def _connect(base: Path, cast: Cast, n: Narrator) -> None:
 def _learn(cast: Cast, n: Narrator) -> None:
     ada, ben = cast.ada, cast.ben
     assert ada is not None and ben is not None
-    with n.step(2, messages.DEMO_STEP_LEARN) as step:
+    with n.step(2, texts.DEMO_STEP_LEARN) as step:
         said = "Hi! I'm Kim Jiwoo and I lead the payments team. Short answers with code, please."
         _user_says(n, ada, said)
         result = ada.handle_tool_call({
@@ -307,18 +307,18 @@ def _learn(cast: Cast, n: Narrator) -> None:
             "new_str": "- Name: Kim Jiwoo; leads the payments team.\n- Prefers short answers with code.",
             "reason": "Record who the user is and how they like answers"})
         ada.record("assistant", "Nice to meet you, Kim. Noted.")
-        n.say(messages.DEMO_TOOL_RESULT.format(agent="Ada", route=result.route, text=result.message.splitlines()[0]))
-        n.check(result.ok and result.route == "direct" and bool(result.pushed), messages.DEMO_CHECK_DIRECT)
-        n.check(cast.main_sha() == result.commit, messages.DEMO_CHECK_ON_MAIN.format(sha=(result.commit or "")[:12]))
+        n.say(texts.DEMO_TOOL_RESULT.format(agent="Ada", route=result.route, text=result.message.splitlines()[0]))
+        n.check(result.ok and result.route == "direct" and bool(result.pushed), texts.DEMO_CHECK_DIRECT)
+        n.check(cast.main_sha() == result.commit, texts.DEMO_CHECK_ON_MAIN.format(sha=(result.commit or "")[:12]))
         until(lambda: ben.prompt().head_sha == result.commit, "Ben's clone following Ada's push")
-        n.check("Kim Jiwoo" in ben.system_prompt(), messages.DEMO_CHECK_OTHER_AGENT.format(agent="Ben"))
+        n.check("Kim Jiwoo" in ben.system_prompt(), texts.DEMO_CHECK_OTHER_AGENT.format(agent="Ben"))
         step.evidence.update(commit=result.commit, route=result.route, pushed=result.pushed,
                              ben_prompt_revision=ben.prompt().head_sha)
 
 
 def _user_says(n: Narrator, agent: AgentSession, text: str) -> None:
     agent.record("user", text)
-    n.say(messages.DEMO_SAID.format(who="Kim", text=text))
+    n.say(texts.DEMO_SAID.format(who="Kim", text=text))
 
 
 def _wait_merged(cast: Cast, number: int) -> Any:
@@ -329,34 +329,34 @@ def _recompiled(cast: Cast, n: Narrator, sha: str) -> dict[str, str]:
     until(lambda: cast.all_at(sha), f"both agents recompiled at {sha[:12]}")
     revisions = {agent.agent_id: agent.prompt().head_sha for agent in cast.agents()}
     for agent in cast.agents():
-        n.say(messages.DEMO_PROMPT_AT.format(agent=agent.agent_name, sha=revisions[agent.agent_id][:12],
-                                             moves=agent.head_moves))
-    n.check(set(revisions.values()) == {sha}, messages.DEMO_CHECK_RECOMPILED.format(sha=sha[:12]))
+        n.say(texts.DEMO_PROMPT_AT.format(agent=agent.agent_name, sha=revisions[agent.agent_id][:12],
+                                          moves=agent.head_moves))
+    n.check(set(revisions.values()) == {sha}, texts.DEMO_CHECK_RECOMPILED.format(sha=sha[:12]))
     return revisions
 
 
 def _dream(cast: Cast, n: Narrator) -> dict[str, Any]:
     ada = cast.ada
     assert ada is not None
-    with n.step(3, messages.DEMO_STEP_DREAM) as step:
+    with n.step(3, texts.DEMO_STEP_DREAM) as step:
         said = "The ledger service moves to Postgres 16 in Q1."
         _user_says(n, ada, said)
         ada.record("assistant", "Noted: Postgres 16 in Q1.")
         outcome = ada.command("/dream")
-        n.say(messages.DEMO_DREAM_OUTCOME.format(text=outcome.text))
-        n.check(outcome.ok, messages.DEMO_CHECK_DREAM_RAN)
+        n.say(texts.DEMO_DREAM_OUTCOME.format(text=outcome.text))
+        n.check(outcome.ok, texts.DEMO_CHECK_DREAM_RAN)
         opened = until(lambda: cast.find_pull("memrepo/dream/", set()), "the dream's pull request")
         provenance = parse_provenance(opened.body)
         n.check(provenance is not None and provenance.agent_id == "ada" and provenance.transcript.count >= 2,
-                messages.DEMO_CHECK_PROVENANCE.format(number=opened.number))
+                texts.DEMO_CHECK_PROVENANCE.format(number=opened.number))
         assert provenance is not None
         pull = _wait_merged(cast, opened.number)
         n.check(LABEL_DREAM in cast.labels(opened.number) and pull.merge_commit_sha == cast.main_sha(),
-                messages.DEMO_CHECK_MERGED.format(number=opened.number, sha=pull.merge_commit_sha[:12]))
+                texts.DEMO_CHECK_MERGED.format(number=opened.number, sha=pull.merge_commit_sha[:12]))
         revisions = _recompiled(cast, n, pull.merge_commit_sha)
         record = next(c.path for c in provenance.changes if not is_index(c.path))  # v2: its indexes come first
         n.check(all(said in agent.repo.read(record).decode() for agent in cast.agents()),
-                messages.DEMO_CHECK_BOTH_HOLD.format(path=record))
+                texts.DEMO_CHECK_BOTH_HOLD.format(path=record))
         step.evidence.update(pull_request=opened.number, url=opened.html_url, merge_commit=pull.merge_commit_sha,
                              dream_id=provenance.dream_id, trigger=provenance.trigger, strategy=provenance.strategy,
                              transcript={"first": provenance.transcript.first_message_id,
@@ -371,31 +371,31 @@ def _person_edits_during_dream(cast: Cast, n: Narrator, first: dict[str, Any]) -
     ada = cast.ada
     assert ada is not None
     path = first["path"]
-    with n.step(4, messages.DEMO_STEP_CONFLICT) as step:
+    with n.step(4, texts.DEMO_STEP_CONFLICT) as step:
         said = "Update: the platform team owns the ledger from December."
         sam_line = "- Sam: finance confirmed the Q1 date for Postgres 16."
         with _integrator_held(cast.stack):
-            n.say(messages.DEMO_HELD)
+            n.say(texts.DEMO_HELD)
             _user_says(n, ada, said)
             ada.record("assistant", "Noted.")
             outcome = ada.command("/dream")
-            n.check(outcome.ok, messages.DEMO_CHECK_DREAM_RAN)
+            n.check(outcome.ok, texts.DEMO_CHECK_DREAM_RAN)
             opened = until(lambda: cast.find_pull("memrepo/dream/", {first["number"]}),
                            "the second dream's pull request")
             current = cast.forge_repo.get_contents(path, ref="main")
             text = current.decoded_content.decode().rstrip("\n") + f"\n\n{sam_line}\n"
             edit = cast.forge_repo.update_file(path, "Note the finance confirmation", text, current.sha, branch="main")
             sam_sha = edit["commit"].sha
-            n.say(messages.DEMO_PERSON_EDIT.format(path=path, sha=sam_sha[:12], number=opened.number))
+            n.say(texts.DEMO_PERSON_EDIT.format(path=path, sha=sam_sha[:12], number=opened.number))
             mergeable = until(lambda: (m := cast.pull(opened.number).mergeable) is not None and [m],
                               "GitHub's answer on whether the dream merges")[0]
-            n.check(mergeable is False, messages.DEMO_CHECK_CONFLICTS.format(number=opened.number))
+            n.check(mergeable is False, texts.DEMO_CHECK_CONFLICTS.format(number=opened.number))
         pull = _wait_merged(cast, opened.number)
         authors = [c.commit.author.email for c in pull.get_commits()]
-        n.check(INTEGRATOR.email in authors, messages.DEMO_CHECK_RESOLVED.format(number=opened.number))
+        n.check(INTEGRATOR.email in authors, texts.DEMO_CHECK_RESOLVED.format(number=opened.number))
         on_main = cast.forge_repo.get_contents(path, ref="main").decoded_content.decode()
         n.check(sam_line in on_main and said in on_main and first["said"] in on_main,
-                messages.DEMO_CHECK_NOTHING_LOST.format(path=path))
+                texts.DEMO_CHECK_NOTHING_LOST.format(path=path))
         revisions = _recompiled(cast, n, pull.merge_commit_sha)
         step.evidence.update(pull_request=opened.number, person_commit=sam_sha, mergeable_before=mergeable,
                              commit_authors=authors, merge_commit=pull.merge_commit_sha, prompt_revisions=revisions)
@@ -405,30 +405,30 @@ def _person_edits_during_dream(cast: Cast, n: Narrator, first: dict[str, Any]) -
 def _protected_change(cast: Cast, n: Narrator) -> dict[str, Any]:
     ben = cast.ben
     assert ben is not None
-    with n.step(5, messages.DEMO_STEP_PROTECTED) as step:
+    with n.step(5, texts.DEMO_STEP_PROTECTED) as step:
         said = "Please write in British English from now on."
         _user_says(n, ben, said)
         before = cast.main_sha()
         result = ben.handle_tool_call({"command": "insert", "path": cast.persona, "insert_line": -1,
                                        "insert_text": "I write in British English.",
                                        "reason": "Write in British English, as the team asked"})
-        n.say(messages.DEMO_TOOL_RESULT.format(agent="Ben", route=result.route, text=result.message.splitlines()[0]))
+        n.say(texts.DEMO_TOOL_RESULT.format(agent="Ben", route=result.route, text=result.message.splitlines()[0]))
         n.check(result.ok and result.route == "pull-request" and result.pull_request is not None,
-                messages.DEMO_CHECK_PROTECTED_PR.format(path=cast.persona))
+                texts.DEMO_CHECK_PROTECTED_PR.format(path=cast.persona))
         number = int(result.pull_request or 0)
         until(lambda: LABEL_NEEDS_REVIEW in cast.labels(number), f"#{number} marked {LABEL_NEEDS_REVIEW}")
         n.check(LABEL_AGENT_EDIT in cast.labels(number) and not cast.pull(number).merged and cast.main_sha() == before,
-                messages.DEMO_CHECK_WAITS.format(number=number, label=LABEL_NEEDS_REVIEW))
+                texts.DEMO_CHECK_WAITS.format(number=number, label=LABEL_NEEDS_REVIEW))
         # `memrepo at` reads commit times in whole seconds: let the clock pass the last one first.
         held = _commit_time(ben.repo, before)
         until(lambda: time.time() >= held + 1, "the clock to pass the last commit's second", timeout=2)
         cast.pull(number).create_review(event="APPROVE", body="Fine by me.")
-        n.say(messages.DEMO_APPROVED.format(number=number))
+        n.say(texts.DEMO_APPROVED.format(number=number))
         pull = _wait_merged(cast, number)
-        n.check(pull.merged, messages.DEMO_CHECK_MERGED.format(number=number, sha=pull.merge_commit_sha[:12]))
+        n.check(pull.merged, texts.DEMO_CHECK_MERGED.format(number=number, sha=pull.merge_commit_sha[:12]))
         revisions = _recompiled(cast, n, pull.merge_commit_sha)
         n.check(all("British English" in agent.system_prompt() for agent in cast.agents()),
-                messages.DEMO_CHECK_PROMPTS_SHOW.format(text="British English"))
+                texts.DEMO_CHECK_PROMPTS_SHOW.format(text="British English"))
         step.evidence.update(pull_request=number, labels=cast.labels(number), main_before=before,
                              merge_commit=pull.merge_commit_sha, prompt_revisions=revisions)
         return {"sha": before, "time": held}
@@ -438,10 +438,10 @@ def _why_and_at(cast: Cast, n: Narrator, dream: dict[str, Any], sam_line: str, b
     ada = cast.ada
     assert ada is not None
     root = ada.repo.root
-    with n.step(6, messages.DEMO_STEP_WHY) as step:
+    with n.step(6, texts.DEMO_STEP_WHY) as step:
         path = dream["path"]
         line = _line_of(ada.repo, path, dream["said"])
-        n.say(messages.DEMO_COMMAND.format(command=f"memrepo why {path}:{line}"))
+        n.say(texts.DEMO_COMMAND.format(command=f"memrepo why {path}:{line}"))
         forge = make_client(forge_target(sync.remote_url(ada.repo), {}))  # the agent's own token, not the env's
         try:
             report = provenance.why(root, path, line, forge=forge, transcripts=ada.store)
@@ -453,20 +453,20 @@ def _why_and_at(cast: Cast, n: Narrator, dream: dict[str, Any], sam_line: str, b
         told = [m["text"] for m in origin["transcript"]["messages"]]
         n.check(origin["writer"] == "dreamer" and origin["pull_request"]["number"] == dream["number"]
                 and any(dream["said"] in text for text in told),
-                messages.DEMO_CHECK_WHY_DREAM.format(number=dream["number"]))
+                texts.DEMO_CHECK_WHY_DREAM.format(number=dream["number"]))
 
-        n.say(messages.DEMO_COMMAND.format(command=f"memrepo why {path}:{person['line']}"))
+        n.say(texts.DEMO_COMMAND.format(command=f"memrepo why {path}:{person['line']}"))
         n.show(provenance.render_why(person))
         [by_hand] = person["origins"]
         n.check(by_hand["writer"] == "human" and not by_hand.get("dream") and not by_hand.get("transcript"),
-                messages.DEMO_CHECK_WHY_PERSON)
+                texts.DEMO_CHECK_WHY_PERSON)
 
         when = datetime.fromtimestamp(before["time"], UTC)
-        n.say(messages.DEMO_COMMAND.format(command=f"memrepo at {when.isoformat()} {cast.persona}"))
+        n.say(texts.DEMO_COMMAND.format(command=f"memrepo at {when.isoformat()} {cast.persona}"))
         then = at(root, when, cast.persona)
         n.show(then["text"])
         now = (ada.repo.read(cast.persona) or b"").decode()
         n.check(then["commit"] == before["sha"] and "British English" not in then["text"]
-                and "British English" in now, messages.DEMO_CHECK_AT.format(sha=before["sha"][:12]))
+                and "British English" in now, texts.DEMO_CHECK_AT.format(sha=before["sha"][:12]))
         step.evidence.update(why_dream=report, why_person=person,
                              at={k: then[k] for k in ("when", "commit", "committed_at", "path")})

