@@ -10,11 +10,11 @@ from bot.errors import MemrepoError
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("init", help=texts.INIT_HELP,
-                       description="Create a memory repository in a new or empty folder.")
+                       description=texts.INIT_DESCRIPTION)
     p.add_argument("directory", nargs="?", default=".", metavar="DIR")
-    p.add_argument("--remote", metavar="URL", help="connect it to this remote (see `repository set`)")
-    p.add_argument("--agent-id", default="agent", metavar="ID", help="the agent that writes it")
-    p.add_argument("--agent-name", metavar="NAME", help="the agent's display name in history")
+    p.add_argument("--remote", metavar="URL", help=texts.INIT_REMOTE_HELP)
+    p.add_argument("--agent-id", default="agent", metavar="ID", help=texts.INIT_AGENT_ID_HELP)
+    p.add_argument("--agent-name", metavar="NAME", help=texts.INIT_AGENT_NAME_HELP)
     p.add_argument("--layout", choices=("v1", "v2"), default="v1", help=texts.INIT_LAYOUT_HELP)
     p.set_defaults(func=run)
 

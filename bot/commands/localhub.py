@@ -30,22 +30,21 @@ def default_data_dir() -> Path:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("localhub", help=texts.LOCALHUB_HELP,
-                       description="localhub speaks the part of GitHub's REST API and git transport "
-                       "memrepo uses, so PyGithub and git work against it unchanged.")
+                       description=texts.LOCALHUB_DESCRIPTION)
     actions = p.add_subparsers(title="actions", metavar="ACTION", required=True)
-    serve = actions.add_parser("serve", help="serve REST at http://HOST:PORT/api/v3 and git at /<owner>/<repo>.git")
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
-    serve.add_argument("--port", type=int, default=8765, help="port (0: any free port)")
+    serve = actions.add_parser("serve", help=texts.LOCALHUB_SERVE_HELP)
+    serve.add_argument("--host", default="127.0.0.1", help=texts.BIND_HOST_HELP)
+    serve.add_argument("--port", type=int, default=8765, help=texts.LOCALHUB_PORT_HELP)
     serve.add_argument("--data", type=Path, default=None, metavar="DIR",
-                       help=f"where repositories and state live (default: {default_data_dir()})")
-    serve.add_argument("--access-log", action="store_true", help="print one line per request")
+                       help=texts.LOCALHUB_DATA_HELP.format(path=default_data_dir()))
+    serve.add_argument("--access-log", action="store_true", help=texts.LOCALHUB_ACCESS_LOG_HELP)
     serve.set_defaults(func=run_serve)
 
     create = actions.add_parser("create-repo", help=texts.LOCALHUB_CREATE_HELP,
                                 description=texts.LOCALHUB_CREATE_DESCRIPTION)
     create.add_argument("repository", metavar="OWNER/NAME")
-    create.add_argument("--url", default=DEFAULT_URL, help=f"the running localhub (default: {DEFAULT_URL})")
-    create.add_argument("--private", action="store_true", help="seen only by its owner and collaborators")
+    create.add_argument("--url", default=DEFAULT_URL, help=texts.LOCALHUB_URL_HELP.format(url=DEFAULT_URL))
+    create.add_argument("--private", action="store_true", help=texts.LOCALHUB_PRIVATE_HELP)
     create.add_argument("--description", metavar="TEXT", default=None)
     create.add_argument("--data", type=Path, default=None, metavar="DIR", help=texts.LOCALHUB_CREATE_DATA_HELP)
     create.add_argument("--new-token", action="store_true", help=texts.LOCALHUB_NEW_TOKEN_HELP)
@@ -67,7 +66,7 @@ def run_serve(args: argparse.Namespace) -> int:
             host=args.host, port=args.port, data=data, error=exc.strerror or exc)) from None
     except SystemExit:
         raise MemrepoError(texts.LOCALHUB_CANNOT_START.format(
-            host=args.host, port=args.port, data=data, error="the address is in use")) from None
+            host=args.host, port=args.port, data=data, error=texts.LOCALHUB_ADDRESS_IN_USE)) from None
     if args.access_log:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
         logging.getLogger("localhub.access").setLevel(logging.INFO)

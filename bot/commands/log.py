@@ -14,11 +14,11 @@ from bot.errors import MemrepoError
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("log", help=texts.LOG_HELP,
-                       description="Show the history of memory (or of one file), newest first.",
+                       description=texts.LOG_DESCRIPTION,
                        epilog=texts.HISTORY_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("path", nargs="?", metavar="PATH")
     p.add_argument("--repo", default=".", metavar="DIR")
-    p.add_argument("-n", "--max-count", type=int, metavar="N", help="show at most N commits")
+    p.add_argument("-n", "--max-count", type=int, metavar="N", help=texts.LOG_MAX_COUNT_HELP)
     p.add_argument("--since", metavar="DATE", help=texts.LOG_SINCE_HELP)
     p.add_argument("--until", metavar="DATE", help=texts.LOG_UNTIL_HELP)
     p.add_argument("--json", action="store_true", help=texts.LOG_JSON_HELP)

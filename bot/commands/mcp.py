@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help=texts.COMPILE_MEMORY_DIR_HELP)
     parser.add_argument("--events", metavar="URL", help=texts.MCP_EVENTS_HELP)
     parser.add_argument("--poll", type=float, default=None, metavar="SECONDS", help=texts.MCP_POLL_HELP)
-    parser.add_argument("-v", "--verbose", action="store_true", help="log each HEAD move and tool failure")
+    parser.add_argument("-v", "--verbose", action="store_true", help=texts.MCP_VERBOSE_HELP)
     parser.set_defaults(func=run)
 
 

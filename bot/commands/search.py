@@ -14,18 +14,16 @@ from bot.commands.transcript import add_home, open_store
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("search", help=texts.SEARCH_HELP, description=texts.SEARCH_HELP)
     parser.add_argument("query", metavar="QUERY", help=texts.SEARCH_QUERY_HELP)
-    parser.add_argument("--agent", metavar="AGENT", help="only this agent's transcripts (default: every agent)")
-    parser.add_argument("--conversation", metavar="ID", help="only this conversation")
-    parser.add_argument("--kind", action="append", metavar="KIND", help="only this kind of message (repeatable)")
+    parser.add_argument("--agent", metavar="AGENT", help=texts.SEARCH_AGENT_HELP)
+    parser.add_argument("--conversation", metavar="ID", help=texts.SEARCH_CONVERSATION_HELP)
+    parser.add_argument("--kind", action="append", metavar="KIND", help=texts.SEARCH_KIND_HELP)
     parser.add_argument("--source", action="append", metavar="SOURCE",
-                        help="only this source (repeatable; 'tool' or 'external' for any tool or URI)")
+                        help=texts.SEARCH_SOURCE_HELP)
     parser.add_argument("--since", metavar="ISO", help=texts.SEARCH_SINCE_HELP)
     parser.add_argument("--until", metavar="ISO", help=texts.SEARCH_UNTIL_HELP)
-    parser.add_argument("-k", type=int, default=10, metavar="N", help="how many results (default: 10)")
+    parser.add_argument("-k", type=int, default=10, metavar="N", help=texts.SEARCH_K_HELP)
     parser.add_argument("--json", action="store_true", help=texts.SEARCH_JSON_HELP)
-    parser.add_argument("--context", action="store_true",
-                        help="also rank by the neighbouring turns and the dates the query names (better recall; "
-                        "a result may be the turn next to the one with the words)")
+    parser.add_argument("--context", action="store_true", help=texts.SEARCH_CONTEXT_HELP)
     add_home(parser)
     parser.set_defaults(func=run)
 

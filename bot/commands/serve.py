@@ -46,28 +46,17 @@ def default_data_dir() -> Path:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help=texts.SERVE_HELP,
-                       description="Production: the webhook receiver (POST /webhooks/github) and the agents' "
-                                   "event stream (GET /v1/repos/OWNER/REPO/events, bearer: the agent's forge token, "
-                                   "checked against the forge) and the palace of each memory (GET "
-                                   "/palace/OWNER/REPO/, for whoever the forge lets read it), configured by the "
-                                   "environment (REDIS_URL, "
-                                   "MEMREPO_WEBHOOK_SECRET, MEMREPO_AGENT_TOKEN (operators); optional "
-                                   "MEMREPO_GITHUB_URL, MEMREPO_GITHUB_TOKEN (the integrator's, to tell which "
-                                   "repositories are served), MEMREPO_ACCESS_TTL, MEMREPO_REPOS, MEMREPO_BOT_LOGIN); "
-                                   "run `memrepo worker` next to it for the jobs. With --local: localhub, Redis, the "
-                                   "receiver and a worker on this machine, no configuration.")
-    p.add_argument("--local", action="store_true",
-                   help="the zero-config embedded stack: localhub, Redis, receiver and one worker")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
+                       description=texts.SERVE_DESCRIPTION)
+    p.add_argument("--local", action="store_true", help=texts.SERVE_LOCAL_HELP)
+    p.add_argument("--host", default="127.0.0.1", help=texts.BIND_HOST_HELP)
     p.add_argument("--port", type=int, default=None,
                    help=texts.SERVE_PORT_HELP.format(default=DEFAULT_PORT, local_default=DEFAULT_LOCAL_PORT))
     p.add_argument("--workers", type=int, default=DEFAULT_WORKERS,
-                   help=f"production: gunicorn worker processes (default {DEFAULT_WORKERS}; about one per core)")
+                   help=texts.SERVE_WORKERS_HELP.format(workers=DEFAULT_WORKERS))
     p.add_argument("--threads", type=int, default=DEFAULT_THREADS,
-                   help=f"production: webhook intake threads per worker (default {DEFAULT_THREADS}; event "
-                        f"streams hold none: they wait on the worker's event loop)")
+                   help=texts.SERVE_THREADS_HELP.format(threads=DEFAULT_THREADS))
     p.add_argument("--data", type=Path, default=None, metavar="DIR",
-                   help=f"with --local: where everything lives (default: {default_data_dir()})")
+                   help=texts.SERVE_DATA_HELP.format(path=default_data_dir()))
     p.set_defaults(func=run)
 
 

@@ -29,8 +29,13 @@ WORKER_HELP = "run an integrator worker (rq jobs on Redis)"
 SERVE_HELP = "run the webhook receiver (--local: the whole integrator on this machine)"
 
 AGENT_ID_HELP = "defaults to the repository's memrepo.agentId, or else Letta Code's letta.agentId"
+BIND_HOST_HELP = "address to bind (default: loopback only)"
 
 # memrepo init.
+INIT_DESCRIPTION = "Create a memory repository in a new or empty folder."
+INIT_REMOTE_HELP = "connect it to this remote (see `repository set`)"
+INIT_AGENT_ID_HELP = "the agent that writes it"
+INIT_AGENT_NAME_HELP = "the agent's display name in history"
 INIT_REMOTE_FAILED = (
     "the memory repository in {path} was created, but connecting it failed: {problem}. "
     "Connect it later with `memrepo repository set {url} --repo {path}`"
@@ -54,6 +59,13 @@ CLONE_DONE = (
 )
 
 # memrepo validate and log.
+VALIDATE_DESCRIPTION = "Check memory files. Exit 0 when valid, 1 with the problems otherwise."
+VALIDATE_PATHS_HELP = "only these files or folders"
+VALIDATE_QUIET_HELP = "print nothing when memory is valid"
+VALIDATE_STAGED_HELP = "check what is staged for the next commit"
+VALIDATE_BASE_HELP = "check what changed since REV (pull requests)"
+LOG_DESCRIPTION = "Show the history of memory (or of one file), newest first."
+LOG_MAX_COUNT_HELP = "show at most N commits"
 VALIDATE_OK = Text("Memory is valid ({count:|file|files} checked).")
 LOG_LINE = "{sha}  {when}  {role:<10}  {author:<20}  {summary}"
 LOG_EMPTY = "no commits touch {path}"
@@ -101,7 +113,23 @@ DEMO_KEEP_HELP = (
 )
 DEMO_JSON_HELP = "print the timeline as JSON (steps, timings, evidence) instead of the narration"
 
+# memrepo tool.
+TOOL_DESCRIPTION = ("Apply one memory tool call, e.g. "
+                    "'{\"command\": \"view\", \"path\": \"system\"}'. Exit 1 when refused.")
+TOOL_CALL_HELP = "the call as JSON, or - to read it from standard input"
+TOOL_NO_PUSH_HELP = "commit locally without pushing"
+TOOL_JSON_HELP = "print the whole result as JSON"
+
 # memrepo localhub.
+LOCALHUB_DESCRIPTION = ("localhub speaks the part of GitHub's REST API and git transport "
+                        "memrepo uses, so PyGithub and git work against it unchanged.")
+LOCALHUB_SERVE_HELP = "serve REST at http://HOST:PORT/api/v3 and git at /<owner>/<repo>.git"
+LOCALHUB_PORT_HELP = "port (0: any free port)"
+LOCALHUB_DATA_HELP = "where repositories and state live (default: {path})"
+LOCALHUB_ACCESS_LOG_HELP = "print one line per request"
+LOCALHUB_URL_HELP = "the running localhub (default: {url})"
+LOCALHUB_PRIVATE_HELP = "seen only by its owner and collaborators"
+LOCALHUB_ADDRESS_IN_USE = "the address is in use"
 LOCALHUB_SERVING = (
     "localhub serving {url} (REST: {api}, git: {url}/<owner>/<repo>.git), data in {data}. "
     "Create a repository: memrepo localhub create-repo OWNER/NAME --url {url}\n"
@@ -186,6 +214,7 @@ TRANSCRIPT_APPEND_HELP = "append one message to a conversation's log and index i
 TRANSCRIPT_TEXT_HELP = "the message text ('-' reads it from standard input)"
 TRANSCRIPT_SOURCE_HELP = "user, agent, human, tool:<name> or external:<uri> (default: by kind)"
 TRANSCRIPT_TIME_HELP = "the time the message says it has (ISO 8601, recorded as stated_at; captured_at is always now)"
+TRANSCRIPT_KIND_HELP = "user, assistant, reasoning, tool_call, tool_result, system or compaction"
 TRANSCRIPT_IMPORT_HELP = (
     "import JSON Lines rows, or Letta Code's transcripts with --from letta (all rows are checked before any is "
     "written; a Letta import takes only what is new)"
@@ -203,8 +232,16 @@ TRANSCRIPT_IMPORT_PATH_HELP = (
 TRANSCRIPT_IMPORT_AGENT_HELP = "claude-code: the agent the sessions are recorded for (default: the memory's, --repo)"
 TRANSCRIPT_IMPORT_REPO_HELP = "claude-code: the memory whose agent the sessions belong to (default: the current folder)"
 TRANSCRIPT_REBUILD_HELP = "rebuild the search index from the logs"
+TRANSCRIPT_REBUILD_AGENT_HELP = "only this agent (default: every agent)"
 SEARCH_HELP = "search transcripts (BM25 over words, stems, Korean, Japanese and Chinese)"
 SEARCH_QUERY_HELP = "words to look for (any of them; more matches rank higher); \"quoted words\" match as a phrase"
+SEARCH_AGENT_HELP = "only this agent's transcripts (default: every agent)"
+SEARCH_CONVERSATION_HELP = "only this conversation"
+SEARCH_KIND_HELP = "only this kind of message (repeatable)"
+SEARCH_SOURCE_HELP = "only this source (repeatable; 'tool' or 'external' for any tool or URI)"
+SEARCH_K_HELP = "how many results (default: 10)"
+SEARCH_CONTEXT_HELP = ("also rank by the neighbouring turns and the dates the query names (better recall; "
+                       "a result may be the turn next to the one with the words)")
 SEARCH_SINCE_HELP = "only messages captured at or after this ISO 8601 date or time (UTC without a zone)"
 SEARCH_UNTIL_HELP = "only messages captured at or before this time (a date alone covers its whole day)"
 SEARCH_JSON_HELP = "print a JSON list of results"
@@ -224,11 +261,34 @@ DREAM_STRATEGY_HELP = (
 )
 
 # memrepo worker.
+WORKER_DESCRIPTION = ("Run the integrator's jobs from Redis (REDIS_URL): validate, resolve and merge "
+                      "memory pull requests, and publish head events. Forge credentials come from "
+                      "MEMREPO_GITHUB_TOKEN (or a GitHub App: MEMREPO_APP_ID and "
+                      "MEMREPO_APP_PRIVATE_KEY), the forge from MEMREPO_GITHUB_URL.")
+WORKER_BURST_HELP = "exit once the queues are empty"
+WORKER_RECONCILE_HELP = ("enqueue a reconciliation of every known repository this often (default "
+                         "{seconds:g}; 0: never; with --burst: once, at start)")
+WORKER_NAME_HELP = "the worker's name in rq (default: generated)"
 WORKER_STARTING = "memrepo worker: serving on {redis} (queues: {queues}); work folder {work_dir}"
 WORKER_RECONCILE = "memrepo worker: reconciling {repos} every {seconds:g}s"
 WORKER_BAD_INTERVAL = "--reconcile-every must be 0 (off) or a positive number of seconds, found {value}"
 
 # memrepo serve (the receiver, or --local: the whole stack).
+SERVE_DESCRIPTION = ("Production: the webhook receiver (POST /webhooks/github) and the agents' "
+                     "event stream (GET /v1/repos/OWNER/REPO/events, bearer: the agent's forge token, "
+                     "checked against the forge) and the palace of each memory (GET "
+                     "/palace/OWNER/REPO/, for whoever the forge lets read it), configured by the "
+                     "environment (REDIS_URL, "
+                     "MEMREPO_WEBHOOK_SECRET, MEMREPO_AGENT_TOKEN (operators); optional "
+                     "MEMREPO_GITHUB_URL, MEMREPO_GITHUB_TOKEN (the integrator's, to tell which "
+                     "repositories are served), MEMREPO_ACCESS_TTL, MEMREPO_REPOS, MEMREPO_BOT_LOGIN); "
+                     "run `memrepo worker` next to it for the jobs. With --local: localhub, Redis, the "
+                     "receiver and a worker on this machine, no configuration.")
+SERVE_LOCAL_HELP = "the zero-config embedded stack: localhub, Redis, receiver and one worker"
+SERVE_WORKERS_HELP = "production: gunicorn worker processes (default {workers}; about one per core)"
+SERVE_THREADS_HELP = ("production: webhook intake threads per worker (default {threads}; event "
+                      "streams hold none: they wait on the worker's event loop)")
+SERVE_DATA_HELP = "with --local: where everything lives (default: {path})"
 SERVE_LOCAL_STARTING = "memrepo serve --local: starting localhub, Redis, the webhook receiver and a worker in {data}"
 SERVE_LOCAL_TOKENS = (
     "memrepo serve --local: localhub's accounts and tokens are those kept in {data}; a token made by a localhub "
@@ -288,6 +348,7 @@ MCP_BACKGROUND_DREAMS_HELP = ("run dreams triggered by recorded messages on a ba
 MCP_NO_PUSH_HELP = "commit small edits locally without pushing (edits that need review still become pull requests)"
 MCP_BAD_POLL = "--poll must be a positive number of seconds, found {value}"
 MCP_SERVING_STDIO = "memrepo mcp: serving {root} over stdio"
+MCP_VERBOSE_HELP = "log each HEAD move and tool failure"
 
 # memrepo why, at, and log's dates.
 HISTORY_EXIT_CODES = """\

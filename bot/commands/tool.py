@@ -11,17 +11,16 @@ from bot.commands import texts
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("tool", help=texts.TOOL_HELP,
-                       description="Apply one memory tool call, e.g. "
-                       "'{\"command\": \"view\", \"path\": \"system\"}'. Exit 1 when refused.")
-    p.add_argument("call", metavar="JSON", help="the call as JSON, or - to read it from standard input")
+                       description=texts.TOOL_DESCRIPTION)
+    p.add_argument("call", metavar="JSON", help=texts.TOOL_CALL_HELP)
     p.add_argument("--repo", default=".", metavar="DIR")
     p.add_argument("--agent-id", metavar="ID", help=texts.AGENT_ID_HELP)
     p.add_argument("--agent-name", metavar="NAME")
-    p.add_argument("--no-push", action="store_true", help="commit locally without pushing")
+    p.add_argument("--no-push", action="store_true", help=texts.TOOL_NO_PUSH_HELP)
     p.add_argument("--conversation", metavar="ID", help=texts.TOOL_CONVERSATION_HELP)
     p.add_argument("--source", metavar="external:URI", action="append", default=[], type=_source,
                    help=texts.TOOL_SOURCE_HELP)
-    p.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    p.add_argument("--json", action="store_true", help=texts.TOOL_JSON_HELP)
     p.set_defaults(func=run)
 
 

@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     append.add_argument("--agent", required=True, metavar="AGENT")
     append.add_argument("--conversation", required=True, metavar="ID")
     append.add_argument("--kind", required=True, metavar="KIND",
-                        help="user, assistant, reasoning, tool_call, tool_result, system or compaction")
+                        help=texts.TRANSCRIPT_KIND_HELP)
     append.add_argument("--text", required=True, metavar="TEXT", help=texts.TRANSCRIPT_TEXT_HELP)
     append.add_argument("--source", metavar="SOURCE", help=texts.TRANSCRIPT_SOURCE_HELP)
     append.add_argument("--time", metavar="ISO", help=texts.TRANSCRIPT_TIME_HELP)
@@ -61,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     rebuild = sub.add_parser("rebuild", help=texts.TRANSCRIPT_REBUILD_HELP,
                              description=texts.TRANSCRIPT_REBUILD_HELP)
-    rebuild.add_argument("--agent", metavar="AGENT", help="only this agent (default: every agent)")
+    rebuild.add_argument("--agent", metavar="AGENT", help=texts.TRANSCRIPT_REBUILD_AGENT_HELP)
     add_home(rebuild)
     rebuild.set_defaults(func=run_rebuild)
 

@@ -9,14 +9,14 @@ from bot.commands import texts
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("validate", help=texts.VALIDATE_HELP,
-                       description="Check memory files. Exit 0 when valid, 1 with the problems otherwise.")
-    p.add_argument("paths", nargs="*", metavar="PATH", help="only these files or folders")
+                       description=texts.VALIDATE_DESCRIPTION)
+    p.add_argument("paths", nargs="*", metavar="PATH", help=texts.VALIDATE_PATHS_HELP)
     p.add_argument("--repo", default=".", metavar="DIR")
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing when memory is valid")
+    p.add_argument("-q", "--quiet", action="store_true", help=texts.VALIDATE_QUIET_HELP)
     p.add_argument("--json", action="store_true", help=texts.VALIDATE_JSON_HELP)
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--staged", action="store_true", help="check what is staged for the next commit")
-    mode.add_argument("--base", metavar="REV", help="check what changed since REV (pull requests)")
+    mode.add_argument("--staged", action="store_true", help=texts.VALIDATE_STAGED_HELP)
+    mode.add_argument("--base", metavar="REV", help=texts.VALIDATE_BASE_HELP)
     p.set_defaults(func=run)
 
 

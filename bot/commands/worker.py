@@ -28,16 +28,11 @@ DEFAULT_RECONCILE_SECONDS = 300.0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("worker", help="run an integrator worker (rq jobs on Redis)",
-                       description="Run the integrator's jobs from Redis (REDIS_URL): validate, resolve and merge "
-                                   "memory pull requests, and publish head events. Forge credentials come from "
-                                   "MEMREPO_GITHUB_TOKEN (or a GitHub App: MEMREPO_APP_ID and "
-                                   "MEMREPO_APP_PRIVATE_KEY), the forge from MEMREPO_GITHUB_URL.")
-    p.add_argument("--burst", action="store_true", help="exit once the queues are empty")
+    p = sub.add_parser("worker", help=texts.WORKER_HELP, description=texts.WORKER_DESCRIPTION)
+    p.add_argument("--burst", action="store_true", help=texts.WORKER_BURST_HELP)
     p.add_argument("--reconcile-every", type=float, default=DEFAULT_RECONCILE_SECONDS, metavar="SECONDS",
-                   help=f"enqueue a reconciliation of every known repository this often (default "
-                        f"{DEFAULT_RECONCILE_SECONDS:g}; 0: never; with --burst: once, at start)")
-    p.add_argument("--name", help="the worker's name in rq (default: generated)")
+                   help=texts.WORKER_RECONCILE_HELP.format(seconds=DEFAULT_RECONCILE_SECONDS))
+    p.add_argument("--name", help=texts.WORKER_NAME_HELP)
     p.set_defaults(func=run)
 
 
