@@ -35,6 +35,7 @@ from urllib.parse import quote
 
 import requests
 
+from bot import texts
 from bot.settings import is_repo_name
 
 log = logging.getLogger("memrepo.access")
@@ -79,9 +80,9 @@ class VerdictCache:
     def __init__(self, ttl: float = DEFAULT_TTL, max_entries: int = DEFAULT_MAX_ENTRIES,
                  clock: Callable[[], float] = time.monotonic) -> None:
         if not 0 < ttl <= MAX_TTL:
-            raise ValueError(f"ttl must be in (0, {MAX_TTL:g}] seconds, found {ttl!r}")
+            raise ValueError(texts.ACCESS_BAD_TTL.format(limit=MAX_TTL, ttl=ttl))
         if max_entries < 1:
-            raise ValueError(f"max_entries must be at least 1, found {max_entries!r}")
+            raise ValueError(texts.ACCESS_BAD_MAX_ENTRIES.format(value=max_entries))
         self.ttl = ttl
         self.max_entries = max_entries
         self.clock = clock

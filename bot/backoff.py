@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from bot import texts
+
 T = TypeVar("T")
 
 
@@ -34,12 +36,12 @@ class Backoff:
     def __post_init__(self) -> None:
         low, high = self.jitter
         if self.first < 0 or self.factor < 1 or self.cap < 0 or not 0 <= low <= high:
-            raise ValueError(f"not a backoff schedule: {self!r}")
+            raise ValueError(texts.BACKOFF_BAD_SCHEDULE.format(schedule=self))
 
     def step(self, n: int) -> float:
         """Delay `n` before jitter."""
         if n < 0:
-            raise ValueError("n must be >= 0")
+            raise ValueError(texts.BACKOFF_BAD_STEP)
         if self.first == 0:
             return 0.0
         try:

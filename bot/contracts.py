@@ -83,7 +83,7 @@ def new_dream_id(now: datetime | None = None, random_hex: str | None = None) -> 
     tail = secrets.token_hex(4) if random_hex is None else random_hex
     dream_id = f"{moment.strftime('%Y%m%dT%H%M%SZ')}-{tail}"
     if not is_dream_id(dream_id):
-        raise ValueError(f"not a dream id: {dream_id!r}")
+        raise ValueError(texts.DREAM_ID_BAD.format(value=dream_id))
     return dream_id
 
 
@@ -100,7 +100,7 @@ def is_dream_id(value: object) -> bool:
 
 def dream_branch(dream_id: str) -> str:
     if not is_dream_id(dream_id):
-        raise ValueError(f"not a dream id: {dream_id!r}")
+        raise ValueError(texts.DREAM_ID_BAD.format(value=dream_id))
     return DREAM_BRANCH_PREFIX + dream_id
 
 

@@ -73,7 +73,7 @@ def _zone(match: re.Match[str]) -> timezone:
         return UTC  # Z, or no zone at all
     hours, minutes, seconds = (int(match.group(g) or 0) for g in ("zh", "zm", "zs"))
     if hours > 23 or minutes > 59 or seconds > 59:
-        raise ValueError(f"the zone {match.group('zone')} is not an offset from UTC")
+        raise ValueError(texts.HISTORY_BAD_ZONE.format(zone=match.group("zone")))
     sign = -1 if match.group("sign") == "-" else 1
     return timezone(sign * timedelta(hours=hours, minutes=minutes, seconds=seconds))
 

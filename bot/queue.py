@@ -38,6 +38,7 @@ from redis.retry import Retry as RedisRetry
 from rq import Queue, Retry
 from rq.job import Job, get_current_job
 
+from bot import texts
 from bot.backoff import Backoff, poll
 from bot.redis_keys import delivery_key, job_state_keys, repo_key
 
@@ -100,7 +101,7 @@ def job_key(repo: str, number: int) -> str:
     """The rq job id of `integrate(repo, number)`: the pull request key, e.g.
     `integrate-alice_2Fmemory-12` for alice/memory#12 (rq forbids ':', '/', '#')."""
     if isinstance(number, bool) or not 1 <= int(number) <= MAX_NUMBER:
-        raise ValueError(f"not a pull request number: {number!r}")
+        raise ValueError(texts.QUEUE_BAD_NUMBER.format(value=number))
     return f"integrate-{_escape(repo_key(repo))}-{int(number)}"
 
 

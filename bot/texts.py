@@ -1,6 +1,7 @@
 """What memrepo says that is no one package's: the sentences of the shared, low modules (the
-policy file, settings, dates, ids, JSON depth) and of Claude's memory tool, the one sentence two
-entry points share, and the helpers every texts module formats counts and times with.
+policy file, settings, dates, ids, JSON depth, and the misuses they refuse) and of Claude's
+memory tool, the one sentence two entry points share, and the helpers every texts module formats
+counts and times with.
 
 Each package says the rest in its own `texts` module, next to the code that says it."""
 
@@ -98,6 +99,7 @@ TRANSCRIPT_ID_BAD = (
     "{field} {value!a} is not valid: use 1-{limit} ASCII letters, digits, '.', '_' or '-', starting "
     "with a letter or digit and without '..' (it names a file)"
 )
+DREAM_ID_BAD = "not a dream id: {value!r}"
 
 # Dates and ranges (bot/dates.py), for every --since, --until and `at`.
 SEARCH_EMPTY_RANGE = "since {since} is not before until {until}; nothing can match"
@@ -108,6 +110,7 @@ HISTORY_DATE_FORMS = (
 HISTORY_BAD_DATE = "cannot read {value!r} as a date; use {forms}"
 HISTORY_BAD_DATE_REASON = "cannot read {value!r} as a date ({reason}); use {forms}"
 HISTORY_DATE_OUT_OF_RANGE = "out of range"
+HISTORY_BAD_ZONE = "the zone {zone} is not an offset from UTC"
 
 # Claude's memory tool (bot/anthropic_memory.py). A successful call answers in the words of the
 # SDK's own file-backed memory tool, which Claude's memory tool is trained on, followed by
@@ -147,6 +150,18 @@ INTEGRATOR_APP_KEY_UNREADABLE = "{name} names {path}, which cannot be read ({err
 
 # One integrator per repository (bot/repo_lock.py).
 REPO_LOCK_BUSY = "another integrator has held the lock on {repo} for over {seconds:g}s; try again later"
+REPO_LOCK_BAD_TTL = "ttl must be positive"
+
+# The integrator's jobs (bot/queue.py): a pull request's job key.
+QUEUE_BAD_NUMBER = "not a pull request number: {value!r}"
+
+# Backoff schedules (bot/backoff.py), which our own code builds.
+BACKOFF_BAD_SCHEDULE = "not a backoff schedule: {schedule!r}"
+BACKOFF_BAD_STEP = "n must be >= 0"
+
+# The cache of the forge's access verdicts (bot/access.py), as a server configures it.
+ACCESS_BAD_TTL = "ttl must be in (0, {limit:g}] seconds, found {ttl!r}"
+ACCESS_BAD_MAX_ENTRIES = "max_entries must be at least 1, found {value!r}"
 
 # The one TCP bind (bot/sockets.py).
 SERVE_CANNOT_BIND = "cannot listen on {host}:{port}: {error}"

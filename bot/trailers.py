@@ -33,7 +33,7 @@ from bot.contracts import EXTERNAL_PREFIX, PROVENANCE_TRAILERS, SOURCE
 
 COMMENT = "#"
 TOOL_PREFIX = "tool:"
-GIT_GENERATED = ("Signed-off-by: ", "(cherry picked from commit ")
+GIT_GENERATED = ("Signed-off-by: ", "(cherry picked from commit ")  # not said: git's own trailer lines, matched
 _SPACE = " \t\n\v\f\r"  # C's isspace, which git uses; Python's str.isspace knows more
 _TOKEN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
 

@@ -54,7 +54,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCT = ("bot", "receiver", "localhub")
 HOMES = ("localhub/messages.py",)
-PASSING = ("bot/claude_code", "bot/commands", "bot/follow", "bot/mcp", "bot/palace", "localhub")
+PASSING = ("bot", "bot/claude_code", "bot/commands", "bot/follow", "bot/mcp", "bot/palace", "localhub")
 
 _WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*")
 _CODE = (" = ", "==")
