@@ -37,6 +37,7 @@ from flask import Flask
 from redis import Redis
 
 from bot.settings import Settings
+from receiver import texts
 from receiver.streams.endpoint import AccessCheck, EventStreams, Receive, Scope, Send
 from receiver.streams.fanout import DEFAULT_BUFFER, Fanout
 
@@ -64,7 +65,7 @@ class Receiver:
         from receiver.intake import create_app
 
         if intake_threads < 1:
-            raise ValueError("intake_threads must be at least 1")
+            raise ValueError(texts.RECEIVER_BAD_THREADS)
         self.settings = settings
         self.flask = flask or create_app(settings, redis=redis, streams=self.open_streams)
         self.access = access

@@ -32,6 +32,10 @@ WEBHOOK_IGNORED_NOT_PULL = "ignored: a comment on an issue, not on a pull reques
 REDIS_UNAVAILABLE = "Redis is not reachable ({error}); nothing was done, try again shortly"
 HEALTH_OK = "ok"
 
+# The receiver as the server that runs it configures it (asgi.py, streams/fanout.py).
+RECEIVER_BAD_THREADS = "intake_threads must be at least 1"
+FANOUT_BAD_LIMITS = "buffer must be at least 1 and unsent at least 0"
+
 # The agents' event stream (streams/endpoint.py): its access check against the forge.
 EVENTS_NO_TOKEN = ("a bearer token is required: send Authorization: Bearer <your forge token> (the token the agent "
                    "uses for git)")

@@ -54,7 +54,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCT = ("bot", "receiver", "localhub")
 HOMES = ("localhub/messages.py",)
-PASSING = ("bot", "bot/claude_code", "bot/commands", "bot/follow", "bot/mcp", "bot/palace", "localhub")
+PASSING = ("bot", "bot/agent", "bot/claude_code", "bot/commands", "bot/demo", "bot/follow", "bot/mcp", "bot/notify",
+           "bot/palace", "bot/provenance", "bot/serve", "bot/transcript", "localhub", "receiver")
 
 _WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*")
 _CODE = (" = ", "==")

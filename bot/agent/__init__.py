@@ -31,5 +31,5 @@ __all__ = sorted(_WHERE)
 
 def __getattr__(name: str) -> Any:
     if name not in _WHERE:
-        raise AttributeError(f"module 'bot.agent' has no attribute {name!r}")
+        raise AttributeError(import_module("bot.agent.texts").AGENT_NO_ATTRIBUTE.format(name=name))
     return getattr(import_module(f"bot.agent.{_WHERE[name]}"), name)

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from bot.texts import Text
 
+# The package's lazy names (__init__.py): a name it does not have.
+AGENT_NO_ATTRIBUTE = "module 'bot.agent' has no attribute {name!r}"
+
 # Where an edit goes (routing.py) and what the agent is told about it.
 AGENT_ROUTE_UNTRUSTED = "the turn included content from outside the conversation ({sources})"
 AGENT_ROUTE_PROTECTED = "it touches protected memory: {paths}"

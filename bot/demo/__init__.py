@@ -45,7 +45,6 @@ REPO = f"{OWNER}/{NAME}"
 TIME_LIMIT = 60.0  # seconds for the whole story, start and stop of the stack included
 WAIT = 20.0  # the longest wait for any one thing the pipeline does
 POLL = Backoff(0.05, factor=1.0)
-SYSTEM_PROMPT = "You are a helpful assistant with a long-term memory."
 CORE = {V1: "system/", V2: ""}  # where the human and persona blocks are, by layout
 
 T = TypeVar("T")
@@ -244,7 +243,7 @@ def _story(base: Path, n: Narrator, layout: str = V1) -> None:
                                       redis=stack.redis.url if stack.redis else "-", data=stack.data))
         tokens = {login: _token(stack, login) for login in ("sam", "ada", "ben")}
         sam = github.Github(auth=github.Auth.Token(tokens["sam"]), base_url=stack.localhub.api_url, retry=None)
-        forge_repo = sam.get_user().create_repo(NAME, description="Memory of the payments team's agents",
+        forge_repo = sam.get_user().create_repo(NAME, description=texts.DEMO_REPO_DESCRIPTION,
                                                 private=True)
         for agent in ("ada", "ben"):  # the forge's permissions decide who may follow the memory's events
             forge_repo.add_to_collaborators(agent, "push")
@@ -273,7 +272,7 @@ def _connect(base: Path, cast: Cast, n: Narrator) -> None:
             # The agent follows its memory's events with its own forge token, the one its clone
             # pushes with (found in origin's URL, as git finds it; not this process's environment).
             sessions[login] = AgentSession(repo, f"c-{login}-1", home=base / f"{login}-home",
-                                           system_prompt=SYSTEM_PROMPT, events_url=events,
+                                           system_prompt=texts.DEMO_SYSTEM_PROMPT, events_url=events,
                                            agent_token=forge_token(repo.root, {}), env={}, background_dreams=False)
         cast.ada, cast.ben = sessions["ada"], sessions["ben"]
         hooked = until(lambda: list(cast.forge_repo.get_hooks()), "the integrator's webhook on the repository")

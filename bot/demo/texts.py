@@ -3,6 +3,10 @@ check of a step, and how a step failed. Its command line help is bot/commands/te
 
 from __future__ import annotations
 
+# What the demo's agents are told they are, and the forge repository it makes.
+DEMO_SYSTEM_PROMPT = "You are a helpful assistant with a long-term memory."
+DEMO_REPO_DESCRIPTION = "Memory of the payments team's agents"
+
 DEMO_STACK = """\
 The embedded default is running (stopped again at the end):
    localhub REST  {api}

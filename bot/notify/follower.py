@@ -149,7 +149,7 @@ def backoff_delay(attempt: int, *, base: float = BACKOFF_BASE, cap: float = BACK
     `base * 2**attempt`, capped at `cap`, of which a random half is jitter ("equal jitter": a
     fleet of agents dropped at once does not reconnect at once, and none waits under half)."""
     if attempt < 0:
-        raise ValueError("attempt must be >= 0")
+        raise ValueError(texts.SUBSCRIBER_BAD_ATTEMPT)
     return Backoff(base, cap=cap, jitter=(0.5, 1.0)).delay(attempt, rand())
 
 

@@ -19,6 +19,7 @@ SUBSCRIBER_DROPPED = "the event stream at {url} dropped: {error}"
 SUBSCRIBER_BAD_EVENT = "ignored a head event that is not valid: {error}"
 SUBSCRIBER_SYNC_FAILED = "could not bring {path} up to date with its remote: {reason}"
 SUBSCRIBER_CALLBACK_FAILED = "the on_head callback failed: {error}"
+SUBSCRIBER_BAD_ATTEMPT = "attempt must be >= 0"
 
 # A head event that does not read (events.py, the contract both sides import).
 HEAD_EVENT_BAD = "not a valid head event: {problem}"

