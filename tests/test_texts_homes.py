@@ -54,7 +54,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCT = ("bot", "receiver", "localhub")
 HOMES = ("localhub/messages.py",)
-PASSING = ("localhub", "bot/mcp")
+PASSING = ("bot/dream", "bot/forge", "bot/integrator", "bot/mcp", "bot/memfs", "bot/pullrequest", "localhub")
 
 _WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*")
 _CODE = (" = ", "==")
