@@ -24,13 +24,12 @@ then applies each call through the memory tool, which validates it like an agent
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from typing import Any
 
 import requests
 
-from bot import llm
+from bot import llm, settings
 from bot.bounded_json import TooDeepError, loads_bounded
 from bot.dream import texts
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
@@ -41,9 +40,9 @@ from bot.templating import render
 from bot.texts import noun
 
 NAME = "llm"
-URL_ENV = "MEMREPO_LLM_URL"
-MODEL_ENV = "MEMREPO_LLM_MODEL"
-KEY_ENVS = ("MEMREPO_LLM_API_KEY", "OPENAI_API_KEY")
+URL_ENV = settings.LLM_URL  # MEMREPO_LLM_URL, read here and by the conflict resolver
+MODEL_ENV = settings.LLM_MODEL  # MEMREPO_LLM_MODEL
+KEY_ENVS = settings.LLM_KEYS  # MEMREPO_LLM_API_KEY, then OPENAI_API_KEY
 TIMEOUT_ENV = "MEMREPO_LLM_TIMEOUT"
 DEFAULT_TIMEOUT = 120.0
 MAX_MEMORY_CHARS = 200_000
@@ -183,18 +182,12 @@ class LlmStrategy:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> LlmStrategy:
-        env = os.environ if env is None else env
-        url, model = (env.get(URL_ENV) or "").strip(), (env.get(MODEL_ENV) or "").strip()
+        url, model = settings.value(URL_ENV, env), settings.value(MODEL_ENV, env)
         if not url or not model:
             raise MemrepoError(texts.DREAM_LLM_NOT_CONFIGURED)
-        key = next((env[k].strip() for k in KEY_ENVS if (env.get(k) or "").strip()), None)
-        raw_timeout = (env.get(TIMEOUT_ENV) or "").strip()
-        try:
-            timeout = float(raw_timeout) if raw_timeout else DEFAULT_TIMEOUT
-            if timeout <= 0:
-                raise ValueError
-        except ValueError:
-            raise MemrepoError(texts.DREAM_LLM_BAD_TIMEOUT.format(value=raw_timeout)) from None
+        key = settings.first_value(KEY_ENVS, env)
+        timeout = settings.positive_number(TIMEOUT_ENV, env, default=DEFAULT_TIMEOUT,
+                                           error=texts.DREAM_LLM_BAD_TIMEOUT)
         return cls(url, model, key, timeout)
 
     def propose(self, dream: DreamInput) -> Proposal:
