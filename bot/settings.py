@@ -135,16 +135,7 @@ def parse_repos(text: str) -> frozenset[str] | None:
 
 def positive_setting(env: Mapping[str, str], name: str, default: float) -> float:
     """A positive, finite number from the environment (`default` when unset); else a start-up error."""
-    raw = (env.get(name) or "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not value > 0 or value != value or value == float("inf"):
-        raise MemrepoError(texts.SETTING_NOT_POSITIVE.format(name=name, value=raw))
-    return value
+    return positive_number(name, env, default=default, error=texts.SETTING_NOT_POSITIVE)
 
 
 # ------------------------------------------------------------------ the forge, the workers, the folders
@@ -192,6 +183,34 @@ def raw(name: str, environ: Mapping[str, str] | None = None) -> str | None:
 def first_value(names: tuple[str, ...], environ: Mapping[str, str] | None = None) -> str | None:
     """The first of `names` that is set (not blank), without surrounding blanks; None when none is."""
     return next((found for found in (value(name, environ) for name in names) if found), None)
+
+
+def positive_number(name: str, environ: Mapping[str, str] | None = None, *, default: float, error: str) -> float:
+    """`name` as a positive, finite number (of seconds, say): `default` when it is unset or blank;
+    otherwise a MemrepoError whose text is the caller's `error`, formatted with the variable's
+    `name` and the `value` found."""
+    found = value(name, environ)
+    if not found:
+        return default
+    try:
+        number = float(found)
+    except ValueError:
+        number = -1.0
+    if not 0 < number < float("inf"):  # NaN is not greater than 0 either
+        raise MemrepoError(error.format(name=name, value=found))
+    return number
+
+
+def positive_whole_number(name: str, environ: Mapping[str, str] | None = None, *, default: int, error: str) -> int:
+    """`name` as a whole number of at least 1, written in digits: `default` when it is unset or
+    blank; otherwise a MemrepoError whose text is the caller's `error`, formatted with the
+    variable's `name` and the `value` found."""
+    found = value(name, environ)
+    if not found:
+        return default
+    if not found.isdecimal() or int(found) < 1:  # isdecimal: what int() reads ("²" is a digit it refuses)
+        raise MemrepoError(error.format(name=name, value=found))
+    return int(found)
 
 
 def bot_login(environ: Mapping[str, str] | None = None) -> str | None:

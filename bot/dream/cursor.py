@@ -74,12 +74,12 @@ def parse_cursor(data: bytes, path: str = "cursor") -> Cursor:
     for key in ("through_captured_at", "updated_at"):
         value = raw[key]
         if not isinstance(value, str):
-            raise bad(f"{key} must be an ISO 8601 time, found {type(value).__name__}")
+            raise bad(texts.DREAM_CURSOR_TIME_NOT_TEXT.format(key=key, found=type(value).__name__))
         try:
             parse_time(value, what=key)
         except MemrepoError:
-            raise bad(f"{key} {value!r} is not an ISO 8601 time") from None
+            raise bad(texts.DREAM_CURSOR_TIME_BAD.format(key=key, value=value)) from None
     dream_id = raw["dream_id"]
     if dream_id is not None and not is_dream_id(dream_id):
-        raise bad(f"dream_id {dream_id!r} is not a dream id")
+        raise bad(texts.DREAM_CURSOR_DREAM_ID_BAD.format(dream_id=dream_id))
     return Cursor(message_id, raw["through_captured_at"], dream_id, raw["updated_at"])

@@ -18,6 +18,15 @@ DREAM_CURSOR_MISSING = (
     "message {message}, but the transcript has no such message; nothing was done (fix or remove the cursor in a "
     "reviewed commit, or restore the transcript)"
 )
+# What is wrong with a cursor file (the {problem} of DREAM_CURSOR_BAD).
+DREAM_CURSOR_TIME_NOT_TEXT = "{key} must be an ISO 8601 time, found {found}"
+DREAM_CURSOR_TIME_BAD = "{key} {value!r} is not an ISO 8601 time"
+DREAM_CURSOR_DREAM_ID_BAD = "dream_id {dream_id!r} is not a dream id"
+
+# Programming errors of the trigger rules (triggers.py): an event or outcome no caller sends.
+DREAM_UNKNOWN_EVENT = "unknown dream event {event!r}; expected one of {known}"
+DREAM_UNKNOWN_OUTCOME = "unknown dream outcome {outcome!r}"
+
 DREAM_STATE_BAD = "the dream trigger state {path} is damaged ({problem}); remove it to start counting again"
 DREAM_NOTHING_NEW = "nothing to dream for agent {agent}, conversation {conversation}: no messages after {cursor}"
 DREAM_NOTHING_TO_CHANGE = Text(
@@ -98,12 +107,29 @@ DREAM_LLM_TIMEOUT = "the LLM endpoint {url} did not answer within {seconds:g}s"
 DREAM_LLM_UNREACHABLE = "the LLM endpoint {url} cannot be reached ({problem})"
 DREAM_LLM_STATUS = "the LLM endpoint {url} answered HTTP {status}: {answer}"
 DREAM_LLM_INVALID = "the LLM's answer is not valid memory tool calls: {problem}"
+# What the LLM reads in its request, in place of a file or the end of a message too long to show.
+DREAM_LLM_OMITTED = "{chars} characters not shown"
+DREAM_LLM_CUT = " [... {more} more characters]"
+# What is wrong with the LLM's answer (the {problem} of DREAM_LLM_INVALID).
+DREAM_LLM_EMPTY = "the answer is empty"
+DREAM_LLM_NOT_OBJECT = "expected a JSON object with summary and calls, found {found}"
+DREAM_LLM_UNKNOWN_KEYS = "unknown {keys} {names} (expected summary and calls)"
+DREAM_LLM_NO_SUMMARY = "summary must be non-empty text"
+DREAM_LLM_CALLS_NOT_LIST = "calls must be a list, found {found}"
+DREAM_LLM_TOO_MANY_CALLS = "{count} calls, more than the {limit} one dream may make"
+DREAM_LLM_CALL = "call {number}"
+DREAM_LLM_CALL_NOT_OBJECT = "{where} must be an object, found {found}"
+DREAM_LLM_CALL_NO_IDS = "{where}: message_ids must be a non-empty list of transcript message ids"
+DREAM_LLM_CALL_UNKNOWN_ID = "{where}: message id {message_id!r} is not in the transcript since the cursor"
+DREAM_LLM_CALL_NOT_EDIT = "{where}: {command} is not an edit; propose edits only"
+DREAM_LLM_CALL_NO_REASON = "{where}: reason (why the change is made) is missing"
 
 # The anthropic strategy (strategies/anthropic.py): its errors, and what the dreamer reads.
 DREAM_ANTHROPIC_NOT_CONFIGURED = (
     "the anthropic strategy needs MEMREPO_ANTHROPIC_MODEL (a Claude model, such as claude-sonnet-5-5) and an "
     "API key in ANTHROPIC_API_KEY (or MEMREPO_ANTHROPIC_API_KEY)"
 )
+DREAM_ANTHROPIC_NO_MODULE = "no module named {name!r}"  # the SDK is an optional extra
 DREAM_ANTHROPIC_BAD_COUNT = "{name} must be a positive whole number, found {value!r}"
 DREAM_ANTHROPIC_BAD_TIMEOUT = "MEMREPO_ANTHROPIC_TIMEOUT must be a positive number of seconds, found {value!r}"
 DREAM_ANTHROPIC_TURNS = (

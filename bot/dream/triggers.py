@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from bot.config import Dream
+from bot.dream import texts
 
 EVENTS = ("step", "compaction", "manual", "closed")
 
@@ -51,7 +52,7 @@ class Decision:
 def decide(state: TriggerState, event: str, policy: Dream) -> Decision:
     """Should a dream run now, and as which trigger?"""
     if event not in EVENTS:
-        raise ValueError(f"unknown dream event {event!r}; expected one of {', '.join(EVENTS)}")
+        raise ValueError(texts.DREAM_UNKNOWN_EVENT.format(event=event, known=", ".join(EVENTS)))
     wanted: str | None = None
     new = state
     if event == "step":
@@ -84,7 +85,7 @@ def after(state: TriggerState, trigger: str, outcome: str, *, dream_id: str | No
     """The state after an attempt as `trigger` ended with `outcome`. `state` is the state as
     saved now (steps counted during the run are kept)."""
     if outcome not in OUTCOMES:
-        raise ValueError(f"unknown dream outcome {outcome!r}")
+        raise ValueError(texts.DREAM_UNKNOWN_OUTCOME.format(outcome=outcome))
     if outcome == OPENED:
         return TriggerState(state.steps, None, dream_id, pr)
     if outcome == ALREADY_OPEN:

@@ -784,7 +784,7 @@ class ForgeClient:
                 break
             headers, data = self._run(op, OpKind.READ, self._call("GET", url, params=query))
             if not isinstance(data, list):
-                raise BadAnswer(texts.FORGE_BAD_ANSWER.format(operation=op, problem="expected a list"),
+                raise BadAnswer(texts.FORGE_BAD_ANSWER.format(operation=op, problem=texts.FORGE_NOT_A_LIST),
                                 operation=op, status=200)
             items.extend(data)
             url, query = _next_link(headers.get("link") or headers.get("Link")), None

@@ -72,17 +72,18 @@ class Decision:
     reason: str = ""
 
 
-# Reasons (stable codes, for logs and tests).
-RATE_LIMIT_WAIT = "rate limit: wait as GitHub asks"
-RATE_LIMIT_TOO_LONG = "rate limit: the wait exceeds the time left"
-BACKOFF = "transient failure: back off"
-BUDGET_EXHAUSTED = "transient failure: no time left"
-ATTEMPTS_EXHAUSTED = "transient failure: no attempts left"
-WRITE_NOT_REPEATED = "write may have been applied: not sent again"
-CLIENT_ERROR = "client error: same request, same answer"
-MERGE_CHECK = "merge answer lost: check whether it merged"
-MERGE_NEVER_REPEATED = "merge: never sent again"
-CREDENTIALS_REFRESH = "401 with an App token: refresh once"
+# Reasons (stable codes, for logs and tests): the client only logs them and compares one; no
+# person is shown them outside an operator's log.
+RATE_LIMIT_WAIT = "rate limit: wait as GitHub asks"  # not said: a code, logged
+RATE_LIMIT_TOO_LONG = "rate limit: the wait exceeds the time left"  # not said: a code, logged
+BACKOFF = "transient failure: back off"  # not said: a code, logged
+BUDGET_EXHAUSTED = "transient failure: no time left"  # not said: a code, logged
+ATTEMPTS_EXHAUSTED = "transient failure: no attempts left"  # not said: a code, logged
+WRITE_NOT_REPEATED = "write may have been applied: not sent again"  # not said: a code, logged
+CLIENT_ERROR = "client error: same request, same answer"  # not said: a code, logged
+MERGE_CHECK = "merge answer lost: check whether it merged"  # not said: a code, logged
+MERGE_NEVER_REPEATED = "merge: never sent again"  # not said: a code, logged
+CREDENTIALS_REFRESH = "401 with an App token: refresh once"  # not said: a code, logged
 
 
 def _header(headers: Mapping[str, str] | None, name: str) -> str | None:

@@ -35,6 +35,7 @@ FORGE_UNCERTAIN_WRITE = (
     "trying again"
 )
 FORGE_BAD_ANSWER = "{operation}: GitHub's answer is not what its API documents ({problem})"
+FORGE_NOT_A_LIST = "expected a list"  # the {problem} of FORGE_BAD_ANSWER for a page that is not a list
 FORGE_NOT_A_FILE = "{operation}: '{path}' is a {kind}, not a file"
 FORGE_ANSWER_STATUS = "HTTP {status}: {message}"
 FORGE_ANSWER_NO_BODY = "HTTP {status}"

@@ -24,9 +24,9 @@ class Kind(Enum):
     NOTHING = "nothing"
     VALIDATE = "validate"
     SET_STATUS = "set status"
-    COMMENT_AND_CLOSE = "comment and close"
+    COMMENT_AND_CLOSE = "comment and close"  # not said: an Enum value, an identifier (only logged)
     WAIT = "wait"
-    MARK_NEEDS_REVIEW = "mark needs review"
+    MARK_NEEDS_REVIEW = "mark needs review"  # not said: an Enum value, an identifier (only logged)
     MERGE = "merge"
     RESOLVE = "resolve"
     MARK_CONFLICT = "mark conflict"

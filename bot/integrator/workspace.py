@@ -41,7 +41,7 @@ log = logging.getLogger("memrepo.integrator.workspace")
 BASE_REFS = "refs/memrepo/base/"
 PULL_REFS = "refs/memrepo/pull/"
 # what libgit2 says when the branch is not where this push expects it
-MOVED = ("non-fastforward", "non-fast-forward", "not present locally", "fetch first")
+MOVED = ("non-fastforward", "non-fast-forward", "not present locally", "fetch first")  # not said: libgit2's, matched
 
 
 class WorkspaceError(MemrepoError):

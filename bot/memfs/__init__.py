@@ -102,7 +102,8 @@ __all__ = sorted(_EXPORTS)
 def __getattr__(name: str) -> Any:
     where = _EXPORTS.get(name)
     if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        texts = importlib.import_module(f"{__name__}.texts")
+        raise AttributeError(texts.NO_ATTRIBUTE.format(module=__name__, name=name))
     module, _, attribute = where.partition(":")
     found = importlib.import_module(f"{__name__}.{module}")
     value = getattr(found, attribute) if attribute else found

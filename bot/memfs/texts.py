@@ -11,6 +11,9 @@ from bot.texts import Text
 
 VALIDATION_HEADER = "Frontmatter validation failed:"
 
+# The front door (__init__.py) asked for a name it does not export, in Python's own words.
+NO_ATTRIBUTE = "module {module!r} has no attribute {name!r}"
+
 # Letta Code's messages (memfs-format.md), verbatim.
 MISSING_FRONTMATTER = "missing frontmatter (must start with ---)"
 UNCLOSED_FRONTMATTER = "frontmatter opened but never closed (missing closing ---)"
@@ -83,6 +86,11 @@ CALL_UNKNOWN_PARAM = "'{command}' does not take the parameter '{param}' (it take
 CALL_DUPLICATE_PARAM = "'{command}' got two different values for '{param}'; send it once"
 CALL_MISSING_PARAM = "'{command}' needs the parameter '{param}'"
 CALL_WRONG_TYPE = "'{param}' must be {expected}, found {kind}"
+# What CALL_WRONG_TYPE says a parameter must be.
+EXPECTED_TEXT = "text"
+EXPECTED_COMMIT = "a commit id"
+EXPECTED_WHOLE_NUMBER = "a whole number"
+EXPECTED_LIST_OF_TEXT = "a list of text"
 CALL_BINARY = "'{param}' contains a NUL byte; memory holds text, not binary data"
 CALL_NOT_UNICODE = ("'{param}' is not valid Unicode: character {index} is {code}, a lone surrogate with no "
                     "UTF-8 form; send the text as UTF-8")
@@ -138,6 +146,8 @@ REVISION_CONFLICT = (
     "{path} changed since revision {seen} (memory is now at {head}) and {state}; redo the "
     "edit against the current version and pass expected_revision {head}"
 )
+REVISION_CONFLICT_ATTACHED = "its current content is attached"  # the {state} of REVISION_CONFLICT
+REVISION_CONFLICT_GONE = "it no longer exists"
 PATH_SYMLINK_INSIDE = (
     "path '{path}' goes through a symbolic link; the memory tool writes only regular files"
 )

@@ -149,12 +149,12 @@ def parse_provenance(body: str | None) -> Provenance | None:
     start = starts[-1] + len(OPENER)
     end = body.find(CLOSER, start)
     if end < 0:
-        raise ProvenanceError(texts.DREAM_PROVENANCE_BAD.format(problem="the block is not closed with -->"))
+        raise _bad(texts.PROVENANCE_NOT_CLOSED)
     try:
         data = load_yaml(body[start:end])
     except yaml.YAMLError as exc:
         problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ProvenanceError(texts.DREAM_PROVENANCE_BAD.format(problem=f"not valid YAML ({problem})")) from None
+        raise _bad(texts.PROVENANCE_NOT_YAML.format(problem=problem)) from None
     return from_data(data)
 
 
@@ -178,19 +178,20 @@ def _bad(problem: str) -> ProvenanceError:
 
 def _exact_keys(value: object, keys: tuple[str, ...], where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise _bad(f"{where} must be a mapping, found {type(value).__name__}")
+        raise _bad(texts.PROVENANCE_NOT_MAPPING.format(where=where, found=type(value).__name__))
     unknown = sorted(str(k) for k in value if k not in keys)
     if unknown:
-        raise _bad(f"{where}: not a key of the block: {', '.join(unknown)}")
+        raise _bad(texts.PROVENANCE_UNKNOWN_KEYS.format(where=where, keys=", ".join(unknown)))
     missing = [k for k in keys if k not in value]
     if missing:
-        raise _bad(f"{where}: required but missing: {', '.join(missing)}")
+        raise _bad(texts.PROVENANCE_MISSING_KEYS.format(where=where, keys=", ".join(missing)))
     return value
 
 
 def _text(value: object, where: str, *, empty: bool = False) -> str:
     if not isinstance(value, str) or (not empty and not value.strip()):
-        raise _bad(f"{where} must be {'text' if empty else 'non-empty text'}, found {value!r}"[:200])
+        wording = texts.PROVENANCE_NOT_TEXT if empty else texts.PROVENANCE_EMPTY_TEXT
+        raise _bad(wording.format(where=where, value=value)[:200])
     return value
 
 
@@ -206,13 +207,13 @@ def _time(value: object, where: str) -> str:
     try:
         parse_time(text, what=where)
     except MemrepoError:
-        raise _bad(f"{where} {text!r} is not an ISO 8601 time") from None
+        raise _bad(texts.PROVENANCE_NOT_TIME.format(where=where, value=text)) from None
     return text
 
 
 def _int(value: object, where: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise _bad(f"{where} must be a whole number of at least {minimum}, found {value!r}")
+        raise _bad(texts.PROVENANCE_TOO_SMALL.format(where=where, minimum=minimum, value=value))
     return value
 
 
@@ -220,19 +221,19 @@ def check_data(data: object) -> None:
     """Raise ProvenanceError naming the first field that breaks the schema."""
     d = _exact_keys(data, KEYS, "provenance")
     if isinstance(d["version"], bool) or d["version"] != VERSION:
-        raise _bad(f"version must be {VERSION}, found {d['version']!r}")
+        raise _bad(texts.PROVENANCE_BAD_VERSION.format(version=VERSION, value=d["version"]))
     edit = d["dream_id"] is None  # an agent's edit: no dream, maybe no conversation or transcript
     if not edit and not is_dream_id(d["dream_id"]):
-        raise _bad(f"dream_id {d['dream_id']!r} is not a dream id (YYYYMMDDTHHMMSSZ-<8 hex>) or null")
+        raise _bad(texts.PROVENANCE_BAD_DREAM_ID.format(value=d["dream_id"]))
     _id(d["agent_id"], "agent_id", "agent_id")
     if not (edit and d["conversation_id"] is None):
         _id(d["conversation_id"], "conversation_id", "conversation_id")
     if not is_object_name(d["base_commit"]):
-        raise _bad(f"base_commit {d['base_commit']!r} is not a full commit id")
+        raise _bad(texts.PROVENANCE_BAD_BASE.format(value=d["base_commit"]))
     if edit and d["trigger"] != EDIT_TRIGGER:
-        raise _bad(f"trigger must be {EDIT_TRIGGER} when dream_id is null, found {d['trigger']!r}")
+        raise _bad(texts.PROVENANCE_EDIT_TRIGGER.format(trigger=EDIT_TRIGGER, value=d["trigger"]))
     if not edit and d["trigger"] not in TRIGGERS:
-        raise _bad(f"trigger must be one of {', '.join(TRIGGERS)}, found {d['trigger']!r}")
+        raise _bad(texts.PROVENANCE_BAD_TRIGGER.format(triggers=", ".join(TRIGGERS), value=d["trigger"]))
     _text(d["strategy"], "strategy")
     if d["model"] is not None:
         _text(d["model"], "model")
@@ -250,13 +251,13 @@ def check_data(data: object) -> None:
 
 def _changes(changes: object) -> None:
     if not isinstance(changes, list):
-        raise _bad(f"changes must be a list, found {type(changes).__name__}")
+        raise _bad(texts.PROVENANCE_CHANGES_NOT_LIST.format(found=type(changes).__name__))
     for number, raw in enumerate(changes, 1):
         where = f"changes[{number}]"
         c = _exact_keys(raw, CHANGE_KEYS, where)
         _text(c["path"], f"{where}.path")
         _text(c["summary"], f"{where}.summary", empty=True)
         if not isinstance(c["message_ids"], list):
-            raise _bad(f"{where}.message_ids must be a list, found {type(c['message_ids']).__name__}")
+            raise _bad(texts.PROVENANCE_IDS_NOT_LIST.format(where=where, found=type(c["message_ids"]).__name__))
         for message_id in c["message_ids"]:
             _id(message_id, "message_id", f"{where}.message_ids")

@@ -62,7 +62,7 @@ def get_strategy(name: str) -> Strategy:
         try:
             from bot.dream.strategies.anthropic import AnthropicStrategy
         except ImportError as exc:  # the SDK is an optional extra
-            raise MemrepoError(shared_texts.ANTHROPIC_SDK_MISSING.format(problem=f"no module named {exc.name!r}")) \
-                from None
+            raise MemrepoError(shared_texts.ANTHROPIC_SDK_MISSING.format(
+                problem=texts.DREAM_ANTHROPIC_NO_MODULE.format(name=exc.name))) from None
         return AnthropicStrategy.from_env()
     raise MemrepoError(texts.DREAM_UNKNOWN_STRATEGY.format(name=name, known=", ".join(DREAM_STRATEGIES)))

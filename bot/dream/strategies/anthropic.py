@@ -37,7 +37,6 @@ names none is refused with a message saying so.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -48,7 +47,7 @@ import anthropic
 import pygit2
 from anthropic.lib.tools import beta_tool
 
-from bot import identity, llm
+from bot import identity, llm, settings
 from bot.anthropic_memory import AnthropicMemoryTool, ToolError
 from bot.dream import texts
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
@@ -264,19 +263,6 @@ def search_tool(window: Sequence[Message]) -> Any:
                      input_schema=schema)
 
 
-def _first(env: Mapping[str, str], names: Sequence[str]) -> str | None:
-    return next((env[n].strip() for n in names if (env.get(n) or "").strip()), None)
-
-
-def _count(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = (env.get(name) or "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit() or int(raw) < 1:
-        raise MemrepoError(texts.DREAM_ANTHROPIC_BAD_COUNT.format(name=name, value=raw))
-    return int(raw)
-
-
 class AnthropicStrategy:
     """One dream, one tool-runner conversation; every failure is one MemrepoError line."""
 
@@ -295,19 +281,17 @@ class AnthropicStrategy:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AnthropicStrategy:
-        env = os.environ if env is None else env
-        model, key = (env.get(MODEL_ENV) or "").strip(), _first(env, KEY_ENVS)
+        model, key = settings.value(MODEL_ENV, env), settings.first_value(KEY_ENVS, env)
         if not model or not key:
             raise MemrepoError(texts.DREAM_ANTHROPIC_NOT_CONFIGURED)
-        raw_timeout = (env.get(TIMEOUT_ENV) or "").strip()
-        try:
-            timeout = float(raw_timeout) if raw_timeout else DEFAULT_TIMEOUT
-            if not timeout > 0:
-                raise ValueError
-        except ValueError:
-            raise MemrepoError(texts.DREAM_ANTHROPIC_BAD_TIMEOUT.format(value=raw_timeout)) from None
-        return cls(model, key, base_url=_first(env, BASE_URL_ENVS), max_turns=_count(env, TURNS_ENV, DEFAULT_TURNS),
-                   max_tokens=_count(env, TOKENS_ENV, DEFAULT_TOKENS), timeout=timeout)
+        timeout = settings.positive_number(TIMEOUT_ENV, env, default=DEFAULT_TIMEOUT,
+                                           error=texts.DREAM_ANTHROPIC_BAD_TIMEOUT)
+        max_turns = settings.positive_whole_number(TURNS_ENV, env, default=DEFAULT_TURNS,
+                                                   error=texts.DREAM_ANTHROPIC_BAD_COUNT)
+        max_tokens = settings.positive_whole_number(TOKENS_ENV, env, default=DEFAULT_TOKENS,
+                                                    error=texts.DREAM_ANTHROPIC_BAD_COUNT)
+        return cls(model, key, base_url=settings.first_value(BASE_URL_ENVS, env), max_turns=max_turns,
+                   max_tokens=max_tokens, timeout=timeout)
 
     def propose(self, dream: DreamInput) -> Proposal:
         with scratch_memory(dream.files) as repo:

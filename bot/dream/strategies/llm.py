@@ -24,13 +24,12 @@ then applies each call through the memory tool, which validates it like an agent
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from typing import Any
 
 import requests
 
-from bot import llm
+from bot import llm, settings
 from bot.bounded_json import TooDeepError, loads_bounded
 from bot.dream import texts
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
@@ -41,9 +40,9 @@ from bot.templating import render
 from bot.texts import noun
 
 NAME = "llm"
-URL_ENV = "MEMREPO_LLM_URL"
-MODEL_ENV = "MEMREPO_LLM_MODEL"
-KEY_ENVS = ("MEMREPO_LLM_API_KEY", "OPENAI_API_KEY")
+URL_ENV = settings.LLM_URL  # MEMREPO_LLM_URL, read here and by the conflict resolver
+MODEL_ENV = settings.LLM_MODEL  # MEMREPO_LLM_MODEL
+KEY_ENVS = settings.LLM_KEYS  # MEMREPO_LLM_API_KEY, then OPENAI_API_KEY
 TIMEOUT_ENV = "MEMREPO_LLM_TIMEOUT"
 DEFAULT_TIMEOUT = 120.0
 MAX_MEMORY_CHARS = 200_000
@@ -69,7 +68,7 @@ def memory_payload(files: Mapping[str, str], budget: int = MAX_MEMORY_CHARS) -> 
             out.append({"path": path, "content": text})
             left -= len(text)
         else:
-            out.append({"path": path, "content": None, "omitted": f"{len(text)} characters not shown"})
+            out.append({"path": path, "content": None, "omitted": texts.DREAM_LLM_OMITTED.format(chars=len(text))})
     return out
 
 
@@ -78,7 +77,7 @@ def transcript_payload(dream: DreamInput) -> list[dict[str, Any]]:
     for m in dream.messages:
         text = m.text
         if len(text) > MAX_MESSAGE_CHARS:
-            text = text[:MAX_MESSAGE_CHARS] + f" [... {len(m.text) - MAX_MESSAGE_CHARS} more characters]"
+            text = text[:MAX_MESSAGE_CHARS] + texts.DREAM_LLM_CUT.format(more=len(m.text) - MAX_MESSAGE_CHARS)
         rows.append({"message_id": m.message_id, "captured_at": m.captured_at, "kind": m.kind,
                      "source": m.source, "text": text})
     return rows
@@ -114,7 +113,7 @@ def _invalid(problem: str) -> MemrepoError:
 def parse_answer(content: object, dream: DreamInput, model: str | None) -> Proposal:
     """The proposal in the model's answer, checked whole; MemrepoError on the first problem."""
     if not isinstance(content, str) or not content.strip():
-        raise _invalid("the answer is empty")
+        raise _invalid(texts.DREAM_LLM_EMPTY)
     try:
         data = loads_bounded(llm.unfenced(content).strip(), what="the answer")  # a ```json fence, even in JSON mode
     except TooDeepError as exc:
@@ -122,38 +121,38 @@ def parse_answer(content: object, dream: DreamInput, model: str | None) -> Propo
     except ValueError as exc:
         raise _invalid(f"not JSON ({exc})") from None
     if not isinstance(data, dict):
-        raise _invalid(f"expected a JSON object with summary and calls, found {type(data).__name__}")
+        raise _invalid(texts.DREAM_LLM_NOT_OBJECT.format(found=type(data).__name__))
     unknown = sorted(str(k) for k in data if k not in ANSWER_KEYS)
     if unknown:
-        raise _invalid(f"unknown {noun(len(unknown), 'key')} {', '.join(unknown)} (expected summary and calls)")
+        raise _invalid(texts.DREAM_LLM_UNKNOWN_KEYS.format(keys=noun(len(unknown), "key"), names=", ".join(unknown)))
     summary, calls = data.get("summary"), data.get("calls")
     if not isinstance(summary, str) or not summary.strip():
-        raise _invalid("summary must be non-empty text")
+        raise _invalid(texts.DREAM_LLM_NO_SUMMARY)
     if not isinstance(calls, list):
-        raise _invalid(f"calls must be a list, found {type(calls).__name__}")
+        raise _invalid(texts.DREAM_LLM_CALLS_NOT_LIST.format(found=type(calls).__name__))
     if len(calls) > MAX_CALLS:
-        raise _invalid(f"{len(calls)} calls, more than the {MAX_CALLS} one dream may make")
+        raise _invalid(texts.DREAM_LLM_TOO_MANY_CALLS.format(count=len(calls), limit=MAX_CALLS))
     known = {m.message_id for m in dream.messages}
     proposed = []
     for number, raw in enumerate(calls, 1):
-        where = f"call {number}"
+        where = texts.DREAM_LLM_CALL.format(number=number)
         if not isinstance(raw, dict):
-            raise _invalid(f"{where} must be an object, found {type(raw).__name__}")
+            raise _invalid(texts.DREAM_LLM_CALL_NOT_OBJECT.format(where=where, found=type(raw).__name__))
         call = dict(raw)
         ids = call.pop("message_ids", None)
         if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
-            raise _invalid(f"{where}: message_ids must be a non-empty list of transcript message ids")
+            raise _invalid(texts.DREAM_LLM_CALL_NO_IDS.format(where=where))
         strangers = [i for i in ids if i not in known]
         if strangers:
-            raise _invalid(f"{where}: message id {strangers[0]!r} is not in the transcript since the cursor")
+            raise _invalid(texts.DREAM_LLM_CALL_UNKNOWN_ID.format(where=where, message_id=strangers[0]))
         try:
             parsed = parse_call(call)
         except MemrepoError as exc:
             raise _invalid(f"{where}: {exc}") from None
         if parsed.command not in WRITE_COMMANDS:
-            raise _invalid(f"{where}: {parsed.command} is not an edit; propose edits only")
+            raise _invalid(texts.DREAM_LLM_CALL_NOT_EDIT.format(where=where, command=parsed.command))
         if not parsed.reason:
-            raise _invalid(f"{where}: reason (why the change is made) is missing")
+            raise _invalid(texts.DREAM_LLM_CALL_NO_REASON.format(where=where))
         proposed.append(ProposedCall(call, parsed.reason, tuple(dict.fromkeys(ids))))
     return Proposal(tuple(proposed), summary.strip(), model)
 
@@ -183,18 +182,12 @@ class LlmStrategy:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> LlmStrategy:
-        env = os.environ if env is None else env
-        url, model = (env.get(URL_ENV) or "").strip(), (env.get(MODEL_ENV) or "").strip()
+        url, model = settings.value(URL_ENV, env), settings.value(MODEL_ENV, env)
         if not url or not model:
             raise MemrepoError(texts.DREAM_LLM_NOT_CONFIGURED)
-        key = next((env[k].strip() for k in KEY_ENVS if (env.get(k) or "").strip()), None)
-        raw_timeout = (env.get(TIMEOUT_ENV) or "").strip()
-        try:
-            timeout = float(raw_timeout) if raw_timeout else DEFAULT_TIMEOUT
-            if timeout <= 0:
-                raise ValueError
-        except ValueError:
-            raise MemrepoError(texts.DREAM_LLM_BAD_TIMEOUT.format(value=raw_timeout)) from None
+        key = settings.first_value(KEY_ENVS, env)
+        timeout = settings.positive_number(TIMEOUT_ENV, env, default=DEFAULT_TIMEOUT,
+                                           error=texts.DREAM_LLM_BAD_TIMEOUT)
         return cls(url, model, key, timeout)
 
     def propose(self, dream: DreamInput) -> Proposal:

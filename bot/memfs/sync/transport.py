@@ -26,10 +26,13 @@ CONNECT_TIMEOUT_MS = 15_000  # in-process (libgit2) fetches: connecting
 IDLE_TIMEOUT_MS = 60_000  # and a server that sends nothing for this long
 
 # git's wording for "the remote's main moved under you"; LC_ALL=C keeps it in English.
-_MOVED = ("fetch first", "non-fast-forward", "stale info", "failed to update ref", "cannot lock ref",
-          "incorrect old value", "failed to lock")
-_NO_REMOTE_MAIN = "couldn't find remote ref"
-_NO_REMOTE_REF = "remote ref does not exist"
+_MOVED = (
+    "fetch first", "non-fast-forward", "stale info",
+    "failed to update ref", "cannot lock ref",  # not said: git's words, matched in its output
+    "incorrect old value", "failed to lock",  # not said: git's words, matched in its output
+)
+_NO_REMOTE_MAIN = "couldn't find remote ref"  # not said: git's words, matched in its output
+_NO_REMOTE_REF = "remote ref does not exist"  # not said: git's words, matched in its output
 _TRANSPORT_SETUP = re.compile(r"(?i)certificate|ssl|tls|proxy")
 
 

@@ -152,12 +152,12 @@ def parse_call(raw: object) -> Call:
 
     reason = args.pop("reason", None)
     if reason is not None and not isinstance(reason, str):
-        raise MemrepoError(texts.CALL_WRONG_TYPE.format(param="reason", expected="text",
+        raise MemrepoError(texts.CALL_WRONG_TYPE.format(param="reason", expected=texts.EXPECTED_TEXT,
                                                           kind=type(reason).__name__))
     expected = args.pop("expected_revision", None)
     if expected is not None and (not isinstance(expected, str) or not expected.strip()):
         raise MemrepoError(texts.CALL_WRONG_TYPE.format(
-            param="expected_revision", expected="a commit id", kind=type(expected).__name__))
+            param="expected_revision", expected=texts.EXPECTED_COMMIT, kind=type(expected).__name__))
     letta = any(key in data for key in LETTA_SPELLINGS)
     _check_types(command, args, letta)
     _normalise_paths(command, args)
@@ -226,14 +226,14 @@ def _check_types(command: str, args: dict[str, Any], letta: bool = False) -> Non
     for name in _TEXT_PARAMS:
         if name in args and args[name] is not None and not isinstance(args[name], str):
             raise MemrepoError(texts.CALL_WRONG_TYPE.format(
-                param=name, expected="text", kind=type(args[name]).__name__))
+                param=name, expected=texts.EXPECTED_TEXT, kind=type(args[name]).__name__))
         if isinstance(args.get(name), str) and "\0" in args[name]:
             raise MemrepoError(texts.CALL_BINARY.format(param=name))
     if "insert_line" in args:
         line = _number(_letta_line(args["insert_line"]) if letta else args["insert_line"])
         if isinstance(line, bool) or not isinstance(line, int):
             raise MemrepoError(texts.CALL_WRONG_TYPE.format(
-                param="insert_line", expected="a whole number", kind=type(line).__name__))
+                param="insert_line", expected=texts.EXPECTED_WHOLE_NUMBER, kind=type(line).__name__))
         args["insert_line"] = line
     for name in _NOT_BLANK.get(command, ()):
         if not args[name].strip():
@@ -247,7 +247,7 @@ def _check_types(command: str, args: dict[str, Any], letta: bool = False) -> Non
             value = [part for part in (v.strip() for v in value.split(",")) if part]
         if value is not None and (not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value)):
             raise MemrepoError(texts.CALL_WRONG_TYPE.format(
-                param=name, expected="a list of text", kind=type(value).__name__))
+                param=name, expected=texts.EXPECTED_LIST_OF_TEXT, kind=type(value).__name__))
         if value is not None:
             args[name] = tuple(v.strip() for v in value if v.strip())
     if "view_range" in args and args["view_range"] is not None:
@@ -272,7 +272,7 @@ def _whole(name: str, value: object, low: int, high: int | None) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise MemrepoError(texts.CALL_WRONG_TYPE.format(param=name, expected="a whole number",
+        raise MemrepoError(texts.CALL_WRONG_TYPE.format(param=name, expected=texts.EXPECTED_WHOLE_NUMBER,
                                                         kind=type(value).__name__))
     if high is None and value < low:
         raise MemrepoError(texts.CALL_TOO_SMALL.format(param=name, value=value, low=low))

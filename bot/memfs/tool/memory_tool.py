@@ -386,8 +386,8 @@ class MemoryTool:
                 raise MemrepoError(
                     texts.REVISION_CONFLICT.format(
                         path=path, seen=seen[:12], head=head[:12],
-                        state="its current content is attached" if current is not None
-                        else "it no longer exists"),
+                        state=texts.REVISION_CONFLICT_ATTACHED if current is not None
+                        else texts.REVISION_CONFLICT_GONE),
                     content=None if current is None else _decode(current, path),
                 )
 

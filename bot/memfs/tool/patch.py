@@ -31,7 +31,7 @@ ADD = "*** Add File:"
 UPDATE = "*** Update File:"
 DELETE = "*** Delete File:"
 MOVE = "*** Move to:"
-END_OF_FILE = "*** End of File"
+END_OF_FILE = "*** End of File"  # not said: apply_patch's marker, matched in a patch
 
 # A unified-diff hunk header ("@@ -3,4 +3,5 @@ heading"): the numbers are ignored, the heading kept.
 _UNIFIED_HEADER = re.compile(r"@@\s*-[0-9]+(?:,[0-9]+)?\s+\+[0-9]+(?:,[0-9]+)?\s*@@(.*)")
