@@ -19,6 +19,7 @@ from bot.commands import texts as commands_texts
 from bot.memfs import texts as memfs_texts
 from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync import set_remote
+from bot.memfs.tool import texts as tool_texts
 from tests.conftest import PERSON_EMAIL, PERSON_NAME, git
 from tests.conftest import run_cli as run
 
@@ -343,8 +344,8 @@ def test_tool_commits_one_change_as_the_agent(memory: MemoryRepo, capsys: pytest
     assert (code, err) == (0, "")
     head = memory.head_sha()
     assert head is not None
-    assert out == memfs_texts.COMMITTED.format(sha=head[:12], message="Note tea",
-                                               note=memfs_texts.NO_REMOTE_NOTE) + "\n"
+    assert out == tool_texts.COMMITTED.format(sha=head[:12], message="Note tea",
+                                               note=tool_texts.NO_REMOTE_NOTE) + "\n"
     assert commits(memory.root) == before + 1
     assert git(memory.root, "log", "-1", "--format=%an <%ae>|%cn <%ce>|%s").strip() == (
         "Ada <a1@agents.memrepo>|Ada <a1@agents.memrepo>|Note tea")

@@ -20,6 +20,7 @@ from bot.errors import MemrepoError
 from bot.memfs import create
 from bot.memfs import texts as memfs_texts
 from bot.memfs.format import document, validate
+from bot.memfs.sync import texts as sync_texts
 from bot.templating import templates_root
 from tests.conftest import PERSON_EMAIL, git
 from tests.conftest import run_cli as run
@@ -268,7 +269,7 @@ def test_init_with_remote_pushes_main(
     head = git(root, "rev-parse", "HEAD").strip()
     assert git(bare_remote, "rev-parse", "main").strip() == head
     assert git(root, "remote", "get-url", "origin").strip() == str(bare_remote)
-    assert out.splitlines()[1] == memfs_texts.REMOTE_SET_PUSHED.format(url=bare_remote, count=1)
+    assert out.splitlines()[1] == sync_texts.REMOTE_SET_PUSHED.format(url=bare_remote, count=1)
     assert git(root, "status", "--porcelain") == ""
 
 

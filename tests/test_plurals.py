@@ -12,7 +12,7 @@ import pytest
 from bot.commands import texts as commands_texts
 from bot.dream import texts as dream_texts
 from bot.integrator import texts as integrator_texts
-from bot.memfs import texts as memfs_texts
+from bot.memfs.sync import texts as sync_texts
 from bot.texts import Text, noun, plural
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,7 +59,7 @@ def test_text_formats_counts_and_everything_str_format_does(template: str, value
      "rebuilt the search index of agent ada: 1,000 messages from 2 logs"),
     (dream_texts.DREAM_PR_TITLE, {"agent": "ada", "conversation": "c1", "changes": 1, "count": 1},
      "Dream for ada/c1: 1 change from 1 message"),
-    (memfs_texts.STATUS_AHEAD_VALUE, {"count": 1}, "1 commit not pushed"),
+    (sync_texts.STATUS_AHEAD_VALUE, {"count": 1}, "1 commit not pushed"),
     (integrator_texts.INTEGRATOR_STATUS_INVALID, {"count": 2, "first": "x"}, "2 problems: x"),
 ])
 def test_messages_that_count_say_the_right_number(message: str, values: dict[str, object], expected: str) -> None:

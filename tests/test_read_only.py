@@ -12,7 +12,6 @@ import pytest
 
 from bot.config import DEFAULT_POLICY
 from bot.errors import MemrepoError
-from bot.memfs import texts as memfs_texts
 from bot.memfs.format import paths, validate
 from bot.memfs.format import texts as say
 from bot.memfs.store.repo import MemoryRepo
@@ -60,7 +59,7 @@ def test_the_tool_refuses_to_change_move_or_delete_a_read_only_file(memory: Memo
     for call in _calls(path):
         result = tool.call(call)
         assert not result.ok, call
-        assert memfs_texts.READ_ONLY_FILE in result.message, (call, result.message)
+        assert say.READ_ONLY_FILE in result.message, (call, result.message)
     assert snapshot(memory) == before
 
 
@@ -69,7 +68,7 @@ def test_the_tool_may_not_mark_a_file_read_only_anywhere(memory: MemoryRepo, pat
     tool = MemoryTool(memory)
     before = snapshot(memory)
     result = tool.call({"command": "create", "path": path, "file_text": LOCKED})
-    assert not result.ok and memfs_texts.READ_ONLY_SET in result.message, result.message
+    assert not result.ok and say.READ_ONLY_SET in result.message, result.message
     assert snapshot(memory) == before
 
 
@@ -108,7 +107,7 @@ def test_the_hook_refuses_a_commit_that_changes_a_read_only_file(created: Path, 
     done = commit(created, env, "-m", f"{edit} {path}")
     output = done.stdout + done.stderr
     assert done.returncode != 0, output
-    assert memfs_texts.VALIDATION_HEADER in output
+    assert say.VALIDATION_HEADER in output
     assert f"{path}: file is read_only" in output, output
     assert git(created, "rev-parse", "HEAD") == head
 
@@ -163,22 +162,22 @@ PLAIN = b"Plain notes.\n"
 
 RULES: list[tuple[str, str, bytes | None, bytes | None, list[str]]] = [
     # id, path, staged, head, expected messages
-    ("root file changed", "notes.md", PLAIN, RO, [memfs_texts.READ_ONLY_FILE]),
-    ("root file deleted", "notes.md", None, RO, [memfs_texts.READ_ONLY_DELETED]),
-    ("folder file changed", "a/b/notes.md", PLAIN, RO, [memfs_texts.READ_ONLY_FILE]),
-    ("system file deleted", "system/rules.md", None, RO, [memfs_texts.READ_ONLY_DELETED]),
-    ("reference file deleted", "reference/rules.md", None, RO, [memfs_texts.READ_ONLY_DELETED]),
-    ("skill deleted", "skills/tea/SKILL.md", None, RO, [memfs_texts.READ_ONLY_DELETED]),
+    ("root file changed", "notes.md", PLAIN, RO, [say.READ_ONLY_FILE]),
+    ("root file deleted", "notes.md", None, RO, [say.READ_ONLY_DELETED]),
+    ("folder file changed", "a/b/notes.md", PLAIN, RO, [say.READ_ONLY_FILE]),
+    ("system file deleted", "system/rules.md", None, RO, [say.READ_ONLY_DELETED]),
+    ("reference file deleted", "reference/rules.md", None, RO, [say.READ_ONLY_DELETED]),
+    ("skill deleted", "skills/tea/SKILL.md", None, RO, [say.READ_ONLY_DELETED]),
     ("root file unchanged", "notes.md", RO, RO, []),
     ("root read_only false: changed", "notes.md", RO_FALSE.replace(b"kind", b"fair"), RO_FALSE, []),
     ("root read_only false: deleted", "notes.md", None, RO_FALSE, []),
     ("plain root file deleted", "notes.md", None, PLAIN, []),
-    ("root file set read_only", "notes.md", RO, None, [memfs_texts.READ_ONLY_SET]),
-    ("root file: false -> true", "notes.md", RO, RO_FALSE, [memfs_texts.READ_ONLY_CHANGED]),
+    ("root file set read_only", "notes.md", RO, None, [say.READ_ONLY_SET]),
+    ("root file: false -> true", "notes.md", RO, RO_FALSE, [say.READ_ONLY_CHANGED]),
     ("root file: false removed", "notes.md", RO_FALSE.replace(b"read_only: false\n", b""), RO_FALSE,
-     [memfs_texts.READ_ONLY_REMOVED]),
+     [say.READ_ONLY_REMOVED]),
     ("root file: not a boolean", "notes.md", RO.replace(b"true", b"maybe"), RO.replace(b"true", b"maybe"),
-     [memfs_texts.READ_ONLY_NOT_BOOL.format(kind="str")]),
+     [say.READ_ONLY_NOT_BOOL.format(kind="str")]),
     ("root file without frontmatter needs none", "notes.md", PLAIN, None, []),
     ("root file with a broken frontmatter is not judged", "notes.md", b"---\nunclosed\n", None, []),
     ("not markdown", "notes.txt", PLAIN, RO, []),

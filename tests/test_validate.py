@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from bot.config import DEFAULT_POLICY, Limits, Policy, load_yaml
-from bot.memfs import texts as memfs_texts
+from bot.memfs.format import texts as format_texts
 from bot.memfs.format.validate import (
     Problem,
     core_size,
@@ -359,17 +359,17 @@ def test_validate_file(path, staged, head, policy, expected):
 
 def test_letta_messages_in_messages_py_are_verbatim():
     assert [
-        memfs_texts.MISSING_FRONTMATTER,
-        memfs_texts.UNCLOSED_FRONTMATTER,
-        memfs_texts.READ_ONLY_FILE,
-        memfs_texts.UNKNOWN_KEY.format(key="k"),
-        memfs_texts.READ_ONLY_CHANGED,
-        memfs_texts.READ_ONLY_SET,
-        memfs_texts.READ_ONLY_REMOVED,
-        memfs_texts.EMPTY_DESCRIPTION,
-        memfs_texts.MISSING_DESCRIPTION,
-        memfs_texts.FLAT_SKILL,
-        memfs_texts.VALIDATION_HEADER,
+        format_texts.MISSING_FRONTMATTER,
+        format_texts.UNCLOSED_FRONTMATTER,
+        format_texts.READ_ONLY_FILE,
+        format_texts.UNKNOWN_KEY.format(key="k"),
+        format_texts.READ_ONLY_CHANGED,
+        format_texts.READ_ONLY_SET,
+        format_texts.READ_ONLY_REMOVED,
+        format_texts.EMPTY_DESCRIPTION,
+        format_texts.MISSING_DESCRIPTION,
+        format_texts.FLAT_SKILL,
+        format_texts.VALIDATION_HEADER,
     ] == [
         MISSING_FRONTMATTER,
         UNCLOSED,

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.memfs import texts as memfs_texts
 from bot.memfs.format import texts as say
 from bot.memfs.format.paths import shown
 from bot.memfs.store import checks
 from bot.memfs.store.repo import MemoryRepo
+from bot.memfs.tool import texts as tool_texts
 from bot.memfs.tool.memory_tool import MemoryTool
 from tests.conftest import git
 from tests.conftest import run_cli as run
@@ -100,10 +100,10 @@ ROWS = [
         tool={"command": "create", "path": "notes/cafe\u0301.md", "file_text": "x\n"}),
     # --- Frontmatter read one way.
     Row("read_only file saved with a byte-order mark", (Entry("notes/fixed.md", (BOM + LOCKED.replace(
-        "kind", "rude")).encode()),), "notes/fixed.md: " + memfs_texts.READ_ONLY_FILE,
+        "kind", "rude")).encode()),), "notes/fixed.md: " + say.READ_ONLY_FILE,
         head={"notes/fixed.md": BOM + LOCKED},
         tool={"command": "str_replace", "path": "notes/fixed.md", "old_str": "kind", "new_str": "rude"},
-        tool_says=memfs_texts.READ_ONLY_FILE),
+        tool_says=say.READ_ONLY_FILE),
     Row("duplicate description", (Entry("notes/dup.md", b"---\ndescription: a\ndescription: b\n---\nx\n"),),
         "notes/dup.md: " + say.DUPLICATE_KEY.format(key="description"),
         tool={"command": "create", "path": "notes/dup.md", "file_text": "---\ndescription: a\ndescription: b\n---\n"}),
@@ -181,7 +181,7 @@ def test_a_new_spelling_of_a_read_only_file_is_that_file(memory: MemoryRepo) -> 
     person_commits(memory.root, {"system/persona.md": LOCKED})
     result = MemoryTool(memory).call({"command": "create", "path": "system/PERSONA.md", "file_text": "Mine.\n"})
     assert not result.ok
-    assert result.message == memfs_texts.READ_ONLY_REFUSED.format(path="system/persona.md")
+    assert result.message == tool_texts.READ_ONLY_REFUSED.format(path="system/persona.md")
 
 
 @pytest.mark.parametrize("path", ["notes/GIT~1/x", LONG])

@@ -20,7 +20,7 @@ import frontmatter
 import yaml
 
 from bot.config import DuplicateKeyError, load_yaml, yaml_problem
-from bot.memfs import texts
+from bot.memfs.format import texts
 from bot.memfs.format import texts as say
 from bot.memfs.format.layout import V2, is_index
 

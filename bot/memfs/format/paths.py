@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from bot.config import fold
 from bot.errors import MemrepoError
-from bot.memfs import texts
+from bot.memfs.format import texts
 from bot.memfs.format import texts as say
 
 MAX_PATH = 400

@@ -1,5 +1,6 @@
-"""The sentences of the memory format's newer rules: Letta Code's memory constraints
-(`.memfs.config.json`), the MemFS v2 layout (root `MEMORY.md`) and MemGPT's tools.
+"""What the format rules say of a file or a path: frontmatter, memrepo's own rules, Letta
+Code's memory constraints (`.memfs.config.json`), the MemFS v2 layout (root `MEMORY.md`),
+paths memory may hold, and MemGPT's archival files.
 
 Where Letta Code prints a message, it is kept here word for word (memrepo names a problem the
 way Letta does, so a person who reads one tool's refusal understands the other's); a
@@ -126,3 +127,50 @@ ARCHIVAL_TOO_LARGE = ("this passage is {size} characters, more than the {limit} 
                       "split it into several inserts")
 SEARCH_NEEDS_SESSION = ("{command} is answered by an agent session (AgentSession, `memrepo tool` or `memrepo mcp`), "
                         "which also knows the transcripts; the memory tool alone only edits and views files")
+
+VALIDATION_HEADER = "Frontmatter validation failed:"
+
+# Letta Code's messages (memfs-format.md), verbatim.
+MISSING_FRONTMATTER = "missing frontmatter (must start with ---)"
+UNCLOSED_FRONTMATTER = "frontmatter opened but never closed (missing closing ---)"
+READ_ONLY_FILE = "file is read_only and cannot be modified"
+UNKNOWN_KEY = "unknown frontmatter key '{key}' (allowed: description read_only limit)"
+READ_ONLY_CHANGED = "'read_only' is a protected field and cannot be changed by the agent"
+READ_ONLY_SET = "'read_only' is a protected field and cannot be set by the agent"
+READ_ONLY_REMOVED = "'read_only' is a protected field and cannot be removed by the agent"
+EMPTY_DESCRIPTION = "'description' must not be empty"
+MISSING_DESCRIPTION = "missing required field 'description'"
+FLAT_SKILL = "invalid skill path (skills must be folders). Use skills/<name>/SKILL.md"
+
+# memrepo's own rules.
+NOT_UTF8 = (
+    "not valid UTF-8 (first bad byte 0x{byte:02x} at offset {offset}); "
+    "memory files must be UTF-8 text"
+)
+BINARY = "contains a NUL byte; memory files must be text, not binary data"
+BAD_YAML = "frontmatter is not valid YAML: {problem}"
+NOT_MAPPING = "frontmatter must be a YAML mapping of keys to values, found {kind}"
+DESCRIPTION_NOT_TEXT = "'description' must be text, found {kind}"
+READ_ONLY_NOT_BOOL = "'read_only' must be true or false, found {kind}"
+READ_ONLY_DELETED = "file is read_only and cannot be deleted or moved"
+LIMIT_NOT_INT = "'limit' must be a positive whole number, found {value!r}"
+FILE_TOO_LARGE = (
+    "file has {size:,} characters, over the limit of {limit:,} "
+    "(limits.file_chars in .memrepo/config.yml); split it or move detail to external memory"
+)
+CORE_TOO_LARGE = (
+    "system/ holds {size:,} characters in all, over the limit of {limit:,} "
+    "(limits.core_chars in .memrepo/config.yml); move detail out of system/ into external memory"
+)
+TOO_DEEP = (
+    "{depth} folders deep under system/, over the limit of {limit} "
+    "(limits.system_depth in .memrepo/config.yml); use a flatter path"
+)
+
+# Paths given to the memory tool.
+PATH_EMPTY = "path is empty; give a path such as system/human.md"
+PATH_NOT_TEXT = "path must be text, found {kind}"
+PATH_NUL = "path contains a NUL character"
+PATH_ABSOLUTE = "path '{path}' is absolute; give a path inside the memory repository, such as system/human.md"
+PATH_HOME = "path '{path}' refers to a home folder; give a path inside the memory repository"
+PATH_PARENT = "path '{path}' contains '..'; paths must stay inside the memory repository"

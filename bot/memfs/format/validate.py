@@ -17,10 +17,9 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from bot.config import CONFIG_PATH, Policy, PolicyError, parse_policy
-from bot.memfs import texts
 from bot.memfs.format import constraints as letta_limits
 from bot.memfs.format import layout as layouts
-from bot.memfs.format import paths
+from bot.memfs.format import paths, texts
 from bot.memfs.format import texts as say
 from bot.memfs.format.constraints import Constraints
 from bot.memfs.format.document import DocumentError, DuplicateKey, parse, read_only_values

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.errors import MemrepoError
-from bot.memfs import texts
+from bot.memfs.history import texts
 from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync.gitcmd import run_git
 

@@ -27,8 +27,7 @@ from bot.config import CONFIG_PATH, DEFAULT_POLICY, PolicyError, parse_policy
 from bot.dates import EXIT_BAD_DATE, BadDateError, parse_when, parse_when_bound
 from bot.errors import MemrepoError
 from bot.identity import writer
-from bot.memfs import texts
-from bot.memfs.history import timeline
+from bot.memfs.history import texts, timeline
 from bot.memfs.prompt.compile import DEFAULT_MEMORY_DIR, compile_memory, compile_prompt, read_document
 from bot.memfs.store import refs
 from bot.memfs.store.repo import MAIN, MemoryRepo

@@ -37,9 +37,9 @@ from typing import Any, Protocol
 import yaml
 
 from bot.config import DEFAULT_POLICY, Policy
-from bot.memfs import texts
 from bot.memfs.format.document import Document, DocumentError, parse
 from bot.memfs.format.validate import validate_file
+from bot.memfs.merge import texts
 from bot.memfs.merge.lines import Conflict, join_lines, merge3, split_lines
 
 READ_ONLY = "read_only"

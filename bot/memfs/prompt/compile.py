@@ -20,12 +20,12 @@ from collections.abc import Collection, Iterator, Mapping
 from typing import NamedTuple
 
 from bot.config import Limits
-from bot.memfs import texts
 from bot.memfs.format import layout as layouts
 from bot.memfs.format import texts as say
 from bot.memfs.format.document import DocumentError, split, try_parse
 from bot.memfs.format.layout import V1, V2
 from bot.memfs.format.validate import decode, is_core
+from bot.memfs.prompt import texts
 
 DEFAULT_MEMORY_DIR = "$MEMORY_DIR"
 DESCRIPTION_MAX = 200

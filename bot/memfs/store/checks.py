@@ -13,10 +13,10 @@ import pygit2
 
 from bot.config import CONFIG_PATH, PolicyError, parse_policy
 from bot.errors import MemrepoError
-from bot.memfs import texts
 from bot.memfs.format import constraints, layout, paths, validate
 from bot.memfs.format.constraints import Constraints
 from bot.memfs.format.layout import V2
+from bot.memfs.store import texts
 from bot.memfs.store.repo import MemoryRepo
 
 ChangeMap = Mapping[str, tuple[bytes | None, bytes | None]]  # path -> (bytes after, bytes before)

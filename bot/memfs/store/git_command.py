@@ -11,8 +11,7 @@ import subprocess
 from pathlib import Path
 
 from bot.errors import MemrepoError
-from bot.memfs import texts
-from bot.memfs.store import refs
+from bot.memfs.store import refs, texts
 
 GIT_TIMEOUT = 30  # seconds: listing a commit's tree, reading its files
 PROMPT_SUFFIXES = (".md", ".yml", ".json")  # memory files, the policy, Letta's limits

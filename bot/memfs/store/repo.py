@@ -22,10 +22,10 @@ import pygit2
 from bot.config import CONFIG_PATH, Policy, PolicyError, parse_policy
 from bot.errors import MemrepoError
 from bot.file_lock import file_lock
-from bot.memfs import texts
+from bot.memfs import texts as memfs_texts
 from bot.memfs.format.layout import INDEX, letta_policy
 from bot.memfs.format.validate import core_size, is_core
-from bot.memfs.store import refs
+from bot.memfs.store import refs, texts
 
 if TYPE_CHECKING:  # only named in annotations: `memrepo validate` (the pre-commit hook) commits nothing
     from bot.identity import Identity
@@ -83,7 +83,7 @@ class MemoryRepo:
             raise MemrepoError(texts.REPO_BARE.format(path=root))
         repo = cls(root, git)
         if repo.head_sha() is None:
-            raise MemrepoError(texts.REPO_NO_COMMITS.format(path=root))
+            raise MemrepoError(memfs_texts.REPO_NO_COMMITS.format(path=root))
         if not repo.looks_like_memory():
             raise MemrepoError(texts.REPO_NOT_MEMORY.format(path=root))
         return repo

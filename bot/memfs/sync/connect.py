@@ -11,8 +11,8 @@ from contextlib import contextmanager
 from typing import Literal
 
 from bot.errors import MemrepoError
-from bot.memfs import texts
 from bot.memfs.store.repo import MemoryRepo
+from bot.memfs.sync import texts
 from bot.memfs.sync.push import (
     LAST_SYNC_KEY,
     off_main,

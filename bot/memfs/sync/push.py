@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 
 from bot.backoff import Backoff, pause
 from bot.errors import MemrepoError
-from bot.memfs import texts
 from bot.memfs.store.repo import MemoryRepo
+from bot.memfs.sync import texts
 from bot.memfs.sync.replay import SetAside, contains, count_commits, replay, set_aside
 from bot.memfs.sync.transport import (
     BRANCH,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from bot.errors import MemrepoError
-from bot.memfs import texts
+from bot.memfs.sync import texts
 
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
 _ACCESS_TOKEN = re.compile(r"(?i)\bx-access-token:[^@\s]*@")

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pygit2
 
-from bot.memfs import texts as memfs_texts
 from bot.memfs.store import checks
 from bot.memfs.store.repo import MemoryRepo
+from bot.memfs.sync import texts as memfs_texts
 
 BACKUP_PREFIX = "refs/memrepo/backup/"
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.memfs import texts
 from bot.memfs.store.repo import MemoryRepo
-from bot.memfs.sync import transport
+from bot.memfs.sync import texts, transport
 from bot.memfs.sync.push import LAST_SYNC_KEY
 from bot.memfs.sync.redaction import redact
 from bot.memfs.sync.replay import SetAside, backups, count_commits, set_aside_commits

@@ -15,9 +15,9 @@ from typing import Any
 
 from bot.bounded_json import TooDeepError, loads_bounded
 from bot.errors import MemrepoError
-from bot.memfs import texts
 from bot.memfs.format import paths
 from bot.memfs.format import texts as say
+from bot.memfs.tool import texts
 
 _SEARCH_PARAMS: dict[str, tuple[str, ...]] = {
     "query": ("query",), "page": ("page",), "limit": ("limit", "top_k"),

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bot.errors import MemrepoError
-from bot.memfs import texts
 from bot.memfs.format import document
 from bot.memfs.format import texts as say
 from bot.memfs.format.layout import V2, is_index
+from bot.memfs.tool import texts
 
 
 def numbered(text: str, view_range: tuple[int, int] | None = None) -> str:

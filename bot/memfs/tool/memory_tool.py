@@ -22,13 +22,13 @@ from typing import Any
 
 from bot import identity
 from bot.errors import MemrepoError
-from bot.memfs import texts
+from bot.memfs import texts as memfs_texts
 from bot.memfs.format import archival, constraints, document, layout, paths, validate
 from bot.memfs.format import texts as say
 from bot.memfs.format.layout import V1, V2
 from bot.memfs.store import checks
 from bot.memfs.store.repo import LINK_MODE, MemoryRepo
-from bot.memfs.tool import edits, patch
+from bot.memfs.tool import edits, patch, texts
 from bot.memfs.tool.calls import SEARCH_COMMANDS, Call, named_command, parse_call
 from bot.trailers import with_trailers
 
@@ -97,7 +97,7 @@ class MemoryTool:
         configured = configured_agent_id(self.repo)
         agent_id = agent_id or configured
         if not agent_id:
-            raise MemrepoError(texts.NO_AGENT_ID)
+            raise MemrepoError(memfs_texts.NO_AGENT_ID)
         if agent_name is None and agent_id == configured:
             agent_name = self.repo.get_config(AGENT_NAME_KEY)
         self.identity = identity.agent(agent_id, agent_name)

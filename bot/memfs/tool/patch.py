@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from bot.errors import MemrepoError
-from bot.memfs import texts
+from bot.memfs.tool import texts
 
 BEGIN = "*** Begin Patch"
 END = "*** End Patch"
