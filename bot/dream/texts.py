@@ -182,3 +182,11 @@ Conversation {conversation} of agent {agent}: the messages since the last dream,
 to {last} ({last_at}), {count} in all. Consolidate what they teach into memory.
 
 {transcript}"""
+
+# Why a trigger event did or did not start a dream (triggers.py), as the session reports it.
+TRIGGER_PENDING_FIRES = "the open dream was closed; its pending trigger fires"
+TRIGGER_NOTHING_PENDING = "the open dream was closed; nothing is pending"
+TRIGGER_STEPS = "{steps} of {of} assistant steps"
+TRIGGER_OTHER = "the policy's trigger is {trigger}"
+TRIGGER_OPEN_RECORDED = "a dream is recorded as open: the forge is asked again before running"
+TRIGGER_FIRES = "trigger {trigger}"

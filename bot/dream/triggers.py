@@ -68,16 +68,16 @@ def decide(state: TriggerState, event: str, policy: Dream) -> Decision:
         new = replace(state, open_dream=None, open_pr=None)
         if state.pending is not None:
             return Decision(True, state.pending, replace(new, steps=0),
-                            "the open dream was closed; its pending trigger fires")
-        return Decision(False, None, new, "the open dream was closed; nothing is pending")
+                            texts.TRIGGER_PENDING_FIRES)
+        return Decision(False, None, new, texts.TRIGGER_NOTHING_PENDING)
     if wanted is None:
         if event == "step" and policy.trigger == "step-count":
-            return Decision(False, None, new, f"{new.steps} of {policy.steps} assistant steps")
-        return Decision(False, None, new, f"the policy's trigger is {policy.trigger}")
+            return Decision(False, None, new, texts.TRIGGER_STEPS.format(steps=new.steps, of=policy.steps))
+        return Decision(False, None, new, texts.TRIGGER_OTHER.format(trigger=policy.trigger))
     running = replace(new, steps=0, pending=wanted)
     if new.open_pr is not None:
-        return Decision(True, wanted, running, "a dream is recorded as open: the forge is asked again before running")
-    return Decision(True, wanted, running, f"trigger {wanted}")
+        return Decision(True, wanted, running, texts.TRIGGER_OPEN_RECORDED)
+    return Decision(True, wanted, running, texts.TRIGGER_FIRES.format(trigger=wanted))
 
 
 def after(state: TriggerState, trigger: str, outcome: str, *, dream_id: str | None = None,
