@@ -221,3 +221,18 @@ def test_a_write_waits_for_claude_code_to_write_down_the_call_that_made_it(tmp_p
     finally:
         late.join()
     assert not transcript.written_down(path, "toolu_8", wait=0.1)  # never written: it stops waiting
+
+
+def test_a_first_write_waits_for_the_session_file_itself(tmp_path: Path) -> None:
+    """Claude Code 2.1 writes a new session's file a moment after its first rows: the first
+    tool call of a session can arrive before the file exists."""
+    late = threading.Timer(0.2, lambda: session_file(tmp_path, row("user", "u1", "hi"),
+                                                     call("a1", "mcp__memrepo__memory_create", "toolu_9")))
+    path = tmp_path / f"{SESSION}.jsonl"
+    assert not path.exists()
+    late.start()
+    try:
+        assert transcript.written_down(path, "toolu_9")
+    finally:
+        late.join()
+    assert not transcript.written_down(tmp_path / "never.jsonl", "toolu_9", wait=0.1)

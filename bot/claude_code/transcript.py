@@ -71,12 +71,12 @@ class SessionTranscript:
         cannot be found or read leaves the turn as it is (logged): the write still names the
         session."""
         path = transcript_path(self.root, self.session, self.env)
+        if path is not None and tool_use:
+            written_down(path, tool_use)
         if path is None or not path.is_file():
             log.warning("no transcript of Claude Code session %s found; the write names the session only",
                         self.session)
             return
-        if tool_use:
-            written_down(path, tool_use)
         try:
             import_claude_code(agent.store, agent.agent_id, path)
             if self.session not in agent.store.conversations(agent.agent_id):
@@ -91,12 +91,16 @@ class SessionTranscript:
 
 
 def written_down(path: Path, tool_use: str, wait: float = CALL_WAIT_SECONDS) -> bool:
-    """Whether the session file holds the call `tool_use` (a whole line), waiting up to `wait`."""
+    """Whether the session file holds the call `tool_use` (a whole line), waiting up to `wait`.
+    The file itself may not be there yet: Claude Code writes a new session's file a moment
+    after its first rows, so a first call can arrive before it."""
     needle = json.dumps(tool_use).encode()
     deadline = time.monotonic() + wait
     while True:
         try:
             data = path.read_bytes()
+        except FileNotFoundError:
+            data = b""
         except OSError:
             return False
         at = data.find(needle)
