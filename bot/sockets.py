@@ -10,6 +10,7 @@ keep-alive answer waits ~40 ms on delayed ACKs.
 
 from __future__ import annotations
 
+import errno
 import socket
 
 from bot import texts
@@ -18,7 +19,10 @@ from bot.errors import MemrepoError
 
 def bound(host: str, port: int, *, reuse: bool = True) -> socket.socket:
     """A TCP socket bound to host:port; `reuse`: SO_REUSEADDR first, as the servers (and
-    gunicorn) bind. Raises OSError (a host that does not resolve included)."""
+    gunicorn) bind. Raises OSError (a host that does not resolve, or a port out of range,
+    which getaddrinfo would quietly wrap around, included)."""
+    if not 0 <= port <= 65535:
+        raise OSError(errno.EINVAL, texts.PORT_OUT_OF_RANGE.format(port=port))
     family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:

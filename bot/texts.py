@@ -18,6 +18,12 @@ def noun(count: Any, one: str, many: str | None = None) -> str:
     return one if count == 1 else (many if many is not None else one + "s")
 
 
+def first_few(items: list[str], shown: int = 5) -> str:
+    """Names for a message (a remote's branches, a tree's changed paths): the first few, and
+    `...` when there are more."""
+    return ", ".join(items[:shown]) + (" ..." if len(items) > shown else "")
+
+
 def plural(count: Any, one: str, many: str | None = None, spec: str = "") -> str:
     """A count with its noun in the right number, never "file(s)": `plural(1, "file")` is
     "1 file", `plural(3, "file")` "3 files"; `many` for nouns that do not just take an "s";
@@ -165,3 +171,7 @@ ACCESS_BAD_MAX_ENTRIES = "max_entries must be at least 1, found {value!r}"
 
 # The one TCP bind (bot/sockets.py).
 SERVE_CANNOT_BIND = "cannot listen on {host}:{port}: {error}"
+PORT_OUT_OF_RANGE = "port {port} is not from 0 to 65535"
+
+# A memory with no remote, to an agent that wanted a pull request (memrepo tool, memrepo mcp).
+CONNECT_HINT = "A person connects one with `memrepo repository set <url> --repo {root}`; then retry the edit."

@@ -36,7 +36,7 @@ from localhub import (
     webhooks,
 )
 from localhub.access import loopback_host
-from localhub.errors import ApiError
+from localhub.errors import ApiError, unauthorized
 from localhub.faults import ADMIN
 from localhub.hub import EXTENSION as HUB
 from localhub.hub import Hub, current_hub
@@ -149,7 +149,7 @@ def authenticate() -> Response | None:
         g.unknown_token = True
         return None  # answered with git's challenge, as no credentials are
     if found is None:
-        raise ApiError(401, "Bad credentials")
+        raise unauthorized()
     g.user, g.token = found
     return None
 

@@ -50,7 +50,7 @@ def or_404(row: T | None) -> T:
 
 
 def unauthorized() -> ApiError:
-    return ApiError(401, messages.BAD_CREDENTIALS, doc="https://docs.github.com/rest")
+    return ApiError(401, messages.BAD_CREDENTIALS)
 
 
 def validation(resource: str, field: str, code: str = "invalid", message: str | None = None) -> ApiError:

@@ -28,7 +28,7 @@ from flask.blueprints import BlueprintSetupState
 from flask.typing import ResponseReturnValue
 
 from localhub import messages
-from localhub.errors import DOCS, ApiError, json_body
+from localhub.errors import DOCS, ApiError, json_body, not_found
 
 API = "/api/v3"
 ADMIN = "/_localhub/"
@@ -222,7 +222,7 @@ def clear() -> ResponseReturnValue:
 @bp.delete("/<int:fault_id>")
 def remove(fault_id: int) -> ResponseReturnValue:
     if not armed().remove(fault_id):
-        raise ApiError(404, "Not Found")
+        raise not_found()
     return Response(status=204)
 
 

@@ -37,7 +37,7 @@ from flask import Blueprint, Response, g, request
 
 from localhub import git_protocol, messages
 from localhub.access import loopback_host
-from localhub.errors import ApiError
+from localhub.errors import ApiError, not_found
 from localhub.hub import Hub, current_hub
 
 SMART = ("git-upload-pack", "git-receive-pack")
@@ -236,7 +236,7 @@ def git_http(owner: str, repo: str, service: str) -> Response:
     elif service == "info/refs" or service.startswith(DUMB):
         smart, advertise = None, False
     else:
-        raise ApiError(404, "Not Found")
+        raise not_found()
     row = hub.find_repo(owner, repo)
     refused = _refused(hub, row, smart)
     if refused is not None:

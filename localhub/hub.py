@@ -17,7 +17,7 @@ import pygit2
 from flask import current_app, g, has_request_context, request
 
 from localhub import access, merging, messages
-from localhub.errors import ApiError, or_404
+from localhub.errors import ApiError, not_found, or_404
 from localhub.operator import ensure_operator_token
 from localhub.store import Store, now, token_hash
 
@@ -209,7 +209,7 @@ class Hub:
         row = self.repo(owner, name)
         user = getattr(g, "user", None)
         if user is not None and not self.can_read(user, row, getattr(g, "token", None)):
-            raise ApiError(404, "Not Found")
+            raise not_found()
         return row
 
     def repo_by_id(self, repo_id: int) -> Any:

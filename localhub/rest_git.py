@@ -22,6 +22,7 @@ from localhub import merging, messages, shapes
 from localhub.errors import ApiError, json_body, not_found
 from localhub.hub import Hub, current_hub
 from localhub.lookup import requested, writable
+from localhub.mergeability import protection
 from localhub.paging import page_of, paginate
 
 MAX_COMPARE_COMMITS = 250  # GitHub lists at most 250 commits of a comparison
@@ -345,8 +346,6 @@ def list_branches(owner: str, repo: str) -> Response:
     row = requested(hub, owner, repo).repo
     git = hub.git(row)
     api = shapes.repo_api(hub, row)
-    from localhub.mergeability import protection
-
     names = sorted(n.removeprefix("refs/heads/") for n in git.references if n.startswith("refs/heads/"))
     items = []
     for name in names:

@@ -21,7 +21,7 @@ from flask.typing import ResponseReturnValue
 
 from localhub import access, messages, shapes
 from localhub.admin import require_operator
-from localhub.errors import ApiError, json_body, or_404
+from localhub.errors import ApiError, json_body, not_found, or_404
 from localhub.hub import Hub, current_hub
 from localhub.lookup import Target, requested
 from localhub.store import now
@@ -148,7 +148,7 @@ def is_collaborator(owner: str, repo: str, username: str) -> ResponseReturnValue
         "SELECT 1 AS ok FROM collaborators WHERE repo_id = ? AND user_id = ?", target.repo["id"],
         user["id"]) is not None)
     if not found:
-        raise ApiError(404, "Not Found")
+        raise not_found()
     return Response(status=204)
 
 

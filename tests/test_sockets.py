@@ -29,3 +29,10 @@ def test_a_host_that_does_not_resolve_is_one_line() -> None:
     with pytest.raises(MemrepoError, match=r"^cannot listen on no-such-host\.invalid:0: ") as caught:
         sockets.listen("no-such-host.invalid", 0)
     assert "\n" not in str(caught.value)
+
+
+def test_a_port_out_of_range_is_refused_not_wrapped_around() -> None:
+    """getaddrinfo takes port 70000 as 70000 % 65536; the one binder refuses it instead."""
+    with pytest.raises(MemrepoError, match=r"^cannot listen on 127\.0\.0\.1:70000: port 70000 is not from 0 to 65535$"):
+        sockets.listen("127.0.0.1", 70000)
+    assert not sockets.is_free("127.0.0.1", -1)

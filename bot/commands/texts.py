@@ -18,7 +18,6 @@ VALIDATE_JSON_HELP = (
     "message}]}, valid or not (the exit code is the same: 1 when memory is not valid)"
 )
 TOOL_HELP = "apply one memory tool call (JSON) as an agent and commit it"
-TOOL_CONNECT_HINT = "A person connects one with `memrepo repository set <url> --repo {root}`; then retry the edit."
 TOOL_CONVERSATION_HELP = "the conversation the edit comes from (recorded in the commit's Conversation-ID trailer)"
 TOOL_SOURCE_HELP = ("an untrusted source the agent's context holds (repeatable): the edit then goes to a pull "
                     "request a person must approve")

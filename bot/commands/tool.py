@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from bot import texts as shared_texts
 from bot.commands import texts
 
 
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     raw = _stdin() if args.call == "-" else args.call
     repo = MemoryRepo.open(args.repo)
     writes = WritePath(repo, args.agent_id, args.agent_name, push=not args.no_push,
-                       connect_hint=texts.TOOL_CONNECT_HINT.format(root=repo.root))
+                       connect_hint=shared_texts.CONNECT_HINT.format(root=repo.root))
     trailers = ((AGENT_ID, writes.agent_id),) + (((CONVERSATION_ID, args.conversation),) if args.conversation else ())
     result = writes.handle(raw, external=tuple(args.source), trailers=trailers, conversation_id=args.conversation)
     if args.json:

@@ -57,20 +57,20 @@ def parse_cursor(data: bytes, path: str = "cursor") -> Cursor:
     except TooDeepError as exc:
         raise bad(str(exc)) from None
     except (UnicodeDecodeError, ValueError) as exc:
-        raise bad(f"not JSON ({exc})") from None
+        raise bad(texts.DREAM_CURSOR_NOT_JSON.format(error=exc)) from None
     if not isinstance(raw, dict):
-        raise bad(f"expected a JSON object, found {type(raw).__name__}")
+        raise bad(texts.DREAM_CURSOR_NOT_OBJECT.format(found=type(raw).__name__))
     unknown = sorted(set(raw) - set(KEYS))
     if unknown:
-        raise bad(f"unknown {noun(len(unknown), 'key')} {', '.join(unknown)}")
+        raise bad(texts.DREAM_CURSOR_UNKNOWN_KEYS.format(key=noun(len(unknown), "key"), keys=", ".join(unknown)))
     missing = [key for key in KEYS if key not in raw]
     if missing:
-        raise bad(f"missing {noun(len(missing), 'key')} {', '.join(missing)}")
+        raise bad(texts.DREAM_CURSOR_MISSING_KEYS.format(key=noun(len(missing), "key"), keys=", ".join(missing)))
     message_id = raw["through_message_id"]
     try:
         check_id(message_id, "message_id")
     except MemrepoError as exc:
-        raise bad(f"through_message_id: {exc}") from None
+        raise bad(texts.DREAM_CURSOR_MESSAGE_ID.format(problem=exc)) from None
     for key in ("through_captured_at", "updated_at"):
         value = raw[key]
         if not isinstance(value, str):

@@ -22,6 +22,11 @@ DREAM_CURSOR_MISSING = (
 DREAM_CURSOR_TIME_NOT_TEXT = "{key} must be an ISO 8601 time, found {found}"
 DREAM_CURSOR_TIME_BAD = "{key} {value!r} is not an ISO 8601 time"
 DREAM_CURSOR_DREAM_ID_BAD = "dream_id {dream_id!r} is not a dream id"
+DREAM_CURSOR_NOT_JSON = "not JSON ({error})"
+DREAM_CURSOR_NOT_OBJECT = "expected a JSON object, found {found}"
+DREAM_CURSOR_UNKNOWN_KEYS = "unknown {key} {keys}"  # {key}: key or keys
+DREAM_CURSOR_MISSING_KEYS = "missing {key} {keys}"
+DREAM_CURSOR_MESSAGE_ID = "through_message_id: {problem}"
 
 # Programming errors of the trigger rules (triggers.py): an event or outcome no caller sends.
 DREAM_UNKNOWN_EVENT = "unknown dream event {event!r}; expected one of {known}"

@@ -29,6 +29,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
 
 from bot import __version__
+from bot import texts as shared_texts
 from bot.agent import AgentSession
 from bot.errors import MemrepoError
 from bot.forge.client import RetryPolicy
@@ -105,7 +106,7 @@ class MemoryServer:
             agent_name=options.agent_name, home=options.home, env=options.env, forge_retry=options.forge_retry,
             background_dreams=options.background_dreams, events_url=options.events_url,
             agent_token=options.agent_token, push=options.push,
-            connect_hint=texts.MCP_CONNECT_HINT.format(root=repo.root))
+            connect_hint=shared_texts.CONNECT_HINT.format(root=repo.root))
         self.session = session
         self.writes = writes.Writes(session)
         self.agent_id = session.agent_id

@@ -8,7 +8,6 @@ MCP_NO_CLAUDE_SESSION = (
     "--claude-code: CLAUDE_CODE_SESSION_ID is not set; Claude Code sets it for the MCP servers it starts "
     "(outside Claude Code, give --conversation ID instead)"
 )
-MCP_CONNECT_HINT = "A person connects one with `memrepo repository set <url> --repo {root}`; then retry the edit."
 MCP_RECORD_REFUSED = "memory_record: {problem}; nothing was recorded"
 MCP_UNREADABLE = "not a JSON-RPC message memrepo can read: {problem}"
 MCP_TOKEN_REQUIRED = ("memrepo mcp --http on {host} would let anyone who reaches it change memory: set a bearer "

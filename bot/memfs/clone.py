@@ -22,7 +22,8 @@ from bot.memfs.create import fresh_folder, install_hook, set_agent
 from bot.memfs.store.repo import MAIN, MemoryRepo
 from bot.memfs.sync.push import record_sync, set_upstream
 from bot.memfs.sync.redaction import check_url, redact
-from bot.memfs.sync.transport import BRANCH, BRANCH_REF, REMOTE, fetch, first_few, remote_heads
+from bot.memfs.sync.transport import BRANCH, BRANCH_REF, REMOTE, fetch, remote_heads
+from bot.texts import first_few
 
 
 def is_local_path(url: str) -> bool:

@@ -403,8 +403,8 @@ class Palace:
         repo = self.repo()
         head = self.head()
         ref = main_ref(repo)[0]
-        where = provenance_texts.HISTORY_WHERE_MAIN.format(ref=ref_name(ref), sha=head[:10])
-        found = file_path(repo, head, raw_path, where)
+        place = provenance_texts.HISTORY_WHERE_MAIN.format(ref=ref_name(ref), sha=head[:10])
+        found = file_path(repo, head, raw_path, place)
         data = repo.read(found, head) or b""
         text = _text(data)
         limits, _ = self._limits(repo, head)

@@ -183,10 +183,12 @@ def read_session(agent_id: str, conversation_id: str, lines: Sequence[bytes], im
     problems (one per bad line). `sidechain`: the lines are a subagent's file."""
     tools: dict[str, str] = {}
 
-    def messages_of(value: object) -> list[Message] | str:
+    def messages_of(value: object, new: bool) -> list[Message] | str:
         row = read_row(value, tools, sidechain)
         if isinstance(row, str):
             return row
+        if not new:
+            return []  # a line imported before: read for the names of the tools it called
         return [build(agent_id, conversation_id, s.kind, s.text, source=s.source, captured_at=row.captured_at,
                       message_id=row.uuid if n == 1 else f"{row.uuid}.{n}", imported_at=imported_at)
                 for n, s in enumerate(row.said, 1)]

@@ -115,13 +115,14 @@ def save_cursor(path: Path, cursor: Cursor) -> None:
     os.replace(part, path)
 
 
-def read_lines(lines: Sequence[bytes], start: int, messages_of: Callable[[object], list[Message] | str],
+def read_lines(lines: Sequence[bytes], start: int, messages_of: Callable[[object, bool], list[Message] | str],
                needed: Callable[[bytes], bool] = lambda raw: True) -> Reading:
     """The messages of a transcript's complete lines from byte `start` on (the part not
     imported yet), with the rows skipped by why and a problem per bad line. `messages_of`
     turns one parsed row into messages, or says why it is skipped; it sees the lines before
     `start` too when `needed` says so (an importer that numbers ids from the first line, or
-    names a tool's result after the call an earlier line made), and what they give is dropped."""
+    names a tool's result after the call an earlier line made), told it is not new (it need
+    make no messages), and what they give is dropped."""
     reading = Reading()
     offset = 0
     for number, raw in enumerate(lines, 1):
@@ -129,7 +130,7 @@ def read_lines(lines: Sequence[bytes], start: int, messages_of: Callable[[object
         if not raw.strip() or (not new and not needed(raw)):
             continue
         try:
-            made = messages_of(row_json(raw))
+            made = messages_of(row_json(raw), new)
         except MemrepoError as exc:
             if new:
                 reading.problems.append(texts.IMPORT_ROW_BAD.format(line=number, problem=exc))

@@ -174,7 +174,7 @@ def read_conversation(agent_id: str, conversation_id: str, lines: Sequence[bytes
     are numbered from the first; only lines from byte `start` on (the part not imported yet)
     give messages, skipped rows and problems."""
     ids = _Ids()
-    return read_lines(lines, start, lambda row: _row_messages(agent_id, conversation_id, row, ids, imported_at))
+    return read_lines(lines, start, lambda row, _new: _row_messages(agent_id, conversation_id, row, ids, imported_at))
 
 
 @dataclass

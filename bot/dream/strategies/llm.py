@@ -40,9 +40,6 @@ from bot.templating import render
 from bot.texts import noun
 
 NAME = "llm"
-URL_ENV = settings.LLM_URL  # MEMREPO_LLM_URL, read here and by the conflict resolver
-MODEL_ENV = settings.LLM_MODEL  # MEMREPO_LLM_MODEL
-KEY_ENVS = settings.LLM_KEYS  # MEMREPO_LLM_API_KEY, then OPENAI_API_KEY
 TIMEOUT_ENV = "MEMREPO_LLM_TIMEOUT"
 DEFAULT_TIMEOUT = 120.0
 MAX_MEMORY_CHARS = 200_000
@@ -182,10 +179,10 @@ class LlmStrategy:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> LlmStrategy:
-        url, model = settings.value(URL_ENV, env), settings.value(MODEL_ENV, env)
-        if not url or not model:
+        found = settings.llm(env)  # MEMREPO_LLM_URL, MEMREPO_LLM_MODEL, the key: as the resolver reads them
+        if found is None:
             raise MemrepoError(texts.DREAM_LLM_NOT_CONFIGURED)
-        key = settings.first_value(KEY_ENVS, env)
+        url, model, key = found
         timeout = settings.positive_number(TIMEOUT_ENV, env, default=DEFAULT_TIMEOUT,
                                            error=texts.DREAM_LLM_BAD_TIMEOUT)
         return cls(url, model, key, timeout)

@@ -18,7 +18,6 @@ SOURCE_GLOB = "glob '{pattern}'"
 SOURCE_MAX_CORE = "maxCoreMemoryCharacters"
 CORE_PATH = "core memory"
 CONFIG_PROTECTED = "is protected and requires human approval to change"  # after the path and a space
-NOT_REGULAR = "memory Markdown must be a regular file"
 # Its config parser, verbatim (after `.memfs.config.json: `).
 CONFIG_BAD_JSON = "invalid JSON ({error})"
 CONFIG_NOT_OBJECT = "expected a JSON object"
@@ -32,7 +31,6 @@ CONFIG_LIMIT_UNKNOWN = "fileCharacterLimits[{index}]: unknown field '{key}'"
 CONFIG_LIMIT_PATTERN = "fileCharacterLimits[{index}]: pattern must be a non-empty repo-relative glob using '/'"
 CONFIG_LIMIT_GLOBSTAR = "fileCharacterLimits[{index}]: '**' must be a complete path segment"
 CONFIG_LIMIT_MAX = "fileCharacterLimits[{index}]: maxCharacters must be a positive integer or null"
-CONFIG_NOT_UTF8 = "not valid UTF-8 text"
 
 # ---------------------------------------------------------------- frontmatter (document.parse)
 # Readers disagree on which value of a repeated key counts; Letta's refuses the file.
@@ -51,7 +49,6 @@ ROOT_INDEX_REQUIRED = "root memory index is required for MemFS v2"
 # Letta's memory tool, verbatim (without its `memory: ` prefix).
 V2_NO_SYSTEM = "core memory uses root Markdown files, not system/"
 V2_NO_SKILLS = "skills are managed by the skill/file tooling, not the memory tool"
-V2_NEEDS_ROOT_INDEX = "Memory requires a root MEMORY.md index"
 V2_NEEDS_INDEX = "Memory requires {index} before writing {path}"
 V2_INDEX_NOT_DELETED = "MEMORY.md indexes cannot be deleted"
 V2_INDEX_NOT_RENAMED = "MEMORY.md indexes cannot be renamed"

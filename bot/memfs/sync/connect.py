@@ -24,7 +24,8 @@ from bot.memfs.sync.push import (
 )
 from bot.memfs.sync.redaction import check_url, redact
 from bot.memfs.sync.replay import contains, count_commits, set_aside
-from bot.memfs.sync.transport import BRANCH, REMOTE, TRACKING_REF, fetch, first_few, remote_heads, remote_url
+from bot.memfs.sync.transport import BRANCH, REMOTE, TRACKING_REF, fetch, remote_heads, remote_url
+from bot.texts import first_few
 
 
 @contextmanager

@@ -19,11 +19,11 @@ from bot.memfs.sync.transport import (
     REMOTE,
     TRACKING_REF,
     fetch,
-    first_few,
     push_main,
     remote_url,
     shown_url,
 )
+from bot.texts import first_few
 
 LAST_SYNC_KEY = "memrepo.lastSync"
 NO_REMOTE = texts.SYNC_NO_REMOTE

@@ -189,8 +189,3 @@ def remote_heads(repo: MemoryRepo) -> tuple[list[str] | None, str | None]:
     names = [line.split("\t", 1)[1] for line in done.out.splitlines() if "\t" in line]
     return [n.removeprefix("refs/heads/") for n in names], None
 
-
-def first_few(items: list[str], shown: int = 5) -> str:
-    """Names for a message (a remote's branches, a tree's changed paths): the first few, and
-    `...` when there are more."""
-    return ", ".join(items[:shown]) + (" ..." if len(items) > shown else "")

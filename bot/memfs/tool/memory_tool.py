@@ -30,6 +30,7 @@ from bot.memfs.store import checks
 from bot.memfs.store.repo import LINK_MODE, MemoryRepo
 from bot.memfs.tool import edits, patch, texts
 from bot.memfs.tool.calls import SEARCH_COMMANDS, Call, named_command, parse_call
+from bot.texts import first_few
 from bot.trailers import with_trailers
 
 AGENT_ID_KEY = "memrepo.agentId"
@@ -201,8 +202,7 @@ class MemoryTool:
         with repo.lock():
             dirty = repo.dirty_paths()
             if dirty:
-                raise MemrepoError(texts.DIRTY.format(
-                    paths=", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else ""), root=repo.root))
+                raise MemrepoError(texts.DIRTY.format(paths=first_few(dirty), root=repo.root))
             if repo.head_sha() != plan.head:
                 plan = self.plan(call)
             changes = {path: after for path, (_, after) in plan.changes.items()}
