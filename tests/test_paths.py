@@ -367,10 +367,11 @@ def test_normalize_refuses_what_memory_may_not_hold_saying_why(raw: str, problem
 
 @pytest.mark.parametrize(("mode", "problem"), [
     (0o100644, None),
-    (0o100755, None),
+    (0o100755, say.PATH_EXECUTABLE),
     (0o120000, say.PATH_IS_LINK),
     (0o160000, say.PATH_IS_SUBMODULE),
     (0o100664, say.PATH_BAD_MODE.format(mode="100664")),
+    (0o040000, say.PATH_BAD_MODE.format(mode="40000")),
 ])
 def test_mode_problem(mode: int, problem: str | None) -> None:
     assert mode_problem(mode) == problem

@@ -19,7 +19,7 @@ from bot import identity
 from bot.errors import MemrepoError
 from bot.memfs import texts
 from bot.memfs.create import fresh_folder, install_hook, set_agent
-from bot.memfs.store.repo import MAIN, MemoryRepo
+from bot.memfs.store.repo import MAIN, MemoryRepo, pin_checkout
 from bot.memfs.sync.push import record_sync, set_upstream
 from bot.memfs.sync.redaction import check_url, redact
 from bot.memfs.sync.transport import BRANCH, BRANCH_REF, REMOTE, fetch, remote_heads
@@ -56,6 +56,7 @@ def clone_repository(url: str, directory: str | os.PathLike[str] | None = None, 
     root = Path(directory if directory is not None else default_folder(url)).expanduser()
     with fresh_folder(root, texts.CLONE_NOT_DIR, texts.CLONE_NOT_EMPTY):
         git = pygit2.init_repository(str(root), initial_head=MAIN)
+        pin_checkout(git)  # before anything is checked out: the bytes as committed
         repo = MemoryRepo(root.resolve(), git)
         git.remotes.create(REMOTE, url)
         head = _fetch_main(repo, shown)

@@ -21,7 +21,7 @@ from bot.memfs import texts
 from bot.memfs.format import constraints
 from bot.memfs.format import texts as say
 from bot.memfs.format.layout import LAYOUTS, V1, V2
-from bot.memfs.store.repo import MAIN, MemoryRepo
+from bot.memfs.store.repo import MAIN, MemoryRepo, pin_checkout
 from bot.memfs.tool.memory_tool import AGENT_ID_KEY, AGENT_NAME_KEY
 from bot.templating import render, templates_root
 
@@ -79,6 +79,7 @@ def init_repository(
     root = Path(directory).expanduser()
     with fresh_folder(root, texts.INIT_NOT_DIR, texts.INIT_NOT_EMPTY):
         git = pygit2.init_repository(str(root), initial_head=MAIN)
+        pin_checkout(git)
         files = template_files(agent_id, agent_name, layout)
         index = git.index
         for rel, data in files.items():

@@ -26,7 +26,8 @@ from bot.memfs.format import texts as say
 
 MAX_PATH = 400
 MAX_NAME_BYTES = 255  # one name, in UTF-8: what ext4, APFS and NTFS hold
-FILE_MODES = (0o100644, 0o100755)
+FILE_MODE = 0o100644  # the one mode memory holds: a regular file
+EXECUTABLE_MODE = 0o100755
 LINK_MODE = 0o120000
 SUBMODULE_MODE = 0o160000
 
@@ -169,10 +170,14 @@ def _top_problem(top: str, path: str, memrepo_files: bool) -> str | None:
 
 def mode_problem(mode: int) -> str | None:
     """Why memory may not hold an entry of this git file mode, or None: memory is regular
-    files; a symbolic link can point outside the repository (`../.git/config`) and a
-    submodule fetches another repository into it."""
-    if mode in FILE_MODES:
+    files (100644); a symbolic link can point outside the repository (`../.git/config`), a
+    submodule fetches another repository into it, and an executable bit is a change no clone
+    checks out alike (where core.filemode is off, or the file system keeps no modes, the index
+    keeps the old mode and the clone stays dirty)."""
+    if mode == FILE_MODE:
         return None
+    if mode == EXECUTABLE_MODE:
+        return say.PATH_EXECUTABLE
     if mode == LINK_MODE:
         return say.PATH_IS_LINK
     if mode == SUBMODULE_MODE:

@@ -107,6 +107,10 @@ PATH_IS_SUBMODULE = (
     "is a submodule (another repository's commit); memory holds only regular files"
 )
 PATH_BAD_MODE = "has git file mode {mode}; memory holds only regular files"
+PATH_EXECUTABLE = (
+    "is marked executable (git file mode 100755); memory holds only regular files (100644): "
+    "clear the bit with `git update-index --chmod=-x` on it"
+)
 PATH_COLLIDES = (
     "differs from {other} only in letter case or Unicode normalisation: on a case-insensitive clone "
     "(macOS, Windows) the two are one file; use the existing name or another one"

@@ -219,7 +219,7 @@ def _v2_problems(path: str, text: str) -> list[str]:
 
 def validate_file(
     path: str, staged: bytes | None, head: bytes | None, policy: Policy, *,
-    layout: str = V1, letta: Constraints | None = None,
+    layout: str = V1, letta: Constraints | None = None, whole: bool = False,
 ) -> list[Problem]:
     """Problems with one file as staged, given its content at HEAD (None: absent), in a
     memory of `layout` under memrepo's `policy` and Letta's constraints in force (`letta`,
@@ -229,7 +229,9 @@ def validate_file(
     new file, so this keeps a read_only file where it is. Limits only refuse growth: an
     edit that shrinks a file already over its limit (say, after the limit was lowered)
     passes, so memory that is too large can always be repaired one step at a time; depth
-    is checked where a file is new.
+    is checked where a file is new. With `whole` (every file of a tree, `memrepo validate`
+    without --base), the file is judged as memory must be: over its limit or too deep is a
+    problem whether or not this step made it so.
     """
     if staged is None:
         if is_memory_document(path) and is_read_only(head):
@@ -263,7 +265,7 @@ def validate_file(
             found.append(str(exc))
         except DocumentError:
             pass  # not frontmatter, then: text
-    found += _limit_problems(path, text, head_text, policy, layout, letta)
+    found += _limit_problems(path, text, None if whole else head_text, policy, layout, letta)
     return [Problem(path, message) for message in found]
 
 
@@ -383,14 +385,16 @@ def validate_changes(
     tree: Collection[str] | None = None,
     had_root_index: bool = False,
     modes: Mapping[str, int] | None = None,
+    whole: bool = False,
 ) -> list[Problem]:
     """All problems of a change: `changes` maps path -> (staged, head); `core` is the size
     of core memory (before, after) when the caller knows it; `tree` (the paths after the
     change) lets new names be checked against the others (`paths.collisions`) and, in v2,
     the indexes; `modes` holds the git mode of each path written as other than a regular
-    file. Every path written (added or changed, not deleted) must be one memory may hold
-    (`paths.path_problem`, `paths.mode_problem`): its content is not judged otherwise.
-    Sorted by path."""
+    file (100644). Every path written (added or changed, not deleted) must be one memory may
+    hold (`paths.path_problem`, `paths.mode_problem`): its content is not judged otherwise.
+    With `whole`, `changes` is every file of a tree and the limits hold for each file as it
+    is (`validate_file`). Sorted by path."""
     found: list[Problem] = []
     modes = modes or {}
     for path in sorted(changes):
@@ -400,7 +404,7 @@ def validate_changes(
         if problem is not None:
             found.append(Problem(paths.shown(path), problem, " "))
             continue
-        found += validate_file(path, staged, head, policy, layout=layout, letta=letta)
+        found += validate_file(path, staged, head, policy, layout=layout, letta=letta, whole=whole)
     if tree is not None:
         found += collision_problems(changes, tree)
     if core is not None:

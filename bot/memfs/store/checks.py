@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -21,18 +22,22 @@ from bot.memfs.store.repo import MemoryRepo
 
 ChangeMap = Mapping[str, tuple[bytes | None, bytes | None]]  # path -> (bytes after, bytes before)
 Entries = dict[str, tuple[int, str]]  # path -> (git mode, object id), as MemoryRepo.entries
-FILE = paths.FILE_MODES[0]
+FILE = paths.FILE_MODE
 
 
 class Changes(dict[str, tuple[bytes | None, bytes | None]]):
     """What a change does: path -> (its bytes after, its bytes before; None: absent), and in
     `modes` the git mode of each changed path the change leaves as something other than a
-    regular file (a symbolic link, a submodule), which memory may not hold. The memory tool,
-    sync's replay and the dreamer pass plain mappings: they write regular files only."""
+    regular file (an executable, a symbolic link, a submodule), which memory may not hold.
+    The memory tool, sync's replay and the dreamer pass plain mappings: they write regular
+    files only. `whole` marks every file of a tree, checked as memory must be, not as a step
+    (`validate.validate_changes`)."""
 
-    def __init__(self, items: ChangeMap | None = None, modes: Mapping[str, int] | None = None) -> None:
+    def __init__(self, items: ChangeMap | None = None, modes: Mapping[str, int] | None = None,
+                 whole: bool = False) -> None:
         super().__init__(items or {})
         self.modes: dict[str, int] = dict(modes or {})
+        self.whole = whole
 
 
 class Staged(Changes):
@@ -46,14 +51,15 @@ def staged(repo: MemoryRepo) -> Changes:
     `git commit PATH` stage into another index file than .git/index)."""
     index_file = os.environ.get("GIT_INDEX_FILE")
     after = repo.index_entries(os.path.abspath(index_file) if index_file else None)
-    return _diff(repo, _kinds(repo.entries("HEAD")), _kinds(after), Staged())
+    return _diff(repo, repo.entries("HEAD"), after, Staged())
 
 
 def worktree(repo: MemoryRepo, only: Iterable[str] = ()) -> Changes:
     """Every file of the working tree (or just those at or under `only`), against its content
-    at HEAD."""
+    at HEAD, as a whole memory (`Changes.whole`): each one's mode is judged, and every limit,
+    changed or not."""
     on_disk, data = _on_disk(repo)
-    at_head = _kinds(repo.entries("HEAD"))
+    at_head = repo.entries("HEAD")
     links = {path for path, (mode, _) in on_disk.items() if mode == paths.LINK_MODE}
     # A path at or under a symbolic link is that link: it is reported, never read through.
     wanted = [next((link for link in links if _within(p, [link])), p) for p in (p.strip("/") for p in only)]
@@ -62,27 +68,22 @@ def worktree(repo: MemoryRepo, only: Iterable[str] = ()) -> Changes:
         if not (folder.is_dir() and not folder.is_symlink()) and \
                 not any(_within(p, [path]) for p in (*on_disk, *at_head)):
             raise MemrepoError(texts.VALIDATE_NO_SUCH_PATH.format(path=path))
-    changes = Changes()
+    changes = Changes(whole=True)
     for path in sorted(p for p in on_disk.keys() | at_head.keys() if not wanted or _within(p, wanted)):
         after = on_disk.get(path)
         changes[path] = (data.get(path), _data(repo, at_head.get(path)))
-        if after is not None and after[0] != FILE and after != at_head.get(path):
+        if after is not None and after[0] != FILE:
             changes.modes[path] = after[0]
     return changes
 
 
 def between(repo: MemoryRepo, base: str, target: str | None = None) -> Changes:
     """Files changed from `base` to `target` (the working tree when None)."""
-    before = _kinds(repo.entries(_commit(repo, base)))
+    before = repo.entries(_commit(repo, base))
     if target is None:
         after, data = _on_disk(repo)
         return _diff(repo, before, after, Changes(), data)
-    return _diff(repo, before, _kinds(repo.entries(_commit(repo, target))), Changes())
-
-
-def _kinds(entries: Entries) -> Entries:
-    """Entries with the executable bit ignored, as memrepo reads files: a regular file is one."""
-    return {path: (FILE if mode in paths.FILE_MODES else mode, oid) for path, (mode, oid) in entries.items()}
+    return _diff(repo, before, repo.entries(_commit(repo, target)), Changes())
 
 
 def _diff(repo: MemoryRepo, before: Entries, after: Entries, out: Changes,
@@ -109,12 +110,15 @@ def _data(repo: MemoryRepo, entry: tuple[int, str] | None) -> bytes | None:
 
 
 def _on_disk(repo: MemoryRepo) -> tuple[Entries, dict[str, bytes]]:
-    """The working tree as entries and bytes: regular files, symbolic links (not followed;
-    their bytes are their target, as git stores them) and submodules (the index's commit
-    for them, or none for a repository nested in the tree)."""
+    """The working tree as entries and bytes: regular files (with the mode `git add` would
+    record: `_file_mode`), symbolic links (not followed; their bytes are their target, as git
+    stores them) and submodules (the index's commit for them, or none for a repository nested
+    in the tree)."""
     root = repo.root
     entries: Entries = {}
     data: dict[str, bytes] = {}
+    indexed = repo.index_entries()
+    trust_bit = repo.git.config.get_bool("core.filemode") if "core.filemode" in repo.git.config else True
     for folder, folders, files in os.walk(root):
         here = Path(folder)
         if here == root:  # git's own, a folder or (in a linked worktree) a file
@@ -136,12 +140,21 @@ def _on_disk(repo: MemoryRepo) -> tuple[Entries, dict[str, bytes]]:
                 data[path] = b""
             else:
                 data[path] = full.read_bytes()
-                entries[path] = (FILE, str(pygit2.hash(data[path])))
-    for path, (mode, oid) in repo.index_entries().items():
+                mode = _file_mode(full.stat().st_mode, indexed.get(path, (None, ""))[0], trust_bit)
+                entries[path] = (mode, str(pygit2.hash(data[path])))
+    for path, (mode, oid) in indexed.items():
         if mode == paths.SUBMODULE_MODE:
             entries[path] = (mode, oid)
             data[path] = oid.encode("ascii")
     return entries, data
+
+
+def _file_mode(stat_mode: int, indexed: int | None, trust_bit: bool) -> int:
+    """The git mode `git add` records for a regular file: its executable bit where git trusts
+    the file system's (core.filemode), else the index's mode for a file it holds."""
+    if not trust_bit:
+        return paths.EXECUTABLE_MODE if indexed == paths.EXECUTABLE_MODE else FILE
+    return paths.EXECUTABLE_MODE if stat_mode & stat.S_IXUSR else FILE
 
 
 def _within(path: str, folders: Iterable[str]) -> bool:
@@ -200,6 +213,7 @@ def check(repo: MemoryRepo, changes: ChangeMap, base: str = "HEAD") -> list[vali
     memory together and, in v2, the indexes. The memory tool, sync's replay, the dreamer,
     the integrator and `memrepo validate` all decide through here."""
     modes = changes.modes if isinstance(changes, Changes) else {}
+    whole = isinstance(changes, Changes) and changes.whole
     policy = repo.policy(base)
     new_config = changes.get(CONFIG_PATH, (None, None))[0]
     if new_config is not None:
@@ -222,16 +236,28 @@ def check(repo: MemoryRepo, changes: ChangeMap, base: str = "HEAD") -> list[vali
         changes = _with_newly_indexed(repo, changes, base, before_paths)
         if any(layout.is_core(path, V2) for path in changes):
             before = _root_sizes(repo, base)
-            core = (sum(before.values()), _after(before, changes, V2))
+            core = (0 if whole else sum(before.values()), _after(before, changes, V2))
     elif any(validate.is_core(path) for path in changes):
         before = repo.core_sizes(base)
-        core = (sum(before.values()), _after(before, changes, "v1"))
+        core = (0 if whole else sum(before.values()), _after(before, changes, "v1"))
     found = validate.validate_changes(changes, policy, core, layout=kind, letta=letta, tree=tree,
-                                      had_root_index=had_root_index, modes=modes)
+                                      had_root_index=had_root_index, modes=modes, whole=whole)
+    found = sorted([*found, *_config_in_force_problems(repo, changes, base)], key=lambda p: p.path)
     approved = os.environ.get(constraints.UPDATE_ENV) == "1"
     if isinstance(changes, Staged) and constraints.CONFIG_FILE in changes and not approved:
         found = sorted([*found, validate.config_change_problem()], key=lambda p: p.path)
     return found
+
+
+def _config_in_force_problems(repo: MemoryRepo, changes: ChangeMap, base: str) -> list[validate.Problem]:
+    """Letta's `.memfs.config.json` at `base`, when it is invalid and the change leaves it as it
+    is: every change is refused until it is repaired, as `memrepo validate` refuses the tree
+    (a broken file would otherwise switch its limits off for the memory tool and the
+    integrator). A change that writes the file is judged on what it writes."""
+    if constraints.CONFIG_FILE in changes:
+        return []
+    data = repo.read(constraints.CONFIG_FILE, base)
+    return [] if data is None else validate.validate_file(constraints.CONFIG_FILE, data, data, repo.policy(base))
 
 
 def _after(before: dict[str, int], changes: ChangeMap, kind: str) -> int:

@@ -36,6 +36,7 @@ MEMORY_MARKS = frozenset({".memrepo", "system", INDEX})
 LETTA_AGENT_KEY = "letta.agentId"  # the git config where Letta Code names the agent a memory clone is for
 FILE_MODE = pygit2.GIT_FILEMODE_BLOB
 LINK_MODE = pygit2.GIT_FILEMODE_LINK
+EXECUTABLE_MODE = pygit2.GIT_FILEMODE_BLOB_EXECUTABLE
 
 
 @dataclass(frozen=True)
@@ -286,6 +287,29 @@ class MemoryRepo:
                       if flags not in (pygit2.enums.FileStatus.CURRENT,
                                        pygit2.enums.FileStatus.IGNORED))
 
+    def settle(self) -> list[str]:
+        """Tracked files that hold uncommitted changes, once this clone checks out files as
+        committed (`pin_checkout`) and index entries that differ from HEAD only as an artefact
+        of an earlier checkout are put back (`artefacts`). The writers that need a clean tree
+        (the memory tool, `sync`, `repository set`) ask here, under the lock."""
+        pin_checkout(self.git)
+        dirty = self.dirty_paths()
+        if dirty and self.restore_entries(artefacts(self, dirty)):
+            dirty = self.dirty_paths()
+        return dirty
+
+    def restore_entries(self, entries: Mapping[str, tuple[int, str]]) -> list[str]:
+        """Set index entries (path -> (git mode, object id)) to the given ones: the index is
+        made to say what HEAD says where the working tree already holds it."""
+        if not entries:
+            return []
+        index = self.git.index
+        index.read()
+        for path, (mode, oid) in entries.items():
+            index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=oid), mode))
+        index.write()
+        return sorted(entries)
+
     # ----------------------------------------------------------------- writing
     @contextmanager
     def lock(self, timeout: float = 30.0) -> Iterator[None]:
@@ -341,11 +365,11 @@ class MemoryRepo:
         if self.head_sha() != expected:
             raise MemrepoError(texts.HEAD_MOVED)
         new_tree = self.git[sha].peel(pygit2.Commit).tree
-        if changed is None:
-            old = self.paths(expected)
-            new = self.paths(sha)
+        if changed is None:  # by mode too: a commit may change only a file's mode
+            old, new = _blobs(self.entries(expected)), _blobs(self.entries(sha))
             changed = sorted(p for p in set(old) | set(new) if old.get(p) != new.get(p))
         saved = {path: _read_file(self.root / path) for path in changed}
+        pin_checkout(self.git)
         index = self.git.index
         index.read()
         try:
@@ -355,12 +379,15 @@ class MemoryRepo:
                     data = self.git[entry.id].data if entry.type_str == "blob" else None
                 except KeyError:
                     data = None
-                _write_file(self.root, path, data)
+                _write_file(self.root, path, data, executable=data is not None and entry.filemode == EXECUTABLE_MODE)
                 if data is None:
                     if path in index:
                         index.remove(path)
                 else:
                     index.add(path)
+                    if (index[path].id, index[path].mode) != (entry.id, entry.filemode):
+                        # the index says what the commit says, whatever git made of the file
+                        index.add(pygit2.IndexEntry(path, entry.id, entry.filemode))
             index.write()
             ref = self.git.head.name if not self.git.head_is_detached else "HEAD"
             self.git.references[ref].set_target(sha, f"memrepo: {self.commit_info(sha).summary}")
@@ -416,7 +443,33 @@ def _read_file(path: Path) -> bytes | None:
         return None
 
 
-def _write_file(root: Path, path: str, data: bytes | None) -> None:
+def artefacts(repo: MemoryRepo, paths: Collection[str]) -> dict[str, tuple[int, str]]:
+    """Among `paths`, those whose index entry differs from HEAD's while the working file holds
+    HEAD's bytes exactly and the index holds either HEAD's object under another mode or HEAD's
+    bytes with CRLF made LF (what git's line-ending conversion stages): nothing anyone wrote,
+    only what an earlier checkout or `git add` under .gitattributes or core.filemode made of
+    the commit. Path -> HEAD's (mode, object id); nothing uncommitted is lost by restoring it."""
+    found: dict[str, tuple[int, str]] = {}
+    head = repo.entries("HEAD")
+    indexed = repo.index_entries()
+    for path in paths:
+        want, have = head.get(path), indexed.get(path)
+        if want is None or have is None or want == have or want[0] not in (FILE_MODE, EXECUTABLE_MODE):
+            continue
+        full = repo.root / path
+        if full.is_symlink() or not full.is_file() or str(pygit2.hash(full.read_bytes())) != want[1]:
+            continue
+        if have[1] == want[1] or repo.blob(have[1]) == repo.blob(want[1]).replace(b"\r\n", b"\n"):
+            found[path] = want
+    return found
+
+
+def _blobs(entries: dict[str, tuple[int, str]]) -> dict[str, tuple[int, str]]:
+    """Entries that are files (regular, executable or symbolic links), not submodules."""
+    return {path: entry for path, entry in entries.items() if entry[0] != pygit2.GIT_FILEMODE_COMMIT}
+
+
+def _write_file(root: Path, path: str, data: bytes | None, *, executable: bool = False) -> None:
     target = root / path
     if data is None:
         try:
@@ -434,4 +487,82 @@ def _write_file(root: Path, path: str, data: bytes | None) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.memrepo-tmp")
     tmp.write_bytes(data)
+    if executable:  # as committed (memory's rules refuse the mode; a direct push may bring it)
+        tmp.chmod(tmp.stat().st_mode | 0o111)
     os.replace(tmp, target)
+
+
+# ------------------------------------------------------------------ checking out
+# How memrepo's clones check files out: the bytes and modes as committed, whatever a writer
+# pushes to `main`.
+#
+# Git rewrites files on their way in and out of a working tree when attributes or settings ask
+# it to: line endings (`text`, `eol`, `crlf`, core.autocrlf), `filter=` drivers, `ident`, and
+# `working-tree-encoding`. A commit that brings `.gitattributes` with `* text=auto` and a file
+# with CRLF line endings then reads back from the working tree as other bytes than HEAD's, and
+# an executable bit the file system does not keep (or core.filemode says to ignore) reads back
+# as another mode: the clone shows a change nobody made, and every writer that waits for a clean
+# tree (the memory tool, `sync`) stops. So every clone memrepo makes or writes in has
+# `$GIT_DIR/info/attributes` unset those attributes (it takes precedence over every
+# `.gitattributes`, in git and in libgit2 alike, gitattributes(5)), core.autocrlf off, and
+# core.filemode off (memory holds only regular files: a mode on disk means nothing). The two
+# functions below decide what those hold (pure); `pin_checkout` applies them.
+
+# Unset (not "false"): each leaves git nothing to convert, whatever .gitattributes says.
+ATTRIBUTES_LINE = "* -text -eol -crlf -filter -ident -working-tree-encoding"
+ATTRIBUTES_MARK = texts.ATTRIBUTES_MARK
+CHECKOUT_SETTINGS = {"core.autocrlf": "false", "core.filemode": "false"}
+
+
+def attributes_text(existing: str | None) -> str | None:
+    """What info/attributes should hold given what it holds now (None: no file), or None when
+    it is right already: its own lines kept, memrepo's line last (a later line wins)."""
+    block = f"{ATTRIBUTES_MARK}\n{ATTRIBUTES_LINE}\n"
+    text = existing or ""
+    if text.endswith(block):
+        return None
+    kept = [line for line in text.splitlines() if line not in (ATTRIBUTES_MARK, ATTRIBUTES_LINE)]
+    return "".join(f"{line}\n" for line in kept) + block
+
+
+def settings_to_change(current: dict[str, str | None]) -> dict[str, str]:
+    """The settings of CHECKOUT_SETTINGS whose value in `current` (None: unset) is not memrepo's."""
+    return {key: value for key, value in CHECKOUT_SETTINGS.items() if (current.get(key) or "").lower() != value}
+
+
+def pin_checkout(git: pygit2.Repository) -> bool:
+    """Make this clone check out files as committed (`attributes_text`, CHECKOUT_SETTINGS); True when
+    anything had to change. Cheap when nothing does: one small file read and two settings."""
+    changed = False
+    config = git.config
+    for key, value in settings_to_change({key: _config_value(config, key) for key in CHECKOUT_SETTINGS}).items():
+        config[key] = value
+        changed = True
+    path = Path(_common_dir(git)) / "info" / "attributes"
+    try:
+        existing: str | None = path.read_text(encoding="utf-8", errors="surrogateescape")
+    except FileNotFoundError:
+        existing = None
+    text = attributes_text(existing)
+    if text is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(".attributes.memrepo-tmp")
+        tmp.write_text(text, encoding="utf-8", errors="surrogateescape")
+        tmp.replace(path)
+        changed = True
+    return changed
+
+
+def _config_value(config: pygit2.Config, key: str) -> str | None:
+    try:
+        return str(config[key])
+    except KeyError:
+        return None
+
+
+def _common_dir(git: pygit2.Repository) -> str:
+    """The git folder a linked worktree shares with its main clone (info/ lives there)."""
+    common = Path(git.path) / "commondir"
+    if common.is_file():
+        return str((Path(git.path) / common.read_text(encoding="utf-8").strip()).resolve())
+    return git.path

@@ -132,7 +132,7 @@ def take_remote(repo: MemoryRepo, shown: str, local: str, remote: str) -> tuple[
     if how == "unrelated":
         raise MemrepoError(texts.REMOTE_SET_UNRELATED.format(
             url=shown, path=repo.root, count=count_commits(repo, local), remote=remote[:12], local=local[:12]))
-    dirty = repo.dirty_paths()
+    dirty = repo.settle()
     if dirty:
         raise MemrepoError(texts.REMOTE_SET_DIRTY.format(paths=first_few(dirty)))
     if how == "join":

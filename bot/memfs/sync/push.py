@@ -97,7 +97,7 @@ def rebase_onto(repo: MemoryRepo, local: str, remote: str, made_as: dict[str, st
     `made_as` maps a commit an earlier replay made to the one the agent committed (it is
     updated here): what is set aside is that commit, the one its tool result named."""
     made_as = {} if made_as is None else made_as
-    dirty = repo.dirty_paths()
+    dirty = repo.settle()
     if dirty:
         return 0, [], texts.SYNC_DIRTY_QUEUED.format(paths=first_few(dirty))
     new_tip, moved, failed = replay(repo, local, remote)
@@ -175,7 +175,7 @@ def _sync_locked(repo: MemoryRepo) -> SyncResult:
     elsewhere = off_main(repo)
     if elsewhere is not None:
         raise MemrepoError(elsewhere)
-    dirty = repo.dirty_paths()
+    dirty = repo.settle()
     if dirty:
         raise MemrepoError(texts.SYNC_DIRTY.format(paths=first_few(dirty)))
     local = repo.head_sha()

@@ -200,7 +200,7 @@ class MemoryTool:
         dirty or the plan no longer holds."""
         repo, call = self.repo, plan.call
         with repo.lock():
-            dirty = repo.dirty_paths()
+            dirty = repo.settle()
             if dirty:
                 raise MemrepoError(texts.DIRTY.format(paths=first_few(dirty), root=repo.root))
             if repo.head_sha() != plan.head:
