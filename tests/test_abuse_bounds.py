@@ -7,11 +7,19 @@ MAX_EVENT_LINE characters, skips the rest to the line's end, drops that event wi
 and reads the next. The stream is read from the socket in bounded pieces, so neither a body
 without length nor one enormous HTTP chunk is buffered by the HTTP client either. The tests
 drive the decoder by tables and the subscriber against a tiny hostile server over real HTTP,
-with tracemalloc measuring the peak memory while 20 MB arrive."""
+with tracemalloc measuring the peak memory while 20 MB arrive.
+
+Every JSON read from outside goes through bot/bounded_json.py: Claude Code's hook input (also
+bounded in length), and Claude Code's settings file. 100,000 nested brackets
+are a one-line refusal there, never a RecursionError's traceback."""
 
 from __future__ import annotations
 
+import io
+import json
 import socket
+import subprocess
+import sys
 import threading
 import tracemalloc
 from collections.abc import Iterator
@@ -20,6 +28,13 @@ from pathlib import Path
 import pytest
 import requests
 
+from bot import texts as shared_texts
+from bot.bounded_json import MAX_DEPTH
+from bot.claude_code import hook, install
+from bot.claude_code import texts as cc_texts
+from bot.claude_code.hook import HOOK_MODULE
+from bot.errors import MemrepoError
+from bot.memfs.store.repo import MemoryRepo
 from bot.notify import texts
 from bot.notify.events import HeadEvent
 from bot.notify.follower import MAX_EVENT_LINE, READ_SIZE, HeadSubscriber, SSEDecoder, SSEMessage, bounded_chunks
@@ -145,3 +160,38 @@ def test_follow_survives_a_20_mb_line_in_bounded_memory_and_reads_the_next_event
     assert peak < PEAK, f"reading 20 MB peaked at {peak} bytes"
     said = texts.SUBSCRIBER_EVENT_TOO_LONG.format(url=hostile.url, limit=MAX_EVENT_LINE)
     assert [r.getMessage() for r in caplog.records if "longer than" in r.getMessage()] == [said]
+
+
+# ---------------------------------------------------------------------------------- JSON from outside
+DEEP = 100_000
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + "1" + "]" * depth
+
+
+@pytest.mark.parametrize("event", ["session-start", "prompt", "stop", "session-end", "post-tool"])
+@pytest.mark.parametrize("body", [nested(DEEP), '{"session_id": ' + nested(DEEP) + "}"], ids=["array", "in-object"])
+def test_a_hook_given_deep_json_refuses_in_one_line(event: str, body: str, memory: MemoryRepo) -> None:
+    done = subprocess.run([sys.executable, "-m", HOOK_MODULE, event, "--repo", str(memory.root)], input=body,
+                          capture_output=True, text=True, timeout=60)
+    said = cc_texts.HOOK_BAD_INPUT.format(problem=shared_texts.JSON_TOO_DEEP.format(what="the hook input",
+                                                                                    limit=MAX_DEPTH))
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", said + "\n")
+
+
+def test_hook_input_past_its_bound_is_refused_unread(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hook, "MAX_INPUT", 1000)
+    body = json.dumps({"session_id": "s", "prompt": "p" * 1000})
+    with pytest.raises(SystemExit) as refused:
+        hook.read_input(io.StringIO(body))
+    assert str(refused.value) == cc_texts.HOOK_BAD_INPUT.format(
+        problem=cc_texts.HOOK_INPUT_TOO_LONG.format(limit=1000))
+    assert hook.read_input(io.StringIO('{"prompt": "' + "[{" * 40 + '"}')) == {"prompt": "[{" * 40}
+
+
+def test_claude_codes_settings_nested_deep_are_refused_by_name(tmp_path: Path) -> None:
+    settings = tmp_path / "settings.json"
+    settings.write_text('{"hooks": ' + nested(DEEP) + "}", encoding="utf-8")
+    with pytest.raises(MemrepoError, match=f"{settings} nests arrays and objects deeper than {MAX_DEPTH}"):
+        install.Settings.read(settings)
