@@ -19,7 +19,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from bot.config import fold
+from bot.config import fold, invisible
 from bot.errors import MemrepoError
 from bot.memfs.format import texts
 from bot.memfs.format import texts as say
@@ -46,7 +46,6 @@ _SHORT_NAME = re.compile(r"[^~.]{1,6}~[0-9]+(\.[^.]*)?", re.IGNORECASE | re.DOTA
 _WINDOWS_DEVICE = re.compile(r"(con|prn|aux|nul|com[1-9]|lpt[0-9]|conin\$|conout\$) *([.:].*)?",
                              re.IGNORECASE | re.DOTALL)
 _WINDOWS_CHARS = '<>:"|?*\\'
-_HIDDEN_CATEGORIES = ("Cf", "Zl", "Zp", "Cs")  # format (bidi, zero-width), line breaks, lone surrogates
 
 
 def normalize(raw: object, *, add_md: bool = True, reserved: bool = True) -> str:
@@ -115,10 +114,9 @@ def name_problem(name: str) -> str | None:
     if folded.startswith(".git") and folded != ".github":
         return say.PATH_GIT_CONFIG.format(name=shown(name))
     for char in name:
-        category = unicodedata.category(char)
-        if category == "Cc":
+        if unicodedata.category(char) == "Cc":
             return say.PATH_CONTROL_CHAR.format(code=_code(char))
-        if category in _HIDDEN_CATEGORIES:
+        if invisible(char):  # bot.config's rule, by Unicode data: fold drops what this refuses
             return say.PATH_INVISIBLE_CHAR.format(code=_code(char))
     return _windows_problem(name) or _length_problem(name)
 
