@@ -111,8 +111,14 @@ def answer(event: str, root: Path, hook_input: dict) -> str | None:
     text, head = compiled(root)
     facts = {"head": head}
     transcript = hook_input.get("transcript_path")
-    if isinstance(transcript, str) and transcript:
-        facts["transcript"] = transcript
+    if isinstance(transcript, str) and transcript and transcript != seen_fact(where, "transcript"):
+        from bot.claude_code.transcript import transcript_problem
+
+        problem = transcript_problem(transcript, hook_input.get("cwd"), os.environ)
+        if problem is None:
+            facts["transcript"] = transcript
+        else:  # the memory is still shown; the session's writes name the session only
+            print(f"memrepo claude-code hook: {problem}", file=sys.stderr)
     remember(where, **facts)
     if event == PROMPT:
         from bot.claude_code import texts
