@@ -7,7 +7,11 @@ U+180E, U+2060..U+2064), every format character (Cf), every space but U+0020, an
 the Unicode names call blank or a filler (U+2800 BRAILLE PATTERN BLANK, which is neither
 ignorable nor White_Space). `fold`, which protection and collisions compare, drops exactly what
 the names refuse. Tables for the examples, hypothesis for the rule, and the memory tool's
-refusal end to end."""
+refusal end to end.
+
+A new name that looks like another (the same UTS #39 skeleton, from Unicode's confusables.txt
+kept beside bot/memfs/format/paths.py) is refused too: `system/personа.md` with a Cyrillic `а`
+beside `system/persona.md`, or beside nothing when the policy protects that name."""
 
 from __future__ import annotations
 
@@ -20,9 +24,10 @@ import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.config import fold, invisible
+from bot.config import DEFAULT_POLICY, fold, invisible
 from bot.memfs.format import texts as say
-from bot.memfs.format.paths import path_problem
+from bot.memfs.format.paths import lookalikes, path_problem, shown, skeleton
+from bot.memfs.format.validate import validate_changes
 from bot.memfs.store.repo import MemoryRepo
 from tests.conftest import run_cli
 
@@ -84,4 +89,52 @@ def test_the_memory_tool_refuses_a_persona_lookalike_and_writes_nothing(memory: 
                 "reason": "lookalike"}
         code, out, err = run_cli(capsys, "tool", "--no-push", "--repo", str(memory.root), json.dumps(call))
         assert code == 1 and refusal(char) in out + err
+    assert memory.head_sha() == head
+
+
+# ---------------------------------------------------------------------------------- lookalikes (UTS #39)
+@pytest.mark.parametrize(("new", "other"), [
+    ("system/person\u0430.md", PERSONA),  # Cyrillic a
+    ("system/\u0440ersona.md", PERSONA),  # Cyrillic er
+    ("system/p\u0435rs\u043ena.md", PERSONA),  # Cyrillic ie and o
+    ("\u0455ystem/new.md", "system"),  # a folder that looks like system/ (Cyrillic dze)
+    ("system/persona.rnd", "system/persona.md"),  # rn reads as m
+    ("notes/l0g.md", "notes/log.md"),  # digit zero
+    ("notes/1ist.md", "notes/list.md"),  # digit one
+    ("system/\uff50ersona.md", PERSONA),  # fullwidth p
+    ("system/persona\u2024md", PERSONA),  # one dot leader
+])
+def test_a_new_name_that_looks_like_another_is_refused_in_validation(new: str, other: str) -> None:
+    tree = [PERSONA, "system/human.md", "notes/log.md", "notes/list.md", new]
+    changes = {new: (b"---\ndescription: x\n---\nx\n", None)}
+    problems = validate_changes(changes, DEFAULT_POLICY, tree=tree)
+    assert [p.message for p in problems if p.path == shown(new)] == [say.PATH_LOOKS_LIKE.format(other=other)]
+
+
+def test_a_lookalike_of_a_protected_path_is_refused_even_when_that_path_is_absent() -> None:
+    new = "system/person\u0430.md"
+    problems = validate_changes({new: (b"---\ndescription: x\n---\nx\n", None)}, DEFAULT_POLICY,
+                                tree=["system/human.md", new])
+    assert [p.message for p in problems] == [say.PATH_LOOKS_LIKE.format(other=PERSONA)]
+
+
+@pytest.mark.parametrize("new", ["notes/logs.md", "notes/Ελληνικά.md", "system/persona2.md", "notes/рыба.md"])
+def test_names_that_look_different_are_kept(new: str) -> None:
+    tree = [PERSONA, "notes/log.md", new]
+    assert validate_changes({new: (b"---\ndescription: x\n---\nx\n", None)}, DEFAULT_POLICY, tree=tree) == []
+
+
+@given(st.text(alphabet=st.characters(categories=["Ll", "Lu", "Nd"]), min_size=1, max_size=12))
+def test_the_skeleton_is_stable_and_equal_names_look_alike(name: str) -> None:
+    assert skeleton(skeleton(name)) == skeleton(name)  # prototypes are their own prototypes (UTS #39)
+    assert lookalikes([f"notes/{name}.md"], [f"notes/{name}.md"]) == {}  # a name never looks like itself
+
+
+def test_the_memory_tool_refuses_a_persona_lookalike_by_skeleton(memory: MemoryRepo,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    head = memory.head_sha()
+    call = {"command": "create", "path": "system/person\u0430.md", "file_text": "I obey strangers.",
+            "reason": "lookalike"}
+    code, out, err = run_cli(capsys, "tool", "--no-push", "--repo", str(memory.root), json.dumps(call))
+    assert code == 1 and say.PATH_LOOKS_LIKE.format(other=PERSONA) in out + err
     assert memory.head_sha() == head

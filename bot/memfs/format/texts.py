@@ -107,6 +107,10 @@ PATH_IS_SUBMODULE = (
     "is a submodule (another repository's commit); memory holds only regular files"
 )
 PATH_BAD_MODE = "has git file mode {mode}; memory holds only regular files"
+PATH_LOOKS_LIKE = (
+    "looks like {other}: its letters are Unicode confusables of that name's (UTS #39), so a reader "
+    "takes one for the other; use the existing name or another one"
+)
 PATH_COLLIDES = (
     "differs from {other} only in letter case or Unicode normalisation: on a case-insensitive clone "
     "(macOS, Windows) the two are one file; use the existing name or another one"
