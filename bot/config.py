@@ -16,12 +16,39 @@ import yaml
 
 from bot import texts
 
+# Characters a reader cannot see, by Unicode data: Default_Ignorable_Code_Point (zero-width
+# joiners, variation selectors, U+034F, the Hangul fillers, the tag block), the general
+# categories format (Cf), line and paragraph separators and lone surrogates, and every space
+# but U+0020 (U+00A0, U+2007, U+3000 look like it; U+200A is near nothing). Python's unicodedata
+# has no Default_Ignorable property; the regex package carries it. Compiled on first use: ASCII
+# names never need it.
+_INVISIBLE_SET = r"[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Zs}--\x20]"
+# Characters the Unicode names call blank or a filler: U+2800 BRAILLE PATTERN BLANK, which is
+# neither ignorable nor White_Space, draws nothing; the gap fillers draw nearly nothing.
+_BLANK_WORDS = frozenset(("BLANK", "FILLER"))
+_invisible_pattern: Any = None
+
+
+def invisible(char: str) -> bool:
+    """Whether `char` shows nothing (or a space that is not the space) where it stands: a name
+    holding one looks like another name, so names refuse them and `fold` drops them."""
+    if char.isascii():
+        return False
+    global _invisible_pattern
+    if _invisible_pattern is None:
+        import regex
+
+        _invisible_pattern = regex.compile(_INVISIBLE_SET, regex.V1)
+    return (_invisible_pattern.match(char) is not None
+            or not _BLANK_WORDS.isdisjoint(unicodedata.name(char, "").split()))
+
 
 def fold(path: str) -> str:
     """The spelling a case-insensitive, normalising file system (APFS, HFS+, NTFS) gives
-    `path`: letter case folded, Unicode composed (NFC), invisible format characters dropped.
-    Two paths that fold alike are one file there, so protection and collisions compare these."""
-    visible = "".join(char for char in path if unicodedata.category(char) != "Cf")
+    `path`: letter case folded, Unicode composed (NFC), invisible characters (`invisible`)
+    dropped. Two paths that fold alike are one file there, so protection and collisions
+    compare these."""
+    visible = path if path.isascii() else "".join(char for char in path if not invisible(char))
     return unicodedata.normalize("NFC", unicodedata.normalize("NFD", visible).casefold())
 
 CONFIG_PATH = ".memrepo/config.yml"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.claude_code.transcript import project_folder_name
 from bot.memfs.store.repo import MemoryRepo
 from bot.transcript import TranscriptStore
 from tests.conftest import git, run_cli
@@ -121,14 +122,18 @@ def test_install_writes_the_server_hooks_and_permission(memory: MemoryRepo, tmp_
         done = subprocess.run(command, shell=True, input=json.dumps({"session_id": f"x-{name}"}),
                               capture_output=True, text=True)
         assert done.returncode == 0 and "<memory>" in done.stdout
-    session = tmp_path / "s-1.jsonl"
+    claude = tmp_path / "claude"
+    session = claude / "projects" / project_folder_name(str(project)) / "s-1.jsonl"
+    session.parent.mkdir(parents=True)
     session.write_text(json.dumps({"type": "user", "uuid": "u1", "timestamp": "2026-12-03T10:00:00Z",
                                    "message": {"role": "user", "content": "hello"}}) + "\n")
     for event in ("Stop", "SessionEnd"):
         command = local["hooks"][event][0]["hooks"][0]["command"]
         done = subprocess.run(command, shell=True, capture_output=True, text=True,
-                              input=json.dumps({"session_id": "s-1", "transcript_path": str(session)}),
-                              env={**os.environ, "MEMREPO_HOME": str(tmp_path / "home")})
+                              input=json.dumps({"session_id": "s-1", "transcript_path": str(session),
+                                                "cwd": str(project)}),
+                              env={**os.environ, "MEMREPO_HOME": str(tmp_path / "home"),
+                                   "CLAUDE_CONFIG_DIR": str(claude)})
         assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert [m.text for m in TranscriptStore(tmp_path / "home").read("a1", "s-1")] == ["hello"]
 

@@ -64,16 +64,18 @@ def test_the_trigger_events_of_new_rows(kinds: list[str], events: list[str]) -> 
 def test_each_turns_end_imports_the_session_and_hands_on_only_new_events(
         memory: MemoryRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMREPO_HOME", str(tmp_path / "home"))
-    path = session_file(tmp_path / "p", row("user", "u1", "hi"), row("assistant", "a1", [said("Hello.")]))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    project = tmp_path / "claude" / "projects" / "-work-my-app"  # Claude Code's folder for /work/my_app
+    path = session_file(project, row("user", "u1", "hi"), row("assistant", "a1", [said("Hello.")]))
     handed: list[tuple[str, list[str]]] = []
 
     def spawn(root: Path, session: str, events: list[str]) -> None:
         handed.append((session, events))
 
-    given = {"session_id": SESSION, "transcript_path": str(path)}
+    given = {"session_id": SESSION, "transcript_path": str(path), "cwd": "/work/my_app"}
     assert turn_end.after_turn(memory.root, given, spawn) == ["step"]
     assert turn_end.after_turn(memory.root, given, spawn) == []  # nothing new: nothing handed on
-    session_file(tmp_path / "p", row("user", "s1", "summary", isCompactSummary=True),
+    session_file(project, row("user", "s1", "summary", isCompactSummary=True),
                  row("assistant", "a2", [said("Go on.")]))
     assert turn_end.after_turn(memory.root, given, spawn) == ["compaction", "step"]
     assert handed == [(SESSION, ["step"]), (SESSION, ["compaction", "step"])]

@@ -38,6 +38,8 @@ COMMANDS = (*EVENTS, TRIGGERS)
 HOOK_MODULE = "bot.claude_code.hook"
 STATE_DIR = ("memrepo", "claude-code")
 _SAFE = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+MAX_INPUT = 64 * 1024 * 1024  # characters of hook input: a pasted prompt or a written file, with room to spare
+FEW_BRACKETS = 64  # bot.bounded_json.MAX_DEPTH: no more opening brackets than that cannot nest deeper
 
 
 def state_file(root: Path, session: str) -> Path | None:
@@ -109,8 +111,14 @@ def answer(event: str, root: Path, hook_input: dict) -> str | None:
     text, head = compiled(root)
     facts = {"head": head}
     transcript = hook_input.get("transcript_path")
-    if isinstance(transcript, str) and transcript:
-        facts["transcript"] = transcript
+    if isinstance(transcript, str) and transcript and transcript != seen_fact(where, "transcript"):
+        from bot.claude_code.transcript import transcript_problem
+
+        problem = transcript_problem(transcript, hook_input.get("cwd"), os.environ)
+        if problem is None:
+            facts["transcript"] = transcript
+        else:  # the memory is still shown; the session's writes name the session only
+            print(f"memrepo claude-code hook: {problem}", file=sys.stderr)
     remember(where, **facts)
     if event == PROMPT:
         from bot.claude_code import texts
@@ -119,10 +127,27 @@ def answer(event: str, root: Path, hook_input: dict) -> str | None:
     return output(event, text)
 
 
+def parse_input(raw: str) -> object:
+    """The hook input's value. Text with few brackets cannot nest deeply and is parsed at once
+    (the quiet prompt's path imports nothing more); other text goes through bot.bounded_json,
+    so 100,000 nested brackets are a refusal (a ValueError), not a RecursionError."""
+    if raw.count("[") + raw.count("{") <= FEW_BRACKETS:
+        return json.loads(raw)
+    from bot.bounded_json import loads_bounded
+
+    return loads_bounded(raw, what="the hook input")
+
+
 def read_input(stream) -> dict:
-    raw = stream.read()
+    """The hook input, read to at most MAX_INPUT characters: more, or anything but a JSON
+    object, is a one-line refusal (exit 1, nothing done)."""
+    raw = stream.read(MAX_INPUT + 1)
+    if len(raw) > MAX_INPUT:
+        from bot.claude_code import texts
+
+        raise SystemExit(texts.HOOK_BAD_INPUT.format(problem=texts.HOOK_INPUT_TOO_LONG.format(limit=MAX_INPUT)))
     try:
-        value = json.loads(raw) if raw.strip() else {}
+        value = parse_input(raw) if raw.strip() else {}
     except ValueError as exc:
         value, problem = None, str(exc)
     else:

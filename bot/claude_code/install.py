@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.bounded_json import loads_bounded
 from bot.claude_code import texts
 from bot.claude_code.auto_memory import TOOLS, inside
 from bot.claude_code.hook import HOOK_MODULE, POST_TOOL, PROMPT, SESSION_END, SESSION_START, STOP
@@ -56,7 +57,7 @@ class Settings:
             problem = getattr(exc, "strerror", None) or exc
             raise MemrepoError(texts.UNREADABLE.format(path=path, problem=problem)) from None
         try:
-            data = json.loads(text) if text.strip() else {}
+            data = loads_bounded(text, what=str(path)) if text.strip() else {}
         except ValueError as exc:
             raise MemrepoError(texts.UNREADABLE.format(path=path, problem=exc)) from None
         if not isinstance(data, dict):

@@ -55,6 +55,11 @@ OTHER_SERVER = ("{path} already registers an MCP server \"memrepo\" that is not 
                 "nothing was changed: uninstall it first, or remove that entry")
 
 HOOK_BAD_INPUT = "memrepo claude-code hook: the hook input on standard input is not a JSON object ({problem})"
+TRANSCRIPT_NOT_A_SESSION = "did not import {path}: a Claude Code session file is an absolute path ending in .jsonl"
+TRANSCRIPT_ELSEWHERE = ("did not import {path}: it is not in this session's project folder {folder} of Claude "
+                        "Code's projects directory; to import it anyway, name its folder in {env}")
+TRANSCRIPT_NO_CWD = "(the hook input names no cwd)"
+HOOK_INPUT_TOO_LONG = "it is longer than {limit} characters"
 MEMORY_CHANGED = "The memory changed since it was last shown; this is the memory now:\n\n{memory}"
 HOOK_NO_SESSION = "the hook input names no session_id and transcript_path"
 NO_AGENT = "{repo} has no agent (memrepo.agentId in its git config): run `memrepo init` or `memrepo clone` for one"

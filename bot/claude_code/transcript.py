@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import time
+import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.claude_code import hook
+from bot.claude_code import hook, texts
 from bot.errors import MemrepoError
-from bot.transcript.claude_code_import import SUFFIX, default_root, import_claude_code
+from bot.transcript.claude_code_import import CONFIG_ENV, SUFFIX, import_claude_code
 
 if TYPE_CHECKING:
     from bot.agent import AgentSession
@@ -34,7 +36,78 @@ SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
 CALL_WAIT_SECONDS = 2.0  # how long a write waits for Claude Code to write down the call that made it
 CALL_POLL_SECONDS = 0.02
 PROJECT_ENV = "CLAUDE_PROJECT_DIR"
-_PROJECT_NAME = re.compile(r"[^A-Za-z0-9]")
+FOLDER_NAME_ENV = "CLAUDE_CODE_PROJECT_DIR_NAME"  # Claude Code's own override of the folder's name
+NAMED_ENV = "MEMREPO_CLAUDE_CODE_TRANSCRIPTS"  # folders (os.pathsep between) whose transcripts a user allows
+_NAME_OVERRIDE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_WINDOWS_DEVICE = re.compile(r"con|prn|aux|nul|com[0-9]|lpt[0-9]", re.IGNORECASE)
+SLUG_MAX = 200  # Claude Code cuts a longer folder name here and adds a hash of the whole path
+
+
+def _js_units(text: str) -> list[int]:
+    """`text` as JavaScript sees it: UTF-16 code units (a character beyond U+FFFF is two)."""
+    data = text.encode("utf-16-le", "surrogatepass")
+    return [int.from_bytes(data[i:i + 2], "little") for i in range(0, len(data), 2)]
+
+
+def _base36(number: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        number, digit = divmod(number, 36)
+        out = digits[digit] + out
+        if number == 0:
+            return out
+
+
+def project_folder_name(cwd: str) -> str:
+    """The name Claude Code (2.1) gives the folder of a project's sessions in its projects
+    directory: every UTF-16 code unit of the path outside [A-Za-z0-9] made `-`; a name longer
+    than SLUG_MAX cut there, then `-` and the absolute value of the path's Java-style string
+    hash (31 * h + unit, 32-bit) in base 36."""
+    units = _js_units(cwd)
+    slug = "".join(chr(u) if u < 128 and chr(u).isalnum() else "-" for u in units)
+    if len(slug) <= SLUG_MAX:
+        return slug
+    hashed = 0
+    for unit in units:
+        hashed = (hashed * 31 + unit) & 0xFFFFFFFF
+    signed = hashed - (1 << 32) if hashed >= 1 << 31 else hashed
+    return f"{slug[:SLUG_MAX]}-{_base36(abs(signed))}"
+
+
+def projects_dir(env: Mapping[str, str]) -> Path:
+    """Claude Code's projects directory: $CLAUDE_CONFIG_DIR (else ~/.claude), NFC, /projects."""
+    config = env.get(CONFIG_ENV) or str(Path.home() / ".claude")
+    return Path(unicodedata.normalize("NFC", config)).expanduser() / "projects"
+
+
+def project_folders(cwd: str, env: Mapping[str, str]) -> list[Path]:
+    """The folders a session started in `cwd` (or in CLAUDE_PROJECT_DIR, the project's root)
+    keeps its transcript in: its project's, by Claude Code's rule (CLAUDE_CODE_PROJECT_DIR_NAME
+    names it instead when CLAUDE_CONFIG_DIR is set and the name is one Claude Code takes)."""
+    base = projects_dir(env)
+    override = env.get(FOLDER_NAME_ENV, "")
+    if env.get(CONFIG_ENV) and _NAME_OVERRIDE.fullmatch(override) and not _WINDOWS_DEVICE.fullmatch(override):
+        return [base / override]
+    starts = [cwd, env.get(PROJECT_ENV, "")]
+    return list(dict.fromkeys(base / project_folder_name(start) for start in starts if start))
+
+
+def transcript_problem(transcript: str, cwd: object, env: Mapping[str, str]) -> str | None:
+    """Why a hook may not import `transcript`, or None: it must be a session file (`.jsonl`)
+    inside the session's own project folder (`project_folders`), or inside a folder the user
+    names in MEMREPO_CLAUDE_CODE_TRANSCRIPTS; compared after links and `..` are resolved, so
+    another project's sessions (and their secrets) never become searchable from this memory."""
+    path = Path(transcript).expanduser()
+    if not path.is_absolute() or path.suffix != SUFFIX:
+        return texts.TRANSCRIPT_NOT_A_SESSION.format(path=transcript)
+    real = path.resolve()
+    named = [Path(folder).expanduser() for folder in env.get(NAMED_ENV, "").split(os.pathsep) if folder.strip()]
+    folders = (project_folders(cwd, env) if isinstance(cwd, str) and cwd else []) + named
+    if any(real.is_relative_to(folder.resolve()) for folder in folders):
+        return None
+    where = ", ".join(str(folder) for folder in folders[:1]) or texts.TRANSCRIPT_NO_CWD
+    return texts.TRANSCRIPT_ELSEWHERE.format(path=transcript, folder=where, env=NAMED_ENV)
 
 
 def session_id(env: Mapping[str, str]) -> str | None:
@@ -51,7 +124,7 @@ def transcript_path(root: Path, session: str, env: Mapping[str, str]) -> Path | 
     project = env.get(PROJECT_ENV)
     if not project:
         return None
-    guess = default_root(env) / _PROJECT_NAME.sub("-", project) / f"{session}{SUFFIX}"
+    guess = project_folders(project, env)[0] / f"{session}{SUFFIX}"
     return guess if guess.is_file() else None
 
 

@@ -15,6 +15,7 @@ writes what happened to `<session>.log` beside the session's state
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterable
@@ -56,6 +57,11 @@ def after_turn(root: Path, hook_input: dict, spawn: Spawn | None = None) -> list
     session, transcript = hook_input.get("session_id"), hook_input.get("transcript_path")
     if not isinstance(session, str) or not session or not isinstance(transcript, str) or not transcript:
         raise MemrepoError(texts.HOOK_NO_SESSION)
+    from bot.claude_code.transcript import transcript_problem
+
+    problem = transcript_problem(transcript, hook_input.get("cwd"), os.environ)
+    if problem is not None:  # another project's session, or a file that is none: nothing read, nothing kept
+        raise MemrepoError(problem)
     where = hook.state_file(root, session)
     hook.remember(where, transcript=transcript)
     agent = agent_of(MemoryRepo.open(root))

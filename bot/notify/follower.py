@@ -29,6 +29,7 @@ import contextlib
 import logging
 import os
 import random
+import re
 import socket
 import threading
 import time
@@ -55,7 +56,11 @@ BACKOFF_CAP = 30.0
 REFUSED_DELAY = 60.0  # after 401/404: slow retries
 CONNECT_TIMEOUT = 10.0
 STABLE_SECONDS = 10.0  # a connection that lasted this long resets the backoff schedule
+MAX_EVENT_LINE = 64 * 1024  # characters in one line, and in one event's data (a head event is under 1 KB)
+READ_SIZE = 16 * 1024  # bytes asked of the socket at a time: a stream is never read whole
 READ_TIMEOUT = 60.0  # silence for this long (the server sends a heartbeat every 15 s) means a dead connection
+
+_LINE_END = re.compile("\r\n|\r|\n")
 
 OnHead = Callable[[HeadEvent | None, str | None], Any]
 Syncer = Callable[[], str | None]  # brings the clone up to date; its HEAD afterwards (None: not known yet)
@@ -77,35 +82,75 @@ class SSEDecoder:
     """Incremental decoder of a `text/event-stream` (the WHATWG rules): feed it bytes or text
     as they arrive, in any split, and get the events completed so far. Comments (`: ...`,
     heartbeats) are skipped, `data:` lines are joined with newlines, a block without data is
-    not an event, and lines end in LF, CRLF or CR."""
+    not an event, and lines end in LF, CRLF or CR.
 
-    def __init__(self) -> None:
+    Bounded: a line longer than `max_line` characters is never held whole. Its head is
+    dropped as soon as it passes the bound, the rest is skipped up to its line end, and the
+    event it belonged to is not dispatched; so is an event whose data lines add up to more than
+    `max_line`. `too_long` counts the events refused so."""
+
+    def __init__(self, max_line: int = MAX_EVENT_LINE) -> None:
         self._text = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._pending = ""
+        self.max_line = max_line
+        self._pending: list[str] = []
+        self._pending_size = 0
+        self._skipping = False  # inside a line already past the bound
+        self._spoiled = False  # the event under way lost a line, or grew past the bound
         self._after_cr = False
         self._event = ""
         self._data: list[str] = []
+        self._data_size = 0
         self._has_data = False
         self.last_id: str | None = None
         self.retry: int | None = None
+        self.too_long = 0
+
+    @property
+    def buffered(self) -> int:
+        """Characters held for the line and the event under way (never much above 2 x max_line)."""
+        return self._pending_size + self._data_size
 
     def feed(self, chunk: bytes | str) -> list[SSEMessage]:
         text = self._text.decode(chunk) if isinstance(chunk, bytes) else chunk
+        if self._after_cr and text:
+            self._after_cr = False
+            if text.startswith("\n"):
+                text = text[1:]
         out: list[SSEMessage] = []
-        for char in text:
-            if self._after_cr:
-                self._after_cr = False
-                if char == "\n":
-                    continue
-            if char in "\r\n":
-                self._after_cr = char == "\r"
-                line, self._pending = self._pending, ""
-                message = self._line(line)
-                if message is not None:
-                    out.append(message)
-            else:
-                self._pending += char
+        start = 0
+        for end in _LINE_END.finditer(text):
+            self._take(text[start:end.start()])
+            start = end.end()
+            self._after_cr = end.group() == "\r" and start == len(text)  # its LF may come next
+            message = self._line_end()
+            if message is not None:
+                out.append(message)
+        self._take(text[start:])
         return out
+
+    def _take(self, piece: str) -> None:
+        if self._skipping or not piece:
+            return
+        if self._pending_size + len(piece) > self.max_line:
+            self._pending, self._pending_size, self._skipping = [], 0, True
+            return
+        self._pending.append(piece)
+        self._pending_size += len(piece)
+
+    def _line_end(self) -> SSEMessage | None:
+        if self._skipping:
+            self._skipping = False
+            self._spoil()
+            return None
+        line = "".join(self._pending)
+        self._pending, self._pending_size = [], 0
+        return self._line(line)
+
+    def _spoil(self) -> None:
+        if not self._spoiled:
+            self._spoiled = True
+            self.too_long += 1
+        self._data, self._data_size = [], 0
 
     def _line(self, line: str) -> SSEMessage | None:
         if not line:
@@ -118,8 +163,12 @@ class SSEDecoder:
         if name == "event":
             self._event = value
         elif name == "data":
-            self._data.append(value)
             self._has_data = True
+            if self._spoiled or self._data_size + len(value) > self.max_line:
+                self._spoil()
+            else:
+                self._data.append(value)
+                self._data_size += len(value) + 1
         elif name == "id":
             if "\0" not in value:
                 self.last_id = value
@@ -129,10 +178,24 @@ class SSEDecoder:
 
     def _dispatch(self) -> SSEMessage | None:
         event, data, has_data = self._event or "message", "\n".join(self._data), self._has_data
-        self._event, self._data, self._has_data = "", [], False
-        if not has_data:
+        spoiled = self._spoiled
+        self._event, self._data, self._data_size, self._has_data, self._spoiled = "", [], 0, False, False
+        if not has_data or spoiled:
             return None
         return SSEMessage(event=event, data=data, id=self.last_id, retry=self.retry)
+
+
+def bounded_chunks(response: requests.Response, size: int = READ_SIZE) -> Iterator[bytes]:
+    """The body of a streamed response as it arrives, at most `size` bytes at a time (decoded
+    as its Content-Encoding says, also at most `size`). requests' iter_content(None) would hand
+    over a whole chunk, or the whole body when it is not chunked, however large the sender
+    makes it; read1 returns what has arrived, so a small event is not held back either."""
+    raw = response.raw
+    while True:
+        chunk = raw.read1(size)
+        if not chunk:
+            return
+        yield chunk
 
 
 def parse_sse(chunks: Iterable[bytes | str]) -> Iterator[SSEMessage]:
@@ -357,11 +420,14 @@ class HeadSubscriber:
         self.connected.set()
         self._catch_up()
         decoder = SSEDecoder()
-        for chunk in response.iter_content(chunk_size=None):
+        for chunk in bounded_chunks(response):
             if self._stop.is_set():
                 return None
+            refused = decoder.too_long
             for message in decoder.feed(chunk):
                 self._handle(message)
+            if decoder.too_long > refused:
+                self._error(texts.SUBSCRIBER_EVENT_TOO_LONG.format(url=redact(self.url), limit=decoder.max_line))
         if not self._stop.is_set():
             self._error(texts.SUBSCRIBER_DROPPED.format(url=redact(self.url), error="the server closed it"))
         return None
@@ -437,5 +503,5 @@ class HeadSubscriber:
             self._error(texts.SUBSCRIBER_CALLBACK_FAILED.format(error=f"{type(exc).__name__}: {exc}"))
 
 
-__all__ = ["HeadSubscriber", "SSEDecoder", "SSEMessage", "backoff_delay", "forge_token", "parse_sse",
+__all__ = ["HeadSubscriber", "SSEDecoder", "SSEMessage", "backoff_delay", "bounded_chunks", "forge_token", "parse_sse",
            "repo_of_url", "shutdown_response", "token_of_url"]

@@ -16,6 +16,8 @@ SUBSCRIBER_NOT_FOUND = ("the event stream at {url} does not serve this repositor
 SUBSCRIBER_BAD_URL = "the event stream URL must look like http(s)://host/v1/repos/<owner>/<repo>/events, found {url}"
 SUBSCRIBER_STATUS = "the event stream at {url} answered HTTP {status}"
 SUBSCRIBER_DROPPED = "the event stream at {url} dropped: {error}"
+SUBSCRIBER_EVENT_TOO_LONG = ("ignored an event from {url} with a line or data longer than {limit} characters "
+                             "(a head event is under 1 KB): skipped without reading it whole")
 SUBSCRIBER_BAD_EVENT = "ignored a head event that is not valid: {error}"
 SUBSCRIBER_SYNC_FAILED = "could not bring {path} up to date with its remote: {reason}"
 SUBSCRIBER_CALLBACK_FAILED = "the on_head callback failed: {error}"

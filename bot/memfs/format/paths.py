@@ -18,8 +18,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
 
-from bot.config import fold
+from bot.config import fold, invisible
 from bot.errors import MemrepoError
 from bot.memfs.format import texts
 from bot.memfs.format import texts as say
@@ -47,7 +49,6 @@ _SHORT_NAME = re.compile(r"[^~.]{1,6}~[0-9]+(\.[^.]*)?", re.IGNORECASE | re.DOTA
 _WINDOWS_DEVICE = re.compile(r"(con|prn|aux|nul|com[1-9]|lpt[0-9]|conin\$|conout\$) *([.:].*)?",
                              re.IGNORECASE | re.DOTALL)
 _WINDOWS_CHARS = '<>:"|?*\\'
-_HIDDEN_CATEGORIES = ("Cf", "Zl", "Zp", "Cs")  # format (bidi, zero-width), line breaks, lone surrogates
 
 
 def normalize(raw: object, *, add_md: bool = True, reserved: bool = True) -> str:
@@ -116,10 +117,9 @@ def name_problem(name: str) -> str | None:
     if folded.startswith(".git") and folded != ".github":
         return say.PATH_GIT_CONFIG.format(name=shown(name))
     for char in name:
-        category = unicodedata.category(char)
-        if category == "Cc":
+        if unicodedata.category(char) == "Cc":
             return say.PATH_CONTROL_CHAR.format(code=_code(char))
-        if category in _HIDDEN_CATEGORIES:
+        if invisible(char):  # bot.config's rule, by Unicode data: fold drops what this refuses
             return say.PATH_INVISIBLE_CHAR.format(code=_code(char))
     return _windows_problem(name) or _length_problem(name)
 
@@ -197,6 +197,58 @@ def collisions(new: Iterable[str], tree: Iterable[str]) -> dict[str, str]:
     for path in new:
         for prefix in _prefixes(path):
             others = sorted(spellings.get(fold(prefix), set()) - {prefix})
+            if others:
+                found[path] = others[0]
+                break
+    return found
+
+
+CONFUSABLES = Path(__file__).with_name("confusables.txt")  # Unicode's UTS #39 data (see confusables.LICENSE)
+
+
+@cache
+def _prototypes() -> dict[str, str]:
+    """confusables.txt's mapping: each source character to its prototype (one or more
+    characters), as UTS #39's skeleton uses it. Read on first use (about 6,000 lines)."""
+    table = {}
+    for line in CONFUSABLES.read_text(encoding="utf-8-sig").splitlines():
+        fields = line.split("#", 1)[0].split(";")
+        if len(fields) >= 2 and fields[0].strip():
+            source = "".join(chr(int(code, 16)) for code in fields[0].split())
+            table[source] = "".join(chr(int(code, 16)) for code in fields[1].split())
+    return table
+
+
+def skeleton(text: str) -> str:
+    """UTS #39's skeleton of `text`: decomposed (NFD), invisible characters dropped (bot.config's
+    rule, which holds Default_Ignorable_Code_Point), each character replaced by its prototype
+    in confusables.txt, decomposed again. Two strings with one skeleton look alike to a reader
+    (`system/personа.md` with a Cyrillic `а` and `system/persona.md`)."""
+    table = _prototypes()
+    decomposed = unicodedata.normalize("NFD", text)
+    mapped = "".join(table.get(char, char) for char in decomposed if not invisible(char))
+    return unicodedata.normalize("NFD", mapped)
+
+
+def look_key(path: str) -> str:
+    """What a reader sees of `path`, for comparing: its skeleton, folded (`fold`: a name
+    differing in letter case is one file on a case-insensitive clone as well)."""
+    return fold(skeleton(path))
+
+
+def lookalikes(new: Iterable[str], tree: Iterable[str]) -> dict[str, str]:
+    """Each path of `new` whose file or any folder above it looks like (`look_key`) another
+    path or folder of `tree`, without being one file with it (`collisions` says those):
+    `system/personа.md` beside `system/persona.md`, `notes/l0g.md` beside `notes/log.md`. A
+    reader, a reviewer, or a model reading the core memory takes one for the other."""
+    keys: dict[str, set[str]] = {}
+    for path in tree:
+        for prefix in _prefixes(path):
+            keys.setdefault(look_key(prefix), set()).add(prefix)
+    found: dict[str, str] = {}
+    for path in new:
+        for prefix in _prefixes(path):
+            others = sorted(other for other in keys.get(look_key(prefix), set()) if fold(other) != fold(prefix))
             if others:
                 found[path] = others[0]
                 break

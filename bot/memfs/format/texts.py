@@ -111,6 +111,10 @@ PATH_EXECUTABLE = (
     "is marked executable (git file mode 100755); memory holds only regular files (100644): "
     "clear the bit with `git update-index --chmod=-x` on it"
 )
+PATH_LOOKS_LIKE = (
+    "looks like {other}: its letters are Unicode confusables of that name's (UTS #39), so a reader "
+    "takes one for the other; use the existing name or another one"
+)
 PATH_COLLIDES = (
     "differs from {other} only in letter case or Unicode normalisation: on a case-insensitive clone "
     "(macOS, Windows) the two are one file; use the existing name or another one"

@@ -13,7 +13,7 @@ file of memory, where Letta Code's hook checks it only under system/ and referen
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from bot.config import CONFIG_PATH, Policy, PolicyError, parse_policy
@@ -406,7 +406,7 @@ def validate_changes(
             continue
         found += validate_file(path, staged, head, policy, layout=layout, letta=letta, whole=whole)
     if tree is not None:
-        found += collision_problems(changes, tree)
+        found += collision_problems(changes, tree, policy.protected)
     if core is not None:
         found += validate_core(core[0], core[1], policy, layout, letta)
     if layout == V2 and tree is not None:
@@ -422,12 +422,17 @@ def written_path_problem(path: str, mode: int | None = None) -> str | None:
 
 
 def collision_problems(changes: Mapping[str, tuple[bytes | None, bytes | None]],
-                       tree: Collection[str]) -> list[Problem]:
+                       tree: Collection[str], protected: Iterable[str] = ()) -> list[Problem]:
     """New paths that are one file with another path of `tree` (the paths after the change) on
-    a case-insensitive clone: there, one of the two files would be lost."""
+    a case-insensitive clone: there, one of the two files would be lost; and new paths that
+    look like another (`paths.lookalikes`: the same UTS #39 skeleton), or like a path the
+    policy protects by name, there or not."""
     new = [path for path, (staged, head) in changes.items() if staged is not None and head is None]
-    return [Problem(paths.shown(path), say.PATH_COLLIDES.format(other=paths.shown(other)), " ")
-            for path, other in paths.collisions(new, tree).items()]
+    named = [glob.rstrip("/") for glob in protected if glob.rstrip("/") and not set(glob) & set("*?[")]
+    found = [Problem(paths.shown(path), say.PATH_COLLIDES.format(other=paths.shown(other)), " ")
+             for path, other in paths.collisions(new, tree).items()]
+    return found + [Problem(paths.shown(path), say.PATH_LOOKS_LIKE.format(other=paths.shown(other)), " ")
+                    for path, other in paths.lookalikes(new, [*tree, *named]).items()]
 
 
 def format_problems(problems: list[Problem], layout: str = V1) -> str:
