@@ -99,8 +99,9 @@ def test_the_memory_tool_refuses_a_persona_lookalike_and_writes_nothing(memory: 
     ("system/p\u0435rs\u043ena.md", PERSONA),  # Cyrillic ie and o
     ("\u0455ystem/new.md", "system"),  # a folder that looks like system/ (Cyrillic dze)
     ("system/persona.rnd", "system/persona.md"),  # rn reads as m
-    ("notes/l0g.md", "notes/log.md"),  # digit zero
-    ("notes/1ist.md", "notes/list.md"),  # digit one
+    ("system/pers0na.md", PERSONA),  # digit zero: plain ASCII, but like a protected name
+    ("n\u043etes/new.md", "notes"),  # a folder that looks like notes/ (Cyrillic o)
+    ("notes/l\u043eg.md", "notes/log.md"),  # a file beside it (Cyrillic o)
     ("system/\uff50ersona.md", PERSONA),  # fullwidth p
     ("system/persona\u2024md", PERSONA),  # one dot leader
 ])
@@ -118,9 +119,12 @@ def test_a_lookalike_of_a_protected_path_is_refused_even_when_that_path_is_absen
     assert [p.message for p in problems] == [say.PATH_LOOKS_LIKE.format(other=PERSONA)]
 
 
-@pytest.mark.parametrize("new", ["notes/logs.md", "notes/Ελληνικά.md", "system/persona2.md", "notes/рыба.md"])
+@pytest.mark.parametrize("new", ["notes/logs.md", "notes/Ελληνικά.md", "system/persona2.md", "notes/рыба.md",
+                                 "notes/l0g.md", "notes/1ist.md", "notes/bam.md"])
 def test_names_that_look_different_are_kept(new: str) -> None:
-    tree = [PERSONA, "notes/log.md", new]
+    """Two plain-ASCII names show every letter they hold (`l0g` beside `log`, `bam` beside
+    `barn`): only a protected name is guarded against them."""
+    tree = [PERSONA, "notes/log.md", "notes/list.md", "notes/barn.md", new]
     assert validate_changes({new: (b"---\ndescription: x\n---\nx\n", None)}, DEFAULT_POLICY, tree=tree) == []
 
 

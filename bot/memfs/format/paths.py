@@ -236,23 +236,35 @@ def look_key(path: str) -> str:
     return fold(skeleton(path))
 
 
-def lookalikes(new: Iterable[str], tree: Iterable[str]) -> dict[str, str]:
-    """Each path of `new` whose file or any folder above it looks like (`look_key`) another
-    path or folder of `tree`, without being one file with it (`collisions` says those):
-    `system/personа.md` beside `system/persona.md`, `notes/l0g.md` beside `notes/log.md`. A
-    reader, a reviewer, or a model reading the core memory takes one for the other."""
-    keys: dict[str, set[str]] = {}
-    for path in tree:
-        for prefix in _prefixes(path):
-            keys.setdefault(look_key(prefix), set()).add(prefix)
+def lookalikes(new: Iterable[str], tree: Iterable[str], protected: Iterable[str] = ()) -> dict[str, str]:
+    """Each path of `new` whose file or any folder above it looks like (`look_key`) a path the
+    policy protects by name (`system/hurnan.md` for `system/human.md`), or, where the new path
+    is not plain ASCII, like another path or folder of `tree` (`system/personа.md` beside
+    `system/persona.md`), without being one file with it (`collisions` says those). A reader,
+    a reviewer, or a model reading the core memory takes one for the other. Two ASCII names
+    (`barn.md` and `bam.md`) are both what they show, so they are left alone."""
+    new = list(new)
+    guarded = _look_keys(protected)
+    everyone = _look_keys(tree) if any(not path.isascii() for path in new) else {}
     found: dict[str, str] = {}
     for path in new:
+        keys = (guarded, everyone) if not path.isascii() else (guarded,)
         for prefix in _prefixes(path):
-            others = sorted(other for other in keys.get(look_key(prefix), set()) if fold(other) != fold(prefix))
+            key = look_key(prefix)
+            others = sorted(other for table in keys for other in table.get(key, ())
+                            if fold(other) != fold(prefix))
             if others:
                 found[path] = others[0]
                 break
     return found
+
+
+def _look_keys(paths: Iterable[str]) -> dict[str, set[str]]:
+    keys: dict[str, set[str]] = {}
+    for path in paths:
+        for prefix in _prefixes(path):
+            keys.setdefault(look_key(prefix), set()).add(prefix)
+    return keys
 
 
 def twins(path: str, tree: Iterable[str]) -> list[str]:

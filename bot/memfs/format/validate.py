@@ -432,7 +432,7 @@ def collision_problems(changes: Mapping[str, tuple[bytes | None, bytes | None]],
     found = [Problem(paths.shown(path), say.PATH_COLLIDES.format(other=paths.shown(other)), " ")
              for path, other in paths.collisions(new, tree).items()]
     return found + [Problem(paths.shown(path), say.PATH_LOOKS_LIKE.format(other=paths.shown(other)), " ")
-                    for path, other in paths.lookalikes(new, [*tree, *named]).items()]
+                    for path, other in paths.lookalikes(new, tree, named).items()]
 
 
 def format_problems(problems: list[Problem], layout: str = V1) -> str:
