@@ -454,7 +454,7 @@ def test_state_from_the_forge_pull_request() -> None:
     from bot.forge.client import PullRequest
 
     pull = PullRequest(3, "u", "t", "b", "open", False, False, DREAM_REF, HEAD, "main", BASE, True, "clean",
-                       (LABEL_DREAM,), AUTHOR, None, REPO, REPO)
+                       (LABEL_DREAM,), AUTHOR, None, REPO, REPO, default_branch="main")
     state = PullState.from_pull(pull, validation=Validation(HEAD, True), status="success")
     assert state.number == 3 and state.head_sha == HEAD and is_memrepo(state)
     assert state.head_repo == state.base_repo == REPO
