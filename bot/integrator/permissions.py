@@ -14,17 +14,26 @@ events drop what is cached for the repository, or for every repository of the or
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
 from redis import Redis
 
-from bot.forge.client import ForgeClient
 from bot.redis_keys import own_login_key, permission_key, permission_pattern
 
 PERMISSION_TTL = 60  # seconds
 OWN_LOGIN_TTL = 3600  # seconds: the account a credential acts as does not change while it runs
 
 
-def permissions(redis: Redis, client: ForgeClient, repo: str, logins: Iterable[str], *,
+class Forge(Protocol):
+    """What this module asks the forge (`bot.forge.client.ForgeClient` answers it); named by
+    shape, so the receiver can drop the cache without loading the forge client."""
+
+    def permission(self, login: str) -> str: ...
+
+    def own_login(self) -> str: ...
+
+
+def permissions(redis: Redis, client: Forge, repo: str, logins: Iterable[str], *,
                 fresh: bool = False) -> tuple[tuple[str, str], ...]:
     """(login, permission) for each distinct login, from the cache or the forge (`fresh`:
     from the forge only, and the cache updated with its answer)."""
@@ -43,7 +52,7 @@ def permissions(redis: Redis, client: ForgeClient, repo: str, logins: Iterable[s
     return tuple(sorted(found.items()))
 
 
-def own_logins(redis: Redis, client: ForgeClient, repo: str, configured: str | None) -> tuple[str, ...]:
+def own_logins(redis: Redis, client: Forge, repo: str, configured: str | None) -> tuple[str, ...]:
     """The forge accounts the integrator acts as for `repo`: the one its credentials name (a
     token's user, an App's `<slug>[bot]`), and MEMREPO_BOT_LOGIN where it is set."""
     key = own_login_key(repo)
