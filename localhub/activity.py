@@ -20,8 +20,8 @@ from flask import Blueprint, request
 from flask.blueprints import BlueprintSetupState
 from flask.typing import ResponseReturnValue
 
-from localhub import merging, shapes
-from localhub.errors import validation
+from localhub import merging, messages, shapes
+from localhub.errors import ApiError
 from localhub.hub import EXTENSION as HUB
 from localhub.hub import Event, Hub, current_hub
 from localhub.lookup import requested
@@ -103,10 +103,10 @@ def list_activity(owner: str, repo: str) -> ResponseReturnValue:
     args = request.args
     direction = args.get("direction", "desc")
     kind = args.get("activity_type")
-    if direction not in ("asc", "desc"):
-        raise validation("Activity", "direction")
-    if kind is not None and kind not in TYPES:
-        raise validation("Activity", "activity_type")
+    for field, value, choices in (("direction", direction, ("asc", "desc")), ("activity_type", kind, TYPES)):
+        if value is not None and value not in choices:  # GitHub's validation-error-simple: plain strings
+            raise ApiError(422, messages.VALIDATION_FAILED, errors=[  # type: ignore[list-item]
+                messages.ACTIVITY_BAD_FILTER.format(field=field, choices=", ".join(choices))])
     where, values = ["repo_id = ?"], [row["id"]]
     ref = args.get("ref")
     if ref:
