@@ -12,7 +12,7 @@ All of them start with `memrepo:` (`PREFIX`); a repository in a key is lower-cas
 | `memrepo:progress:<repo>#<n>` | `progress_key` | attempts and history per head and review count (integrator jobs) |
 | `memrepo:published:<repo>#<n>` | `published_key` | the head event for this merge was published (integrator) |
 | `memrepo:resolution-tried:<repo>#<n>:<sha>` | `resolution_tried_key` | a resolution was already tried at this head |
-| `memrepo:permission:<repo>:<login>` | `permission_key` | the forge's answer on who may write, cached briefly |
+| `memrepo:permission:<repo>:<login>` | `permission_key`, `permission_pattern` | who may write, cached briefly |
 | `memrepo:own-login:<repo>` | `own_login_key` | the integrator's own login on a repository, cached |
 | `memrepo:head:<repo>` (pub/sub channel) | `head_channel` | head events (bot/notify/events.py) |
 | `memrepo:head:*` (pattern) | `HEAD_CHANNELS` | the receiver's one subscription to all of them |
@@ -70,6 +70,16 @@ def resolution_tried_key(repo: str, number: int, head_sha: str) -> str:
 
 def permission_key(repo: str, login: str) -> str:
     return f"{PREFIX}permission:{repo_key(repo)}:{login.casefold()}"
+
+
+def permission_pattern(owner: str, repo: str | None = None) -> str:
+    """The SCAN pattern of the cached permissions on `owner/repo`, or on every repository of
+    `owner` (glob characters in the names matched literally)."""
+    def literal(text: str) -> str:
+        return "".join("\\" + c if c in "*?[]\\" else c for c in text)
+
+    where = literal(repo_key(f"{owner}/{repo}")) if repo else literal(repo_key(owner)) + "/*"
+    return f"{PREFIX}permission:{where}:*"
 
 
 def own_login_key(repo: str) -> str:

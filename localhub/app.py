@@ -21,6 +21,7 @@ from pathlib import Path
 from flask import Flask, Response, current_app, g, request
 
 from localhub import (
+    activity,
     admin,
     apps,
     faults,
@@ -64,6 +65,7 @@ BLUEPRINTS = (
     rest_reviews.bp,     # pull request reviews
     rest_statuses.bp,    # commit statuses
     rest_hooks.bp,       # repository webhooks, deliveries
+    activity.bp,         # repository activity: who moved which ref (records ahead of every listener)
     git_http.bp,         # git smart HTTP (upload-pack and receive-pack, protocol v2 ls-refs answered here)
     faults.bp,           # fault injection
 )

@@ -10,6 +10,7 @@ that moment (as GitHub's do) even when it is delivered later. `Event.data` carri
 - `pull_request_review`: number, review_id
 - `issue_comment`: number, comment_id
 - `status`: id
+- `member`: member_id; old_permission (edited)
 """
 
 from __future__ import annotations
@@ -367,6 +368,11 @@ def build(hub: Hub, event: Event) -> dict[str, Any] | None:
         review["state"] = row["state"].lower()  # webhooks say "approved" where REST says "APPROVED"
         return {"action": event.action, "review": review, "pull_request": pull_request(hub, repo, pull, simple=True),
                 "repository": repository(hub, repo), "sender": sender}
+    if event.name == "member":
+        payload = {"action": event.action, "member": user(hub, data["member_id"])}
+        if event.action == "edited":
+            payload["changes"] = {"old_permission": {"from": data.get("old_permission") or ""}}
+        return {**payload, "repository": repository(hub, repo), "sender": sender}
     if event.name == "issue_comment":
         pull = hub.find_pull(repo, data["number"])
         row = hub.store.one("SELECT * FROM comments WHERE id = ?", data["comment_id"])

@@ -127,7 +127,14 @@ def add_collaborator(owner: str, repo: str, username: str) -> ResponseReturnValu
             "resource": "Repository", "code": "invalid", "field": "permission",
             "message": messages.PERMISSION_NOT_ONE_OF.format(choices=", ".join(PERMISSIONS))}])
     user = or_404(hub.user_by_login(username))
+    old = hub.store.one("SELECT permission FROM collaborators WHERE repo_id = ? AND user_id = ?",
+                        target.repo["id"], user["id"])
     hub.add_collaborator(target.repo["id"], user["id"], permission)
+    if old is None:  # GitHub's `member` event: who may write changed
+        hub.emit("member", "added", target.repo["id"], target.user["id"], member_id=user["id"])
+    elif old["permission"] != permission:
+        hub.emit("member", "edited", target.repo["id"], target.user["id"], member_id=user["id"],
+                 old_permission=old["permission"])
     return Response(status=204)
 
 
@@ -172,6 +179,8 @@ def remove_collaborator(owner: str, repo: str, username: str) -> ResponseReturnV
     user = hub.user_by_login(username)
     if user is not None:
         with hub.store.tx() as db:
-            db.execute("DELETE FROM collaborators WHERE repo_id = ? AND user_id = ?",
-                       (target.repo["id"], user["id"]))
+            removed = db.execute("DELETE FROM collaborators WHERE repo_id = ? AND user_id = ?",
+                                 (target.repo["id"], user["id"])).rowcount
+        if removed:
+            hub.emit("member", "removed", target.repo["id"], target.user["id"], member_id=user["id"])
     return Response(status=204)

@@ -454,7 +454,7 @@ def test_state_from_the_forge_pull_request() -> None:
     from bot.forge.client import PullRequest
 
     pull = PullRequest(3, "u", "t", "b", "open", False, False, DREAM_REF, HEAD, "main", BASE, True, "clean",
-                       (LABEL_DREAM,), AUTHOR, None, REPO, REPO)
+                       (LABEL_DREAM,), AUTHOR, None, REPO, REPO, default_branch="main")
     state = PullState.from_pull(pull, validation=Validation(HEAD, True), status="success")
     assert state.number == 3 and state.head_sha == HEAD and is_memrepo(state)
     assert state.head_repo == state.base_repo == REPO
@@ -553,11 +553,13 @@ def test_decide_is_total_and_never_merges_unsafely(state: PullState, policy: Pol
         assert state.state == "open" and not state.merged and not state.draft and state.last_merge is None
         assert state.head_repo and state.head_repo.casefold() == state.base_repo.casefold()
         writers = {login for login, permission in state.permissions if permission in ("write", "maintain", "admin")}
-        assert state.author_permission in ("write", "maintain", "admin") or state.author in state.integrator
+        bots = {login.casefold() for login in state.integrator}  # GitHub logins ignore case
+        assert state.author_permission in ("write", "maintain", "admin") or state.author.casefold() in bots
         if review_needed(state, policy):
             others = [r for r in state.reviews if r.author and r.author.casefold() != state.author.casefold()
-                      and r.author.casefold() in writers and r.author not in state.commit_authors
-                      and r.author not in state.integrator]
+                      and r.author.casefold() in writers
+                      and r.author.casefold() not in {a.casefold() for a in state.commit_authors}
+                      and r.author.casefold() not in bots]
             assert any(r.state.upper() == "APPROVED" and r.commit_id == state.head_sha for r in others)
             assert approved(state)
         if state.untrusted_sources or any(p.casefold() == ".memrepo/config.yml" for p in state.changed_paths):

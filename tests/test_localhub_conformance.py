@@ -35,7 +35,7 @@ def test_the_fixture_names_its_source_and_stays_small() -> None:
     assert data["source"]["license"] == "MIT"
     assert (FIXTURE.parent / "LICENSE").read_text().startswith("MIT License")
     assert FIXTURE.stat().st_size < 2_000_000
-    assert len(data["operations"]) == 60
+    assert len(data["operations"]) == 61
     assert "description" not in data["errors"]["basic-error"]
 
 

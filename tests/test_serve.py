@@ -267,9 +267,9 @@ def test_the_github_app_manifest_asks_for_what_the_integrator_needs() -> None:
     manifest = json.loads((ROOT / "templates" / "github-app" / "manifest.json").read_text())
     assert manifest["public"] is False
     assert manifest["default_permissions"] == {"contents": "write", "pull_requests": "write", "statuses": "write",
-                                               "metadata": "read", "issues": "write"}
+                                               "metadata": "read", "issues": "write", "members": "read"}
     assert set(manifest["default_events"]) == {"pull_request", "pull_request_review", "push", "status",
-                                                "issue_comment"}
+                                                "issue_comment", "member", "membership", "organization", "team"}
     assert manifest["hook_attributes"]["url"].endswith("/webhooks/github")
     assert manifest["redirect_url"].startswith("https://")
     assert (ROOT / "templates" / "github-app" / "README.md").read_text().count("MEMREPO_") >= 5

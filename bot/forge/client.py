@@ -168,6 +168,7 @@ class PullRequest:
     merge_commit_sha: str | None
     head_repo: str = ""  # `owner/name` the head branch lives in ("" when the fork is gone)
     base_repo: str = ""
+    default_branch: str = ""  # the base repository's default branch ("" when the forge did not say)
 
 
 @dataclass(frozen=True)
@@ -266,6 +267,11 @@ def _repo_name(side: Any) -> str:
     return str(repo.get("full_name") or "") if isinstance(repo, dict) else ""
 
 
+def _default_branch(side: Any) -> str:
+    repo = side.get("repo") if isinstance(side, dict) else None
+    return str(repo.get("default_branch") or "") if isinstance(repo, dict) else ""
+
+
 def _pull(data: Any) -> PullRequest:
     head = data.get("head") or {}
     base = data.get("base") or {}
@@ -289,6 +295,7 @@ def _pull(data: Any) -> PullRequest:
         merge_commit_sha=data.get("merge_commit_sha"),
         head_repo=_repo_name(head),
         base_repo=_repo_name(base),
+        default_branch=_default_branch(base),
     )
 
 
@@ -672,6 +679,28 @@ class ForgeClient:
         logins = {_login(item.get(side)) for item in items if isinstance(item, dict)
                   for side in ("author", "committer")}
         return tuple(sorted(login for login in logins if login))
+
+    def branch_pushers(self, branch: str, head_sha: str) -> tuple[str, ...] | None:
+        """The accounts that pushed to `branch`, as the repository activity API records them
+        (`GET /repos/{owner}/{repo}/activity?ref=refs/heads/<branch>`: git pushes, force
+        pushes, branch creation, merges into it), or None when that cannot be known: the forge
+        has no activity for this repository, or its newest entry for the branch is not the
+        push that made `head_sha` its tip (so who pushed the head is not known)."""
+        op = texts.FORGE_OP_ACTIVITY.format(branch=branch, repo=self.repository)
+        try:
+            items = self._paginate(op, f"{self._repo_path}/activity", {"ref": f"refs/heads/{branch}"})
+        except NotFound:
+            return None
+
+        def parse(entries: list[Any]) -> tuple[str, ...] | None:
+            if not entries or str(entries[0]["after"]).lower() != head_sha.lower():
+                return None
+            logins = [_login(entry.get("actor")) for entry in entries]
+            if not all(logins):  # an entry names no actor: someone pushed whom the forge does not name
+                return None
+            return tuple(sorted(set(logins), key=str.casefold))
+
+        return self._parse(op, parse, items)
 
     # ------------------------------------------------------------------------------------ who
     def permission(self, login: str) -> str:

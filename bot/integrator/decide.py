@@ -5,7 +5,9 @@ Order of the checks, and why:
 1. not a memrepo pull request -> nothing (the bot only touches what memrepo opened);
 2. a merge answer that came after the state was read: merged -> publish; refused or lost ->
    re-read (the state in hand is stale, so nothing else is decided from it);
-3. merged -> publish the head event once; closed -> nothing; a head from another repository
+3. a base other than the repository's default branch -> nothing (a retarget away from it is
+   left to people, and its merge is never published as the memory's head);
+   merged -> publish the head event once; closed -> nothing; a head from another repository
    (a fork) or an author the forge does not let write -> nothing (`authority_problem`: a
    label or a branch name is never authority); draft -> nothing;
 4. attempts exhausted -> give up (comment, `memrepo:conflict`), so no job loops forever;
@@ -18,7 +20,8 @@ Order of the checks, and why:
    Conflicts come before reviews, so a person reviews the resolved version and an approval is
    not spent on a head about to move;
 7. review needed and no approval of this head that counts (`review_problem`: by a writer who
-   is not the author, a commit's author or the integrator), or changes requested by one ->
+   is not the author, a commit's author or the integrator; `approval_problem`: nor anyone who
+   pushed to the branch, and only while who pushed is known), or changes requested by one ->
    `memrepo:needs-review` and a pending status (and `memrepo:untrusted`, with a comment naming
    the sources, when the commits name external sources but the label is missing);
 8. status not yet success -> set it (branch protection may require it); then merge with the
@@ -169,6 +172,29 @@ def review_problem(review: Review, state: PullState) -> str | None:
     return None
 
 
+def approval_problem(review: Review, state: PullState) -> str | None:
+    """Why an approval does not count beyond `review_problem`, or None: GitHub's "require
+    approval of the most recent reviewable push" says the last pusher may not approve. A
+    commit's author is whoever its committer typed (an address linked to no account names
+    nobody), so the pusher is the only sure name of who brought a commit: here nobody who
+    pushed to the head branch approves it, and when who pushed is not known (`pushers` is
+    None) no approval counts. A change request is not subject to this: it blocks whoever
+    pushed."""
+    problem = review_problem(review, state)
+    if problem is not None:
+        return problem
+    if state.pushers is None:
+        return texts.INTEGRATOR_REVIEW_PUSHER_UNKNOWN
+    if _same(review.author, state.pushers):
+        return texts.INTEGRATOR_REVIEW_BY_PUSHER
+    return None
+
+
+def on_default_branch(state: PullState) -> bool:
+    """Its base is the repository's default branch, the memory agents follow."""
+    return bool(state.default_branch) and _branch(state.base_ref) == state.default_branch
+
+
 def latest_reviews(reviews: Iterable[Review], author: str) -> dict[str, Review]:
     """The review that counts for each reviewer other than the author: their latest approval
     or change request (comments do not change it; a dismissal clears it), as GitHub does.
@@ -197,13 +223,15 @@ def changes_requested(state: PullState) -> bool:
 
 
 def approved(state: PullState) -> bool:
-    """Approved for exactly the current head by someone whose review counts, and no such
+    """Approved for exactly the current head by someone whose approval counts (neither the
+    author, a commit's author, the integrator nor a pusher of the branch), and no counting
     reviewer's latest review requests changes."""
     latest = counted_reviews(state)
     if any(r.state.upper() == "CHANGES_REQUESTED" for r in latest):
         return False
     return bool(state.head_sha) and any(
-        r.state.upper() == "APPROVED" and r.commit_id == state.head_sha for r in latest)
+        r.state.upper() == "APPROVED" and r.commit_id == state.head_sha and approval_problem(r, state) is None
+        for r in latest)
 
 
 def backoff(attempts: int, tuning: Tuning) -> float:
@@ -332,11 +360,15 @@ def decide(state: PullState, policy: Policy, tuning: Tuning = DEFAULT_TUNING) ->
 
     MERGE is returned only for an open, non-draft pull request whose validation is valid for
     exactly the current head sha, that GitHub reports mergeable (or, while GitHub has no
-    answer yet, that merges cleanly in git's trial merge), and that is approved by
-    someone other than its author where a review is needed; it carries that head sha.
+    answer yet, that merges cleanly in git's trial merge), whose base is the repository's
+    default branch, and that is approved by someone other than its author, its commits' authors
+    and its branch's pushers where a review is needed; it carries that head sha.
     """
     if not is_memrepo(state):
         return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_NOT_MEMREPO)
+    if not on_default_branch(state):
+        return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_NOT_DEFAULT_BRANCH.format(
+            base=_branch(state.base_ref) or "?", default=state.default_branch or "?"))
     if state.last_merge is not None and state.last_merge.answer.merged:
         return _publish(state, state.last_merge.sha)
     if state.merged:

@@ -46,7 +46,7 @@ from bot.forge.client import ForgeClient, PullRequest
 from bot.forge.errors import NotFound, RateLimited
 from bot.integrator import act, texts
 from bot.integrator.context import Context, get_context
-from bot.integrator.decide import decide, is_memrepo
+from bot.integrator.decide import approved, decide, is_memrepo, latest_reviews, review_needed
 from bot.integrator.permissions import own_logins, permissions
 from bot.integrator.state import Kind, PullState, Review, Validation
 from bot.integrator.workspace import Workspace
@@ -159,17 +159,28 @@ class Integration:
                          resolution_tried=act.resolution_tried(self.ctx.redis, self.repo, self.number, pull.head_sha))
         self.progress = load_progress(self.ctx.redis, self.repo, self.number, pull.head_sha, len(reviews))
         known.update(attempts=self.progress.attempts, history=tuple(self.progress.history))
-        return pull, replace(state, **known), policy  # type: ignore[arg-type]
+        return pull, self._fresh_approvers(replace(state, **known), policy), policy  # type: ignore[arg-type]
+
+    def _fresh_approvers(self, state: PullState, policy: Policy) -> PullState:
+        """The state with its reviewers' permissions read from the forge itself, not the
+        cache, when their approval would merge a change that needs one: a permission taken
+        away a moment ago must not merge it."""
+        if not (review_needed(state, policy) and approved(state)):
+            return state
+        reviewers = [r.author for r in latest_reviews(state.reviews, state.author).values()]
+        fresh = dict(permissions(self.ctx.redis, self.client, self.repo, reviewers, fresh=True))
+        return replace(state, permissions=tuple(sorted({**dict(state.permissions), **fresh}.items())))
 
     def _who(self, pull: PullRequest, reviews: tuple[Review, ...]) -> dict[str, object]:
         """Who is who, as the forge says: the author's and each reviewer's permission, the
-        accounts of the commits' authors (asked only when there are reviews to weigh), and the
-        integrator's own accounts."""
+        accounts of the commits' authors and of whoever pushed to the branch (asked only when
+        there are reviews to weigh), and the integrator's own accounts."""
         redis = self.ctx.redis
         found = dict(permissions(redis, self.client, self.repo, (pull.author, *(r.author for r in reviews))))
         return {"author_permission": found.get(pull.author.casefold(), "none"),
                 "permissions": tuple(found.items()),
                 "commit_authors": self.client.pull_commit_accounts(self.number) if reviews else (),
+                "pushers": self.client.branch_pushers(pull.head_ref, pull.head_sha) if reviews else (),
                 "integrator": own_logins(redis, self.client, self.repo, self.ctx.bot_login)}
 
     # ---------------------------------------------------------------------- the loop

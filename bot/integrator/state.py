@@ -122,6 +122,14 @@ class PullState:
     logins the integrator itself acts as. `claim_shown`: the commits it brings prove what its
     branch claims (`bot.integrator.claims`): a dream's commits are that dream's, an agent
     edit's that agent's.
+
+    `pushers`: the accounts the forge's repository activity shows pushing to the head branch
+    (git pushes, ref updates, update-branch merges), or None when that cannot be known: the
+    activity could not be read, or it does not show who pushed the current head. GitHub's rule
+    is that the last pusher may not approve; here nobody who pushed to the branch approves it,
+    and when the pushers are not known no approval counts (`decide.approval_problem`).
+    `default_branch`: the base repository's default branch, the only one the integrator merges
+    into (a pull request retargeted elsewhere is left to people).
     """
 
     number: int
@@ -132,6 +140,7 @@ class PullState:
     head_ref: str = ""
     base_sha: str = ""
     base_ref: str = "main"
+    default_branch: str = "main"
     mergeable: bool | None = None
     mergeable_state: str | None = None
     merges_cleanly: bool | None = None
@@ -146,6 +155,7 @@ class PullState:
     commit_authors: tuple[str, ...] = ()
     integrator: tuple[str, ...] = ()
     claim_shown: bool = False
+    pushers: tuple[str, ...] | None = ()
     merge_commit_sha: str | None = None
     validation: Validation | None = None
     status: str | None = None
@@ -164,7 +174,8 @@ class PullState:
             head_sha=pull.head_sha, head_ref=pull.head_ref, base_sha=pull.base_sha, base_ref=pull.base_ref,
             mergeable=pull.mergeable, mergeable_state=pull.mergeable_state, labels=tuple(pull.labels),
             author=pull.author, merge_commit_sha=pull.merge_commit_sha,
-            head_repo=getattr(pull, "head_repo", ""), base_repo=getattr(pull, "base_repo", ""), **known,
+            head_repo=getattr(pull, "head_repo", ""), base_repo=getattr(pull, "base_repo", ""),
+            default_branch=getattr(pull, "default_branch", ""), **known,
         )
 
 

@@ -29,8 +29,8 @@ INTEGRATOR_WHY_RESOLVE = "conflicts with its base under merge: {mode}: bring the
 INTEGRATOR_WHY_CONFLICT_MARK = "conflicts with its base and resolving them failed for this head"
 INTEGRATOR_WHY_CONFLICT_WAITING = "conflicts marked for a person; waiting for a push"
 INTEGRATOR_WHY_REVIEW = (
-    "needs an approving review of this head by someone who may write to the repository, other than its author "
-    "and the authors of its commits"
+    "needs an approving review of this head by someone who may write to the repository, other than its author, "
+    "the authors of its commits and whoever pushed to its branch"
 )
 INTEGRATOR_WHY_FORK = (
     "its head is a branch of {head}, not of {base}: the integrator acts only on branches of the repository itself "
@@ -47,6 +47,15 @@ INTEGRATOR_REVIEW_BY_AUTHOR = "it is by the pull request's author"
 INTEGRATOR_REVIEW_BY_INTEGRATOR = "it is by the integrator"
 INTEGRATOR_REVIEW_BY_COMMIT_AUTHOR = "it is by the author of a commit on the pull request"
 INTEGRATOR_REVIEW_NOT_WRITER = "its author may not write to the repository"
+INTEGRATOR_REVIEW_BY_PUSHER = "it is by someone who pushed to the pull request's branch"
+INTEGRATOR_REVIEW_PUSHER_UNKNOWN = (
+    "who pushed the pull request's head is not known (the forge's repository activity does not say), so no "
+    "approval counts"
+)
+INTEGRATOR_WHY_NOT_DEFAULT_BRANCH = (
+    "its base is {base}, not the repository's default branch {default}: the integrator merges only into the "
+    "default branch (a person may merge it)"
+)
 INTEGRATOR_WHY_CHANGES_REQUESTED = "a reviewer requested changes"
 INTEGRATOR_WHY_UNTRUSTED = (
     "its commits name content from outside the conversation ({sources}): needs an approving review of this "

@@ -62,7 +62,7 @@ log = logging.getLogger("memrepo.serve")
 
 BOT_LOGIN = "memrepo-bot"
 WEBHOOK_PATH = "/webhooks/github"
-HOOK_EVENTS = ("push", "pull_request", "pull_request_review", "issue_comment", "status")
+HOOK_EVENTS = ("push", "pull_request", "pull_request_review", "issue_comment", "status", "member")
 STATE_FILE = "serve.json"
 PORTS_FILE = "ports.json"
 EPHEMERAL_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")

@@ -21,13 +21,23 @@ from redis import Redis
 from redis.exceptions import RedisError
 
 from bot.dedupe import forget_delivery, remember_delivery
+from bot.integrator.permissions import forget as forget_permissions
 from bot.notify.events import HeadEvent
 from bot.notify.publisher import publish_head
 from bot.queue import enqueue_integrate, enqueue_integrate_commit, enqueue_reconcile
 from receiver import texts
 from receiver.intake.context import answer, context
 from receiver.intake.payload import PayloadError, parse_payload
-from receiver.intake.routing import Action, BadPayload, Integrate, IntegrateCommit, PublishHead, Reconcile, route
+from receiver.intake.routing import (
+    Action,
+    BadPayload,
+    ForgetPermissions,
+    Integrate,
+    IntegrateCommit,
+    PublishHead,
+    Reconcile,
+    route,
+)
 
 log = logging.getLogger("memrepo.receiver")
 
@@ -125,4 +135,6 @@ def _perform(redis: Redis, item: Action, delivery: tuple[str, int] | None = None
         head = HeadEvent(repo=item.repo, sha=item.after, before=item.before, cause="push")
         receivers = publish_head(redis, head)
         return {"published": head.sha, "receivers": receivers}
+    if isinstance(item, ForgetPermissions):
+        return {"forgotten": forget_permissions(redis, item.owner, item.repo)}
     raise TypeError(f"unknown action {item!r}")

@@ -71,7 +71,22 @@ class Reconcile:
     repo: str
 
 
-Action = Integrate | IntegrateCommit | PublishHead | Reconcile
+@dataclass(frozen=True)
+class ForgetPermissions:
+    """Who may write changed: drop the cached permissions on `owner/repo`, or on every
+    repository of `owner` when `repo` is None (an organisation's members or teams changed)."""
+
+    owner: str
+    repo: str | None = None
+
+
+Action = Integrate | IntegrateCommit | PublishHead | Reconcile | ForgetPermissions
+
+# GitHub's events that say someone's access changed: a collaborator added, removed or given
+# another permission (`member`), a team's members (`membership`), an organisation's members
+# (`organization`), a team's repositories or permission (`team`).
+ACCESS_EVENTS = frozenset(("member", "membership", "organization", "team"))
+OWNER_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")
 
 
 @dataclass(frozen=True)
@@ -125,6 +140,8 @@ def route(event: str, payload: Mapping[str, Any], settings: Settings) -> Route:
     event's."""
     _ids(event, payload)
     action = payload.get("action") if isinstance(payload.get("action"), str) else None
+    if event in ACCESS_EVENTS:
+        return _access(event, payload, settings)
     repo = _get(payload, "repository", "full_name")
     if not is_repo_name(repo):
         return _ignore(texts.WEBHOOK_IGNORED_NO_REPO.format(event=event))
@@ -159,6 +176,22 @@ def route(event: str, payload: Mapping[str, Any], settings: Settings) -> Route:
             return _ignore(texts.WEBHOOK_IGNORED_ACTION.format(event=event, action=action))
         return _check(repo, event, payload)
     return _ignore(texts.WEBHOOK_IGNORED_EVENT.format(event=event))
+
+
+def _access(event: str, payload: Mapping[str, Any], settings: Settings) -> Route:
+    """Someone's access changed: forget what is cached for the repository the event names, or
+    else for every repository of its organisation, so the next approval is weighed on the
+    forge's answer of now (the integrator also reads a merging approval's permission afresh)."""
+    repo = _get(payload, "repository", "full_name")
+    if is_repo_name(repo):
+        if not settings.accepts(repo):
+            return _ignore(texts.WEBHOOK_IGNORED_REPO.format(repo=repo))
+        owner, _, name = repo.partition("/")
+        return Route((ForgetPermissions(owner, name),))
+    org = _get(payload, "organization", "login")
+    if isinstance(org, str) and OWNER_NAME.fullmatch(org):
+        return Route((ForgetPermissions(org),))
+    raise BadPayload(texts.WEBHOOK_BAD_PAYLOAD.format(event=event, field="organization.login"))
 
 
 def _push(repo: str, payload: Mapping[str, Any], sender: str | None) -> Route:
