@@ -42,6 +42,7 @@ from localhub.errors import ApiError, not_found
 from localhub.hub import Hub, current_hub
 
 SMART = ("git-upload-pack", "git-receive-pack")
+NAME = re.compile(r"(?!\.\.?$)[A-Za-z0-9._-]{1,100}")  # an account's or a repository's name, never . or ..
 # The dumb protocol's files, as `git http-backend` serves them (its table of services in git's
 # http-backend.c), matched whole: any other path, one that climbs out with `..` or names an
 # absolute path included, is no file of the repository's and answered 404, as on GitHub.
@@ -246,8 +247,8 @@ bp = Blueprint("git_http", __name__)
 def git_http(owner: str, repo: str, service: str) -> Response:
     hub = current_hub()
     found = served(request.method, service, request.args.get("service"))
-    if found is None:  # before credentials: no token makes such a path one of the repository's
-        raise not_found()
+    if found is None or not (NAME.fullmatch(owner) and NAME.fullmatch(repo)):
+        raise not_found()  # before credentials: no token makes such a path one of a repository's
     if getattr(g, "user", None) is None:
         return _challenge(hub)
     smart, advertise = found
