@@ -1,6 +1,6 @@
 """localhub's own endpoints (not GitHub's), under `/_localhub/`: accounts and tokens for
 tests and demos. Like every endpoint there, they answer only requests addressed to a loopback
-host and carrying the operator credential (app.py, localhub.gate): a token for any account,
+host and carrying the operator credential (app.py, localhub.access): a token for any account,
 new or not, is the operator's to make, or any web page or local process could sign up an
 account a memory's configuration names, or act as the owner of every repository."""
 

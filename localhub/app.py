@@ -7,7 +7,7 @@ response carries GitHub's rate-limit and request-id headers. The operator creden
 (localhub.operator) is taken the same way and signs in no account: it only lets
 localhub's own endpoints do what a user's token may not. Those endpoints answer only requests
 addressed to a loopback host (a DNS-rebound page carries its own name in `Host`), and only to
-the operator credential, with a JSON body (localhub.gate).
+the operator credential, with a JSON body (localhub.access).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from localhub import (
     admin,
     apps,
     faults,
-    gate,
     git_http,
     messages,
     rest_git,
@@ -37,7 +36,7 @@ from localhub import (
     rest_statuses,
     webhooks,
 )
-from localhub.access import loopback_host
+from localhub.access import admin_refusal, is_admin, loopback_host
 from localhub.errors import ApiError, unauthorized
 from localhub.hub import EXTENSION as HUB
 from localhub.hub import Hub, current_hub
@@ -123,7 +122,7 @@ def _answer(status: int, message: str) -> Callable[[Exception], Response]:
 
 
 def _admin() -> bool:
-    return gate.is_admin(request.path, request.url_rule.rule if request.url_rule is not None else None)
+    return is_admin(request.path, request.url_rule.rule if request.url_rule is not None else None)
 
 
 def admin_on_loopback_only() -> None:
@@ -132,12 +131,12 @@ def admin_on_loopback_only() -> None:
 
 
 def admin_needs_operator() -> None:
-    """localhub's own endpoints: the operator credential and a JSON body (localhub.gate says
+    """localhub's own endpoints: the operator credential and a JSON body (localhub.access says
     why), checked here once for every route under `/_localhub/`, after `authenticate`."""
     if not _admin():
         return
     body = bool(request.content_length) or "chunked" in request.headers.get("Transfer-Encoding", "").lower()
-    refused = gate.refusal(request.method, request.path, operator=g.operator,
+    refused = admin_refusal(request.method, request.path, operator=g.operator,
                            credential=g.user is not None or g.app_id is not None,
                            content_type=request.mimetype if request.headers.get("Content-Type") else None,
                            has_body=body)

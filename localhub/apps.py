@@ -2,7 +2,7 @@
 installation access token, and acts as `<slug>[bot]`. localhub generates the key pair when
 an app is registered (`POST /_localhub/apps`) and keeps only the public half. Registering and
 installing are localhub's own endpoints: the operator's, as every one under `/_localhub/`
-(localhub.gate)."""
+(localhub.access)."""
 
 from __future__ import annotations
 

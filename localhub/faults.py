@@ -27,7 +27,8 @@ from flask import Blueprint, Response, current_app, g, jsonify, request
 from flask.blueprints import BlueprintSetupState
 from flask.typing import ResponseReturnValue
 
-from localhub import gate, messages
+from localhub import messages
+from localhub.access import is_admin
 from localhub.errors import DOCS, ApiError, json_body, not_found
 
 API = "/api/v3"
@@ -111,7 +112,7 @@ class Faults:
 
     def claim(self, method: str, path: str) -> Fault | None:
         """The first armed fault for this request, counted as used; None if there is none."""
-        if gate.is_admin(path):
+        if is_admin(path):
             return None  # faults must never lock out the endpoint that clears them
         with self._lock:
             for fault in self._faults:

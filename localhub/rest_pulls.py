@@ -553,7 +553,7 @@ admin = Blueprint("localhub_protection", __name__, url_prefix="/_localhub/repos/
 @admin.post("/protection")
 def protect(owner: str, repo: str) -> Response:
     """Set (or with `"enabled": false` remove) the protection rule of a branch: the
-    operator's, as every endpoint under `/_localhub/` (localhub.gate)."""
+    operator's, as every endpoint under `/_localhub/` (localhub.access)."""
     hub = current_hub()
     row = hub.repo(owner, repo)
     body = json_body()

@@ -88,7 +88,7 @@ def create_repository(hub: Hub, user: Any, body: dict[str, Any]) -> tuple[Respon
 
 
 # localhub's own: a repository for an account that exists, asked for by the operator (as every
-# endpoint under /_localhub/, localhub.gate), so `create-repo` need not mint another token for
+# endpoint under /_localhub/, localhub.access), so `create-repo` need not mint another token for
 # an owner who has one.
 admin = Blueprint("localhub_repos", __name__, url_prefix="/_localhub/users/<login>")
 

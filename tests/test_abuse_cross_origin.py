@@ -25,7 +25,7 @@ from flask.testing import FlaskClient
 
 from bot.mcp.transports import browser_refusal
 from bot.memfs.store.repo import MemoryRepo
-from localhub import gate
+from localhub import access
 from localhub.server import LocalhubServer
 from tests.conftest import armed_faults, localhub_token, operator_headers
 from tests.test_mcp_auth import ACCEPT, INITIALIZE
@@ -64,7 +64,7 @@ FORM = {"Content-Type": "application/x-www-form-urlencoded", "Origin": EVIL, "Se
 def test_localhubs_own_endpoints_need_the_operator_and_json(method: str, path: str, operator: bool,
                                                             credential: bool, content_type: str | None,
                                                             body: bool, status: int | None) -> None:
-    refused = gate.refusal(method, path, operator=operator, credential=credential, content_type=content_type,
+    refused = access.admin_refusal(method, path, operator=operator, credential=credential, content_type=content_type,
                            has_body=body)
     assert (refused.status if refused else None) == status
     if refused is not None:
@@ -82,7 +82,7 @@ def test_localhubs_own_endpoints_need_the_operator_and_json(method: str, path: s
     ("/anything", "/_localhub/faults", True),
 ])
 def test_which_requests_are_for_localhubs_own_endpoints(path: str, rule: str | None, admin: bool) -> None:
-    assert gate.is_admin(path, rule) is admin
+    assert access.is_admin(path, rule) is admin
 
 
 # ------------------------------------------------------------------------------ localhub: served

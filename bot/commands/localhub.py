@@ -4,7 +4,7 @@ would create one on GitHub (the owner's account and token are made when missing)
 the URL `memrepo repository set` takes.
 
 Every call to localhub's own endpoints (`/_localhub/`) carries its operator credential, read
-from its data folder (localhub.gate says why): a newcomer's first token is made with it. An
+from its data folder (localhub.access says why): a newcomer's first token is made with it. An
 owner who has an account keeps the tokens they have: localhub stores only tokens' hashes, so
 none can be shown again, and minting one per call would leave a trail of live tokens nobody
 holds. create-repo then has the repository made with the operator credential and mints a new
