@@ -287,7 +287,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         web, api, receiver = stack.web, stack.api, stack.receiver
         host, port = receiver.removeprefix("http://").split(":")
         secret = json.loads((tmp / "data" / "serve.json").read_text())["webhook_secret"]
-        token = requests.post(f"{web}/_localhub/tokens", json={"login": "ada"}, timeout=10).json()["token"]
+        token = stack.new_token("ada")
         assert requests.post(f"{api}/user/repos", json={"name": "memory", "private": True, "auto_init": True},
                              headers={"Authorization": f"token {token}"}, timeout=10).status_code == 201
         clone = tmp / "clone"
@@ -389,8 +389,8 @@ def pull_requests(total: int, repos: int, workers: int, tmp: Path) -> dict[str, 
     with RedisServer() as redis_server, LocalhubServer(tmp / "localhub") as hub:
         settings = Settings(redis_url=redis_server.url, webhook_secret=secret, agent_token="operator", bot_login=bot)
         receivers = [ReceiverServer(Receiver(settings), "127.0.0.1", 0).start() for _ in range(2)]
-        token = requests.post(f"{hub.url}/_localhub/tokens", json={"login": "alice"}, timeout=10).json()["token"]
-        bot_token = requests.post(f"{hub.url}/_localhub/tokens", json={"login": bot}, timeout=10).json()["token"]
+        token = hub.hub.token_for("alice")
+        bot_token = hub.hub.token_for(bot)
         auth = {"Authorization": f"token {token}"}
         branches: list[tuple[str, str, str, str]] = []  # repo, branch, dream id, path
         clients, bases = {}, {}

@@ -336,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
         began = time.monotonic()
         served = LocalStack(tmp / "data")
         print(f"  serve --local up in {time.monotonic() - began:.1f} s; receiver {served.receiver}")
-        token = requests.post(f"{served.web}/_localhub/tokens", json={"login": "alice"}, timeout=10).json()["token"]
+        token = served.new_token("alice")
         requests.post(f"{served.api}/user/repos", json={"name": "memory"},
                       headers={"Authorization": f"token {token}"}, timeout=10).raise_for_status()
         memory = init_repository(tmp / "memory", "a1", "Ada")

@@ -105,7 +105,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="memrepo-bench-localhub-") as tmp:
         root = Path(tmp)
         with LocalhubServer(root / "data") as server:
-            token = requests.post(f"{server.url}/_localhub/tokens", json={"login": OWNER}, timeout=10).json()["token"]
+            token = server.hub.token_for(OWNER)
             gh = github.Github(auth=github.Auth.Token(token), base_url=server.api_url, retry=None,
                                seconds_between_requests=None, seconds_between_writes=None)
             repo = gh.get_user().create_repo("memory", auto_init=True)

@@ -179,7 +179,7 @@ def served(root: Path, tmp: Path, rounds: int, tool: MemoryTool, new_line: Any) 
 
     repo = "alice/memory"
     with RedisServer() as redis_server, LocalhubServer(tmp / "localhub") as hub:
-        token = requests.post(f"{hub.url}/_localhub/tokens", json={"login": "alice"}, timeout=10).json()["token"]
+        token = hub.hub.token_for("alice")
         made = requests.post(f"{hub.api_url}/user/repos", json={"name": "memory", "private": True}, timeout=10,
                              headers={"Authorization": f"token {token}"})
         made.raise_for_status()

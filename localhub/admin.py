@@ -1,14 +1,14 @@
 """localhub's own endpoints (not GitHub's), under `/_localhub/`: accounts and tokens for
-tests and demos. They answer only requests addressed to a loopback host (app.py). Anyone
-there may make a new account and get its token, as anyone may sign up on GitHub; a token for
-an account that exists already needs the operator credential (localhub.operator),
-or any local process could act as the owner of every repository."""
+tests and demos. Like every endpoint there, they answer only requests addressed to a loopback
+host and carrying the operator credential (app.py, localhub.access): a token for any account,
+new or not, is the operator's to make, or any web page or local process could sign up an
+account a memory's configuration names, or act as the owner of every repository."""
 
 from __future__ import annotations
 
 import re
 
-from flask import Blueprint, g, jsonify
+from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 
 from localhub import messages
@@ -26,13 +26,6 @@ def check_login(value: object) -> str:
     return value
 
 
-def require_operator(login: str, what: str) -> None:
-    """403 unless the request carries the operator credential: `login`'s account exists, and
-    `what` would let the caller act as it."""
-    if not getattr(g, "operator", False):
-        raise ApiError(403, messages.NEEDS_OPERATOR.format(login=login, what=what))
-
-
 bp = Blueprint("localhub_admin", __name__, url_prefix="/_localhub")
 
 
@@ -43,9 +36,7 @@ def create_token() -> ResponseReturnValue:
     login = check_login(body.get("login"))
     if login.lower().endswith(BOT_SUFFIX):
         raise ApiError(422, messages.BOT_NO_TOKEN.format(login=login))
-    user, created = hub.account(login)
-    if not created:
-        require_operator(user["login"], messages.WHAT_TOKEN)
+    user, _ = hub.account(login)
     token, _ = hub.issue_token(user["id"])
     return jsonify({"token": token, "login": user["login"], "id": user["id"]}), 201
 

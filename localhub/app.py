@@ -6,7 +6,8 @@ REST, HTTP Basic with the token as password (`x-access-token:<token>@`) for git.
 response carries GitHub's rate-limit and request-id headers. The operator credential
 (localhub.operator) is taken the same way and signs in no account: it only lets
 localhub's own endpoints do what a user's token may not. Those endpoints answer only requests
-addressed to a loopback host (a DNS-rebound page carries its own name in `Host`).
+addressed to a loopback host (a DNS-rebound page carries its own name in `Host`), and only to
+the operator credential, with a JSON body (localhub.access).
 """
 
 from __future__ import annotations
@@ -36,9 +37,8 @@ from localhub import (
     rest_statuses,
     webhooks,
 )
-from localhub.access import loopback_host
+from localhub.access import admin_refusal, is_admin, loopback_host
 from localhub.errors import ApiError, unauthorized
-from localhub.faults import ADMIN
 from localhub.hub import EXTENSION as HUB
 from localhub.hub import Hub, current_hub
 
@@ -123,9 +123,27 @@ def _answer(status: int, message: str) -> Callable[[Exception], Response]:
     return lambda _: ApiError(status, message).response()
 
 
+def _admin() -> bool:
+    return is_admin(request.path, request.url_rule.rule if request.url_rule is not None else None)
+
+
 def admin_on_loopback_only() -> None:
-    if request.path.startswith(ADMIN) and not loopback_host(request.host):
+    if _admin() and not loopback_host(request.host):
         raise ApiError(403, messages.ADMIN_LOOPBACK_ONLY.format(host=request.host))
+
+
+def admin_needs_operator() -> None:
+    """localhub's own endpoints: the operator credential and a JSON body (localhub.access says
+    why), checked here once for every route under `/_localhub/`, after `authenticate`."""
+    if not _admin():
+        return
+    body = bool(request.content_length) or "chunked" in request.headers.get("Transfer-Encoding", "").lower()
+    refused = admin_refusal(request.method, request.path, operator=g.operator,
+                           credential=g.user is not None or g.app_id is not None,
+                           content_type=request.mimetype if request.headers.get("Content-Type") else None,
+                           has_body=body)
+    if refused is not None:
+        raise ApiError(refused.status, refused.message)
 
 
 def authenticate() -> Response | None:
@@ -203,6 +221,7 @@ def create_app(data_dir: str | Path, *, public_url: str | None = None, hub: Hub 
     app.extensions[RATE_LIMITS] = _RateLimits()
     app.before_request(admin_on_loopback_only)
     app.before_request(authenticate)
+    app.before_request(admin_needs_operator)
     app.after_request(github_headers)
     app.after_request(name_the_data)
     app.teardown_request(release_connection)

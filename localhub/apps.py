@@ -1,8 +1,8 @@
 """The GitHub App flow: an app signs a JWT (RS256) with its private key, exchanges it for an
 installation access token, and acts as `<slug>[bot]`. localhub generates the key pair when
-an app is registered (`POST /_localhub/apps`) and keeps only the public half. An installation
-writes to its account's repositories, so installing on an account that exists already
-needs the operator credential, as a token for it does (admin.py)."""
+an app is registered (`POST /_localhub/apps`) and keeps only the public half. Registering and
+installing are localhub's own endpoints: the operator's, as every one under `/_localhub/`
+(localhub.access)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from flask import Blueprint, g, jsonify
 from flask.typing import ResponseReturnValue
 
 from localhub import messages, shapes
-from localhub.admin import check_login, require_operator
+from localhub.admin import check_login
 from localhub.errors import ApiError, json_body, not_found
 from localhub.hub import Hub, current_hub
 from localhub.store import now
@@ -143,9 +143,7 @@ def install(app_id: int) -> ResponseReturnValue:
     if not isinstance(account, str):
         raise ApiError(422, "Validation Failed", errors=[{
             "resource": "Installation", "code": "missing_field", "field": "account"}])
-    account_row, created = hub.account(check_login(account))
-    if not created:
-        require_operator(account_row["login"], messages.WHAT_INSTALL)
+    account_row, _ = hub.account(check_login(account))
     with hub.store.tx() as db:
         row = db.execute("SELECT * FROM installations WHERE app_id = ? AND account_id = ?",
                          (app_id, account_row["id"])).fetchone()

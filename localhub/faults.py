@@ -28,10 +28,10 @@ from flask.blueprints import BlueprintSetupState
 from flask.typing import ResponseReturnValue
 
 from localhub import messages
+from localhub.access import is_admin
 from localhub.errors import DOCS, ApiError, json_body, not_found
 
 API = "/api/v3"
-ADMIN = "/_localhub/"
 HEADER = "X-Localhub-Fault"
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "*"})
 FIELDS = frozenset({"method", "path", "status", "body", "headers", "times", "apply", "delay_ms"})
@@ -112,7 +112,7 @@ class Faults:
 
     def claim(self, method: str, path: str) -> Fault | None:
         """The first armed fault for this request, counted as used; None if there is none."""
-        if path.startswith(ADMIN):
+        if is_admin(path):
             return None  # faults must never lock out the endpoint that clears them
         with self._lock:
             for fault in self._faults:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import re
 import subprocess
 import threading
 import time
@@ -41,7 +42,13 @@ from localhub.errors import ApiError, not_found
 from localhub.hub import Hub, current_hub
 
 SMART = ("git-upload-pack", "git-receive-pack")
-DUMB = ("HEAD", "objects/")
+NAME = re.compile(r"(?!\.\.?$)[A-Za-z0-9._-]{1,100}")  # an account's or a repository's name, never . or ..
+# The dumb protocol's files, as `git http-backend` serves them (its table of services in git's
+# http-backend.c), matched whole: any other path, one that climbs out with `..` or names an
+# absolute path included, is no file of the repository's and answered 404, as on GitHub.
+DUMB = re.compile(r"HEAD|info/refs|objects/info/(?:alternates|http-alternates|packs)"
+                  r"|objects/[0-9a-f]{2}/(?:[0-9a-f]{38}|[0-9a-f]{62})"
+                  r"|objects/pack/pack-(?:[0-9a-f]{40}|[0-9a-f]{64})\.(?:pack|idx)")
 CGI_TIMEOUT = 300
 MAX_REQUEST = 100 * 1024 * 1024
 _capabilities: dict[tuple[str, str], bytes] = {}  # (repository path, Git-Protocol) -> v2 advertisement
@@ -220,23 +227,31 @@ def _dumb(hub: Hub, path: str, service: str, env: dict[str, str]) -> Response:
     return _parse_cgi(done.stdout)
 
 
+def served(method: str, service: str, asked: str | None) -> tuple[str | None, bool] | None:
+    """What a request for `service` (the path after `.git/`) with `?service=asked` is: (the smart
+    service, whether it asks for the advertisement), (None, False) for a dumb-protocol file, or
+    None for anything git does not ask for, answered 404."""
+    if method == "GET" and service == "info/refs" and asked is not None:
+        return (asked, True) if asked in SMART else None
+    if method == "POST" and service in SMART:
+        return service, False
+    if method == "GET" and DUMB.fullmatch(service):
+        return None, False
+    return None
+
+
 bp = Blueprint("git_http", __name__)
 
 
 @bp.route("/<owner>/<repo>.git/<path:service>", methods=["GET", "POST"])
 def git_http(owner: str, repo: str, service: str) -> Response:
     hub = current_hub()
+    found = served(request.method, service, request.args.get("service"))
+    if found is None or not (NAME.fullmatch(owner) and NAME.fullmatch(repo)):
+        raise not_found()  # before credentials: no token makes such a path one of a repository's
     if getattr(g, "user", None) is None:
         return _challenge(hub)
-    asked = request.args.get("service", "")
-    if service == "info/refs" and asked in SMART and request.method == "GET":
-        smart, advertise = asked, True
-    elif service in SMART and request.method == "POST":
-        smart, advertise = service, False
-    elif service == "info/refs" or service.startswith(DUMB):
-        smart, advertise = None, False
-    else:
-        raise not_found()
+    smart, advertise = found
     row = hub.find_repo(owner, repo)
     refused = _refused(hub, row, smart)
     if refused is not None:

@@ -6,17 +6,15 @@ ADMIN_LOOPBACK_ONLY = (
     "localhub's own endpoints (/_localhub/) answer only requests addressed to a loopback host "
     "(127.0.0.1, localhost or [::1]); this one was addressed to {host!r}"
 )
-NEEDS_OPERATOR = (
-    "{login} has an account already: {what} needs localhub's operator credential "
+ADMIN_NEEDS_OPERATOR = (
+    "localhub's own endpoints (/_localhub/) need localhub's operator credential "
     "(Authorization: Bearer <the operator-token file in localhub's data folder>)"
 )
-WHAT_TOKEN = "a new token for it"
-WHAT_INSTALL = "installing an App on it"
-WHAT_REPOSITORY = "a repository for it made without its token"
-BOT_NO_TOKEN = "{login} is an App's account: it acts only through its installation's tokens"
-PROTECTION_NEEDS_ADMIN = (
-    "setting branch protection on {repo} needs admin rights on it or localhub's operator credential"
+ADMIN_NEEDS_JSON = (
+    "localhub's own endpoints (/_localhub/) take a JSON body (Content-Type: application/json), not {given}"
 )
+NO_CONTENT_TYPE = "a body without a Content-Type"
+BOT_NO_TOKEN = "{login} is an App's account: it acts only through its installation's tokens"
 # Requests GitHub would accept that localhub does not model.
 NO_PENDING_REVIEWS = "localhub does not support pending reviews: pass event APPROVE, REQUEST_CHANGES or COMMENT"
 NO_REVIEW_COMMENTS = "localhub does not support review comments: put the text in the review body"

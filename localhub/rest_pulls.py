@@ -16,7 +16,7 @@ import logging
 import threading
 from typing import Any
 
-from flask import Blueprint, Response, current_app, g, jsonify, request
+from flask import Blueprint, Response, current_app, jsonify, request
 from flask.blueprints import BlueprintSetupState
 
 from localhub import merging, messages, shapes
@@ -553,12 +553,9 @@ admin = Blueprint("localhub_protection", __name__, url_prefix="/_localhub/repos/
 @admin.post("/protection")
 def protect(owner: str, repo: str) -> Response:
     """Set (or with `"enabled": false` remove) the protection rule of a branch: the
-    operator, or (as on GitHub) an admin of the repository."""
+    operator's, as every endpoint under `/_localhub/` (localhub.access)."""
     hub = current_hub()
-    operator = bool(getattr(g, "operator", False))
-    row = hub.repo(owner, repo) if operator else requested(hub, owner, repo).repo
-    if not operator and not hub.caller_may("admin", row):
-        raise ApiError(403, messages.PROTECTION_NEEDS_ADMIN.format(repo=hub.full_name(row)))
+    row = hub.repo(owner, repo)
     body = json_body()
     branch = body.get("branch", row["default_branch"])
     count = body.get("required_approving_review_count", 0)

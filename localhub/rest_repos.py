@@ -20,7 +20,6 @@ from flask import Blueprint, Response, g, jsonify
 from flask.typing import ResponseReturnValue
 
 from localhub import access, messages, shapes
-from localhub.admin import require_operator
 from localhub.errors import ApiError, json_body, not_found, or_404
 from localhub.hub import Hub, current_hub
 from localhub.lookup import Target, requested
@@ -88,8 +87,9 @@ def create_repository(hub: Hub, user: Any, body: dict[str, Any]) -> tuple[Respon
     return jsonify(shapes.repository(hub, hub.repo_by_id(repo_id))), 201
 
 
-# localhub's own: a repository for an account that exists, asked for by the operator, so
-# `create-repo` need not mint another token for an owner who has one.
+# localhub's own: a repository for an account that exists, asked for by the operator (as every
+# endpoint under /_localhub/, localhub.access), so `create-repo` need not mint another token for
+# an owner who has one.
 admin = Blueprint("localhub_repos", __name__, url_prefix="/_localhub/users/<login>")
 
 
@@ -97,7 +97,6 @@ admin = Blueprint("localhub_repos", __name__, url_prefix="/_localhub/users/<logi
 def create_repo_for(login: str) -> ResponseReturnValue:
     hub = current_hub()
     user = or_404(hub.user_by_login(login))
-    require_operator(user["login"], messages.WHAT_REPOSITORY)
     g.user = user  # the answer is the owner's view of it, as GitHub's would be
     return create_repository(hub, user, json_body())
 

@@ -102,7 +102,7 @@ def served(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 def operator_headers(server) -> dict[str, str]:  # type: ignore[no-untyped-def]
     """The `Authorization` header with `server`'s operator credential (its data folder's
-    `operator-token`), which localhub asks for before it mints a token for an existing account."""
+    `operator-token`), which every localhub endpoint under `/_localhub/` asks for."""
     from localhub.operator import read_operator_token
 
     return {"Authorization": f"Bearer {read_operator_token(server.hub.data_dir)}"}
@@ -122,24 +122,30 @@ def arm_fault(server, **spec: Any) -> int:  # type: ignore[no-untyped-def]
     """Arm a localhub fault (POST /_localhub/faults, see localhub/faults.py); its id."""
     import requests
 
-    resp = requests.post(f"{server.url}/_localhub/faults", json=spec, timeout=10)
+    resp = requests.post(f"{server.url}/_localhub/faults", json=spec, headers=operator_headers(server), timeout=10)
     assert resp.status_code == 201, resp.text
     return int(resp.json()["id"])
 
 
-def fault_hits(server, fault_id: int) -> int:  # type: ignore[no-untyped-def]
-    """How many requests the fault `fault_id` has answered so far."""
+def armed_faults(server) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    """Every armed localhub fault, as GET /_localhub/faults lists them."""
     import requests
 
-    faults = requests.get(f"{server.url}/_localhub/faults", timeout=10).json()
-    return next(f["hits"] for f in faults if f["id"] == fault_id)
+    resp = requests.get(f"{server.url}/_localhub/faults", headers=operator_headers(server), timeout=10)
+    resp.raise_for_status()
+    return list(resp.json())
+
+
+def fault_hits(server, fault_id: int) -> int:  # type: ignore[no-untyped-def]
+    """How many requests the fault `fault_id` has answered so far."""
+    return next(f["hits"] for f in armed_faults(server) if f["id"] == fault_id)
 
 
 def disarm_faults(server) -> None:  # type: ignore[no-untyped-def]
     """Remove every armed localhub fault."""
     import requests
 
-    requests.delete(f"{server.url}/_localhub/faults", timeout=10).raise_for_status()
+    requests.delete(f"{server.url}/_localhub/faults", headers=operator_headers(server), timeout=10).raise_for_status()
 
 
 # Settings that would point a test's agent or dreamer at a real forge or LLM.

@@ -28,7 +28,7 @@ from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.queue import QUEUE, connect
 from bot.serve.local import LocalStack
-from tests.conftest import git
+from tests.conftest import git, operator_headers
 from tests.waiting import wait_until
 
 REPO = "sam/memory"
@@ -80,7 +80,8 @@ class World:
 
 
 def _mint(stack: LocalStack, login: str) -> str:
-    resp = requests.post(f"{stack.localhub.url}/_localhub/tokens", json={"login": login}, timeout=10)
+    resp = requests.post(f"{stack.localhub.url}/_localhub/tokens", json={"login": login},
+                         headers=operator_headers(stack.localhub), timeout=10)
     assert resp.status_code in (200, 201), resp.text
     return str(resp.json()["token"])
 

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import requests
 
 from bot.agent import AgentSession
 from bot.contracts import LABEL_AGENT_EDIT, LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED
@@ -26,7 +25,7 @@ from bot.integrator import jobs
 from bot.integrator.context import using
 from bot.memfs import sync
 from localhub.server import LocalhubServer
-from tests.conftest import LocalhubMemory, git, memory_on_localhub
+from tests.conftest import LocalhubMemory, arm_fault, disarm_faults, git, memory_on_localhub
 from tests.test_integrator_jobs import make_context
 
 REPO = "alice/memory"
@@ -50,11 +49,10 @@ class World(LocalhubMemory):
         return AgentSession(self.memory.root, "c1", store=self.store, forge_retry=FAST, **kw)
 
     def arm(self, **spec: Any) -> None:
-        resp = requests.post(f"{self.server.url}/_localhub/faults", json=spec, timeout=10)
-        assert resp.status_code == 201, resp.text
+        arm_fault(self.server, **spec)
 
     def disarm(self) -> None:
-        requests.delete(f"{self.server.url}/_localhub/faults", timeout=10)
+        disarm_faults(self.server)
 
     def remote_main(self) -> str:
         return git(self.memory.root, "ls-remote", "origin", "refs/heads/main").split()[0]

@@ -24,7 +24,8 @@ from tests.test_dream_run import World, world  # noqa: F401  (the localhub fixtu
 # ------------------------------------------------------------------------------ localhub create-repo
 def test_create_repo_makes_the_repository_repository_set_connects_to(localhub: LocalhubServer, tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(capsys, "localhub", "create-repo", "ada/memory", "--url", localhub.url)
+    code, out, err = run_cli(capsys, "localhub", "create-repo", "ada/memory", "--url", localhub.url,
+                             "--data", str(localhub.hub.data_dir))
     assert (code, err) == (0, "")
     first, second, third = out.splitlines()
     assert first == f"created ada/memory on {localhub.url}"
@@ -37,8 +38,7 @@ def test_create_repo_makes_the_repository_repository_set_connects_to(localhub: L
     assert (code, err) == (0, "") and "pushed main" in out
     assert git(memory.root, "ls-remote", "origin", "refs/heads/main").split()[0] == memory.head_sha()
 
-    # again: nothing changes, and the URL is given all the same, with a token the operator credential
-    # in localhub's data folder got for ada's account (a newcomer gets no token for it)
+    # again: nothing changes, and the URL is given all the same, with TOKEN in its place (ada has one)
     code, out, err = run_cli(capsys, "localhub", "create-repo", "ada/memory", "--url", localhub.url,
                              "--data", str(localhub.hub.data_dir))
     assert (code, err) == (0, "")
@@ -50,7 +50,7 @@ def test_a_private_repository_is_private(localhub: LocalhubServer, capsys: pytes
     import requests
 
     code, out, _ = run_cli(capsys, "localhub", "create-repo", "bo/secret", "--private", "--description", "Bo's",
-                           "--url", localhub.url)
+                           "--url", localhub.url, "--data", str(localhub.hub.data_dir))
     assert code == 0
     token = out.splitlines()[1].split("x-access-token:")[1].split("@")[0]
     repo = requests.get(f"{localhub.api_url}/repos/bo/secret", headers={"Authorization": f"token {token}"},

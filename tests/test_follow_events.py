@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import github
-import requests
 
 from bot.contracts import LABEL_DREAM
 from bot.forge.client import ForgeClient, NewPullRequest, TokenCredentials
@@ -45,7 +44,7 @@ def open_dream(served: LocalStack, token: str, clone: Path) -> int:
 
 
 def test_a_merged_dream_reaches_the_folder_through_the_event_stream(served: LocalStack, tmp_path: Path) -> None:
-    token = requests.post(f"{served.web}/_localhub/tokens", json={"login": "alice"}, timeout=10).json()["token"]
+    token = served.new_token("alice")
     github.Github(auth=github.Auth.Token(token), base_url=served.api, retry=None).get_user().create_repo("memory")
     url = served.web.replace("http://", f"http://x-access-token:{token}@") + "/alice/memory.git"
     folder = init_repository(tmp_path / "folder", "a1", "Ada")

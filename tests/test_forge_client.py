@@ -307,7 +307,7 @@ def test_an_unreachable_forge_gives_up_in_bounded_time_and_a_merge_is_not_sent(w
 # ------------------------------------------------------------------------------------ GitHub App
 def _app(world: World) -> dict[str, Any]:
     resp = requests.post(f"{world.server.url}/_localhub/apps", json={"name": "memrepo", "owner": "alice"},
-                         timeout=30)
+                         headers=operator_headers(world.server), timeout=30)
     assert resp.status_code == 201, resp.text
     app = resp.json()
     requests.post(f"{world.server.url}/_localhub/apps/{app['id']}/installations", json={"account": "alice"},

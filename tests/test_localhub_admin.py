@@ -1,7 +1,8 @@
-"""localhub's own endpoints and files as a security boundary: tokens are minted without the
-operator credential only for a new account, the admin endpoints answer only requests
-addressed to a loopback host, and the database (where tokens are kept as hashes) is readable
-by its owner only."""
+"""localhub's own endpoints and files as a security boundary: every endpoint under
+`/_localhub/` but the health check needs the operator credential (tokens, repositories, Apps,
+protection; tests/test_abuse_cross_origin.py tries each), they answer only requests addressed
+to a loopback host, and the database (where tokens are kept as hashes) is readable by its owner
+only."""
 
 from __future__ import annotations
 
@@ -31,8 +32,14 @@ def mode(path: Path) -> int:
 
 
 # ---------------------------------------------------------------------------------- tokens
-def test_a_new_login_gets_an_account_and_its_token_without_credentials(localhub: LocalhubServer) -> None:
-    resp = mint(localhub, "sam")
+def test_a_token_even_for_a_new_login_needs_the_operator_credential(localhub: LocalhubServer) -> None:
+    """A login a memory's configuration names but nobody has signed up yet is no one's to
+    take: a page or a local process that could make its first token would be that person."""
+    user_token = localhub_token(localhub, "bob")
+    for headers in ({}, {"Authorization": f"token {user_token}"}):
+        assert mint(localhub, "sam", headers).status_code in (401, 403)
+    assert localhub.hub.user_by_login("sam") is None
+    resp = mint(localhub, "sam", operator_headers(localhub))
     assert resp.status_code == 201
     assert whoami(localhub, resp.json()["token"]) == "sam"
 
@@ -44,7 +51,7 @@ def test_a_repository_for_an_existing_account_needs_the_operator_credential(loca
     url = f"{localhub.url}/_localhub/users/alice/repos"
     for headers in ({}, {"Authorization": f"token {token}"}):
         refused = requests.post(url, json={"name": "memory"}, headers=headers, timeout=10)
-        assert refused.status_code == 403 and "operator credential" in refused.json()["message"]
+        assert refused.status_code in (401, 403) and "operator credential" in refused.json()["message"]
     made = requests.post(url, json={"name": "memory", "private": True}, headers=operator_headers(localhub), timeout=10)
     assert made.status_code == 201 and made.json()["full_name"] == "alice/memory" and made.json()["private"]
     again = requests.post(url, json={"name": "memory"}, headers=operator_headers(localhub), timeout=10)
@@ -61,11 +68,9 @@ def test_a_repository_for_an_existing_account_needs_the_operator_credential(loca
 
 
 def test_a_token_for_an_existing_account_needs_the_operator_credential(localhub: LocalhubServer) -> None:
-    mint(localhub, "alice")
-    refused = mint(localhub, "alice")
-    assert refused.status_code == 403
-    assert "operator" in refused.json()["message"]
-    assert mint(localhub, "ALICE").status_code == 403  # logins are one account whatever their case
+    localhub_token(localhub, "alice")
+    assert mint(localhub, "alice").status_code == 401
+    assert mint(localhub, "ALICE").status_code == 401  # logins are one account whatever their case
     user_token = localhub_token(localhub, "bob")
     assert mint(localhub, "alice", {"Authorization": f"token {user_token}"}).status_code == 403
     secret = read_operator_token(localhub.hub.data_dir)
@@ -78,8 +83,7 @@ def test_a_token_for_an_existing_account_needs_the_operator_credential(localhub:
 def test_a_bot_login_gets_no_token_here(localhub: LocalhubServer) -> None:
     """An App's `<slug>[bot]` account acts only through installation tokens; a token minted
     for that login beforehand would become the App's once it is registered."""
-    for headers in (None, operator_headers(localhub)):
-        assert mint(localhub, "memrepo[bot]", headers).status_code == 422
+    assert mint(localhub, "memrepo[bot]", operator_headers(localhub)).status_code == 422
 
 
 def test_the_operator_token_is_made_once_readable_by_its_owner_only(tmp_path: Path) -> None:
@@ -90,21 +94,30 @@ def test_the_operator_token_is_made_once_readable_by_its_owner_only(tmp_path: Pa
     assert mode(data / OPERATOR_FILE) == 0o600
     with LocalhubServer(data) as again:
         assert read_operator_token(data) == first
-        assert mint(again, "alice").status_code == 201
         assert mint(again, "alice", {"Authorization": f"Bearer {first}"}).status_code == 201
 
 
-def test_installing_an_app_on_an_existing_account_needs_the_operator_credential(localhub: LocalhubServer) -> None:
-    localhub_token(localhub, "alice")
-    app = requests.post(f"{localhub.url}/_localhub/apps", json={"name": "memrepo", "owner": "acme"}, timeout=30).json()
+def test_registering_and_installing_an_app_need_the_operator_credential(localhub: LocalhubServer) -> None:
+    """An App's answer holds its private key, and an installation writes to its account's
+    repositories."""
+    user_token = localhub_token(localhub, "alice")
+    spec = {"name": "memrepo", "owner": "acme"}
+    for headers in ({}, {"Authorization": f"token {user_token}"}):
+        assert requests.post(f"{localhub.url}/_localhub/apps", json=spec, headers=headers,
+                             timeout=30).status_code in (401, 403)
+    assert localhub.hub.store.one("SELECT COUNT(*) AS n FROM apps")["n"] == 0
+    app = requests.post(f"{localhub.url}/_localhub/apps", json=spec, headers=operator_headers(localhub),
+                        timeout=30).json()
     url = f"{localhub.url}/_localhub/apps/{app['id']}/installations"
-    assert requests.post(url, json={"account": "alice"}, timeout=10).status_code == 403
-    assert requests.post(url, json={"account": "newcomer"}, timeout=10).status_code == 201
-    assert requests.post(url, json={"account": "alice"}, headers=operator_headers(localhub),
-                         timeout=10).status_code == 201
+    for account in ("alice", "newcomer"):
+        assert requests.post(url, json={"account": account}, timeout=10).status_code == 401
+        assert requests.post(url, json={"account": account}, headers=operator_headers(localhub),
+                             timeout=10).status_code == 201
 
 
-def test_branch_protection_needs_the_operator_or_an_admin(localhub: LocalhubServer) -> None:
+def test_branch_protection_needs_the_operator_credential(localhub: LocalhubServer) -> None:
+    """localhub's own protection endpoint is the operator's; an admin of the repository sets
+    protection on GitHub through GitHub's own API, which localhub does not model."""
     owner = localhub_token(localhub, "alice")
     requests.post(f"{localhub.api_url}/user/repos", json={"name": "memory"},
                   headers={"Authorization": f"token {owner}"}, timeout=10).raise_for_status()
@@ -113,8 +126,10 @@ def test_branch_protection_needs_the_operator_or_an_admin(localhub: LocalhubServ
     stranger = localhub_token(localhub, "bob")
     assert requests.post(url, json=rule, timeout=10).status_code == 401
     assert requests.post(url, json=rule, headers={"Authorization": f"token {stranger}"}, timeout=10).status_code == 403
-    assert requests.post(url, json=rule, headers={"Authorization": f"token {owner}"}, timeout=10).status_code == 200
+    assert requests.post(url, json=rule, headers={"Authorization": f"token {owner}"}, timeout=10).status_code == 403
+    assert requests.get(url, headers=operator_headers(localhub), timeout=10).json() == {}
     assert requests.post(url, json=rule, headers=operator_headers(localhub), timeout=10).status_code == 200
+    assert requests.get(url, headers=operator_headers(localhub), timeout=10).json()["main"]
 
 
 # ---------------------------------------------------------------------------------- loopback only

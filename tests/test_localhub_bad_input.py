@@ -70,7 +70,11 @@ def test_oversized_body_is_413(tmp_path: Path) -> None:
 
 
 def test_json_is_read_whatever_the_content_type(localhub: LocalhubServer) -> None:
-    """`curl -d '{...}'` sends application/x-www-form-urlencoded; GitHub reads JSON anyway."""
-    resp = requests.post(f"{localhub.url}/_localhub/tokens", data='{"login": "ada"}', timeout=10,
-                         headers={"Content-Type": "application/x-www-form-urlencoded"})
-    assert resp.status_code == 201 and resp.json()["login"] == "ada"
+    """`curl -d '{...}'` sends application/x-www-form-urlencoded; GitHub's routes read JSON
+    anyway (they need a token in `Authorization`, which no cross-origin page can send;
+    localhub's own endpoints take JSON only, tests/test_abuse_cross_origin.py)."""
+    token = localhub_token(localhub, "ada")
+    resp = requests.post(f"{localhub.api_url}/user/repos", data='{"name": "memory"}', timeout=10,
+                         headers={"Content-Type": "application/x-www-form-urlencoded",
+                                  "Authorization": f"token {token}"})
+    assert resp.status_code == 201 and resp.json()["full_name"] == "ada/memory"

@@ -92,7 +92,8 @@ def test_rest_responses_carry_githubs_headers(localhub: LocalhubServer) -> None:
 def test_github_app_flow_gives_an_installation_token(localhub: LocalhubServer) -> None:
     owner_token = localhub_token(localhub, "acme")
     client(localhub, owner_token).get_user().create_repo("memory", auto_init=True)
-    app = requests.post(f"{localhub.url}/_localhub/apps", json={"name": "memrepo", "owner": "acme"}, timeout=30).json()
+    app = requests.post(f"{localhub.url}/_localhub/apps", json={"name": "memrepo", "owner": "acme"},
+                        headers=operator_headers(localhub), timeout=30).json()
     requests.post(f"{localhub.url}/_localhub/apps/{app['id']}/installations", json={"account": "acme"},
                   headers=operator_headers(localhub), timeout=10).raise_for_status()
     auth = github.Auth.AppAuth(app["id"], app["private_key"])

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.conftest import run_cli
+from localhub.operator import read_operator_token
+from tests.conftest import localhub_token, run_cli
 
 
 def test_serve_answers_and_stops_cleanly(tmp_path: Path) -> None:
@@ -24,7 +25,9 @@ def test_serve_answers_and_stops_cleanly(tmp_path: Path) -> None:
         tokens = proc.stdout.readline()  # which tokens this localhub knows: those of its own data folder
         assert f"tokens are those kept in {tmp_path / 'data'};" in tokens and "another data folder" in tokens
         assert requests.get(f"{url}/_localhub/health", timeout=10).json() == {"ok": True}
-        token = requests.post(f"{url}/_localhub/tokens", json={"login": "alice"}, timeout=10).json()["token"]
+        secret = read_operator_token(tmp_path / "data")
+        token = requests.post(f"{url}/_localhub/tokens", json={"login": "alice"}, timeout=10,
+                              headers={"Authorization": f"Bearer {secret}"}).json()["token"]
         me = requests.get(f"{url}/api/v3/user", headers={"Authorization": f"token {token}"}, timeout=10)
         assert me.json()["login"] == "alice"
     finally:
@@ -50,22 +53,23 @@ def test_port_in_use_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: P
 
 def test_create_repo_for_an_existing_owner_uses_the_operator_token(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """localhub gives a newcomer a token for any new login, but one for an account that exists
-    only to its operator: create-repo reads the operator token from the data folder given, or
-    from `localhub serve`'s default one."""
+    """localhub makes accounts, tokens and repositories only for its operator: create-repo reads
+    the operator token from the data folder given, or from `localhub serve`'s default one, and
+    without one says in one line where it looked."""
     from bot.commands.localhub import default_data_dir
     from localhub.server import LocalhubServer
 
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
     elsewhere = tmp_path / "elsewhere"
     with LocalhubServer(elsewhere) as server:
-        assert run_cli(capsys, "localhub", "create-repo", "ada/one", "--url", server.url)[0] == 0
-        code, out, err = run_cli(capsys, "localhub", "create-repo", "ada/two", "--url", server.url)
-        assert code == 1 and out == "" and err.count("\n") == 1
-        assert "operator credential" in err and str(default_data_dir()) in err and "--data" in err
-        code, out, err = run_cli(capsys, "localhub", "create-repo", "ada/two", "--url", server.url,
-                                 "--data", str(elsewhere))
-        assert (code, err) == (0, "") and out.startswith(f"created ada/two on {server.url}")
+        for name in ("ada/one", "ada/two"):  # a newcomer, then an owner with an account
+            code, out, err = run_cli(capsys, "localhub", "create-repo", name, "--url", server.url)
+            assert code == 1 and out == "" and err.count("\n") == 1
+            assert "operator credential" in err and str(default_data_dir()) in err and "--data" in err
+            assert server.hub.store.one("SELECT COUNT(*) AS n FROM repos")["n"] == (name == "ada/two")
+            code, out, err = run_cli(capsys, "localhub", "create-repo", name, "--url", server.url,
+                                     "--data", str(elsewhere))
+            assert (code, err) == (0, "") and out.startswith(f"created {name} on {server.url}")
     with LocalhubServer(default_data_dir()) as server:
         assert run_cli(capsys, "localhub", "create-repo", "bo/one", "--url", server.url)[0] == 0
         code, out, err = run_cli(capsys, "localhub", "create-repo", "bo/two", "--url", server.url)
@@ -88,7 +92,7 @@ def test_create_repo_for_an_owner_with_a_token_makes_no_new_token_unless_asked(
             me = requests.get(f"{server.api_url}/user", headers={"Authorization": f"token {token}"}, timeout=10)
             return str(me.json()["login"])
 
-        code, out, _ = run_cli(capsys, "localhub", "create-repo", "ada/one", "--url", server.url)
+        code, out, _ = run_cli(capsys, "localhub", "create-repo", "ada/one", "--url", server.url, "--data", str(data))
         first = out.split("x-access-token:")[1].split("@")[0]
         assert code == 0 and tokens_of_ada() == 1
 
@@ -117,7 +121,7 @@ def test_a_token_of_another_localhub_is_refused_naming_this_ones_data(tmp_path: 
     from localhub.server import LocalhubServer
 
     with LocalhubServer(tmp_path / "one") as one, LocalhubServer(tmp_path / "two") as two:
-        theirs = requests.post(f"{one.url}/_localhub/tokens", json={"login": "ada"}, timeout=10).json()["token"]
+        theirs = localhub_token(one, "ada")
         info_refs = f"{two.url}/ada/memory.git/info/refs?service=git-upload-pack"
 
         git = requests.get(info_refs, auth=("x-access-token", theirs), timeout=10)

@@ -14,11 +14,11 @@ import pytest
 import requests
 
 from localhub.server import LocalhubServer
-from tests.conftest import localhub_token
+from tests.conftest import armed_faults, disarm_faults, localhub_token, operator_headers
 
 
 def arm(server: LocalhubServer, **spec: Any) -> dict[str, Any]:
-    resp = requests.post(f"{server.url}/_localhub/faults", json=spec, timeout=10)
+    resp = requests.post(f"{server.url}/_localhub/faults", json=spec, headers=operator_headers(server), timeout=10)
     assert resp.status_code == 201, resp.text
     return resp.json()
 
@@ -58,7 +58,7 @@ def test_times_counts_matching_requests_only(localhub: LocalhubServer) -> None:
     assert requests.post(f"{localhub.api_url}/user/repos", json={"name": "other"}, headers=auth(token),
                          timeout=10).status_code == 201
     assert [get_repo(localhub, token).status_code for _ in range(3)] == [500, 500, 200]
-    listed = requests.get(f"{localhub.url}/_localhub/faults", timeout=10).json()
+    listed = armed_faults(localhub)
     assert [(f["remaining"], f["hits"]) for f in listed] == [(0, 2)]
 
 
@@ -152,13 +152,15 @@ def test_delete_clears_every_fault_and_admin_paths_are_never_faulted(localhub: L
     make_repo(localhub, token)
     first = arm(localhub, method="*", path="*", times=100)
     second = arm(localhub, method="GET", path="/repos/*/*", status=404)
-    listed = requests.get(f"{localhub.url}/_localhub/faults", timeout=10).json()
+    listed = armed_faults(localhub)
     assert [(f["id"], f["remaining"]) for f in listed] == [(first["id"], 100), (second["id"], 1)]
-    assert requests.delete(f"{localhub.url}/_localhub/faults/{first['id']}", timeout=10).status_code == 204
+    assert requests.delete(f"{localhub.url}/_localhub/faults/{first['id']}", headers=operator_headers(localhub),
+                           timeout=10).status_code == 204
     assert get_repo(localhub, token).status_code == 404
     arm(localhub, method="*", path="*")
-    assert requests.delete(f"{localhub.url}/_localhub/faults", timeout=10).status_code == 204
-    assert requests.get(f"{localhub.url}/_localhub/faults", timeout=10).json() == []
+    assert requests.delete(f"{localhub.url}/_localhub/faults", headers=operator_headers(localhub),
+                           timeout=10).status_code == 204
+    assert armed_faults(localhub) == []
     assert get_repo(localhub, token).status_code == 200
 
 
@@ -178,14 +180,14 @@ def test_delete_clears_every_fault_and_admin_paths_are_never_faulted(localhub: L
     ({"path": "/x", "time": 2}, "time"),
 ])
 def test_bad_fault_specs_are_githubs_422(localhub: LocalhubServer, spec: dict[str, Any], field: str) -> None:
-    resp = requests.post(f"{localhub.url}/_localhub/faults", json=spec, timeout=10)
+    resp = requests.post(f"{localhub.url}/_localhub/faults", json=spec, headers=operator_headers(localhub), timeout=10)
     assert resp.status_code == 422
     body = resp.json()
     assert body["message"] == "Validation Failed"
     assert body["documentation_url"].startswith("https://docs.github.com/")
     assert body["errors"][0]["field"] == field
     assert body["errors"][0]["message"]
-    assert requests.get(f"{localhub.url}/_localhub/faults", timeout=10).json() == []
+    assert armed_faults(localhub) == []
 
 
 def test_a_fault_on_git_smart_http_makes_git_fail(localhub: LocalhubServer, tmp_path: Path) -> None:
@@ -197,7 +199,7 @@ def test_a_fault_on_git_smart_http_makes_git_fail(localhub: LocalhubServer, tmp_
     failed = subprocess.run(["git", "ls-remote", url], capture_output=True, text=True, env=env)
     assert failed.returncode != 0
     assert "500" in failed.stderr
-    requests.delete(f"{localhub.url}/_localhub/faults", timeout=10)
+    disarm_faults(localhub)
     done = subprocess.run(["git", "ls-remote", url, "refs/heads/main"], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("refs/heads/main")

@@ -146,7 +146,7 @@ def test_collaborators_push_with_write_access(repos: Repos, permission: str, pus
 def _installation_token(server: LocalhubServer, account: str) -> str:
     """A token of the installation of a new App on `account`."""
     app = requests.post(f"{server.url}/_localhub/apps", json={"name": f"app-{account}", "owner": account},
-                        timeout=30).json()
+                        headers=operator_headers(server), timeout=30).json()
     installed = requests.post(f"{server.url}/_localhub/apps/{app['id']}/installations", json={"account": account},
                               headers=operator_headers(server), timeout=10).json()
     integration = github.GithubIntegration(auth=github.Auth.AppAuth(app["id"], app["private_key"]),

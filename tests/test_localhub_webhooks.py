@@ -29,7 +29,7 @@ from jsonschema.exceptions import best_match
 
 from localhub.server import LocalhubServer
 from tests.conformance import FORMATS
-from tests.conftest import localhub_token
+from tests.conftest import localhub_token, operator_headers
 from tests.test_localhub_issues import Checkout, client, commit_of, open_pull, run_git
 
 SCHEMAS = Path(__file__).resolve().parent / "fixtures" / "github-webhooks" / "webhooks.json"
@@ -164,13 +164,15 @@ def receiver() -> Iterator[Receiver]:
 
 def settle(server: LocalhubServer) -> list[dict[str, Any]]:
     """Wait until localhub has handled every queued delivery; all deliveries, oldest first."""
-    resp = requests.get(f"{server.url}/_localhub/deliveries", params={"wait": 1}, timeout=15)
+    resp = requests.get(f"{server.url}/_localhub/deliveries", params={"wait": 1},
+                        headers=operator_headers(server), timeout=15)
     assert resp.headers["X-Localhub-Idle"] == "true"
     return resp.json()  # type: ignore[no-any-return]
 
 
 def delivery_mode(server: LocalhubServer, **settings: object) -> None:
-    requests.post(f"{server.url}/_localhub/delivery", json=settings, timeout=10).raise_for_status()
+    requests.post(f"{server.url}/_localhub/delivery", json=settings, headers=operator_headers(server),
+                  timeout=10).raise_for_status()
 
 
 @dataclass

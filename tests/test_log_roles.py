@@ -74,7 +74,7 @@ class World(LocalhubMemory):
 
     def app(self) -> AppCredentials:
         resp = requests.post(f"{self.server.url}/_localhub/apps", json={"name": "memrepo", "owner": "alice"},
-                             timeout=30)
+                             headers=operator_headers(self.server), timeout=30)
         assert resp.status_code == 201, resp.text
         app = resp.json()
         requests.post(f"{self.server.url}/_localhub/apps/{app['id']}/installations", json={"account": "alice"},

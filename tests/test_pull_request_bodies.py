@@ -32,7 +32,7 @@ from bot.pullrequest.provenance import (
 from bot.texts import to_the_second
 from bot.transcript.model import Message
 from localhub.server import LocalhubServer
-from tests.conftest import LocalhubMemory, memory_on_localhub
+from tests.conftest import LocalhubMemory, arm_fault, disarm_faults, memory_on_localhub
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 HUMAN = "system/human.md"
@@ -283,14 +283,13 @@ def test_a_pull_request_that_deletes_both_core_files_says_so(world: World) -> No
 def test_a_pull_request_withdrawn_for_want_of_its_labels_says_why_on_it(world: World) -> None:
     import requests
 
-    requests.post(f"{world.server.url}/_localhub/faults", timeout=10,
-                  json={"method": "POST", "path": "/repos/*/issues/*/labels", "status": 503, "times": 100})
+    arm_fault(world.server, method="POST", path="/repos/*/issues/*/labels", status=503, times=100)
     with AgentSession(world.memory.root, "c1", store=world.store, forge_retry=FAST, env={},
                       background_dreams=False) as s:
         s.record("user", "Please write in British English from now on.")
         result = s.handle_tool_call({"command": "insert", "path": PERSONA, "insert_line": -1,
                                      "insert_text": "I write in British English.", "reason": "British English"})
-    requests.delete(f"{world.server.url}/_localhub/faults", timeout=10)
+    disarm_faults(world.server)
     assert not result.ok and result.route == "refused" and "could not be labelled" in result.message
     pull = world.client().get_pull_request(1)
     assert pull.state == "closed" and not pull.merged

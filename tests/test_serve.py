@@ -70,7 +70,7 @@ def test_serve_local_merges_a_dream_announces_it_and_stops_cleanly(served: Local
     assert requests.get(f"{served.web}/_localhub/health", timeout=10).json() == {"ok": True}
 
     # alice's memory repository on localhub, made by `memrepo init` and pushed.
-    token = requests.post(f"{served.web}/_localhub/tokens", json={"login": "alice"}, timeout=10).json()["token"]
+    token = served.new_token("alice")
     github.Github(auth=github.Auth.Token(token), base_url=served.api, retry=None).get_user().create_repo("memory")
     memory = init_repository(tmp_path / "memory", "a1", "Ada")
     url = served.web.replace("http://", f"http://x-access-token:{token}@") + "/alice/memory.git"

@@ -45,7 +45,7 @@ def test_two_stacks_run_side_by_side_each_on_its_own_ports_and_data(
     for stack, data in ((first, tmp_path / "one"), (second, tmp_path / "two")):
         assert requests.get(f"{stack.receiver}/healthz", timeout=10).json()["redis"] == "ok"
         assert (data / "localhub").is_dir() and (data / "redis").is_dir() and (data / "logs").is_dir()
-    token = requests.post(f"{first.web}/_localhub/tokens", json={"login": "ada"}, timeout=10).json()["token"]
+    token = first.new_token("ada")
     made = requests.post(f"{first.api}/user/repos", json={"name": "memory", "private": True}, timeout=10,
                          headers={"Authorization": f"token {token}"})
     assert made.status_code == 201
@@ -61,8 +61,8 @@ def test_two_stacks_run_side_by_side_each_on_its_own_ports_and_data(
 def test_serve_local_shows_each_memory_in_the_palace_to_whoever_may_read_it(
         stacks: tuple[LocalStack, LocalStack], tmp_path: Path) -> None:
     first, second = stacks
-    token = requests.post(f"{first.web}/_localhub/tokens", json={"login": "ada"}, timeout=10).json()["token"]
-    other = requests.post(f"{first.web}/_localhub/tokens", json={"login": "bo"}, timeout=10).json()["token"]
+    token = first.new_token("ada")
+    other = first.new_token("bo")
     made = requests.post(f"{first.api}/user/repos", json={"name": "memory", "private": True}, timeout=10,
                          headers={"Authorization": f"token {token}"})
     assert made.status_code == 201

@@ -3,10 +3,12 @@
 would create one on GitHub (the owner's account and token are made when missing), answered with
 the URL `memrepo repository set` takes.
 
-An owner who has an account keeps the tokens they have: localhub stores only tokens' hashes,
-so none can be shown again, and minting one per call would leave a trail of live tokens
-nobody holds. create-repo then has the repository made with localhub's operator credential
-(read from its data folder) and mints a new token only when asked (`--new-token`)."""
+Every call to localhub's own endpoints (`/_localhub/`) carries its operator credential, read
+from its data folder (localhub.access says why): a newcomer's first token is made with it. An
+owner who has an account keeps the tokens they have: localhub stores only tokens' hashes, so
+none can be shown again, and minting one per call would leave a trail of live tokens nobody
+holds. create-repo then has the repository made with the operator credential and mints a new
+token only when asked (`--new-token`)."""
 
 from __future__ import annotations
 
@@ -116,7 +118,8 @@ def _operator_folders(given: Path | None) -> list[Path]:
 
 def _as_operator(url: str, payload: dict[str, Any], args: argparse.Namespace) -> Any:
     """POST with each operator token found until localhub accepts one (another localhub's is
-    refused with 401); without any, unauthenticated, so localhub says what is missing."""
+    refused with 401); without any, unauthenticated, so localhub says what is missing, and
+    then a one-line MemrepoError naming the folders looked in."""
     from localhub.operator import read_operator_token
 
     folders = _operator_folders(args.data)
@@ -128,26 +131,17 @@ def _as_operator(url: str, payload: dict[str, Any], args: argparse.Namespace) ->
     if resp is None:
         resp = _post(url, payload)
     base = url.split("/_localhub/")[0]
-    owner = args.repository.split("/")[0]
     raise MemrepoError(texts.LOCALHUB_NO_OPERATOR_TOKEN.format(
-        owner=owner, url=base, problem=_said(resp).rstrip("."), looked=", ".join(str(folder) for folder in folders)))
+        repo=args.repository, url=base, problem=_said(resp).rstrip("."),
+        looked=", ".join(str(folder) for folder in folders)))
 
 
-def _owner_token(url: str, owner: str, args: argparse.Namespace) -> str | None:
-    """A token for `owner`: a newcomer's first one, or a new one when --new-token asks for it
-    (that takes the operator credential). None for an owner who has an account already."""
-    resp = _post(f"{url}/_localhub/tokens", {"login": owner})
-    if resp.status_code == 403 and not args.new_token:
-        return None
-    if resp.status_code == 403:
-        resp = _as_operator(f"{url}/_localhub/tokens", {"login": owner}, args)
-    if resp.status_code == 201:
-        return str(resp.json()["token"])
-    if resp.status_code in (401, 403):
-        raise MemrepoError(texts.LOCALHUB_NO_OPERATOR_TOKEN.format(
-            owner=owner, url=url, problem=_said(resp).rstrip("."),
-            looked=", ".join(str(folder) for folder in _operator_folders(args.data))))
-    raise MemrepoError(texts.LOCALHUB_CREATE_FAILED.format(repo=args.repository, url=url, problem=_said(resp)))
+def _new_token(url: str, owner: str, args: argparse.Namespace) -> str:
+    """A new token for `owner` (its account made when missing), asked for as the operator."""
+    resp = _as_operator(f"{url}/_localhub/tokens", {"login": owner}, args)
+    if resp.status_code != 201:
+        raise MemrepoError(texts.LOCALHUB_CREATE_FAILED.format(repo=args.repository, url=url, problem=_said(resp)))
+    return str(resp.json()["token"])
 
 
 def run_create_repo(args: argparse.Namespace) -> int:
@@ -159,12 +153,14 @@ def run_create_repo(args: argparse.Namespace) -> int:
     url = args.url.rstrip("/")
     if not url.startswith(("http://", "https://")):
         raise MemrepoError(texts.LOCALHUB_BAD_URL.format(url=args.url))
-    token = _owner_token(url, owner, args)
     spec = {"name": name, "private": args.private, "description": args.description}
+    token = _new_token(url, owner, args) if args.new_token else None
+    if token is None:
+        resp = _as_operator(f"{url}/_localhub/users/{owner}/repos", spec, args)
+        if resp.status_code == 404:  # no such account: a newcomer's, made with its first token
+            token = _new_token(url, owner, args)
     if token is not None:
         resp = _post(f"{url}/api/v3/user/repos", spec, token)
-    else:
-        resp = _as_operator(f"{url}/_localhub/users/{owner}/repos", spec, args)
     existed = resp.status_code == 422 and "already exists" in _said(resp)
     if resp.status_code != 201 and not existed:
         raise MemrepoError(texts.LOCALHUB_CREATE_FAILED.format(repo=args.repository, url=url, problem=_said(resp)))

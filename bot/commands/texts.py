@@ -139,15 +139,15 @@ LOCALHUB_BAD_PORT = "port {port} is not a TCP port (0-65535)"
 LOCALHUB_CREATE_HELP = "create a repository on a running localhub (for `memrepo repository set`)"
 LOCALHUB_CREATE_DESCRIPTION = (
     "Create OWNER/NAME on a running localhub (`memrepo localhub serve` or `memrepo serve --local`), as "
-    "a person creates a repository on GitHub: OWNER's account and first token are made when missing, "
-    "and the clone URL, with that token in it, is printed to give `memrepo repository set`. For an "
-    "OWNER who has an account already, the repository is made with localhub's operator token (read "
-    "from its data folder) and OWNER's tokens stay as they are: localhub keeps only their hashes, so "
+    "a person creates a repository on GitHub, with localhub's operator token (read from its data "
+    "folder): OWNER's account and first token are made when missing, and the clone URL, with that "
+    "token in it, is printed to give `memrepo repository set`. For an OWNER who has an account "
+    "already, OWNER's tokens stay as they are: localhub keeps only their hashes, so "
     "the URL is printed with TOKEN in its place, unless --new-token asks for a new one. A repository "
     "that exists already is not changed; its URL is printed all the same."
 )
 LOCALHUB_CREATE_DATA_HELP = (
-    "that localhub's data folder, whose operator token acts for an OWNER that has an account already "
+    "that localhub's data folder, whose operator token create-repo acts with "
     "(default: `localhub serve`'s, then `serve --local`'s)"
 )
 LOCALHUB_NEW_TOKEN_HELP = (
@@ -178,7 +178,7 @@ LOCALHUB_REPO_CONNECT_KNOWN_OWNER = (
 )
 LOCALHUB_CANNOT_START = "localhub cannot start on {host}:{port} with data in {data}: {error}"
 LOCALHUB_NO_OPERATOR_TOKEN = (
-    "localhub at {url} gave no token for {owner}: {problem}. No operator token it takes was found "
+    "localhub at {url} did not make {repo}: {problem}. No operator token it takes was found "
     "in {looked}; give its data folder with --data"
 )
 

@@ -16,6 +16,9 @@ MCP_TOKEN_SHORT = ("{name} is too short: use at least {minimum} characters (a gu
                    "make one with `python3 -c 'import secrets; print(secrets.token_urlsafe(24))'`)")
 MCP_NO_BEARER = "this MCP server needs Authorization: Bearer <token> (the token in {name} where it runs)"
 MCP_WRONG_BEARER = "the bearer token is not this MCP server's"
+MCP_FOREIGN_HOST = ("this MCP server answers only requests addressed to a loopback name, not {host!a} (a page "
+                    "whose name was made to resolve to this machine)")
+MCP_CROSS_SITE = "this MCP server answers no request a web page on another origin sent ({why})"
 MCP_RECORDED = "recorded {kind} message {id} from {source} in conversation {conversation} (turn {turn})."
 MCP_RECORDED_UNTRUSTED = ("The context holds untrusted content ({sources}): every memory edit goes to a pull "
                           "request a person must approve until the context no longer holds it (record a "

@@ -5,7 +5,9 @@ use is one clear error before anything starts). Either way the HEAD watcher runs
 Over HTTP the server offers write tools, so anyone who reaches it can change memory: on an
 address other than loopback it refuses to start without a bearer token (MEMREPO_MCP_TOKEN) of at
 least 16 characters (bot/bearer.py: the palace's rule), and with a token every request must
-carry `Authorization: Bearer <token>` (401 otherwise)."""
+carry `Authorization: Bearer <token>` (401 otherwise). Either way it answers nothing a web page
+on another origin sent (`browser_refusal`): the write tools are reached by a POST, and a page
+open in the user's browser reaches a loopback port too."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import json
 import logging
 import socket
 import sys
+import urllib.parse
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,7 +25,7 @@ import mcp_types as types
 from pydantic import ValidationError
 
 from bot import sockets
-from bot.bearer import TOKEN_MIN, required_token
+from bot.bearer import TOKEN_MIN, is_loopback, required_token
 from bot.errors import MemrepoError
 from bot.mcp import texts
 from bot.mcp.server import MemoryServer
@@ -67,6 +70,53 @@ def bearer_only(app: Asgi, token: str) -> Asgi:
             (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
             (b"www-authenticate", b'Bearer realm="memrepo-mcp"')]})
         await send({"type": "http.response.body", "body": body})
+
+    return guarded
+
+
+SAME_ORIGIN_FETCH = ("same-origin", "none")  # Sec-Fetch-Site values of a request no other origin made
+
+
+def _host_name(host: str) -> str:
+    """The name in a Host header, without its port (IPv6 in brackets)."""
+    host = host.strip()
+    if host.startswith("["):
+        return host[1:].partition("]")[0]
+    return host.rpartition(":")[0] if host.count(":") == 1 else host
+
+
+def browser_refusal(headers: dict[str, str], *, token: bool) -> tuple[int, str] | None:
+    """(status, message) when a request may come from a web page on another origin, else None.
+    `headers`: names in lower case. A page's request names its origin (`Origin`, and in every
+    current browser `Sec-Fetch-Site`), and a page whose name was rebound to 127.0.0.1 still
+    names itself in `Host`; MCP clients send neither header. Without a `token` (a server on
+    loopback), the Host must be a loopback name as well."""
+    host = headers.get("host", "")
+    if not token and not is_loopback(_host_name(host)):
+        return 421, texts.MCP_FOREIGN_HOST.format(host=host)
+    site = headers.get("sec-fetch-site")
+    if site is not None and site.strip().lower() not in SAME_ORIGIN_FETCH:
+        return 403, texts.MCP_CROSS_SITE.format(why=f"Sec-Fetch-Site: {site}")
+    origin = headers.get("origin")
+    if origin is not None and urllib.parse.urlsplit(origin.strip()).netloc.lower() != host.strip().lower():
+        return 403, texts.MCP_CROSS_SITE.format(why=f"Origin: {origin}")
+    return None
+
+
+def same_origin_only(app: Asgi, *, token: bool) -> Asgi:
+    """`app` behind `browser_refusal`, before the bearer check and the MCP server."""
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
+            refused = browser_refusal(headers, token=token)
+            if refused is not None:
+                body = json.dumps({"error": "forbidden", "message": refused[1]}).encode()
+                await send({"type": "http.response.start", "status": refused[0], "headers": [
+                    (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await app(scope, receive, send)
 
     return guarded
 
@@ -133,7 +183,8 @@ def serve_http(app: MemoryServer, sock: socket.socket, host: str, token: str | N
 
     token = require_token(host, token)
     starlette: Any = app.server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
-    served = bearer_only(starlette, token) if token is not None else starlette
+    served = same_origin_only(bearer_only(starlette, token) if token is not None else starlette,
+                              token=token is not None)
     config = uvicorn.Config(served, log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)
     print(texts.MCP_SERVING_HTTP.format(root=app.root, url=url_of(sock)), file=sys.stderr, flush=True)

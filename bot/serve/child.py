@@ -77,6 +77,19 @@ class LocalStack:
     def worker_log(self) -> Path:
         return self.data / "logs" / "worker.log"
 
+    def new_token(self, login: str) -> str:
+        """A new localhub token for `login` (its account made on first use), asked for with the
+        operator credential in the stack's localhub data folder, as every `/_localhub/` call is."""
+        import requests
+
+        from localhub.operator import read_operator_token
+
+        secret = read_operator_token(self.data / "localhub")
+        resp = requests.post(f"{self.web}/_localhub/tokens", json={"login": login},
+                             headers={"Authorization": f"Bearer {secret}"}, timeout=10)
+        resp.raise_for_status()
+        return str(resp.json()["token"])
+
     def stop(self, timeout: float = 40.0) -> int:
         """SIGINT and wait; after `timeout`, SIGKILL the whole process group (the exit code is
         then negative, so a caller expecting a clean stop sees it failed)."""
