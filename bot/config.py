@@ -52,6 +52,8 @@ def fold(path: str) -> str:
     return unicodedata.normalize("NFC", unicodedata.normalize("NFD", visible).casefold())
 
 CONFIG_PATH = ".memrepo/config.yml"
+LETTA_RULES_PATH = ".memfs.config.json"  # Letta Code's limits (bot/memfs/format/constraints.py reads them)
+RULE_FILES = frozenset({CONFIG_PATH.casefold(), LETTA_RULES_PATH.casefold()})
 
 MERGE_MODES = ("auto", "explicit", "review")
 DREAM_TRIGGERS = ("step-count", "compaction", "off")
@@ -231,6 +233,14 @@ def protected_paths(paths: Iterable[str], globs: Iterable[str]) -> list[str]:
                 found.append(path)
                 break
     return found
+
+
+def rule_files(paths: Iterable[str]) -> list[str]:
+    """The files that hold the rules a change is judged by (memrepo's policy, Letta's limits),
+    in any letter case: a change to them is always a person's decision, whatever the policy at
+    the base or the one the change brings says. Here, beside the policy, so the integrator and
+    the routing of an agent's edit or a harness's commit read one list."""
+    return [path for path in paths if path.casefold() in RULE_FILES]
 
 
 def yaml_problem(exc: yaml.YAMLError, first_line: int = 1) -> str:

@@ -222,13 +222,13 @@ def test_once_sets_aside_a_conflicting_commit_and_says_so(localhub, tmp_path: Pa
     git(tmp_path, "clone", "-q", url, str(clone))
     teammate_push(clone, HUMAN, note("Likes tea."), "teammate: tea")
     clash = harness_commit(folder.root, HUMAN, note("Likes coffee."), "harness: coffee")
-    harness_commit(folder.root, PERSONA, note("I am Ada."), "harness: persona")
+    harness_commit(folder.root, "reference/ada.md", note("I am Ada."), "harness: ada")
 
     code, out, _ = run_cli(capsys, "follow", "--once", "--repo", str(folder.root))
     assert code == 1
     assert f"Commit {clash[:12]} \"harness: coffee\" was NOT saved to main" in out and "refs/memrepo/backup/" in out
     assert converged(folder.root, url)
-    assert messages_on(folder.root)[:2] == ["harness: persona", "teammate: tea"]
+    assert messages_on(folder.root)[:2] == ["harness: ada", "teammate: tea"]
     assert "Likes tea." in (folder.root / HUMAN).read_text()
     code, out, _ = run_cli(capsys, "repository", "status", "--json", "--repo", str(folder.root))
     [aside] = json.loads(out)["set_aside"]

@@ -140,6 +140,33 @@ def propose_set_aside(repo: MemoryRepo, entry: SetAside, client: ForgeClient, *,
     return EditProposal(pr.number, pr.url, branch, entry.commit, base, paths, labels)
 
 
+def propose_commits(repo: MemoryRepo, commits: Sequence[str], route: Route, client: ForgeClient, *, base: str,
+                    tip: str, agent_id: str, agent_name: str | None, transcripts: Any = None) -> EditProposal:
+    """Open one pull request for the commits a harness made that the policy holds for review:
+    one commit by the agent on `base` (the forge's main) with the tree `tip` has (the held
+    commits applied there by the caller), so the integrator sees an agent's edit, as for a
+    memory tool call. Its message and body keep the commits' own provenance: their subjects
+    and shas, and the `Conversation-ID`, `Transcript-Range` and `Source` trailers they carry."""
+    found = [repo.git[sha].peel(pygit2.Commit) for sha in commits]
+    trailers = {key: value for commit in found for key, value in trailer_map(commit.message).items()}
+    conversation = trailers.get(CONVERSATION_ID, "")
+    window = turn_messages(transcripts, agent_id, conversation, trailers.get(TRANSCRIPT_RANGE))
+    subjects = [c.message.split("\n", 1)[0].strip() for c in found]
+    listed = "\n".join(texts.AGENT_HARNESS_COMMIT_LINE.format(sha=str(c.id)[:12], subject=subject)
+                       for c, subject in zip(found, subjects, strict=True))
+    reason = (subjects[0] if len(found) == 1 else texts.AGENT_HARNESS_COMMITS.format(count=len(found))) \
+        + "\n\n" + texts.AGENT_HARNESS_COMMITS_MADE.format(commits=listed)
+    old = repo.git[base].peel(pygit2.Commit).tree
+    paths = tuple(sorted({d.new_file.path or d.old_file.path
+                          for d in old.diff_to_tree(repo.git[tip].peel(pygit2.Commit).tree).deltas}))
+    branch = branch_name(agent_id)
+    ctx = render.EditContext(agent_id, conversation, 0, texts.AGENT_HARNESS_COMMAND, reason, paths, base, branch,
+                             route, window, removed_paths(repo, base, tip), memory_layout(repo, base))
+    sha = _commit(repo, base, tip, render.commit_message(ctx), identity.agent(agent_id, agent_name))
+    pr, labels = _publish(repo, client, sha, ctx)
+    return EditProposal(pr.number, pr.url, branch, sha, base, paths, labels)
+
+
 def _publish(repo: MemoryRepo, client: ForgeClient, sha: str,
              ctx: render.EditContext) -> tuple[PullRequest, tuple[str, ...]]:
     """Push `sha` as the context's branch, open its pull request and label it. Nothing is left

@@ -6,7 +6,13 @@ An edit becomes a pull request, never a direct commit, when any of these holds:
 - it touches a path the policy's `protected` globs match (those always need a review);
 - the turn it was made in saw content from an `external:` source (a web page, an e-mail, a
   fetched document): such content may carry instructions aimed at the agent, so the edit
-  is labelled `memrepo:untrusted` and waits for a person's approval.
+  is labelled `memrepo:untrusted` and waits for a person's approval;
+- it changes a rule file (`.memrepo/config.yml`, `.memfs.config.json`): the memory tool
+  refuses those, but a harness committing with git can write them, and a change to the rules
+  is a person's decision whatever the rules say.
+
+The same decision routes a commit a harness made in the folder (`commit_facts`, used by
+`memrepo follow`): its `Source` trailers are the turn's outside content.
 
 "Changed lines" counts like `git diff --numstat`: lines added plus lines removed, over every
 file the edit changes; a file moved without a change in its content counts nothing.
@@ -19,10 +25,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from bot.agent import texts
-from bot.config import Policy, protected_paths
+from bot.config import Policy, protected_paths, rule_files
 from bot.contracts import LABEL_AGENT_EDIT, LABEL_UNTRUSTED
+from bot.trailers import external_sources as trailer_sources
+from bot.trailers import is_external
 
 EXTERNAL_PREFIX = "external:"
+
+Changes = Mapping[str, tuple[bytes | None, bytes | None]]  # path -> (before, after); None: absent
 
 
 @dataclass(frozen=True)
@@ -48,6 +58,7 @@ class Route:
     sources: tuple[str, ...] = ()
     empties_core: bool = False
     conflict: str = ""  # a queued edit that could not be replayed onto main: why
+    rules: tuple[str, ...] = ()  # the rule files it changes
 
     @property
     def untrusted(self) -> bool:
@@ -59,6 +70,8 @@ class Route:
         out = []
         if self.sources:
             out.append(texts.AGENT_ROUTE_UNTRUSTED.format(sources=", ".join(self.sources)))
+        if self.rules:
+            out.append(texts.AGENT_ROUTE_RULES.format(paths=", ".join(self.rules)))
         if self.protected:
             out.append(texts.AGENT_ROUTE_PROTECTED.format(paths=", ".join(self.protected)))
         if self.empties_core:
@@ -77,22 +90,48 @@ def route_edit(facts: EditFacts, policy: Policy) -> Route:
     too_large = facts.changed_lines > limit
     protected = tuple(protected_paths(facts.paths, policy.protected))
     sources = external_sources(facts.external_sources)
-    if not (too_large or protected or sources or facts.empties_core):
+    rules = tuple(rule_files(facts.paths))
+    if not (too_large or protected or sources or facts.empties_core or rules):
         return Route(True, max_changed_lines=limit, changed_lines=facts.changed_lines)
     labels = (LABEL_AGENT_EDIT, LABEL_UNTRUSTED) if sources else (LABEL_AGENT_EDIT,)
-    return Route(False, labels, too_large, limit, facts.changed_lines, protected, sources, facts.empties_core)
+    return Route(False, labels, too_large, limit, facts.changed_lines, protected, sources, facts.empties_core,
+                 rules=rules)
+
+
+def combined(routes: Iterable[Route]) -> Route:
+    """One pull request's route for several held commits: every reason any of them has."""
+    routes = tuple(routes)
+
+    def union(values: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(v for value in values for v in value))
+
+    lines = sum(r.changed_lines for r in routes)
+    limit = max((r.max_changed_lines for r in routes), default=0)
+    sources = union(r.sources for r in routes)
+    return Route(False, (LABEL_AGENT_EDIT, LABEL_UNTRUSTED) if sources else (LABEL_AGENT_EDIT,),
+                 any(r.too_large for r in routes), limit, lines, union(r.protected for r in routes), sources,
+                 any(r.empties_core for r in routes), rules=union(r.rules for r in routes))
 
 
 def external_sources(sources: Iterable[str]) -> tuple[str, ...]:
-    """The `external:` sources among `sources`, each once, in the order first seen."""
-    return tuple(dict.fromkeys(s for s in sources if s.startswith(EXTERNAL_PREFIX)))
+    """The `external:` sources among `sources` (the prefix in any letter case, as the integrator
+    reads `Source` trailers), each once, in the order first seen."""
+    return tuple(dict.fromkeys(s for s in sources if is_external(s)))
+
+
+def commit_facts(changes: Changes, message: str, empties_core: bool = False) -> EditFacts:
+    """What the decision needs to know of a commit a harness made: the paths and lines it
+    changes, and the outside sources its `Source` trailers name (a harness that records none
+    is judged on its paths and size alone: nothing else about its turn can be known from the
+    commit)."""
+    return EditFacts(tuple(sorted(changes)), changed_lines(changes), trailer_sources([message]), empties_core)
 
 
 def _lines(data: bytes | None) -> list[str]:
     return [] if data is None else data.decode("utf-8", "replace").splitlines()
 
 
-def changed_lines(changes: Mapping[str, tuple[bytes | None, bytes | None]]) -> int:
+def changed_lines(changes: Changes) -> int:
     """Lines added plus lines removed by `changes` (path -> (before, after), None: absent).
     A deleted file whose exact content reappears under a new path is a move: it counts 0."""
     deleted = [p for p, (before, after) in changes.items() if before is not None and after is None]

@@ -13,6 +13,7 @@ AGENT_NO_ATTRIBUTE = "module 'bot.agent' has no attribute {name!r}"
 # Where an edit goes (routing.py) and what the agent is told about it.
 AGENT_ROUTE_UNTRUSTED = "the turn included content from outside the conversation ({sources})"
 AGENT_ROUTE_PROTECTED = "it touches protected memory: {paths}"
+AGENT_ROUTE_RULES = "it changes the rules memory is judged by ({paths}), which only a person may change"
 AGENT_ROUTE_CONFLICT = "it could not be replayed onto main, which had moved: {reason}"
 AGENT_SET_ASIDE_PROPOSED = ("Commit {sha} \"{message}\" could not be replayed onto main ({reason}); it is now pull "
                             "request #{number} ({url}), where the integrator or a person resolves it.")
@@ -22,6 +23,10 @@ AGENT_SET_ASIDE_NOT_PROPOSED = ("Commit {sha} \"{message}\" could not be replaye
 AGENT_ROUTE_EMPTIES_CORE = "it deletes the last file of core memory (system/), which would leave the agent with none"
 AGENT_ROUTE_TOO_LARGE = "it changes {lines} lines, more than the {limit} a direct commit may change " \
                         "(direct_commit.max_changed_lines)"
+AGENT_HARNESS_COMMAND = "git commit (made by the harness in the memory folder)"
+AGENT_HARNESS_COMMITS = Text("{count:|commit|commits} the harness made in the memory folder")
+AGENT_HARNESS_COMMITS_MADE = "Made in the memory folder, and held back from main by memrepo follow:\n{commits}"
+AGENT_HARNESS_COMMIT_LINE = "- {sha} {subject}"
 AGENT_EDIT_TITLE = "memory edit by {agent}: {reason}"
 AGENT_EDIT_TITLE_NOTED = "memory edit by {agent} ({notes}): {reason}"
 AGENT_EDIT_NOTE_UNTRUSTED = "untrusted, needs approval"

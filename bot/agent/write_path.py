@@ -219,3 +219,64 @@ def leaves_core_empty(repo: MemoryRepo, head: str, changes: Mapping[str, tuple[b
     deleted = {path for path, (_, after) in changes.items() if after is None}
     added = {path for path, (before, after) in changes.items() if before is None and after is not None}
     return not (core - deleted) and not any(layout.is_core_file(path, kind) for path in added)
+
+
+def commit_changes(repo: MemoryRepo, parent: str | None, commit: str) -> dict[str, tuple[bytes | None, bytes | None]]:
+    """What `commit` changes against `parent` (None: an empty tree), path by path."""
+    before = repo.paths(parent) if parent else {}
+    after = repo.paths(commit)
+    return {path: (repo.blob(before[path]) if path in before else None,
+                   repo.blob(after[path]) if path in after else None)
+            for path in sorted(set(before) | set(after)) if before.get(path) != after.get(path)}
+
+
+class CommitRouter:
+    """The memory tool's routing, for the commits a harness made in the folder itself (Letta
+    Code, or any agent committing with git), which `memrepo follow` finds before it pushes:
+    `route` judges one commit as `WritePath.handle` judges a call (`routing.route_edit`, under
+    the policy of the forge's main, so a commit cannot loosen the rules it is judged by), and
+    `propose` opens the pull request for those held back, as an agent edit."""
+
+    def __init__(self, env: Mapping[str, str] | None = None, forge_retry: RetryPolicy | None = None) -> None:
+        self.env = os.environ if env is None else env
+        self.forge_retry = forge_retry
+
+    def route(self, repo: MemoryRepo, commit: str, parent: str | None, base: str) -> Route:
+        """Where `commit` (made on `parent`) goes, by the policy at `base`."""
+        from bot.agent.routing import commit_facts
+
+        changes = commit_changes(repo, parent, commit)
+        info = repo.commit_info(commit)
+        empties = parent is not None and leaves_core_empty(repo, parent, changes)
+        return route_edit(commit_facts(changes, info.message if info else "", empties), repo.policy(base))
+
+    def propose(self, repo: MemoryRepo, commits: tuple[tuple[str, str | None], ...], *, base: str, tip: str) -> Any:
+        """Open the pull request for `commits` ((sha, parent) each; their change is `tip`'s tree
+        on `base`, the forge's main): an `EditProposal`, or a MemrepoError saying why it cannot
+        be opened now."""
+        from bot.agent.proposal import propose_commits
+        from bot.agent.routing import combined
+
+        held = combined(self.route(repo, sha, parent, base) for sha, parent in commits)
+        tool = MemoryTool(repo, push=False)  # the folder's agent, as its name and id are configured
+        client = self._client(repo)
+        try:
+            return propose_commits(repo, tuple(sha for sha, _ in commits), held, client, base=base, tip=tip,
+                                   agent_id=tool.agent_id, agent_name=tool.agent_name)
+        finally:
+            client.close()
+
+    def pull_state(self, repo: MemoryRepo, number: int) -> str:
+        """`open`, `merged` or `closed`: what became of a pull request `propose` opened."""
+        client = self._client(repo)
+        try:
+            pr = client.get_pull_request(number)
+        finally:
+            client.close()
+        return "merged" if pr.merged else pr.state
+
+    def _client(self, repo: MemoryRepo) -> Any:
+        from bot.memfs import sync
+        from bot.pullrequest.target import forge_target, make_client
+
+        return make_client(forge_target(sync.remote_url(repo), self.env), self.forge_retry)

@@ -36,6 +36,7 @@ def say(line: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from bot.agent.write_path import CommitRouter
     from bot.follow.run import Follower
     from bot.follow.transcripts import letta_importer
     from bot.notify.follower import repo_of_url
@@ -45,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
     if args.events:
         repo_of_url(args.events)  # a malformed URL is refused before anything starts
     importer = letta_importer(args.transcripts or None, args.home) if args.transcripts is not None else None
-    follower = Follower(Path(args.repo), events=args.events, poll=args.poll, say=say, importer=importer)
+    follower = Follower(Path(args.repo), events=args.events, poll=args.poll, say=say, importer=importer,
+                        router=CommitRouter())
     if args.once:
         return follower.once()
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="memrepo follow: %(message)s")

@@ -68,8 +68,10 @@ def run_status(args: argparse.Namespace) -> int:
     repo = MemoryRepo.open(args.repo)
     state = sync.status(repo, fetch=args.fetch)
     if args.json:
-        print(json.dumps({**state.as_data(), "follower": marker.status_data(repo)}, indent=2))
+        held = [record.as_data() for record in marker.held_records(marker.place(repo))]
+        print(json.dumps({**state.as_data(), "follower": marker.status_data(repo), "waiting_for_review": held},
+                         indent=2))
         return 0
-    for line in sync.status_lines(state, (marker.status_row(repo),)):
+    for line in sync.status_lines(state, (marker.status_row(repo), *marker.held_rows(repo))):
         print(line)
     return 0

@@ -3,7 +3,11 @@
 ends), so two never follow one folder; and it keeps a record in `.git/memrepo/follow.json`
 (pid, host, since when, how it learns of the forge's moves, a heartbeat), which
 `repository status` reads without taking anything. A record whose process is gone, or whose
-heartbeat stopped, is stale: the follower ended without cleaning up."""
+heartbeat stopped, is stale: the follower ended without cleaning up.
+
+The commits a follower held back from main for review are recorded beside it, one file per
+pull request in `.git/memrepo/held/` (the commits, why, the ref that keeps them, the pull
+request once opened), which `repository status` lists as what waits for review."""
 
 from __future__ import annotations
 
@@ -134,3 +138,80 @@ def status_data(repo: MemoryRepo) -> dict[str, Any] | None:
         return None
     return {"state": state, **asdict(record), "seen": datetime.fromtimestamp(record.seen, UTC).isoformat(
         timespec="seconds")}
+
+
+HELD_DIR = "held"
+
+
+@dataclass(frozen=True)
+class Held:
+    """Commits a follower took off the folder's main because the policy holds them for review.
+    `ref` keeps the folder's main as it was (the commits themselves, never lost); `number` and
+    `url` are the pull request's once it is open, `problem` why it is not yet."""
+
+    name: str
+    ref: str
+    commits: tuple[tuple[str, str | None], ...]  # (sha, parent), oldest first
+    subjects: tuple[str, ...]
+    reasons: tuple[str, ...]
+    number: int | None = None
+    url: str = ""
+    problem: str = ""
+
+    def shown(self) -> str:
+        return ", ".join(f"{sha[:12]} \"{subject}\"" for (sha, _), subject in zip(self.commits, self.subjects,
+                                                                                 strict=True))
+
+    def as_data(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["commits"] = [{"commit": sha, "parent": parent, "subject": subject}
+                           for (sha, parent), subject in zip(self.commits, self.subjects, strict=True)]
+        del data["subjects"]
+        return data
+
+
+def write_held(folder: Path, held: Held) -> None:
+    """Record `held` at once (a reader never sees half of it)."""
+    place = folder / HELD_DIR
+    place.mkdir(parents=True, exist_ok=True)
+    temporary = place / f".{held.name}.{os.getpid()}"
+    temporary.write_text(json.dumps(held.as_data()), encoding="utf-8")
+    os.replace(temporary, place / f"{held.name}.json")
+
+
+def held_records(folder: Path) -> list[Held]:
+    """Every held record, oldest first; an unreadable one is left out (never guessed)."""
+    found = []
+    for path in sorted((folder / HELD_DIR).glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            commits = tuple((str(c["commit"]), None if c["parent"] is None else str(c["parent"]))
+                            for c in data["commits"])
+            found.append(Held(str(data["name"]), str(data["ref"]), commits,
+                              tuple(str(c["subject"]) for c in data["commits"]),
+                              tuple(str(r) for r in data["reasons"]),
+                              None if data["number"] is None else int(data["number"]), str(data["url"]),
+                              str(data["problem"])))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return found
+
+
+def drop_held(folder: Path, held: Held) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        (folder / HELD_DIR / f"{held.name}.json").unlink()
+
+
+def held_rows(repo: MemoryRepo) -> tuple[tuple[str, str], ...]:
+    """`repository status`'s lines for what waits for review."""
+    rows = []
+    for held in held_records(place(repo)):
+        reasons = "; ".join(held.reasons)
+        if held.number is not None:
+            value = texts.STATUS_HELD_OPEN.format(number=held.number, url=held.url, subjects=held.shown(),
+                                                  reasons=reasons)
+        else:
+            value = texts.STATUS_HELD_UNPROPOSED.format(ref=held.ref, subjects=held.shown(), reasons=reasons,
+                                                        problem=held.problem)
+        rows.append((texts.STATUS_HELD, value))
+    return tuple(rows)

@@ -2,19 +2,24 @@
 
 Every git operation runs on this one thread, through sync (fetch, fast-forward or replay,
 push; never forced), so a harness's commit, a head event and a poll can never race each other
-here. The harness's commits are noticed by reading HEAD from the ref files every LOCAL_TICK;
+here. Before a push, each commit the harness made is routed as the memory tool routes a call
+(the `router`, bot/agent's CommitRouter, handed in by the command): those the policy holds for
+review are taken off the folder's main (kept on a ref) and proposed as a pull request once the
+allowed ones are pushed. The harness's commits are noticed by reading HEAD from the ref files every LOCAL_TICK;
 head events (bot/notify's HeadSubscriber, opened with the clone's own forge token) only wake
 the loop. Signals stop it between passes, never inside one."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 import pygit2
 
@@ -23,13 +28,27 @@ from bot.follow import decide, marker, texts
 from bot.follow.decide import State
 from bot.follow.transcripts import Importer
 from bot.memfs import MemoryRepo, refs
-from bot.memfs.sync import redact, remote_url, sync
+from bot.memfs import sync as memfs_sync
+from bot.memfs.sync import TRACKING_REF, ReplayFailed, contains, redact, remote_url, replay_commit, sync
 from bot.notify.follower import HeadSubscriber
 
 LOCAL_TICK = 0.5  # seconds between two looks at the folder's HEAD
 HOOK_KEY = "letta.memoryRepository.url"  # where Letta Code's post-commit hook reads the URL it pushes to
 
+HELD_PREFIX = "refs/memrepo/held/"
+
 Outcome = Literal["idle", "waiting", "synced", "set-aside", "failed"]
+
+
+class Router(Protocol):
+    """How a harness's commits are judged and proposed (bot/agent/write_path.py's CommitRouter)."""
+
+    def route(self, repo: MemoryRepo, commit: str, parent: str | None, base: str) -> Any: ...
+
+    def propose(self, repo: MemoryRepo, commits: tuple[tuple[str, str | None], ...], *, base: str,
+                tip: str) -> Any: ...
+
+    def pull_state(self, repo: MemoryRepo, number: int) -> str: ...
 
 
 def uncommitted(repo: MemoryRepo) -> list[str]:
@@ -44,7 +63,7 @@ class Follower:
     """Keeps the clone at `root` on one main with its origin. `say` prints a line for a person."""
 
     def __init__(self, root: Path, *, events: str | None, poll: float, say: Callable[[str], None],
-                 importer: Importer | None = None) -> None:
+                 importer: Importer | None = None, router: Router | None = None) -> None:
         repo = MemoryRepo.open(root)
         url = remote_url(repo)
         if url is None:
@@ -55,6 +74,7 @@ class Follower:
         self.poll = poll
         self.say = say
         self.importer = importer
+        self.router = router
         self.state = State()
         self.subscriber: HeadSubscriber | None = None
         self._said: str | None = None
@@ -152,6 +172,7 @@ class Follower:
 
     def _sync(self, repo: MemoryRepo, now: float) -> Outcome:
         try:
+            self._hold(repo)
             result = sync(repo)
         except MemrepoError as exc:  # the tree changed under the pass, HEAD moved, origin removed
             return self._failed(str(exc), now)
@@ -161,7 +182,114 @@ class Follower:
         self._said = None
         if result.sent or result.pulled or result.replayed or result.set_aside:
             self.say(result.summary)
+        self._settle_held()
+        self._propose_held(repo)
         return "set-aside" if result.set_aside else "synced"
+
+    # ------------------------------------------------------------------ commits held for review
+    def _hold(self, repo: MemoryRepo) -> None:
+        """Take off main the commits the policy holds for review, before anything is pushed:
+        main becomes the commits before the first held one plus the allowed ones after it,
+        replayed (an allowed commit that cannot be replayed without a held one is held too).
+        The folder's main as it was is kept on a ref, and a record says what waits."""
+        if self.router is None:
+            return
+        head = repo.head_sha()
+        known = repo.resolve(TRACKING_REF)
+        if head is None or (known is not None and contains(repo, known, head)):
+            return  # nothing of the harness's that the forge lacks
+        base = memfs_sync.status(repo, fetch=True).remote_head
+        if base is None or contains(repo, base, head):
+            return  # the forge has no main yet (the folder's first push makes it), or nothing new
+        walker = repo.git.walk(head, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+        walker.hide(base)
+        commits = [(str(c.id), str(c.parent_ids[0]) if c.parent_ids else None) for c in walker if len(c.parents) < 2]
+        routes = [self.router.route(repo, sha, parent, base) for sha, parent in commits]
+        first = next((i for i, route in enumerate(routes) if not route.direct), None)
+        if first is None:
+            return
+        start = commits[first][1]
+        if start is None:
+            return  # a first commit of all: nothing to hold it against
+        tip = repo.git[start].peel(pygit2.Commit)
+        held: list[tuple[str, str | None]] = []
+        reasons: dict[str, None] = {}
+        for (sha, parent), route in zip(commits[first:], routes[first:], strict=True):
+            if route.direct:
+                try:
+                    tip = replay_commit(repo, repo.git[sha].peel(pygit2.Commit), tip)
+                    continue
+                except ReplayFailed:
+                    reasons.setdefault(texts.FOLLOW_HELD_BUILDS_ON, None)
+            else:
+                reasons.update(dict.fromkeys(route.reasons))
+            held.append((sha, parent))
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        name = f"{stamp}-{head[:8]}"
+        subjects = tuple((repo.commit_info(sha).summary if repo.commit_info(sha) else "") for sha, _ in held)
+        record = marker.Held(name, f"{HELD_PREFIX}{name}", tuple(held), subjects, tuple(reasons))
+        with repo.lock():
+            repo.git.references.create(record.ref, head, force=True)
+            marker.write_held(marker.place(repo), record)
+            repo.move_branch(str(tip.id), expected=head)
+        self.say(texts.FOLLOW_HELD.format(count=len(held), subjects=record.shown(), reasons="; ".join(reasons),
+                                          ref=record.ref))
+
+    def _propose_held(self, repo: MemoryRepo) -> None:
+        """Open the pull request of each held record that has none yet, on the forge's main as
+        this pass left it (the folder's main): its held commits replayed there, or, where they
+        no longer apply, as they were made (the integrator resolves what conflicts)."""
+        if self.router is None:
+            return
+        folder = marker.place(repo)
+        for record in marker.held_records(folder):
+            if record.number is not None:
+                continue
+            base = repo.head_sha()
+            assert base is not None
+            tip = self._applied(repo, record, base)
+            try:
+                made = self.router.propose(repo, record.commits, base=base, tip=tip)
+            except MemrepoError as exc:
+                if str(exc) != record.problem:
+                    self.say(texts.FOLLOW_HELD_NOT_PROPOSED.format(subjects=record.shown(), ref=record.ref,
+                                                                   problem=exc))
+                marker.write_held(folder, replace(record, problem=str(exc)))
+                continue
+            marker.write_held(folder, replace(record, number=made.number, url=made.url, problem=""))
+            self.say(texts.FOLLOW_HELD_PROPOSED.format(number=made.number, url=made.url, subjects=record.shown(),
+                                                       reasons="; ".join(record.reasons)))
+
+    def _applied(self, repo: MemoryRepo, record: marker.Held, base: str) -> str:
+        """The held commits replayed onto `base`, or their last commit when they do not apply."""
+        tip = repo.git[base].peel(pygit2.Commit)
+        try:
+            for sha, _ in record.commits:
+                tip = replay_commit(repo, repo.git[sha].peel(pygit2.Commit), tip)
+        except ReplayFailed:
+            return record.commits[-1][0]
+        return str(tip.id)
+
+    def _settle_held(self) -> None:
+        """Forget held records whose pull request was merged or closed (each poll): what was
+        merged reaches the folder with the forge's main; what was closed was refused."""
+        if self.router is None:
+            return
+        repo = MemoryRepo.open(self.root)
+        folder = marker.place(repo)
+        for record in marker.held_records(folder):
+            if record.number is None:
+                continue
+            try:
+                state = self.router.pull_state(repo, record.number)
+            except MemrepoError:
+                continue
+            if state == "open":
+                continue
+            marker.drop_held(folder, record)
+            with contextlib.suppress(KeyError, pygit2.GitError):
+                repo.git.references.delete(record.ref)
+            self.say(texts.FOLLOW_HELD_DONE.format(number=record.number, state=state, ref=record.ref))
 
     def _failed(self, reason: str, now: float) -> Outcome:
         self.state = decide.failed(self.state, now, random.random())

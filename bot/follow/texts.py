@@ -16,6 +16,11 @@ folder through a shell and commits with git) on one main with its forge, for as 
     A harness that reads HEAD before each model call, as Letta Code does, sees it at once.
   - A working tree with uncommitted or staged changes, or new files not added yet, is never
     touched: follow waits, says so once, and goes on when the harness has committed.
+  - Each commit is routed as the memory tool routes a call, by the policy of the forge's main:
+    a protected path, a rule file (.memrepo/config.yml, .memfs.config.json), a large edit or a
+    commit whose `Source` trailers name outside content is taken off the folder's main, kept
+    on refs/memrepo/held/..., and proposed as a pull request that waits for the integrator or a
+    person; the commits the policy allows are pushed. `repository status` lists what waits.
   - Letta Code's post-commit hook (`/memory-repository set`) may stay: a push of it that the
     forge refuses because main moved is repaired by the next pass, which replays and pushes.
 
@@ -65,3 +70,15 @@ STATUS_FOLLOWER_STALE = Text("stale: pid {pid} is gone or silent since {seen:whe
                              "nothing follows this folder")
 FOLLOWER_MODE_EVENTS = "head events"
 FOLLOWER_MODE_POLL = "a fetch every {seconds:g}s"
+
+FOLLOW_HELD = Text("held back from main, for review: {count:|commit|commits} ({subjects}), because {reasons}; "
+                   "kept at {ref}")
+FOLLOW_HELD_PROPOSED = "pull request #{number} ({url}) waits for review: {subjects}, because {reasons}"
+FOLLOW_HELD_NOT_PROPOSED = ("commits held back from main ({subjects}) are kept at {ref}; opening their pull request "
+                            "failed ({problem}); trying again at the next pass")
+FOLLOW_HELD_DONE = "pull request #{number} was {state}; {ref} is no longer kept"
+FOLLOW_HELD_BUILDS_ON = "it builds on a commit held back for review"
+
+STATUS_HELD = "waiting for review"
+STATUS_HELD_OPEN = "#{number} {url}: {subjects} ({reasons})"
+STATUS_HELD_UNPROPOSED = "not proposed yet, kept at {ref}: {subjects} ({reasons}; {problem})"

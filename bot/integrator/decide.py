@@ -44,7 +44,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from bot.config import CONFIG_PATH, Policy, protected_paths
+from bot.config import Policy, protected_paths, rule_files
 from bot.contracts import (
     DREAM_BRANCH_PREFIX,
     EDIT_BRANCH_PREFIX,
@@ -67,13 +67,11 @@ from bot.integrator.state import (
     Review,
     Tuning,
 )
-from bot.memfs import LETTA_CONFIG_FILE
 
 STATUS_DESCRIPTION_CHARS = 140  # GitHub refuses longer commit status descriptions
 MAX_LISTED = 20  # problems or history lines listed in one comment
 SOURCE_CHARS = 200  # of one external source named in a comment or a reason
 WRITE_PERMISSIONS = frozenset({"write", "maintain", "admin"})
-RULE_FILES = frozenset({CONFIG_PATH.casefold(), LETTA_CONFIG_FILE.casefold()})
 
 
 # ------------------------------------------------------------------------------- what a pull request is
@@ -134,13 +132,6 @@ def authority_problem(state: PullState) -> str | None:
 def merge_mode(policy: Policy) -> str:
     mode = policy.merge
     return mode if mode in ("auto", "explicit", "review") else "review"
-
-
-def rule_files(paths: Iterable[str]) -> list[str]:
-    """The files that hold the rules a pull request is judged by (memrepo's policy, Letta's
-    limits), in any letter case: a change to them is always a person's decision, whatever the
-    policy at the base or the one the change brings says."""
-    return [path for path in paths if path.casefold() in RULE_FILES]
 
 
 def review_needed(state: PullState, policy: Policy) -> bool:

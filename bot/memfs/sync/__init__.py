@@ -16,7 +16,7 @@ from bot.memfs.sync.connect import set_remote, unset_remote
 from bot.memfs.sync.gitcmd import git_problem, run_git
 from bot.memfs.sync.push import NO_REMOTE, SyncResult, push, set_aside_note, sync
 from bot.memfs.sync.redaction import check_url, redact
-from bot.memfs.sync.replay import SetAside, backups, contains, dismiss, set_aside_commits
+from bot.memfs.sync.replay import ReplayFailed, SetAside, backups, contains, dismiss, replay_commit, set_aside_commits
 from bot.memfs.sync.status import RepoStatus, status, status_lines
 from bot.memfs.sync.transport import (
     BRANCH,
@@ -30,7 +30,8 @@ from bot.memfs.sync.transport import (
     remote_url,
 )
 
-__all__ = ["BRANCH", "NO_REMOTE", "REMOTE", "TRACKING_REF", "HeaderCallbacks", "RepoStatus", "SetAside", "SyncResult",
-           "backups", "check_url", "contains", "delete_branch", "dismiss", "fetch_from", "git_problem",
-           "libgit2_timeouts", "push", "push_branch", "redact", "remote_url", "run_git", "set_aside_commits",
+__all__ = ["BRANCH", "NO_REMOTE", "REMOTE", "TRACKING_REF", "HeaderCallbacks", "ReplayFailed", "RepoStatus", "SetAside",
+           "SyncResult", "backups", "check_url", "contains", "delete_branch", "dismiss", "fetch_from", "git_problem",
+           "libgit2_timeouts", "push", "push_branch", "redact", "remote_url", "replay_commit", "run_git",
+           "set_aside_commits",
            "set_aside_note", "set_remote", "status", "status_lines", "sync", "unset_remote"]
