@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from bot.config import Dream
@@ -41,11 +41,19 @@ def handle_event(repo: MemoryRepo | str | os.PathLike[str], agent_id: str, conve
     """Count or act on a trigger event (`step`, `compaction`, `manual`, `closed`) for one
     conversation, running a dream when triggers.decide says so. `run` goes to run_dream.
     `dream_policy` replaces the policy's `dream` section (a session's `/sleeptime` setting)."""
+    return handle_events(repo, agent_id, conversation_id, [event], home=home, dream_policy=dream_policy, **run)
+
+
+def handle_events(repo: MemoryRepo | str | os.PathLike[str], agent_id: str, conversation_id: str,
+                  events: Sequence[str], *, home: str | os.PathLike[str] | None = None,
+                  dream_policy: Dream | None = None, **run: object) -> EventResult:
+    """`handle_event` for events that arrived together (an import's new rows): all are
+    counted, and at most one dream runs (triggers.decide_all)."""
     repo = repo if isinstance(repo, MemoryRepo) else MemoryRepo.open(repo)
     states = TriggerStates(home)
     policy = dream_policy or repo.policy("HEAD").dream
     with states.locked(agent_id):
-        decision = triggers.decide(states.load(agent_id, conversation_id), event, policy)
+        decision = triggers.decide_all(states.load(agent_id, conversation_id), events, policy)
         states.save(agent_id, conversation_id, decision.state)
     if not decision.run or decision.trigger is None:
         return EventResult(False, decision.reason)

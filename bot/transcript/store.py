@@ -64,9 +64,13 @@ class Hit(Message):
 
 @dataclass
 class ImportReport:
+    """What an import wrote: counts, and the messages new to the store (in order), whose
+    trigger events a caller may count."""
+
     imported: int = 0
     duplicates: int = 0
     by_agent: dict[str, int] = field(default_factory=dict)
+    written: list[Message] = field(default_factory=list)
 
 
 def _now() -> datetime:
@@ -522,6 +526,7 @@ class TranscriptStore:
         for agent_id, groups in fresh.items():
             self._write(agent_id, groups, advance)
             report.by_agent[agent_id] = sum(len(rows) for rows in groups.values())
+            report.written.extend(m for rows in groups.values() for m in rows)
         report.imported = total
         return report
 
