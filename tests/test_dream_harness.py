@@ -15,7 +15,7 @@ import requests
 
 from bot.config import Dream
 from bot.contracts import LABEL_DREAM
-from bot.dream.harness import events_by_conversation
+from bot.dream.events import events_by_conversation
 from bot.dream.triggers import TriggerState, decide_all
 from bot.memfs import sync
 from bot.memfs.create import init_repository

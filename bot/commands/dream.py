@@ -57,8 +57,7 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from bot.commands.transcript import ProgressBars, open_store
-    from bot.dream.events import handle_events
-    from bot.dream.harness import events_by_conversation, fire, import_letta, memory_agents
+    from bot.dream.events import events_by_conversation, fire, handle_events, import_letta, memory_agents
     from bot.dream.runner import only_conversation
     from bot.errors import MemrepoError
     from bot.memfs import MemoryRepo, configured_agent_id

@@ -197,6 +197,6 @@ TRIGGER_OTHER = "the policy's trigger is {trigger}"
 TRIGGER_OPEN_RECORDED = "a dream is recorded as open: the forge is asked again before running"
 TRIGGER_FIRES = "trigger {trigger}"
 
-# bot/dream/harness.py: a dream an imported conversation's triggers asked for did not run.
+# bot/dream/events.py: a dream an imported conversation's triggers asked for did not run.
 HARNESS_DREAM_FAILED = ("the dream of conversation {conversation} did not run (it is tried again at its next "
                         "trigger): {problem}")

@@ -1,6 +1,6 @@
 """`memrepo follow --transcripts`: Letta Code's transcripts into the transcript store as they
 grow, and the dreams their new rows trigger, so a Letta agent's conversations dream into its
-memory with nothing else running (bot/dream/harness.py imports, incrementally, and hands the
+memory with nothing else running (bot/dream/events.py imports, incrementally, and hands the
 new rows' step and compaction events to the memory's dream triggers).
 
 The follower imports when Letta writes: when a transcript's size or time changed (looked at
@@ -40,7 +40,7 @@ class LettaImporter:
         return stamp(self.root)
 
     def __call__(self) -> list[str]:
-        from bot.dream.harness import fire, import_letta
+        from bot.dream.events import fire, import_letta
         from bot.memfs import MemoryRepo
 
         imported = import_letta(self.home, self.root)
