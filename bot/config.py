@@ -59,6 +59,16 @@ MERGE_MODES = ("auto", "explicit", "review")
 DREAM_TRIGGERS = ("step-count", "compaction", "off")
 DREAM_STRATEGIES = ("verbatim", "llm", "anthropic")
 
+# Tool results trusted when `trusted_sources` is not set: tools that read the user's own
+# workspace, as the harnesses name them. Claude Code: Read, Grep, Glob, LS, NotebookRead.
+# Letta Code: its Read, Grep, Glob and ListDir families (src/tools/canonical.ts). Not in it:
+# what reaches outside the machine (WebFetch, WebSearch, MCP tools of other servers) and any
+# shell (Bash, exec_command, ...): a command can fetch anything, so its output is outside content.
+WORKSPACE_READ_TOOLS = tuple(f"tool:{name}" for name in (
+    "Read", "Grep", "Glob", "LS", "NotebookRead",
+    "read_file", "ReadFile", "grep_files", "GrepFiles", "list_dir", "ListDir",
+))
+
 
 class PolicyError(ValueError):
     """The policy file is not valid; the message names the key and what is wrong."""
@@ -92,7 +102,8 @@ class Policy:
     merge_instructions: str = ""
     # Letta Code's constraints file is one too: Letta's hook asks a person to approve a change of it.
     protected: tuple[str, ...] = ("system/persona.md", ".memfs.config.json")
-    trusted_sources: tuple[str, ...] = ()  # tool results (`tool:<name>`) whose content is not untrusted
+    # Tool results (`tool:<name>`) whose content is not untrusted; a list in config.yml replaces it.
+    trusted_sources: tuple[str, ...] = WORKSPACE_READ_TOOLS
     direct_commit: DirectCommit = field(default_factory=DirectCommit)
     dream: Dream = field(default_factory=Dream)
     limits: Limits = field(default_factory=Limits)

@@ -31,7 +31,8 @@ def test_dream_opens_a_pull_request_then_reports_it_as_open(world: World,  # noq
 @pytest.mark.parametrize("args, problem", [
     (("--conversation", "nope"), "agent a1 has no conversation 'nope'; its conversations: c1, c2"),
     (("--agent", "zed"), "no transcripts for agent 'zed'; known agents: a1"),
-    ((), "agent a1 has several conversations; name one with --conversation: c1, c2"),
+    ((), "agent a1 has several conversations; name one with --conversation, or dream each that has something new "
+         "with --all: c1, c2"),
     (("--conversation", "c1", "--strategy", "llm"), "the llm strategy needs MEMREPO_LLM_URL"),
 ])
 def test_bad_input_is_one_line_and_exit_1(world: World, capsys: pytest.CaptureFixture[str],  # noqa: F811

@@ -7,6 +7,7 @@ safe; triggers are remembered while a dream is open."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -265,7 +266,10 @@ def test_a_dream_over_a_tool_result_the_policy_does_not_trust_is_marked_untruste
 
 def test_a_dream_without_untrusted_messages_is_not_marked_untrusted(world: World) -> None:
     config = world.memory.root / ".memrepo/config.yml"
-    config.write_text(config.read_text().replace("trusted_sources: []", "trusted_sources: [\"tool:search\"]"))
+    text, listed = re.subn(r"^trusted_sources:\n(?:  - .*\n)*", 'trusted_sources: ["tool:search"]\n',
+                           config.read_text(), flags=re.M)
+    assert listed == 1
+    config.write_text(text)
     git(world.memory.root, "commit", "-qam", "Trust the search tool")
     git(world.memory.root, "push", "-q", "origin", "HEAD:main")
     world.say("I live in Berlin.")

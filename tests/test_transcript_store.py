@@ -328,10 +328,10 @@ def test_import_keeps_times_and_skips_duplicates(store: TranscriptStore, tmp_pat
     assert imported.captured_at == "2023-03-03T20:06:07.000000Z"
     assert imported.imported_at is not None and imported.imported_at.startswith("2024-05-01T12:00")
     bob = store.read("bob", "x")[0]
-    assert bob.captured_at == bob.imported_at and bob.source == "agent" and bob.message_id.startswith("m_")
+    assert bob.captured_at == bob.imported_at and bob.source == "agent" and bob.message_id.startswith("i_")
     assert [h.message_id for h in store.search("imported", agent="ada")] == ["imp-1"]
     again = store.import_file(tmp_path / "in.jsonl")
-    assert (again.imported, again.duplicates) == (1, 3)  # a row without an id is new every time
+    assert (again.imported, again.duplicates) == (0, 4)  # a row without an id is known by what and where it is
 
 
 def test_import_of_an_invalid_file_imports_nothing(store: TranscriptStore, tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 Reports the size of core memory (`system/`, or v2's root files) against `limits.core_chars`, the largest core
 blocks, files over (or within 10% of) `limits.file_chars`, memory documents without a
-description (the prompt's tree shows descriptions, so a file without one is hard to find),
+description (the prompt's tree shows descriptions, so a file without one is hard to find; a
+MEMORY.md index outside core memory is a list, not a document, and needs none),
 commits not yet pushed, backups that sync set aside, and the event stream's state.
 """
 
@@ -56,12 +57,20 @@ def diagnose(files: Mapping[str, bytes], limits: Limits, *, pending: int | None 
     near = tuple(sorted((p, n) for p, n in sizes.items() if NEAR * limits.file_chars <= n <= limits.file_chars))
     undescribed = []
     for path, data in sorted(docs.items()):
+        if _index(path, kind):
+            continue
         text, _ = validate.decode(data)
         doc = document.try_parse(text) if text is not None else None
         if doc is None or not doc.description:
             undescribed.append(path)
     return DoctorReport(sum(core.values()), limits.core_chars, limits.file_chars, largest, over, near,
                         tuple(undescribed), pending, tuple(backups), stream)
+
+
+def _index(path: str, kind: str) -> bool:
+    """A MEMORY.md index outside core memory: a list of a folder's files, which holds no
+    frontmatter (v2's indexes, Claude Code's auto memory), so it is not asked for a description."""
+    return layout.is_index(path) and not layout.is_core(path, kind)
 
 
 def _percent(part: int, whole: int) -> int:

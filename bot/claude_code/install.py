@@ -169,6 +169,22 @@ def hook_repo(group: dict[str, Any]) -> Path | None:
     return None
 
 
+def trust_notice(trusted: tuple[str, ...], config: Path) -> str:
+    """What install says the memory trusts, and how to change it (pure)."""
+    if not trusted:
+        return texts.TRUSTS_NONE.format(config=config)
+    return texts.TRUSTS.format(tools=", ".join(source.removeprefix("tool:") for source in trusted), config=config)
+
+
+def memory_trust(repo: Path) -> str:
+    """The trust notice for the memory at `repo`, from its policy at HEAD."""
+    from bot.config import CONFIG_PATH
+    from bot.memfs import MemoryRepo
+
+    repo = repo.expanduser().resolve()
+    return trust_notice(MemoryRepo.open(repo).policy("HEAD").trusted_sources, repo / CONFIG_PATH)
+
+
 def install(repo: Path, project: Path, auto_memory: str | None = None) -> list[str]:
     """Merge memrepo's entries in (with `auto_memory`, a folder of the memory: Claude Code's
     auto memory there, and the hook that commits its writes); the lines to print (empty:

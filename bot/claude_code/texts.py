@@ -54,6 +54,16 @@ NOT_A_MEMORY = "{repo} is not a memory repository with a commit (run `memrepo in
 OTHER_SERVER = ("{path} already registers an MCP server \"memrepo\" that is not this memory's ({command}); "
                 "nothing was changed: uninstall it first, or remove that entry")
 
+TRUSTS = ("memrepo claude-code: the memory trusts these tools' results (.memrepo/config.yml trusted_sources): "
+          "{tools}; a turn that read only these writes memory straight to main. Any other tool's result "
+          "(WebFetch, WebSearch, Bash, other MCP servers' tools) sends that turn's memory writes to a pull "
+          "request a person approves. To change it, edit trusted_sources in {config} and commit it (a person "
+          "approves that change); `trusted_sources: []` trusts none.")
+TRUSTS_NONE = ("memrepo claude-code: the memory trusts no tool's result (.memrepo/config.yml trusted_sources is "
+               "empty): after any Read, Grep or Glob, a turn's memory writes become pull requests a person "
+               "approves. To trust reading this machine's files, list tool:Read, tool:Grep, tool:Glob, tool:LS "
+               "and tool:NotebookRead under trusted_sources in {config} and commit it.")
+
 HOOK_BAD_INPUT = "memrepo claude-code hook: the hook input on standard input is not a JSON object ({problem})"
 TRANSCRIPT_NOT_A_SESSION = "did not import {path}: a Claude Code session file is an absolute path ending in .jsonl"
 TRANSCRIPT_ELSEWHERE = ("did not import {path}: it is not in this session's project folder {folder} of Claude "

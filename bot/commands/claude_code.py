@@ -33,13 +33,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_install(args: argparse.Namespace) -> int:
-    from bot.claude_code.install import install
+    from bot.claude_code.install import install, memory_trust
 
     lines = install(Path(args.repo), Path(args.project), auto_memory=args.auto_memory)
     project, repo = Path(args.project).resolve(), Path(args.repo).resolve()
     print((texts.INSTALLED if lines else texts.ALREADY_INSTALLED).format(project=project, repo=repo))
     for line in lines:
         print(line)
+    print(memory_trust(repo))
     return 0
 
 

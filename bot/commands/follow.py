@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
         raise MemrepoError(follow_texts.FOLLOW_BAD_POLL.format(value=args.poll))
     if args.events:
         repo_of_url(args.events)  # a malformed URL is refused before anything starts
-    importer = letta_importer(args.transcripts or None, args.home) if args.transcripts is not None else None
+    importer = letta_importer(args.transcripts or None, args.home, Path(args.repo)) \
+        if args.transcripts is not None else None
     follower = Follower(Path(args.repo), events=args.events, poll=args.poll, say=say, importer=importer,
                         router=CommitRouter())
     if args.once:

@@ -254,6 +254,11 @@ DREAM_JSON_HELP = (
 )
 DREAM_AGENT_HELP = "the agent (default: the repository's memrepo.agentId, or else Letta Code's letta.agentId)"
 DREAM_CONVERSATION_HELP = "the conversation (default: the agent's only conversation)"
+DREAM_ALL_HELP = "dream each conversation of the agent that has something new since its cursor"
+DREAM_TRANSCRIPTS_HELP = (
+    "Letta Code's transcripts to import before reading (default: $LETTA_TRANSCRIPT_ROOT, else "
+    "~/.letta/transcripts, when it exists)"
+)
 DREAM_STRATEGY_HELP = (
     "verbatim (no LLM), llm (an OpenAI-compatible endpoint) or anthropic (Claude with tools) (default: "
     "dream.strategy in .memrepo/config.yml)"

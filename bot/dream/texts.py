@@ -10,7 +10,8 @@ from bot.texts import Text
 # One dream, as the runner reports it.
 DREAM_NO_AGENT = "which agent? give --agent, or set memrepo.agentId in the repository (memrepo init does)"
 DREAM_BAD_TRIGGER = "dream trigger {trigger!r} is not one of step-count, compaction, manual"
-DREAM_WHICH_CONVERSATION = "agent {agent} has several conversations; name one with --conversation: {known}"
+DREAM_WHICH_CONVERSATION = ("agent {agent} has several conversations; name one with --conversation, or dream "
+                            "each that has something new with --all: {known}")
 DREAM_UNKNOWN_STRATEGY = "unknown dream strategy {name!r}; known strategies: {known}"
 DREAM_CURSOR_BAD = "the dream cursor {path} is not valid: {problem}"
 DREAM_CURSOR_MISSING = (
@@ -195,3 +196,7 @@ TRIGGER_STEPS = "{steps} of {of} assistant steps"
 TRIGGER_OTHER = "the policy's trigger is {trigger}"
 TRIGGER_OPEN_RECORDED = "a dream is recorded as open: the forge is asked again before running"
 TRIGGER_FIRES = "trigger {trigger}"
+
+# bot/dream/events.py: a dream an imported conversation's triggers asked for did not run.
+HARNESS_DREAM_FAILED = ("the dream of conversation {conversation} did not run (it is tried again at its next "
+                        "trigger): {problem}")

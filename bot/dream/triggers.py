@@ -16,6 +16,7 @@ pending), and only an attempt that opened a pull request or found nothing clears
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from bot.config import Dream
@@ -78,6 +79,22 @@ def decide(state: TriggerState, event: str, policy: Dream) -> Decision:
     if new.open_pr is not None:
         return Decision(True, wanted, running, texts.TRIGGER_OPEN_RECORDED)
     return Decision(True, wanted, running, texts.TRIGGER_FIRES.format(trigger=wanted))
+
+
+def decide_all(state: TriggerState, events: Sequence[str], policy: Dream) -> Decision:
+    """`decide` over several events that arrived together (the rows one import brought): the
+    state after all of them, and one run when any of them asked for one, as the last that
+    asked. Counting them one by one and running at most once is what a harness's import
+    needs: its rows come in batches, and one dream covers them all."""
+    decision = Decision(False, None, state, texts.TRIGGER_OTHER.format(trigger=policy.trigger))
+    wanted: Decision | None = None
+    for event in events:
+        decision = decide(decision.state, event, policy)
+        if decision.run:
+            wanted = decision
+    if wanted is None:
+        return decision
+    return Decision(True, wanted.trigger, decision.state, wanted.reason)
 
 
 def after(state: TriggerState, trigger: str, outcome: str, *, dream_id: str | None = None,

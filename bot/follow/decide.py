@@ -67,6 +67,13 @@ def wait_reason(path: Path, branch: str | None, dirty: Sequence[str], busy: bool
     return None
 
 
+def import_due(passed: bool, stamp: object, imported_stamp: object, now: float, next_import: float) -> bool:
+    """Whether to import the harness's transcripts now: after a pass (the harness committed, or
+    a head event came), when the transcripts changed since the last import (their stamp), and
+    at each poll."""
+    return passed or stamp != imported_stamp or now >= next_import
+
+
 def say_once(said: str | None, notice: str | None) -> str | None:
     """The notice to print now: a new one, never the one printed last (a wait or a failure
     that lasts is said once)."""

@@ -80,6 +80,7 @@ class Follower:
         self._said: str | None = None
         self._import_said: str | None = None
         self._next_import = 0.0
+        self._stamp: object = None
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._announced = threading.Event()
@@ -135,9 +136,11 @@ class Follower:
     def _loop(self) -> None:
         while not self._stop.is_set():
             try:
-                self.step()
-                if time.monotonic() >= self._next_import:
-                    self._import(time.monotonic())
+                outcome = self.step()
+                now = time.monotonic()
+                if decide.import_due(outcome in ("synced", "set-aside"), self._transcripts_stamp(), self._stamp, now,
+                                     self._next_import):
+                    self._import(now)
             except MemrepoError as exc:  # the folder unreadable for a moment (rewritten, moved): try again
                 self._failed(str(exc), time.monotonic())
             except Exception as exc:  # never end a follower silently: say it, back off, go on
@@ -296,12 +299,22 @@ class Follower:
         self._tell(texts.FOLLOW_FAILED.format(reason=reason))
         return "failed"
 
+    def _transcripts_stamp(self) -> object:
+        if self.importer is None:
+            return None
+        try:
+            return self.importer.stamp()
+        except OSError:  # the folder moving under the listing: the next tick looks again
+            return self._stamp
+
     def _import(self, now: float) -> bool:
-        """Import the harness's new transcript lines (every poll); whether that worked. A
-        failure is said once, and tried again at the next poll."""
+        """Import the harness's new transcript lines (see decide.import_due for when), and run
+        the dreams they trigger; whether that worked. A failure is said once, and tried again
+        at the next poll."""
         if self.importer is None:
             return True
         self._next_import = now + self.poll
+        self._stamp = self._transcripts_stamp()
         try:
             lines = self.importer()
         except MemrepoError as exc:  # a bad line (nothing imported), the folder gone

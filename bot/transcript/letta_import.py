@@ -18,6 +18,7 @@ store has the messages; imports run one at a time (a lock beside the progress fi
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import Counter
 from collections.abc import Mapping
@@ -54,6 +55,7 @@ class LettaImportReport:
     duplicates: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
+    written: list[Message] = field(default_factory=list)  # the messages new to the store, in order
 
     def describe(self, path: str | os.PathLike[str]) -> str:
         """The one line that says what an import of `path` did."""
@@ -182,4 +184,18 @@ def _import(store: TranscriptStore, path: Path) -> LettaImportReport:
     for where, after in done:
         save_cursor(where, after)
     report.conversations, report.imported, report.duplicates = len(done), written.imported, written.duplicates
+    report.written = written.written
     return report
+
+
+def stamp(root: str | os.PathLike[str] | None = None) -> tuple[tuple[str, int, int], ...]:
+    """What the transcripts under `root` look like from outside (path, size, modification
+    time of each): a follower that sees it change imports at once instead of at its next
+    poll. Cheap: a listing and a stat per conversation, no reading."""
+    path = Path(root).expanduser() if root is not None and str(root) else default_root()
+    found = []
+    for folder in conversation_folders(path):
+        with contextlib.suppress(OSError):
+            status = (folder / TRANSCRIPT).stat()
+            found.append((str(folder), status.st_size, status.st_mtime_ns))
+    return tuple(found)

@@ -19,6 +19,8 @@ A row is one JSON object on one line of `<agent>/<conversation>.jsonl`:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import secrets
 import threading
@@ -199,6 +201,19 @@ class IdFactory:
 
 
 new_id = IdFactory().new
+
+IMPORTED_PREFIX = "i_"
+
+
+def imported_id(row: Mapping[str, object], position: int) -> str:
+    """The id of an imported row that names none: the same row at the same place always gets
+    the same one, so importing a file again, or a longer copy of it, adds no row twice (a new
+    random id each time did). `position` is how many rows of the same agent and conversation
+    came before it in the input; it keeps apart a sentence said twice. Made from the row as
+    written (every key, the agent and conversation among them), whatever the file is called."""
+    canonical = json.dumps([position, {str(k): v for k, v in row.items() if k != "message_id"}],
+                           sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return IMPORTED_PREFIX + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 # ---------------------------------------------------------------------------- building

@@ -13,6 +13,7 @@ import os
 import sqlite3
 import threading
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,6 +34,7 @@ from bot.transcript.model import (
     check_source,
     format_time,
     from_row,
+    imported_id,
     time_range,
 )
 from bot.transcript.search import Filters, top_k
@@ -62,9 +64,13 @@ class Hit(Message):
 
 @dataclass
 class ImportReport:
+    """What an import wrote: counts, and the messages new to the store (in order), whose
+    trigger events a caller may count."""
+
     imported: int = 0
     duplicates: int = 0
     by_agent: dict[str, int] = field(default_factory=dict)
+    written: list[Message] = field(default_factory=list)
 
 
 def _now() -> datetime:
@@ -443,13 +449,16 @@ class TranscriptStore:
                      progress: Callable[[int, int], None] | None = None) -> ImportReport:
         """Import JSON Lines rows: every row is checked first; one bad row imports nothing.
 
-        A row may leave out message_id (a new one is made), source (by kind) and
-        captured_at (the import time); the row's captured_at is kept, and imported_at
-        records when it was imported. Rows whose message_id the agent already has, or that
-        came earlier in the file, are skipped as duplicates."""
+        A row may leave out message_id (`model.imported_id` makes one from the row and its
+        place among the conversation's rows of the input, the same at every import), source
+        (by kind) and captured_at (the import time); the row's captured_at is kept, and
+        imported_at records when it was imported. Rows whose message_id the agent already has,
+        or that came earlier in the file, are skipped as duplicates: importing a file again, or
+        a longer copy of it, adds only what it did not have."""
         stamp = self._stamp()
         problems: list[str] = []
         parsed: list[Message] = []
+        places: Counter[tuple[str, str]] = Counter()
         for number, raw in enumerate(lines, 1):
             if not raw.strip():
                 continue
@@ -466,6 +475,11 @@ class TranscriptStore:
             except ValueError as exc:
                 problems.append(texts.IMPORT_NOT_JSON.format(line=number, error=exc))
                 continue
+            if isinstance(row, dict):
+                place = (str(row.get("agent_id")), str(row.get("conversation_id")))
+                if row.get("message_id") is None:
+                    row = {**row, "message_id": imported_id(row, places[place])}
+                places[place] += 1
             try:
                 parsed.append(from_row(row, imported_at=stamp))
             except MemrepoError as exc:
@@ -512,6 +526,7 @@ class TranscriptStore:
         for agent_id, groups in fresh.items():
             self._write(agent_id, groups, advance)
             report.by_agent[agent_id] = sum(len(rows) for rows in groups.values())
+            report.written.extend(m for rows in groups.values() for m in rows)
         report.imported = total
         return report
 
