@@ -11,7 +11,6 @@ from pathlib import Path
 
 import github
 import pytest
-import requests
 
 from bot.config import Dream
 from bot.contracts import LABEL_DREAM
@@ -85,7 +84,7 @@ def test_a_letta_line_written_while_follow_runs_leads_to_a_dream_pull_request(se
     """`follow --transcripts --events` alone: Letta's writer appends a turn, the follower imports
     it within a tick (its poll is an hour), the second assistant step meets the threshold, and a
     dream pull request opens on the forge naming Letta's agent and conversation."""
-    token = requests.post(f"{served.web}/_localhub/tokens", json={"login": "alice"}, timeout=10).json()["token"]
+    token = served.new_token("alice")
     github.Github(auth=github.Auth.Token(token), base_url=served.api, retry=None).get_user().create_repo("memory")
     url = served.web.replace("http://", f"http://x-access-token:{token}@") + "/alice/memory.git"
     folder = init_repository(tmp_path / "folder", "a1", "Ada")
