@@ -90,7 +90,7 @@ def test_show_quotes_the_users_words_and_the_diff(world: World, capsys: pytest.C
 
 def test_approve_submits_the_persons_approval_of_the_head(world: World, capsys: pytest.CaptureFixture[str]) -> None:
     number = world.propose()
-    code, out, err = review(capsys, world, "approve", str(number))
+    code, _out, err = review(capsys, world, "approve", str(number))
     assert code == 0, err
     pull = world.client().get_pull_request(number)
     reviews = world.client().list_reviews(number)
@@ -99,7 +99,7 @@ def test_approve_submits_the_persons_approval_of_the_head(world: World, capsys: 
 
 def test_reject_requests_changes_with_the_reason_then_closes(world: World, capsys: pytest.CaptureFixture[str]) -> None:
     number = world.propose()
-    code, out, err = review(capsys, world, "reject", str(number), "--reason", "Keep the persona as it is.")
+    code, _out, err = review(capsys, world, "reject", str(number), "--reason", "Keep the persona as it is.")
     assert code == 0, err
     reviews = world.client().list_reviews(number)
     assert [(r.author, r.state, r.body) for r in reviews] == [
