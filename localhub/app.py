@@ -26,6 +26,7 @@ from localhub import (
     faults,
     git_http,
     messages,
+    pages,
     rest_git,
     rest_hooks,
     rest_issues,
@@ -65,6 +66,7 @@ BLUEPRINTS = (
     rest_statuses.bp,    # commit statuses
     rest_hooks.bp,       # repository webhooks, deliveries
     git_http.bp,         # git smart HTTP (upload-pack and receive-pack, protocol v2 ls-refs answered here)
+    pages.bp,            # the read-only web pages html_url names (/<owner>/<repo>, .../pull/<n>)
     faults.bp,           # fault injection
 )
 
