@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "init": texts.INIT_HELP,
     "clone": texts.CLONE_HELP,
     "validate": texts.VALIDATE_HELP,
+    "ci": texts.CI_HELP,
     "tool": texts.TOOL_HELP,
     "compile": texts.COMPILE_HELP,
     "log": texts.LOG_HELP,

@@ -444,3 +444,16 @@ REVIEW_APPROVE_HELP = "approve a memory pull request at its current head (the in
 REVIEW_REJECT_HELP = "request changes on a memory pull request with a reason, then close it"
 REVIEW_REASON_HELP = "what is wrong, in a sentence: the review's text"
 REVIEW_MERGE_HELP = "merge a memory pull request yourself, where nothing waits or the policy lets its author merge"
+
+VALIDATE_OLD_CI = ("warning: {workflow} runs memrepo {pinned} in CI, older than this memrepo {running}: CI may "
+                   "accept what this one refuses; `memrepo ci update --repo {repo}` pins this one")
+CI_HELP = "the memory repository's CI: pin the memrepo its validation workflow runs"
+CI_UPDATE_HELP = "pin the memrepo running now in .github/workflows/memrepo-validate.yml (one line changes)"
+CI_UPDATED = ("{workflow}: memrepo {old} -> {new}; memory's rules refuse every change under .github/ (no agent "
+              "changes what CI runs), so commit it yourself with `git commit --no-verify` and push it to main")
+CI_CURRENT = "{workflow} already pins this memrepo ({new})"
+CI_NO_WORKFLOW = ("{workflow} is missing from {repo}, or names no {action}@<commit> line: `memrepo init` writes "
+                  "it; copy it from a new memory")
+CI_NEWER = ("{workflow} pins memrepo {old}, newer than this memrepo {new}: nothing changed (upgrade memrepo, "
+            "or pass --older to pin this one anyway)")
+CI_OLDER_HELP = "pin this memrepo even where the workflow pins a newer one"
