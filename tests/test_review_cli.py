@@ -122,7 +122,9 @@ def test_merge_waits_for_review_unless_the_policy_lets_its_author_merge(
 
     # The policy at the base lets the author merge: the one account's merge is the review.
     config = world.memory.root / ".memrepo" / "config.yml"
-    config.write_text(config.read_text() + "\nreview:\n  allow_author_merge: true\n")
+    policy = config.read_text()
+    assert "  allow_author_merge: false\n" in policy  # spelled out by `memrepo init`
+    config.write_text(policy.replace("  allow_author_merge: false\n", "  allow_author_merge: true\n"))
     git(world.memory.root, "-c", "core.hooksPath=/dev/null", "commit", "-qam", "policy: the author may merge")
     git(world.memory.root, "push", "-q", "origin", "main")
     world.client().update_branch(number)
@@ -196,3 +198,18 @@ def _pull_json(world: World, number: int) -> dict[str, Any]:
                         headers={"Authorization": f"token {world.token}"}, timeout=10)
     resp.raise_for_status()
     return resp.json()
+
+
+def test_repository_status_and_doctor_count_what_waits(world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    number = world.propose()
+    world.client().add_labels(number, ["memrepo:needs-review"])
+    code, out, err = run_cli(capsys, "repository", "status", "--fetch", "--repo", str(world.memory.root))
+    assert code == 0, err
+    row = next(line for line in out.splitlines() if line.startswith("pull requests:"))
+    assert "1 open memory pull request(s) in alice/memory: 1 wait for review, 0 in conflict" in row
+    code, out, err = run_cli(capsys, "repository", "status", "--fetch", "--json", "--repo", str(world.memory.root))
+    assert json.loads(out)["pull_requests"] == {"repository": REPO, "open": 1, "review": 1, "conflict": 0}
+    with AgentSession(world.memory.root, "c1", store=world.store, forge_retry=FAST, background_dreams=False,
+                      env={}) as s:
+        report = s.command("/doctor").text
+    assert "1 open memory pull request(s) in alice/memory: 1 wait for review" in report

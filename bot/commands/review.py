@@ -298,13 +298,15 @@ def run_reject(args: argparse.Namespace) -> int:
 
 
 def _policy_at(desk: Desk, pull: Any) -> Any:
-    """The policy at the pull request's base, as the integrator reads it; the defaults where
-    the base has none, and where it cannot be read (the defaults let no author merge)."""
+    """The policy at the tip of the pull request's base branch, as the integrator reads it; the
+    defaults where the base has none, and where it cannot be read (the defaults let no author
+    merge)."""
     from bot.config import CONFIG_PATH, DEFAULT_POLICY, PolicyError, parse_policy
     from bot.forge.errors import NotFound
 
     try:
-        text = desk.ask(say.WHAT_READ, pull.number, lambda: desk.client.read_file(CONFIG_PATH, pull.base_sha).text)
+        text = desk.ask(say.WHAT_READ, pull.number,
+                        lambda: desk.client.read_file(CONFIG_PATH, pull.base_ref or "main").text)
     except MemrepoError as exc:
         if isinstance(exc.__cause__ or exc.__context__, NotFound) or exc.details.get("exit_code") == EXIT_NO_SUCH_PULL:
             return DEFAULT_POLICY

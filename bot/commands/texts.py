@@ -83,7 +83,8 @@ REPOSITORY_HELP = "connect memory to a remote and sync it (set, status, unset, s
 REPOSITORY_SET_HELP = "connect to a remote (GitHub URL, path of a bare repository, any git URL)"
 REPOSITORY_URL_HELP = "the remote's git URL or path"
 REPOSITORY_STATUS_HELP = "show the remote, unpushed and unpulled commits, last sync, backups and the follower"
-REPOSITORY_FETCH_HELP = "fetch first, so that 'behind' is current"
+REPOSITORY_FETCH_HELP = ("fetch first, so that 'behind' is current, and count the memory pull requests that wait on "
+                         "the forge")
 REPOSITORY_STATUS_JSON_HELP = ("print the status as JSON (set_aside lists every commit sync could not replay; "
                                "follower is null, or the `memrepo follow` record and whether it is running or stale)")
 REPOSITORY_UNSET_HELP = "disconnect from the remote (local history is kept)"

@@ -66,3 +66,10 @@ WHAT_APPROVE = "approve"
 WHAT_REJECT = "request changes on"
 WHAT_CLOSE = "close"
 WHAT_MERGE = "merge"
+
+# `repository status --fetch` and `/doctor`.
+WAITING_LABEL = "pull requests"
+WAITING = ("{count} open memory pull request(s) in {repository}: {review} wait for review, {conflict} in conflict "
+           "(`memrepo review list`)")
+WAITING_NONE = "no memory pull request waits in {repository}"
+WAITING_UNKNOWN = "not known: {reason}"
