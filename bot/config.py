@@ -97,6 +97,17 @@ class Dream:
 
 
 @dataclass(frozen=True)
+class ReviewRules:
+    """Who may stand in for a review. `allow_author_merge`: a person who merges, on the forge
+    or with `memrepo review merge`, a pull request their own account opened (one account for
+    the person and their agents: the forge lets nobody approve their own pull request) is
+    taken as that pull request's review. Off by default: then only someone other than the
+    author approves."""
+
+    allow_author_merge: bool = False
+
+
+@dataclass(frozen=True)
 class Policy:
     merge: str = "explicit"
     merge_instructions: str = ""
@@ -107,6 +118,7 @@ class Policy:
     direct_commit: DirectCommit = field(default_factory=DirectCommit)
     dream: Dream = field(default_factory=Dream)
     limits: Limits = field(default_factory=Limits)
+    review: ReviewRules = field(default_factory=ReviewRules)
 
 
 DEFAULT_POLICY = Policy()
@@ -151,6 +163,12 @@ def _kind(value: Any) -> str:
 def _positive_int(key: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise PolicyError(texts.POLICY_NOT_POSITIVE.format(key=key, value=value))
+    return value
+
+
+def _bool(key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise PolicyError(texts.POLICY_NOT_BOOL.format(key=key, value=value))
     return value
 
 
@@ -226,6 +244,7 @@ def parse_policy(text: str | None) -> Policy:
         Limits, "limits", raw.get("limits"),
         {f.name: _positive_int for f in fields(Limits)},
     )
+    values["review"] = _section(ReviewRules, "review", raw.get("review"), {"allow_author_merge": _bool})
     return replace(DEFAULT_POLICY, **values)
 
 

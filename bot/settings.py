@@ -156,6 +156,8 @@ LLM_URL = "MEMREPO_LLM_URL"
 LLM_MODEL = "MEMREPO_LLM_MODEL"
 LLM_KEYS = ("MEMREPO_LLM_API_KEY", "OPENAI_API_KEY")
 AGENT_FORGE_TOKENS = ("MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")  # an agent's own forge token, as git finds it
+# The person's own token for `memrepo review` (never the remote URL's, which is the agent's).
+REVIEW_TOKENS = ("MEMREPO_REVIEW_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
 FORGE_API_URL = "MEMREPO_FORGE_API_URL"  # the API of the forge a clone's origin is on, when not derived
 PALACE_TOKEN = "MEMREPO_PALACE_TOKEN"  # the token `memrepo palace` asks of a viewer off loopback
 XDG_DATA_HOME = "XDG_DATA_HOME"

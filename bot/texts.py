@@ -79,6 +79,7 @@ class Text(str):
 POLICY_NOT_POSITIVE = "'{key}' must be a positive whole number, found {value!r}"
 POLICY_NOT_CHOICE = "'{key}' must be one of {choices}, found {value!r}"
 POLICY_NOT_SECTION = "'{key}' must be a mapping, found {kind}"
+POLICY_NOT_BOOL = "'{key}' must be true or false, found {value!r}"
 POLICY_NOT_TEXT = "'{key}' must be text, found {kind}"
 POLICY_BAD_YAML = "not valid YAML: {problem}"
 YAML_DUPLICATE_KEY = "the key '{key}' appears more than once (keep one)"

@@ -28,6 +28,7 @@ from localhub import (
     faults,
     git_http,
     messages,
+    pages,
     rest_git,
     rest_hooks,
     rest_issues,
@@ -67,6 +68,7 @@ BLUEPRINTS = (
     rest_hooks.bp,       # repository webhooks, deliveries
     activity.bp,         # repository activity: who moved which ref (records ahead of every listener)
     git_http.bp,         # git smart HTTP (upload-pack and receive-pack, protocol v2 ls-refs answered here)
+    pages.bp,            # the read-only web pages html_url names (/<owner>/<repo>, .../pull/<n>)
     faults.bp,           # fault injection
 )
 

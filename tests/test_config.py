@@ -20,7 +20,7 @@ from bot.config import (
 )
 
 PROTECTED = "'protected' must be a list of path patterns such as system/persona.md"
-TOP_KEYS = "direct_commit, dream, limits, merge, merge_instructions, protected, trusted_sources"
+TOP_KEYS = "direct_commit, dream, limits, merge, merge_instructions, protected, review, trusted_sources"
 LIMIT_KEYS = "core_chars, file_chars, system_depth, tree_chars, tree_children, tree_lines"
 
 

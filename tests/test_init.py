@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot import config
+from bot import ci_pin, config
 from bot.commands import texts as commands_texts
 from bot.config import DEFAULT_POLICY, Policy, parse_policy
 from bot.errors import MemrepoError
@@ -84,7 +84,7 @@ def test_init_workflow_validates_pull_requests(created: Path) -> None:
     assert "pull_request" in workflow[True]  # YAML 1.1 reads the key `on` as true
     steps = workflow["jobs"]["validate"]["steps"]
     [validate_step] = [s for s in steps if s.get("uses", "").startswith(create.VALIDATE_ACTION + "@")]
-    assert validate_step["uses"] == f"{create.VALIDATE_ACTION}@{create.VALIDATE_ACTION_COMMIT}"
+    assert validate_step["uses"] == f"{create.VALIDATE_ACTION}@{ci_pin.running_pin().commit}"
     assert validate_step["with"] == {"base": "${{ github.event.pull_request.base.sha }}"}
 
 

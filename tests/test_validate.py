@@ -287,7 +287,7 @@ CASES: list[tuple[str, str, bytes | None, bytes | None, Policy, list[str]]] = [
         None,
         P,
         ["unknown key 'merj' (allowed: direct_commit, dream, limits, merge, merge_instructions, protected, "
-         "trusted_sources)"],
+         "review, trusted_sources)"],
     ),
     (
         "config bad value",

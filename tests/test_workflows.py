@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
+from bot import ci_pin
 from bot.memfs import create
 from bot.memfs.store import texts as store_texts
 from tests.conftest import git
@@ -130,7 +131,8 @@ def test_memory_workflow_runs_this_projects_action_at_the_pinned_commit(written:
     assert steps[0]["uses"].startswith("actions/checkout@")
     assert steps[0]["with"]["fetch-depth"] == 0  # the pull request's base commit is in the clone
     memrepo = [step for step in steps if step.get("uses", "").startswith(create.VALIDATE_ACTION + "@")]
-    assert [step["uses"] for step in memrepo] == [f"{create.VALIDATE_ACTION}@{create.VALIDATE_ACTION_COMMIT}"]
+    # the memrepo that wrote it: this checkout's commit (bot/ci_pin.py), which has the action too
+    assert [step["uses"] for step in memrepo] == [f"{create.VALIDATE_ACTION}@{ci_pin.running_pin().commit}"]
     assert memrepo[0]["with"] == {"base": "${{ github.event.pull_request.base.sha }}"}
     assert not any("run" in step for step in steps)
     assert "pip install" not in written.read_text(encoding="utf-8")
@@ -139,7 +141,11 @@ def test_memory_workflow_runs_this_projects_action_at_the_pinned_commit(written:
 def test_pinned_commit_is_this_projects_and_has_the_action() -> None:
     """The commit the memory workflow pins is in this repository's history, and its action.yml
     takes the input the workflow passes and installs memrepo from that same checkout."""
-    commit = create.VALIDATE_ACTION_COMMIT
+    for commit in (create.VALIDATE_ACTION_COMMIT, ci_pin.running_pin().commit):
+        pinned_commit_has_the_action(commit)
+
+
+def pinned_commit_has_the_action(commit: str) -> None:
     assert git(ROOT, "cat-file", "-t", commit).strip() == "commit"
     assert git(ROOT, "merge-base", "--is-ancestor", commit, "HEAD") == ""
     action = yaml.safe_load(git(ROOT, "show", f"{commit}:action.yml"))

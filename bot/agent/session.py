@@ -377,7 +377,14 @@ class AgentSession:
         report = doctor.diagnose(self.repo.files("HEAD"), self.repo.policy("HEAD").limits,
                                  pending=st.ahead if st.url is not None else None, backups=st.backups,
                                  stream=None if self.subscriber is None else self.stream_state())
-        return doctor.render(report)
+        text = doctor.render(report)
+        if st.url is None:
+            return text
+        from bot.review import waiting
+
+        # what waits on the forge, before the verdict (the last line)
+        body, _, verdict = text.rpartition("\n")
+        return f"{body}\n{waiting.said(*waiting.count(self.repo, self.env))}\n{verdict}"
 
 
 def _when(policy: Dream) -> str:

@@ -67,11 +67,24 @@ def run_status(args: argparse.Namespace) -> int:
 
     repo = MemoryRepo.open(args.repo)
     state = sync.status(repo, fetch=args.fetch)
+    waiting = _waiting(repo) if args.fetch else None
     if args.json:
         held = [record.as_data() for record in marker.held_records(marker.place(repo))]
-        print(json.dumps({**state.as_data(), "follower": marker.status_data(repo), "waiting_for_review": held},
-                         indent=2))
+        print(json.dumps({**state.as_data(), "follower": marker.status_data(repo), "waiting_for_review": held,
+                          **({"pull_requests": waiting[0]} if waiting else {})}, indent=2))
         return 0
-    for line in sync.status_lines(state, (marker.status_row(repo), *marker.held_rows(repo))):
+    rows = (marker.status_row(repo), *marker.held_rows(repo), *((waiting[1],) if waiting else ()))
+    for line in sync.status_lines(state, rows):
         print(line)
     return 0
+
+
+def _waiting(repo: object) -> tuple[dict[str, object] | None, tuple[str, str]]:
+    """The forge's open memory pull requests (asked only with --fetch): data and a status row."""
+    from dataclasses import asdict
+
+    from bot.review import texts as review_texts
+    from bot.review import waiting
+
+    found, reason = waiting.count(repo)
+    return (asdict(found) if found else None), (review_texts.WAITING_LABEL, waiting.said(found, reason))

@@ -83,7 +83,8 @@ REPOSITORY_HELP = "connect memory to a remote and sync it (set, status, unset, s
 REPOSITORY_SET_HELP = "connect to a remote (GitHub URL, path of a bare repository, any git URL)"
 REPOSITORY_URL_HELP = "the remote's git URL or path"
 REPOSITORY_STATUS_HELP = "show the remote, unpushed and unpulled commits, last sync, backups and the follower"
-REPOSITORY_FETCH_HELP = "fetch first, so that 'behind' is current"
+REPOSITORY_FETCH_HELP = ("fetch first, so that 'behind' is current, and count the memory pull requests that wait on "
+                         "the forge")
 REPOSITORY_STATUS_JSON_HELP = ("print the status as JSON (set_aside lists every commit sync could not replay; "
                                "follower is null, or the `memrepo follow` record and whether it is running or stale)")
 REPOSITORY_UNSET_HELP = "disconnect from the remote (local history is kept)"
@@ -429,3 +430,36 @@ PALACE_SERVED_OFF = ("the palace (/palace/OWNER/REPO/) is not served: the receiv
 INIT_LAYOUT_HELP = ("v1: core memory in system/ (Letta Code's MemFS); v2: a root MEMORY.md index and core "
                     "files at the root")
 DEMO_LAYOUT_HELP = "the memory layout the demo's agents use (v1: system/, v2: root MEMORY.md)"
+
+REVIEW_HELP = "work the memory pull requests that wait for a person: list, show, approve, reject, merge"
+REVIEW_DESCRIPTION = """\
+The open memory pull requests (dreams, agent edits, harness commits) of the forge the memory clone's
+origin is on, worked with your own forge token: MEMREPO_REVIEW_TOKEN, else GH_TOKEN, else
+GITHUB_TOKEN. The token in the remote URL is the agent's and is never used here: the forge lets
+nobody approve their own pull request, so the agent and the person need two accounts (or, for one
+account, `review: {allow_author_merge: true}` in .memrepo/config.yml and `memrepo review merge`)."""
+REVIEW_EXIT_CODES = """\
+exit codes: 0 done; 1 the forge failed; 2 bad usage; 3 no token for the person; 4 no such pull request,
+not a memory pull request, or not open; 5 the forge refused this token (or it is your own pull request);
+6 it still waits (a review, checks, a conflict) and cannot be merged"""
+REVIEW_NUMBER_HELP = "the pull request's number, as `memrepo review list` shows it"
+REVIEW_LIST_HELP = "list the open memory pull requests: kind, who proposed it, conversation, what it waits for"
+REVIEW_JSON_HELP = "print JSON instead of text"
+REVIEW_SHOW_HELP = "show a memory pull request: the user's words it rests on, its reviews and its diff"
+REVIEW_APPROVE_HELP = "approve a memory pull request at its current head (the integrator then merges it)"
+REVIEW_REJECT_HELP = "request changes on a memory pull request with a reason, then close it"
+REVIEW_REASON_HELP = "what is wrong, in a sentence: the review's text"
+REVIEW_MERGE_HELP = "merge a memory pull request yourself, where nothing waits or the policy lets its author merge"
+
+VALIDATE_OLD_CI = ("warning: {workflow} runs memrepo {pinned} in CI, older than this memrepo {running}: CI may "
+                   "accept what this one refuses; `memrepo ci update --repo {repo}` pins this one")
+CI_HELP = "the memory repository's CI: pin the memrepo its validation workflow runs"
+CI_UPDATE_HELP = "pin the memrepo running now in .github/workflows/memrepo-validate.yml (one line changes)"
+CI_UPDATED = ("{workflow}: memrepo {old} -> {new}; memory's rules refuse every change under .github/ (no agent "
+              "changes what CI runs), so commit it yourself with `git commit --no-verify` and push it to main")
+CI_CURRENT = "{workflow} already pins this memrepo ({new})"
+CI_NO_WORKFLOW = ("{workflow} is missing from {repo}, or names no {action}@<commit> line: `memrepo init` writes "
+                  "it; copy it from a new memory")
+CI_NEWER = ("{workflow} pins memrepo {old}, newer than this memrepo {new}: nothing changed (upgrade memrepo, "
+            "or pass --older to pin this one anyway)")
+CI_OLDER_HELP = "pin this memrepo even where the workflow pins a newer one"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from bot.commands import texts
 
@@ -37,6 +38,12 @@ def run(args: argparse.Namespace) -> int:
         changes = {p: c for p, c in changes.items()
                    if any(p == w or p.startswith(w + "/") for w in wanted)}
     problems = checks.check(repo, changes, base)
+    if not args.quiet and not args.json:
+        from bot.commands.ci import stale_warning
+
+        warning = stale_warning(repo.root)
+        if warning:
+            print(warning, file=sys.stderr)
     if args.json:
         import json
 

@@ -67,6 +67,7 @@ from bot.settings import DEFAULT_FORGE_URL as GITHUB_API_URL
 __all__ = [
     "GITHUB_API_URL",
     "AppCredentials",
+    "ChangedFile",
     "CombinedStatus",
     "Comment",
     "CommitStatus",
@@ -227,6 +228,18 @@ class Review:
     commit_id: str | None
     body: str
     submitted_at: str | None
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    """One file of a pull request, as GitHub's `pulls/{n}/files` lists it (`patch` is None for a
+    binary file or a diff too large to show)."""
+
+    path: str
+    status: str
+    additions: int
+    deletions: int
+    patch: str | None
 
 
 @dataclass(frozen=True)
@@ -670,6 +683,24 @@ class ForgeClient:
         op = texts.FORGE_OP_REVIEWS.format(number=number, repo=self.repository)
         items = self._paginate(op, f"{self._repo_path}/pulls/{int(number)}/reviews", {})
         return [self._parse(op, _review, item) for item in items]
+
+    def submit_review(self, number: int, event: str, body: str = "", commit_id: str | None = None) -> Review:
+        """Submit a review (APPROVE, REQUEST_CHANGES or COMMENT) on `commit_id` (the head when
+        None). Sent once: a second approval would be a second review."""
+        op = texts.FORGE_OP_REVIEW.format(event=event, number=number, repo=self.repository)
+        payload: dict[str, Any] = {"event": event, "body": body}
+        if commit_id:
+            payload["commit_id"] = commit_id
+        _, data = self._run(op, OpKind.WRITE, self._call("POST", f"{self._repo_path}/pulls/{int(number)}/reviews",
+                                                         body=payload))
+        return self._parse(op, _review, data)
+
+    def pull_files(self, number: int) -> list[ChangedFile]:
+        op = texts.FORGE_OP_PULL_FILES.format(number=number, repo=self.repository)
+        items = self._paginate(op, f"{self._repo_path}/pulls/{int(number)}/files", {})
+        return [self._parse(op, lambda d: ChangedFile(str(d["filename"]), str(d.get("status") or ""),
+                                                      int(d.get("additions") or 0), int(d.get("deletions") or 0),
+                                                      d.get("patch")), item) for item in items]
 
     def pull_commit_accounts(self, number: int) -> tuple[str, ...]:
         """The forge accounts GitHub matched to the authors and committers of the pull

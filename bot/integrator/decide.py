@@ -324,12 +324,17 @@ def _not_mergeable(state: PullState, policy: Policy) -> Action:
     return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_CONFLICT_WAITING)
 
 
-def _needs_review(state: PullState) -> Action:
+def _needs_review(state: PullState, policy: Policy) -> Action:
     """Mark it as waiting for a person: `memrepo:needs-review`, a pending status, and when its
     commits name external sources, `memrepo:untrusted` too (with a comment the first time the
-    label has to be added: the pull request was opened without it, or it was removed)."""
+    label has to be added: the pull request was opened without it, or it was removed). Where
+    the policy lets the author merge (`review.allow_author_merge`: one account for the person
+    and their agents, which the forge lets approve nothing it opened), the status is success
+    instead, so a branch protection that requires it does not stop that person's own merge;
+    the integrator itself still merges only what a review counts for."""
     labels = (LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED) if state.untrusted_sources else (LABEL_NEEDS_REVIEW,)
-    if all(label in state.labels for label in labels) and state.status == "pending":
+    status = "success" if policy.review.allow_author_merge else "pending"
+    if all(label in state.labels for label in labels) and state.status == status:
         return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_REVIEW_WAITING)
     comment = None
     if state.untrusted_sources and LABEL_UNTRUSTED not in state.labels:
@@ -342,8 +347,10 @@ def _needs_review(state: PullState) -> Action:
             sources=", ".join(_source(s) for s in state.untrusted_sources[:MAX_LISTED]))
     else:
         why = texts.INTEGRATOR_WHY_REVIEW
-    return Action(Kind.MARK_NEEDS_REVIEW, why, sha=state.head_sha, labels=labels, status="pending",
-                  description=texts.INTEGRATOR_STATUS_REVIEW, comment=comment)
+    description = texts.INTEGRATOR_STATUS_AUTHOR_MERGE if policy.review.allow_author_merge \
+        else texts.INTEGRATOR_STATUS_REVIEW
+    return Action(Kind.MARK_NEEDS_REVIEW, why, sha=state.head_sha, labels=labels, status=status,
+                  description=description, comment=comment)
 
 
 def decide(state: PullState, policy: Policy, tuning: Tuning = DEFAULT_TUNING) -> Action:
@@ -389,7 +396,7 @@ def decide(state: PullState, policy: Policy, tuning: Tuning = DEFAULT_TUNING) ->
     if mergeable is False:
         return _not_mergeable(state, policy)
     if (review_needed(state, policy) and not approved(state)) or changes_requested(state):
-        return _needs_review(state)
+        return _needs_review(state, policy)
     if state.status != "success":
         return Action(Kind.SET_STATUS, texts.INTEGRATOR_WHY_STATUS_SUCCESS, sha=state.head_sha,
                       status="success", description=texts.INTEGRATOR_STATUS_VALID)

@@ -68,6 +68,7 @@ INTEGRATOR_WHY_MERGE = "valid, mergeable and approved where needed: merge with t
 # Commit status descriptions (at most 140 characters).
 INTEGRATOR_STATUS_VALID = "memory is valid"
 INTEGRATOR_STATUS_INVALID = Text("{count:|problem|problems}: {first}")
+INTEGRATOR_STATUS_AUTHOR_MERGE = "valid; waits for a review, or for its author to merge it (review.allow_author_merge)"
 INTEGRATOR_STATUS_REVIEW = "waiting for review"
 
 # Pull request comments.

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pygit2
 
-from bot import identity
+from bot import ci_pin, identity
 from bot.config import CONFIG_PATH, parse_policy
 from bot.errors import MemrepoError
 from bot.memfs import texts
@@ -31,16 +31,17 @@ V1_ONLY = "system/"  # v2's core memory is at the root
 
 # The GitHub Action the memory repository's validation workflow runs (this project's action.yml),
 # pinned by commit so that no later push to memrepo, and no package someone registers under its
-# name, runs in a memory repository's CI. A commit of this project that has action.yml; moved
-# forward with each release (tests/test_workflows.py checks it is in this repository's history).
-VALIDATE_ACTION = "memrepo/memrepo"
-VALIDATE_ACTION_COMMIT = "956596495faac1620e3547b602eb3546dc290e3a"
+# name, runs in a memory repository's CI: the commit of the memrepo that writes it where that is
+# known, else the release's (bot/ci_pin.py).
+VALIDATE_ACTION = ci_pin.ACTION
+VALIDATE_ACTION_COMMIT = ci_pin.RELEASE_COMMIT
 
 
 def template_files(agent_id: str, agent_name: str, layout: str = V1) -> dict[str, bytes]:
     """The files of a new memory repository: `*.j2` rendered, everything else verbatim, and
     Letta Code's `.memfs.config.json` holding the limits of its `.memrepo/config.yml`."""
     out: dict[str, bytes] = {}
+    pin = ci_pin.line(ci_pin.running_pin())
     for folder in TEMPLATE_DIRS[layout]:
         root = templates_root() / folder
         for path in sorted(p for p in root.rglob("*") if p.is_file()):
@@ -49,7 +50,7 @@ def template_files(agent_id: str, agent_name: str, layout: str = V1) -> dict[str
                 continue
             if rel.endswith(".j2"):
                 text = render(f"{folder}/{rel}", agent_id=agent_id, agent_name=agent_name,
-                              action=VALIDATE_ACTION, commit=VALIDATE_ACTION_COMMIT)
+                              action=VALIDATE_ACTION, pin=pin)
                 out[rel[: -len(".j2")]] = text.encode("utf-8")
             else:
                 out[rel] = path.read_bytes()

@@ -144,11 +144,11 @@ def _origin(repo: MemoryRepo, chain: timeline.Timeline, landings: timeline.Landi
     if dream_commit is not None:
         origin["dream"], origin["dream_note"] = _dream(dream_commit, origin["pull_request"], path)
         if origin["dream"] is not None:
-            origin["transcript"] = _transcript(origin["dream"], sources, origin["pull_request"])
+            origin["transcript"] = transcript_behind(origin["dream"], sources, origin["pull_request"])
     if writer == "agent":
         origin["turn"] = evidence.edit_from_trailers(commit["message"])
         if origin["turn"] is not None:
-            told = _transcript(origin["turn"], sources, origin["pull_request"])
+            told = transcript_behind(origin["turn"], sources, origin["pull_request"])
             told["messages"] = evidence.said_by_the_user(told["messages"])
             origin["transcript"] = told
     if origin["pull_request"] is not None:
@@ -200,7 +200,7 @@ def _dream(commit: dict[str, Any], pull: dict[str, Any] | None, path: str) -> tu
     return evidence.dream_from_provenance(provenance, path), None
 
 
-def _transcript(dream: dict[str, Any], sources: Sources, pull: dict[str, Any] | None) -> dict[str, Any]:
+def transcript_behind(dream: dict[str, Any], sources: Sources, pull: dict[str, Any] | None) -> dict[str, Any]:
     """The messages the change rests on, from the transcript; where it cannot be read here, as
     the pull request's description quotes them (`quoted_from`: its number)."""
     agent, conversation = dream.get("agent_id"), dream.get("conversation_id")

@@ -1,0 +1,141 @@
+"""What a memory pull request is and what it waits for: pure functions over what the forge
+answered, so the list, `show` and `merge` say the same thing, and tables test it.
+
+The kind comes from the branch and labels memrepo writes (bot/contracts.py) and the provenance
+block (bot/pullrequest/provenance.py): a dream's branch or label is a dream; an edit's is an
+agent edit when its block says the memory tool made it, else a commit a harness made in the
+folder. These are claims (anyone who may open a pull request can write them), which is why the
+integrator checks the commits (bot/integrator/claims.py); here they only sort a person's queue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from bot.contracts import (
+    DREAM_BRANCH_PREFIX,
+    EDIT_BRANCH_PREFIX,
+    LABEL_AGENT_EDIT,
+    LABEL_CONFLICT,
+    LABEL_DREAM,
+    LABEL_NEEDS_REVIEW,
+    LABEL_PREFIX,
+)
+from bot.pullrequest.provenance import EDIT_STRATEGY, Provenance
+from bot.review import texts
+
+WRITE_PERMISSIONS = frozenset({"write", "maintain", "admin"})
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    """One review as the forge lists it (in the order given)."""
+
+    author: str
+    state: str
+    commit_id: str
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """What `waits_for` reads of an open pull request."""
+
+    draft: bool = False
+    mergeable: bool | None = None
+    labels: tuple[str, ...] = ()
+    status: str | None = None  # the memrepo/validate status of the head (None: none set)
+    approved: bool = False  # approved for the head by someone other than its author
+    changes_requested: bool = False
+
+
+def _branch(head_ref: str) -> str:
+    return head_ref.removeprefix("refs/heads/")
+
+
+def is_memory_pull(head_ref: str, labels: Iterable[str]) -> bool:
+    """Opened by memrepo's writers: a `memrepo:` label, or a dream or agent-edit branch (the
+    integrator's own test, bot.integrator.decide.is_memrepo, over plain data)."""
+    return any(label.startswith(LABEL_PREFIX) for label in labels) or _branch(head_ref).startswith(
+        (DREAM_BRANCH_PREFIX, EDIT_BRANCH_PREFIX))
+
+
+def kind_of(head_ref: str, labels: Sequence[str], provenance: Provenance | None) -> str:
+    """dream, agent edit, harness commit, or memory change (memrepo's label, neither writer's)."""
+    branch = _branch(head_ref)
+    dream = LABEL_DREAM in labels or branch.startswith(DREAM_BRANCH_PREFIX)
+    edit = LABEL_AGENT_EDIT in labels or branch.startswith(EDIT_BRANCH_PREFIX)
+    if provenance is not None and provenance.is_dream and not edit:
+        return texts.KIND_DREAM
+    if dream and not edit:
+        return texts.KIND_DREAM
+    if edit and not dream:
+        if provenance is not None and provenance.strategy != EDIT_STRATEGY:
+            return texts.KIND_HARNESS
+        return texts.KIND_AGENT_EDIT
+    return texts.KIND_OTHER
+
+
+def proposed_by(author: str, provenance: Provenance | None) -> str:
+    """Who proposed it: the agent its block names (the dreamer for an agent, for a dream),
+    else the forge account that opened it."""
+    if provenance is None:
+        return author or "?"
+    if provenance.is_dream:
+        return texts.PROPOSED_BY_DREAMER.format(agent=provenance.agent_id)
+    return provenance.agent_id
+
+
+def latest_reviews(reviews: Iterable[Reviewed], author: str) -> dict[str, Reviewed]:
+    """Each reviewer's latest approval or change request, a dismissal clearing it, the author's
+    own left out: what counts on GitHub."""
+    latest: dict[str, Reviewed] = {}
+    me = author.casefold()
+    for review in reviews:
+        who = review.author.casefold()
+        if not who or who == me:
+            continue
+        state = review.state.upper()
+        if state in ("APPROVED", "CHANGES_REQUESTED"):
+            latest[who] = review
+        elif state == "DISMISSED":
+            latest.pop(who, None)
+    return latest
+
+
+def review_outcome(reviews: Iterable[Reviewed], author: str, head_sha: str) -> tuple[bool, bool]:
+    """(approved for `head_sha`, changes requested) by reviewers other than the author."""
+    latest = latest_reviews(reviews, author).values()
+    requested = any(r.state.upper() == "CHANGES_REQUESTED" for r in latest)
+    approved = not requested and bool(head_sha) and any(
+        r.state.upper() == "APPROVED" and r.commit_id == head_sha for r in latest)
+    return approved, requested
+
+
+def waits_for(w: Waiting) -> tuple[str, ...]:
+    """What stands between the pull request and main, in the order a person deals with it:
+    a draft, a conflict with main, checks not passed (the integrator's memrepo/validate status
+    is pending only while it waits for a review), a person's review. Empty: nothing, it merges."""
+    out: list[str] = []
+    if w.draft:
+        out.append(texts.WAITS_DRAFT)
+    if w.mergeable is False or LABEL_CONFLICT in w.labels:
+        out.append(texts.WAITS_CONFLICT)
+    needs_review = (LABEL_NEEDS_REVIEW in w.labels and not w.approved) or w.changes_requested
+    if w.status in (None, "failure", "error") or (w.status == "pending" and not needs_review):
+        out.append(texts.WAITS_CHECKS)
+    if needs_review:
+        out.append(texts.WAITS_REVIEW)
+    return tuple(out)
+
+
+def merge_refusal(waits: Sequence[str], *, own_pull: bool, allow_author_merge: bool) -> tuple[str, ...]:
+    """What still keeps a person from merging it through `memrepo review merge` (empty: they may).
+    A wait for a review is lifted only where the policy lets the author merge what they opened
+    as the agent's account (`review.allow_author_merge`, off by default) and the person is that
+    author; a draft, a conflict and checks are never lifted."""
+    return tuple(w for w in waits if not (w == texts.WAITS_REVIEW and own_pull and allow_author_merge))
+
+
+def waits_text(waits: Sequence[str]) -> str:
+    return ", ".join(waits) if waits else texts.WAITS_NOTHING
