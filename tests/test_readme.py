@@ -98,6 +98,9 @@ EXCLUDED = {
         "needs a Letta Code agent, a GitHub token and an integrator's receiver",
     ".venv/bin/pip install -q -e '.[anthropic]'":
         "installs from the package index and calls Anthropic's API with a key",
+    "memrepo review list --repo ~/memory":
+        "needs a memory whose forge holds open memory pull requests and a person's token; every review "
+        "command runs against localhub in tests/test_review_cli.py",
     "MEMREPO_APP_ID=123456":
         "the settings file memrepo.env of a deployment, not commands",
 }
