@@ -13,9 +13,11 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from bot.claude_code import auto_memory, hook, transcript, turn_end
+from bot.agent import AgentSession
+from bot.claude_code import auto_memory, hook, install, transcript, turn_end
 from bot.contracts import LABEL_UNTRUSTED
 from bot.errors import MemrepoError
+from bot.mcp.catalog import MEMORY_TOOLS
 from bot.mcp.server import MemoryServer, Options
 from bot.memfs.store.repo import MemoryRepo
 from bot.transcript import TranscriptStore
@@ -163,6 +165,39 @@ def test_a_turn_that_read_untrusted_output_sends_the_write_to_a_pull_request(wor
     assert world.memory.head_sha() == before
     pr = world.client().get_pull_request(result.structured_content["pull_request"])
     assert LABEL_UNTRUSTED in pr.labels and "external:tool:WebFetch" in pr.body
+
+
+# Claude Code's name of a tool -> does its result make the context untrusted (default policy)?
+OWN_OR_OUTSIDE = [
+    ("mcp__memrepo__core_memory_append", False),  # memrepo's report of its own write
+    ("mcp__memrepo__memory_str_replace", False),
+    ("mcp__memrepo__memory_view", False),  # the memory itself
+    ("mcp__memrepo__conversation_search", True),  # quotes past transcripts, outside content included
+    ("mcp__memrepo__memory_search", True),
+    ("mcp__memrepo__memory_why", True),
+    ("mcp__memrepo__memory_record", True),  # echoes what the harness recorded
+    ("mcp__other__core_memory_append", True),  # another server's tool of the same name
+    ("Read", False),
+    ("WebFetch", True),
+]
+
+
+@pytest.mark.parametrize(("tool", "untrusted"), OWN_OR_OUTSIDE)
+def test_memrepos_own_tool_results_do_not_make_the_session_untrusted(memory: MemoryRepo, tmp_path: Path,
+                                                                     tool: str, untrusted: bool) -> None:
+    path = session_file(tmp_path / "p", row("user", "u1", "Remember that I drink tea."), call("a1", tool, "t1"),
+                        row("user", "r1", [{"type": "tool_result", "tool_use_id": "t1", "content": "Committed."}]))
+    hook.remember(hook.state_file(memory.root, SESSION), transcript=str(path))
+    with AgentSession(memory, SESSION, home=tmp_path / "home", background_dreams=False) as agent:
+        transcript.SessionTranscript(memory.root, SESSION, {}).catch_up(agent)
+        assert agent.turn.first_message_id == "u1"
+        assert agent.turn.untrusted is untrusted
+        assert agent.turn.external == ((f"external:tool:{tool}",) if untrusted else ())
+
+
+def test_the_own_tools_are_the_servers_memory_tools_as_claude_code_names_them() -> None:
+    assert set(transcript.OWN_TOOLS) == {spec.name for spec in MEMORY_TOOLS}
+    assert transcript.own_sources() == tuple(f"tool:mcp__{install.SERVER}__{name}" for name in transcript.OWN_TOOLS)
 
 
 # ------------------------------------------------------------------------- auto memory

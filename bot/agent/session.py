@@ -186,10 +186,11 @@ class AgentSession:
             self._trigger("compaction")
         return message
 
-    def observe(self, rows: Iterable[Message]) -> turns.Turn:
+    def observe(self, rows: Iterable[Message], own: Iterable[str] = ()) -> turns.Turn:
         """Rows the harness keeps itself (a Claude Code session's, imported into the store):
-        the turn follows them as `record` would, without writing them again."""
-        trusted = self.repo.policy("HEAD").trusted_sources
+        the turn follows them as `record` would, without writing them again. `own`: the sources
+        of memrepo's own tool results as the harness names them, which bring nothing from outside."""
+        trusted = (*self.repo.policy("HEAD").trusted_sources, *own)
         for row in rows:
             self.turn = turns.after_row(self.turn, row.kind, row.source, row.message_id, trusted)
         return self.turn
