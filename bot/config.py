@@ -70,6 +70,23 @@ WORKSPACE_READ_TOOLS = tuple(f"tool:{name}" for name in (
 ))
 
 
+# memrepo's own memory view and edit tools, served as the MCP server `memrepo` (the name
+# `claude-code install` registers). Their results are the memory itself or memrepo's report of
+# a write, so they make no turn untrusted, or every write after a session's first would become
+# a pull request. Its searches, `memory_why`, `memory_at` and `memory_record` are not among
+# them: they quote transcripts and past memory, which may hold what came from outside.
+OWN_MEMORY_TOOLS = ("memory_view", "memory_create", "memory_str_replace", "memory_insert", "memory_delete",
+                    "memory_rename", "memory_update_description", "memory_apply_patch", "core_memory_append",
+                    "core_memory_replace", "archival_memory_insert")
+OWN_SERVER = "memrepo"
+
+
+def own_tool_sources(server: str = OWN_SERVER) -> tuple[str, ...]:
+    """The transcript sources of OWN_MEMORY_TOOLS' results as an MCP client names a server's
+    tools (`tool:mcp__<server>__<tool>`)."""
+    return tuple(f"tool:mcp__{server}__{name}" for name in OWN_MEMORY_TOOLS)
+
+
 class PolicyError(ValueError):
     """The policy file is not valid; the message names the key and what is wrong."""
 

@@ -15,6 +15,7 @@ from mcp import Client
 
 from bot.agent import AgentSession
 from bot.claude_code import auto_memory, hook, install, transcript, turn_end
+from bot.config import OWN_MEMORY_TOOLS, own_tool_sources
 from bot.contracts import LABEL_UNTRUSTED
 from bot.errors import MemrepoError
 from bot.mcp.catalog import MEMORY_TOOLS
@@ -196,8 +197,8 @@ def test_memrepos_own_tool_results_do_not_make_the_session_untrusted(memory: Mem
 
 
 def test_the_own_tools_are_the_servers_memory_tools_as_claude_code_names_them() -> None:
-    assert set(transcript.OWN_TOOLS) == {spec.name for spec in MEMORY_TOOLS}
-    assert transcript.own_sources() == tuple(f"tool:mcp__{install.SERVER}__{name}" for name in transcript.OWN_TOOLS)
+    assert set(OWN_MEMORY_TOOLS) == {spec.name for spec in MEMORY_TOOLS}
+    assert own_tool_sources() == tuple(f"tool:mcp__{install.SERVER}__{name}" for name in OWN_MEMORY_TOOLS)
 
 
 # ------------------------------------------------------------------------- auto memory

@@ -264,6 +264,23 @@ def test_a_dream_over_a_tool_result_the_policy_does_not_trust_is_marked_untruste
     assert pr.labels == (LABEL_DREAM, LABEL_UNTRUSTED)
 
 
+def test_results_of_memrepos_own_memory_tools_do_not_make_a_dream_untrusted(world: World) -> None:
+    """A Claude Code session records memrepo's own tools by their MCP names: a view of the
+    memory or the report of a write is not outside content, in a dream as in the session."""
+    world.say("I live in Berlin.")
+    world.say("Appended to system/human.md.", "tool_result", "tool:mcp__memrepo__core_memory_append")
+    world.say("---\ndescription: x\n---\n", "tool_result", "tool:mcp__memrepo__memory_view")
+    result = world.dream()
+    assert result.status == triggers.OPENED and result.sources == ()
+
+
+def test_memrepos_search_results_still_make_a_dream_untrusted(world: World) -> None:
+    """A search quotes transcripts, which may hold what came from outside."""
+    world.say("I live in Berlin.")
+    world.say("Searched.", "tool_result", "tool:mcp__memrepo__memory_search")
+    assert world.dream().sources == ("external:tool:mcp__memrepo__memory_search",)
+
+
 def test_a_dream_without_untrusted_messages_is_not_marked_untrusted(world: World) -> None:
     config = world.memory.root / ".memrepo/config.yml"
     text, listed = re.subn(r"^trusted_sources:\n(?:  - .*\n)*", 'trusted_sources: ["tool:search"]\n',

@@ -25,9 +25,10 @@ from bot.bounded_json import loads_bounded
 from bot.claude_code import texts
 from bot.claude_code.auto_memory import TOOLS, inside
 from bot.claude_code.hook import HOOK_MODULE, POST_TOOL, PROMPT, SESSION_END, SESSION_START, STOP
+from bot.config import OWN_SERVER
 from bot.errors import MemrepoError
 
-SERVER = "memrepo"
+SERVER = OWN_SERVER  # the name whose memory tools taint no turn (bot/config.py)
 ALLOW_RULE = f"mcp__{SERVER}"
 SESSION_SOURCES = "startup|resume|clear|compact"
 SERVER_ARGS = ("-m", "bot.cli", "mcp", "--claude-code")

@@ -11,7 +11,7 @@ messages as `Transcript-Range`, whatever route the write takes, and a turn that 
 content routes its writes to a pull request as any agent's would.
 
 A result of memrepo's own memory tools (`mcp__memrepo__memory_view`, `..._core_memory_append`,
-...: OWN_TOOLS, as Claude Code names the server `claude-code install` registers) is the memory
+...: `bot.config.OWN_MEMORY_TOOLS`, as Claude Code names the server `claude-code install` registers) is the memory
 itself or memrepo's report of a write: it does not make the context untrusted, or every write
 after a session's first would become a pull request. Its searches, `memory_why`, `memory_at`
 and `memory_record` are not among them: they quote transcripts and past memory, which may hold
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.claude_code import hook, texts
-from bot.claude_code.install import SERVER
+from bot.config import own_tool_sources
 from bot.errors import MemrepoError
 from bot.transcript.claude_code_import import CONFIG_ENV, SUFFIX, import_claude_code
 
@@ -51,17 +51,6 @@ _WINDOWS_DEVICE = re.compile(r"con|prn|aux|nul|com[0-9]|lpt[0-9]", re.IGNORECASE
 SLUG_MAX = 200  # Claude Code cuts a longer folder name here and adds a hash of the whole path
 # memrepo's MCP tools whose result holds nothing from outside (bot/mcp/catalog.py MEMORY_TOOLS):
 # a view of the memory, and memrepo's own report of an edit.
-OWN_TOOLS = ("memory_view", "memory_create", "memory_str_replace", "memory_insert", "memory_delete",
-             "memory_rename", "memory_update_description", "memory_apply_patch", "core_memory_append",
-             "core_memory_replace", "archival_memory_insert")
-
-
-def own_sources(server: str = SERVER) -> tuple[str, ...]:
-    """The transcript sources of OWN_TOOLS' results as Claude Code names an MCP server's tools
-    (`tool:mcp__<server>__<tool>`)."""
-    return tuple(f"tool:mcp__{server}__{name}" for name in OWN_TOOLS)
-
-
 def _js_units(text: str) -> list[int]:
     """`text` as JavaScript sees it: UTF-16 code units (a character beyond U+FFFF is two)."""
     data = text.encode("utf-16-le", "surrogatepass")
@@ -178,7 +167,7 @@ class SessionTranscript:
             log.warning("the transcript of Claude Code session %s was not imported: %s", self.session, exc)
             return
         if rows:
-            agent.observe(rows, own_sources())
+            agent.observe(rows, own_tool_sources())
             self.last = rows[-1].message_id
 
 

@@ -42,6 +42,7 @@ from pathlib import Path
 import pygit2
 
 from bot import identity
+from bot.config import own_tool_sources
 from bot.contracts import LABEL_DREAM, LABEL_UNTRUSTED, dream_branch, new_dream_id
 from bot.dream import texts, triggers
 from bot.dream.cursor import Cursor, cursor_path, parse_cursor, render_cursor
@@ -256,7 +257,7 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
     if problems:
         raise MemrepoError(texts.DREAM_INVALID.format(
             problems="; ".join(f"{p.path}: {p.message}" for p in problems)[:500]))
-    sources = external_sources(window, repo.policy(base).trusted_sources)
+    sources = external_sources(window, (*repo.policy(base).trusted_sources, *own_tool_sources()))
     sha = _squash(repo, base, changes, commit_message(provenance, proposal.summary, sources), dream_id, moment)
     branch = dream_branch(dream_id)
     repo.git.references.create(f"refs/heads/{branch}", sha)
