@@ -68,15 +68,15 @@ def members(ready: Iterable[Ready], heads: Mapping[int, str | None],
 
 
 class PushAnswer(Enum):
-    PUSHED = "pushed"
-    MOVED = "the branch moved"  # a fast-forward refused: someone else pushed first
+    PUSHED = "pushed"  # not said: an Enum value, an identifier (only logged)
+    MOVED = "moved"  # a fast-forward refused: someone else pushed first
     REFUSED = "refused"  # the forge does not let the integrator push there (branch protection)
 
 
 class AfterPush(Enum):
     DONE = "done"  # every member is on the branch: the forge marks each merged
     REBUILD = "rebuild"  # fetch the branch again and build the chain on it
-    ONE_BY_ONE = "one by one"  # merge each member through the forge's merge API, by its head sha
+    ONE_BY_ONE = "one-by-one"  # merge each member through the forge's merge API, by its head sha
 
 
 def after_push(answer: PushAnswer, rebuilds: int, max_rebuilds: int = MAX_REBUILDS) -> AfterPush:
