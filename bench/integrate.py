@@ -19,6 +19,17 @@ event stream and compiled by its own PromptCompiler.
    edit), one integrator merge commit per PR on main's first-parent history (no double merge),
    total time to the last announced merge (target <= 60 s).
 
+3. Budget, for each phase: what the integrator (memrepo-bot) and the dreamer (alice, whose
+   pull request openings the bench makes as the dreamer does) asked of localhub, from its own
+   count by account and method (`GET /_localhub/requests`): `budget: {content_writes, reads,
+   git_requests, merged, writes_per_merged, reads_per_merged, dreams_per_hour_ceiling}`.
+   Content-generating requests are REST POST, PUT, PATCH and DELETE; reads are the
+   integrator's GETs (the bench's own polling as alice is left out); the ceiling is the most
+   merged dreams an hour one App installation can sustain under GitHub's documented limits
+   (`ceiling`), dreamer and integrator sharing it. Targets: at most 0.5 integrator and 1.5
+   content-generating requests in all per merged dream in the burst, a ceiling of at least
+   1,000 an hour.
+
 Prints readable lines, then one line of JSON with the figures. serve --local is always stopped
 (SIGINT, then wait) at the end; if something stalls it prints the webhook delivery count and
 the worker log's path and tail.
@@ -66,6 +77,19 @@ BURST_TEXT = "---\ndescription: Items added by a burst of concurrent dreams.\n--
 TARGET_P50 = 1.0
 TARGET_P99 = 3.0
 TARGET_BURST_S = 60.0
+INTEGRATOR = "memrepo-bot"  # serve --local's integrator account
+DREAMER = "alice"
+WRITES = ("POST", "PUT", "PATCH", "DELETE")  # GitHub's content-generating methods
+# GitHub's documented REST limits for one App installation (the least it gets): 5,000 requests
+# an hour; secondary: 80 content-generating requests a minute and 500 an hour, 900 points a
+# minute (a GET 1 point, a write 5).
+PRIMARY_PER_HOUR = 5000
+WRITES_PER_MINUTE = 80
+WRITES_PER_HOUR = 500
+POINTS_PER_MINUTE = 900
+TARGET_WRITES_PER_MERGED = 0.5
+TARGET_ALL_WRITES_PER_MERGED = 1.5
+TARGET_CEILING = 1000
 
 
 # --------------------------------------------------------------------- helpers
@@ -105,6 +129,53 @@ def stalled(served: LocalStack, token: str, repo: str, why: str) -> None:
     with contextlib.suppress(OSError):
         tail = served.worker_log.read_text(errors="replace")[-2000:]
         print("  worker log tail:\n" + "\n".join("    " + line for line in tail.splitlines()))
+
+
+def usage(served: LocalStack) -> dict[str, dict[str, int]]:
+    """localhub's own count of requests, by account and method (`git` for the transport)."""
+    from localhub.operator import read_operator_token
+
+    headers = {"Authorization": f"Bearer {read_operator_token(served.data / 'localhub')}"}
+    resp = requests.get(f"{served.web}/_localhub/requests", headers=headers, timeout=10)
+    resp.raise_for_status()
+    return resp.json()["by_account"]
+
+
+def ceiling(writes_per_merged: float, reads_per_merged: float) -> int:
+    """Merged dreams an hour one App installation sustains under GitHub's documented limits:
+    the tightest of the primary limit, the hourly and per-minute content-generating limits and
+    the per-minute points."""
+    bounds = [PRIMARY_PER_HOUR / max(writes_per_merged + reads_per_merged, 1e-9)]
+    if writes_per_merged > 0:
+        bounds += [WRITES_PER_HOUR / writes_per_merged, 60 * WRITES_PER_MINUTE / writes_per_merged]
+    bounds.append(60 * POINTS_PER_MINUTE / max(5 * writes_per_merged + reads_per_merged, 1e-9))
+    return int(min(bounds))
+
+
+def budget(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]], merged: int) -> dict:
+    """What one phase spent: the difference of two counts, per merged pull request."""
+    def spent(account: str, kinds: tuple[str, ...]) -> int:
+        now, then = after.get(account, {}), before.get(account, {})
+        return sum(now.get(k, 0) - then.get(k, 0) for k in kinds)
+
+    integrator_writes = spent(INTEGRATOR, WRITES)
+    dreamer_writes = spent(DREAMER, WRITES)
+    reads = spent(INTEGRATOR, ("GET", "HEAD"))
+    per = max(merged, 1)
+    writes_per = (integrator_writes + dreamer_writes) / per
+    return {"content_writes": integrator_writes + dreamer_writes, "integrator_writes": integrator_writes,
+            "dreamer_writes": dreamer_writes, "reads": reads, "git_requests": spent(INTEGRATOR, ("git",)),
+            "merged": merged, "writes_per_merged": round(writes_per, 3),
+            "integrator_writes_per_merged": round(integrator_writes / per, 3),
+            "reads_per_merged": round(reads / per, 3), "dreams_per_hour_ceiling": ceiling(writes_per, reads / per)}
+
+
+def show_budget(name: str, b: dict) -> None:
+    print(f"  budget ({name}): {b['content_writes']} content-generating requests ({b['integrator_writes']} "
+          f"integrator, {b['dreamer_writes']} dreamer), {b['reads']} integrator reads, {b['git_requests']} "
+          f"integrator git requests for {b['merged']} merged: {b['writes_per_merged']} writes "
+          f"({b['integrator_writes_per_merged']} integrator) and {b['reads_per_merged']} reads per merged; "
+          f"ceiling {b['dreams_per_hour_ceiling']} merged dreams an hour")
 
 
 class Agent:
@@ -362,6 +433,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {sum(a.subscriber.connected.is_set() for a in agents)}/{args.agents} agents subscribed")
 
         # 1. latency
+        counted = usage(served)
         rounds = []
         for n in range(args.rounds):
             r = latency_round(n, author, clients[0], agents)
@@ -387,17 +459,24 @@ def main(argv: list[str] | None = None) -> int:
         }
         lat["p50_met"] = lat["p50_all_s"] is not None and len(done) == len(rounds) and lat["p50_all_s"] <= TARGET_P50
         lat["p99_met"] = lat["p99_all_s"] is not None and len(done) == len(rounds) and lat["p99_all_s"] <= TARGET_P99
+        lat["budget"] = budget(counted, usage(served), sum(1 for r in rounds if r["merged_s"] is not None))
         result["latency"] = lat
         if rounds:
             print(f"latency (open -> all {args.agents} agents recompiled), {len(done)}/{len(rounds)} rounds: "
                   f"p50 {lat['p50_all_s']} s, p99 {lat['p99_all_s']} s, max {lat['max_all_s']} s; open -> merged "
                   f"p50 {lat['p50_merged_s']} s, p99 {lat['p99_merged_s']} s")
+            show_budget("latency rounds", lat["budget"])
             print(f"  target p50 <= {TARGET_P50:g} s: {'met' if lat['p50_met'] else 'NOT met'}; "
                   f"p99 <= {TARGET_P99:g} s: {'met' if lat['p99_met'] else 'NOT met'}")
 
         # 2. burst
         if args.burst > 0:
+            counted = usage(served)
             b = burst(args.burst, author, clients, args.deadline, events_url, served.agent_token)
+            b["budget"] = budget(counted, usage(served), b["merged"])
+            b["budget"]["met"] = (b["budget"]["integrator_writes_per_merged"] <= TARGET_WRITES_PER_MERGED
+                                  and b["budget"]["writes_per_merged"] <= TARGET_ALL_WRITES_PER_MERGED
+                                  and b["budget"]["dreams_per_hour_ceiling"] >= TARGET_CEILING)
             b["met"] = (b["all_closed"] and b["merged"] == args.burst and b["lost_edits"] == 0
                         and b["duplicated_edits"] == 0 and b["double_merges"] == 0
                         and b["merge_commits_first_parent"] == args.burst and b["total_s"] <= TARGET_BURST_S)
@@ -412,6 +491,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"{b['merge_commits_matching_prs']}), double merges {b['double_merges']}")
             print(f"  target all integrated in <= {TARGET_BURST_S:g} s with zero lost edits and zero double merges: "
                   f"{'met' if b['met'] else 'NOT met'}")
+            show_budget("burst", b["budget"])
+            print(f"  target <= {TARGET_WRITES_PER_MERGED:g} integrator and <= {TARGET_ALL_WRITES_PER_MERGED:g} "
+                  f"content-generating requests in all per merged, ceiling >= {TARGET_CEILING}: "
+                  f"{'met' if b['budget']['met'] else 'NOT met'}")
             if not b["all_closed"]:
                 stalled(served, token, "alice/memory", f"{len(b['still_open'])} PRs still open at the deadline")
         with contextlib.suppress(Exception):

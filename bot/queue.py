@@ -51,6 +51,7 @@ QUEUES = (QUEUE,)
 INTEGRATE = "bot.integrator.jobs.integrate"  # (repo, number): one pull request
 INTEGRATE_COMMIT = "bot.integrator.jobs.integrate_commit"  # (repo, sha): the open pull requests whose head is sha
 RECONCILE = "bot.integrator.jobs.reconcile"  # (repo,): enqueue every open memrepo pull request without a job
+MERGE_READY = "bot.integrator.jobs.merge_ready"  # (repo,): merge what is ready, in one push of the default branch
 
 JOB_TIMEOUT = 600  # seconds; a resolution may call an LLM
 RESULT_TTL = 3600  # keep finished jobs an hour (for `rq info` and tests), then rq forgets them
@@ -114,10 +115,14 @@ def reconcile_job_key(repo: str) -> str:
     return f"reconcile-{_escape(repo_key(repo))}"
 
 
+def merge_job_key(repo: str) -> str:
+    return f"merge-{_escape(repo_key(repo))}"
+
+
 def parse_job_key(job_id: str) -> tuple[str, str, str | None]:
     """(kind, repo, rest) back from a job id made here: ('integrate', 'alice/memory', '12')."""
     kind, _, tail = job_id.partition("-")
-    if kind == "reconcile":
+    if kind in ("reconcile", "merge"):
         return kind, _unescape(tail), None
     body, _, rest = tail.rpartition("-")
     return kind, _unescape(body), rest
@@ -249,6 +254,12 @@ def enqueue_reconcile(redis: Redis, repo: str, *, delivery: tuple[str, int] | No
     """`reconcile(repo)`: `main` moved, so open pull requests may have become (un)mergeable
     without any event of their own."""
     return enqueue_collapsed(redis, RECONCILE, (repo,), reconcile_job_key(repo), delivery=delivery)
+
+
+def enqueue_merge_ready(redis: Redis, repo: str) -> Enqueued:
+    """`merge_ready(repo)`: pull requests were marked ready; one job per repository merges
+    every one ready by then in one push (ready ones marked while it runs make it run again)."""
+    return enqueue_collapsed(redis, MERGE_READY, (repo,), merge_job_key(repo))
 
 
 def queue_depths(redis: Redis) -> dict[str, int]:

@@ -12,6 +12,8 @@ All of them start with `memrepo:` (`PREFIX`); a repository in a key is lower-cas
 | `memrepo:progress:<repo>#<n>` | `progress_key` | attempts and history per head and review count (integrator jobs) |
 | `memrepo:published:<repo>#<n>` | `published_key` | the head event for this merge was published (integrator) |
 | `memrepo:resolution-tried:<repo>#<n>:<sha>` | `resolution_tried_key` | a resolution was already tried at this head |
+| `memrepo:ready:<repo>` (hash) | `ready_key` | number -> validated head: what the next batch merges |
+| `memrepo:push-refused:<repo>` | `push_refused_key` | a push to the default branch was refused: merge API |
 | `memrepo:permission:<repo>:<login>` | `permission_key`, `permission_pattern` | who may write, cached briefly |
 | `memrepo:own-login:<repo>` | `own_login_key` | the integrator's own login on a repository, cached |
 | `memrepo:head:<repo>` (pub/sub channel) | `head_channel` | head events (bot/notify/events.py) |
@@ -66,6 +68,14 @@ def published_key(repo: str, number: int) -> str:
 
 def resolution_tried_key(repo: str, number: int, head_sha: str) -> str:
     return f"{PREFIX}resolution-tried:{pr_key(repo, number)}:{head_sha}"
+
+
+def ready_key(repo: str) -> str:
+    return f"{PREFIX}ready:{repo_key(repo)}"
+
+
+def push_refused_key(repo: str) -> str:
+    return f"{PREFIX}push-refused:{repo_key(repo)}"
 
 
 def permission_key(repo: str, login: str) -> str:

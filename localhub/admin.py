@@ -7,8 +7,9 @@ account a memory's configuration names, or act as the owner of every repository.
 from __future__ import annotations
 
 import re
+import threading
 
-from flask import Blueprint, jsonify
+from flask import Blueprint, current_app, jsonify
 from flask.typing import ResponseReturnValue
 
 from localhub import messages
@@ -24,6 +25,30 @@ def check_login(value: object) -> str:
         raise ApiError(422, messages.VALIDATION_FAILED, errors=[{
             "resource": "User", "field": "login", "code": "invalid", "message": messages.LOGIN_INVALID}])
     return value
+
+
+USAGE = "localhub.usage"  # app.extensions key of the app's Usage
+
+
+class Usage:
+    """Every request GitHub would count, by account and kind: `GET`, `POST`, `PUT`, `PATCH`,
+    `DELETE` for REST (GitHub's secondary limits count the last four as content-generating,
+    at 5 points each against 1 for a read) and `git` for the git transport. Read by
+    `GET /_localhub/requests`, so what a run of memrepo spends is measured, not estimated."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, dict[str, int]] = {}
+
+    def add(self, account: str, kind: str) -> None:
+        with self._lock:
+            row = self._counts.setdefault(account, {})
+            row[kind] = row.get(kind, 0) + 1
+
+    def snapshot(self) -> dict[str, dict[str, int]]:
+        with self._lock:
+            return {account: dict(row) for account, row in self._counts.items()}
+
 
 
 bp = Blueprint("localhub_admin", __name__, url_prefix="/_localhub")
@@ -44,3 +69,10 @@ def create_token() -> ResponseReturnValue:
 @bp.get("/health")
 def health() -> ResponseReturnValue:
     return jsonify({"ok": True})
+
+
+@bp.get("/requests")
+def requests_made() -> ResponseReturnValue:
+    """What each account has asked of this localhub's REST API (by method) and git transport
+    (`git`) since it started: the figures a budget is set against."""
+    return jsonify({"by_account": current_app.extensions[USAGE].snapshot()})

@@ -194,6 +194,20 @@ def github_headers(resp: Response) -> Response:
     return resp
 
 
+def count_usage(resp: Response) -> Response:
+    """Count a REST or git request against the account that made it (`-` for none)."""
+    if request.path.startswith(API):
+        kind = request.method.upper()
+    elif request.endpoint == GIT_ENDPOINT:
+        kind = "git"
+    else:
+        return resp
+    user = getattr(g, "user", None)
+    account = str(user["login"]) if user is not None else (f"app:{g.app_id}" if getattr(g, "app_id", None) else "-")
+    current_app.extensions[admin.USAGE].add(account, kind)
+    return resp
+
+
 def name_the_data(resp: Response) -> Response:
     """Every 401 says where this localhub's data is (`X-Localhub-Data`): a token is refused
     most often because another localhub, on another data folder, made it and served on this
@@ -221,10 +235,12 @@ def create_app(data_dir: str | Path, *, public_url: str | None = None, hub: Hub 
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions[HUB] = hub or Hub(Path(data_dir), public_url)
     app.extensions[RATE_LIMITS] = _RateLimits()
+    app.extensions[admin.USAGE] = admin.Usage()
     app.before_request(admin_on_loopback_only)
     app.before_request(authenticate)
     app.before_request(admin_needs_operator)
     app.after_request(github_headers)
+    app.after_request(count_usage)
     app.after_request(name_the_data)
     app.teardown_request(release_connection)
     app.register_error_handler(ApiError, api_error)

@@ -152,6 +152,28 @@ def held_by(git: pygit2.Repository, tip: str, commits: set[str],
     return answers
 
 
+def bringing_commits(git: pygit2.Repository, before: str | None, after: str, heads: set[str]) -> dict[str, str]:
+    """For each of `heads` that `after` holds, the commit of the branch's first-parent history
+    since `before` that brought it: the merge commit whose second parent leads to it, or the head
+    itself when the branch was fast-forwarded to it. GitHub gives a pull request merged by a push
+    that commit as its `merge_commit_sha` ("if merged as a merge commit, the SHA of the merge
+    commit"), one walk for all of them."""
+    line: list[str] = []
+    commit = git.get(after)
+    while isinstance(commit, pygit2.Commit) and str(commit.id) != before:
+        line.append(str(commit.id))
+        commit = git.get(commit.parent_ids[0]) if commit.parent_ids else None
+    found: dict[str, str] = {}
+    left = set(heads)
+    for sha in reversed(line):  # oldest first: the first that holds a head brought it
+        if not left:
+            break
+        for head in [h for h in left if contains(git, sha, h)]:
+            found[head] = sha
+            left.discard(head)
+    return found
+
+
 def tips_containing(git: pygit2.Repository, commit: str, tips: dict[str, str]) -> set[str]:
     """The names in `tips` (name -> sha) whose history holds `commit`, in one walk.
 

@@ -219,9 +219,11 @@ class Pulls:
         with self._held_lock:
             self._held_at[(repo["id"], branch)] = (after, held)
         moved = []
+        brought = merging.bringing_commits(git, event.data.get("before"), after,
+                                           {p["head_sha"] for p in onto if held[p["head_sha"]]})
         for pull in onto:
             if held[pull["head_sha"]]:
-                self.close(pull, sender, merged_sha=pull["head_sha"])
+                self.close(pull, sender, merged_sha=brought.get(pull["head_sha"], pull["head_sha"]))
                 hub.emit("pull_request", "closed", repo["id"], sender, number=pull["number"], merged=True)
             elif pull["base_sha"] != after:
                 moved.append(pull["id"])

@@ -202,3 +202,22 @@ def test_plain_tokens_of_an_old_database_are_hashed_and_keep_working(tmp_path: P
     check.close()
     assert kept and "ghp_oldplaintoken" not in kept
     assert b"ghp_oldplaintoken" not in b"".join(path.read_bytes() for path in data.glob("localhub.sqlite3*"))
+
+
+# ---------------------------------------------------------------------------------- requests made
+def test_requests_are_counted_by_account_and_kind(localhub: LocalhubServer, tmp_path: Path) -> None:
+    """`GET /_localhub/requests` says what each account asked of the REST API (by method) and
+    of the git transport: what a budget is measured with. Only the operator may read it."""
+    token = localhub_token(localhub, "alice")
+    auth = {"Authorization": f"token {token}"}
+    assert requests.post(f"{localhub.api_url}/user/repos", json={"name": "memory"}, headers=auth,
+                         timeout=10).status_code == 201
+    for _ in range(3):
+        assert requests.get(f"{localhub.api_url}/repos/alice/memory", headers=auth, timeout=10).status_code == 200
+    refs = requests.get(f"{localhub.url}/alice/memory.git/info/refs", params={"service": "git-upload-pack"},
+                        auth=("x-access-token", token), timeout=10)
+    assert refs.status_code == 200
+    url = f"{localhub.url}/_localhub/requests"
+    assert requests.get(url, headers=auth, timeout=10).status_code == 403
+    counted = requests.get(url, headers=operator_headers(localhub), timeout=10).json()["by_account"]["alice"]
+    assert counted == {"POST": 1, "GET": 3, "git": 1}

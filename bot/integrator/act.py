@@ -43,6 +43,7 @@ log = logging.getLogger("memrepo.integrator")
 PUBLISHED_TTL = 30 * 24 * 3600
 TRIED_TTL = 7 * 24 * 3600
 MAX_CONFLICTS_LISTED = 20
+TIDIED_LABELS = (LABEL_NEEDS_REVIEW, LABEL_CONFLICT)  # removed once the pull request is merged
 
 
 class Next(Enum):
@@ -75,6 +76,7 @@ class Actor:
     policy: Policy
     resolver: Resolver | None = None
     on_dream_closed: Callable[[str, PullRequest, bool], None] | None = None
+    ready: Callable[[int, str], None] | None = None  # merging by push: mark it ready for the next batch
     conflicts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
 
@@ -220,6 +222,9 @@ def _needs_review(actor: Actor, state: PullState, action: Action) -> Applied:
 
 def _merge(actor: Actor, state: PullState, action: Action) -> Applied:
     sha = action.sha or state.head_sha
+    if actor.ready is not None:  # the batch merges it with exactly this head, or leaves it out
+        actor.ready(state.number, sha)
+        return Applied(Next.STOP, note=texts.INTEGRATOR_NOTE_READY.format(sha=sha[:12]))
     result = actor.client.merge(state.number, sha, method=action.method or "merge")
     log.info("%s: merge at %s: %s", pr_key(actor.repo, state.number), sha[:12], result.outcome.value)
     note = texts.INTEGRATOR_NOTE_MERGE.format(sha=sha[:12], outcome=result.outcome.value)

@@ -324,6 +324,14 @@ def _not_mergeable(state: PullState, policy: Policy) -> Action:
     return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_CONFLICT_WAITING)
 
 
+def _resolved_in_batch(state: PullState, policy: Policy, tuning: Tuning) -> bool:
+    """A conflict with the base that the batch resolves in the merge commit itself rather than
+    on the pull request's branch: merging by push, no person to review the resolution first,
+    not an `auto` dream (closed and dreamt again instead), and not already tried at this head."""
+    return (tuning.merge_by_push and not state.resolution_tried and not review_needed(state, policy)
+            and not changes_requested(state) and not (merge_mode(policy) == "auto" and is_dream(state)))
+
+
 def _needs_review(state: PullState, policy: Policy) -> Action:
     """Mark it as waiting for a person: `memrepo:needs-review`, a pending status, and when its
     commits name external sources, `memrepo:untrusted` too (with a comment the first time the
@@ -393,10 +401,14 @@ def decide(state: PullState, policy: Policy, tuning: Tuning = DEFAULT_TUNING) ->
     if mergeable is None:
         return Action(Kind.WAIT, texts.INTEGRATOR_WHY_MERGEABLE_UNKNOWN,
                       delay=backoff(state.attempts, replace(tuning, wait_base=tuning.mergeable_wait_base)))
-    if mergeable is False:
+    if mergeable is False and not _resolved_in_batch(state, policy, tuning):
         return _not_mergeable(state, policy)
     if (review_needed(state, policy) and not approved(state)) or changes_requested(state):
         return _needs_review(state, policy)
+    if tuning.merge_by_push:  # nobody reads a status on a pull request merged at once
+        return Action(Kind.MERGE, texts.INTEGRATOR_WHY_MERGE_BATCH, sha=state.head_sha, method=MERGE_METHOD,
+                      base_sha=state.base_sha or None)
+>>>>>>> w-batch
     if state.status != "success":
         return Action(Kind.SET_STATUS, texts.INTEGRATOR_WHY_STATUS_SUCCESS, sha=state.head_sha,
                       status="success", description=texts.INTEGRATOR_STATUS_VALID)

@@ -40,18 +40,39 @@ from rq.job import get_current_job
 from bot import backoff
 from bot import texts as shared_texts
 from bot.config import DEFAULT_POLICY, Policy
-from bot.contracts import STATUS_CONTEXT
+from bot.contracts import STATUS_CONTEXT, dream_id_of_branch
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, PullRequest
 from bot.forge.errors import NotFound, RateLimited
 from bot.integrator import act, texts
+from bot.integrator.batch import AfterPush, LeftOut, PushAnswer, Ready, after_push, members, merged_by_push
 from bot.integrator.context import Context, get_context
 from bot.integrator.decide import approved, decide, is_memrepo, latest_reviews, review_needed
 from bot.integrator.permissions import own_logins, permissions
 from bot.integrator.state import Kind, PullState, Review, Validation
-from bot.integrator.workspace import Workspace
-from bot.queue import QUEUE, RESULT_TTL, Settled, collapsing, enqueue_integrate, get_queue, job_key
-from bot.redis_keys import REPOS, pr_key, progress_key, repo_key
+from bot.integrator.workspace import PushRefused, Workspace
+from bot.notify.events import HeadEvent
+from bot.notify.publisher import publish_head
+from bot.queue import (
+    QUEUE,
+    RESULT_TTL,
+    Settled,
+    collapsing,
+    enqueue_integrate,
+    enqueue_merge_ready,
+    get_queue,
+    job_key,
+)
+from bot.redis_keys import (
+    REPOS,
+    pr_key,
+    progress_key,
+    published_key,
+    push_refused_key,
+    ready_key,
+    repo_key,
+    resolution_tried_key,
+)
 from bot.repo_lock import RepoLock, repo_lock
 from bot.texts import plural
 
@@ -208,14 +229,28 @@ class Integration:
         if self.lock.lost.is_set():
             raise MemrepoError(texts.INTEGRATOR_LOCK_LOST.format(repo=self.repo))
 
+    def _ready(self, pull: PullRequest) -> object:
+        """Mark this pull request ready for the next batch, with the head the decision validated."""
+        def mark(number: int, sha: str) -> None:
+            labels = [label for label in pull.labels if label in act.TIDIED_LABELS]
+            entry = {"sha": sha, "base": pull.base_ref or "main", "branch": pull.head_ref, "labels": labels}
+            self.ctx.redis.hset(ready_key(self.repo), str(number), json.dumps(entry))
+            enqueue_merge_ready(self.ctx.redis, self.repo)
+        return mark
+
     def run(self) -> RunResult:
         pull, state, policy = self.read()
+        tuning = self.ctx.tuning
+        if tuning.merge_by_push and self.ctx.redis.exists(push_refused_key(self.repo)):
+            tuning = replace(tuning, merge_by_push=False)  # the forge refused our push: the merge API
         actor = act.Actor(self.repo, self.client, self.workspace, self.ctx.redis, pull, policy, self.ctx.resolver,
                           self.ctx.on_dream_closed)
+        if tuning.merge_by_push:
+            actor.ready = self._ready(pull)  # type: ignore[assignment]
         reason = ""
         kind: Kind | None = None
         for _ in range(MAX_STEPS):
-            action = decide(state, policy, self.ctx.tuning)
+            action = decide(state, policy, tuning)
             reason, kind = action.reason, action.kind
             self._still_held()
             log.info("%s: %s (%s)", self.key, action.kind.value, action.reason)
@@ -241,6 +276,135 @@ class Integration:
             pull, state, policy = self.read()
             actor.pull, actor.policy = pull, policy
         return RunResult(texts.INTEGRATOR_TOO_MANY_STEPS.format(steps=MAX_STEPS), kind, wait=1.0)
+
+
+# ------------------------------------------------------------------------------------ batches
+PUSH_REFUSED_TTL = 3600  # after the forge refused a push to the default branch, the merge API this long
+
+
+class Batch:
+    """One run of `merge_ready` for one repository, under its lock: every pull request marked
+    ready goes into one chain of merge commits on the default branch, pushed once
+    (`bot.integrator.batch` decides who goes in and what a refusal means)."""
+
+    def __init__(self, ctx: Context, repo: str, client: ForgeClient, lock: RepoLock) -> None:
+        self.ctx = ctx
+        self.repo = repo
+        self.client = client
+        self.lock = lock
+        self.workspace = Workspace(ctx.work_dir, repo, ctx.remote(repo))
+
+    def _entries(self) -> dict[int, dict]:
+        found: dict[int, dict] = {}
+        for key, value in self.ctx.redis.hgetall(ready_key(self.repo)).items():
+            try:
+                entry = json.loads(value)
+                found[int(key)] = entry if isinstance(entry, dict) and isinstance(entry.get("sha"), str) else {}
+            except (ValueError, TypeError):
+                continue
+        return {n: e for n, e in found.items() if e}
+
+    def _back_to_its_job(self, number: int, why: str) -> None:
+        """Out of the batch: its own job decides again (and says why, if anything is wrong)."""
+        self.ctx.redis.hdel(ready_key(self.repo), str(number))
+        log.info("%s: left out of the batch: %s", pr_key(self.repo, number), why)
+        enqueue_integrate(self.ctx.redis, self.repo, number)
+
+    def run(self) -> str:
+        entries = self._entries()
+        if not entries:
+            return texts.INTEGRATOR_BATCH_NOTHING
+        base_ref = next(iter(entries.values())).get("base") or "main"
+        ready = [Ready(n, e["sha"]) for n, e in entries.items() if (e.get("base") or "main") == base_ref]
+        owner = self.repo.partition("/")[0]
+        rebuilds = 0
+        while True:
+            base_sha, heads = self.workspace.fetch_heads(base_ref, [r.number for r in ready])
+            if base_sha is None:
+                raise MemrepoError(texts.INTEGRATOR_GIT_FAILED.format(what="fetch", repo=self.repo,
+                                                                      problem=base_ref))
+            merged = [r.number for r in ready if act.is_published(self.ctx.redis, self.repo, r.number)]
+            taken, left = members(ready, heads, merged)
+            for number, why in left.items():
+                if why is LeftOut.MERGED:
+                    self.ctx.redis.hdel(ready_key(self.repo), str(number))
+                else:
+                    self._back_to_its_job(number, why.value)
+            policy = self.workspace.policy(base_sha)
+            tip, chain = base_sha, []
+            for member in taken:
+                branch = str(entries[member.number].get("branch") or "").removeprefix("refs/heads/")
+                title = f"Merge pull request #{member.number} from {owner}/{branch}"
+                commit, problems = self.workspace.merge_onto(tip, member.sha, title, policy, self.ctx.resolver)
+                if commit is None:
+                    self.ctx.redis.set(resolution_tried_key(self.repo, member.number, member.sha), "1",
+                                       ex=act.TRIED_TTL)
+                    self._back_to_its_job(member.number, "; ".join(problems[:3]) or LeftOut.CONFLICT.value)
+                    continue
+                chain.append((member.number, member.sha, commit))
+                tip = commit
+            ready = [Ready(n, sha) for n, sha, _ in chain]
+            if not chain:
+                return texts.INTEGRATOR_BATCH_NOTHING
+            if self.lock.lost.is_set():
+                raise MemrepoError(texts.INTEGRATOR_LOCK_LOST.format(repo=self.repo))
+            try:
+                answer = PushAnswer.PUSHED if self.workspace.push(tip, base_ref) else PushAnswer.MOVED
+            except PushRefused as exc:
+                answer = PushAnswer.REFUSED
+                log.warning(texts.INTEGRATOR_PUSH_FORBIDDEN.format(branch=base_ref, repo=self.repo, problem=exc))
+                self.ctx.redis.set(push_refused_key(self.repo), str(exc), ex=PUSH_REFUSED_TTL)
+            step = after_push(answer, rebuilds)
+            if step is AfterPush.REBUILD:
+                rebuilds += 1
+                continue
+            if step is AfterPush.ONE_BY_ONE:
+                return self._one_by_one(chain)
+            return self._settle(chain, merged_by_push(chain, tip), base_sha, tip, entries)
+
+    def _one_by_one(self, chain: list[tuple[int, str, str]]) -> str:
+        """Each member through the merge API with its head sha (the forge refuses a moved head);
+        its own job then publishes it, or decides again."""
+        for number, sha, _ in chain:
+            if not self.ctx.redis.exists(push_refused_key(self.repo)):
+                result = self.client.merge(number, sha, method="merge")
+                log.info("%s: merge at %s: %s", pr_key(self.repo, number), sha[:12], result.outcome.value)
+            self._back_to_its_job(number, texts.INTEGRATOR_BATCH_ONE_BY_ONE)
+        return texts.INTEGRATOR_BATCH_ONE_BY_ONE
+
+    def _settle(self, chain: list[tuple[int, str, str]], done: dict[int, str], before: str, tip: str,
+                entries: dict[int, dict]) -> str:
+        """The push landed: each member is merged by it (the forge says so on its own); mark
+        them published, tidy the labels a person saw, and publish the new head once."""
+        redis = self.ctx.redis
+        for number, commit in done.items():
+            redis.set(published_key(self.repo, number), commit, ex=act.PUBLISHED_TTL)
+            redis.hdel(ready_key(self.repo), str(number))
+            for label in entries.get(number, {}).get("labels") or ():
+                try:
+                    self.client.remove_label(number, str(label))
+                except Exception as exc:  # tidying labels of a merged pull request is optional
+                    log.info("%s: could not remove %s: %s", pr_key(self.repo, number), label, exc)
+        last = chain[-1][0]
+        branch = str(entries.get(last, {}).get("branch") or "").removeprefix("refs/heads/")
+        publish_head(redis, HeadEvent(repo=self.repo, sha=tip, before=before, cause="merge", pr=last,
+                                      dream_id=dream_id_of_branch(branch)))
+        log.info("%s: merged %s in one push: %s", self.repo, plural(len(done), "pull request"),
+                 ", ".join(f"#{n}" for n in sorted(done)))
+        return texts.INTEGRATOR_BATCH_MERGED.format(count=len(done), sha=tip[:12])
+
+
+@collapsing
+def merge_ready(repo: str, *, context: Context | None = None) -> str:
+    """Merge every pull request of `repo` the decision marked ready, in one push of its
+    default branch."""
+    ctx = context or get_context()
+    client = ctx.forge(repo)
+    try:
+        with repo_lock(ctx.redis, repo, ctx.lock_ttl, wait=ctx.lock_wait_seconds) as lock:
+            return Batch(ctx, repo, client, lock).run()
+    finally:
+        client.close()
 
 
 # ------------------------------------------------------------------------------------ scheduling

@@ -188,6 +188,10 @@ class Tuning:
     # GitHub computes `mergeable` in the background, usually within a second: look again soon
     mergeable_wait_base: float = 0.2
     wait_cap: float = 60.0
+    # Merge by pushing the default branch in batches (`bot.integrator.batch`): no commit status
+    # for a pull request merged at once, and conflicts of one that needs no person resolved in
+    # its merge commit. False: each pull request through the forge's merge API.
+    merge_by_push: bool = False
 
 
 DEFAULT_TUNING = Tuning()

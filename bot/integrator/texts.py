@@ -164,3 +164,18 @@ INTEGRATOR_NOTE_RESOLVE_STALE = "resolution of {sha} not pushed: the branch move
 INTEGRATOR_NOTE_RESOLVE_FAILED = Text("resolution of {sha} failed: {count:|conflict or problem|conflicts or problems}")
 INTEGRATOR_NOTE_REREAD = "re-read: {why}"
 INTEGRATOR_LOCK_LOST = "the lock on {repo} lapsed while the integrator acted; the job starts over from a fresh read"
+
+# Merging in batches (bot/integrator/jobs.py merge_ready, workspace.merge_onto)
+INTEGRATOR_BATCH_RESOLVED = (
+    "{title}\n\nConflicts with the branch as the batch before it left it were resolved in this merge commit, "
+    "by the integrator's markdown-aware merge:\n\n{paths}{notes}")
+INTEGRATOR_PUSH_REFUSED = "the forge refused the push to {ref} of {repo}: {answer}"
+INTEGRATOR_PUSH_FORBIDDEN = (
+    "The forge does not let the integrator push to {branch} of {repo} ({problem}); pull requests are merged "
+    "one by one through the merge API for the next hour. Let the integrator bypass the branch's rules "
+    "(docs/architecture.md §6.6) to merge in batches.")
+INTEGRATOR_NOTE_READY = "ready to merge at {sha} in the next batch"
+INTEGRATOR_WHY_MERGE_BATCH = "valid, mergeable and approved where needed: merge in the next batch with head sha"
+INTEGRATOR_BATCH_NOTHING = "nothing ready to merge"
+INTEGRATOR_BATCH_ONE_BY_ONE = "merged one by one through the merge API"
+INTEGRATOR_BATCH_MERGED = "merged {count} in one push, main at {sha}"

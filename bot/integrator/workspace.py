@@ -48,6 +48,11 @@ class WorkspaceError(MemrepoError):
     """A git operation of the workspace failed (fetch, push); the message says which and why."""
 
 
+class PushRefused(WorkspaceError):
+    """The forge refused a push for a reason other than the branch having moved (a rule of a
+    protected branch): pushing again will not help."""
+
+
 @dataclass(frozen=True)
 class Fetched:
     """What a fetch found: the base branch's tip and the pull request's head as the forge has
@@ -147,6 +152,73 @@ class Workspace:
 
         return Fetched(tip(f"{BASE_REFS}{base_ref}"),
                        tip(f"{PULL_REFS}{int(number)}") if number is not None else None)
+
+    def fetch_heads(self, base_ref: str, numbers: list[int]) -> tuple[str | None, dict[int, str | None]]:
+        """The base branch's tip and each pull request's head as the forge has them now, in
+        one fetch (one git request, not one REST read per pull request)."""
+        refspecs = [f"+refs/heads/{base_ref}:{BASE_REFS}{base_ref}"]
+        refspecs += [f"+refs/pull/{int(n)}/head:{PULL_REFS}{int(n)}" for n in numbers]
+        with folder_lock(self.path):
+            self._ensure()
+            git = pygit2.Repository(str(self.path))
+            for spec in refspecs:
+                with contextlib.suppress(KeyError):
+                    git.references.delete(spec.partition(":")[2])
+            try:
+                fetch_from(git, self.remote.url, refspecs, self.remote.auth_header())
+            except (pygit2.GitError, ValueError) as exc:
+                raise WorkspaceError(texts.INTEGRATOR_GIT_FAILED.format(what="fetch", repo=self.repo,
+                                                                        problem=redact(str(exc)))) from exc
+        git = pygit2.Repository(str(self.path))
+
+        def tip(ref: str) -> str | None:
+            try:
+                return str(git.references[ref].peel(pygit2.Commit).id)
+            except (KeyError, pygit2.GitError):
+                return None
+
+        return tip(f"{BASE_REFS}{base_ref}"), {int(n): tip(f"{PULL_REFS}{int(n)}") for n in numbers}
+
+    def merge_onto(self, tip: str, head_sha: str, title: str, policy: Policy,
+                   resolver: Resolver | None = None) -> tuple[str | None, list[str]]:
+        """A merge commit by the integrator whose first parent is `tip` (the branch as the
+        batch has built it so far) and second `head_sha` (the pull request's head), so the
+        forge sees that head reach the branch. Conflicts are resolved in this commit by the
+        same markdown-aware merge a branch resolution uses, and its message says what
+        conflicted and how, under GitHub's own merge title. (None, why) when the rules cannot
+        resolve it or what it makes does not validate."""
+        repo = self.memory()
+        git = repo.git
+        head = git[head_sha].peel(pygit2.Commit)
+        onto = git[tip].peel(pygit2.Commit)
+        index = git.merge_commits(onto.id, head.id)
+        notes: dict[str, tuple[str, ...]] = {}
+        both: list[str] = []
+        if index.conflicts is None:
+            tree_id = index.write_tree(git)
+        else:
+            since = self.merge_base(tip, head_sha)
+            base_files = repo.files(since) if since else {}
+            ours, theirs = repo.files(head_sha), repo.files(tip)
+            tree = resolve_tree({p: _text(d) for p, d in base_files.items()}, {p: _text(d) for p, d in ours.items()},
+                                {p: _text(d) for p, d in theirs.items()}, policy.merge_instructions,
+                                resolver=resolver, policy=policy)
+            if not tree.clean:
+                return None, [f"{path}: {why}" for path, whys in sorted(tree.conflicts.items()) for why in whys]
+            writes = {p: (None if t is None else _bytes(t))
+                      for p, t in tree.writes({p: _text(d) for p, d in ours.items()}).items()}
+            tree_id = repo.build_tree(head.tree, writes)
+            notes = dict(tree.notes)
+            both = [p for p in sorted(set(ours) | set(theirs))
+                    if base_files.get(p) not in (ours.get(p), theirs.get(p)) and ours.get(p) != theirs.get(p)]
+        message = title if not both else texts.INTEGRATOR_BATCH_RESOLVED.format(
+            title=title, paths=_listed(both), notes=_notes(notes))
+        who = pygit2.Signature(INTEGRATOR.name, INTEGRATOR.email, int(time.time()), 0)
+        merged = str(git.create_commit(None, who, who, message.rstrip("\n") + "\n", tree_id, [onto.id, head.id]))
+        verdict = self.validate(tip, merged)
+        if not verdict.valid:
+            return None, list(verdict.problems)
+        return merged, []
 
     # ------------------------------------------------------------------------------ reading
     def merge_base(self, base_sha: str, head_sha: str) -> str | None:
@@ -251,7 +323,8 @@ class Workspace:
 
     def push(self, sha: str, branch: str) -> bool:
         """Push `sha` to `branch` as a fast-forward; False when the forge refuses it because the
-        branch moved (the caller re-reads), an error for anything else. In-process through
+        branch moved (the caller re-reads), a `PushRefused` when the forge refuses it for
+        another reason (a protected branch), an error for anything else. In-process through
         libgit2, like the fetch; it refuses a non-fast-forward itself, and the forge refuses
         an update whose old value is no longer the branch's."""
         ref = f"refs/heads/{branch.removeprefix('refs/heads/')}"
@@ -272,7 +345,9 @@ class Workspace:
         refused = callbacks.refused.get(ref)
         if refused is not None:
             log.info("push of %s to %s refused by the forge: %s", sha[:12], ref, refused)
-            return False
+            if any(word in refused.lower() for word in (*MOVED, "stale info", "fetch first")):
+                return False
+            raise PushRefused(texts.INTEGRATOR_PUSH_REFUSED.format(ref=ref, repo=self.repo, answer=refused))
         return True
 
 
