@@ -408,7 +408,6 @@ def decide(state: PullState, policy: Policy, tuning: Tuning = DEFAULT_TUNING) ->
     if tuning.merge_by_push:  # nobody reads a status on a pull request merged at once
         return Action(Kind.MERGE, texts.INTEGRATOR_WHY_MERGE_BATCH, sha=state.head_sha, method=MERGE_METHOD,
                       base_sha=state.base_sha or None)
->>>>>>> w-batch
     if state.status != "success":
         return Action(Kind.SET_STATUS, texts.INTEGRATOR_WHY_STATUS_SUCCESS, sha=state.head_sha,
                       status="success", description=texts.INTEGRATOR_STATUS_VALID)
