@@ -1,5 +1,10 @@
 """Bounds on JSON from outside that the SDKs and clients memrepo builds on would parse unbounded.
 
+An MCP client can send a stdio line or an HTTP body of 100 MB, or 100,000 nested brackets: the
+server reads stdio in bounded pieces and HTTP bodies through a bound (bot/mcp/bounds.py), and
+answers either with a JSON-RPC parse error (413 over HTTP for the long body) and goes on, its
+memory grown by no more than a few times the bound (VmHWM of the real process).
+
 A hostile forge (or anything in GitHub's place) can answer 100,000 nested brackets, which
 PyGithub's own json.loads meets with RecursionError, or a body of hundreds of megabytes: the
 forge client reads every answer through bot/bounded_json.py and a length bound, so either is one
@@ -8,18 +13,34 @@ forge error naming the operation.
 
 from __future__ import annotations
 
+import json
+import select
+import socket
+import subprocess
+import time
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
 import pytest
+import requests
 import responses
 
 from bot.bounded_json import MAX_DEPTH
 from bot.forge.client import AppCredentials, ForgeClient, TokenCredentials
 from bot.forge.errors import BadAnswer, ForgeError, NotFound
 from bot.forge.retry import RetryPolicy
+from bot.mcp.bounds import MAX_MESSAGE
+from bot.memfs.store.repo import MemoryRepo
 from tests.test_forge_client import _private_key
+from tests.test_mcp_auth import ACCEPT, INITIALIZE
+from tests.test_mcp_transports import TIMEOUT, HttpServer, command
 
 DEEP = 100_000
 API = "https://api.github.com"
 API_SENT = "https://api.github.com:443"  # PyGithub names the port; `responses` matches URLs as sent
+HUGE_LINE = b'{"jsonrpc": "2.0", "id": 9, "method": "ping", "params": {"pad": "' + b"x" * 100_000_000 + b'"}}'
 
 
 def nested(depth: int, inner: str = "1") -> str:
@@ -87,3 +108,122 @@ def test_a_deep_installation_token_answer_is_one_forge_error() -> None:
     with pytest.raises(BadAnswer) as caught:
         client.get_pull_request(7)
     assert "\n" not in str(caught.value) and "installation token" in str(caught.value)
+
+
+# ------------------------------------------------------------------------------ MCP
+def peak_memory(pid: int) -> int:
+    """A process's peak resident memory so far, in bytes (VmHWM)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM")
+
+
+def rpc(ident: int, path: str = '"system"') -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": ident, "method": "tools/call",
+                       "params": {"name": "memory_view", "arguments": {"path": json.loads(path)}}})
+
+
+class StdioServer:
+    """`memrepo mcp` on stdio in a child process, written to and answered line by line."""
+
+    def __init__(self, memory: MemoryRepo, tmp_path: Path) -> None:
+        self.process = subprocess.Popen(command(memory, tmp_path), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE)
+        self.answers: dict[Any, dict[str, Any]] = {}
+
+    def send(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(data)
+        self.process.stdin.flush()
+
+    def answer(self, ident: Any) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + TIMEOUT
+        while ident not in self.answers:
+            assert select.select([self.process.stdout], [], [], max(0.0, deadline - time.monotonic()))[0], \
+                f"no answer {ident} within {TIMEOUT}s"
+            line = self.process.stdout.readline()
+            assert line, "the server ended without answering"
+            answer = json.loads(line)
+            self.answers[answer.get("id")] = answer
+        return self.answers.pop(ident)
+
+    def stop(self) -> str:
+        try:
+            _, err = self.process.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            _, err = self.process.communicate()
+        return err.decode()
+
+
+@pytest.mark.parametrize("line", [
+    pytest.param(HUGE_LINE, id="100MB"),
+    pytest.param(b'{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": ' + nested(DEEP).encode() + b"}", id="deep"),
+])
+def test_mcp_on_stdio_refuses_a_huge_or_deep_line_in_bounded_memory_and_goes_on(
+        line: bytes, memory: MemoryRepo, tmp_path: Path) -> None:
+    server = StdioServer(memory, tmp_path)
+    try:
+        server.send((json.dumps(INITIALIZE) + "\n" + '{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
+                     + rpc(2) + "\n").encode())
+        assert "persona" in json.dumps(server.answer(2)["result"])
+        before = peak_memory(server.process.pid)
+        for start in range(0, len(line), 1 << 20):
+            server.send(line[start:start + (1 << 20)])
+        server.send(b"\n" + rpc(3).encode() + b"\n")
+        refused = server.answer(None)
+        assert "persona" in json.dumps(server.answer(3)["result"])
+        grown = peak_memory(server.process.pid) - before
+    finally:
+        err = server.stop()
+    assert server.process.returncode == 0 and "Traceback" not in err
+    assert refused["error"]["code"] == -32700
+    assert refused["error"]["message"].startswith("not a JSON-RPC message memrepo can read: the message ")
+    assert grown < 3 * MAX_MESSAGE, f"the server grew by {grown} bytes"
+
+
+def http_exchange(url: str, head: bytes, body: Iterator[bytes]) -> tuple[int, bytes]:
+    """Send a request's head and then its body piece by piece until the server answers (it
+    may answer and close early); the status and body of its answer."""
+    parts = urllib.parse.urlsplit(url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=TIMEOUT) as sock:
+        sock.sendall(head)
+        for piece in body:
+            if select.select([sock], [], [], 0)[0]:
+                break
+            try:
+                sock.sendall(piece)
+            except OSError:
+                break
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+            if b"\r\n\r\n" in answer and answer.endswith(b"}"):
+                break
+    status = int(answer.split(b" ", 2)[1])
+    return status, answer.partition(b"\r\n\r\n")[2]
+
+
+def test_mcp_over_http_refuses_a_huge_body_413_unread_and_goes_on(memory: MemoryRepo, tmp_path: Path) -> None:
+    server = HttpServer(command(memory, tmp_path, "--http", "0"))
+    try:
+        path = urllib.parse.urlsplit(server.url).path.encode()
+        before = peak_memory(server.process.pid)
+        declared = (b"POST " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    b"Accept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n" % len(HUGE_LINE))
+        status, body = http_exchange(server.url, declared, iter([HUGE_LINE[:1 << 20]]))
+        assert status == 413 and json.loads(body)["error"]["code"] == -32700
+        chunked = (b"POST " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                   b"Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+        pieces = (b"%x\r\n" % (1 << 20) + HUGE_LINE[i:i + (1 << 20)] + b"\r\n"
+                  for i in range(0, len(HUGE_LINE), 1 << 20))
+        status, body = http_exchange(server.url, chunked, pieces)
+        assert status == 413 and "longer than the" in json.loads(body)["error"]["message"]
+        grown = peak_memory(server.process.pid) - before
+        assert requests.post(server.url, json=INITIALIZE, headers=ACCEPT, timeout=TIMEOUT).status_code == 200
+    finally:
+        _, _, err = server.stop()
+    assert "Traceback" not in err
+    assert grown < 3 * MAX_MESSAGE, f"the server grew by {grown} bytes"
