@@ -13,6 +13,7 @@ forge error naming the operation.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import select
 import socket
@@ -26,6 +27,8 @@ from typing import Any
 import pytest
 import requests
 import responses
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bot.bounded_json import MAX_DEPTH
 from bot.forge.client import AppCredentials, ForgeClient, TokenCredentials
@@ -33,6 +36,7 @@ from bot.forge.errors import BadAnswer, ForgeError, NotFound
 from bot.forge.retry import RetryPolicy
 from bot.mcp.bounds import MAX_MESSAGE
 from bot.memfs.store.repo import MemoryRepo
+from bot.transcript import incremental
 from tests.test_forge_client import _private_key
 from tests.test_mcp_auth import ACCEPT, INITIALIZE
 from tests.test_mcp_transports import TIMEOUT, HttpServer, command
@@ -227,3 +231,29 @@ def test_mcp_over_http_refuses_a_huge_body_413_unread_and_goes_on(memory: Memory
         _, _, err = server.stop()
     assert "Traceback" not in err
     assert grown < 3 * MAX_MESSAGE, f"the server grew by {grown} bytes"
+
+
+# ------------------------------------------------------------------------------ transcripts
+def whole_file_read(data: bytes, cursor: incremental.Cursor | None) -> tuple[list[bytes], int, str, incremental.Cursor,
+                                                                             int]:
+    """What reading the file whole gives (the reader before it read in pieces)."""
+    complete = data[:data.rfind(b"\n") + 1]
+    status, start = incremental.change(cursor, complete)
+    after = incremental.Cursor(len(complete), hashlib.sha256(complete).hexdigest())
+    return ([] if status == incremental.UNCHANGED else incremental.complete_lines(complete), start, status, after,
+            len(data) - len(complete))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=60).map(lambda b: b.replace(b"\0", b"\n")), cut=st.integers(0, 70),
+       same=st.booleans(), size=st.integers(1, 7))
+def test_reading_in_pieces_reads_as_reading_whole(data: bytes, cut: int, same: bool, size: int,
+                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(incremental, "READ_SIZE", size)
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(data)
+    before = data[:cut] if same else data[:cut] + b"x"
+    cursor = incremental.Cursor(len(before[:before.rfind(b"\n") + 1]),
+                                hashlib.sha256(before[:before.rfind(b"\n") + 1]).hexdigest()) if cut < 70 else None
+    found = incremental.read(path, cursor)
+    assert (found.lines, found.start, found.status, found.after, found.unfinished) == whole_file_read(data, cursor)
