@@ -19,6 +19,7 @@ import select
 import socket
 import subprocess
 import time
+import tracemalloc
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,6 +45,7 @@ from tests.test_mcp_transports import TIMEOUT, HttpServer, command
 DEEP = 100_000
 API = "https://api.github.com"
 API_SENT = "https://api.github.com:443"  # PyGithub names the port; `responses` matches URLs as sent
+ANSWER_WAIT = 120  # seconds: reading 100 MB on a loaded machine takes a while; only a failure waits this long
 HUGE_LINE = b'{"jsonrpc": "2.0", "id": 9, "method": "ping", "params": {"pad": "' + b"x" * 100_000_000 + b'"}}'
 
 
@@ -143,10 +145,10 @@ class StdioServer:
 
     def answer(self, ident: Any) -> dict[str, Any]:
         assert self.process.stdout is not None
-        deadline = time.monotonic() + TIMEOUT
+        deadline = time.monotonic() + ANSWER_WAIT
         while ident not in self.answers:
             assert select.select([self.process.stdout], [], [], max(0.0, deadline - time.monotonic()))[0], \
-                f"no answer {ident} within {TIMEOUT}s"
+                f"no answer {ident} within {ANSWER_WAIT}s"
             line = self.process.stdout.readline()
             assert line, "the server ended without answering"
             answer = json.loads(line)
@@ -257,3 +259,22 @@ def test_reading_in_pieces_reads_as_reading_whole(data: bytes, cut: int, same: b
                                 hashlib.sha256(before[:before.rfind(b"\n") + 1]).hexdigest()) if cut < 70 else None
     found = incremental.read(path, cursor)
     assert (found.lines, found.start, found.status, found.after, found.unfinished) == whole_file_read(data, cursor)
+
+
+def test_a_50_mb_transcript_line_is_a_problem_of_its_own_and_the_next_line_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    with open(path, "wb") as f:
+        f.write(b'{"n": 1}\n{"n": "' + b"x" * 50_000_000 + b'"}\n{"n": 3}\n{"n": 4')
+    tracemalloc.start()
+    try:
+        found = incremental.read(path, None)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * incremental.MAX_LINE, f"reading held {peak} bytes"
+    reading = incremental.read_lines(found.lines, 0, lambda row, _new: [row])  # type: ignore[arg-type,list-item]
+    assert reading.messages == [{"n": 1}, {"n": 3}]
+    assert len(reading.problems) == 1 and reading.problems[0].startswith("line 2: the line is 50000010 bytes long")
+    assert found.unfinished == len(b'{"n": 4') and found.after.size == path.stat().st_size - found.unfinished
+    again = incremental.read(path, found.after)
+    assert again.status == incremental.UNCHANGED and again.lines == []
