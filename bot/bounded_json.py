@@ -13,12 +13,18 @@ within the bound is handed to json.loads.
 MAX_DEPTH is 64: what memrepo reads nests a few levels (a tool call 2-3, a transcript row 1,
 GitHub's webhook payloads 6), so 64 is ten times the deepest, far below Python's recursion limit
 (1,000 frames) and any stack a walk of the value needs.
+
+JSON Lines from outside (MCP over stdio, harnesses' transcripts) are bounded in length too:
+`LineSplitter` cuts bytes, as they are read in pieces, into lines of at most a bound, and
+reports a longer line by its size without ever holding more of it than the bound, so a reader's
+memory stays bounded whatever one line holds and its byte offsets stay exact.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
@@ -74,3 +80,54 @@ def loads_bounded(text: str | bytes, max_depth: int = MAX_DEPTH, *, what: str = 
     if too_deep(text, max_depth):
         raise TooDeepError(texts.JSON_TOO_DEEP.format(what=what, limit=max_depth))
     return json.loads(text, **options)
+
+
+@dataclass(frozen=True)
+class Overlong:
+    """A line longer than a LineSplitter's bound, read past unheld: its `size` in bytes (with
+    its newline), so the offsets of the lines after it stay exact."""
+
+    size: int
+
+
+class LineSplitter:
+    """Bytes fed in pieces, cut into lines at b"\\n": each complete line (with its newline) of at
+    most `max_line` bytes (the newline counted), or Overlong for a longer one. Of a line it holds at most `max_line`
+    bytes; the rest of an over-long line is only counted. `pending` is the size of the
+    unfinished line so far."""
+
+    def __init__(self, max_line: int) -> None:
+        self.max_line = max_line
+        self._part = bytearray()
+        self._skipped = 0  # bytes of an over-long line passed over so far (its held part dropped)
+
+    @property
+    def pending(self) -> int:
+        return self._skipped or len(self._part)
+
+    def feed(self, chunk: bytes) -> list[bytes | Overlong]:
+        """The lines `chunk` completes, in order."""
+        out: list[bytes | Overlong] = []
+        start = 0
+        while start < len(chunk):
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end + 1]
+            start += len(piece)
+            if self._skipped:
+                self._skipped += len(piece)
+            elif len(self._part) + len(piece) > self.max_line:
+                self._skipped = len(self._part) + len(piece)
+                self._part.clear()
+            else:
+                self._part += piece
+            if end >= 0:
+                out.extend(self.flush())
+        return out
+
+    def flush(self) -> list[bytes | Overlong]:
+        """The line held so far, unfinished (none if nothing is): at the end of input."""
+        out: list[bytes | Overlong] = [Overlong(self._skipped)] if self._skipped else \
+            [bytes(self._part)] if self._part else []
+        self._part.clear()
+        self._skipped = 0
+        return out

@@ -168,8 +168,8 @@ def test_mcp_over_stdio_answers_a_deep_message_with_an_error_and_goes_on(memory:
         _, err = server.communicate(timeout=TIMEOUT)
     assert server.returncode == 0 and "Traceback" not in err
     assert answers[None]["error"]["code"] == -32700
-    assert answers[None]["error"]["message"].startswith("not a JSON-RPC message memrepo can read: Invalid JSON: "
-                                                        "recursion limit exceeded")
+    assert answers[None]["error"]["message"] == ("not a JSON-RPC message memrepo can read: the message nests arrays "
+                                                 f"and objects deeper than {MAX_DEPTH} levels, more than memrepo reads")
     assert "persona" in json.dumps(answers[3]["result"])
 
 
@@ -178,7 +178,7 @@ def test_mcp_over_http_answers_a_deep_message_400_and_goes_on(memory: MemoryRepo
     try:
         deep = requests.post(server.url, data=rpc(2, nested(DEEP)), headers=ACCEPT, timeout=TIMEOUT)
         assert deep.status_code == 400
-        assert deep.json()["error"]["code"] == -32700 and "recursion limit" in deep.json()["error"]["message"]
+        assert deep.json()["error"]["code"] == -32700 and f"deeper than {MAX_DEPTH}" in deep.json()["error"]["message"]
         assert requests.post(server.url, json=INITIALIZE, headers=ACCEPT, timeout=TIMEOUT).status_code == 200
     finally:
         _, _, err = server.stop()

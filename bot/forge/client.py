@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import logging
 import math
 import random
@@ -33,6 +32,7 @@ import jwt
 import requests
 
 from bot.backoff import Backoff, poll
+from bot.bounded_json import TooDeepError, loads_bounded
 from bot.forge import texts
 from bot.forge.errors import (
     BadAnswer,
@@ -89,6 +89,10 @@ MERGE_METHODS = ("merge", "squash", "rebase")
 MAX_PAGES = 50
 PER_PAGE = 100
 ANSWER_CHARS = 300
+# Characters of one answer that are parsed at most. The largest answers memrepo reads (a page of
+# 100 pull requests, a comparison, a memory file's contents) are a few MB; a forge that answers
+# more is refused, not parsed (requests has read the body by then: the bound is on parsing).
+MAX_ANSWER_CHARS = 32 * 1024 * 1024
 
 log = logging.getLogger("memrepo.forge")
 T = TypeVar("T")
@@ -341,14 +345,55 @@ def _next_link(link: str | None) -> str | None:
     return None
 
 
-def _decode(body: str | bytes | None) -> Any:
+class _Unreadable(Exception):
+    """A 2xx answer that is not JSON memrepo reads (too long, too deep, malformed): the request
+    did what it did, so it is not sent again; `_run` turns this into a BadAnswer naming the operation."""
+
+    def __init__(self, status: int, problem: str) -> None:
+        super().__init__(problem)
+        self.status, self.problem = status, problem
+
+
+def _answer_json(body: str | bytes | None) -> Any:
+    """An answer's JSON (None for an empty body), read through bot/bounded_json.py after the
+    length bound: PyGithub's own json.loads meets 100,000 nested brackets with RecursionError.
+    ValueError saying why for text that is too long, too deep or no JSON."""
     if not body:
         return None
+    if len(body) > MAX_ANSWER_CHARS:
+        raise ValueError(texts.FORGE_ANSWER_TOO_LONG.format(size=len(body), limit=MAX_ANSWER_CHARS))
     try:
-        return json.loads(body)
-    except ValueError:
-        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-        return {"message": text.strip()[:ANSWER_CHARS]}
+        return loads_bounded(body, what=texts.FORGE_THE_ANSWER)
+    except TooDeepError:
+        raise
+    except ValueError as exc:  # also UnicodeDecodeError
+        raise ValueError(f"{type(exc).__name__}: {exc}") from None
+
+
+def _decode(body: str | bytes | None) -> Any:
+    """An error answer's JSON; text that is none (or past the bounds) becomes GitHub's shape,
+    `{"message": ...}`, with what it says or why it was not read."""
+    try:
+        return _answer_json(body)
+    except TooDeepError as exc:
+        return {"message": str(exc)}
+    except ValueError as exc:
+        if body and len(body) <= MAX_ANSWER_CHARS:
+            text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+            return {"message": text.strip()[:ANSWER_CHARS]}
+        return {"message": str(exc)}
+
+
+def _checked(status: int, headers: dict[str, Any], body: str) -> tuple[dict[str, Any], Any]:
+    """PyGithub's requestJsonAndCheck with the answer read through `_answer_json`: the headers
+    and JSON of a 2xx answer (_Unreadable when it is no JSON memrepo reads), PyGithub's own
+    exception for any other status."""
+    if status >= 400:
+        raise github.Requester.Requester.createException(status, headers, _decode(body))
+    try:
+        return headers, _answer_json(body)
+    except ValueError as exc:
+        raise _Unreadable(status, str(exc)) from None
 
 
 def _message(data: Any) -> str:
@@ -649,7 +694,7 @@ class ForgeClient:
 
         def call() -> bool:
             try:
-                self._requester.requestJsonAndCheck("DELETE", path)
+                _checked(*self._requester.requestJson("DELETE", path))
             except github.GithubException as exc:
                 if exc.status == 404 and "label does not exist" in _message(exc.data).lower():
                     return False
@@ -830,9 +875,11 @@ class ForgeClient:
     # ------------------------------------------------------------------------------------ machinery
     def _call(self, verb: str, path: str, *, params: Mapping[str, Any] | None = None,
               body: Any = None) -> Callable[[], tuple[dict[str, Any], Any]]:
-        """One request through PyGithub's requester (raises GithubException for >= 400)."""
-        return lambda: self._requester.requestJsonAndCheck(verb, path, parameters=dict(params) if params else None,
-                                                           input=body)
+        """One request through PyGithub's requester (raises GithubException for >= 400). Its
+        answer is read here, not by PyGithub, to bound it (`_answer_json`); an absolute URL (a
+        next page) is sent to the forge's own host, whatever host it names."""
+        return lambda: _checked(*self._requester.requestJson(verb, path, parameters=dict(params) if params else None,
+                                                             input=body))
 
     def _paginate(self, op: str, path: str, params: Mapping[str, Any]) -> list[Any]:
         """Every page (each page one retried read), following GitHub's Link headers."""
@@ -905,7 +952,14 @@ class ForgeClient:
             attempt += 1
             if credentials:
                 self._ensure_credentials()
-            result = self._attempt(call, write=kind is not OpKind.READ)
+            try:
+                result = self._attempt(call, write=kind is not OpKind.READ)
+            except _Unreadable as exc:
+                raise BadAnswer(texts.FORGE_BAD_ANSWER.format(operation=op, problem=exc.problem), operation=op,
+                                status=exc.status) from None
+            except RecursionError:  # PyGithub's own json.loads, left only in the App's three calls
+                raise BadAnswer(texts.FORGE_BAD_ANSWER.format(operation=op, problem=texts.FORGE_ANSWER_TOO_DEEP),
+                                operation=op) from None
             if result.failure is None:
                 return result.value
             failure = result.failure

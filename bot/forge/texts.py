@@ -35,6 +35,9 @@ FORGE_UNCERTAIN_WRITE = (
     "trying again"
 )
 FORGE_BAD_ANSWER = "{operation}: GitHub's answer is not what its API documents ({problem})"
+FORGE_ANSWER_TOO_LONG = "the answer is {size} characters long, longer than the {limit} memrepo reads"
+FORGE_ANSWER_TOO_DEEP = "the answer nests arrays and objects deeper than a JSON parser can descend"
+FORGE_THE_ANSWER = "the answer"  # the {what} of bot.texts.JSON_TOO_DEEP for a forge answer
 FORGE_NOT_A_LIST = "expected a list"  # the {problem} of FORGE_BAD_ANSWER for a page that is not a list
 FORGE_NOT_A_FILE = "{operation}: '{path}' is a {kind}, not a file"
 FORGE_ANSWER_STATUS = "HTTP {status}: {message}"

@@ -10,6 +10,9 @@ MCP_NO_CLAUDE_SESSION = (
 )
 MCP_RECORD_REFUSED = "memory_record: {problem}; nothing was recorded"
 MCP_UNREADABLE = "not a JSON-RPC message memrepo can read: {problem}"
+MCP_MESSAGE_LONG = "the message is {size} bytes long, more than the {limit} memrepo reads"
+MCP_MESSAGE_LONG_SENT = "the message is longer than the {limit} bytes memrepo reads"
+MCP_MESSAGE_DEEP = "the message nests arrays and objects deeper than {limit} levels, more than memrepo reads"
 MCP_TOKEN_REQUIRED = ("memrepo mcp --http on {host} would let anyone who reaches it change memory: set a bearer "
                       "token in {name} (clients send Authorization: Bearer <token>), or serve on 127.0.0.1")
 MCP_TOKEN_SHORT = ("{name} is too short: use at least {minimum} characters (a guessable token protects nothing; "

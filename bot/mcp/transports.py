@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from bot import sockets
 from bot.bearer import TOKEN_MIN, is_loopback, required_token
 from bot.errors import MemrepoError
-from bot.mcp import texts
+from bot.mcp import bounds, texts
 from bot.mcp.server import MemoryServer
 
 log = logging.getLogger("memrepo.mcp")
@@ -127,15 +127,30 @@ def serve_stdio(app: MemoryServer) -> None:
 
 
 async def _stdio(app: MemoryServer) -> None:
+    """The SDK's stdio transport, given standard input as bounds.bounded_lines reads it: the
+    lines it refuses are answered here, the others parsed by the SDK."""
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tasks:
-        tasks.start_soon(app.watcher.run)
-        readable_in, readable = anyio.create_memory_object_stream[Any](0)
-        tasks.start_soon(_answer_unreadable, read_stream, readable_in, write_stream)
-        server = app.server
-        await server.run(readable, write_stream, server.create_initialization_options())
-        tasks.cancel_scope.cancel()
+    refusals_in, refusals = anyio.create_memory_object_stream[Exception](0)
+    with bounds.claimed_stdin() as fd:
+        lines: Any = bounds.bounded_lines(fd, refusals_in)
+        async with stdio_server(stdin=lines) as (read_stream, write_stream), anyio.create_task_group() as tasks:
+            tasks.start_soon(app.watcher.run)
+            readable_in, readable = anyio.create_memory_object_stream[Any](0)
+            tasks.start_soon(_answer_unreadable, read_stream, readable_in, write_stream)
+            tasks.start_soon(_answer_refused, refusals, write_stream)
+            server = app.server
+            await server.run(readable, write_stream, server.create_initialization_options())
+            tasks.cancel_scope.cancel()
+
+
+async def _answer_refused(refusals: Any, answers: Any) -> None:
+    """Answer each line bounds.bounded_lines refused, so a client waits for no answer forever."""
+    from mcp.shared.message import SessionMessage
+
+    async with refusals:
+        async for problem in refusals:
+            await answers.send(SessionMessage(bounds.refused_answer(problem)))
 
 
 async def _answer_unreadable(lines: Any, readable: Any, answers: Any) -> None:
@@ -183,7 +198,8 @@ def serve_http(app: MemoryServer, sock: socket.socket, host: str, token: str | N
 
     token = require_token(host, token)
     starlette: Any = app.server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
-    served = same_origin_only(bearer_only(starlette, token) if token is not None else starlette,
+    bounded = bounds.bounded_body(starlette)
+    served = same_origin_only(bearer_only(bounded, token) if token is not None else bounded,
                               token=token is not None)
     config = uvicorn.Config(served, log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)

@@ -7,6 +7,11 @@ lines of one that grew; one that was cut or rewritten is read again from the sta
 Importers keep the harness's own message ids, so the store skips every message it already has
 and nothing is imported twice either way. An unfinished last line (the harness still writing
 it) waits for the next import.
+
+A line is read to at most MAX_LINE bytes (8 MiB: a row's text is at most 4,000,000 characters,
+so its JSON, with a harness's own fields around it, stays under it unless escaped throughout);
+a longer one is passed over in pieces, never held whole, and reported as a problem of its own
+line; its bytes still count in the cursor, so it is neither read again nor the lines after it lost.
 """
 
 from __future__ import annotations
@@ -19,12 +24,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.bounded_json import TooDeepError, loads_bounded
+from bot.bounded_json import LineSplitter, Overlong, TooDeepError, loads_bounded
 from bot.errors import MemrepoError
 from bot.transcript import texts
 from bot.transcript.model import Message
 
 NEW, UNCHANGED, GREW, SHRANK, CHANGED = "new", "unchanged", "grew", "shrank", "changed"
+MAX_LINE = 8 * 1024 * 1024  # bytes of one transcript line, its newline counted
+READ_SIZE = 1024 * 1024  # bytes read at a time
 
 
 @dataclass(frozen=True)
@@ -56,10 +63,11 @@ class Cursor:
 
 @dataclass(frozen=True)
 class Read:
-    """A transcript file as an import sees it: its complete lines, the byte offset from which
-    they are new, how it changed, the cursor after it, and the bytes of an unfinished last line."""
+    """A transcript file as an import sees it: its complete lines (Overlong for one past
+    MAX_LINE), the byte offset from which they are new, how it changed, the cursor after it,
+    and the bytes of an unfinished last line."""
 
-    lines: list[bytes]
+    lines: list[bytes | Overlong]
     start: int
     status: str
     after: Cursor
@@ -69,13 +77,20 @@ class Read:
 def change(cursor: Cursor | None, complete: bytes) -> tuple[str, int]:
     """How a transcript's complete lines differ from what was imported, and the byte offset
     from which they are new: all of them unless the transcript only grew."""
+    prefix = None if cursor is None else hashlib.sha256(complete[:cursor.size]).hexdigest()
+    return change_of(cursor, len(complete), prefix)
+
+
+def change_of(cursor: Cursor | None, size: int, prefix_sha256: str | None) -> tuple[str, int]:
+    """`change`, told only the complete lines' size and the SHA-256 of their first
+    `cursor.size` bytes."""
     if cursor is None:
         return NEW, 0
-    if len(complete) < cursor.size:
+    if size < cursor.size:
         return SHRANK, 0
-    if hashlib.sha256(complete[:cursor.size]).hexdigest() != cursor.sha256:
+    if prefix_sha256 != cursor.sha256:
         return CHANGED, 0
-    return (UNCHANGED if len(complete) == cursor.size else GREW), cursor.size
+    return (UNCHANGED if size == cursor.size else GREW), cursor.size
 
 
 def complete_lines(data: bytes) -> list[bytes]:
@@ -85,16 +100,35 @@ def complete_lines(data: bytes) -> list[bytes]:
 
 def read(path: Path, cursor: Cursor | None) -> Read:
     """The file's complete lines and what is new in them since `cursor`; MemrepoError (one
-    line) when it cannot be read."""
+    line) when it cannot be read. Read in pieces: no line past MAX_LINE is held."""
+    splitter = LineSplitter(MAX_LINE)
+    lines: list[bytes | Overlong] = []
+    running, complete = hashlib.sha256(), hashlib.sha256()  # of all bytes read; of those up to the last newline
+    prefix = hashlib.sha256().hexdigest() if cursor is not None and cursor.size == 0 else None
+    total = 0
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            while chunk := f.read(READ_SIZE):
+                line_end = chunk.rfind(b"\n") + 1
+                cuts = {len(chunk), line_end} - {0}
+                if cursor is not None and 0 < cursor.size - total <= len(chunk):
+                    cuts.add(cursor.size - total)
+                done = 0
+                for cut in sorted(cuts):
+                    running.update(chunk[done:cut])
+                    done = cut
+                    if cursor is not None and total + cut == cursor.size:
+                        prefix = running.hexdigest()
+                    if cut == line_end:
+                        complete = running.copy()
+                total += len(chunk)
+                lines.extend(splitter.feed(chunk))
     except OSError as exc:
         raise MemrepoError(texts.IMPORT_UNREADABLE.format(path=path, reason=exc.strerror or exc)) from None
-    complete = data[:data.rfind(b"\n") + 1]
-    status, start = change(cursor, complete)
-    after = Cursor(len(complete), hashlib.sha256(complete).hexdigest())
-    lines = [] if status == UNCHANGED else complete_lines(complete)
-    return Read(lines, start, status, after, len(data) - len(complete))
+    size = total - splitter.pending
+    status, start = change_of(cursor, size, prefix)
+    return Read([] if status == UNCHANGED else lines, start, status, Cursor(size, complete.hexdigest()),
+                total - size)
 
 
 def load_cursor(path: Path) -> Cursor | None:
@@ -115,7 +149,8 @@ def save_cursor(path: Path, cursor: Cursor) -> None:
     os.replace(part, path)
 
 
-def read_lines(lines: Sequence[bytes], start: int, messages_of: Callable[[object, bool], list[Message] | str],
+def read_lines(lines: Sequence[bytes | Overlong], start: int,
+               messages_of: Callable[[object, bool], list[Message] | str],
                needed: Callable[[bytes], bool] = lambda raw: True) -> Reading:
     """The messages of a transcript's complete lines from byte `start` on (the part not
     imported yet), with the rows skipped by why and a problem per bad line. `messages_of`
@@ -126,6 +161,12 @@ def read_lines(lines: Sequence[bytes], start: int, messages_of: Callable[[object
     reading = Reading()
     offset = 0
     for number, raw in enumerate(lines, 1):
+        if isinstance(raw, Overlong):
+            if offset >= start:
+                reading.problems.append(texts.IMPORT_ROW_BAD.format(line=number, problem=texts.IMPORT_ROW_LONG.format(
+                    size=raw.size, limit=MAX_LINE)))
+            offset += raw.size
+            continue
         new, offset = offset >= start, offset + len(raw)
         if not raw.strip() or (not new and not needed(raw)):
             continue

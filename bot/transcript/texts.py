@@ -89,6 +89,7 @@ IMPORT_FIELD_NOT_TEXT = "{field} must be text, found {kind}"
 IMPORT_TOOL_NAME_BAD = (
     "tool name {name!a} cannot name a source: tool:<name> takes letters, digits, '.', '_', '/' and '-'"
 )
+IMPORT_ROW_LONG = "the line is {size} bytes long, more than the {limit} memrepo reads of a line"
 IMPORT_ROW_NOT_UTF8 = "not valid UTF-8"
 IMPORT_ROW_NOT_JSON = "not valid JSON ({error})"
 LETTA_REWRITTEN = (
