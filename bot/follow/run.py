@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -24,7 +25,7 @@ from typing import Any, Literal, Protocol
 import pygit2
 
 from bot.errors import MemrepoError
-from bot.follow import decide, marker, texts
+from bot.follow import decide, guard, marker, texts
 from bot.follow.decide import State
 from bot.follow.transcripts import Importer
 from bot.memfs import MemoryRepo, refs
@@ -75,6 +76,11 @@ class Follower:
         self.say = say
         self.importer = importer
         self.router = router
+        # the guard keeps the harness's own pushes (Letta Code's post-commit hook) to what the
+        # router lets through, so nothing held reaches the forge's main before a pass sees it
+        self.guarded = guard.install(repo, sys.executable) if router is not None else None
+        if self.guarded is not None and self.guarded.chained is not None:
+            say(texts.GUARD_CHAINED.format(chained=self.guarded.chained, hook=self.guarded.hook))
         self.state = State()
         self.subscriber: HeadSubscriber | None = None
         self._said: str | None = None
@@ -201,9 +207,7 @@ class Follower:
         base = memfs_sync.status(repo, fetch=True).remote_head
         if base is None or contains(repo, base, head):
             return  # the forge has no main yet (the folder's first push makes it), or nothing new
-        walker = repo.git.walk(head, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
-        walker.hide(base)
-        commits = [(str(c.id), str(c.parent_ids[0]) if c.parent_ids else None) for c in walker if len(c.parents) < 2]
+        commits = guard.harness_commits(repo, head, base)
         routes = [self.router.route(repo, sha, parent, base) for sha, parent in commits]
         first = next((i for i, route in enumerate(routes) if not route.direct), None)
         if first is None:

@@ -82,3 +82,17 @@ FOLLOW_HELD_BUILDS_ON = "it builds on a commit held back for review"
 STATUS_HELD = "waiting for review"
 STATUS_HELD_OPEN = "#{number} {url}: {subjects} ({reasons})"
 STATUS_HELD_UNPROPOSED = "not proposed yet, kept at {ref}: {subjects} ({reasons}; {problem})"
+
+# The pre-push guard (guard.py): one line on standard error, which git shows and Letta Code's
+# hook logs; each starts with "memrepo: " (bot/memfs/sync's push reads a hook's refusal by it).
+GUARD_HELD = ("memrepo: commit {sha} \"{subject}\" waits for review ({reasons}), so this push to main is refused; "
+              "memrepo follow takes it off main and opens its pull request")
+GUARD_UNKNOWN_BASE = ("memrepo: the remote's main ({sha}) is not in this folder, so the commits this push adds cannot "
+                      "be judged; fetch it first (memrepo follow does)")
+GUARD_FAILED = "memrepo: this push to main could not be judged ({problem}), so it is refused"
+GUARD_INPUT_TOO_LONG = "memrepo: the pre-push hook was given more than {limit} characters, so the push is refused"
+GUARD_CHAINED = "your pre-push hook is now {chained}; it runs after memrepo's pre-push guard ({hook})"
+GUARD_CHAINED_TAKEN = ("{hook} is not memrepo's and {chained} is taken, so memrepo's pre-push guard is not installed; "
+                       "merge the two hooks into {chained}, remove {hook}, and run the command again")
+GUARD_INSTALLED = ("pre-push guard installed ({hook}): a push of main that would add a commit the policy keeps for "
+                   "review is refused, and memrepo follow opens its pull request")
