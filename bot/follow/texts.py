@@ -23,6 +23,9 @@ folder through a shell and commits with git) on one main with its forge, for as 
     person; the commits the policy allows are pushed. `repository status` lists what waits.
   - Letta Code's post-commit hook (`/memory-repository set`) may stay: a push of it that the
     forge refuses because main moved is repaired by the next pass, which replays and pushes.
+    follow (and `repository set`) install a pre-push hook in the folder that refuses a push
+    of main adding a commit the policy holds, so the hook's own push cannot land it before
+    follow proposes it; a pre-push hook of your own is kept as pre-push.chained and runs after.
 
 With --transcripts it also imports Letta Code's conversations into the transcript store as
 they grow (as `memrepo transcript import --from letta` does), so dreams have them.
