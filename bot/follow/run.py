@@ -84,6 +84,7 @@ class Follower:
         self.state = State()
         self.subscriber: HeadSubscriber | None = None
         self._said: str | None = None
+        self._unproposed = False  # this pass could not open a held commit's pull request
         self._import_said: str | None = None
         self._next_import = 0.0
         self._stop = threading.Event()
@@ -105,10 +106,11 @@ class Follower:
     # ------------------------------------------------------------------ running
     def once(self) -> int:
         """One pass now: 0 when the folder and the forge agree afterwards (or it waits for the
-        harness), 1 when a commit was set aside, or nothing could be synced or imported."""
+        harness), 1 when a commit was set aside, a held commit's pull request could not be
+        opened, or nothing could be synced or imported."""
         outcome = self.step()
         imported = self._import(time.monotonic())
-        return 1 if outcome in ("failed", "set-aside") or not imported else 0
+        return 1 if outcome in ("failed", "set-aside") or self._unproposed or not imported else 0
 
     def run(self) -> int:
         """Follow until stopped: one follower per folder, shown in `repository status`."""
@@ -243,6 +245,7 @@ class Follower:
         """Open the pull request of each held record that has none yet, on the forge's main as
         this pass left it (the folder's main): its held commits replayed there, or, where they
         no longer apply, as they were made (the integrator resolves what conflicts)."""
+        self._unproposed = False
         if self.router is None:
             return
         folder = marker.place(repo)
@@ -259,6 +262,7 @@ class Follower:
                     self.say(texts.FOLLOW_HELD_NOT_PROPOSED.format(subjects=record.shown(), ref=record.ref,
                                                                    problem=exc))
                 marker.write_held(folder, replace(record, problem=str(exc)))
+                self._unproposed = True
                 continue
             marker.write_held(folder, replace(record, number=made.number, url=made.url, problem=""))
             self.say(texts.FOLLOW_HELD_PROPOSED.format(number=made.number, url=made.url, subjects=record.shown(),

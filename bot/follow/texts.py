@@ -41,8 +41,8 @@ FOLLOW_POLL_HELP = ("fetch the forge's main every SECONDS (default: {default:g})
                     "stream is down")
 FOLLOW_TRANSCRIPTS_HELP = ("also import Letta Code's transcripts from DIR as they grow, every poll, so dreams have "
                            "them (default DIR: $LETTA_TRANSCRIPT_ROOT, else ~/.letta/transcripts)")
-FOLLOW_ONCE_HELP = ("one pass (push, pull or replay), then exit: 1 if a commit was set aside, or if nothing could be "
-                    "synced or imported")
+FOLLOW_ONCE_HELP = ("one pass (push, pull or replay), then exit: 1 if a commit was set aside, if the pull request of "
+                    "a commit held for review could not be opened, or if nothing could be synced or imported")
 FOLLOW_BAD_POLL = "--poll must be a positive number of seconds, found {value}"
 FOLLOW_NOT_CONNECTED = ("{path} is not connected to a forge; connect it first with "
                         "`memrepo repository set URL --repo {path}`")
