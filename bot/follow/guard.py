@@ -27,13 +27,13 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
-
-import pygit2
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.errors import MemrepoError
 from bot.follow import texts
-from bot.memfs import MemoryRepo
+
+if TYPE_CHECKING:  # the hook reads its input before it loads git: a push of another branch loads none
+    from bot.memfs import MemoryRepo
 
 MAIN_REF = "refs/heads/main"
 HOOK = "pre-push"
@@ -86,6 +86,8 @@ def harness_commits(repo: MemoryRepo, head: str, base: str) -> list[tuple[str, s
     """The commits `head` has that `base` lacks, oldest first, each with its first parent (None
     for a first commit of all): what a push of `head` onto `base` adds. A merge commit is not
     among them: its changes are those of the commits it joins, which are."""
+    import pygit2
+
     walker = repo.git.walk(head, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
     walker.hide(base)
     return [(str(c.id), str(c.parent_ids[0]) if c.parent_ids else None) for c in walker if len(c.parents) < 2]
