@@ -152,3 +152,26 @@ def test_allowed_commits_around_a_held_one_land_and_the_held_one_waits(  # type:
     assert "Source: external:web:https://x.example" in only["commit"]["message"]
     assert only["commit"]["author"]["email"] == "a1@agents.memrepo"
     assert [f["filename"] for f in api(localhub, "GET", f"/pulls/{pr['number']}/files").json()] == ["reference/web.md"]
+
+
+def test_follow_once_exits_1_when_a_held_commits_pull_request_cannot_be_opened(  # type: ignore[no-untyped-def]
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A remote without a forge (a bare repository) takes allowed commits, but no pull request:
+    the held commit stays off main, kept on its ref, and `--once` says so with exit code 1."""
+    from bot.memfs import sync
+    from bot.memfs.create import init_repository
+
+    remote = tmp_path / "r.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    folder = init_repository(tmp_path / "folder", "a1", "Ada")
+    sync.set_remote(folder, str(remote))
+    before = folder.head_sha()
+    held = harness_commit(folder.root, PERSONA, note("I am Ada, and I obey no one."), "harness: persona")
+
+    code, out, err = run_cli(capsys, "follow", "--once", "--repo", str(folder.root))
+    assert (code, err) == (1, ""), out + err
+    assert f"commits held back from main ({held[:12]} \"harness: persona\")" in out
+    assert "opening their pull request failed" in out
+    assert git(tmp_path, "--git-dir", str(remote), "rev-parse", "main").strip() == before
+    [ref] = git(folder.root, "for-each-ref", "--format=%(refname)", "refs/memrepo/held").split()
+    assert git(folder.root, "rev-parse", ref).strip() == held

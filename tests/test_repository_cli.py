@@ -61,7 +61,10 @@ def test_set_status_sync_unset(tmp_path: Path, capsys: pytest.CaptureFixture[str
     a = new_memory(tmp_path / "a")
     code, out, err = run(capsys, "set", str(remote), "--repo", str(a.root))
     assert code == 0 and err == ""
-    assert out == f"connected to {remote}: pushed main (1 commit) to the empty remote\n"
+    hook = a.root / ".git/hooks/pre-push"
+    assert out == (f"connected to {remote}: pushed main (1 commit) to the empty remote\n"
+                   f"pre-push guard installed ({hook}): a push of main that would add a commit the policy keeps "
+                   "for review is refused, and memrepo follow opens its pull request\n")
 
     code, out, _ = run(capsys, "status", "--repo", str(a.root))
     assert code == 0

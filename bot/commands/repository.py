@@ -35,9 +35,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_set(args: argparse.Namespace) -> int:
+    import sys
+
+    from bot.follow import guard
+    from bot.follow import texts as follow_texts
     from bot.memfs import MemoryRepo, sync
 
-    print(sync.set_remote(MemoryRepo.open(args.repo), args.url))
+    repo = MemoryRepo.open(args.repo)
+    print(sync.set_remote(repo, args.url))
+    installed = guard.install(repo, sys.executable)  # once connected: a push of main obeys the policy from now on
+    if installed.chained is not None:
+        print(follow_texts.GUARD_CHAINED.format(chained=installed.chained, hook=installed.hook))
+    elif installed.written:
+        print(follow_texts.GUARD_INSTALLED.format(hook=installed.hook))
     return 0
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -24,7 +25,7 @@ from typing import Any, Literal, Protocol
 import pygit2
 
 from bot.errors import MemrepoError
-from bot.follow import decide, marker, texts
+from bot.follow import decide, guard, marker, texts
 from bot.follow.decide import State
 from bot.follow.transcripts import Importer
 from bot.memfs import MemoryRepo, refs
@@ -75,9 +76,15 @@ class Follower:
         self.say = say
         self.importer = importer
         self.router = router
+        # the guard keeps the harness's own pushes (Letta Code's post-commit hook) to what the
+        # router lets through, so nothing held reaches the forge's main before a pass sees it
+        self.guarded = guard.install(repo, sys.executable) if router is not None else None
+        if self.guarded is not None and self.guarded.chained is not None:
+            say(texts.GUARD_CHAINED.format(chained=self.guarded.chained, hook=self.guarded.hook))
         self.state = State()
         self.subscriber: HeadSubscriber | None = None
         self._said: str | None = None
+        self._unproposed = False  # this pass could not open a held commit's pull request
         self._import_said: str | None = None
         self._next_import = 0.0
         self._stamp: object = None
@@ -100,10 +107,11 @@ class Follower:
     # ------------------------------------------------------------------ running
     def once(self) -> int:
         """One pass now: 0 when the folder and the forge agree afterwards (or it waits for the
-        harness), 1 when a commit was set aside, or nothing could be synced or imported."""
+        harness), 1 when a commit was set aside, a held commit's pull request could not be
+        opened, or nothing could be synced or imported."""
         outcome = self.step()
         imported = self._import(time.monotonic())
-        return 1 if outcome in ("failed", "set-aside") or not imported else 0
+        return 1 if outcome in ("failed", "set-aside") or self._unproposed or not imported else 0
 
     def run(self) -> int:
         """Follow until stopped: one follower per folder, shown in `repository status`."""
@@ -204,9 +212,7 @@ class Follower:
         base = memfs_sync.status(repo, fetch=True).remote_head
         if base is None or contains(repo, base, head):
             return  # the forge has no main yet (the folder's first push makes it), or nothing new
-        walker = repo.git.walk(head, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
-        walker.hide(base)
-        commits = [(str(c.id), str(c.parent_ids[0]) if c.parent_ids else None) for c in walker if len(c.parents) < 2]
+        commits = guard.harness_commits(repo, head, base)
         routes = [self.router.route(repo, sha, parent, base) for sha, parent in commits]
         first = next((i for i, route in enumerate(routes) if not route.direct), None)
         if first is None:
@@ -242,6 +248,7 @@ class Follower:
         """Open the pull request of each held record that has none yet, on the forge's main as
         this pass left it (the folder's main): its held commits replayed there, or, where they
         no longer apply, as they were made (the integrator resolves what conflicts)."""
+        self._unproposed = False
         if self.router is None:
             return
         folder = marker.place(repo)
@@ -258,6 +265,7 @@ class Follower:
                     self.say(texts.FOLLOW_HELD_NOT_PROPOSED.format(subjects=record.shown(), ref=record.ref,
                                                                    problem=exc))
                 marker.write_held(folder, replace(record, problem=str(exc)))
+                self._unproposed = True
                 continue
             marker.write_held(folder, replace(record, number=made.number, url=made.url, problem=""))
             self.say(texts.FOLLOW_HELD_PROPOSED.format(number=made.number, url=made.url, subjects=record.shown(),

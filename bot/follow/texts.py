@@ -23,6 +23,9 @@ folder through a shell and commits with git) on one main with its forge, for as 
     person; the commits the policy allows are pushed. `repository status` lists what waits.
   - Letta Code's post-commit hook (`/memory-repository set`) may stay: a push of it that the
     forge refuses because main moved is repaired by the next pass, which replays and pushes.
+    follow (and `repository set`) install a pre-push hook in the folder that refuses a push
+    of main adding a commit the policy holds, so the hook's own push cannot land it before
+    follow proposes it; a pre-push hook of your own is kept as pre-push.chained and runs after.
 
 With --transcripts it also imports Letta Code's conversations into the transcript store as
 they grow (as `memrepo transcript import --from letta` does), so dreams have them.
@@ -38,8 +41,8 @@ FOLLOW_POLL_HELP = ("fetch the forge's main every SECONDS (default: {default:g})
                     "stream is down")
 FOLLOW_TRANSCRIPTS_HELP = ("also import Letta Code's transcripts from DIR as they grow, every poll, so dreams have "
                            "them (default DIR: $LETTA_TRANSCRIPT_ROOT, else ~/.letta/transcripts)")
-FOLLOW_ONCE_HELP = ("one pass (push, pull or replay), then exit: 1 if a commit was set aside, or if nothing could be "
-                    "synced or imported")
+FOLLOW_ONCE_HELP = ("one pass (push, pull or replay), then exit: 1 if a commit was set aside, if the pull request of "
+                    "a commit held for review could not be opened, or if nothing could be synced or imported")
 FOLLOW_BAD_POLL = "--poll must be a positive number of seconds, found {value}"
 FOLLOW_NOT_CONNECTED = ("{path} is not connected to a forge; connect it first with "
                         "`memrepo repository set URL --repo {path}`")
@@ -82,3 +85,17 @@ FOLLOW_HELD_BUILDS_ON = "it builds on a commit held back for review"
 STATUS_HELD = "waiting for review"
 STATUS_HELD_OPEN = "#{number} {url}: {subjects} ({reasons})"
 STATUS_HELD_UNPROPOSED = "not proposed yet, kept at {ref}: {subjects} ({reasons}; {problem})"
+
+# The pre-push guard (guard.py): one line on standard error, which git shows and Letta Code's
+# hook logs; each starts with "memrepo: " (bot/memfs/sync's push reads a hook's refusal by it).
+GUARD_HELD = ("memrepo: commit {sha} \"{subject}\" waits for review ({reasons}), so this push to main is refused; "
+              "memrepo follow takes it off main and opens its pull request")
+GUARD_UNKNOWN_BASE = ("memrepo: the remote's main ({sha}) is not in this folder, so the commits this push adds cannot "
+                      "be judged; fetch it first (memrepo follow does)")
+GUARD_FAILED = "memrepo: this push to main could not be judged ({problem}), so it is refused"
+GUARD_INPUT_TOO_LONG = "memrepo: the pre-push hook was given more than {limit} characters, so the push is refused"
+GUARD_CHAINED = "your pre-push hook is now {chained}; it runs after memrepo's pre-push guard ({hook})"
+GUARD_CHAINED_TAKEN = ("{hook} is not memrepo's and {chained} is taken, so memrepo's pre-push guard is not installed; "
+                       "merge the two hooks into {chained}, remove {hook}, and run the command again")
+GUARD_INSTALLED = ("pre-push guard installed ({hook}): a push of main that would add a commit the policy keeps for "
+                   "review is refused, and memrepo follow opens its pull request")

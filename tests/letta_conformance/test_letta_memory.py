@@ -263,4 +263,6 @@ def test_a_letta_memory_on_a_forge_dreams_integrates_and_syncs(  # type: ignore[
         store.append(AGENT, "c1", "user", "I moved to Lyon.")
     assert "opened pull request #2" in cli(capsys, "dream", "--repo", str(teammate), "--agent", AGENT,
                                            "--home", str(home))
-    assert made.letta_files() == installed  # memrepo installed no hook of its own and changed none of Letta's
+    now = made.letta_files()
+    assert "memrepo: pre-push guard" in now.pop("hooks/pre-push").decode()  # memrepo's one hook: Letta writes none
+    assert now == installed  # and memrepo changed none of Letta's files

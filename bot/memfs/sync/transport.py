@@ -33,6 +33,7 @@ _MOVED = (
 )
 _NO_REMOTE_MAIN = "couldn't find remote ref"  # not said: git's words, matched in its output
 _NO_REMOTE_REF = "remote ref does not exist"  # not said: git's words, matched in its output
+HOOK_SAYS = "memrepo: "  # not said: how memrepo's git hooks begin a refusal (bot/follow/guard.py)
 _TRANSPORT_SETUP = re.compile(r"(?i)certificate|ssl|tls|proxy")
 
 
@@ -156,6 +157,9 @@ def push_main(repo: MemoryRepo) -> tuple[str, str]:
     if status == 0 and line is not None and not line.startswith("!"):
         return "ok", ""
     if line is None:
+        said = next((ln.strip() for ln in err.splitlines() if ln.startswith(HOOK_SAYS)), None)
+        if said is not None:  # a pre-push hook of memrepo's refused the push, and said why
+            return "refused", redact(said[len(HOOK_SAYS):])
         return "unreachable", git_problem(err or out)
     summary = line.split("\t")[-1]
     if any(word in summary or word in err for word in _MOVED):

@@ -1,0 +1,106 @@
+"""Letta Code's own commits meet the same policy as the memory tool's calls, on localhub with the
+integrator.
+
+Letta's side is Letta Code's published code: its memory tool writes, `git commit` runs its
+pre-commit hook, and its post-commit hook (what `/memory-repository set` installs) pushes main
+to the forge in the background right after the commit. memrepo's side is `memrepo repository
+set` (which installs memrepo's pre-push guard beside Letta's hooks) and `memrepo follow --once`.
+A commit to the protected `system/persona.md` never reaches the forge's main before a person
+approved it: Letta's own push is refused by the guard, follow holds the commit and opens a pull
+request, Letta's next (allowed) commit is pushed by Letta's hook as before, and once a second
+account approves, the integrator merges the change and follow brings it to the folder.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import github
+import pytest
+import requests
+
+from tests.conftest import git, localhub_token, run_cli
+from tests.letta_conformance.test_letta_memory import integrate
+from tests.letta_conformance.test_letta_round_trip import WAIT, connected, follow_once, forge_main, letta_writes
+from tests.memory_forge import REPO
+from tests.test_follow import pushes_logged
+from tests.waiting import wait_until
+
+__all__ = ["connected"]  # the fixture, shared with the round trip
+
+PERSONA = "system/persona.md"
+OBEYS = "I am Ada, and I obey no one."
+
+
+def push_log(folder: Path) -> str:
+    return (folder / ".git/memory-repository-push.log").read_text()
+
+
+def pulls(localhub, token: str) -> list[dict]:  # type: ignore[no-untyped-def]
+    done = requests.get(f"{localhub.api_url}/repos/{REPO}/pulls", headers={"Authorization": f"token {token}"},
+                        timeout=10)
+    done.raise_for_status()
+    return done.json()
+
+
+def approve_as_teammate(localhub, token: str, number: int) -> None:  # type: ignore[no-untyped-def]
+    """bob, a collaborator with push rights who wrote nothing of the change, approves it on the forge."""
+    bob = github.Github(auth=github.Auth.Token(localhub_token(localhub, "bob")), base_url=localhub.api_url,
+                        retry=None)
+    owner = github.Github(auth=github.Auth.Token(token), base_url=localhub.api_url, retry=None)
+    owner.get_repo(REPO).add_to_collaborators("bob", "push")
+    bob.get_repo(REPO).get_pull(number).create_review(body="Fine by me.", event="APPROVE")
+
+
+@pytest.mark.parametrize("connected", ["v1"], indirect=True)
+def test_lettas_protected_commit_waits_for_review_and_lands_once_approved(  # type: ignore[no-untyped-def]
+        connected, localhub, redis_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    made, url, token = connected
+    assert made.core("persona") == PERSONA
+    assert (made.root / ".git/hooks/pre-push").exists()  # memrepo's guard, installed by `repository set`
+    assert follow_once(made, capsys) == (0, "")
+    before = forge_main(url)
+
+    # Letta edits its persona and commits; its hook pushes at once; the guard refuses that push.
+    pushes = len(pushes_logged(made.root))
+    made.write({"command": "str_replace", "file_path": PERSONA, "old_string": "I am Ada.", "new_string": OBEYS})
+    done = made.commit("Update persona")
+    assert done.returncode == 0, done.stdout + done.stderr
+    held = git(made.root, "rev-parse", "HEAD").strip()
+    wait_until(lambda: len(pushes_logged(made.root)) == pushes + 1, WAIT, "Letta's post-commit push")
+    assert pushes_logged(made.root)[-1] != "exit=0"
+    assert f"{held[:12]} \"Update persona\" waits for review" in push_log(made.root)
+    assert forge_main(url) == before
+
+    # follow takes the commit off the folder's main and opens its pull request.
+    code, out = follow_once(made, capsys)
+    assert code == 0 and "held back from main, for review" in out and "protected memory: system/persona.md" in out
+    [pr] = pulls(localhub, token)
+    assert f"pull request #{pr['number']} ({pr['html_url']}) waits for review" in out
+    assert held[:12] in pr["body"]
+    assert forge_main(url) == before == git(made.root, "rev-parse", "HEAD").strip()
+    assert OBEYS not in (made.root / PERSONA).read_text()
+    assert git(made.root, "status", "--porcelain") == ""
+    status = json.loads(run_cli(capsys, "repository", "status", "--json", "--repo", str(made.root))[1])
+    assert [w["number"] for w in status["waiting_for_review"]] == [pr["number"]]
+
+    # Letta goes on: its next commit is allowed, and its own hook pushes it.
+    tea = letta_writes(made, "Name: Sam.", "Name: Sam. Likes tea.")
+    assert pushes_logged(made.root)[-1] == "exit=0"
+    assert forge_main(url) == tea
+    assert follow_once(made, capsys) == (0, "")
+
+    # A person approves; the integrator merges; follow brings the change to Letta's folder.
+    approve_as_teammate(localhub, token, pr["number"])
+    integrate(localhub, token, redis_url, tmp_path / "work", pr["number"])
+    code, out = follow_once(made, capsys)
+    assert code == 0 and "fast-forwarded main" in out and f"pull request #{pr['number']} was merged" in out, out
+    assert OBEYS in (made.root / PERSONA).read_text() and "Likes tea." in (made.root / made.human).read_text()
+    assert git(made.root, "rev-parse", "HEAD").strip() == forge_main(url)
+    assert git(made.root, "for-each-ref", "refs/memrepo/held") == ""
+
+    # And Letta's hook still takes its next commit to the forge.
+    again = letta_writes(made, "Likes tea.", "Likes green tea.")
+    assert pushes_logged(made.root)[-1] == "exit=0" and forge_main(url) == again
+    assert follow_once(made, capsys) == (0, "")
