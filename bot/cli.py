@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "why": texts.WHY_HELP,
     "at": texts.AT_HELP,
     "repository": texts.REPOSITORY_HELP,
+    "shared": texts.SHARED_HELP,
     "follow": texts.FOLLOW_HELP,
     "localhub": texts.LOCALHUB_HELP,
     "transcript": texts.TRANSCRIPT_HELP,
