@@ -33,22 +33,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_attach(args: argparse.Namespace) -> int:
-    from bot.memfs import MemoryRepo, shared
+    from bot.memfs import MemoryRepo
+    from bot.memfs import shared_projection as shared
 
     print(shared.attach(MemoryRepo.open(args.repo), args.url, name=args.name, read_only=args.read_only))
     return 0
 
 
 def run_detach(args: argparse.Namespace) -> int:
-    from bot.memfs import MemoryRepo, shared
+    from bot.memfs import MemoryRepo
+    from bot.memfs import shared_projection as shared
 
     print(shared.detach(MemoryRepo.open(args.repo), args.name))
     return 0
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from bot.memfs import MemoryRepo, shared
-    from bot.memfs.shared import texts as shared_texts
+    from bot.memfs import MemoryRepo, shared_texts
+    from bot.memfs import shared_projection as shared
 
     repo = MemoryRepo.open(args.repo)
     rows = shared.rows(repo)
@@ -66,7 +68,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_sync(args: argparse.Namespace) -> int:
-    from bot.memfs import MemoryRepo, shared
+    from bot.memfs import MemoryRepo
+    from bot.memfs import shared_projection as shared
 
     done = shared.sync_all(MemoryRepo.open(args.repo))
     for one in done:

@@ -93,8 +93,9 @@ _EXPORTS: dict[str, str] = {
     "timeline": "history.timeline",
     "blame": "history.blame:blame",
     # shared/
-    "shared": "shared.projection",
+    "shared_projection": "shared.projection",
     "shared_record": "shared.record",
+    "shared_texts": "shared.texts",
     # how a memory begins
     "init_repository": "create:init_repository",
     "clone_repository": "clone:clone_repository",

@@ -37,13 +37,13 @@ from bot.memfs.shared.record import (
     render_record,
     without_credentials,
 )
+
+__all__ = ["Row", "Synced", "access_lost", "agent_token", "attach", "attachments", "credentialed", "detach",
+           "open_projection", "rows", "sync_all", "sync_one", "without_credentials"]
 from bot.memfs.store import checks, refs
 from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync import push, redact, remote_url, sync
 from bot.memfs.sync.transport import remote_heads
-
-_LOST = ("not found", "authentication failed", "could not read username", "returned error: 401",
-         "returned error: 403", "returned error: 404", "permission denied", "access denied")
 
 
 def attachments(repo: MemoryRepo, rev: str = "HEAD") -> tuple[Attachment, ...]:
@@ -74,7 +74,7 @@ def credentialed(url: str, token: str | None) -> str:
 def access_lost(problem: str) -> bool:
     """Whether a fetch's failure says the forge refused the token (rather than not answering)."""
     text = problem.lower()
-    return any(sign in text for sign in _LOST)
+    return any(sign in text for sign in texts.ACCESS_LOST_SIGNS)
 
 
 def open_projection(repo: MemoryRepo, attachment: Attachment) -> MemoryRepo | None:

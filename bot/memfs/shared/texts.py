@@ -43,3 +43,7 @@ LIST_ROW = "{name}  {url}  {head}  {state}"
 STATE_READ_ONLY = "read-only"
 STATE_WRITABLE = "read-write"
 STATE_MISSING = "not projected (memrepo shared sync)"
+
+# What git says when the forge refuses the token (not when it does not answer), in lower case.
+ACCESS_LOST_SIGNS = ("not found", "authentication failed", "could not read username", "returned error: 401",
+                     "returned error: 403", "returned error: 404", "permission denied", "access denied")
