@@ -67,7 +67,7 @@ def test_two_agents_share_one_memory_through_reviewed_pull_requests(served: Loca
                                                                      home: Path) -> None:
     url, alice = _team(served, tmp_path, ("bob", "carol"))
     first, _ = _memory(served, tmp_path, "bob", "a1")
-    second, _ = _memory(served, tmp_path, "carol", "a2")
+    second, carol = _memory(served, tmp_path, "carol", "a2")
 
     # Both attach it with their own forge token (their origin's); the record is in their history.
     for memory in (first, second):
@@ -81,6 +81,13 @@ def test_two_agents_share_one_memory_through_reviewed_pull_requests(served: Loca
         text = PromptCompiler(memory.root).compile().text
         assert "<shared_memory>" in text and 'address="shared/team/"' in text
         assert "$MEMORY_DIR/../memory.shared/team/" in text and "persona.md" in text
+
+    # The second agent runs a session that follows its memory's head events.
+    following = AgentSession(second, "c2", home=home, env={}, background_dreams=False,
+                             events_url=f"{served.receiver}/v1/repos/carol/memory/events", agent_token=carol)
+    streams = following.shared_subscribers
+    wait_until(lambda: streams and all(s.connected.is_set() for s in streams), 20,
+               "the second agent's stream of alice/team")
 
     # The first agent writes a shared file in a conversation: its own main does not move, and a
     # pull request naming it, its memory and its conversation is opened on alice/team.
@@ -114,10 +121,13 @@ def test_two_agents_share_one_memory_through_reviewed_pull_requests(served: Loca
     wait_until(lambda: client.get_pull_request(pr.number).merged, MERGE_TIMEOUT,
                lambda: "the merge; worker log:\n" + served.worker_log.read_text()[-3000:])
 
-    # The other agent's next sync and compile show the change.
-    assert all(done.ok for done in shared.sync_all(second, env={}))
-    text = PromptCompiler(second.root).compile().text
-    assert "deploys.md — How and when we deploy." in text
+    # The other agent, following its memory's event stream, follows the shared memory's too: its
+    # next prompt shows the change, with nothing else done.
+    wait_until(lambda: "deploys.md — How and when we deploy." in following.system_prompt(), MERGE_TIMEOUT,
+               lambda: f"the merge in the second agent's prompt; its streams: "
+                       f"{[s.last_error for s in following.shared_subscribers]}")
+    following.close()
+    assert [done.line.split(":")[0] for done in shared.sync_all(second, env={})] == ["team"]
 
     # `why` from the second agent's memory quotes what the first agent's user said.
     report = why(second.root, f"shared/team/{RUNBOOK}", 3, forge=None)

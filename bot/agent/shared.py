@@ -49,6 +49,15 @@ def split_call(call: Call, names: Collection[str]) -> tuple[str, Call] | None:
     return name, replace(call, args=args)
 
 
+def events_url_for(events_url: str, repository: str) -> str:
+    """The receiver's event stream of `repository` (owner/name), beside the memory's own
+    (`.../v1/repos/<owner>/<name>/events`): one receiver serves every repository it integrates."""
+    base, marker, _ = events_url.rstrip("/").rpartition("/v1/repos/")
+    if not marker:
+        raise MemrepoError(shared_texts.EVENTS_URL_BAD.format(url=events_url))
+    return f"{base}/v1/repos/{repository}/events"
+
+
 def shared_route(route: Route, name: str) -> Route:
     """Where an edit of shared memory `name` goes: always a pull request, for every reason the
     shared memory's policy gives and for being shared."""

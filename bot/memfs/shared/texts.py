@@ -21,6 +21,7 @@ FOLDER_TAKEN = "{path} already exists and is not the projection of {url}; move i
 BAD_RULES = "{url} holds invalid rules, so it cannot be attached: {problem}"
 UNREADABLE = "{url} cannot be read with this agent's forge token: {problem}"
 CROSSES = "one call cannot move a file between memories ({first} and {second}): read one and write the other"
+EVENTS_URL_BAD = "{url} is not an event stream URL (.../v1/repos/OWNER/NAME/events)"
 NOT_SYNCED = "shared memory {name} has no projection at {path} yet: run memrepo shared sync --repo {memory}"
 
 ATTACHED = "attached {url} as {name} at {path} (main {sha}){read_only}; {pushed}"
