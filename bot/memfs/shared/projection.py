@@ -183,6 +183,7 @@ class Synced:
 
     ok: bool
     line: str
+    changed: bool = True  # the projection moved, was made or was removed (False: as it was)
 
 
 def sync_one(repo: MemoryRepo, attachment: Attachment, env: Mapping[str, str] | None = None) -> Synced:
@@ -196,7 +197,8 @@ def sync_one(repo: MemoryRepo, attachment: Attachment, env: Mapping[str, str] | 
         try:
             clone = _clone(repo, credentialed(attachment.url, agent_token(repo, env)), root, None)
         except MemrepoError as exc:
-            return Synced(False, texts.SYNC_DOWN.format(name=attachment.name, sha="(none)", problem=exc))
+            return Synced(False, texts.SYNC_DOWN.format(name=attachment.name, sha="(none)", problem=exc),
+                          changed=False)
         return Synced(True, texts.SYNC_CLONED.format(name=attachment.name, path=root,
                                                      sha=(clone.head_sha() or "")[:12]))
     before = projection.head_sha() or ""
@@ -208,13 +210,14 @@ def sync_one(repo: MemoryRepo, attachment: Attachment, env: Mapping[str, str] | 
             return Synced(False, texts.SYNC_LOST.format(name=attachment.name, path=root, url=attachment.url,
                                                         problem=redact(problem or "")))
         return Synced(False, texts.SYNC_DOWN.format(name=attachment.name, sha=before[:12],
-                                                    problem=redact(problem or "")))
+                                                    problem=redact(problem or "")), changed=False)
     result = sync(projection)
     after = projection.head_sha() or ""
     if not result.pushed:
-        return Synced(False, texts.SYNC_DOWN.format(name=attachment.name, sha=before[:12], problem=result.reason))
+        return Synced(False, texts.SYNC_DOWN.format(name=attachment.name, sha=before[:12], problem=result.reason),
+                      changed=False)
     if after == before:
-        return Synced(True, texts.SYNC_SAME.format(name=attachment.name, sha=after[:12]))
+        return Synced(True, texts.SYNC_SAME.format(name=attachment.name, sha=after[:12]), changed=False)
     return Synced(True, texts.SYNC_MOVED.format(name=attachment.name, before=before[:12], after=after[:12]))
 
 
@@ -222,7 +225,7 @@ def sync_all(repo: MemoryRepo, env: Mapping[str, str] | None = None) -> list[Syn
     """Every attachment brought to its forge's main; what happened to each."""
     found = attachments(repo)
     if not found:
-        return [Synced(True, texts.SYNC_NONE)]
+        return [Synced(True, texts.SYNC_NONE, changed=False)]
     return [sync_one(repo, attachment, env) for attachment in found]
 
 
