@@ -195,3 +195,17 @@ def test_a_token_that_cannot_read_attaches_nothing_and_losing_access_removes_the
     assert not done[0].ok and "can no longer read" in done[0].line and bob not in done[0].line
     assert shared.rows(memory)[0].head is None
     assert not (memory.root.parent / "memory.shared" / "team").exists()
+
+
+def test_a_commit_made_in_a_projection_is_never_pushed_to_the_shared_main(tmp_path: Path) -> None:
+    team = _published(tmp_path, "team")
+    before = git(tmp_path, "--git-dir", str(team), "rev-parse", "main").strip()
+    memory = init_repository(tmp_path / "memory", "a1", "Ada")
+    shared.attach(memory, str(team))
+    projection = tmp_path / "memory.shared" / "team"
+    (projection / "notes.md").write_text("---\ndescription: Pushed around review.\n---\n- x\n")
+    git(projection, "add", "-A")
+    git(projection, "commit", "-q", "--no-verify", "-m", "straight to main")
+    done = shared.sync_all(memory)
+    assert not done[0].ok and "pushes nothing to a shared memory's main" in done[0].line
+    assert git(tmp_path, "--git-dir", str(team), "rev-parse", "main").strip() == before

@@ -289,7 +289,21 @@ class AgentSession:
             except MemrepoError as exc:  # not on a forge (a path): `memrepo shared sync` keeps it
                 log.info("shared memory %s not followed: %s", attachment.name, exc)
                 continue
-            self.shared_subscribers.append(HeadSubscriber(root, url, "", self._on_head, **options).start())
+            self.shared_subscribers.append(HeadSubscriber(
+                root, url, "", self._on_head, syncer=self._shared_syncer(attachment, root), **options).start())
+
+    def _shared_syncer(self, attachment: Any, root: Any) -> Any:
+        """A projection's sync on a head event: shared_projection.sync_one, which never pushes
+        (a commit made in the projection is not proposed by pushing it to the shared main)."""
+        from bot.memfs import refs, shared_projection
+
+        def syncer() -> str | None:
+            done = shared_projection.sync_one(self.repo, attachment, self.env)
+            if not done.ok:
+                log.warning("%s", done.line)
+            return refs.resolve(root)
+
+        return syncer
 
     def _on_head(self, event: HeadEvent | None, head: str | None) -> None:
         with self._lock:

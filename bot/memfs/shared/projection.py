@@ -42,7 +42,7 @@ __all__ = ["Row", "Synced", "access_lost", "agent_token", "attach", "attachments
            "open_projection", "rows", "sync_all", "sync_one", "without_credentials"]
 from bot.memfs.store import checks, refs
 from bot.memfs.store.repo import MemoryRepo
-from bot.memfs.sync import push, redact, remote_url, sync
+from bot.memfs.sync import push, redact, remote_url, status, sync
 from bot.memfs.sync.transport import remote_heads
 
 
@@ -211,6 +211,9 @@ def sync_one(repo: MemoryRepo, attachment: Attachment, env: Mapping[str, str] | 
                                                         problem=redact(problem or "")))
         return Synced(False, texts.SYNC_DOWN.format(name=attachment.name, sha=before[:12],
                                                     problem=redact(problem or "")), changed=False)
+    ahead = status(projection).ahead or 0
+    if ahead:  # nothing reaches a shared memory's main but through its pull requests
+        return Synced(False, texts.SYNC_AHEAD.format(name=attachment.name, count=ahead, path=root), changed=False)
     result = sync(projection)
     after = projection.head_sha() or ""
     if not result.pushed:

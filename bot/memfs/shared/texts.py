@@ -37,6 +37,9 @@ SYNC_MOVED = "{name}: {before} -> {after}"
 SYNC_SAME = "{name}: up to date (main {sha})"
 SYNC_DOWN = "{name}: could not sync, the projection stays at {sha}: {problem}"
 SYNC_LOST = "{name}: removed the projection at {path}: this agent's forge token can no longer read {url} ({problem})"
+SYNC_AHEAD = ("{name}: the projection at {path} holds {count} commit(s) its forge's main lacks; memrepo pushes "
+              "nothing to a shared memory's main, so it is left as it is: write through the memory tool "
+              "(shared/{name}/...), which proposes a pull request, and reset the projection to origin/main")
 SYNC_NONE = "no shared memory is attached"
 
 LIST_NONE = "no shared memory is attached to {path}"
