@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "at": texts.AT_HELP,
     "repository": texts.REPOSITORY_HELP,
     "review": texts.REVIEW_HELP,
+    "shared": texts.SHARED_HELP,
     "follow": texts.FOLLOW_HELP,
     "localhub": texts.LOCALHUB_HELP,
     "transcript": texts.TRANSCRIPT_HELP,

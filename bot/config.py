@@ -53,7 +53,10 @@ def fold(path: str) -> str:
 
 CONFIG_PATH = ".memrepo/config.yml"
 LETTA_RULES_PATH = ".memfs.config.json"  # Letta Code's limits (bot/memfs/format/constraints.py reads them)
-RULE_FILES = frozenset({CONFIG_PATH.casefold(), LETTA_RULES_PATH.casefold()})
+# The shared memories attached to the memory (bot/memfs/shared/record.py): what they hold reaches
+# the agent's prompt, so attaching one is a rule change too.
+SHARED_PATH = ".memrepo/shared.yml"
+RULE_FILES = frozenset({CONFIG_PATH.casefold(), LETTA_RULES_PATH.casefold(), SHARED_PATH.casefold()})
 
 MERGE_MODES = ("auto", "explicit", "review")
 DREAM_TRIGGERS = ("step-count", "compaction", "off")

@@ -89,6 +89,9 @@ EXCLUDED = {
     "memrepo repository set https://github.com/acme/ada-memory.git":
         "needs a repository on GitHub; `repository set` and `clone` run against localhub and bare repositories "
         "in tests/test_repository_cli.py and tests/test_clone.py",
+    "memrepo shared attach https://github.com/acme/team-memory.git":
+        "needs a shared memory on GitHub; attach, list, sync and detach run against localhub and bare "
+        "repositories in tests/test_shared_memory.py and tests/test_shared_rules.py",
     "memrepo localhub serve &":
         "leaves a server running on the fixed port 8765, and TOKEN stands for the token create-repo prints",
     "memrepo localhub serve --port 8765":

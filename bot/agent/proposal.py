@@ -95,9 +95,10 @@ def removed_paths(repo: MemoryRepo, base: str, tip: str) -> tuple[str, ...]:
 
 def propose_edit(repo: MemoryRepo, call: Call, route: Route, client: ForgeClient, *, agent_id: str,
                  agent_name: str | None, conversation_id: str, turn: int,
-                 window: Sequence[Message] = ()) -> EditProposal:
+                 window: Sequence[Message] = (), memory_repository: str | None = None) -> EditProposal:
     """Open the pull request for one (parsed) edit; MemrepoError (one line) when it cannot,
-    with nothing left behind. `window`: the turn's transcript messages, which the body quotes."""
+    with nothing left behind. `window`: the turn's transcript messages, which the body quotes;
+    `memory_repository`: the agent's own memory, when `repo` is a shared memory's projection."""
     base = fetch_base(repo)
     with worktree(repo, base) as path:
         result = MemoryTool(path, agent_id, agent_name, push=False).apply(call)
@@ -109,7 +110,7 @@ def propose_edit(repo: MemoryRepo, call: Call, route: Route, client: ForgeClient
     reason = call.reason or (info.message if info is not None else call.command)
     ctx = render.EditContext(agent_id, conversation_id, turn, call.command, reason, tuple(result.paths), base,
                              branch, route, tuple(window), removed_paths(repo, base, tip),
-                             memory_layout(repo, base))
+                             memory_layout(repo, base), memory_repository)
     sha = _commit(repo, base, tip, render.commit_message(ctx), identity.agent(agent_id, agent_name))
     pr, labels = _publish(repo, client, sha, ctx)
     return EditProposal(pr.number, pr.url, branch, sha, base, tuple(result.paths), labels)

@@ -54,6 +54,7 @@ class EditContext:
     window: tuple[Message, ...] = ()
     deleted: tuple[str, ...] = ()
     layout: str = V1  # the memory's, which says what core memory is
+    memory_repository: str | None = None  # the agent's own memory, when this edit is to a shared one
 
     @property
     def said(self) -> tuple[Message, ...]:
@@ -109,7 +110,8 @@ def provenance(ctx: EditContext) -> Provenance:
     summary = " ".join(ctx.reason.split()) or ctx.command
     return Provenance(dream_id=None, agent_id=ctx.agent_id, conversation_id=ctx.conversation_id or None,
                       base_commit=ctx.base_commit, trigger=EDIT_TRIGGER, strategy=EDIT_STRATEGY, model=None,
-                      transcript=transcript, changes=tuple(Change(p, summary, rests_on) for p in ctx.paths))
+                      transcript=transcript, changes=tuple(Change(p, summary, rests_on) for p in ctx.paths),
+                      memory_repository=ctx.memory_repository)
 
 
 def body(ctx: EditContext) -> str:
@@ -128,6 +130,7 @@ def body(ctx: EditContext) -> str:
                   paths=[{"path": _inline(p), "deleted": p in ctx.deleted} for p in ctx.paths],
                   conversation_id=ctx.conversation_id, turn=ctx.turn, command=ctx.command,
                   base_commit=ctx.base_commit, branch=ctx.branch, transcript=transcript,
+                  memory_repository=_inline(ctx.memory_repository) if ctx.memory_repository else "",
                   provenance=render_provenance(provenance(ctx)).rstrip("\n"))
     return text.rstrip("\n") + "\n"
 

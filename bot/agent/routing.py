@@ -59,6 +59,7 @@ class Route:
     empties_core: bool = False
     conflict: str = ""  # a queued edit that could not be replayed onto main: why
     rules: tuple[str, ...] = ()  # the rule files it changes
+    shared: str = ""  # the shared memory it changes (bot/agent/shared.py): always a pull request there
 
     @property
     def untrusted(self) -> bool:
@@ -68,6 +69,8 @@ class Route:
     def reasons(self) -> tuple[str, ...]:
         """Why the edit is a pull request, one phrase per reason, for the agent and reviewers."""
         out = []
+        if self.shared:
+            out.append(texts.AGENT_ROUTE_SHARED.format(name=self.shared))
         if self.sources:
             out.append(texts.AGENT_ROUTE_UNTRUSTED.format(sources=", ".join(self.sources)))
         if self.rules:

@@ -124,6 +124,7 @@ class AgentSession:
         self._pending: list[Future[str]] = []
         self._lock = threading.Lock()
         self.subscriber: HeadSubscriber | None = None
+        self.shared_subscribers: list[HeadSubscriber] = []  # one per attached shared memory
         if events_url is not None:
             self.follow(events_url, agent_token or "", **dict(subscriber_options or {}))
 
@@ -132,6 +133,8 @@ class AgentSession:
         """Stop following, let a running dream finish, close what the session opened."""
         if self.subscriber is not None:
             self.subscriber.stop()
+        for subscriber in self.shared_subscribers:
+            subscriber.stop()
         if self._dreams is not None:
             self._dreams.shutdown(wait=True)
             self._dreams = None
@@ -261,7 +264,47 @@ class AgentSession:
         if self.subscriber is not None:
             self.subscriber.stop()
         self.subscriber = HeadSubscriber(self.repo.root, events_url, token, self._on_head, **options).start()
+        self._follow_shared(events_url, options)
         return self.subscriber
+
+    def _follow_shared(self, events_url: str, options: Mapping[str, Any]) -> None:
+        """Follow each attached shared memory's main too, keeping its projection on it: the
+        prompt's cache is keyed by every projection's HEAD, so the next prompt shows a merge.
+        Each stream is opened with the token in the projection's origin (the agent's own)."""
+        from bot.agent.shared import events_url_for
+        from bot.memfs import shared_projection, shared_record
+        from bot.pullrequest.target import forge_target
+
+        for subscriber in self.shared_subscribers:
+            subscriber.stop()
+        self.shared_subscribers = []
+        try:
+            found = shared_projection.attachments(self.repo)
+        except MemrepoError as exc:
+            log.warning("shared memories not followed: %s", exc)
+            return
+        for attachment in found:
+            root = shared_record.projection_root(self.repo.root, attachment.name)
+            try:
+                url = events_url_for(events_url, forge_target(attachment.url, self.env).repository)
+            except MemrepoError as exc:  # not on a forge (a path): `memrepo shared sync` keeps it
+                log.info("shared memory %s not followed: %s", attachment.name, exc)
+                continue
+            self.shared_subscribers.append(HeadSubscriber(
+                root, url, "", self._on_head, syncer=self._shared_syncer(attachment, root), **options).start())
+
+    def _shared_syncer(self, attachment: Any, root: Any) -> Any:
+        """A projection's sync on a head event: shared_projection.sync_one, which never pushes
+        (a commit made in the projection is not proposed by pushing it to the shared main)."""
+        from bot.memfs import refs, shared_projection
+
+        def syncer() -> str | None:
+            done = shared_projection.sync_one(self.repo, attachment, self.env)
+            if not done.ok:
+                log.warning("%s", done.line)
+            return refs.resolve(root)
+
+        return syncer
 
     def _on_head(self, event: HeadEvent | None, head: str | None) -> None:
         with self._lock:

@@ -12,6 +12,8 @@ AGENT_NO_ATTRIBUTE = "module 'bot.agent' has no attribute {name!r}"
 
 # Where an edit goes (routing.py) and what the agent is told about it.
 AGENT_ROUTE_UNTRUSTED = "the turn included content from outside the conversation ({sources})"
+AGENT_ROUTE_SHARED = "it changes shared memory {name}, which is attached to other agents too and changes only " \
+    "through the pull requests its team reviews"
 AGENT_ROUTE_PROTECTED = "it touches protected memory: {paths}"
 AGENT_ROUTE_RULES = "it changes the rules memory is judged by ({paths}), which only a person may change"
 AGENT_ROUTE_CONFLICT = "it could not be replayed onto main, which had moved: {reason}"
@@ -121,3 +123,9 @@ CONVERSATION_NO_TRANSCRIPT = ("no conversation is recorded for this agent here: 
                               "transcripts of the agent's session (memrepo's transcript store)")
 CONVERSATION_RESULT = "timestamp: {timestamp}, {role} - {text}"
 CONVERSATION_BAD_ROLE = "unknown role '{role}'; use some of: {roles}"
+
+# Shared memory through the memory tool (bot/agent/shared.py).
+AGENT_SHARED_READ_ONLY = "shared memory {name} is attached read-only: this edit was not made; propose it as a " \
+    "pull request on {url}"
+AGENT_SHARED_NO_FORGE = "This edit to shared memory {name} was not made: it becomes a pull request on {url}, " \
+    "and that needs a forge: {problem}"

@@ -76,6 +76,12 @@ class WritePath:
             return self.refusal(named_command(raw), exc)
         if call.command in SEARCH_COMMANDS:
             return self._search(call)
+        try:
+            shared = self._shared_target(call)
+        except MemrepoError as exc:
+            return self.refusal(call.command, exc)
+        if shared is not None:
+            return self._shared(*shared, external, conversation_id, turn, dict(trailers).get(TRANSCRIPT_RANGE))
         if not call.writes:
             return EditResult.of(self.tool.apply(call), "view")
         try:
@@ -93,6 +99,77 @@ class WritePath:
         except MemrepoError as exc:
             return self.refusal(call.command, exc)
         return self._with_set_aside(done)
+
+    def _shared_target(self, call: Call) -> tuple[Any, Any, Call] | None:
+        """(attachment, its projection or None, the call inside it) when `call` addresses an
+        attached shared memory (`shared/<NAME>/...`); None for the agent's own memory."""
+        if not any(isinstance(call.args.get(k), str) and call.args[k].startswith("shared/")
+                   for k in ("path", "old_path", "new_path")):
+            return None  # the usual call: no record is read
+        from bot.agent.shared import split_call
+        from bot.memfs import shared_projection as shared
+
+        found = {a.name: a for a in shared.attachments(self.repo)}
+        split = split_call(call, found)
+        if split is None:
+            return None
+        attachment = found[split[0]]
+        return attachment, shared.open_projection(self.repo, attachment), split[1]
+
+    def _shared(self, attachment: Any, projection: MemoryRepo | None, call: Call, external: tuple[str, ...],
+                conversation_id: str | None, turn: int, transcript_range: str | None) -> EditResult:
+        """A call on shared memory: a read from its projection, or a write proposed as a pull
+        request on its repository (bot/agent/shared.py)."""
+        from bot.agent.proposal import propose_edit, turn_messages
+        from bot.agent.shared import shared_route
+        from bot.memfs import shared_projection as shared
+        from bot.memfs import shared_record, shared_texts, sync
+        from bot.pullrequest.target import forge_target, make_client
+
+        if projection is None:
+            return self.refusal(call.command, MemrepoError(shared_texts.NOT_SYNCED.format(
+                name=attachment.name, path=shared_record.projection_root(self.repo.root, attachment.name),
+                memory=self.repo.root)))
+        tool = MemoryTool(projection, self.agent_id, self.agent_name, push=False)
+        if not call.writes:
+            return EditResult.of(tool.apply(call), "view")
+        if attachment.read_only:
+            return self.refusal(call.command, MemrepoError(texts.AGENT_SHARED_READ_ONLY.format(
+                name=attachment.name, url=attachment.url)))
+        try:
+            plan = tool.plan(call)
+            policy = projection.policy(plan.head)
+        except MemrepoError as exc:
+            return self.refusal(call.command, exc)
+        facts = EditFacts(plan.paths, changed_lines(plan.changes), external,
+                          leaves_core_empty(projection, plan.head, plan.changes))
+        route = shared_route(route_edit(facts, policy), attachment.name)
+        own = sync.remote_url(self.repo)
+        head = self.repo.head_sha()
+        try:
+            client = make_client(forge_target(sync.remote_url(projection), self.env), self.forge_retry)
+        except MemrepoError as exc:
+            return EditResult(False, call.command, texts.AGENT_SHARED_NO_FORGE.format(
+                name=attachment.name, url=attachment.url, problem=exc), revision=head, route="refused")
+        try:
+            window = turn_messages(self.transcripts, self.agent_id, conversation_id, transcript_range)
+            made = propose_edit(projection, call, route, client, agent_id=self.agent_id, agent_name=self.agent_name,
+                                conversation_id=conversation_id or "", turn=turn, window=window,
+                                memory_repository=None if own is None else shared.without_credentials(own))
+        except Exception as exc:  # the agent is told; nothing is kept
+            if not isinstance(exc, MemrepoError):
+                _log().exception("opening a pull request for a shared memory edit")
+            problem = exc if isinstance(exc, MemrepoError) else f"{type(exc).__name__}: {exc}"
+            return EditResult(False, call.command, texts.AGENT_EDIT_PR_FAILED.format(
+                reasons="; ".join(route.reasons), problem=problem), revision=head, route="refused")
+        finally:
+            client.close()
+        after = texts.AGENT_EDIT_NEXT_REVIEW if route.untrusted else texts.AGENT_EDIT_NEXT_INTEGRATOR
+        text = texts.AGENT_EDIT_OPENED.format(number=made.number, url=made.url, branch=made.branch,
+                                              reasons="; ".join(route.reasons), next=after)
+        return EditResult(True, call.command, text, commit=made.commit, revision=head, pushed=False,
+                          paths=[shared_record.addressed(p, attachment.name) for p in made.paths], route="pull-request",
+                          pull_request=made.number, url=made.url, branch=made.branch, labels=list(made.labels))
 
     def refusal(self, command: str, exc: MemrepoError) -> EditResult:
         """A refused call's result, as MemoryTool shapes one."""

@@ -60,6 +60,7 @@ def run_unset(args: argparse.Namespace) -> int:
 
 def run_sync(args: argparse.Namespace) -> int:
     from bot.memfs import MemoryRepo, sync
+    from bot.memfs import shared_projection as shared
 
     repo = MemoryRepo.open(args.repo)
     result = sync.sync(repo)
@@ -68,7 +69,10 @@ def run_sync(args: argparse.Namespace) -> int:
     if result.set_aside:
         raise MemrepoError(result.summary)
     print(result.summary)
-    return 0
+    attached = shared.sync_all(repo) if shared.attachments(repo) else []  # the shared memories follow too
+    for done in attached:
+        print(done.line)
+    return 0 if all(done.ok for done in attached) else 1
 
 
 def run_status(args: argparse.Namespace) -> int:

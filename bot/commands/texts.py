@@ -79,6 +79,17 @@ COMPILE_MEMORY_DIR_HELP = "how the prompt names the memory folder in paths (defa
 SYSTEM_PROMPT_UNREADABLE = "cannot read the system prompt file {path}: {reason}"
 
 # memrepo repository and follow.
+SHARED_HELP = "attach shared memories to this memory, and detach, list or sync them"
+SHARED_ATTACH_HELP = "attach the shared memory at URL: clone its projection and record it in this memory"
+SHARED_URL_HELP = "the shared memory's git URL (a memrepo memory on the forge)"
+SHARED_AS_HELP = "the name it is attached as, and addressed by (shared/NAME/...); default: the repository's name"
+SHARED_READ_ONLY_HELP = "the agent reads it but proposes no change to it"
+SHARED_DETACH_HELP = "detach the shared memory NAME and remove its projection"
+SHARED_NAME_HELP = "the name it was attached as"
+SHARED_LIST_HELP = "list the attached shared memories: name, URL, projected HEAD, state"
+SHARED_JSON_HELP = "print JSON"
+SHARED_SYNC_HELP = "bring every attachment's projection to its forge's main"
+SHARED_DIR_HELP = "the agent's memory clone (default: the current folder)"
 REPOSITORY_HELP = "connect memory to a remote and sync it (set, status, unset, sync)"
 REPOSITORY_SET_HELP = "connect to a remote (GitHub URL, path of a bare repository, any git URL)"
 REPOSITORY_URL_HELP = "the remote's git URL or path"

@@ -195,7 +195,23 @@ class Follower:
             self.say(result.summary)
         self._settle_held()
         self._propose_held(repo)
+        self._follow_shared(repo)
         return "set-aside" if result.set_aside else "synced"
+
+    def _follow_shared(self, repo: MemoryRepo) -> None:
+        """Bring each attached shared memory's projection to its forge's main with the folder's
+        own pass (a poll, a head event, a commit), saying what moved or failed once."""
+        from bot.memfs import shared_projection
+
+        try:
+            found = shared_projection.attachments(repo)
+        except MemrepoError as exc:
+            self._tell(texts.FOLLOW_FAILED.format(reason=exc))
+            return
+        for attachment in found:
+            done = shared_projection.sync_one(repo, attachment)
+            if not done.ok or done.changed:
+                self._tell(done.line)
 
     # ------------------------------------------------------------------ commits held for review
     def _hold(self, repo: MemoryRepo) -> None:

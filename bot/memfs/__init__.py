@@ -10,6 +10,7 @@ concern:
     prompt/    memory compiled into the system prompt, cached per HEAD
     merge/     the three-way merge, markdown-aware for memory files; pure
     history/   time travel over main: `at`, its timeline, blame
+    shared/    shared memories attached to this one: the record, the rules, the projections
     sync/      main kept in step with its remote, never force-pushing
     create.py, clone.py: how a memory begins (`memrepo init`, `memrepo clone`)
 
@@ -91,6 +92,10 @@ _EXPORTS: dict[str, str] = {
     "REPORT_VERSION": "history.travel:REPORT_VERSION",
     "timeline": "history.timeline",
     "blame": "history.blame:blame",
+    # shared/
+    "shared_projection": "shared.projection",
+    "shared_record": "shared.record",
+    "shared_texts": "shared.texts",
     # how a memory begins
     "init_repository": "create:init_repository",
     "clone_repository": "clone:clone_repository",

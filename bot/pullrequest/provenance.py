@@ -41,6 +41,7 @@ EDIT_TRIGGER = "agent-edit"  # the trigger of an agent's edit, whose dream_id is
 EDIT_STRATEGY = "memory-tool"  # what made an agent edit's change: the agent's own memory tool call
 KEYS = ("version", "dream_id", "agent_id", "conversation_id", "base_commit", "trigger", "strategy", "model",
         "transcript", "changes")
+OPTIONAL_KEYS = ("memory_repository",)  # the writer's own memory, when it proposes to a shared one
 TRANSCRIPT_KEYS = ("first_message_id", "last_message_id", "first_at", "last_at", "count")
 CHANGE_KEYS = ("path", "summary", "message_ids")
 _OPENER = re.compile(re.escape(OPENER) + r"(?=\s)")
@@ -86,6 +87,7 @@ class Provenance:
     transcript: TranscriptRange | None
     changes: tuple[Change, ...]
     version: int = VERSION
+    memory_repository: str | None = None  # the agent's own memory (URL), when the change is to a shared one
 
     @property
     def is_dream(self) -> bool:
@@ -97,7 +99,7 @@ class Provenance:
         transcript = None if t is None else {
             "first_message_id": t.first_message_id, "last_message_id": t.last_message_id, "first_at": t.first_at,
             "last_at": t.last_at, "count": t.count}
-        return {
+        data: dict[str, Any] = {
             "version": self.version,
             "dream_id": self.dream_id,
             "agent_id": self.agent_id,
@@ -110,6 +112,9 @@ class Provenance:
             "changes": [{"path": c.path, "summary": c.summary, "message_ids": list(c.message_ids)}
                         for c in self.changes],
         }
+        if self.memory_repository is not None:
+            data["memory_repository"] = self.memory_repository
+        return data
 
 
 # ------------------------------------------------------------------------------ render
@@ -168,7 +173,7 @@ def from_data(data: object) -> Provenance:
         transcript=None if t is None else TranscriptRange(
             t["first_message_id"], t["last_message_id"], t["first_at"], t["last_at"], t["count"]),
         changes=tuple(Change(c["path"], c["summary"], tuple(c["message_ids"])) for c in data["changes"]),
-        version=data["version"],
+        version=data["version"], memory_repository=data.get("memory_repository"),
     )
 
 
@@ -176,10 +181,10 @@ def _bad(problem: str) -> ProvenanceError:
     return ProvenanceError(texts.DREAM_PROVENANCE_BAD.format(problem=problem))
 
 
-def _exact_keys(value: object, keys: tuple[str, ...], where: str) -> dict[str, Any]:
+def _exact_keys(value: object, keys: tuple[str, ...], where: str, optional: tuple[str, ...] = ()) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise _bad(texts.PROVENANCE_NOT_MAPPING.format(where=where, found=type(value).__name__))
-    unknown = sorted(str(k) for k in value if k not in keys)
+    unknown = sorted(str(k) for k in value if k not in keys and k not in optional)
     if unknown:
         raise _bad(texts.PROVENANCE_UNKNOWN_KEYS.format(where=where, keys=", ".join(unknown)))
     missing = [k for k in keys if k not in value]
@@ -219,7 +224,9 @@ def _int(value: object, where: str, minimum: int) -> int:
 
 def check_data(data: object) -> None:
     """Raise ProvenanceError naming the first field that breaks the schema."""
-    d = _exact_keys(data, KEYS, "provenance")
+    d = _exact_keys(data, KEYS, "provenance", OPTIONAL_KEYS)
+    if "memory_repository" in d:
+        _text(d["memory_repository"], "memory_repository")
     if isinstance(d["version"], bool) or d["version"] != VERSION:
         raise _bad(texts.PROVENANCE_BAD_VERSION.format(version=VERSION, value=d["version"]))
     edit = d["dream_id"] is None  # an agent's edit: no dream, maybe no conversation or transcript

@@ -16,7 +16,7 @@ agent opens what it needs. Files in folders without an index are not memory ther
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 from bot.config import Limits
@@ -180,10 +180,52 @@ def compile_prompt(system_prompt: str, memory: str) -> str:
     return f"{head}\n\n{memory}" if head else memory
 
 
+class SharedView(NamedTuple):
+    """One attached shared memory as the prompt shows it: its name (the tool's `shared/<name>/`),
+    its projection root as the prompt names it, its origin, and its files (path -> Entry; None
+    when it is not checked out here)."""
+
+    name: str
+    projection: str
+    url: str
+    read_only: bool
+    entries: Mapping[str, Entry] | None
+
+
+def shared_listed(path: str) -> bool:
+    """Whether a shared memory's file is listed in its tree (memrepo's and git's own files are not)."""
+    return not (path.startswith(".") or "/." in path)
+
+
+def render_shared(views: Sequence[SharedView], limits: Limits) -> list[str]:
+    """The `<shared_memory>` block: a sentence saying what shared memory is, then each
+    attachment's tree with descriptions (never contents), within the tree limits each."""
+    if not views:
+        return []
+    out = ["<shared_memory>", texts.SHARED_INTRO]
+    for view in views:
+        mode = ' read_only="true"' if view.read_only else ""
+        out.append(f'<shared name="{_tag(view.name)}" address="shared/{_tag(view.name)}/"{mode}>')
+        out.append(f"<projection>{view.projection}</projection>")
+        out.append(f"<origin>{view.url}</origin>")
+        if view.read_only:
+            out.append(texts.SHARED_READ_ONLY)
+        if view.entries is None:
+            out.append(texts.SHARED_NOT_PROJECTED)
+        else:
+            listed = [path for path in view.entries if shared_listed(path)]
+            out += render_tree(listed, view.entries, limits, view.projection)
+        out.append("</shared>")
+    out.append("</shared_memory>")
+    return out
+
+
 def render_memory(entries: Mapping[str, Entry], limits: Limits,
-                  memory_dir: str = DEFAULT_MEMORY_DIR, layout: str | None = None) -> str:
+                  memory_dir: str = DEFAULT_MEMORY_DIR, layout: str | None = None,
+                  shared: Sequence[SharedView] = ()) -> str:
     """The `<memory>` block from files already read (path -> Entry; files that need no
-    content may map to NO_CONTENT), in `layout` (None: as the paths say)."""
+    content may map to NO_CONTENT), in `layout` (None: as the paths say), with the shared
+    memories attached to it last."""
     base = memory_dir.rstrip("/")
     layout = layout or layouts.of(entries)
     paths = entries.keys()
@@ -215,6 +257,7 @@ def render_memory(entries: Mapping[str, Entry], limits: Limits,
         out.append("<external_projection>")
         out += render_tree(external, entries, limits, base)
         out.append("</external_projection>")
+    out += render_shared(shared, limits)
     out.append("</memory>")
     return "\n".join(out)
 

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from bot.config import CONFIG_PATH, DEFAULT_POLICY, Limits, PolicyError, parse_policy
 from bot.errors import MemrepoError
@@ -28,12 +28,16 @@ from bot.memfs.prompt.compile import (
     DEFAULT_MEMORY_DIR,
     NO_CONTENT,
     Entry,
+    SharedView,
     compile_prompt,
     needs_content,
     read_document,
     render_memory,
 )
 from bot.memfs.store import refs
+
+if TYPE_CHECKING:
+    from bot.memfs.shared.record import Attachment
 
 
 class Snapshot(Protocol):
@@ -49,6 +53,8 @@ class Snapshot(Protocol):
     def paths(self, rev: str) -> dict[str, str]: ...
 
     def blob(self, oid: str) -> bytes: ...
+
+    def read(self, path: str, rev: str = "HEAD") -> bytes | None: ...
 
 
 @dataclass(frozen=True)
@@ -74,34 +80,66 @@ class PromptCompiler:
         self._limits = limits
         self._repo = repo
         self._lock = threading.Lock()
-        self._hit: tuple[tuple[str, bytes], CompiledPrompt] | None = None
-        self._memory: tuple[str, str] | None = None  # (head sha, memory block)
+        self._hit: tuple[tuple[str | bytes, ...], CompiledPrompt] | None = None
+        self._memory: tuple[tuple[str | bytes, ...], str] | None = None  # (head shas, memory block)
+        self._attached: tuple[str, tuple[tuple[Attachment, Path], ...]] | None = None
+        self._shared_entries: dict[str, Entry] = {}  # blob id -> Entry, of the projections' files
         self._entries: dict[str, Entry] = {}  # blob id -> what the prompt needs of it
         self._policy: tuple[str | None, Limits] = (None, DEFAULT_POLICY.limits)
 
     def compile(self, system_prompt: str = "") -> CompiledPrompt:
-        """The prompt for committed HEAD; `cache_hit` says whether it was reused."""
+        """The prompt for committed HEAD and each attached shared memory's HEAD; `cache_hit`
+        says whether it was reused."""
         head = refs.resolve(self.root)
-        key = (head or "", hashlib.sha256(system_prompt.encode("utf-8", "surrogatepass")).digest())
+        key = (head or "", *self._shared_heads(head or ""),
+               hashlib.sha256(system_prompt.encode("utf-8", "surrogatepass")).digest())
         hit = self._hit
         if hit is not None and hit[0] == key:
             return hit[1]
         with self._lock:
             return self._compile(key, system_prompt)
 
-    def _compile(self, key: tuple[str, bytes], system_prompt: str) -> CompiledPrompt:
-        head = key[0]
-        if self._memory is None or self._memory[0] != head:
-            self._memory = (head, self._memory_block(head))
+    def _shared_heads(self, head: str) -> tuple[str, ...]:
+        """The HEAD of each projection the record at `head` lists ("" where there is none): part
+        of the cache key, read from the ref files like the memory's own HEAD. The record is read
+        again only when the memory's HEAD moved, since it is in that commit."""
+        attached = self._attached
+        if attached is None or attached[0] != head:
+            attached = self._attached = (head, self._attachments(head))
+        return tuple(refs.resolve(root) or "" for _, root in attached[1])
+
+    def _attachments(self, head: str) -> tuple[tuple[Attachment, Path], ...]:
+        from bot.memfs.shared.record import RECORD_PATH, parse_record, projection_root
+
+        if not head:
+            return ()
+        repo = self._open()
+        data = repo.read(RECORD_PATH, head) if repo.resolve(head) is not None else None
+        try:
+            found = parse_record(None if data is None else data.decode("utf-8", "replace"))
+        except MemrepoError:  # validation reports a broken record; the agent keeps its own memory
+            return ()
+        return tuple((a, projection_root(self.root, a.name)) for a in found)
+
+    def _open(self) -> Snapshot:
+        if self._repo is None:
+            from bot.memfs.store.repo import MemoryRepo
+
+            self._repo = MemoryRepo.open(self.root)  # raises the standard errors
+        return self._repo
+
+    def _compile(self, key: tuple[str | bytes, ...], system_prompt: str) -> CompiledPrompt:
+        head = str(key[0])
+        state = key[:-1]
+        if self._memory is None or self._memory[0] != state:
+            self._memory = (state, self._memory_block(head))
         text = compile_prompt(system_prompt, self._memory[1])
         self._hit = (key, CompiledPrompt(text, head, cache_hit=True))
         return CompiledPrompt(text, head, cache_hit=False)
 
     def _memory_block(self, head: str) -> str:
-        if self._repo is None:
-            from bot.memfs.store.repo import MemoryRepo
-
-            self._repo = MemoryRepo.open(self.root)  # raises the standard errors
+        self._open()
+        assert self._repo is not None
         if not head or self._repo.resolve(head) is None:
             raise MemrepoError(texts.REPO_NO_COMMITS.format(path=self.root))
         blobs = self._repo.paths(head)
@@ -109,9 +147,31 @@ class PromptCompiler:
                                 layouts.letta_policy(self._repo.git_dir) if layouts.INDEX in blobs else None)
         entries = _Entries(blobs, self._repo.blob, self._entries, layout)
         limits = self._limits or self._read_limits(blobs.get(CONFIG_PATH))
-        memory = render_memory(entries, limits, self.memory_dir, layout)
+        memory = render_memory(entries, limits, self.memory_dir, layout, self._shared_views(head))
         self._entries = entries.seen  # this commit's blobs only: the cache cannot grow for ever
         return memory
+
+    def _shared_views(self, head: str) -> list[SharedView]:
+        """Each attachment's tree at its projection's HEAD, its files' descriptions read once per blob."""
+        from bot.memfs.shared.record import projection_label
+        from bot.memfs.store.repo import MemoryRepo
+
+        attached = self._attached[1] if self._attached is not None and self._attached[0] == head else ()
+        seen: dict[str, Entry] = {}
+        views = []
+        for attachment, root in attached:
+            label = projection_label(self.memory_dir, self.root, attachment.name)
+            entries = None
+            projected = refs.resolve(root)
+            if projected:
+                with contextlib.suppress(MemrepoError):
+                    projection = MemoryRepo.open(root)
+                    found = _Entries(projection.paths(projected), projection.blob, self._shared_entries)
+                    entries = {path: found[path] for path in found}
+                    seen.update(found.seen)
+            views.append(SharedView(attachment.name, label, attachment.url, attachment.read_only, entries))
+        self._shared_entries = seen
+        return views
 
     def _read_limits(self, blob: str | None) -> Limits:
         if self._policy[0] == blob:

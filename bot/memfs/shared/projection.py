@@ -1,0 +1,260 @@
+"""Projections of shared memories (the shell: git): attach, detach, sync, list.
+
+    attach(repo, url, name=..., read_only=...)  clone the shared memory at its projection root
+        (refused in one line, leaving nothing behind: a name in use or not a folder name, a URL
+        attached already, a forge that does not answer, a token that cannot read, a repository
+        that holds no memory or holds invalid rules), then commit the record in the agent's
+        memory, as the person at the keyboard, and push it
+    detach(repo, name)    the record without it, committed and pushed; the projection removed
+    sync_all(repo)        every projection brought to its forge's main; one whose forge no
+                          longer lets the agent's token read it is removed, with a line saying why
+
+The agent's forge token reads the shared memory as git would: MEMREPO_FORGE_TOKEN, GITHUB_TOKEN,
+or the password of the agent's own origin URL; it is written into the projection's origin
+URL, as in the agent's own clone, and never into the record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
+
+from bot import identity, settings
+from bot.errors import MemrepoError
+from bot.memfs.clone import clone_repository
+from bot.memfs.shared import texts
+from bot.memfs.shared.record import (
+    RECORD_PATH,
+    Attachment,
+    attach_problem,
+    default_name,
+    parse_record,
+    projection_root,
+    render_record,
+    without_credentials,
+)
+
+__all__ = ["Row", "Synced", "access_lost", "agent_token", "attach", "attachments", "credentialed", "detach",
+           "open_projection", "rows", "sync_all", "sync_one", "without_credentials"]
+from bot.memfs.store import checks, refs
+from bot.memfs.store.repo import MemoryRepo
+from bot.memfs.sync import push, redact, remote_url, status, sync
+from bot.memfs.sync.transport import remote_heads
+
+
+def attachments(repo: MemoryRepo, rev: str = "HEAD") -> tuple[Attachment, ...]:
+    """The attachments the record lists at `rev`."""
+    data = repo.read(RECORD_PATH, rev)
+    return parse_record(None if data is None else data.decode("utf-8", "replace"))
+
+
+def agent_token(repo: MemoryRepo, env: Mapping[str, str] | None = None) -> str | None:
+    """The agent's forge token, as git finds it for its own clone."""
+    token = settings.first_value(settings.AGENT_FORGE_TOKENS, env)
+    if token:
+        return token
+    url = remote_url(repo)
+    parts = urlsplit(url or "")
+    return unquote(parts.password) if parts.scheme in ("http", "https") and parts.password else None
+
+
+def credentialed(url: str, token: str | None) -> str:
+    """An http(s) URL with `token` as its password (`x-access-token:<token>@`), unless it has
+    credentials of its own; any other URL as it is."""
+    parts = urlsplit(url)
+    if not token or parts.scheme not in ("http", "https") or "@" in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=f"x-access-token:{quote(token, safe='')}@{parts.netloc}"))
+
+
+def access_lost(problem: str) -> bool:
+    """Whether a fetch's failure says the forge refused the token (rather than not answering)."""
+    text = problem.lower()
+    return any(sign in text for sign in texts.ACCESS_LOST_SIGNS)
+
+
+def open_projection(repo: MemoryRepo, attachment: Attachment) -> MemoryRepo | None:
+    """The projection's clone, or None when it is not checked out (yet)."""
+    root = projection_root(repo.root, attachment.name)
+    if refs.resolve(root) is None:
+        return None
+    try:
+        return MemoryRepo.open(root)
+    except MemrepoError:
+        return None
+
+
+def _person(repo: MemoryRepo) -> identity.Identity:
+    """Who attaches or detaches: the person git knows at this clone."""
+    signature = repo.git.default_signature
+    return identity.Identity(signature.name, signature.email)
+
+
+def _record(repo: MemoryRepo, found: tuple[Attachment, ...], message: str) -> str:
+    """Commit the record as `found`, then push it (where there is a remote); how it went."""
+    head = repo.head_sha()
+    assert head is not None
+    with repo.lock():
+        repo.commit({RECORD_PATH: render_record(found).encode()}, message + "\n", _person(repo), parent=head)
+    if remote_url(repo) is None:
+        return texts.RECORD_LOCAL
+    return texts.RECORD_PUSHED if push(repo).pushed else texts.RECORD_LOCAL
+
+
+def attach(repo: MemoryRepo, url: str, *, name: str | None = None, read_only: bool = False,
+           env: Mapping[str, str] | None = None) -> str:
+    """Attach the shared memory at `url` (see the module docstring); the line to print."""
+    if "://" not in url and ":" not in url.split("/", 1)[0]:
+        url = str(Path(url).expanduser().absolute())  # a path on this machine, as git reads it
+    plain = without_credentials(url)
+    name = name if name is not None else default_name(plain)
+    found = attachments(repo)
+    problem = attach_problem(found, name, plain, remote_url(repo))
+    if problem is not None:
+        raise MemrepoError(problem)
+    root = projection_root(repo.root, name)
+    if root.exists() and any(root.iterdir()):
+        raise MemrepoError(texts.FOLDER_TAKEN.format(path=root, url=plain))
+    agent_id = repo.get_config("memrepo.agentId") or None
+    clone = _clone(repo, credentialed(url, agent_token(repo, env)), root, agent_id)
+    try:
+        clone.policy("HEAD")  # raises for rules that do not parse
+        problems = checks.check(clone, {}, "HEAD")  # Letta's limits file, when it is broken
+        if problems:
+            raise MemrepoError(str(problems[0]).strip())
+    except MemrepoError as exc:
+        shutil.rmtree(root, ignore_errors=True)
+        _drop_empty(root.parent)
+        raise MemrepoError(texts.BAD_RULES.format(url=plain, problem=exc)) from None
+    attachment = Attachment(name, plain, read_only)
+    try:
+        pushed = _record(repo, (*found, attachment), texts.ATTACH_MESSAGE.format(
+            name=name, url=plain, read_only=texts.ATTACHED_READ_ONLY if read_only else ""))
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        _drop_empty(root.parent)
+        raise
+    return texts.ATTACHED.format(url=plain, name=name, path=root, sha=(clone.head_sha() or "")[:12],
+                                 read_only=texts.ATTACHED_READ_ONLY if read_only else "", pushed=pushed)
+
+
+def _clone(repo: MemoryRepo, url: str, root: Path, agent_id: str | None) -> MemoryRepo:
+    from bot.memfs.tool.memory_tool import AGENT_NAME_KEY, configured_agent_id
+
+    agent = agent_id or configured_agent_id(repo) or "agent"
+    try:
+        return clone_repository(url, root, agent, repo.get_config(AGENT_NAME_KEY))
+    except MemrepoError as exc:
+        _drop_empty(root.parent)
+        if access_lost(str(exc)):
+            raise MemrepoError(texts.UNREADABLE.format(url=without_credentials(url), problem=redact(str(exc))))\
+                from None
+        raise
+
+
+def _drop_empty(folder: Path) -> None:
+    """Remove memrepo's `<memory>.shared` folder once it holds no projection."""
+    with contextlib.suppress(OSError):
+        if folder.name.endswith(".shared") and not any(folder.iterdir()):
+            folder.rmdir()
+
+
+def detach(repo: MemoryRepo, name: str) -> str:
+    """Detach `name`: the record without it (committed, pushed), its projection removed."""
+    found = attachments(repo)
+    gone = next((a for a in found if a.name == name), None)
+    if gone is None:
+        raise MemrepoError(texts.NOT_ATTACHED.format(name=name, path=repo.root))
+    pushed = _record(repo, tuple(a for a in found if a is not gone),
+                     texts.DETACH_MESSAGE.format(name=name, url=gone.url))
+    root = projection_root(repo.root, name)
+    shutil.rmtree(root, ignore_errors=True)
+    _drop_empty(root.parent)
+    return texts.DETACHED.format(name=name, url=gone.url, path=root, pushed=pushed)
+
+
+@dataclass(frozen=True)
+class Synced:
+    """What a sync did to one projection: `ok` False when it could not reach the forge's main."""
+
+    ok: bool
+    line: str
+    changed: bool = True  # the projection moved, was made or was removed (False: as it was)
+
+
+def sync_one(repo: MemoryRepo, attachment: Attachment, env: Mapping[str, str] | None = None) -> Synced:
+    """Bring one projection to its forge's main (cloning it when missing), or remove it when
+    the agent's token can no longer read it."""
+    root = projection_root(repo.root, attachment.name)
+    projection = open_projection(repo, attachment)
+    if projection is None:
+        if root.exists():
+            shutil.rmtree(root, ignore_errors=True)
+        try:
+            clone = _clone(repo, credentialed(attachment.url, agent_token(repo, env)), root, None)
+        except MemrepoError as exc:
+            return Synced(False, texts.SYNC_DOWN.format(name=attachment.name, sha="(none)", problem=exc),
+                          changed=False)
+        return Synced(True, texts.SYNC_CLONED.format(name=attachment.name, path=root,
+                                                     sha=(clone.head_sha() or "")[:12]))
+    before = projection.head_sha() or ""
+    heads, problem = remote_heads(projection)
+    if heads is None:
+        if access_lost(problem or ""):
+            shutil.rmtree(root, ignore_errors=True)
+            _drop_empty(root.parent)
+            return Synced(False, texts.SYNC_LOST.format(name=attachment.name, path=root, url=attachment.url,
+                                                        problem=redact(problem or "")))
+        return Synced(False, texts.SYNC_DOWN.format(name=attachment.name, sha=before[:12],
+                                                    problem=redact(problem or "")), changed=False)
+    ahead = status(projection).ahead or 0
+    if ahead:  # nothing reaches a shared memory's main but through its pull requests
+        return Synced(False, texts.SYNC_AHEAD.format(name=attachment.name, count=ahead, path=root), changed=False)
+    result = sync(projection)
+    after = projection.head_sha() or ""
+    if not result.pushed:
+        return Synced(False, texts.SYNC_DOWN.format(name=attachment.name, sha=before[:12], problem=result.reason),
+                      changed=False)
+    if after == before:
+        return Synced(True, texts.SYNC_SAME.format(name=attachment.name, sha=after[:12]), changed=False)
+    return Synced(True, texts.SYNC_MOVED.format(name=attachment.name, before=before[:12], after=after[:12]))
+
+
+def sync_all(repo: MemoryRepo, env: Mapping[str, str] | None = None) -> list[Synced]:
+    """Every attachment brought to its forge's main; what happened to each."""
+    found = attachments(repo)
+    if not found:
+        return [Synced(True, texts.SYNC_NONE, changed=False)]
+    return [sync_one(repo, attachment, env) for attachment in found]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One attachment as `memrepo shared list` shows it."""
+
+    name: str
+    url: str
+    read_only: bool
+    projection: str
+    head: str | None
+
+    def as_data(self) -> dict[str, object]:
+        return {"name": self.name, "url": self.url, "read_only": self.read_only, "projection": self.projection,
+                "head": self.head, "state": self.state}
+
+    @property
+    def state(self) -> str:
+        if self.head is None:
+            return "missing"
+        return "read-only" if self.read_only else "read-write"
+
+
+def rows(repo: MemoryRepo) -> list[Row]:
+    """The attachments with where each is projected and the commit it is at."""
+    return [Row(a.name, a.url, a.read_only, str(projection_root(repo.root, a.name)),
+                refs.resolve(projection_root(repo.root, a.name))) for a in attachments(repo)]
+
