@@ -112,14 +112,16 @@ def answer(event: str, root: Path, hook_input: dict) -> str | None:
 
 
 def core_memory(event: str, root: Path, hook_input: dict, *, folder: tuple[str, ...],
-                problem_of: Callable[[str], str | None], label: str) -> str | None:
+                problem_of: Callable[[str], str | None], label: str, only_if_moved: bool | None = None) -> str | None:
     """The core memory for a harness's session-start or prompt hook (Claude Code's, Codex's:
-    both read this output): always at session start, at a prompt only when the clone's HEAD
-    moved since the session last saw it. The transcript path the hook was told is kept when
-    `problem_of` finds nothing wrong with it (else said on standard error)."""
+    both read this output): always at session start, at a prompt (or whenever `only_if_moved`)
+    only when the clone's HEAD moved since the session last saw it. The transcript path the
+    hook was told is kept when `problem_of` finds nothing wrong with it (else said on
+    standard error)."""
     session = str(hook_input.get("session_id") or "")
     where = state_file(root, session, folder) if session else None
-    if event == PROMPT:
+    only_if_moved = event == PROMPT if only_if_moved is None else only_if_moved
+    if only_if_moved:
         head = refs.resolve(root)
         if head is not None and head == seen(where):
             return None
@@ -133,7 +135,7 @@ def core_memory(event: str, root: Path, hook_input: dict, *, folder: tuple[str, 
         else:  # the memory is still shown; the session's writes name the session only
             print(f"memrepo {label} hook: {problem}", file=sys.stderr)
     remember(where, **facts)
-    if event == PROMPT:
+    if only_if_moved:
         from bot.claude_code import texts
 
         text = texts.MEMORY_CHANGED.format(memory=text)

@@ -32,6 +32,7 @@ TRIGGERS = shared.TRIGGERS
 COMMANDS = (*EVENTS, TRIGGERS)
 HOOK_MODULE = "bot.codex.hook"
 STATE_DIR = ("memrepo", "codex")
+RESUME = "resume"  # SessionStart's `source` when `codex resume` / `codex exec resume` continues a session
 NAMED_ENV = "MEMREPO_CODEX_TRANSCRIPTS"  # folders (os.pathsep between) whose rollouts a user allows
 
 
@@ -55,9 +56,13 @@ def transcript_problem(transcript: str, sessions: Path, env: Mapping[str, str]) 
 
 
 def answer(event: str, root: Path, hook_input: dict, sessions: Path) -> str | None:
-    """The hook's JSON output for one call, or None when there is nothing to add."""
+    """The hook's JSON output for one call, or None when there is nothing to add. A resumed
+    session keeps the context it was given (Codex replays the rollout's history), so at a
+    resume the memory is added only if HEAD moved, as at a prompt."""
+    resumed = event == SESSION_START and hook_input.get("source") == RESUME
     return shared.core_memory(event, root, hook_input, folder=STATE_DIR, label="codex",
-                              problem_of=lambda path: transcript_problem(path, sessions, os.environ))
+                              problem_of=lambda path: transcript_problem(path, sessions, os.environ),
+                              only_if_moved=True if resumed else None)
 
 
 def run(event: str, repo: str, sessions: str) -> int:
@@ -90,10 +95,12 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m bot.codex.hook EVENT --repo DIR --sessions DIR`: the command install
     registers, which reaches the hook without argparse (the path every prompt pays for)."""
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 5 or argv[0] not in COMMANDS or argv[1] != "--repo" or argv[3] != "--sessions":
-        print(f"usage: python -m {HOOK_MODULE} {{{','.join(COMMANDS)}}} --repo DIR --sessions DIR", file=sys.stderr)
+    hook = len(argv) == 5 and argv[0] in EVENTS and argv[3] == "--sessions"
+    triggers = len(argv) == 3 and argv[0] == TRIGGERS  # the detached process the Stop hook starts
+    if not (hook or triggers) or argv[1] != "--repo":
+        print(f"usage: python -m {HOOK_MODULE} {{{','.join(EVENTS)}}} --repo DIR --sessions DIR", file=sys.stderr)
         return 2
-    return run(argv[0], argv[2], argv[4])
+    return run(argv[0], argv[2], argv[4] if hook else "")
 
 
 if __name__ == "__main__":

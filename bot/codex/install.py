@@ -36,6 +36,7 @@ from bot.transcript.codex_import import codex_home
 SERVER = "memrepo"
 SERVER_ARGS = ("-m", "bot.cli", "mcp", "--codex")
 CONFIG = "config.toml"
+SERVER_ENV = ("MEMREPO_HOME", "MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")
 DEFAULT_TIMEOUT = 600  # seconds: Codex's own default for a command hook, part of its trust hash
 # Codex's event names in config.toml, its labels in trust keys and hashes, and our hook command.
 HOOKS = (("SessionStart", "session_start", SESSION_START), ("UserPromptSubmit", "user_prompt_submit", PROMPT),
@@ -67,8 +68,11 @@ def python() -> str:
 
 
 def server_entry(repo: Path) -> dict[str, Any]:
-    """The MCP server: `memrepo mcp --codex --repo MEMDIR` over stdio, required."""
-    return {"command": python(), "args": [*SERVER_ARGS, "--repo", str(repo)], "required": True}
+    """The MCP server: `memrepo mcp --codex --repo MEMDIR` over stdio, required. Codex starts
+    it with a minimal environment (HOME, PATH, ...), so the variables memrepo reads are named
+    to pass through (`env_vars`): its transcript home, and the forge token a push needs."""
+    return {"command": python(), "args": [*SERVER_ARGS, "--repo", str(repo)], "required": True,
+            "env_vars": list(SERVER_ENV)}
 
 
 def hook_command(event: str, repo: Path, sessions: Path) -> str:
