@@ -104,11 +104,14 @@ def output(event: str, context: str) -> str:
 
 def answer(event: str, root: Path, hook_input: dict) -> str | None:
     """The hook's JSON output for one call, or None when there is nothing to add."""
-    from bot.claude_code.transcript import transcript_problem
-
-    return core_memory(event, root, hook_input, folder=STATE_DIR,
-                       problem_of=lambda path: transcript_problem(path, hook_input.get("cwd"), os.environ),
+    return core_memory(event, root, hook_input, folder=STATE_DIR, problem_of=lambda path: _problem(path, hook_input),
                        label="claude-code")
+
+
+def _problem(transcript: str, hook_input: dict) -> str | None:
+    from bot.claude_code.transcript import transcript_problem  # only when there is a new path to check
+
+    return transcript_problem(transcript, hook_input.get("cwd"), os.environ)
 
 
 def core_memory(event: str, root: Path, hook_input: dict, *, folder: tuple[str, ...],
@@ -133,7 +136,9 @@ def core_memory(event: str, root: Path, hook_input: dict, *, folder: tuple[str, 
         if problem is None:
             facts["transcript"] = transcript
         else:  # the memory is still shown; the session's writes name the session only
-            print(f"memrepo {label} hook: {problem}", file=sys.stderr)
+            from bot.claude_code import texts
+
+            print(texts.HOOK_PROBLEM.format(label=label, problem=problem), file=sys.stderr)
     remember(where, **facts)
     if only_if_moved:
         from bot.claude_code import texts

@@ -84,7 +84,7 @@ def run(event: str, repo: str, sessions: str) -> int:
         else:
             result = answer(event, root, hook_input, folder)
     except Exception as exc:  # a hook never stops the user's prompt: say it, exit 1
-        print(f"memrepo codex hook: {exc}", file=sys.stderr)
+        print(texts.HOOK_PROBLEM.format(problem=exc), file=sys.stderr)
         return 1
     if result is not None:
         sys.stdout.write(result + "\n")

@@ -53,6 +53,7 @@ TRUSTS = ("memrepo codex: the memory trusts these tools' results (.memrepo/confi
 TRUSTS_NONE = ("memrepo codex: the memory trusts no tool's result (.memrepo/config.yml trusted_sources is empty): "
                "after any tool call of Codex's, a turn's memory writes become pull requests a person approves; "
                "list tools in trusted_sources in {config} and commit it to change that.")
+HOOK_PROBLEM = "memrepo codex hook: {problem}"
 HOOK_BAD_INPUT = "memrepo codex hook: the hook input on standard input is not a JSON object ({problem})"
 HOOK_NO_SESSION = "the hook input names no session_id and transcript_path"
 TRANSCRIPT_NOT_A_ROLLOUT = "did not import {path}: a Codex rollout is an absolute path ending in .jsonl"
