@@ -249,3 +249,15 @@ def test_a_rollout_with_a_bad_line_imports_nothing(memory: MemoryRepo, tmp_path:
 ])
 def test_the_session_a_codex_calls_meta_names(meta: dict, session: str | None) -> None:
     assert session_of(meta) == session
+
+
+def test_a_prompt_where_nothing_moved_imports_no_compiler(memory: MemoryRepo, tmp_path: Path) -> None:
+    hook("session-start", memory.root, tmp_path, {"session_id": "s-1", "source": "startup"})
+    probe = ("import io, json, sys; sys.stdin = io.StringIO(json.dumps({'session_id': 's-1'})); "
+             "from bot.codex import hook; code = hook.run('prompt', sys.argv[1], sys.argv[2]); "
+             "print(code, sorted(m for m in sys.modules if m.startswith(('bot.', 'pygit2', 'git', 'yaml'))))")
+    done = subprocess.run([sys.executable, "-c", probe, str(memory.root), str(tmp_path)], capture_output=True,
+                          text=True)
+    loaded = ("0 ['bot.claude_code', 'bot.claude_code.hook', 'bot.codex', 'bot.codex.hook', 'bot.codex.texts', "
+              "'bot.memfs', 'bot.memfs.store', 'bot.memfs.store.refs']")
+    assert done.stdout.split("\n")[0] == loaded, done.stderr
