@@ -261,3 +261,23 @@ def test_a_prompt_where_nothing_moved_imports_no_compiler(memory: MemoryRepo, tm
     loaded = ("0 ['bot.claude_code', 'bot.claude_code.hook', 'bot.codex', 'bot.codex.hook', 'bot.codex.texts', "
               "'bot.memfs', 'bot.memfs.store', 'bot.memfs.store.refs']")
     assert done.stdout.split("\n")[0] == loaded, done.stderr
+
+
+def test_a_project_install_puts_the_trust_in_the_users_file_and_says_the_project_is_not_trusted(
+        memory: MemoryRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home, project = tmp_path / "codex", tmp_path / "project"
+    project.mkdir()
+    code, out, err = run_cli(capsys, "codex", "install", "--repo", str(memory.root), "--codex-home", str(home),
+                             "--project", str(project))
+    assert code == 0, err
+    assert "only for a trusted project" in out and "does not trust it yet" in out
+    config = project / ".codex" / "config.toml"
+    data = tomllib.loads(config.read_text())
+    assert data["mcp_servers"]["memrepo"]["required"] is True and "state" not in data["hooks"]
+    state = config_of(home)["hooks"]["state"]
+    assert set(state) == {trust_key(config, label, 0) for label in ("session_start", "user_prompt_submit", "stop")}
+    assert "projects" not in config_of(home)  # memrepo trusts no project for the user
+
+    code, _, err = run_cli(capsys, "codex", "uninstall", "--codex-home", str(home), "--project", str(project))
+    assert code == 0, err
+    assert tomllib.loads(config.read_text()) == {} and config_of(home) == {}

@@ -225,17 +225,42 @@ def memory_trust(repo: Path) -> str:
     return trust_notice(MemoryRepo.open(repo).policy("HEAD").trusted_sources, repo / CONFIG_PATH)
 
 
-def install(repo: Path, home: Path | None = None) -> list[str]:
-    """Merge memrepo's entries into Codex's config.toml; the lines to print (empty: nothing changed)."""
+def _files(home: Path | None, project: Path | None) -> tuple[ConfigFile, ConfigFile]:
+    """(the file the server and hooks go in, the user's file the trust goes in): the same file,
+    or with `project` its `.codex/config.toml` (Codex reads trust only from the user's)."""
+    user = ConfigFile.read((home or codex_home()).expanduser().absolute())
+    if project is None:
+        return user, user
+    return ConfigFile.read(project.expanduser().resolve() / ".codex"), user
+
+
+def _write(config: ConfigFile, user: ConfigFile, said: list[tuple[Path, str]]) -> list[str]:
+    for file in (config, user) if config is not user else (config,):
+        file.write()
+    return [f"  {path}: {line.strip()}" for path, line in said]
+
+
+def project_trust(user: ConfigFile, project: Path) -> str:
+    """Whether Codex loads `project`'s .codex/config.toml: only for a project the user trusts."""
+    projects = user.document.get("projects")
+    entry = projects.get(str(project)) if isinstance(projects, dict) else None
+    trusted = isinstance(entry, dict) and entry.get("trust_level") == "trusted"
+    return (texts.PROJECT_TRUSTED if trusted else texts.PROJECT_UNTRUSTED).format(project=project, config=user.path)
+
+
+def install(repo: Path, home: Path | None = None, project: Path | None = None) -> list[str]:
+    """Merge memrepo's entries into Codex's config.toml (with `project`, the server and hooks
+    into the project's .codex/config.toml, their trust into the user's); the lines to print
+    (empty: nothing changed)."""
     from bot.memfs import refs
 
     repo = repo.expanduser().resolve()
     if refs.resolve(repo) is None:
         raise MemrepoError(texts.NOT_A_MEMORY.format(repo=repo))
     home = (home or codex_home()).expanduser().absolute()
-    config = ConfigFile.read(home)
+    config, user = _files(home, project)
     document = config.document
-    said: list[str] = []
+    said: list[tuple[Path, str]] = []
     servers = config.table(document, "mcp_servers", "mcp_servers")
     present = servers.get(SERVER)
     wanted = server_entry(repo)
@@ -243,10 +268,11 @@ def install(repo: Path, home: Path | None = None) -> list[str]:
         raise MemrepoError(texts.OTHER_SERVER.format(path=config.path, command=json.dumps(_plain(present))))
     if present is None or _plain(present) != wanted:
         servers[SERVER] = _table(wanted)
-        said.append(texts.WROTE.format(what=texts.WHAT_SERVER))
+        said.append((config.path, texts.WHAT_SERVER))
 
     hooks = config.table(document, "hooks", "hooks")
-    state = config.table(hooks, "state", "hooks.state")
+    user_hooks = user.table(user.document, "hooks", "hooks")
+    state = user.table(user_hooks, "state", "hooks.state")
     sessions = home / "sessions"
     for event, label, command in HOOKS:
         group = hook_group(command, repo, sessions)
@@ -255,44 +281,50 @@ def install(repo: Path, home: Path | None = None) -> list[str]:
             groups = _groups(config, hooks, event)
             index = len(groups)
             _set_groups(hooks, event, [*groups, group])
-            command_line = group["hooks"][0]["command"]
-            said.append(texts.WROTE.format(what=texts.WHAT_HOOK.format(event=event, command=command_line)))
+            said.append((config.path, texts.WHAT_HOOK.format(event=event, command=group["hooks"][0]["command"])))
         key, trusted = trust_key(config.key_path, label, index), hook_trust(label, group)
         if _plain(state.get(key)) != {"trusted_hash": trusted}:
             entry = tomlkit.inline_table()
             entry["trusted_hash"] = trusted
             state[key] = entry
-            said.append(texts.WROTE.format(what=texts.WHAT_TRUST.format(key=key, hash=trusted)))
-    if not state:
-        hooks.pop("state", None)
-    config.write()
-    return [line.replace("  ", f"  {config.path}: ", 1) for line in said]
+            said.append((user.path, texts.WHAT_TRUST.format(key=key, hash=trusted)))
+    _prune(user)
+    return _write(config, user, said)
 
 
-def uninstall(home: Path | None = None) -> list[str]:
-    """Take memrepo's entries out of Codex's config.toml; the lines to print (empty: there were none)."""
-    home = (home or codex_home()).expanduser().absolute()
-    config = ConfigFile.read(home)
+def _prune(user: ConfigFile) -> None:
+    hooks = user.document.get("hooks")
+    if isinstance(hooks, dict):
+        if "state" in hooks and not hooks["state"]:
+            del hooks["state"]
+        if not hooks:
+            del user.document["hooks"]
+
+
+def uninstall(home: Path | None = None, project: Path | None = None) -> list[str]:
+    """Take memrepo's entries out of Codex's config.toml (with `project`, out of the project's
+    .codex/config.toml, and their trust out of the user's); the lines to print (empty: there
+    were none)."""
+    config, user = _files(home, project)
     document = config.document
-    said: list[str] = []
+    said: list[tuple[Path, str]] = []
     servers = document.get("mcp_servers")
     if isinstance(servers, dict) and looks_like_ours(_plain(servers.get(SERVER))):
         del servers[SERVER]
-        said.append(texts.WROTE.format(what=texts.WHAT_REMOVED.format(what=texts.WHAT_SERVER)))
+        said.append((config.path, texts.WHAT_REMOVED.format(what=texts.WHAT_SERVER)))
         if not servers:
             del document["mcp_servers"]
     hooks = document.get("hooks")
     if isinstance(hooks, dict):
-        state = hooks.get("state")
+        user_hooks = user.document.get("hooks")
+        state = user_hooks.get("state") if isinstance(user_hooks, dict) else None
         state = state if isinstance(state, dict) else {}
         for event, label, _ in HOOKS:
             before = len(_groups(config, hooks, event))
             _take_out_ours(config, hooks, state, event, label)
             if len(_groups(config, hooks, event)) != before:
-                said.append(texts.WROTE.format(what=texts.WHAT_REMOVED.format(what=f"[[hooks.{event}]] and its trust")))
-        if "state" in hooks and not hooks["state"]:
-            del hooks["state"]
-        if not hooks:
+                said.append((config.path, texts.WHAT_REMOVED.format(what=texts.WHAT_HOOKS_OF.format(event=event))))
+        _prune(user)
+        if "hooks" in document and not document["hooks"]:
             del document["hooks"]
-    config.write()
-    return [line.replace("  ", f"  {config.path}: ", 1) for line in said]
+    return _write(config, user, said)

@@ -20,6 +20,8 @@ comment kept):
   - [hooks.state]: the trusted_hash Codex records when a person trusts a hook in /hooks, for
     each of these three hooks: `codex exec` skips a hook without it.
 
+With --project DIR the server and hooks go in DIR/.codex/config.toml, for that project only
+(Codex loads it only for a project the user trusts), and their trust in the user's config.toml.
 Codex's own memories ($CODEX_HOME/memories) are left alone. Running install again changes
 nothing; `uninstall` takes out what install wrote and nothing else."""
 INSTALL_HELP = "write the MCP server, the hooks and their trust into Codex's config.toml"
@@ -33,11 +35,17 @@ INSTALLED = "memrepo codex: Codex ({config}) uses the memory in {repo}"
 ALREADY_INSTALLED = "memrepo codex: Codex ({config}) already uses the memory in {repo}; nothing changed"
 UNINSTALLED = "memrepo codex: took the memory out of {config}"
 NOT_INSTALLED = "memrepo codex: {config} had nothing of memrepo; nothing changed"
-WROTE = "  {what}"
 WHAT_SERVER = "[mcp_servers.memrepo]: memrepo's MCP server, required (its tools are in the first request)"
 WHAT_HOOK = "[[hooks.{event}]]: {command}"
 WHAT_TRUST = "[hooks.state] \"{key}\": trusted_hash {hash} (Codex runs this hook, in `codex exec` too)"
 WHAT_REMOVED = "removed {what}"
+WHAT_HOOKS_OF = "[[hooks.{event}]] and its trust"
+PROJECT_TRUSTED = "memrepo codex: {project} is a trusted project in {config}, so Codex loads its .codex/config.toml"
+PROJECT_UNTRUSTED = ("memrepo codex: Codex loads {project}/.codex/config.toml only for a trusted project, and {config} "
+                     "does not trust it yet: trust it when Codex asks, or add [projects.\"{project}\"] with "
+                     "trust_level = \"trusted\" (memrepo does not decide that for you)")
+PROJECT_HELP = ("the project whose .codex/config.toml gets the server and hooks (Codex loads it only for a trusted "
+                "project; their trust goes in the user's config.toml); default: the user's config.toml, every project")
 UNREADABLE = ("{path} cannot be read as Codex's TOML configuration ({problem}); nothing was changed: mend or "
               "move it, then run the command again")
 NOT_A_TABLE = "{path}: {key} is {kind}, not a table; nothing was changed"

@@ -19,6 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     uninstall = actions.add_parser("uninstall", help=texts.UNINSTALL_HELP, description=texts.UNINSTALL_HELP)
     for action in (install, uninstall):
         action.add_argument("--codex-home", metavar="DIR", help=texts.CODEX_HOME_HELP)
+        action.add_argument("--project", metavar="DIR", help=texts.PROJECT_HELP)
     install.set_defaults(func=run_install)
     uninstall.set_defaults(func=run_uninstall)
     hook = actions.add_parser("hook", help=texts.HOOK_HELP, description=texts.HOOK_HELP)
@@ -35,24 +36,32 @@ def _home(args: argparse.Namespace) -> Path:
 
 
 def run_install(args: argparse.Namespace) -> int:
-    from bot.codex.install import CONFIG, install, memory_trust
+    from bot.codex.install import CONFIG, ConfigFile, install, memory_trust, project_trust
 
-    home = _home(args)
-    lines = install(Path(args.repo), home)
+    home, project = _home(args), _project(args)
+    lines = install(Path(args.repo), home, project)
     repo = Path(args.repo).expanduser().resolve()
-    print((texts.INSTALLED if lines else texts.ALREADY_INSTALLED).format(config=home / CONFIG, repo=repo))
+    config = (project / ".codex" if project else home) / CONFIG
+    print((texts.INSTALLED if lines else texts.ALREADY_INSTALLED).format(config=config, repo=repo))
     for line in lines:
         print(line)
+    if project is not None:
+        print(project_trust(ConfigFile.read(home), project))
     print(memory_trust(repo))
     return 0
+
+
+def _project(args: argparse.Namespace) -> Path | None:
+    return Path(args.project).expanduser().resolve() if args.project else None
 
 
 def run_uninstall(args: argparse.Namespace) -> int:
     from bot.codex.install import CONFIG, uninstall
 
-    home = _home(args)
-    lines = uninstall(home)
-    print((texts.UNINSTALLED if lines else texts.NOT_INSTALLED).format(config=home / CONFIG))
+    home, project = _home(args), _project(args)
+    lines = uninstall(home, project)
+    config = (project / ".codex" if project else home) / CONFIG
+    print((texts.UNINSTALLED if lines else texts.NOT_INSTALLED).format(config=config))
     for line in lines:
         print(line)
     return 0

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import github
@@ -159,3 +160,27 @@ def test_a_codex_session_dreams_into_a_pull_request(codex: Path, localhub, tmp_p
     (pull,) = pulls
     assert "memrepo:dream" in [label.name for label in pull.labels]
     assert session in pull.body and said in pull.body
+
+
+def test_an_install_for_one_trusted_project_serves_that_project_only(codex: Path, memory: MemoryRepo,
+                                                                     tmp_path: Path) -> None:
+    project, other, home = tmp_path / "project", tmp_path / "other", tmp_path / "codex-home"
+    for folder in (project, other, home):
+        folder.mkdir()
+    with Endpoint(["Noted."]) as endpoint:
+        (home / "config.toml").write_text(PROVIDER.format(url=endpoint.url)
+                                          + f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
+        done = subprocess.run([*MEMREPO, "codex", "install", "--repo", str(memory.root), "--codex-home", str(home),
+                               "--project", str(project)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert "is a trusted project" in done.stdout
+        assert "memrepo" not in tomllib.loads((home / "config.toml").read_text()).get("mcp_servers", {})
+        env = codex_env(home, tmp_path)
+        ask(codex, project, env, "What do you remember about me?")
+        ask(codex, other, env, "And here?")
+        inside, outside = endpoint.responses()
+    memory_now = compiled(memory.root)
+    assert any(memory_now in text for text in texts_of(inside))
+    assert "mcp__memrepo" in {tool.get("name") for tool in inside["tools"]}
+    assert not any(memory_now in text for text in texts_of(outside))
+    assert "mcp__memrepo" not in {tool.get("name") for tool in outside["tools"]}
