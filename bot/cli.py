@@ -21,6 +21,7 @@ from typing import Any
 from bot import __version__
 from bot import texts as shared_texts
 from bot.claude_code import texts as claude_code_texts
+from bot.codex import texts as codex_texts
 from bot.commands import texts
 from bot.errors import MemrepoError
 
@@ -50,6 +51,7 @@ COMMANDS: dict[str, str] = {
     "mcp": texts.MCP_HELP,
     "palace": texts.PALACE_HELP,
     "claude-code": claude_code_texts.CLAUDE_CODE_HELP,
+    "codex": codex_texts.CODEX_HELP,
 }
 
 

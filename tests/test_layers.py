@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 OURS = ("bot", "receiver", "localhub")
 ABOVE_THE_CORE = ("bot.forge", "bot.dream", "bot.follow", "bot.integrator", "bot.agent", "bot.notify", "bot.mcp",
                   "bot.provenance", "bot.serve", "bot.commands", "bot.demo", "bot.cli", "bot.queue", "bot.repo_lock",
-                  "bot.dedupe", "bot.palace", "bot.access", "bot.claude_code", "bot.pullrequest", "receiver",
-                  "localhub")
+                  "bot.dedupe", "bot.palace", "bot.access", "bot.claude_code", "bot.codex", "bot.pullrequest",
+                  "receiver", "localhub")
 GIT = ("git", "pygit2", "bot.memfs")
 GITHUB = ("github", "bot.forge", "localhub")
 

@@ -76,6 +76,7 @@ USING_IT = "memrepo init memory --agent-id ada"
 TOOL_STDIN = "memrepo tool --repo memory - <<"
 CLAUDE_CODE = "memrepo claude-code install --repo ~/memory --project ~/code/myproject"
 CLAUDE_CODE_AUTO_MEMORY = CLAUDE_CODE + " --auto-memory"
+CODEX = "memrepo codex install --repo ~/memory"
 
 # Blocks that cannot run on a fresh machine without network, by their first line, and why.
 EXCLUDED = {
@@ -131,6 +132,7 @@ RUN: dict[str, Setup | None] = {
     TOOL_STDIN: make_memory,  # the memory the Using it block makes
     CLAUDE_CODE: make_home_memory_and_project,
     CLAUDE_CODE_AUTO_MEMORY: make_home_memory_and_project,
+    CODEX: make_home_memory_and_project,
 }
 
 
@@ -269,6 +271,16 @@ def test_the_claude_code_example_writes_the_projects_two_files(ran: dict[str, Ra
     servers = json.loads((project / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]
     assert "memrepo" in servers and str(result.folder / "memory") in json.dumps(servers["memrepo"])
     assert (project / ".claude" / "settings.local.json").is_file()
+
+
+def test_the_codex_example_writes_codexs_config_with_trusted_hooks(ran: dict[str, Ran]) -> None:
+    import tomllib
+
+    result = ran[CODEX]
+    assert result.failure is None, result.failure
+    config = tomllib.loads((result.folder / ".codex" / "config.toml").read_text(encoding="utf-8"))
+    assert str(result.folder / "memory") in json.dumps(config["mcp_servers"]["memrepo"])
+    assert len(config["hooks"]["state"]) == 3
 
 
 def test_the_auto_memory_example_points_claude_codes_memory_into_the_memory(ran: dict[str, Ran]) -> None:

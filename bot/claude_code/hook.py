@@ -25,6 +25,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from bot.memfs import refs
@@ -42,14 +43,15 @@ MAX_INPUT = 64 * 1024 * 1024  # characters of hook input: a pasted prompt or a w
 FEW_BRACKETS = 64  # bot.bounded_json.MAX_DEPTH: no more opening brackets than that cannot nest deeper
 
 
-def state_file(root: Path, session: str) -> Path | None:
-    """Where this session's last seen HEAD is kept, or None when `root` is no repository."""
+def state_file(root: Path, session: str, folder: tuple[str, ...] = STATE_DIR) -> Path | None:
+    """Where this session's last seen HEAD is kept (under `folder` of the git directory: each
+    harness has its own), or None when `root` is no repository."""
     dirs = refs.git_dirs(root)
     if dirs is None:
         return None
     name = session if _SAFE.fullmatch(session) and not session.startswith(".") else \
         hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()
-    return dirs[0].joinpath(*STATE_DIR, f"{name}.json")
+    return dirs[0].joinpath(*folder, f"{name}.json")
 
 
 def _state(path: Path | None) -> dict:
@@ -102,9 +104,27 @@ def output(event: str, context: str) -> str:
 
 def answer(event: str, root: Path, hook_input: dict) -> str | None:
     """The hook's JSON output for one call, or None when there is nothing to add."""
+    return core_memory(event, root, hook_input, folder=STATE_DIR, problem_of=lambda path: _problem(path, hook_input),
+                       label="claude-code")
+
+
+def _problem(transcript: str, hook_input: dict) -> str | None:
+    from bot.claude_code.transcript import transcript_problem  # only when there is a new path to check
+
+    return transcript_problem(transcript, hook_input.get("cwd"), os.environ)
+
+
+def core_memory(event: str, root: Path, hook_input: dict, *, folder: tuple[str, ...],
+                problem_of: Callable[[str], str | None], label: str, only_if_moved: bool | None = None) -> str | None:
+    """The core memory for a harness's session-start or prompt hook (Claude Code's, Codex's:
+    both read this output): always at session start, at a prompt (or whenever `only_if_moved`)
+    only when the clone's HEAD moved since the session last saw it. The transcript path the
+    hook was told is kept when `problem_of` finds nothing wrong with it (else said on
+    standard error)."""
     session = str(hook_input.get("session_id") or "")
-    where = state_file(root, session) if session else None
-    if event == PROMPT:
+    where = state_file(root, session, folder) if session else None
+    only_if_moved = event == PROMPT if only_if_moved is None else only_if_moved
+    if only_if_moved:
         head = refs.resolve(root)
         if head is not None and head == seen(where):
             return None
@@ -112,15 +132,15 @@ def answer(event: str, root: Path, hook_input: dict) -> str | None:
     facts = {"head": head}
     transcript = hook_input.get("transcript_path")
     if isinstance(transcript, str) and transcript and transcript != seen_fact(where, "transcript"):
-        from bot.claude_code.transcript import transcript_problem
-
-        problem = transcript_problem(transcript, hook_input.get("cwd"), os.environ)
+        problem = problem_of(transcript)
         if problem is None:
             facts["transcript"] = transcript
         else:  # the memory is still shown; the session's writes name the session only
-            print(f"memrepo claude-code hook: {problem}", file=sys.stderr)
+            from bot.claude_code import texts
+
+            print(texts.HOOK_PROBLEM.format(label=label, problem=problem), file=sys.stderr)
     remember(where, **facts)
-    if event == PROMPT:
+    if only_if_moved:
         from bot.claude_code import texts
 
         text = texts.MEMORY_CHANGED.format(memory=text)
@@ -138,14 +158,16 @@ def parse_input(raw: str) -> object:
     return loads_bounded(raw, what="the hook input")
 
 
-def read_input(stream) -> dict:
+def read_input(stream, refusal: str | None = None) -> dict:
     """The hook input, read to at most MAX_INPUT characters: more, or anything but a JSON
-    object, is a one-line refusal (exit 1, nothing done)."""
+    object, is a one-line refusal (exit 1, nothing done); `refusal` is its text, with
+    {problem} (default: Claude Code's hook's)."""
     raw = stream.read(MAX_INPUT + 1)
     if len(raw) > MAX_INPUT:
         from bot.claude_code import texts
 
-        raise SystemExit(texts.HOOK_BAD_INPUT.format(problem=texts.HOOK_INPUT_TOO_LONG.format(limit=MAX_INPUT)))
+        refusal = refusal or texts.HOOK_BAD_INPUT
+        raise SystemExit(refusal.format(problem=texts.HOOK_INPUT_TOO_LONG.format(limit=MAX_INPUT)))
     try:
         value = parse_input(raw) if raw.strip() else {}
     except ValueError as exc:
@@ -155,7 +177,7 @@ def read_input(stream) -> dict:
     if not isinstance(value, dict):
         from bot.claude_code import texts
 
-        raise SystemExit(texts.HOOK_BAD_INPUT.format(problem=problem))
+        raise SystemExit((refusal or texts.HOOK_BAD_INPUT).format(problem=problem))
     return value
 
 

@@ -64,6 +64,7 @@ TRUSTS_NONE = ("memrepo claude-code: the memory trusts no tool's result (.memrep
                "approves. To trust reading this machine's files, list tool:Read, tool:Grep, tool:Glob, tool:LS "
                "and tool:NotebookRead under trusted_sources in {config} and commit it.")
 
+HOOK_PROBLEM = "memrepo {label} hook: {problem}"
 HOOK_BAD_INPUT = "memrepo claude-code hook: the hook input on standard input is not a JSON object ({problem})"
 TRANSCRIPT_NOT_A_SESSION = "did not import {path}: a Claude Code session file is an absolute path ending in .jsonl"
 TRANSCRIPT_ELSEWHERE = ("did not import {path}: it is not in this session's project folder {folder} of Claude "

@@ -37,6 +37,7 @@ from bot.transcript.claude_code_import import CONFIG_ENV, SUFFIX, import_claude_
 
 if TYPE_CHECKING:
     from bot.agent import AgentSession
+    from bot.transcript import TranscriptStore
 
 log = logging.getLogger("memrepo.claude_code")
 
@@ -139,11 +140,21 @@ def transcript_path(root: Path, session: str, env: Mapping[str, str]) -> Path | 
 class SessionTranscript:
     """Keeps an agent session's turn in step with its Claude Code session's file."""
 
+    harness = "Claude Code"
+
     def __init__(self, root: Path, session: str, env: Mapping[str, str]) -> None:
         self.root = root
         self.session = session
         self.env = env
         self.last: str | None = None  # the last row fed into the turn
+
+    def path(self) -> Path | None:
+        """The session's file, if it is known."""
+        return transcript_path(self.root, self.session, self.env)
+
+    def bring_in(self, store: TranscriptStore, agent_id: str, path: Path) -> None:
+        """Import what the session's file gained into `store`."""
+        import_claude_code(store, agent_id, path)
 
     def catch_up(self, agent: AgentSession, tool_use: str | None = None) -> None:
         """Import what is new and feed it into `agent`'s turn. `tool_use`: the id of the call
@@ -151,20 +162,20 @@ class SessionTranscript:
         call, so the import waits for it (CALL_WAIT_SECONDS at most). A session file that
         cannot be found or read leaves the turn as it is (logged): the write still names the
         session."""
-        path = transcript_path(self.root, self.session, self.env)
+        path = self.path()
         if path is not None and tool_use:
             written_down(path, tool_use)
         if path is None or not path.is_file():
-            log.warning("no transcript of Claude Code session %s found; the write names the session only",
-                        self.session)
+            log.warning("no transcript of %s session %s found; the write names the session only",
+                        self.harness, self.session)
             return
         try:
-            import_claude_code(agent.store, agent.agent_id, path)
+            self.bring_in(agent.store, agent.agent_id, path)
             if self.session not in agent.store.conversations(agent.agent_id):
                 return
             rows = agent.store.read(agent.agent_id, self.session, after=self.last)
         except MemrepoError as exc:
-            log.warning("the transcript of Claude Code session %s was not imported: %s", self.session, exc)
+            log.warning("the transcript of %s session %s was not imported: %s", self.harness, self.session, exc)
             return
         if rows:
             agent.observe(rows, own_tool_sources())

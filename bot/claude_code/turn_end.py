@@ -78,18 +78,20 @@ def after_turn(root: Path, hook_input: dict, spawn: Spawn | None = None) -> list
     return events
 
 
-def log_file(root: Path, session: str) -> Path:
-    state = hook.state_file(root, session)
+def log_file(root: Path, session: str, folder: tuple[str, ...] = hook.STATE_DIR) -> Path:
+    state = hook.state_file(root, session, folder)
     assert state is not None  # the repository was opened above
     return state.with_suffix(".log")
 
 
-def spawn_triggers(root: Path, session: str, events: list[str]) -> None:
-    """`python -m bot.claude_code.hook triggers` in a session of its own, its output to the log."""
-    log = log_file(root, session)
+def spawn_triggers(root: Path, session: str, events: list[str], module: str = hook.HOOK_MODULE,
+                   folder: tuple[str, ...] = hook.STATE_DIR) -> None:
+    """`python -m <module> triggers` (Claude Code's hook module, or another harness's) in a
+    session of its own, its output to the session's log."""
+    log = log_file(root, session, folder)
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
-        child = subprocess.Popen([sys.executable, "-m", hook.HOOK_MODULE, hook.TRIGGERS, "--repo", str(root)],
+        child = subprocess.Popen([sys.executable, "-m", module, hook.TRIGGERS, "--repo", str(root)],
                                  stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
                                  start_new_session=True, close_fds=True)
     assert child.stdin is not None

@@ -26,6 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-push", action="store_true", help=texts.MCP_NO_PUSH_HELP)
     parser.add_argument("--conversation", metavar="ID", help=texts.MCP_CONVERSATION_HELP)
     parser.add_argument("--claude-code", action="store_true", help=texts.MCP_CLAUDE_CODE_HELP)
+    parser.add_argument("--codex", action="store_true", help=texts.MCP_CODEX_HELP)
     parser.add_argument("--record", action="store_true", help=texts.MCP_RECORD_HELP)
     parser.add_argument("--background-dreams", action="store_true", help=texts.MCP_BACKGROUND_DREAMS_HELP)
     parser.add_argument("--home", metavar="DIR", help=texts.HOME_HELP)
@@ -58,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     options = Options(repo=args.repo, agent_id=args.agent_id, agent_name=args.agent_name, home=args.home,
                       system_prompt=read_system_prompt(args.system_prompt) if args.system_prompt else "",
                       memory_dir=args.memory_dir, push=not args.no_push, poll_seconds=poll,
-                      conversation=args.conversation, claude_code=args.claude_code, record=args.record,
+                      conversation=args.conversation, claude_code=args.claude_code, codex=args.codex,
+                      record=args.record,
                       background_dreams=args.background_dreams,
                       events_url=args.events or None, agent_token=(token or None) if args.events else None)
     app = MemoryServer(options)  # with --events, its agent session follows the head events (one subscriber)

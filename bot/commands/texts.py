@@ -231,17 +231,22 @@ TRANSCRIPT_IMPORT_HELP = (
     "written; a Letta import takes only what is new)"
 )
 TRANSCRIPT_IMPORT_FROM_HELP = (
-    "what PATH holds: memrepo's rows (the default), letta (Letta Code's transcript folders) or claude-code "
-    "(Claude Code's session files)"
+    "what PATH holds: memrepo's rows (the default), letta (Letta Code's transcript folders), claude-code "
+    "(Claude Code's session files) or codex (Codex's session rollouts)"
 )
 TRANSCRIPT_IMPORT_PATH_HELP = (
     "memrepo: a JSON Lines file ('-' for standard input); letta: Letta Code's transcripts folder, an agent's "
     "folder or a conversation's folder (default: $LETTA_TRANSCRIPT_ROOT, else ~/.letta/transcripts); "
     "claude-code: a session's <session-id>.jsonl, a project's folder or the projects folder (default: "
-    "$CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)"
+    "$CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects); codex: a rollout, a day's folder or the sessions "
+    "folder (default: $CODEX_HOME/sessions, else ~/.codex/sessions)"
 )
-TRANSCRIPT_IMPORT_AGENT_HELP = "claude-code: the agent the sessions are recorded for (default: the memory's, --repo)"
-TRANSCRIPT_IMPORT_REPO_HELP = "claude-code: the memory whose agent the sessions belong to (default: the current folder)"
+TRANSCRIPT_IMPORT_AGENT_HELP = (
+    "claude-code, codex: the agent the sessions are recorded for (default: the memory's, --repo)"
+)
+TRANSCRIPT_IMPORT_REPO_HELP = (
+    "claude-code, codex: the memory whose agent the sessions belong to (default: the current folder)"
+)
 TRANSCRIPT_REBUILD_HELP = "rebuild the search index from the logs"
 TRANSCRIPT_REBUILD_AGENT_HELP = "only this agent (default: every agent)"
 SEARCH_HELP = "search transcripts (BM25 over words, stems, Korean, Japanese and Chinese)"
@@ -356,6 +361,10 @@ MCP_CONVERSATION_HELP = ("the conversation id for this server's transcript rows 
 MCP_CLAUDE_CODE_HELP = (
     "serve one Claude Code session (what `memrepo claude-code install` registers): the conversation is "
     "$CLAUDE_CODE_SESSION_ID, and each write first imports the session's transcript, so its commit names the turn"
+)
+MCP_CODEX_HELP = (
+    "serve OpenAI's Codex CLI (what `memrepo codex install` registers): each write's conversation is the Codex "
+    "session its call's _meta names, and it first imports that session's rollout, so its commit names the turn"
 )
 MCP_RECORD_HELP = ("offer the memory_record tool, for the harness to record conversation messages (keep it from the "
                    "model: whoever calls it can start a new, trusted turn)")

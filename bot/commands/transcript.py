@@ -51,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     imp = sub.add_parser("import", help=texts.TRANSCRIPT_IMPORT_HELP,
                          description=texts.TRANSCRIPT_IMPORT_HELP)
-    imp.add_argument("--from", dest="format", choices=("memrepo", "letta", "claude-code"), default="memrepo",
+    imp.add_argument("--from", dest="format", choices=("memrepo", "letta", "claude-code", "codex"), default="memrepo",
                      help=texts.TRANSCRIPT_IMPORT_FROM_HELP)
     imp.add_argument("file", metavar="PATH", nargs="?", help=texts.TRANSCRIPT_IMPORT_PATH_HELP)
     imp.add_argument("--agent", metavar="AGENT", help=texts.TRANSCRIPT_IMPORT_AGENT_HELP)
@@ -134,6 +134,8 @@ def run_import(args: argparse.Namespace) -> int:
         return run_import_letta(args)
     if args.format == "claude-code":
         return run_import_claude_code(args)
+    if args.format == "codex":
+        return run_import_codex(args)
     if args.file is None:
         raise MemrepoError(texts.IMPORT_NEEDS_FILE)
     bars = ProgressBars()
@@ -171,6 +173,17 @@ def run_import_claude_code(args: argparse.Namespace) -> int:
     agent = args.agent or memory_agent(args.repo)
     path = args.file or default_root()
     print(import_harness(args, lambda store: import_claude_code(store, agent, path)).describe(path))
+    return 0
+
+
+def run_import_codex(args: argparse.Namespace) -> int:
+    """Codex's rollouts, for the agent named or the memory's: one line saying what was
+    imported; a rollout read again from the start as a warning."""
+    from bot.transcript.codex_import import default_root, import_codex
+
+    agent = args.agent or memory_agent(args.repo)
+    path = args.file or default_root()
+    print(import_harness(args, lambda store: import_codex(store, agent, path)).describe(path))
     return 0
 
 

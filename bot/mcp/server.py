@@ -45,7 +45,7 @@ from bot.mcp.catalog import (
     tools,
 )
 from bot.mcp.head import POLL_SECONDS, HeadWatcher
-from bot.mcp.writes import TOOL_USE_META
+from bot.mcp.writes import CODEX_CALL_META, TOOL_USE_META
 from bot.memfs import DEFAULT_MEMORY_DIR, MemoryRepo, PromptCompiler
 from bot.transcript import documents
 
@@ -68,6 +68,7 @@ class Options:
     poll_seconds: float = POLL_SECONDS
     conversation: str | None = None  # None: a fresh mcp-<hex> per server process
     claude_code: bool = False  # serve one Claude Code session: its id is the conversation, its file the transcript
+    codex: bool = False  # serve Codex: each write's conversation is the session its call's _meta names
     events_url: str | None = None  # the receiver's event stream to follow (with agent_token)
     agent_token: str | None = None
     record: bool = False  # offer memory_record (the harness's tool)
@@ -101,12 +102,7 @@ class MemoryServer:
         self.root: Path = repo.root
         self.tools = tools(record=options.record)
         self.by_name: dict[str, ToolSpec] = {spec.name: spec for spec in self.tools}
-        session = AgentSession(  # no agent id anywhere, a bad conversation id: a MemrepoError now, not per call
-            repo, writes.conversation_id(conversation), agent_id=options.agent_id,
-            agent_name=options.agent_name, home=options.home, env=options.env, forge_retry=options.forge_retry,
-            background_dreams=options.background_dreams, events_url=options.events_url,
-            agent_token=options.agent_token, push=options.push,
-            connect_hint=shared_texts.CONNECT_HINT.format(root=repo.root))
+        session = self._agent_session(repo, conversation)  # no agent id anywhere: a MemrepoError now
         self.session = session
         self.writes = writes.Writes(session)
         self.agent_id = session.agent_id
@@ -129,6 +125,30 @@ class MemoryServer:
             on_subscriptions_listen=ListenHandler(self.bus),
         )
 
+    def _agent_session(self, repo: MemoryRepo, conversation: str | None) -> AgentSession:
+        options = self.options
+        return AgentSession(  # a bad conversation id: a MemrepoError now, not per call
+            repo, writes.conversation_id(conversation), agent_id=options.agent_id,
+            agent_name=options.agent_name, home=options.home, env=options.env, forge_retry=options.forge_retry,
+            background_dreams=options.background_dreams, events_url=options.events_url,
+            agent_token=options.agent_token, push=options.push,
+            connect_hint=shared_texts.CONNECT_HINT.format(root=repo.root))
+
+    def _codex_session(self, meta: dict[str, Any]) -> None:
+        """Serve the Codex session a write's `_meta` names: the first write of a session (and
+        a write of another session, when Codex starts a new one on this server) opens an agent
+        session for it, whose turn follows the session's rollout (bot/codex/transcript.py)."""
+        from bot.codex.transcript import CodexTranscript, session_of
+
+        session = session_of(meta)
+        if session is None or session == self.conversation_id:
+            return
+        fresh = self._agent_session(MemoryRepo.open(self.root), session)
+        self.writes.replace(fresh)
+        self.session, self.conversation_id = fresh, fresh.conversation_id
+        self.claude_session = CodexTranscript(self.root, session, os.environ if self.options.env is None
+                                              else self.options.env)
+
     def close(self) -> None:
         """Stop following head events, let a running dream finish, close the transcripts."""
         self.writes.close()
@@ -146,7 +166,10 @@ class MemoryServer:
         try:
             args = arguments.check(spec, params.arguments)
             meta = params.meta if isinstance(params.meta, dict) else {}
-            result = await anyio.to_thread.run_sync(self._run_tool, spec, args, meta.get(TOOL_USE_META))
+            if self.options.codex and spec.command is not None and not spec.read_only:
+                await anyio.to_thread.run_sync(self._codex_session, meta)
+            tool_use = meta.get(CODEX_CALL_META) if self.options.codex else meta.get(TOOL_USE_META)
+            result = await anyio.to_thread.run_sync(self._run_tool, spec, args, tool_use)
         except MemrepoError as exc:
             return _text(exc.message, error=True)
         except Exception as exc:  # a bug: one line to the client, the traceback to the log

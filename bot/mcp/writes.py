@@ -21,6 +21,7 @@ from bot.transcript.model import check_kind, check_source, check_text, default_s
 
 CONVERSATION_PREFIX = "mcp-"
 TOOL_USE_META = "claudecode/toolUseId"  # Claude Code's id of a tool call, in the call's _meta
+CODEX_CALL_META = "callId"  # Codex's id of a tool call (the rollout's call_id), in the call's _meta
 
 
 def conversation_id(given: str | None = None) -> str:
@@ -54,6 +55,13 @@ class Writes:
         refusal that changes nothing (never raises for bad input). Blocking: git and network."""
         with self._lock:
             return self.session.handle_tool_call(call)
+
+    def replace(self, session: AgentSession) -> None:
+        """Serve another conversation from now on (a new Codex session): the one before is
+        closed once no call uses it."""
+        with self._lock:
+            before, self.session = self.session, session
+            before.close()
 
     def catch_up(self, transcript: Any, tool_use: str | None = None) -> None:
         """Bring the session's turn up to the harness's own transcript (a Claude Code

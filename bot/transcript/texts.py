@@ -119,6 +119,26 @@ CLAUDE_REWRITTEN = (
     "did not have were imported"
 )
 
+# `memrepo transcript import --from codex` (codex.py, codex_import.py).
+CODEX_IMPORT_DONE = Text(
+    "imported {imported:|message|messages} from {conversations:|Codex session|Codex sessions} in "
+    "{path} for agent {agent}; {duplicates:|message|messages} memrepo already had skipped{skipped}"
+)
+CODEX_SKIPPED = Text("; {count:|row|rows} of Codex's own skipped")
+CODEX_CONTENT_BAD = "payload.content must be a list of content items, found {kind}"
+CODEX_PLACES = (
+    "name a Codex rollout (rollout-<time>-<session-id>.jsonl), a day's folder or the sessions folder "
+    "(default: $CODEX_HOME/sessions, else ~/.codex/sessions)"
+)
+CODEX_NOT_FOUND = "{path} does not exist; " + CODEX_PLACES
+CODEX_NONE = "no Codex rollouts in {path}; " + CODEX_PLACES
+CODEX_ROLLOUT_NAME = "{path}: a Codex rollout is named rollout-<time>-<session-id>.jsonl, and {problem}"
+CODEX_NOT_A_ROLLOUT = "this name is not one"
+CODEX_REWRITTEN = (
+    "{transcript} changed since the last import: it was read again from the start, and only messages memrepo "
+    "did not have were imported"
+)
+
 # Search.
 SEARCH_NO_WORDS = "the query has no words to search for"
 SEARCH_BAD_K = "-k must be a whole number from 1 to {limit}, found {value!r}"

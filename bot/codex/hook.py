@@ -1,0 +1,107 @@
+"""Codex's hooks: the compiled core memory in the model's context, and each turn imported.
+
+`session-start` (SessionStart) always adds the core memory as `memrepo compile` prints it;
+`prompt` (UserPromptSubmit) adds it again only when the clone's HEAD moved since this session
+last saw it (a merged dream, `follow`, a shared memory), once per HEAD. Both are Claude Code's
+hook logic (bot/claude_code/hook.py: core_memory), with the state kept apart under
+`.git/memrepo/codex/<session>.json`: Codex reads the same `hookSpecificOutput.additionalContext`.
+They also keep the session's rollout path (`transcript_path`), which the MCP server reads to
+name the turn of a write: Codex starts MCP servers with a minimal environment and tells them
+the session only in each call's `_meta`.
+
+`stop` (Stop) imports what the rollout gained and hands the dream triggers on in a detached
+process (`triggers`), as Claude Code's Stop hook does (bot/codex/turn_end.py).
+
+A rollout is read only from Codex's sessions folder (`--sessions`, which install sets to the
+CODEX_HOME it wrote into) or a folder named in MEMREPO_CODEX_TRANSCRIPTS. A prompt where
+nothing moved reads two ref files and one small file: no git process, no compile.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from bot.claude_code import hook as shared
+
+SESSION_START, PROMPT, STOP = shared.SESSION_START, shared.PROMPT, shared.STOP
+EVENTS = {SESSION_START: "SessionStart", PROMPT: "UserPromptSubmit", STOP: "Stop"}
+TRIGGERS = shared.TRIGGERS
+COMMANDS = (*EVENTS, TRIGGERS)
+HOOK_MODULE = "bot.codex.hook"
+STATE_DIR = ("memrepo", "codex")
+RESUME = "resume"  # SessionStart's `source` when `codex resume` / `codex exec resume` continues a session
+NAMED_ENV = "MEMREPO_CODEX_TRANSCRIPTS"  # folders (os.pathsep between) whose rollouts a user allows
+
+
+def state_file(root: Path, session: str) -> Path | None:
+    return shared.state_file(root, session, STATE_DIR)
+
+
+def transcript_problem(transcript: str, sessions: Path, env: Mapping[str, str]) -> str | None:
+    """Why a hook may not import `transcript`, or None: it must be a rollout (`.jsonl`) inside
+    Codex's sessions folder or a folder named in MEMREPO_CODEX_TRANSCRIPTS, compared after links
+    and `..` are resolved."""
+    from bot.codex import texts
+
+    path = Path(transcript).expanduser()
+    if not path.is_absolute() or path.suffix != ".jsonl":
+        return texts.TRANSCRIPT_NOT_A_ROLLOUT.format(path=transcript)
+    named = [Path(folder).expanduser() for folder in env.get(NAMED_ENV, "").split(os.pathsep) if folder.strip()]
+    if any(path.resolve().is_relative_to(folder.resolve()) for folder in [sessions, *named]):
+        return None
+    return texts.TRANSCRIPT_ELSEWHERE.format(path=transcript, folder=sessions, env=NAMED_ENV)
+
+
+def answer(event: str, root: Path, hook_input: dict, sessions: Path) -> str | None:
+    """The hook's JSON output for one call, or None when there is nothing to add. A resumed
+    session keeps the context it was given (Codex replays the rollout's history), so at a
+    resume the memory is added only if HEAD moved, as at a prompt."""
+    resumed = event == SESSION_START and hook_input.get("source") == RESUME
+    return shared.core_memory(event, root, hook_input, folder=STATE_DIR, label="codex",
+                              problem_of=lambda path: transcript_problem(path, sessions, os.environ),
+                              only_if_moved=True if resumed else None)
+
+
+def run(event: str, repo: str, sessions: str) -> int:
+    """One hook call: input from standard input, output to standard output."""
+    from bot.codex import texts
+
+    hook_input = shared.read_input(sys.stdin, texts.HOOK_BAD_INPUT)
+    root, folder = Path(repo).expanduser().absolute(), Path(sessions).expanduser().absolute()
+    try:
+        if event == STOP:
+            from bot.codex import turn_end
+
+            turn_end.after_turn(root, hook_input, folder)
+            result = None
+        elif event == TRIGGERS:
+            from bot.claude_code import turn_end as shared_turn_end
+
+            result = "\n".join(shared_turn_end.fire(root, hook_input)) or None
+        else:
+            result = answer(event, root, hook_input, folder)
+    except Exception as exc:  # a hook never stops the user's prompt: say it, exit 1
+        print(texts.HOOK_PROBLEM.format(problem=exc), file=sys.stderr)
+        return 1
+    if result is not None:
+        sys.stdout.write(result + "\n")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m bot.codex.hook EVENT --repo DIR --sessions DIR`: the command install
+    registers, which reaches the hook without argparse (the path every prompt pays for)."""
+    argv = sys.argv[1:] if argv is None else argv
+    hook = len(argv) == 5 and argv[0] in EVENTS and argv[3] == "--sessions"
+    triggers = len(argv) == 3 and argv[0] == TRIGGERS  # the detached process the Stop hook starts
+    if not (hook or triggers) or argv[1] != "--repo":
+        print(f"usage: python -m {HOOK_MODULE} {{{','.join(EVENTS)}}} --repo DIR --sessions DIR", file=sys.stderr)
+        return 2
+    return run(argv[0], argv[2], argv[4] if hook else "")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""The end of a Codex turn (Stop): the session's rollout into the transcript store, and the
+dream triggers its new messages make, handed to a detached process as Claude Code's Stop hook
+hands them (bot/claude_code/turn_end.py: each assistant message a `step`, each compaction a
+`compaction`; `.memrepo/config.yml` decides whether a dream runs). The process writes what
+happened to `<session>.log` beside the session's state (`.git/memrepo/codex/`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from bot.claude_code import turn_end as shared
+from bot.codex import hook, texts
+from bot.errors import MemrepoError
+
+
+def after_turn(root: Path, hook_input: dict, sessions: Path, spawn: shared.Spawn | None = None) -> list[str]:
+    """Import the session's rollout and hand the new trigger events on; the events."""
+    from bot.memfs import MemoryRepo
+    from bot.transcript import TranscriptStore
+    from bot.transcript.codex_import import import_codex
+
+    session, transcript = hook_input.get("session_id"), hook_input.get("transcript_path")
+    if not isinstance(session, str) or not session or not isinstance(transcript, str) or not transcript:
+        raise MemrepoError(texts.HOOK_NO_SESSION)
+    problem = hook.transcript_problem(transcript, sessions, os.environ)
+    if problem is not None:  # nothing read, nothing kept
+        raise MemrepoError(problem)
+    where = hook.state_file(root, session)
+    shared.hook.remember(where, transcript=transcript)
+    agent = shared.agent_of(MemoryRepo.open(root))
+    with TranscriptStore() as store:
+        import_codex(store, agent, transcript)
+        known = session in store.conversations(agent)
+        rows = store.read(agent, session, after=shared.hook.seen_fact(where, "counted")) if known else []
+    if not rows:
+        return []
+    events = shared.events_of(rows)
+    if events:  # handed on before they are marked counted: a failed start loses no trigger
+        (spawn or _spawn)(root, session, events)
+    shared.hook.remember(where, counted=rows[-1].message_id)
+    return events
+
+
+def _spawn(root: Path, session: str, events: list[str]) -> None:
+    shared.spawn_triggers(root, session, events, module=hook.HOOK_MODULE, folder=hook.STATE_DIR)

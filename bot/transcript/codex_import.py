@@ -1,0 +1,128 @@
+"""Codex CLI's session rollouts into the transcript store, incrementally (`memrepo transcript
+import --from codex`, and `import_codex` for the hooks and the MCP server that serve a Codex
+session).
+
+PATH is one rollout (`rollout-<time>-<session-id>.jsonl`), a day's folder of them, or any folder
+holding those (Codex's sessions folder: every rollout below it); without PATH it is Codex's own:
+$CODEX_HOME/sessions, else ~/.codex/sessions. Every session is recorded for one memrepo agent
+(the memory's), its conversation id being the session id. How rows become messages:
+`bot.transcript.codex`.
+
+Incremental (bot.transcript.incremental): a cursor per session at
+`<home>/imports/codex/<agent>/<session>.json`; messages keep the rollout's item ids, so nothing
+is imported twice. All or nothing: every rollout is read and checked before anything is written
+(a bad line imports nothing), and cursors move only after the store has the messages.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.contracts import check_id
+from bot.errors import MemrepoError
+from bot.transcript import incremental, log, texts
+from bot.transcript.codex import read_rollout
+from bot.transcript.model import Message, format_time
+from bot.transcript.store import TranscriptStore, invalid_import
+
+SUFFIX = ".jsonl"
+HOME_ENV = "CODEX_HOME"
+ROLLOUT = re.compile(r"rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-(?P<session>.+)\.jsonl")
+
+
+@dataclass
+class CodexImportReport:
+    """What an import did: sessions read, messages new to the store, messages it already had,
+    rows of Codex's own skipped, and notes for a person."""
+
+    agent_id: str
+    conversations: int = 0
+    imported: int = 0
+    duplicates: int = 0
+    skipped: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def describe(self, path: str | os.PathLike[str]) -> str:
+        skipped = texts.CODEX_SKIPPED.format(count=self.skipped) if self.skipped else ""
+        return texts.CODEX_IMPORT_DONE.format(imported=self.imported, conversations=self.conversations,
+                                              path=path, agent=self.agent_id, duplicates=self.duplicates,
+                                              skipped=skipped)
+
+
+def codex_home(env: Mapping[str, str] | None = None) -> Path:
+    """Where Codex keeps its configuration and sessions: $CODEX_HOME, else ~/.codex."""
+    value = (os.environ if env is None else env).get(HOME_ENV, "").strip()
+    return Path(value).expanduser() if value else Path.home() / ".codex"
+
+
+def default_root(env: Mapping[str, str] | None = None) -> Path:
+    return codex_home(env) / "sessions"
+
+
+def cursors(home: Path) -> Path:
+    """Where `import --from codex` keeps how far each Codex session was imported."""
+    return home / "imports" / "codex"
+
+
+def rollout_files(path: Path) -> list[Path]:
+    """The rollouts PATH stands for (see the module's docstring), sorted."""
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob(f"rollout-*{SUFFIX}") if p.is_file())
+
+
+def session_id(path: Path) -> str:
+    """The session (and conversation) id a rollout is named for."""
+    named = ROLLOUT.fullmatch(path.name)
+    if named is None:
+        raise MemrepoError(texts.CODEX_ROLLOUT_NAME.format(path=path, problem=texts.CODEX_NOT_A_ROLLOUT))
+    try:
+        return check_id(named["session"], "conversation_id")
+    except MemrepoError as exc:
+        raise MemrepoError(texts.CODEX_ROLLOUT_NAME.format(path=path, problem=exc)) from None
+
+
+def import_codex(store: TranscriptStore, agent_id: str,
+                 path: str | os.PathLike[str] | None = None) -> CodexImportReport:
+    """Import the Codex rollouts at `path` (default: Codex's own) into `store` as `agent_id`'s:
+    only what is new since the last import, all or nothing. Cheap to call again and again."""
+    where = Path(path).expanduser() if path is not None and str(path) else default_root()
+    check_id(agent_id, "agent_id")
+    if not where.exists():
+        raise MemrepoError(texts.CODEX_NOT_FOUND.format(path=where))
+    files = rollout_files(where)
+    if not files:
+        raise MemrepoError(texts.CODEX_NONE.format(path=where))
+    with log.locked(cursors(store.home)):
+        return _import(store, agent_id, where, files)
+
+
+def _import(store: TranscriptStore, agent_id: str, where: Path, files: list[Path]) -> CodexImportReport:
+    report = CodexImportReport(agent_id)
+    problems: list[str] = []
+    stamp = format_time(store.clock())
+    moved: list[tuple[Path, incremental.Cursor]] = []
+    found: list[Message] = []
+    for file in files:
+        session = session_id(file)
+        at = cursors(store.home) / agent_id / f"{session}.json"
+        before = incremental.load_cursor(at)
+        read = incremental.read(file, before)
+        if read.status in (incremental.SHRANK, incremental.CHANGED) and before is not None:
+            report.notes.append(texts.CODEX_REWRITTEN.format(transcript=file))
+        reading = read_rollout(agent_id, session, read.lines, stamp, read.start)
+        problems.extend(f"{file} {problem}" for problem in reading.problems)
+        report.skipped += sum(reading.skipped.values())
+        found.extend(reading.messages)
+        moved.append((at, read.after))
+    if problems:
+        raise invalid_import(str(where), problems, texts.HARNESS_IMPORT_INVALID)
+    written = store.import_messages(found)
+    for at, after in moved:
+        incremental.save_cursor(at, after)
+    report.conversations, report.imported, report.duplicates = len(files), written.imported, written.duplicates
+    return report
