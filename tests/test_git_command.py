@@ -31,6 +31,8 @@ def test_the_commands_view_of_a_commit_is_memory_repos(memory: MemoryRepo) -> No
     assert paths == memory.paths(head)
     assert all(snapshot.blob(oid) == memory.blob(oid) for oid in paths.values())
     assert snapshot.git_dir.rstrip("/") == memory.git_dir.rstrip("/")
+    for path in ("system/human.md", "notes/a file, with spaces é.md", ".memrepo/config.yml", "no/such.md"):
+        assert snapshot.read(path, head) == memory.read(path, head)
     with pytest.raises(MemrepoError, match="no object"):
         snapshot.blob("0" * 40)
     by_command = PromptCompiler(memory.root, repo=CommandSnapshot(memory.root)).compile("You are Ada.")

@@ -28,6 +28,7 @@ class CommandSnapshot:
         self._git_dir = dirs[0]
         self._listed: list[str] = []  # the blobs of the last commit listed that a prompt may read
         self._read: dict[str, bytes] = {}
+        self._trees: dict[str, dict[str, str]] = {}  # rev -> its paths, listed once
 
     @property
     def git_dir(self) -> str:
@@ -52,7 +53,10 @@ class CommandSnapshot:
         return sha if done.returncode == 0 and sha else None
 
     def paths(self, rev: str) -> dict[str, str]:
-        """Every blob path of the commit -> its id (what MemoryRepo.paths gives)."""
+        """Every blob path of the commit -> its id (what MemoryRepo.paths gives), listed once a
+        revision."""
+        if rev in self._trees:
+            return dict(self._trees[rev])
         out: dict[str, str] = {}
         for record in self._git("ls-tree", "-r", "-z", "--full-tree", rev).split(b"\0"):
             if not record:
@@ -62,7 +66,14 @@ class CommandSnapshot:
             if kind == b"blob":
                 out[path.decode("utf-8", "surrogateescape")] = oid.decode()
         self._listed = [oid for path, oid in out.items() if path.endswith(PROMPT_SUFFIXES)]
-        return out
+        self._trees[rev] = out
+        return dict(out)
+
+    def read(self, path: str, rev: str = "HEAD") -> bytes | None:
+        """One file of the commit, None where it has none (what MemoryRepo.read gives); read in
+        the same `git cat-file --batch` as the prompt's files."""
+        oid = self.paths(rev).get(path)
+        return None if oid is None else self.blob(oid)
 
     def blob(self, oid: str) -> bytes:
         """One object's bytes; the first call reads the listed commit's markdown files and
