@@ -45,7 +45,7 @@ from tests.test_mcp_transports import TIMEOUT, HttpServer, command
 DEEP = 100_000
 API = "https://api.github.com"
 API_SENT = "https://api.github.com:443"  # PyGithub names the port; `responses` matches URLs as sent
-ANSWER_WAIT = 120  # seconds: reading 40 MB (ten times the bound) on a loaded machine takes a while; only a failure waits this long
+ANSWER_WAIT = 120  # seconds: reading 40 MB (ten times the bound) on a loaded machine; only a failure waits
 HUGE_LINE = b'{"jsonrpc": "2.0", "id": 9, "method": "ping", "params": {"pad": "' + b"x" * 40_000_000 + b'"}}'
 
 

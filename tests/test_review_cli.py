@@ -206,10 +206,10 @@ def test_repository_status_and_doctor_count_what_waits(world: World, capsys: pyt
     code, out, err = run_cli(capsys, "repository", "status", "--fetch", "--repo", str(world.memory.root))
     assert code == 0, err
     row = next(line for line in out.splitlines() if line.startswith("pull requests:"))
-    assert "1 open memory pull request(s) in alice/memory: 1 wait for review, 0 in conflict" in row
+    assert "1 open memory pull request in alice/memory: 1 wait for review, 0 in conflict" in row
     code, out, err = run_cli(capsys, "repository", "status", "--fetch", "--json", "--repo", str(world.memory.root))
     assert json.loads(out)["pull_requests"] == {"repository": REPO, "open": 1, "review": 1, "conflict": 0}
     with AgentSession(world.memory.root, "c1", store=world.store, forge_retry=FAST, background_dreams=False,
                       env={}) as s:
         report = s.command("/doctor").text
-    assert "1 open memory pull request(s) in alice/memory: 1 wait for review" in report
+    assert "1 open memory pull request in alice/memory: 1 wait for review" in report

@@ -1,6 +1,8 @@
 """What `memrepo review` says: its refusals (one line each, with the exit code documented in
 bot/commands/texts.py's REVIEW_EXIT_CODES) and the words of its list."""
 
+from bot.texts import Text
+
 # What a memory pull request is (the `kind` column).
 KIND_DREAM = "dream"
 KIND_AGENT_EDIT = "agent edit"
@@ -17,7 +19,8 @@ WAITS_NOTHING = "merge"
 LIST_HEADER = "#      kind            proposed by           conversation          waits for"
 LIST_ROW = "#{number:<5} {kind:<15} {who:<21} {conversation:<21} {waits}"
 LIST_EMPTY = "No memory pull request waits in {repository}."
-LIST_COUNT = "{count} open memory pull request(s) in {repository}; `memrepo review show N` shows one."
+LIST_COUNT = Text("{count:|open memory pull request|open memory pull requests} in {repository}; "
+                  "`memrepo review show N` shows one.")
 PROPOSED_BY_DREAMER = "dreamer for {agent}"
 NO_CONVERSATION = "-"
 
@@ -69,7 +72,7 @@ WHAT_MERGE = "merge"
 
 # `repository status --fetch` and `/doctor`.
 WAITING_LABEL = "pull requests"
-WAITING = ("{count} open memory pull request(s) in {repository}: {review} wait for review, {conflict} in conflict "
-           "(`memrepo review list`)")
+WAITING = Text("{count:|open memory pull request|open memory pull requests} in {repository}: {review} wait for "
+               "review, {conflict} in conflict (`memrepo review list`)")
 WAITING_NONE = "no memory pull request waits in {repository}"
 WAITING_UNKNOWN = "not known: {reason}"
