@@ -50,14 +50,13 @@ from bot.integrator.decide import decide, is_memrepo
 from bot.integrator.permissions import own_logins, permissions
 from bot.integrator.state import Kind, PullState, Review, Validation
 from bot.integrator.workspace import Workspace
-from bot.queue import QUEUE, RESULT_TTL, Settled, collapsing, enqueue_integrate, get_queue, job_key
+from bot.queue import QUEUE, RESULT_TTL, WAKE, Settled, collapsing, enqueue_integrate, get_queue, job_key
 from bot.redis_keys import REPOS, pr_key, progress_key, repo_key
 from bot.repo_lock import RepoLock, repo_lock
 from bot.texts import plural
 
 log = logging.getLogger("memrepo.integrator")
 
-WAKE = "bot.integrator.jobs.wake"
 PROGRESS_TTL = 24 * 3600
 MAX_STEPS = 60  # decisions in one run; a run that needs more comes back later (never loops forever)
 MAX_STALE_READS = 5
