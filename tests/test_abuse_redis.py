@@ -51,7 +51,7 @@ from bot.queue import (
     refusal,
 )
 from bot.redis_keys import permission_key
-from bot.serve.local import RedisProcess
+from bot.serve.local import MAX_SOCKET_PATH, SOCKET_NAME, RedisProcess, socket_path
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -186,6 +186,48 @@ def test_serve_local_redis_keeps_its_files_to_its_user(local_redis: RedisProcess
         mode = stat.S_IMODE(path.lstat().st_mode)
         assert mode & 0o077 == 0, f"{path} is {oct(mode)}"
         assert path.lstat().st_uid == os.geteuid()
+
+
+@pytest.mark.parametrize("folder, fits", [
+    (Path("/d"), True),
+    (Path("/" + "d" * (MAX_SOCKET_PATH - len("/" + SOCKET_NAME) - 1)), True),  # exactly the limit
+    (Path("/" + "d" * (MAX_SOCKET_PATH - len("/" + SOCKET_NAME))), False),  # one byte over
+    (Path("/" + "é" * 50), False),  # the limit is in bytes
+])
+def test_the_socket_lives_in_the_data_folder_when_its_path_fits(folder: Path, fits: bool) -> None:
+    assert socket_path(folder) == (folder / SOCKET_NAME if fits else None)
+
+
+def test_a_data_folder_too_deep_for_a_socket_gets_a_private_one_elsewhere(open_data: Path) -> None:
+    deep = open_data / ("d" * 60) / ("e" * 60) / "redis"
+    server = RedisProcess(deep)
+    server.start()
+    try:
+        folder = server.socket.parent
+        assert folder != deep and stat.S_IMODE(folder.stat().st_mode) == 0o700
+        owner = redis.Redis.from_url(server.url)
+        assert owner.ping()
+        owner.close()
+    finally:
+        server.stop()
+    assert not folder.exists()
+
+
+def test_files_an_earlier_run_left_open_are_made_private(open_data: Path) -> None:
+    folder = open_data / "redis"
+    folder.mkdir(mode=0o755)
+    (folder / "appendonly.aof").write_bytes(b"")
+    (folder / "appendonly.aof").chmod(0o644)
+    (folder / "redis.log").write_text("an earlier run\n")
+    (folder / "redis.log").chmod(0o644)
+    server = RedisProcess(folder)
+    server.start()
+    try:
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        for name in ("appendonly.aof", "redis.log"):
+            assert stat.S_IMODE((folder / name).stat().st_mode) == 0o600, name
+    finally:
+        server.stop()
 
 
 # ---------------------------------------------------------------------------------- the worker
