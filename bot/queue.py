@@ -80,6 +80,7 @@ DIRTY_TTL = 24 * 3600
 ENDED_TTL = 30  # how long "the run ended, rq is still writing it down" stays visible
 WAIT_SECONDS = 2.0  # how long enqueue waits for a job that is just ending or being enqueued
 ENQUEUE_BACKOFF = Backoff(0.005, cap=0.1)  # enqueue asking again while a job is just ending or being enqueued
+PUBSUB_POLL = 1.0  # seconds: how soon a worker's command channel thread notices it is to stop
 MAX_NUMBER = 2**63 - 1  # GitHub's pull request numbers and ids are positive signed 64-bit integers
 
 _KEY_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
@@ -358,13 +359,14 @@ def refusal(job: JobFacts) -> str | None:
 
 def job_facts(job: Job) -> JobFacts:
     """The plain facts `refusal` judges, read from an rq job without running anything."""
-    callbacks = tuple(name for name in (job._success_callback_name, job._failure_callback_name,
-                                        job._stopped_callback_name) if name)
+    callbacks = tuple(str(name) for name in (job._success_callback_name, job._failure_callback_name,
+                                             job._stopped_callback_name) if name)
+    webhooks = bool(job.webhooks)
     try:
         func_name, instance, args, kwargs = job.func_name, job.instance, job.args, job.kwargs
     except DeserializationError:
-        return JobFacts(None, callbacks=callbacks, webhooks=bool(job.webhooks), readable=False)
-    return JobFacts(func_name, args, kwargs, instance is not None, callbacks, bool(job.webhooks))
+        return JobFacts(None, callbacks=callbacks, webhooks=webhooks, readable=False)
+    return JobFacts(func_name, args, kwargs, instance is not None, callbacks, webhooks)
 
 
 class GuardedJob(Job):
@@ -405,6 +407,16 @@ class Worker(RqWorker):
         kwargs.setdefault("job_class", GuardedJob)
         kwargs.setdefault("log_job_description", False)  # a description is whatever the enqueuer wrote
         super().__init__(*args, **kwargs)
+
+    def subscribe(self) -> None:
+        """rq's, with its channel's thread looking at the stop flag every PUBSUB_POLL seconds
+        rather than every 60: rq unsubscribes before stopping the thread and redis-py waits for
+        it, so a worker's exit (the end of a --burst run) could take a minute."""
+        self.log.info("Worker %s: subscribing to channel %s", self.name, self.pubsub_channel_name)
+        self.pubsub = self.connection.pubsub()
+        self.pubsub.subscribe(**{self.pubsub_channel_name: self.handle_payload})
+        self.pubsub_thread = self.pubsub.run_in_thread(sleep_time=PUBSUB_POLL, daemon=True,
+                                                       exception_handler=self._pubsub_exception_handler)
 
     def perform_job(self, job: Job, queue: Queue, execution: Execution) -> bool:
         reason = refusal(job_facts(job))

@@ -23,6 +23,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,7 +34,7 @@ import pytest
 import redis
 from hypothesis import given
 from hypothesis import strategies as st
-from rq import Queue
+from rq import Callback, Queue
 from rq.job import Job
 from rq.serializers import JSONSerializer
 
@@ -45,8 +46,11 @@ from bot.queue import (
     QUEUE,
     RECONCILE,
     WAKE,
+    GuardedJob,
     JobFacts,
+    RefusedJob,
     enqueue_integrate,
+    get_queue,
     job_key,
     refusal,
 )
@@ -344,3 +348,31 @@ def test_no_function_outside_the_allow_list_is_run(name: str) -> None:
     if name not in ALLOWED:
         assert found == texts.JOB_NOT_OURS.format(func=name[:200], allowed=", ".join(sorted(ALLOWED)))
         assert "\n" not in found  # one log line, whatever the name holds
+
+
+def test_a_job_read_through_memrepos_queue_never_resolves_to_a_foreign_function(rclient: redis.Redis) -> None:
+    queue = get_queue(rclient)
+    job = Queue(QUEUE, connection=rclient, serializer=JSONSerializer).enqueue(
+        "os.system", "true", on_success=Callback("os.system"), on_failure=Callback("os.system"))
+    read = queue.fetch_job(job.id)
+    assert isinstance(read, GuardedJob)
+    with pytest.raises(RefusedJob):
+        read.func  # noqa: B018
+    assert read.success_callback is None and read.failure_callback is None and read.stopped_callback is None
+    ours = queue.fetch_job(get_queue(rclient).enqueue(WAKE, REPO, 1).id)
+    assert ours is not None and ours.func.__name__ == "wake"
+
+
+def test_a_burst_worker_exits_once_the_queue_is_empty(redis_url: str, tmp_path: Path) -> None:
+    """rq stops its channel's thread after unsubscribing; polled every 60 s, the thread kept a
+    --burst worker alive up to a minute after its last job (bot.queue.Worker.subscribe)."""
+    conn = redis.Redis.from_url(redis_url)
+    try:
+        for _ in range(5):
+            json_job_naming_os_system(conn, tmp_path / "ran")
+            started = time.monotonic()
+            worker = run_worker(redis_url, tmp_path)
+            assert worker.returncode == 0, worker.stdout + worker.stderr
+            assert time.monotonic() - started < 20
+    finally:
+        conn.close()
