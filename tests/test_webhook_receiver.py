@@ -596,9 +596,9 @@ def run_worker(redis_url: str) -> subprocess.Popen[bytes]:
     """A real rq worker in another process, serving the queue until it is empty (rq's own,
     reading JSON as memrepo's does: the jobs here are the test's, not on memrepo's allow-list)."""
     code = ("import sys; from redis import Redis; from rq import Queue, SimpleWorker; "
-            "from bot.queue import SERIALIZER as S; c = Redis.from_url(sys.argv[1]); "
-            "SimpleWorker([Queue(sys.argv[2], connection=c, serializer=S)], connection=c, serializer=S)"
-            ".work(burst=True)")
+            "from bot.queue import SERIALIZER as S, Worker; c = Redis.from_url(sys.argv[1]); "
+            "W = type('W', (SimpleWorker,), {'subscribe': Worker.subscribe}); "  # exits as soon as memrepo's does
+            "W([Queue(sys.argv[2], connection=c, serializer=S)], connection=c, serializer=S).work(burst=True)")
     return subprocess.Popen([sys.executable, "-c", code, redis_url, QUEUE], cwd=ROOT)
 
 
