@@ -202,8 +202,13 @@ def test_the_socket_lives_in_the_data_folder_when_its_path_fits(folder: Path, fi
     assert socket_path(folder) == (folder / SOCKET_NAME if fits else None)
 
 
-def test_a_data_folder_too_deep_for_a_socket_gets_a_private_one_elsewhere(open_data: Path) -> None:
+@pytest.mark.parametrize("deep_tmpdir", [False, True])
+def test_a_data_folder_too_deep_for_a_socket_gets_a_private_one_elsewhere(
+        open_data: Path, deep_tmpdir: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     deep = open_data / ("d" * 60) / ("e" * 60) / "redis"
+    if deep_tmpdir:  # as a test's or the demo's TMPDIR may be
+        (open_data / ("t" * 100)).mkdir()
+        monkeypatch.setattr(tempfile, "tempdir", str(open_data / ("t" * 100)))
     server = RedisProcess(deep)
     server.start()
     try:

@@ -192,6 +192,16 @@ def socket_path(directory: Path, limit: int = MAX_SOCKET_PATH) -> Path | None:
     return path if len(os.fsencode(path)) <= limit else None
 
 
+def private_socket_folder() -> Path:
+    """A new 0700 folder for the socket, in the temporary folder when the socket's path fits
+    there, else in /tmp (a TMPDIR deep enough to overflow a socket address)."""
+    folder = Path(tempfile.mkdtemp(prefix="memrepo-redis-"))
+    if socket_path(folder) is None:
+        folder.rmdir()
+        folder = Path(tempfile.mkdtemp(prefix="memrepo-redis-", dir="/tmp"))
+    return folder
+
+
 def redis_command(binary: str, directory: Path, socket: Path) -> list[str]:
     """redis-server's command line: a Unix socket only its user may open and no TCP port at all
     (`port 0`), so only this user's processes reach the integrator's queue and caches; data in
@@ -224,7 +234,7 @@ class RedisProcess:
     @property
     def socket(self) -> Path:
         if self._socket is None:
-            self._socket_dir = Path(tempfile.mkdtemp(prefix="memrepo-redis-"))  # 0700
+            self._socket_dir = private_socket_folder()
             self._socket = self._socket_dir / SOCKET_NAME
         return self._socket
 
