@@ -18,6 +18,12 @@ an event needs a new job:
 - otherwise: enqueue (a short guard key keeps two receivers from enqueueing it twice).
 
 Job functions are named by dotted path, so the receiver never imports the integrator.
+
+What runs: job data is JSON (`SERIALIZER`, for every queue and worker made here), never rq's
+default pickle, whose loading alone runs whatever the pickle names; and `Worker` runs only the
+functions in `ALLOWED`, with the arguments each takes (`refusal`), failing anything else with
+one log line before a line of it runs. Whoever can write into Redis can still queue our own
+jobs for any repository, which only makes the integrator read the forge again.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, ParamSpec, TypeVar
 
 from redis import Redis
@@ -36,11 +42,17 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import NoScriptError
 from redis.retry import Retry as RedisRetry
 from rq import Queue, Retry
+from rq import Worker as RqWorker
+from rq.exceptions import DeserializationError
+from rq.executions import Execution
 from rq.job import Job, get_current_job
+from rq.serializers import JSONSerializer
 
 from bot import texts
 from bot.backoff import Backoff, poll
+from bot.contracts import is_object_name
 from bot.redis_keys import delivery_key, job_state_keys, repo_key
+from bot.settings import is_repo_name
 
 log = logging.getLogger("memrepo.queue")
 
@@ -52,6 +64,14 @@ INTEGRATE = "bot.integrator.jobs.integrate"  # (repo, number): one pull request
 INTEGRATE_COMMIT = "bot.integrator.jobs.integrate_commit"  # (repo, sha): the open pull requests whose head is sha
 RECONCILE = "bot.integrator.jobs.reconcile"  # (repo,): enqueue every open memrepo pull request without a job
 MERGE_READY = "bot.integrator.jobs.merge_ready"  # (repo,): merge what is ready, in one push of the default branch
+WAKE = "bot.integrator.jobs.wake"  # (repo, number): a scheduled integrate, enqueued by rq's scheduler
+
+# The allow-list: every function a worker runs, with what each positional argument must be.
+ARGUMENTS: dict[str, tuple[str, ...]] = {
+    INTEGRATE: ("repo", "number"), INTEGRATE_COMMIT: ("repo", "sha"), RECONCILE: ("repo",), WAKE: ("repo", "number"),
+    MERGE_READY: ("repo",)}
+ALLOWED = frozenset(ARGUMENTS)
+SERIALIZER = JSONSerializer  # rq's default, pickle, runs what a job's bytes name as it reads them
 
 JOB_TIMEOUT = 600  # seconds; a resolution may call an LLM
 RESULT_TTL = 3600  # keep finished jobs an hour (for `rq info` and tests), then rq forgets them
@@ -62,6 +82,7 @@ DIRTY_TTL = 24 * 3600
 ENDED_TTL = 30  # how long "the run ended, rq is still writing it down" stays visible
 WAIT_SECONDS = 2.0  # how long enqueue waits for a job that is just ending or being enqueued
 ENQUEUE_BACKOFF = Backoff(0.005, cap=0.1)  # enqueue asking again while a job is just ending or being enqueued
+PUBSUB_POLL = 1.0  # seconds: how soon a worker's command channel thread notices it is to stop
 MAX_NUMBER = 2**63 - 1  # GitHub's pull request numbers and ids are positive signed 64-bit integers
 
 _KEY_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
@@ -193,7 +214,8 @@ class Enqueued:
 
 
 def get_queue(redis: Redis, name: str = QUEUE) -> Queue:
-    return Queue(name, connection=redis)
+    """An rq queue whose jobs are JSON (every queue memrepo makes is made here)."""
+    return Queue(name, connection=redis, serializer=SERIALIZER, job_class=GuardedJob)
 
 
 def enqueue_collapsed(redis: Redis, func: str, args: Iterable[Any], job_id: str, *, queue: str = QUEUE,
@@ -307,3 +329,117 @@ def collapsing(func: Callable[P, R]) -> Callable[P, R]:
                 redis.set(run_key, "ended", ex=ENDED_TTL)
 
     return run
+
+
+# ---------------------------------------------------------------------------------- what a worker runs
+@dataclass(frozen=True)
+class JobFacts:
+    """What a job asks a worker to run, as read from Redis (`readable`: its data was JSON)."""
+
+    func_name: object
+    args: object = ()
+    kwargs: object = field(default_factory=dict)
+    instance: bool = False  # a method of some object rather than a function
+    callbacks: tuple[str, ...] = ()  # rq's success, failure and stopped callbacks, by dotted path
+    webhooks: bool = False  # rq's job webhooks: URLs the worker would call
+    readable: bool = True
+
+
+def _fits(kind: str, value: object) -> bool:
+    if kind == "repo":
+        return is_repo_name(value)
+    if kind == "number":
+        return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_NUMBER
+    return isinstance(value, str) and is_object_name(value)  # "sha": a full commit name, lower case
+
+
+def refusal(job: JobFacts) -> str | None:
+    """Why a worker must not run `job` (None: it is one of ours, with the arguments it takes)."""
+    if not job.readable:
+        return texts.JOB_NOT_JSON
+    if not isinstance(job.func_name, str) or job.func_name not in ALLOWED or job.instance:
+        return texts.JOB_NOT_OURS.format(func=str(job.func_name)[:200], allowed=", ".join(sorted(ALLOWED)))
+    if job.callbacks or job.webhooks:
+        return texts.JOB_HOOKS
+    kinds = ARGUMENTS[job.func_name]
+    args = job.args
+    if job.kwargs or not isinstance(args, list | tuple) or len(args) != len(kinds) or \
+            not all(_fits(kind, value) for kind, value in zip(kinds, args, strict=True)):
+        return texts.JOB_BAD_ARGUMENTS.format(func=job.func_name, expected=", ".join(kinds))
+    return None
+
+
+def job_facts(job: Job) -> JobFacts:
+    """The plain facts `refusal` judges, read from an rq job without running anything."""
+    callbacks = tuple(str(name) for name in (job._success_callback_name, job._failure_callback_name,
+                                             job._stopped_callback_name) if name)
+    webhooks = bool(job.webhooks)
+    try:
+        func_name, instance, args, kwargs = job.func_name, job.instance, job.args, job.kwargs
+    except DeserializationError:
+        return JobFacts(None, callbacks=callbacks, webhooks=webhooks, readable=False)
+    return JobFacts(func_name, args, kwargs, instance is not None, callbacks, webhooks)
+
+
+class GuardedJob(Job):
+    """An rq job that resolves to a function only when `refusal` finds nothing wrong, and never
+    to a callback: whatever path of rq's reaches for a job's callable gets one of ours or an
+    error, never an import of a name read from Redis."""
+
+    @property
+    def func(self) -> Any:
+        reason = refusal(job_facts(self))
+        if reason is not None:
+            raise RefusedJob(reason)
+        return super().func
+
+    @property
+    def success_callback(self) -> None:
+        return None
+
+    @property
+    def failure_callback(self) -> None:
+        return None
+
+    @property
+    def stopped_callback(self) -> None:
+        return None
+
+
+class RefusedJob(Exception):
+    """A job `refusal` turned down."""
+
+
+class Worker(RqWorker):
+    """rq's worker, reading JSON jobs and running only memrepo's own (see the module's
+    docstring); a refused job fails at once, with one log line, no retry and no webhook."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("serializer", SERIALIZER)
+        kwargs.setdefault("job_class", GuardedJob)
+        kwargs.setdefault("log_job_description", False)  # a description is whatever the enqueuer wrote
+        super().__init__(*args, **kwargs)
+
+    def subscribe(self) -> None:
+        """rq's, with its channel's thread looking at the stop flag every PUBSUB_POLL seconds
+        rather than every 60: rq unsubscribes before stopping the thread and redis-py waits for
+        it, so a worker's exit (the end of a --burst run) could take a minute."""
+        self.log.info("Worker %s: subscribing to channel %s", self.name, self.pubsub_channel_name)
+        self.pubsub = self.connection.pubsub()
+        self.pubsub.subscribe(**{self.pubsub_channel_name: self.handle_payload})
+        self.pubsub_thread = self.pubsub.run_in_thread(sleep_time=PUBSUB_POLL, daemon=True,
+                                                       exception_handler=self._pubsub_exception_handler)
+
+    def perform_job(self, job: Job, queue: Queue, execution: Execution) -> bool:
+        reason = refusal(job_facts(job))
+        if reason is None:
+            return super().perform_job(job, queue, execution)
+        log.error(texts.JOB_REFUSED.format(job=job.id, reason=reason))
+        job.retries_left = None  # refused once, refused every time: no retry
+        job.webhooks = []
+        with self.connection.pipeline() as pipeline:
+            pipeline.lrem(queue.intermediate_queue_key, 1, job.id)  # what prepare_job_execution would do
+            pipeline.execute()
+        self.handle_job_failure(job, queue, started_job_registry=queue.started_job_registry,
+                                exc_string=texts.JOB_REFUSED.format(job=job.id, reason=reason), execution=execution)
+        return False

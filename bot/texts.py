@@ -161,6 +161,12 @@ REPO_LOCK_BAD_TTL = "ttl must be positive"
 
 # The integrator's jobs (bot/queue.py): a pull request's job key.
 QUEUE_BAD_NUMBER = "not a pull request number: {value!r}"
+# What a worker refuses to run (bot/queue.py: refusal), logged as JOB_REFUSED.
+JOB_REFUSED = "job {job} refused, nothing of it was run: {reason}"
+JOB_NOT_JSON = "its data is not JSON (a pickled job, or not one rq wrote for memrepo)"
+JOB_NOT_OURS = "{func!r} is not one of memrepo's job functions ({allowed})"
+JOB_HOOKS = "it asks for callbacks or webhooks, which memrepo's jobs never have"
+JOB_BAD_ARGUMENTS = "{func} takes exactly ({expected}) as JSON, not what the job holds"
 
 # Backoff schedules (bot/backoff.py), which our own code builds.
 BACKOFF_BAD_SCHEDULE = "not a backoff schedule: {schedule!r}"

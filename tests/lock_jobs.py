@@ -4,6 +4,8 @@ repository's lock as the integrator does (`with repo_lock(...)`, the default sho
 
 from __future__ import annotations
 
+import sys
+
 from rq import get_current_job
 
 from bot.repo_lock import repo_lock
@@ -26,3 +28,22 @@ def hold_the_repository(name: str, hold: bool) -> str:
             conn.blpop([f"test:lock:release:{name}"], timeout=HOLD_SECONDS)
         conn.rpush(EVENTS, f"{name} done")
     return name
+
+
+def worker_main() -> int:
+    """`memrepo worker ARGS...` (sys.argv) that also runs `hold_the_repository`: memrepo's worker
+    runs only memrepo's own job functions (bot.queue.refusal), so this process, and only it,
+    lets it run this module's job too; everything else is judged as in production."""
+    import bot.queue
+    from bot.cli import main
+
+    own = bot.queue.refusal
+
+    def refusal(job: bot.queue.JobFacts) -> str | None:
+        if job.readable and job.func_name == f"{__name__}.hold_the_repository" and not job.kwargs:
+            return None
+        return own(job)
+
+    bot.queue.refusal = refusal
+    sys.argv[0] = "memrepo"
+    return main()  # as the console script runs it

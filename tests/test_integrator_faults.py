@@ -151,8 +151,9 @@ def test_a_lock_left_by_a_dead_worker_expires_and_the_job_proceeds(world: World)
 
 def test_a_worker_killed_in_the_middle_of_a_merge_is_retried_and_merges_exactly_once(
         world: World, redis_url: str, tmp_path: Path) -> None:
-    from rq import Worker
     from rq.registry import StartedJobRegistry
+
+    from bot.queue import Worker
 
     number, _, _ = world.open_dream({FACTS: CAT})
     # The merge is made, and its answer takes 8 s to come: the worker is killed meanwhile.

@@ -471,7 +471,7 @@ def test_a_pull_request_memrepo_did_not_open_is_left_alone(world: World) -> None
 
 # ------------------------------------------------------------------------------ through rq
 def test_a_real_rq_worker_runs_the_job_and_the_pull_request_is_merged(world: World) -> None:
-    from rq import Worker
+    from bot.queue import Worker
 
     number, _, dream_id = world.open_dream({FACTS: FACTS_TEXT + "- has a cat called Mo\n"})
     assert enqueue_integrate(world.redis, REPO, number).outcome == "queued"

@@ -145,11 +145,13 @@ def test_an_integration_whose_lock_is_lost_acts_no_further(world: Any) -> None:
 
 # ------------------------------------------------------------------------------ a worker killed
 def start_worker(redis_url: str, log: Path, *extra: str) -> subprocess.Popen[bytes]:
-    """`memrepo worker`, as production runs it (rq's forking worker, with its scheduler)."""
+    """`memrepo worker`, as production runs it (rq's forking worker, with its scheduler), but
+    allowed to run the test's job as well (tests/lock_jobs.py: worker_main)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMREPO_")}
     env.update({"REDIS_URL": redis_url, "MEMREPO_GITHUB_TOKEN": "not-used", "MEMREPO_WORK_DIR": str(log.parent)})
     with log.open("ab") as out:
-        return subprocess.Popen([sys.executable, "-m", "bot.cli", "worker", "--reconcile-every", "0", *extra],
+        return subprocess.Popen([sys.executable, "-c", "import sys; from tests.lock_jobs import worker_main; "
+                                 "sys.exit(worker_main())", "worker", "--reconcile-every", "0", *extra],
                                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 

@@ -17,14 +17,13 @@ from typing import Any
 
 import pytest
 import requests
-from rq import Queue
 from rq.registry import FinishedJobRegistry
 
 from bot.contracts import LABEL_DREAM
 from bot.forge.client import ForgeClient, NewPullRequest, TokenCredentials
 from bot.memfs import sync
 from bot.memfs.create import init_repository
-from bot.queue import QUEUE, connect
+from bot.queue import connect, get_queue
 from bot.serve.receiver import ReceiverServer
 from bot.settings import Settings
 from receiver.asgi import Receiver
@@ -141,7 +140,7 @@ def test_three_workers_and_two_receivers_merge_each_pull_request_once_and_reposi
             assert (check / f"reference/note-{n}.md").read_text().endswith(f"Note {n} of {repo}.\n")
 
     redis = connect(redis_url)
-    queue = Queue(QUEUE, connection=redis)
+    queue = get_queue(redis)
     jobs = [queue.fetch_job(job_id) for job_id in FinishedJobRegistry(queue=queue).get_job_ids()]
     ran = [(job.args[0], job.worker_name, job.started_at, job.ended_at) for job in jobs
            if job is not None and job.func_name.endswith(".integrate") and job.started_at and job.ended_at]

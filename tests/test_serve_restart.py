@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 import redis
 import requests
-from rq import Queue
 
-from bot.queue import QUEUE
+from bot.queue import WAKE, get_queue
 from bot.serve import local
 from bot.serve import texts as serve_texts
 from bot.serve.child import LocalStack as ServedStack
@@ -99,13 +98,13 @@ def test_a_killed_worker_of_serve_local_is_replaced_and_the_new_one_runs_jobs(se
     wait_until(lambda: restarted + "\n" in served.output, 10, lambda: "the restart said:\n" + "".join(served.output))
     assert served.process.poll() is None
     assert requests.get(f"{served.receiver}/healthz", timeout=10).status_code == 200
-    # The new worker takes jobs: one that answers with the process that ran it.
+    # The new worker takes jobs: a wake-up, which answers with what its enqueue did.
     client = redis.Redis.from_url(served.urls["redis"])
     try:
-        job = Queue(QUEUE, connection=client).enqueue("os.getpid")
+        job = get_queue(client).enqueue(WAKE, "nobody/nothing", 1)
         wait_until(lambda: job.get_status(refresh=True) == "finished", 30,
                    lambda: f"the job to run (status {job.get_status(refresh=True)})")
-        assert isinstance(job.return_value(), int)
+        assert job.return_value() == "queued"
     finally:
         client.close()
     assert served.stop() == 0

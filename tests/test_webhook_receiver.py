@@ -25,7 +25,6 @@ import redis
 import requests
 from flask import Flask
 from flask.testing import FlaskClient
-from rq import Queue
 from rq.job import Job
 from werkzeug.serving import BaseWSGIServer, make_server
 
@@ -42,6 +41,7 @@ from bot.queue import (
     connect,
     enqueue_collapsed,
     enqueue_integrate,
+    get_queue,
     job_key,
     parse_job_key,
 )
@@ -107,7 +107,7 @@ def deliver(client: FlaskClient, event: str, payload: Any, *, guid: str | None =
 
 
 def queued(client: redis.Redis) -> list[Job]:
-    return Queue(QUEUE, connection=client).get_jobs()
+    return get_queue(client).get_jobs()
 
 
 @pytest.fixture
@@ -274,7 +274,7 @@ def test_a_signed_pull_request_event_enqueues_integrate(client: FlaskClient, rcl
     assert resp.status_code == 202
     assert resp.json["done"] == [{"job": "integrate-alice_2Fmemory-12", "outcome": "queued"}]
     [job] = queued(rclient)
-    assert (job.id, job.func_name, job.args) == (job_key(REPO, 12), INTEGRATE, (REPO, 12))
+    assert (job.id, job.func_name, job.args) == (job_key(REPO, 12), INTEGRATE, [REPO, 12])  # JSON: a list
 
 
 @pytest.mark.parametrize("signature", [None, "", "sha256=" + "0" * 64, "sha1=abc", sign(b"other body"),
@@ -378,7 +378,7 @@ def test_ping_is_200(client: FlaskClient, rclient: redis.Redis) -> None:
 def test_a_redelivered_event_is_acknowledged_and_not_enqueued_twice(client: FlaskClient,
                                                                     rclient: redis.Redis) -> None:
     assert deliver(client, "pull_request", pull_request(), guid="same-guid").status_code == 202
-    Queue(QUEUE, connection=rclient).empty()  # the job ran and is gone: only the GUID can stop a second one
+    get_queue(rclient).empty()  # the job ran and is gone: only the GUID can stop a second one
     again = deliver(client, "pull_request", pull_request(), guid="same-guid")
     assert again.status_code == 200
     assert again.json["duplicate"] is True and "duplicate delivery same-guid" in again.json["message"]
@@ -413,13 +413,13 @@ def test_events_for_two_pull_requests_are_two_jobs(client: FlaskClient, rclient:
         assert deliver(client, "pull_request", pull_request("synchronize", number=number)).status_code == 202
     jobs_now = queued(rclient)
     assert [job.id for job in jobs_now] == [job_key(REPO, 1), job_key(REPO, 2)]
-    assert [job.args for job in jobs_now] == [(REPO, 1), (REPO, 2)]
+    assert [job.args for job in jobs_now] == [[REPO, 1], [REPO, 2]]
 
 
 def test_a_finished_job_is_enqueued_again_by_the_next_event(client: FlaskClient, rclient: redis.Redis) -> None:
     deliver(client, "pull_request", pull_request())
     [job] = queued(rclient)
-    Queue(QUEUE, connection=rclient).remove(job)
+    get_queue(rclient).remove(job)
     job.set_status("finished")
     assert deliver(client, "pull_request", pull_request("labeled")).json["done"][0]["outcome"] == "queued"
     assert len(queued(rclient)) == 1
@@ -432,7 +432,7 @@ def test_the_bots_own_status_event_is_ignored(client: FlaskClient, rclient: redi
     assert rclient.dbsize() == 0
     resp = deliver(client, "status", status(sender="ci-bot"))  # someone else's status: look it up
     [job] = queued(rclient)
-    assert (job.func_name, job.args) == (INTEGRATE_COMMIT, (REPO, SHA2))
+    assert (job.func_name, job.args) == (INTEGRATE_COMMIT, [REPO, SHA2])
 
 
 # ---------------------------------------------------------------------------------- head events
@@ -445,7 +445,7 @@ def test_a_push_to_main_publishes_a_head_event(client: FlaskClient, rclient: red
     assert (got.repo, got.sha, got.before, got.cause, got.pr, got.dream_id) == (REPO, SHA2, SHA1, "push", None, None)
     assert resp.json["done"][0] == {"published": SHA2, "receivers": 1}
     [job] = queued(rclient)  # and the open pull requests get looked at again
-    assert (job.func_name, job.args) == (RECONCILE, (REPO,))
+    assert (job.func_name, job.args) == (RECONCILE, [REPO])
 
 
 def test_pushes_elsewhere_publish_nothing(client: FlaskClient, rclient: redis.Redis) -> None:
@@ -593,10 +593,12 @@ def held_job(name: str) -> int:
 
 
 def run_worker(redis_url: str) -> subprocess.Popen[bytes]:
-    """A real rq worker in another process, serving the queue until it is empty."""
-    code = ("import sys; from redis import Redis; from rq import SimpleWorker, Queue; "
-            "c = Redis.from_url(sys.argv[1]); "
-            "SimpleWorker([Queue(sys.argv[2], connection=c)], connection=c).work(burst=True)")
+    """A real rq worker in another process, serving the queue until it is empty (rq's own,
+    reading JSON as memrepo's does: the jobs here are the test's, not on memrepo's allow-list)."""
+    code = ("import sys; from redis import Redis; from rq import Queue, SimpleWorker; "
+            "from bot.queue import SERIALIZER as S, Worker; c = Redis.from_url(sys.argv[1]); "
+            "W = type('W', (SimpleWorker,), {'subscribe': Worker.subscribe}); "  # exits as soon as memrepo's does
+            "W([Queue(sys.argv[2], connection=c, serializer=S)], connection=c, serializer=S).work(burst=True)")
     return subprocess.Popen([sys.executable, "-c", code, redis_url, QUEUE], cwd=ROOT)
 
 
@@ -608,7 +610,7 @@ def test_events_while_a_job_runs_make_it_run_once_more(redis_url: str, rclient: 
         wait_until(lambda: rclient.get("test:a:runs") == b"1", RELEASE_WAIT, "the job's first run")
         outcomes = {enqueue_collapsed(rclient, func, ("a",), "held-a").outcome for _ in range(5)}
         assert outcomes == {"dirty"}
-        assert Queue(QUEUE, connection=rclient).count == 0  # nothing added: it runs again itself
+        assert get_queue(rclient).count == 0  # nothing added: it runs again itself
         rclient.lpush("test:a:release", "1")
         assert worker.wait(timeout=30) == 0
     finally:
@@ -684,7 +686,7 @@ def test_localhub_webhooks_reach_the_receiver_and_enqueue_one_job(localhub: Any,
             assert {(d["event"], d["status_code"]) for d in deliveries} == {
                 ("ping", 200), ("push", 202), ("pull_request", 202)}
             [job] = queued(rclient)
-            assert (job.id, job.func_name, job.args) == (job_key(REPO, number), INTEGRATE, (REPO, number))
+            assert (job.id, job.func_name, job.args) == (job_key(REPO, number), INTEGRATE, [REPO, number])
             assert job.id == f"integrate-alice_2Fmemory-{number}"
             # A person edits memory on main: agents hear of it.
             edited = checkout.commit("main", {"system/human.md": "edited\n"}, "Edit on main")

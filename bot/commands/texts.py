@@ -285,7 +285,9 @@ DREAM_STRATEGY_HELP = (
 WORKER_DESCRIPTION = ("Run the integrator's jobs from Redis (REDIS_URL): validate, resolve and merge "
                       "memory pull requests, and publish head events. Forge credentials come from "
                       "MEMREPO_GITHUB_TOKEN (or a GitHub App: MEMREPO_APP_ID and "
-                      "MEMREPO_APP_PRIVATE_KEY), the forge from MEMREPO_GITHUB_URL.")
+                      "MEMREPO_APP_PRIVATE_KEY), the forge from MEMREPO_GITHUB_URL. Jobs are read as "
+                      "JSON and only memrepo's own job functions run: any other job (pickled, or "
+                      "naming another function) fails with one log line and nothing of it runs.")
 WORKER_BURST_HELP = "exit once the queues are empty"
 WORKER_RECONCILE_HELP = ("enqueue a reconciliation of every known repository this often (default "
                          "{seconds:g}; 0: never; with --burst: once, at start)")
@@ -303,8 +305,9 @@ SERVE_DESCRIPTION = ("Production: the webhook receiver (POST /webhooks/github) a
                      "MEMREPO_WEBHOOK_SECRET, MEMREPO_AGENT_TOKEN (operators); optional "
                      "MEMREPO_GITHUB_URL, MEMREPO_GITHUB_TOKEN (the integrator's, to tell which "
                      "repositories are served), MEMREPO_ACCESS_TTL, MEMREPO_REPOS, MEMREPO_BOT_LOGIN); "
-                     "run `memrepo worker` next to it for the jobs. With --local: localhub, Redis, the "
-                     "receiver and a worker on this machine, no configuration.")
+                     "run `memrepo worker` next to it for the jobs. With --local: localhub, Redis (on a "
+                     "Unix socket only this user can open, no TCP port), the receiver and a worker on "
+                     "this machine, no configuration.")
 SERVE_LOCAL_HELP = "the zero-config embedded stack: localhub, Redis, receiver and one worker"
 SERVE_WORKERS_HELP = "production: gunicorn worker processes (default {workers}; about one per core)"
 SERVE_THREADS_HELP = ("production: webhook intake threads per worker (default {threads}; event "

@@ -1,5 +1,8 @@
 """`memrepo worker`: an rq worker for the integrator's jobs, configured by the environment.
 
+It reads JSON jobs and runs only memrepo's own job functions (bot.queue.Worker): a job naming
+anything else, or pickled, fails with one log line and nothing of it runs.
+
 Run as many as wanted, on any machine that reaches Redis; the per-repository lock keeps them
 from acting on one repository at once. Each worker runs rq's scheduler too (delayed
 `wake` jobs: an integration that must come back later), and a small timer that enqueues
@@ -69,10 +72,8 @@ class Reconciler(threading.Thread):
 
 
 def run(args: argparse.Namespace) -> int:
-    from rq import Worker
-
     from bot.integrator.context import Context, set_context
-    from bot.queue import QUEUES
+    from bot.queue import QUEUES, Worker
 
     if args.reconcile_every < 0 or args.reconcile_every != args.reconcile_every:
         raise MemrepoError(texts.WORKER_BAD_INTERVAL.format(value=args.reconcile_every))

