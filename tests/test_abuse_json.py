@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import select
 import socket
 import subprocess
@@ -137,6 +138,7 @@ class StdioServer:
         self.process = subprocess.Popen(command(memory, tmp_path), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE)
         self.answers: dict[Any, dict[str, Any]] = {}
+        self.unread = b""  # read from the pipe, not yet a whole line
 
     def send(self, data: bytes) -> None:
         assert self.process.stdin is not None
@@ -144,13 +146,19 @@ class StdioServer:
         self.process.stdin.flush()
 
     def answer(self, ident: Any) -> dict[str, Any]:
+        """The answer to `ident`, read from the pipe itself: a buffered reader may hold a second
+        answer that select() then never reports."""
         assert self.process.stdout is not None
+        fd = self.process.stdout.fileno()
         deadline = time.monotonic() + ANSWER_WAIT
         while ident not in self.answers:
-            assert select.select([self.process.stdout], [], [], max(0.0, deadline - time.monotonic()))[0], \
-                f"no answer {ident} within {ANSWER_WAIT}s"
-            line = self.process.stdout.readline()
-            assert line, "the server ended without answering"
+            while b"\n" not in self.unread:
+                assert select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0], \
+                    f"no answer {ident} within {ANSWER_WAIT}s"
+                chunk = os.read(fd, 1 << 16)
+                assert chunk, "the server ended without answering"
+                self.unread += chunk
+            line, _, self.unread = self.unread.partition(b"\n")
             answer = json.loads(line)
             self.answers[answer.get("id")] = answer
         return self.answers.pop(ident)
