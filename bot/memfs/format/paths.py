@@ -219,15 +219,22 @@ def _prototypes() -> dict[str, str]:
     return table
 
 
+SKELETON_ROUNDS = 4  # mapping again until nothing changes; the data settles in two
+
+
 def skeleton(text: str) -> str:
     """UTS #39's skeleton of `text`: decomposed (NFD), invisible characters dropped (bot.config's
     rule, which holds Default_Ignorable_Code_Point), each character replaced by its prototype
     in confusables.txt, decomposed again. Two strings with one skeleton look alike to a reader
     (`system/personа.md` with a Cyrillic `а` and `system/persona.md`)."""
     table = _prototypes()
-    decomposed = unicodedata.normalize("NFD", text)
-    mapped = "".join(table.get(char, char) for char in decomposed if not invisible(char))
-    return unicodedata.normalize("NFD", mapped)
+    found = unicodedata.normalize("NFD", text)
+    for _ in range(SKELETON_ROUNDS):  # a few prototypes are themselves mapped (U+048B -> и -> ᴎ)
+        mapped = unicodedata.normalize("NFD", "".join(table.get(char, char) for char in found if not invisible(char)))
+        if mapped == found:
+            break
+        found = mapped
+    return found
 
 
 def look_key(path: str) -> str:
