@@ -35,8 +35,9 @@ def __getattr__(name: str) -> object:
     elif name == "EditResult":
         from .tool import EditResult as found
     else:
-        from bot.agent import texts
+        import importlib
 
+        texts = importlib.import_module("bot.agent.texts")  # not `from bot.agent import`: that asks this function
         raise AttributeError(texts.AGENT_NO_ATTRIBUTE.format(name=name))
     globals()[name] = found
     return found
