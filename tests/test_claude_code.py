@@ -78,8 +78,21 @@ def test_nothing_moved_imports_no_compiler(memory: MemoryRepo) -> None:
              "from bot.claude_code import hook; code = hook.run('prompt', sys.argv[1]); "
              "print(code, sorted(m for m in sys.modules if m.startswith(('bot.', 'pygit2', 'git', 'yaml'))))")
     done = subprocess.run([sys.executable, "-c", probe, str(memory.root)], capture_output=True, text=True)
-    loaded = "0 ['bot.claude_code', 'bot.claude_code.hook', 'bot.memfs', 'bot.memfs.store', 'bot.memfs.store.refs']"
+    loaded = ("0 ['bot.claude_code', 'bot.claude_code.hook', 'bot.claude_code.state', 'bot.memfs', 'bot.memfs.store', "
+              "'bot.memfs.store.refs']")
     assert done.stdout.split("\n")[0] == loaded
+
+
+def test_a_hook_that_compiles_loads_no_git_library(memory: MemoryRepo) -> None:
+    """session-start compiles through the git command: the hook imports the core's leaves, not its
+    door, so neither libgit2 nor the rest of the core (tool, sync, history) is loaded (the shared
+    memories' record is read, a projection opened only when one is attached)."""
+    probe = ("import io, json, sys; sys.stdin = io.StringIO(json.dumps({'session_id': 's-1'})); "
+             "from bot.claude_code import hook; code = hook.run('session-start', sys.argv[1]); "
+             "print(code, sorted(m for m in sys.modules if m.startswith(('pygit2', 'git', 'bot.memfs.tool', "
+             "'bot.memfs.sync', 'bot.memfs.history', 'bot.memfs.shared.projection', 'bot.memfs.store.repo'))))")
+    done = subprocess.run([sys.executable, "-c", probe, str(memory.root)], capture_output=True, text=True)
+    assert done.stdout.splitlines()[-1] == "0 []", done.stderr
 
 
 def test_a_hook_problem_is_said_and_never_blocks_the_prompt(tmp_path: Path) -> None:

@@ -258,8 +258,8 @@ def test_a_prompt_where_nothing_moved_imports_no_compiler(memory: MemoryRepo, tm
              "print(code, sorted(m for m in sys.modules if m.startswith(('bot.', 'pygit2', 'git', 'yaml'))))")
     done = subprocess.run([sys.executable, "-c", probe, str(memory.root), str(tmp_path)], capture_output=True,
                           text=True)
-    loaded = ("0 ['bot.claude_code', 'bot.claude_code.hook', 'bot.codex', 'bot.codex.hook', 'bot.codex.texts', "
-              "'bot.memfs', 'bot.memfs.store', 'bot.memfs.store.refs']")
+    loaded = ("0 ['bot.claude_code', 'bot.claude_code.hook', 'bot.claude_code.state', 'bot.codex', 'bot.codex.hook', "
+              "'bot.codex.state', 'bot.codex.texts', 'bot.memfs', 'bot.memfs.store', 'bot.memfs.store.refs']")
     assert done.stdout.split("\n")[0] == loaded, done.stderr
 
 

@@ -10,26 +10,34 @@
 
 Pure parts: commands (slash command parsing), routing (direct commit or pull request),
 turns (what a turn is and whether it saw external content), sleeptime, doctor, render.
-The shell: session, write_path (every memory write under the policy), tool (the memory tool's
-preview), proposal (an edit as a pull request).
+The shell: session, write_path (every memory write under the policy), tool (what a tool call
+returns and where its edit went), proposal (an edit as a pull request).
+
+The door offers the two names other packages use, as the plain imports below. They run on first
+use (PEP 562): `memrepo tool` imports bot.agent.write_path, and Python loads this file first, so
+importing the session here would make every tool call load the session, its dreams and the forge
+client.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+TYPE_CHECKING = False  # type checkers read this name as theirs
+if TYPE_CHECKING:
+    from .session import AgentSession
+    from .tool import EditResult
 
-# What each public name is imported from, on first use: `from bot.agent import AgentSession`
-# works as ever, and a command that needs only the write path (`memrepo tool`) does not load
-# the session, its dreams and the forge client.
-_WHERE = {"AgentSession": "session", "CommandResult": "session", "Command": "commands", "parse_command": "commands",
-          "EditFacts": "routing", "Route": "routing", "changed_lines": "routing", "route_edit": "routing",
-          "EditResult": "tool", "Turn": "turns", "WritePath": "write_path"}
-
-__all__ = sorted(_WHERE)
+__all__ = ["AgentSession", "EditResult"]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(import_module("bot.agent.texts").AGENT_NO_ATTRIBUTE.format(name=name))
-    return getattr(import_module(f"bot.agent.{_WHERE[name]}"), name)
+def __getattr__(name: str) -> object:
+    if name == "AgentSession":
+        from .session import AgentSession as found
+    elif name == "EditResult":
+        from .tool import EditResult as found
+    else:
+        import importlib
+
+        texts = importlib.import_module("bot.agent.texts")  # not `from bot.agent import`: that asks this function
+        raise AttributeError(texts.AGENT_NO_ATTRIBUTE.format(name=name))
+    globals()[name] = found
+    return found

@@ -19,7 +19,7 @@ from typing import Any
 from bot.agent import texts
 from bot.dates import search_range
 from bot.errors import MemrepoError
-from bot.memfs import SEARCH_PAGE_SIZE, Call, MemoryRepo, archival, layout, memory_layout
+from bot.memfs import Call, MemoryRepo, archival, calls, layout, memory_layout
 from bot.transcript import documents
 from bot.transcript.model import KINDS
 
@@ -96,7 +96,7 @@ def archival_search(repo: MemoryRepo, call: Call) -> Page:
     keys = [key for key, _ in documents.ranked(units, a["query"])]
     if since is not None or until is not None:
         keys = [key for key in keys if _within(datetime.strptime(moment(key), STAMP).replace(tzinfo=UTC), since, until)]
-    return paged(keys, a.get("page") or 0, a.get("limit") or SEARCH_PAGE_SIZE,
+    return paged(keys, a.get("page") or 0, a.get("limit") or calls.SEARCH_PAGE_SIZE,
                  show=lambda key: {"timestamp": moment(key), "content": units[key], "path": paths[key]})
 
 
@@ -125,4 +125,4 @@ def conversation_search(store: Any, agent_id: str, call: Call) -> Page:
                              until=a.get("until"), k=MAX_K)
     results = [texts.CONVERSATION_RESULT.format(timestamp=_stamp(datetime.fromisoformat(hit.captured_at)),
                                               role=hit.kind, text=hit.text) for hit in hits]
-    return paged(results, a.get("page") or 0, a.get("limit") or SEARCH_PAGE_SIZE)
+    return paged(results, a.get("page") or 0, a.get("limit") or calls.SEARCH_PAGE_SIZE)

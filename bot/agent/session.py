@@ -51,12 +51,12 @@ from bot.dream.strategies import Strategy
 from bot.errors import MemrepoError
 from bot.forge.client import RetryPolicy
 from bot.memfs import (
-    AGENT_NAME_KEY,
     V2,
     CompiledPrompt,
     MemoryRepo,
     PromptCompiler,
     configured_agent_id,
+    configured_agent_name,
     memory_layout,
     sync,
 )
@@ -101,7 +101,7 @@ class AgentSession:
         if not self.agent_id:
             raise MemrepoError(memfs_texts.NO_AGENT_ID)
         if agent_name is None and self.agent_id == configured:
-            agent_name = self.repo.get_config(AGENT_NAME_KEY)
+            agent_name = configured_agent_name(self.repo)
         self.agent_name = agent_name
         self.conversation_id = check_id(conversation_id, "conversation_id")
         self.env = os.environ if env is None else env

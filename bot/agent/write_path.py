@@ -22,11 +22,11 @@ from bot.agent.tool import EditResult
 from bot.contracts import TRANSCRIPT_RANGE
 from bot.errors import MemrepoError
 from bot.memfs import (
-    SEARCH_COMMANDS,
     Call,
     Committed,
     MemoryRepo,
     MemoryTool,
+    calls,
     layout,
     memory_layout,
     named_command,
@@ -74,7 +74,7 @@ class WritePath:
             call = parse_call(raw)
         except MemrepoError as exc:
             return self.refusal(named_command(raw), exc)
-        if call.command in SEARCH_COMMANDS:
+        if call.command in calls.SEARCH_COMMANDS:
             return self._search(call)
         try:
             shared = self._shared_target(call)

@@ -12,87 +12,39 @@ reaches it at its next prompt. What a session saw is kept per session under the 
 folder (`.git/memrepo/claude-code/<session>.json`).
 
 A prompt where nothing moved is one read of the ref files and of that small file: no git
-process, no compile, and nothing imported beyond the standard library and bot.memfs.store.refs (the
-compiler is imported only when it runs). Claude Code reads the hook's JSON on standard output;
-a problem is said on standard error with exit 1, which Claude Code shows without stopping the
-prompt.
+process, no compile, and nothing imported beyond the standard library, bot.claude_code.state and
+bot.memfs.store.refs (the compiler is imported only when it runs). The hook imports those leaves of
+the memory core, not its door (tests/test_layers.py names the exception). Claude Code reads the
+hook's JSON on standard output; a problem is said on standard error with exit 1, which Claude Code
+shows without stopping the prompt.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.memfs import refs
+from bot.claude_code.state import HOOK_MODULE, STATE_DIR, TRIGGERS, remember, seen, seen_fact, state_file
+from bot.memfs.store import refs  # a leaf, not the door: the quiet prompt reads two ref files and nothing more
 
 SESSION_START, PROMPT, STOP, SESSION_END = "session-start", "prompt", "stop", "session-end"
 POST_TOOL = "post-tool"
 EVENTS = {SESSION_START: "SessionStart", PROMPT: "UserPromptSubmit", STOP: "Stop", SESSION_END: "SessionEnd",
           POST_TOOL: "PostToolUse"}
-TRIGGERS = "triggers"  # not Claude Code's: the detached process that hands trigger events to dreams
 COMMANDS = (*EVENTS, TRIGGERS)
-HOOK_MODULE = "bot.claude_code.hook"
-STATE_DIR = ("memrepo", "claude-code")
-_SAFE = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 MAX_INPUT = 64 * 1024 * 1024  # characters of hook input: a pasted prompt or a written file, with room to spare
 FEW_BRACKETS = 64  # bot.bounded_json.MAX_DEPTH: no more opening brackets than that cannot nest deeper
-
-
-def state_file(root: Path, session: str, folder: tuple[str, ...] = STATE_DIR) -> Path | None:
-    """Where this session's last seen HEAD is kept (under `folder` of the git directory: each
-    harness has its own), or None when `root` is no repository."""
-    dirs = refs.git_dirs(root)
-    if dirs is None:
-        return None
-    name = session if _SAFE.fullmatch(session) and not session.startswith(".") else \
-        hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()
-    return dirs[0].joinpath(*folder, f"{name}.json")
-
-
-def _state(path: Path | None) -> dict:
-    if path is None:
-        return {}
-    try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return state if isinstance(state, dict) else {}
-
-
-def seen(path: Path | None) -> str | None:
-    """The HEAD this session was last shown."""
-    return seen_fact(path, "head")
-
-
-def seen_fact(path: Path | None, key: str) -> str | None:
-    """A fact kept for this session: `transcript` (its file, as a hook was told it), `counted`
-    (the last transcript message whose trigger events were handed on)."""
-    value = _state(path).get(key)
-    return value if isinstance(value, str) else None
-
-
-def remember(path: Path | None, **facts: str) -> None:
-    """Keep what this session saw (`head`) and where its transcript is (`transcript`), beside
-    what was kept before; written whole, then renamed into place."""
-    if path is None:
-        return
-    state = {**_state(path), **facts}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}")
-    temporary.write_text(json.dumps(state), encoding="utf-8")
-    os.replace(temporary, path)
 
 
 def compiled(root: Path) -> tuple[str, str]:
     """(the core memory as `memrepo compile` prints it, the HEAD it was compiled at), read
     through the git command: a hook process compiles once, and importing pygit2 would cost it
     more than the compile."""
-    from bot.memfs import CommandSnapshot, PromptCompiler
+    from bot.memfs.prompt.compiler import PromptCompiler
+    from bot.memfs.store.git_command import CommandSnapshot
 
     result = PromptCompiler(root, repo=CommandSnapshot(root)).compile("")
     return result.text, result.head_sha

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.claude_code import hook, texts
+from bot.claude_code import state, texts
 from bot.config import own_tool_sources
 from bot.errors import MemrepoError
 from bot.transcript.claude_code_import import CONFIG_ENV, SUFFIX, import_claude_code
@@ -127,7 +127,7 @@ def session_id(env: Mapping[str, str]) -> str | None:
 def transcript_path(root: Path, session: str, env: Mapping[str, str]) -> Path | None:
     """The session's file: where the SessionStart hook said it is, else where Claude Code keeps
     it for the project (CLAUDE_PROJECT_DIR); None when neither is known or there."""
-    told = hook.seen_fact(hook.state_file(root, session), "transcript")
+    told = state.seen_fact(state.state_file(root, session), "transcript")
     if told is not None:
         return Path(told)
     project = env.get(PROJECT_ENV)

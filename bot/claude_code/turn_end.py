@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.claude_code import hook, texts
+from bot.claude_code import state, texts
 from bot.errors import MemrepoError
 from bot.transcript.model import Message
 
@@ -62,36 +62,36 @@ def after_turn(root: Path, hook_input: dict, spawn: Spawn | None = None) -> list
     problem = transcript_problem(transcript, hook_input.get("cwd"), os.environ)
     if problem is not None:  # another project's session, or a file that is none: nothing read, nothing kept
         raise MemrepoError(problem)
-    where = hook.state_file(root, session)
-    hook.remember(where, transcript=transcript)
+    where = state.state_file(root, session)
+    state.remember(where, transcript=transcript)
     agent = agent_of(MemoryRepo.open(root))
     with TranscriptStore() as store:
         import_claude_code(store, agent, transcript)
         known = session in store.conversations(agent)
-        rows = store.read(agent, session, after=hook.seen_fact(where, "counted")) if known else []
+        rows = store.read(agent, session, after=state.seen_fact(where, "counted")) if known else []
     if not rows:
         return []
     events = events_of(rows)
     if events:  # handed on before they are marked counted: a failed start loses no trigger
         (spawn or spawn_triggers)(root, session, events)
-    hook.remember(where, counted=rows[-1].message_id)
+    state.remember(where, counted=rows[-1].message_id)
     return events
 
 
-def log_file(root: Path, session: str, folder: tuple[str, ...] = hook.STATE_DIR) -> Path:
-    state = hook.state_file(root, session, folder)
-    assert state is not None  # the repository was opened above
-    return state.with_suffix(".log")
+def log_file(root: Path, session: str, folder: tuple[str, ...] = state.STATE_DIR) -> Path:
+    where = state.state_file(root, session, folder)
+    assert where is not None  # the repository was opened above
+    return where.with_suffix(".log")
 
 
-def spawn_triggers(root: Path, session: str, events: list[str], module: str = hook.HOOK_MODULE,
-                   folder: tuple[str, ...] = hook.STATE_DIR) -> None:
+def spawn_triggers(root: Path, session: str, events: list[str], module: str = state.HOOK_MODULE,
+                   folder: tuple[str, ...] = state.STATE_DIR) -> None:
     """`python -m <module> triggers` (Claude Code's hook module, or another harness's) in a
     session of its own, its output to the session's log."""
     log = log_file(root, session, folder)
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
-        child = subprocess.Popen([sys.executable, "-m", module, hook.TRIGGERS, "--repo", str(root)],
+        child = subprocess.Popen([sys.executable, "-m", module, state.TRIGGERS, "--repo", str(root)],
                                  stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
                                  start_new_session=True, close_fds=True)
     assert child.stdin is not None

@@ -21,38 +21,16 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 
 from bot.claude_code import hook as shared
+from bot.codex.state import HOOK_MODULE, STATE_DIR, transcript_problem
 
 SESSION_START, PROMPT, STOP = shared.SESSION_START, shared.PROMPT, shared.STOP
 EVENTS = {SESSION_START: "SessionStart", PROMPT: "UserPromptSubmit", STOP: "Stop"}
 TRIGGERS = shared.TRIGGERS
 COMMANDS = (*EVENTS, TRIGGERS)
-HOOK_MODULE = "bot.codex.hook"
-STATE_DIR = ("memrepo", "codex")
 RESUME = "resume"  # SessionStart's `source` when `codex resume` / `codex exec resume` continues a session
-NAMED_ENV = "MEMREPO_CODEX_TRANSCRIPTS"  # folders (os.pathsep between) whose rollouts a user allows
-
-
-def state_file(root: Path, session: str) -> Path | None:
-    return shared.state_file(root, session, STATE_DIR)
-
-
-def transcript_problem(transcript: str, sessions: Path, env: Mapping[str, str]) -> str | None:
-    """Why a hook may not import `transcript`, or None: it must be a rollout (`.jsonl`) inside
-    Codex's sessions folder or a folder named in MEMREPO_CODEX_TRANSCRIPTS, compared after links
-    and `..` are resolved."""
-    from bot.codex import texts
-
-    path = Path(transcript).expanduser()
-    if not path.is_absolute() or path.suffix != ".jsonl":
-        return texts.TRANSCRIPT_NOT_A_ROLLOUT.format(path=transcript)
-    named = [Path(folder).expanduser() for folder in env.get(NAMED_ENV, "").split(os.pathsep) if folder.strip()]
-    if any(path.resolve().is_relative_to(folder.resolve()) for folder in [sessions, *named]):
-        return None
-    return texts.TRANSCRIPT_ELSEWHERE.format(path=transcript, folder=sessions, env=NAMED_ENV)
 
 
 def answer(event: str, root: Path, hook_input: dict, sessions: Path) -> str | None:

@@ -4,7 +4,7 @@ the turn that made it.
 Codex starts memrepo's MCP server with a minimal environment (no session id), and names the
 session in each tool call's `_meta` (`sessionId`, and the call's `callId`); its hooks are told
 the rollout's path, which the SessionStart hook keeps beside what the session saw
-(`.git/memrepo/codex/<session>.json`, bot/codex/hook.py). Before each write the server imports
+(`.git/memrepo/codex/<session>.json`, bot/codex/state.py). Before each write the server imports
 what the rollout gained (bot/transcript/codex_import.py), waiting for the call being served to
 be written down, and feeds the new rows into the agent session's turn: the commit then carries
 the session as `Conversation-ID` and the turn's item ids as `Transcript-Range`, and a turn that
@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bot.claude_code.state import seen_fact
 from bot.claude_code.transcript import SessionTranscript
-from bot.codex import hook
+from bot.codex import state
 
 if TYPE_CHECKING:
     from bot.transcript import TranscriptStore
@@ -53,4 +54,4 @@ class CodexTranscript(SessionTranscript):
 
 def shared_fact(root: Path, session: str) -> str | None:
     """The rollout a hook of this session was told of."""
-    return hook.shared.seen_fact(hook.state_file(root, session), "transcript")
+    return seen_fact(state.state_file(root, session), "transcript")

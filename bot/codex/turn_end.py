@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from bot.claude_code import state as seen
 from bot.claude_code import turn_end as shared
-from bot.codex import hook, texts
+from bot.codex import state, texts
 from bot.errors import MemrepoError
 
 
@@ -23,24 +24,24 @@ def after_turn(root: Path, hook_input: dict, sessions: Path, spawn: shared.Spawn
     session, transcript = hook_input.get("session_id"), hook_input.get("transcript_path")
     if not isinstance(session, str) or not session or not isinstance(transcript, str) or not transcript:
         raise MemrepoError(texts.HOOK_NO_SESSION)
-    problem = hook.transcript_problem(transcript, sessions, os.environ)
+    problem = state.transcript_problem(transcript, sessions, os.environ)
     if problem is not None:  # nothing read, nothing kept
         raise MemrepoError(problem)
-    where = hook.state_file(root, session)
-    shared.hook.remember(where, transcript=transcript)
+    where = state.state_file(root, session)
+    seen.remember(where, transcript=transcript)
     agent = shared.agent_of(MemoryRepo.open(root))
     with TranscriptStore() as store:
         import_codex(store, agent, transcript)
         known = session in store.conversations(agent)
-        rows = store.read(agent, session, after=shared.hook.seen_fact(where, "counted")) if known else []
+        rows = store.read(agent, session, after=seen.seen_fact(where, "counted")) if known else []
     if not rows:
         return []
     events = shared.events_of(rows)
     if events:  # handed on before they are marked counted: a failed start loses no trigger
         (spawn or _spawn)(root, session, events)
-    shared.hook.remember(where, counted=rows[-1].message_id)
+    seen.remember(where, counted=rows[-1].message_id)
     return events
 
 
 def _spawn(root: Path, session: str, events: list[str]) -> None:
-    shared.spawn_triggers(root, session, events, module=hook.HOOK_MODULE, folder=hook.STATE_DIR)
+    shared.spawn_triggers(root, session, events, module=state.HOOK_MODULE, folder=state.STATE_DIR)

@@ -72,9 +72,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.access_log:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
         logging.getLogger("localhub.access").setLevel(logging.INFO)
-    from bot.commands import serve
-
-    other = serve.default_data_dir() / "localhub"
+    other = data_dir("serve") / "localhub"  # where `serve --local` keeps its localhub
     print(texts.LOCALHUB_SERVING.format(url=server.url, api=server.api_url, data=data, other=other), flush=True)
     try:
         server.serve_forever()
@@ -111,9 +109,7 @@ def _said(resp: Any) -> str:
 def _operator_folders(given: Path | None) -> list[Path]:
     """Where the operator token of the localhub create-repo talks to may be: the folder given,
     else the default data folders of `localhub serve` and `serve --local`."""
-    from bot.commands import serve
-
-    return [given.expanduser()] if given else [default_data_dir(), serve.default_data_dir() / "localhub"]
+    return [given.expanduser()] if given else [default_data_dir(), data_dir("serve") / "localhub"]
 
 
 def _as_operator(url: str, payload: dict[str, Any], args: argparse.Namespace) -> Any:

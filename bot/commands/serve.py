@@ -89,7 +89,6 @@ def _stop_on_signals(stop: threading.Event):  # type: ignore[no-untyped-def]
 
 
 def run_local(host: str, port: int, data: Path) -> int:
-    from bot.commands.localhub import default_data_dir as localhub_data_dir
     from bot.serve.local import LocalStack
 
     stop = threading.Event()
@@ -99,7 +98,7 @@ def run_local(host: str, port: int, data: Path) -> int:
         try:
             stack.start()
             print(stack.describe(), flush=True)
-            print(texts.SERVE_LOCAL_TOKENS.format(data=data / "localhub", other=localhub_data_dir()), flush=True)
+            print(texts.SERVE_LOCAL_TOKENS.format(data=data / "localhub", other=data_dir("localhub")), flush=True)
             code = stack.watch(stop, out=lambda line: print(line, flush=True))
             print(texts.SERVE_LOCAL_STOPPING, flush=True)
         finally:

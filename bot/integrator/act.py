@@ -27,7 +27,7 @@ from bot.config import Policy
 from bot.contracts import DREAM_BRANCH_PREFIX, LABEL_CONFLICT, LABEL_NEEDS_REVIEW, STATUS_CONTEXT, is_dream_id
 from bot.forge.client import ForgeClient, PullRequest, StatusUpdate
 from bot.integrator import texts
-from bot.integrator.decide import claims_dream, merge_mode, review_needed
+from bot.integrator.decide import merge_mode, review_needed
 from bot.integrator.state import Action, Kind, LastMerge, PullState
 from bot.integrator.workspace import Workspace
 from bot.memfs import Resolver
@@ -75,7 +75,6 @@ class Actor:
     pull: PullRequest
     policy: Policy
     resolver: Resolver | None = None
-    on_dream_closed: Callable[[str, PullRequest, bool], None] | None = None
     ready: Callable[[int, str], None] | None = None  # merging by push: mark it ready for the next batch
     conflicts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
@@ -106,16 +105,6 @@ def dream_id_of(pull: PullRequest) -> str | None:
 
 def _status(actor: Actor, sha: str, state: str, description: str | None) -> None:
     actor.client.set_status(sha, StatusUpdate(state, STATUS_CONTEXT, description))
-
-
-def _dream_closed(actor: Actor, merged: bool) -> None:
-    """Tell whoever wants to know that a dream ended (the hook must not fail the job)."""
-    if actor.on_dream_closed is None or not claims_dream(PullState.from_pull(actor.pull)):
-        return
-    try:
-        actor.on_dream_closed(actor.repo, actor.pull, merged)
-    except Exception:  # a hook's failure is logged; the merge or close stands
-        log.exception("%s: the dream-closed hook failed", pr_key(actor.repo, actor.pull.number))
 
 
 def _conflict_details(actor: Actor) -> str:
@@ -200,7 +189,6 @@ def _comment_and_close(actor: Actor, state: PullState, action: Action) -> Applie
                                   paths=paths[:MAX_CONFLICTS_LISTED])
         actor.client.comment(state.number, comment)
     actor.client.close_pull_request(state.number)
-    _dream_closed(actor, merged=False)
     return Applied(Next.STOP, replace(state, state="closed"))
 
 
@@ -302,7 +290,6 @@ def _publish(actor: Actor, state: PullState, action: Action) -> Applied:
                     actor.client.remove_label(state.number, label)
                 except Exception as exc:  # tidying labels of a merged pull request is optional
                     log.info("%s: could not remove %s: %s", pr_key(actor.repo, state.number), label, exc)
-    _dream_closed(actor, merged=True)
     return Applied(Next.STOP, replace(state, head_published=True))
 
 

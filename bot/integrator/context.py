@@ -22,7 +22,7 @@ from redis import Redis
 
 from bot import settings
 from bot.errors import MemrepoError
-from bot.forge.client import GITHUB_API_URL, AppCredentials, ForgeClient, PullRequest, RetryPolicy, TokenCredentials
+from bot.forge.client import GITHUB_API_URL, AppCredentials, ForgeClient, RetryPolicy, TokenCredentials
 from bot.integrator import texts
 from bot.integrator.resolve import LLMResolver
 from bot.integrator.state import DEFAULT_TUNING, Tuning
@@ -93,8 +93,7 @@ class Context:
     """Everything a job needs. `forge(repo)` makes a forge client for one repository;
     `remote(repo)` says where its git lives. `lock_ttl` is how long a crashed worker's lock on
     a repository outlives it (a live job renews it); `inline_wait` is the longest wait slept
-    inside a job (longer ones are scheduled with rq's scheduler). `on_dream_closed(repo, pull,
-    merged)` is called once a dream's pull request is merged or closed by the integrator."""
+    inside a job (longer ones are scheduled with rq's scheduler)."""
 
     redis: Redis
     forge: Callable[[str], ForgeClient]
@@ -105,7 +104,6 @@ class Context:
     lock_wait: float | None = None
     inline_wait: float = 5.0
     resolver: Resolver | None = None
-    on_dream_closed: Callable[[str, PullRequest, bool], None] | None = None
     bot_login: str | None = None
 
     @property

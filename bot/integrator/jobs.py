@@ -243,8 +243,7 @@ class Integration:
         tuning = self.ctx.tuning
         if tuning.merge_by_push and self.ctx.redis.exists(push_refused_key(self.repo)):
             tuning = replace(tuning, merge_by_push=False)  # the forge refused our push: the merge API
-        actor = act.Actor(self.repo, self.client, self.workspace, self.ctx.redis, pull, policy, self.ctx.resolver,
-                          self.ctx.on_dream_closed)
+        actor = act.Actor(self.repo, self.client, self.workspace, self.ctx.redis, pull, policy, self.ctx.resolver)
         if tuning.merge_by_push:
             actor.ready = self._ready(pull)  # type: ignore[assignment]
         reason = ""

@@ -19,7 +19,7 @@ from functools import cache
 from typing import Any
 
 from bot.config import DEFAULT_POLICY, load_yaml
-from bot.memfs import SEARCH_MAX_LIMIT, SEARCH_PAGE_SIZE
+from bot.memfs import calls
 from bot.templating import render
 from bot.transcript.model import KINDS
 
@@ -127,7 +127,7 @@ MEMORY_TOOLS: tuple[ToolSpec, ...] = (
 
 _QUERY = {"type": "string", "minLength": 1}
 _PAGE = {"type": "integer", "minimum": 0, "default": 0}
-_LIMIT = {"type": "integer", "minimum": 1, "maximum": SEARCH_MAX_LIMIT, "default": SEARCH_PAGE_SIZE}
+_LIMIT = {"type": "integer", "minimum": 1, "maximum": calls.SEARCH_MAX_LIMIT, "default": calls.SEARCH_PAGE_SIZE}
 MEMGPT_SEARCHES: tuple[ToolSpec, ...] = (
     ToolSpec("archival_memory_search",
              {"query": _QUERY, "page": _PAGE, "limit": _LIMIT, "start_date": _TEXT, "end_date": _TEXT},

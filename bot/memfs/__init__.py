@@ -14,107 +14,92 @@ concern:
     sync/      main kept in step with its remote, never force-pushing
     create.py, clone.py: how a memory begins (`memrepo init`, `memrepo clone`)
 
-Names load on first use (PEP 562): a hook that only reads a ref must not pay for libgit2
-(nor for `typing`, 5 ms, which is why nothing here is annotated with it).
+What the door offers is the plain imports below: an editor follows them and a type checker reads
+them. They run when a name is first asked for (PEP 562), not when the package loads: Python loads
+this file before any module behind it, and loading them all costs a hook hundreds of
+milliseconds (libgit2 alone over 100). So a hook's fast path (bot/claude_code/hook.py,
+bot/codex/hook.py) that imports a leaf such as `bot.memfs.store.refs` pays for that leaf only.
+The door offers classes, functions, errors and rule modules; a constant passes only when several
+packages need it, the others are read from their module (`calls.SEARCH_PAGE_SIZE`).
 """
 
+# ruff: noqa: F401  (the imports below are what the door offers, not what this file uses)
 from __future__ import annotations
 
-import importlib
+TYPE_CHECKING = False  # `typing` costs a hook 5 ms; type checkers read this name as theirs
+if TYPE_CHECKING:
+    from .clone import clone_repository
+    from .create import init_repository
+    from .format import archival, document, layout, paths, validate
+    from .format.layout import V1, V2, is_core, is_index
+    from .format.validate import format_problems
+    from .history import timeline
+    from .history.blame import blame
+    from .history.travel import (
+        REPORT_VERSION,
+        BeforeHistoryError,
+        PathNotInMemoryError,
+        at,
+        compile_at,
+        file_path,
+        iso,
+        main_landings,
+        main_ref,
+        main_timeline,
+        parse_when,
+        ref_name,
+    )
+    from .merge.markdown import Resolver, ResolveRequest, ResolverError, resolve_tree
+    from .prompt import compile as compile_rules
+    from .prompt.compile import DEFAULT_MEMORY_DIR, Entry, needs_content, read_document, render_tree, trim_blank_lines
+    from .prompt.compile import kind as entry_kind
+    from .prompt.compiler import CompiledPrompt, PromptCompiler
+    from .shared import projection as shared_projection
+    from .shared import record as shared_record
+    from .shared import texts as shared_texts
+    from .store import checks, refs
+    from .store.checks import memory_layout
+    from .store.repo import MAIN, MemoryRepo, configured_agent_id, configured_agent_name
+    from .tool import calls, edits
+    from .tool.calls import Call, named_command, parse_call
+    from .tool.memory_tool import Committed, MemoryTool, ToolResult
 
-# name -> "module" (the module itself, a namespace of rules) or "module:attribute"
-_EXPORTS: dict[str, str] = {
-    # store/
-    "MemoryRepo": "store.repo:MemoryRepo",
-    "MAIN": "store.repo:MAIN",
-    "CommandSnapshot": "store.git_command:CommandSnapshot",
-    "memory_layout": "store.checks:memory_layout",
-    "checks": "store.checks",
-    "refs": "store.refs",
-    # format/
-    "layout": "format.layout",
-    "V1": "format.layout:V1",
-    "V2": "format.layout:V2",
-    "INDEX": "format.layout:INDEX",
-    "is_core": "format.layout:is_core",
-    "is_index": "format.layout:is_index",
-    "document": "format.document",
-    "paths": "format.paths",
-    "validate": "format.validate",
-    "format_problems": "format.validate:format_problems",
-    "archival": "format.archival",
-    "LETTA_CONFIG_FILE": "format.constraints:CONFIG_FILE",
-    # tool/
-    "MemoryTool": "tool.memory_tool:MemoryTool",
-    "ToolResult": "tool.memory_tool:ToolResult",
-    "Committed": "tool.memory_tool:Committed",
-    "configured_agent_id": "tool.memory_tool:configured_agent_id",
-    "AGENT_NAME_KEY": "tool.memory_tool:AGENT_NAME_KEY",
-    "Call": "tool.calls:Call",
-    "parse_call": "tool.calls:parse_call",
-    "named_command": "tool.calls:named_command",
-    "SEARCH_COMMANDS": "tool.calls:SEARCH_COMMANDS",
-    "WRITE_COMMANDS": "tool.calls:WRITE_COMMANDS",
-    "SEARCH_PAGE_SIZE": "tool.calls:SEARCH_PAGE_SIZE",
-    "SEARCH_MAX_LIMIT": "tool.calls:SEARCH_MAX_LIMIT",
-    "edits": "tool.edits",
-    # prompt/
-    "PromptCompiler": "prompt.compiler:PromptCompiler",
-    "CompiledPrompt": "prompt.compiler:CompiledPrompt",
-    "DEFAULT_MEMORY_DIR": "prompt.compile:DEFAULT_MEMORY_DIR",
-    "Entry": "prompt.compile:Entry",
-    "CORE": "prompt.compile:CORE",
-    "EXTERNAL": "prompt.compile:EXTERNAL",
-    "SKILL": "prompt.compile:SKILL",
-    "NO_CONTENT": "prompt.compile:NO_CONTENT",
-    "entry_kind": "prompt.compile:kind",
-    "needs_content": "prompt.compile:needs_content",
-    "read_document": "prompt.compile:read_document",
-    "render_tree": "prompt.compile:render_tree",
-    "trim_blank_lines": "prompt.compile:trim_blank_lines",
-    # merge/
-    "Resolver": "merge.markdown:Resolver",
-    "ResolveRequest": "merge.markdown:ResolveRequest",
-    "ResolverError": "merge.markdown:ResolverError",
-    "resolve_tree": "merge.markdown:resolve_tree",
-    # history/
-    "at": "history.travel:at",
-    "compile_at": "history.travel:compile_at",
-    "parse_when": "history.travel:parse_when",
-    "iso": "history.travel:iso",
-    "file_path": "history.travel:file_path",
-    "main_ref": "history.travel:main_ref",
-    "ref_name": "history.travel:ref_name",
-    "main_landings": "history.travel:main_landings",
-    "main_timeline": "history.travel:main_timeline",
-    "BeforeHistoryError": "history.travel:BeforeHistoryError",
-    "PathNotInMemoryError": "history.travel:PathNotInMemoryError",
-    "REPORT_VERSION": "history.travel:REPORT_VERSION",
-    "timeline": "history.timeline",
-    "blame": "history.blame:blame",
-    # shared/
-    "shared_projection": "shared.projection",
-    "shared_record": "shared.record",
-    "shared_texts": "shared.texts",
-    # how a memory begins
-    "init_repository": "create:init_repository",
-    "clone_repository": "clone:clone_repository",
-}
+_offered: dict[str, tuple[str, str]] = {}  # name -> (module, attribute), read from the imports above
 
-__all__ = sorted(_EXPORTS)
+
+def _where(name: str) -> tuple[str, str] | None:
+    """Where the door's plain import of `name` takes it from: the lines above are the one list."""
+    if not _offered:
+        import ast
+
+        with open(__file__, encoding="utf-8") as source:
+            tree = ast.parse(source.read())
+        block = next(node for node in tree.body if isinstance(node, ast.If)
+                     and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+        _offered.update({alias.asname or alias.name: (f"{__name__}.{line.module}", alias.name)
+                         for line in block.body if isinstance(line, ast.ImportFrom) for alias in line.names})
+    return _offered.get(name)
 
 
 def __getattr__(name: str) -> object:
-    where = _EXPORTS.get(name)
+    if name == "__all__":
+        _where(name)
+        return sorted(_offered)
+    where = _where(name)
     if where is None:
-        texts = importlib.import_module(f"{__name__}.texts")
+        import importlib
+
+        texts = importlib.import_module(f"{__name__}.texts")  # not `from . import`: that asks this function
         raise AttributeError(texts.NO_ATTRIBUTE.format(module=__name__, name=name))
-    module, _, attribute = where.partition(":")
-    found = importlib.import_module(f"{__name__}.{module}")
-    value = getattr(found, attribute) if attribute else found
+    import importlib
+
+    module, attribute = where
+    found = importlib.import_module(module)
+    value = getattr(found, attribute) if hasattr(found, attribute) else importlib.import_module(f"{module}.{attribute}")
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+    _where("__all__")
+    return sorted({*globals(), *_offered})

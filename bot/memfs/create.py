@@ -21,8 +21,7 @@ from bot.memfs import texts
 from bot.memfs.format import constraints
 from bot.memfs.format import texts as say
 from bot.memfs.format.layout import LAYOUTS, V1, V2
-from bot.memfs.store.repo import MAIN, MemoryRepo, pin_checkout
-from bot.memfs.tool.memory_tool import AGENT_ID_KEY, AGENT_NAME_KEY
+from bot.memfs.store.repo import AGENT_ID_KEY, AGENT_NAME_KEY, MAIN, MemoryRepo, pin_checkout
 from bot.templating import render, templates_root
 
 TEMPLATE_DIR = "memory"

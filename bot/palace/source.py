@@ -28,14 +28,11 @@ from bot.errors import MemrepoError
 from bot.forge.errors import unreachable
 from bot.identity import writer
 from bot.memfs import (
-    CORE,
     DEFAULT_MEMORY_DIR,
-    EXTERNAL,
-    NO_CONTENT,
-    SKILL,
     Entry,
     MemoryRepo,
     at,
+    compile_rules,
     entry_kind,
     file_path,
     iso,
@@ -321,16 +318,16 @@ class Palace:
             if known is None or (wanted and not known.read):
                 known = _Blob.of(repo.git[blob], wanted)
             seen[blob] = known
-            entry = known.entry() if content else NO_CONTENT
+            entry = known.entry() if content else compile_rules.NO_CONTENT
             entries[path] = entry
             if validate.is_memory_document(path):
                 documents[path] = known.chars
-            if where == CORE:
+            if where == compile_rules.CORE:
                 core[path] = known.text
                 core_chars += known.chars
-            elif where == EXTERNAL:
+            elif where == compile_rules.EXTERNAL:
                 external[path] = (entry.description, known.chars)
-            elif where == SKILL:
+            elif where == compile_rules.SKILL:
                 skills.append({"path": path, "description": entry.description, "chars": known.chars})
         self._blobs = seen  # this commit's blobs only: the cache cannot grow for ever
         kept_blocks = self._blocks
@@ -408,7 +405,7 @@ class Palace:
         data = repo.read(found, head) or b""
         text = _text(data)
         limits, _ = self._limits(repo, head)
-        entry = read_document(data) if found.endswith(".md") else NO_CONTENT
+        entry = read_document(data) if found.endswith(".md") else compile_rules.NO_CONTENT
         where = entry_kind(found, memory_layout(repo, head), repo.paths(head))
         return {"head": head, "path": found, "kind": where, "description": entry.description,
                 "text": text is not None, "lines": model.numbered(text) if text is not None else [],

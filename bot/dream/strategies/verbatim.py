@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from bot.dream import texts
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
-from bot.memfs import INDEX, V1, V2, document, edits
+from bot.memfs import V1, V2, document, edits
 from bot.memfs import layout as layouts
 from bot.transcript.model import Message
 
@@ -178,12 +178,13 @@ def _indexed(calls: tuple[ProposedCall, ...], touched: Sequence[_File], conversa
     if not new:
         return calls
     ids = tuple(dict.fromkeys(i for f in new for i in f.message_ids))
-    top, own = f"{FOLDER}/{INDEX}", f"{FOLDER}/{conversation_id}/{INDEX}"
+    top, own = f"{FOLDER}/{layouts.INDEX}", f"{FOLDER}/{conversation_id}/{layouts.INDEX}"
     names = [f.path.rsplit("/", 1)[1] for f in new]
     links = "".join(texts.DREAM_VERBATIM_INDEX_LINK.format(name=name, file=name) for name in names)
     if own in files:
         return (*calls, _index_call(own, links, ids, exists=True))
-    folder_link = texts.DREAM_VERBATIM_INDEX_LINK.format(name=conversation_id, file=f"{conversation_id}/{INDEX}")
+    folder_link = texts.DREAM_VERBATIM_INDEX_LINK.format(name=conversation_id,
+                                                         file=f"{conversation_id}/{layouts.INDEX}")
     first = (_index_call(top, texts.DREAM_VERBATIM_INDEX_TOP + folder_link, ids, exists=False) if top not in files
              else _index_call(top, folder_link, ids, exists=True))
     own_text = texts.DREAM_VERBATIM_INDEX.format(conversation=conversation_id) + links
@@ -224,6 +225,6 @@ class VerbatimStrategy:
 
     def propose(self, dream: DreamInput) -> Proposal:
         prefix = f"{FOLDER}/{dream.conversation_id}/"
-        files = {p: t for p, t in dream.files.items() if p.startswith(prefix) or p == f"{FOLDER}/{INDEX}"}
+        files = {p: t for p, t in dream.files.items() if p.startswith(prefix) or p == f"{FOLDER}/{layouts.INDEX}"}
         return plan(dream.messages, dream.conversation_id, files, dream.policy.limits.file_chars,
                     layouts.of(dream.files))

@@ -154,7 +154,6 @@ class PromptCompiler:
     def _shared_views(self, head: str) -> list[SharedView]:
         """Each attachment's tree at its projection's HEAD, its files' descriptions read once per blob."""
         from bot.memfs.shared.record import projection_label
-        from bot.memfs.store.repo import MemoryRepo
 
         attached = self._attached[1] if self._attached is not None and self._attached[0] == head else ()
         seen: dict[str, Entry] = {}
@@ -164,6 +163,8 @@ class PromptCompiler:
             entries = None
             projected = refs.resolve(root)
             if projected:
+                from bot.memfs.store.repo import MemoryRepo  # only for an attachment: a hook's compile loads no libgit2
+
                 with contextlib.suppress(MemrepoError):
                     projection = MemoryRepo.open(root)
                     found = _Entries(projection.paths(projected), projection.blob, self._shared_entries)

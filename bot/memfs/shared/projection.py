@@ -143,11 +143,11 @@ def attach(repo: MemoryRepo, url: str, *, name: str | None = None, read_only: bo
 
 
 def _clone(repo: MemoryRepo, url: str, root: Path, agent_id: str | None) -> MemoryRepo:
-    from bot.memfs.tool.memory_tool import AGENT_NAME_KEY, configured_agent_id
+    from bot.memfs.store.repo import configured_agent_id, configured_agent_name
 
     agent = agent_id or configured_agent_id(repo) or "agent"
     try:
-        return clone_repository(url, root, agent, repo.get_config(AGENT_NAME_KEY))
+        return clone_repository(url, root, agent, configured_agent_name(repo))
     except MemrepoError as exc:
         _drop_empty(root.parent)
         if access_lost(str(exc)):

@@ -33,6 +33,8 @@ if TYPE_CHECKING:  # only named in annotations: `memrepo validate` (the pre-comm
 MAIN = "main"
 # What marks a tree's top as a memory: memrepo's own folder, v1's core (system/) or v2's root index.
 MEMORY_MARKS = frozenset({".memrepo", "system", INDEX})
+AGENT_ID_KEY = "memrepo.agentId"  # the agent a clone is for, as `memrepo init` or `clone` set it
+AGENT_NAME_KEY = "memrepo.agentName"
 LETTA_AGENT_KEY = "letta.agentId"  # the git config where Letta Code names the agent a memory clone is for
 FILE_MODE = pygit2.GIT_FILEMODE_BLOB
 LINK_MODE = pygit2.GIT_FILEMODE_LINK
@@ -566,3 +568,14 @@ def _common_dir(git: pygit2.Repository) -> str:
     if common.is_file():
         return str((Path(git.path) / common.read_text(encoding="utf-8").strip()).resolve())
     return git.path
+
+
+def configured_agent_id(repo: MemoryRepo) -> str | None:
+    """The agent a clone is for: memrepo's setting, or else the agent Letta Code recorded in a
+    memory it made, so that a Letta memory needs no setup of its own."""
+    return repo.get_config(AGENT_ID_KEY) or repo.letta_agent_id()
+
+
+def configured_agent_name(repo: MemoryRepo) -> str | None:
+    """The name `memrepo init` or `clone` gave the configured agent, if any."""
+    return repo.get_config(AGENT_NAME_KEY)

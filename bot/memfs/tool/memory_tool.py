@@ -27,20 +27,11 @@ from bot.memfs.format import archival, constraints, document, layout, paths, val
 from bot.memfs.format import texts as say
 from bot.memfs.format.layout import V1, V2
 from bot.memfs.store import checks
-from bot.memfs.store.repo import LINK_MODE, MemoryRepo
+from bot.memfs.store.repo import LINK_MODE, MemoryRepo, configured_agent_id, configured_agent_name
 from bot.memfs.tool import edits, patch, texts
 from bot.memfs.tool.calls import SEARCH_COMMANDS, Call, named_command, parse_call
 from bot.texts import first_few
 from bot.trailers import with_trailers
-
-AGENT_ID_KEY = "memrepo.agentId"
-AGENT_NAME_KEY = "memrepo.agentName"
-
-
-def configured_agent_id(repo: MemoryRepo) -> str | None:
-    """The agent a clone is for: memrepo's setting, or else the agent Letta Code recorded in a
-    memory it made, so that a Letta memory needs no setup of its own."""
-    return repo.get_config(AGENT_ID_KEY) or repo.letta_agent_id()
 
 
 @dataclass
@@ -100,7 +91,7 @@ class MemoryTool:
         if not agent_id:
             raise MemrepoError(memfs_texts.NO_AGENT_ID)
         if agent_name is None and agent_id == configured:
-            agent_name = self.repo.get_config(AGENT_NAME_KEY)
+            agent_name = configured_agent_name(self.repo)
         self.identity = identity.agent(agent_id, agent_name)
         self.agent_id, self.agent_name = agent_id, agent_name
         self.push = push
