@@ -381,9 +381,9 @@ def pull_requests(total: int, repos: int, workers: int, tmp: Path) -> dict[str, 
     from bot.serve.receiver import ReceiverServer
     from bot.settings import Settings
     from localhub.server import LocalhubServer
-    from receiver.asgi import Receiver
     from tests.memory_forge import FAST, as_dreamer, dream_body
     from tests.redis_server import RedisServer
+    from webhooks.asgi import Receiver
 
     secret, bot = "bench-secret", "memrepo-bot"
     with RedisServer() as redis_server, LocalhubServer(tmp / "localhub") as hub:

@@ -58,8 +58,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bot.commands.serve import DEFAULT_THREADS, DEFAULT_WORKERS, gunicorn_app, gunicorn_options
 from bot.queue import connect, queue_depths
 from bot.settings import Settings
-from receiver.intake import create_app
 from tests.redis_server import RedisServer
+from webhooks.intake import create_app
 
 SECRET = "bench-webhook-secret"
 REPO = "bench/memory"

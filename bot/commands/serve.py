@@ -111,13 +111,13 @@ def run_local(host: str, port: int, data: Path) -> int:
 def gunicorn_app(app: Any, options: dict[str, Any], listener: socket.socket) -> Any:
     """gunicorn, started from here (gunicorn.app.base.BaseApplication) on a socket bound here,
     so a bad setting or a busy port is one line before gunicorn starts. Imported here so that
-    `memrepo serve --local` never needs gunicorn. `app` is the receiver (receiver.asgi.Receiver);
-    a bare Flask app (receiver.intake.create_app) is served inside one, as `memrepo serve` would."""
+    `memrepo serve --local` never needs gunicorn. `app` is the receiver (webhooks.asgi.Receiver);
+    a bare Flask app (webhooks.intake.create_app) is served inside one, as `memrepo serve` would."""
     from flask import Flask
     from gunicorn.app.base import BaseApplication
 
-    from receiver.asgi import Receiver as AsgiReceiver
-    from receiver.intake.context import context
+    from webhooks.asgi import Receiver as AsgiReceiver
+    from webhooks.intake.context import context
 
     if isinstance(app, Flask):
         app = AsgiReceiver(context(app).settings, flask=app, intake_threads=int(options.get("threads", 1)))
@@ -185,7 +185,7 @@ def run_production(host: str, port: int, workers: int = DEFAULT_WORKERS, threads
     `threads` threads for webhook intake and health. SIGTERM or SIGINT: a graceful stop
     (gunicorn's master), exit code 0."""
     from bot.settings import Settings
-    from receiver.asgi import Receiver
+    from webhooks.asgi import Receiver
 
     if workers < 1 or threads < 1:
         raise MemrepoError(texts.SERVE_BAD_WORKERS.format(workers=workers, threads=threads))

@@ -5,7 +5,7 @@
   its files under `<data>/redis` (0700, its files 0600), listening on a Unix socket there
   (`unix://<data>/redis/redis.sock`, 0700) and on no TCP port: only this user's processes reach
   the queue and the permission cache (RedisProcess);
-- the webhook receiver (`receiver.asgi.Receiver`) on uvicorn, on a thread of its own: event
+- the webhook receiver (`webhooks.asgi.Receiver`) on uvicorn, on a thread of its own: event
   streams on its event loop, webhook intake on its thread pool (bot/serve/receiver.py); agents
   open streams with their localhub tokens, which the receiver checks against localhub
   (bot/access.py), with the bot's token deciding which repositories are served;
@@ -385,7 +385,7 @@ class LocalStack:
         from bot.serve.receiver import ReceiverServer, raise_fd_limit
         from bot.settings import Settings
         from localhub.server import LocalhubServer
-        from receiver.asgi import Receiver
+        from webhooks.asgi import Receiver
 
         raise_fd_limit()  # every open event stream is a socket
         self.data.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""Running the receiver (receiver.asgi.Receiver) on uvicorn: as gunicorn's worker class in
+"""Running the receiver (webhooks.asgi.Receiver) on uvicorn: as gunicorn's worker class in
 production (`memrepo serve`), or on a thread of this process (`memrepo serve --local`, tests,
 benchmarks).
 
@@ -23,7 +23,7 @@ from bot import sockets
 from bot.errors import MemrepoError
 from bot.serve import texts
 from bot.settings import Settings
-from receiver.asgi import Receiver
+from webhooks.asgi import Receiver
 
 log = logging.getLogger("memrepo.serve.receiver")
 
