@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 import requests  # noqa: E402
 
-from bot.serve.child import LocalStack  # noqa: E402
+from tests.served import LocalStack  # noqa: E402
 
 CONNECT_CONCURRENCY = 256
 TARGETS = {"push_p99_ms": 1000.0, "webhook_p99_ms": 20.0, "webhook_ratio": 1.5, "kib_per_stream": 20.0}

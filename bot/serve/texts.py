@@ -3,7 +3,7 @@ the palace the receiver serves, whose viewers are checked against the forge."""
 
 from __future__ import annotations
 
-# serve --local (local.py, child.py).
+# serve --local (local.py).
 SERVE_LOCAL_READY = """\
 memrepo serve --local: ready (Ctrl-C stops everything)
   localhub REST:  {api}
@@ -32,9 +32,6 @@ SERVE_LOCAL_NO_PORTS = ("no two free ports side by side found on {host} outside 
 SERVE_LOCAL_BAD_PORTS = "{path} does not say which ports to use ({problem}); give --port, or remove the file"
 SERVE_LOCAL_PORTS_NO_LOCALHUB = "no localhub port in it"
 
-# serve --local as a child process (child.py), for tests, benchmarks and scripts: what it printed follows.
-SERVE_CHILD_TOO_SLOW = "serve --local did not start in time:\n{output}"
-SERVE_CHILD_EXITED = "serve --local exited at start:\n{output}"
 
 # The served palace (palace.py): who may see which memory.
 PALACE_SERVED_NO_TOKEN = ("this memory's palace is shown to whoever the forge lets read {repo}: open this address "
