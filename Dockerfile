@@ -11,7 +11,7 @@ COPY pyproject.toml README.md LICENSE ./
 COPY bot ./bot
 COPY templates ./templates
 COPY localhub ./localhub
-COPY receiver ./receiver
+COPY webhooks ./webhooks
 RUN python -m venv /opt/memrepo \
  && /opt/memrepo/bin/pip install --no-cache-dir /src
 

@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 import requests  # noqa: E402
 
-from bot.serve.child import LocalStack  # noqa: E402
+from tests.served import LocalStack  # noqa: E402
 
 CONNECT_CONCURRENCY = 256
 TARGETS = {"push_p99_ms": 1000.0, "webhook_p99_ms": 20.0, "webhook_ratio": 1.5, "kib_per_stream": 20.0}
@@ -381,9 +381,9 @@ def pull_requests(total: int, repos: int, workers: int, tmp: Path) -> dict[str, 
     from bot.serve.receiver import ReceiverServer
     from bot.settings import Settings
     from localhub.server import LocalhubServer
-    from receiver.asgi import Receiver
     from tests.memory_forge import FAST, as_dreamer, dream_body
     from tests.redis_server import RedisServer
+    from webhooks.asgi import Receiver
 
     secret, bot = "bench-secret", "memrepo-bot"
     with RedisServer() as redis_server, LocalhubServer(tmp / "localhub") as hub:

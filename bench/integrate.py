@@ -65,8 +65,8 @@ from bot.memfs.create import init_repository
 from bot.memfs.prompt.compiler import PromptCompiler
 from bot.notify.events import HeadEvent
 from bot.notify.follower import HeadSubscriber, parse_sse, shutdown_response
-from bot.serve.child import LocalStack
 from tests.memory_forge import as_dreamer, dream_body
+from tests.served import LocalStack
 
 ROOT = Path(__file__).resolve().parent.parent
 ROUND_TIMEOUT = 30.0

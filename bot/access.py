@@ -17,7 +17,7 @@ With the integrator's own token (`integrator_token`), a repository is served onl
 integrator can read it too: a repository of which the integrator knows nothing is a 404
 whatever the agent's token can read.
 
-The receiver (receiver/) does not import this module: `bot/serve` builds a `ForgeAccess` and
+The receiver (webhooks/) does not import this module: `bot/serve` builds a `ForgeAccess` and
 hands its `check` and `cached` to the event stream, so the webhook path loads no forge code.
 """
 

@@ -163,7 +163,7 @@ PALACE_TOKEN = "MEMREPO_PALACE_TOKEN"  # the token `memrepo palace` asks of a vi
 XDG_DATA_HOME = "XDG_DATA_HOME"
 XDG_CACHE_HOME = "XDG_CACHE_HOME"
 # The variables a service's settings come from, which a child process must not inherit from
-# a shell that set them for something else (bot/serve/child.py).
+# a shell that set them for something else (tests/served.py).
 SERVICE_ENV = (REDIS_URL, WEBHOOK_SECRET, AGENT_TOKEN, REPOS, BOT_LOGIN, HEARTBEAT)
 
 

@@ -91,7 +91,7 @@ def localhub(tmp_path: Path):  # type: ignore[no-untyped-def]
 def served(tmp_path: Path):  # type: ignore[no-untyped-def]
     """`memrepo serve --local` (localhub, Redis, the receiver and a worker) as a child process,
     its data in this test's folder, stopped after the test."""
-    from bot.serve.child import LocalStack
+    from tests.served import LocalStack
 
     stack = LocalStack(tmp_path / "data")
     try:

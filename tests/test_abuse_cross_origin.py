@@ -256,8 +256,8 @@ def test_the_git_paths_git_asks_for_still_work(localhub: LocalhubServer) -> None
 def test_the_receiver_acts_on_no_delivery_a_page_can_send(redis_url: str, rclient: redis.Redis) -> None:
     """Its one state-changing route takes only GitHub's signature, a header no page can add
     without a preflight and a secret no page holds."""
-    from receiver.intake import create_app
     from tests.test_webhook_receiver import make_settings
+    from webhooks.intake import create_app
 
     client: FlaskClient = create_app(make_settings(redis_url)).test_client()
     body = json.dumps(pull_request()).encode()

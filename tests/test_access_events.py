@@ -11,7 +11,7 @@ import pytest
 from bot.integrator.permissions import forget
 from bot.redis_keys import permission_key
 from bot.settings import Settings
-from receiver.intake.routing import BadPayload, ForgetPermissions, route
+from webhooks.intake.routing import BadPayload, ForgetPermissions, route
 
 SETTINGS = Settings(redis_url="redis://unused", webhook_secret="s" * 16, agent_token="t" * 16)
 REPOSITORY = {"id": 1, "full_name": "acme/memory", "name": "memory", "owner": {"login": "acme"}}

@@ -23,7 +23,7 @@ from tests.conftest import run_cli
 # and the layers above the memory core.
 HEAVY = ("github", "redis", "rq", "flask", "werkzeug", "jinja2", "requests", "pygit2", "yaml", "mcp", "tqdm",
          "bot.integrator", "bot.dream", "bot.transcript", "bot.forge", "bot.serve", "bot.agent", "bot.memfs",
-         "bot.pullrequest", "receiver")
+         "bot.pullrequest", "webhooks")
 
 
 def modules_after(argv: list[str]) -> list[str]:
@@ -59,7 +59,7 @@ NOT_FOR_A_TOOL_CALL = ("git", "gitdb", "github", "redis", "rq", "flask", "werkze
                        "jsonschema", "tqdm", "secrets", "logging", "bot.memfs.merge.markdown", "bot.integrator",
                        "bot.dream",
                        "bot.transcript", "bot.forge", "bot.serve", "bot.palace", "bot.provenance", "bot.mcp",
-                       "bot.notify", "bot.pullrequest", "receiver")
+                       "bot.notify", "bot.pullrequest", "webhooks")
 
 
 def test_help_imports_no_command_and_no_heavy_module() -> None:

@@ -26,10 +26,10 @@ import yaml
 
 from bot.cli import command_parser
 from bot.errors import MemrepoError
-from bot.serve.child import SERVICE_ENV
 from bot.settings import APP_KEY_FILE, REDIS_URL, Settings
 from bot.sockets import free_port
 from tests.conftest import git
+from tests.served import SERVICE_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCKERFILE = ROOT / "Dockerfile"

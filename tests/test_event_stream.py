@@ -1,5 +1,5 @@
-"""The agents' event stream (receiver/streams/endpoint.py, receiver/streams/fanout.py) on the receiver as it runs
-(receiver.asgi.Receiver on uvicorn), against a real Redis: the protocol HeadSubscriber reads,
+"""The agents' event stream (webhooks/streams/endpoint.py, webhooks/streams/fanout.py) on the receiver as it runs
+(webhooks.asgi.Receiver on uvicorn), against a real Redis: the protocol HeadSubscriber reads,
 heartbeats, catch-up by Last-Event-ID, the operator token, many idle streams that hold no
 thread and no Redis connection while webhooks and /healthz still answer, a subscriber that
 never reads, Redis going away, and a receiver restarted under open streams."""
@@ -19,10 +19,10 @@ from bot.notify.events import HeadEvent, channel
 from bot.notify.publisher import publish_head
 from bot.serve.receiver import ReceiverServer
 from bot.settings import Settings
-from receiver.asgi import Receiver
 from tests.redis_server import RedisServer
 from tests.test_webhook_receiver import REPO, SHA1, SHA2, TOKEN, make_settings, push, sign
 from tests.waiting import wait_until
+from webhooks.asgi import Receiver
 
 WAIT = 10.0
 SHA3 = "3" * 40

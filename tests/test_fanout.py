@@ -1,4 +1,4 @@
-"""The fan-out's subscriber (receiver/streams/fanout.py) on its own: an attached subscriber gets the
+"""The fan-out's subscriber (webhooks/streams/fanout.py) on its own: an attached subscriber gets the
 same bytes written into its connection, framed as its response is, and is dropped once the
 connection holds more than its bound unsent; a queued one (a server whose connection the
 stream cannot reach) is dropped once its buffer of events is full. The receiver as it runs is
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
-from receiver.streams.fanout import END, Subscriber, chunk
+from webhooks.streams.fanout import END, Subscriber, chunk
 
 
 class Connection:

@@ -14,9 +14,9 @@ from bot.contracts import LABEL_DREAM
 from bot.forge.client import ForgeClient, NewPullRequest, TokenCredentials
 from bot.memfs import sync
 from bot.memfs.create import init_repository
-from bot.serve.child import LocalStack
 from tests.conftest import git
 from tests.memory_forge import FAST, as_dreamer, dream_body
+from tests.served import LocalStack
 from tests.test_follow import Follow, converged, forge_main, harness_commit, note
 from tests.waiting import wait_until
 

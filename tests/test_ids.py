@@ -30,13 +30,13 @@ from bot.pullrequest.target import forge_target
 from bot.settings import is_repo_name
 from bot.transcript import TranscriptStore
 from bot.transcript.model import check_id, check_source
-from receiver import texts as receiver_texts
-from receiver.intake import create_app
-from receiver.intake.routing import route
 from tests.conftest import run_cli
 from tests.test_event_stream import ReceiverServer, receiver  # noqa: F401
 from tests.test_mcp import serve, text
 from tests.test_webhook_receiver import REPO, deliver, make_settings, push
+from webhooks import texts as receiver_texts
+from webhooks.intake import create_app
+from webhooks.intake.routing import route
 
 CYRILLIC = str.maketrans("aceopx", "асеорх")  # each the Latin letter's twin
 FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")

@@ -1,4 +1,4 @@
-"""The layers docs/architecture.md §2 promises, read from the source: every import in bot/ and receiver/,
+"""The layers docs/architecture.md §2 promises, read from the source: every import in bot/ and webhooks/,
 those inside functions included, so a lazy import cannot slip past.
 
 - the memory core (bot.memfs) and the transcripts (bot.transcript) know nothing above them, and
@@ -23,11 +23,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-OURS = ("bot", "receiver", "localhub")
+OURS = ("bot", "webhooks", "localhub")
 ABOVE_THE_CORE = ("bot.forge", "bot.dream", "bot.follow", "bot.integrator", "bot.agent", "bot.notify", "bot.mcp",
                   "bot.provenance", "bot.serve", "bot.commands", "bot.demo", "bot.cli", "bot.queue", "bot.repo_lock",
                   "bot.dedupe", "bot.palace", "bot.access", "bot.claude_code", "bot.codex", "bot.pullrequest",
-                  "receiver", "localhub")
+                  "webhooks", "localhub")
 GIT = ("git", "pygit2", "bot.memfs")
 # The one way past the memory core's door: a hook's fast path imports the leaves it needs, since
 # Python loads a package's `__init__` first and a harness pays for every millisecond of a hook.
@@ -96,7 +96,7 @@ def group(name: str) -> str:
     """The package a module belongs to for the cycle rule: bot's sub-packages, the receiver,
     localhub, or a top-level module of bot on its own."""
     parts = name.split(".")
-    if parts[0] in ("receiver", "localhub"):
+    if parts[0] in ("webhooks", "localhub"):
         return parts[0]
     if len(parts) > 1 and (ROOT / "bot" / parts[1]).is_dir():
         return "bot." + parts[1]
@@ -187,7 +187,7 @@ def test_the_pull_request_package_is_below_the_writers() -> None:
     assert offenders("bot.pullrequest", above) == []
 
 
-@pytest.mark.parametrize("module", sorted(m for m in modules() if within(m, ("receiver",))))
+@pytest.mark.parametrize("module", sorted(m for m in modules() if within(m, ("webhooks",))))
 def test_the_webhook_receiver_does_no_git_and_calls_no_github(module: str) -> None:
     reached = loaded_with(module)
     assert sorted(m for m in reached if within(m, GIT + GITHUB)) == []
@@ -254,7 +254,7 @@ def readme_tiers() -> list[list[str]]:
     low: list[bool] = []
     for line in block.strip("\n").splitlines():
         names = [m.removesuffix("/").removesuffix(".py").replace("/", ".")
-                 for m in re.findall(r"(?:bot|receiver|localhub)/[A-Za-z0-9_/]*(?:\.py)?", line)]
+                 for m in re.findall(r"(?:bot|webhooks|localhub)/[A-Za-z0-9_/]*(?:\.py)?", line)]
         only_modules = bool(names) and all(n.count(".") == 1 and (ROOT / f"{n.replace('.', '/')}.py").is_file()
                                            for n in names)
         if tiers and (line.startswith(" ") or (only_modules and low[-1])):

@@ -26,10 +26,10 @@ from bot.memfs.create import init_repository
 from bot.queue import connect, get_queue
 from bot.serve.receiver import ReceiverServer
 from bot.settings import Settings
-from receiver.asgi import Receiver
 from tests.conftest import git, localhub_token
 from tests.memory_forge import FAST, as_dreamer, dream_body
 from tests.waiting import wait_until
+from webhooks.asgi import Receiver
 
 REPOS = [f"alice/memory-{n}" for n in range(4)]
 PER_REPO = 3

@@ -25,9 +25,9 @@ from bot.notify.follower import HeadSubscriber, SSEDecoder, SSEMessage, backoff_
 from bot.notify.publisher import publish_head
 from bot.serve.receiver import ReceiverServer
 from bot.settings import Settings
-from receiver.asgi import Receiver as ReceiverApp
 from tests.conftest import git
 from tests.waiting import wait_until
+from webhooks.asgi import Receiver as ReceiverApp
 
 TOKEN = "agent-token-0123456789"
 REPO = "alice/memory"
@@ -65,7 +65,7 @@ def test_sse_decoding(chunks: list[Any], expected: list[SSEMessage]) -> None:
 
 
 def test_the_receivers_own_format_decodes() -> None:
-    from receiver.streams.fanout import format_event
+    from webhooks.streams.fanout import format_event
 
     event = HeadEvent(repo=REPO, sha="a" * 40, before=None, cause="push")
     decoder = SSEDecoder()
@@ -110,7 +110,7 @@ def test_the_repository_comes_from_the_events_url(url: str, repo: str | None) ->
 
 # ---------------------------------------------------------------------------------- real parts
 class Receiver:
-    """The receiver (receiver.asgi.Receiver on uvicorn) on a fixed loopback port, that can be
+    """The receiver (webhooks.asgi.Receiver on uvicorn) on a fixed loopback port, that can be
     stopped (open streams cut too, as a restart does) and started again on the same port."""
 
     def __init__(self, settings: Settings, **options: Any) -> None:

@@ -68,7 +68,7 @@ def test_messages_that_count_say_the_right_number(message: str, values: dict[str
 
 def _texts() -> list[tuple[str, str]]:
     paths = [*sorted(ROOT.glob("bot/**/texts.py")),
-             *sorted(ROOT.glob("receiver/**/texts.py"))]
+             *sorted(ROOT.glob("webhooks/**/texts.py"))]
     for folder in ("pr", "agent", "commit", "integrator", "prompts", "mcp"):
         paths += sorted((ROOT / "templates" / folder).glob("*.j2"))
     return [(str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")) for path in paths]

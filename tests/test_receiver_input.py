@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 from bot.bounded_json import MAX_DEPTH, nesting_depth
 from bot.queue import INTEGRATE, MAX_NUMBER, enqueue_integrate, job_key
-from receiver import texts as receiver_texts
-from receiver.intake import create_app
-from receiver.intake.payload import PayloadError, loads, parse_payload
 from tests.test_webhook_receiver import REPO, deliver, make_settings, pull_request, push, queued, repository
+from webhooks import texts as receiver_texts
+from webhooks.intake import create_app
+from webhooks.intake.payload import PayloadError, loads, parse_payload
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -26,11 +26,11 @@ from bot.contracts import LABEL_DREAM
 from bot.forge.client import ForgeClient, NewPullRequest, TokenCredentials
 from bot.memfs import sync
 from bot.memfs.create import init_repository
-from bot.serve.child import SERVICE_ENV, LocalStack
 from bot.serve.local import PORTS_FILE, choose_ports, ephemeral_range
 from tests.conftest import git, run_cli
 from tests.memory_forge import FAST, as_dreamer, dream_body
 from tests.processes import alive, command_line, descendants
+from tests.served import SERVICE_ENV, LocalStack
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -161,7 +161,7 @@ def served(localhub: Any, redis_url: str, tmp_path: Path) -> Iterator[Served]:
     palaces = with_credentials(settings, access, TokenCredentials(forge.tokens["memrepo-bot"]),
                                api_url=localhub.api_url, git_url=localhub.url, work_dir=tmp_path / "work",
                                poll_ms=600_000)  # an open page follows the event stream, never this
-    from receiver.asgi import Receiver
+    from webhooks.asgi import Receiver
 
     receiver = Receiver(settings, access=access, palace=palaces.app(), palace_token=palaces.stream_token)
     server = ReceiverServer(receiver, "127.0.0.1", 0).start()

@@ -20,9 +20,9 @@ import requests
 from bot.queue import WAKE, get_queue
 from bot.serve import local
 from bot.serve import texts as serve_texts
-from bot.serve.child import LocalStack as ServedStack
 from bot.serve.local import RESTART_WINDOW, WORKER_RESTARTS, LocalStack, restart_allowed
 from tests.processes import alive, descendants
+from tests.served import LocalStack as ServedStack
 from tests.waiting import wait_until
 
 MINUTES = RESTART_WINDOW / 60

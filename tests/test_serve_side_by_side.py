@@ -15,8 +15,8 @@ import requests
 
 from bot.memfs import sync
 from bot.memfs.create import init_repository
-from bot.serve.child import LocalStack
 from tests.conftest import git
+from tests.served import LocalStack
 
 
 @pytest.fixture

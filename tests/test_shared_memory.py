@@ -17,10 +17,10 @@ from bot.memfs import shared_projection as shared
 from bot.memfs.create import init_repository
 from bot.provenance.why import render_why, why
 from bot.pullrequest.provenance import parse_provenance
-from bot.serve.child import LocalStack
 from bot.transcript import TranscriptStore
 from tests.conftest import FORGE_ENV, StoreClock, git
 from tests.memory_forge import FAST
+from tests.served import LocalStack
 from tests.waiting import wait_until
 
 MERGE_TIMEOUT = 60.0

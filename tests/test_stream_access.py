@@ -21,10 +21,10 @@ from bot.notify.events import HeadEvent
 from bot.notify.publisher import publish_head
 from bot.serve.receiver import ReceiverServer
 from bot.settings import Settings
-from receiver.asgi import Receiver
 from tests.conftest import localhub_token
 from tests.test_event_stream import Stream
 from tests.waiting import wait_until
+from webhooks.asgi import Receiver
 
 WAIT = 10.0
 OPERATOR = "operator-token-0123456789"

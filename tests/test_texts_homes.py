@@ -2,7 +2,7 @@
 
 The homes: a module named `texts.py` (a package's own sentences),
 `localhub/messages.py` (localhub's own words and GitHub's wording it answers with) and the
-files under templates/. `strays` reads a product module (bot/, receiver/, localhub/) with `ast`
+files under templates/. `strays` reads a product module (bot/, webhooks/, localhub/) with `ast`
 and reports every sentence written as a literal where a person or an agent will read it.
 
 A literal reads as a sentence when three words follow each other on one of its lines: tokens
@@ -52,7 +52,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCT = ("bot", "receiver", "localhub")
+PRODUCT = ("bot", "webhooks", "localhub")
 HOMES = ("localhub/messages.py",)
 
 _WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*")
@@ -166,7 +166,7 @@ def is_home(relative: str) -> bool:
 
 def package_of(relative: str) -> str:
     """The package folder a module is counted under: bot/<sub>/... under bot/<sub>, bot/x.py
-    under bot, and receiver/ and localhub/ whole."""
+    under bot, and webhooks/ and localhub/ whole."""
     parts = relative.split("/")
     return "/".join(parts[:2]) if parts[0] == "bot" and len(parts) > 2 else parts[0]
 
@@ -301,11 +301,11 @@ def test_homes_are_not_read_and_everything_else_is() -> None:
     assert is_home("bot/memfs/format/texts.py")
     assert not is_home("bot/mcp/server.py") and not is_home("bot/memfs/messages.py")
     assert package_of("bot/dream/strategies/llm.py") == "bot/dream"
-    assert package_of("bot/cli.py") == "bot" and package_of("receiver/intake/github.py") == "receiver"
+    assert package_of("bot/cli.py") == "bot" and package_of("webhooks/intake/github.py") == "webhooks"
 
 
 def test_every_package_of_the_tree_is_checked() -> None:
-    assert {"bot", "bot/mcp", "bot/memfs", "localhub", "receiver"} <= set(packages())
+    assert {"bot", "bot/mcp", "bot/memfs", "localhub", "webhooks"} <= set(packages())
 
 
 # ----------------------------------------------------------------- the whole tree

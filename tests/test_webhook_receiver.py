@@ -1,4 +1,4 @@
-"""The webhook receiver (receiver/intake/), its settings (bot/settings.py) and its Redis
+"""The webhook receiver (webhooks/intake/), its settings (bot/settings.py) and its Redis
 plumbing (bot/queue.py, bot/dedupe.py, bot/repo_lock.py), against a real Redis server:
 signatures, sizes, bad input, de-duplication, collapsing bursts into one job per pull
 request, the bot's own events, head events published, health, Redis restarting under the
@@ -48,11 +48,11 @@ from bot.queue import (
 from bot.redis_keys import lock_key
 from bot.repo_lock import repo_lock
 from bot.settings import MAX_BODY_BYTES, Settings
-from receiver.intake import create_app
-from receiver.intake.routing import Integrate, IntegrateCommit, PublishHead, Reconcile, route
 from tests.conftest import localhub_token
 from tests.redis_server import RedisServer
 from tests.waiting import wait_until
+from webhooks.intake import create_app
+from webhooks.intake.routing import Integrate, IntegrateCommit, PublishHead, Reconcile, route
 
 SECRET = "It's a Secret to Everybody"
 TOKEN = "agent-token-0123456789"

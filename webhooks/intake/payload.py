@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from bot.bounded_json import MAX_DEPTH, TooDeepError, loads_bounded
-from receiver import texts
+from webhooks import texts
 
 FORM = "application/x-www-form-urlencoded"
 

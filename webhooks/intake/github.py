@@ -1,8 +1,8 @@
 """`POST /webhooks/github`: verify, de-duplicate, enqueue (or publish), answer.
 
 Order of the checks: size (413) before reading, signature (401) before anything is parsed or
-stored, then headers, JSON (receiver/intake/payload.py: nesting bounded before it is parsed) and the
-numbers it names (receiver/intake/routing.py) (400); only a signed, well-formed delivery touches Redis.
+stored, then headers, JSON (webhooks/intake/payload.py: nesting bounded before it is parsed) and the
+numbers it names (webhooks/intake/routing.py) (400); only a signed, well-formed delivery touches Redis.
 Nothing here calls git or GitHub, so an answer takes milliseconds. A delivery whose first action
 is an enqueue costs one Redis round trip when the job is already pending: the de-duplication
 SET NX (bot/dedupe.py) runs inside the collapsing enqueue's script (bot/queue.py).
@@ -25,10 +25,10 @@ from bot.integrator.permissions import forget as forget_permissions
 from bot.notify.events import HeadEvent
 from bot.notify.publisher import publish_head
 from bot.queue import enqueue_integrate, enqueue_integrate_commit, enqueue_reconcile
-from receiver import texts
-from receiver.intake.context import answer, context
-from receiver.intake.payload import PayloadError, parse_payload
-from receiver.intake.routing import (
+from webhooks import texts
+from webhooks.intake.context import answer, context
+from webhooks.intake.payload import PayloadError, parse_payload
+from webhooks.intake.routing import (
     Action,
     BadPayload,
     ForgetPermissions,

@@ -18,7 +18,7 @@ from typing import Any
 from bot.contracts import is_object_name
 from bot.queue import MAX_NUMBER
 from bot.settings import Settings, is_repo_name
-from receiver import texts
+from webhooks import texts
 
 ZERO_SHA = re.compile(r"0+")  # git's name for "no commit" (fullmatch: `$` also matches before "\n")
 

@@ -19,7 +19,7 @@ EXTENSION = "memrepo.webhooks"
 class Context:
     settings: Settings
     redis: Redis
-    streams: Callable[[], int] | None = None  # open event streams of this process (receiver/asgi.py)
+    streams: Callable[[], int] | None = None  # open event streams of this process (webhooks/asgi.py)
 
 
 def context(app: Flask | None = None) -> Context:

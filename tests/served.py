@@ -1,4 +1,4 @@
-"""`memrepo serve --local` run as a child process, for tests, benchmarks and scripts that need
+"""`memrepo serve --local` run as a child process, for the tests and benchmarks that need
 the whole stack: starts it on free ports, reads the URLs and the operator token it prints, and
 stops it (SIGINT; the whole process group if it does not stop in time)."""
 
@@ -15,7 +15,6 @@ import threading
 import time
 from pathlib import Path
 
-from bot.serve import texts
 from bot.settings import SERVICE_ENV  # production settings that must not leak into the local stack
 
 START_TIMEOUT = 60.0
@@ -43,9 +42,9 @@ class LocalStack:
                 line = self.lines.get(timeout=max(0.1, deadline - time.monotonic()))
             except queue.Empty:
                 self.stop()
-                raise RuntimeError(texts.SERVE_CHILD_TOO_SLOW.format(output="".join(self.output))) from None
+                raise RuntimeError("serve --local did not start in time:\n" + "".join(self.output)) from None
             if line is None:
-                raise RuntimeError(texts.SERVE_CHILD_EXITED.format(output="".join(self.output)))
+                raise RuntimeError("serve --local exited at start:\n" + "".join(self.output))
             match = _SETTING.match(line)
             if match:
                 self.urls[match.group(1).strip()] = match.group(2)

@@ -3,7 +3,7 @@ webhook intake and health on a pool of threads of their own.
 
 Why asyncio (and not a cooperative worker class such as gevent's): a waiting stream is then a
 coroutine of a few kilobytes with no thread, and the one place that has to be cooperative is
-the one written for it (receiver/streams/endpoint.py, receiver/streams/fanout.py); nothing is monkey-patched,
+the one written for it (webhooks/streams/endpoint.py, webhooks/streams/fanout.py); nothing is monkey-patched,
 so the threads of the webhook intake, redis-py and rq, and in `serve --local` localhub and git,
 stay ordinary threads. uvicorn serves it, standalone or as gunicorn's worker class.
 
@@ -12,11 +12,11 @@ WSGI application when one is given (bot/serve builds it: it reads git, which thi
 loads), on a pool of its own (`palace_threads`), and `/palace/<owner>/<repo>/events` is that
 memory's event stream for an open page, the viewer's token read from the page's cookie by the
 `palace_token` hook the palace gives; every other request goes to the Flask
-application (receiver/intake/__init__.py: `POST /webhooks/github`, `GET /healthz`), called on the
+application (webhooks/intake/__init__.py: `POST /webhooks/github`, `GET /healthz`), called on the
 intake pool (`intake_threads` threads per process) that no stream or page ever holds, so however
 many agents listen and people look, GitHub's deliveries are answered in milliseconds.
 
-Lifespan: the process's one Redis subscription (receiver/streams/fanout.py) and the pools are made at
+Lifespan: the process's one Redis subscription (webhooks/streams/fanout.py) and the pools are made at
 start-up (after gunicorn forks, in each worker), and let go at shutdown, when open streams are
 ended first so that their agents reconnect (to another receiver behind the load balancer).
 """
@@ -37,9 +37,9 @@ from flask import Flask
 from redis import Redis
 
 from bot.settings import Settings
-from receiver import texts
-from receiver.streams.endpoint import AccessCheck, EventStreams, Receive, Scope, Send
-from receiver.streams.fanout import DEFAULT_BUFFER, Fanout
+from webhooks import texts
+from webhooks.streams.endpoint import AccessCheck, EventStreams, Receive, Scope, Send
+from webhooks.streams.fanout import DEFAULT_BUFFER, Fanout
 
 log = logging.getLogger("memrepo.receiver")
 
@@ -53,7 +53,7 @@ ACCESS_THREADS = 8  # concurrent forge requests of the access check, per process
 
 
 class Receiver:
-    """The ASGI callable. `flask` defaults to `receiver.intake.create_app(settings, redis=redis)`;
+    """The ASGI callable. `flask` defaults to `webhooks.intake.create_app(settings, redis=redis)`;
     `palace` is a WSGI application for `/palace/...` (None: not served); `palace_token(scope)`
     the viewer's token a palace page's request carries (None: none), for its event stream."""
 
@@ -62,7 +62,7 @@ class Receiver:
                  buffer: int = DEFAULT_BUFFER, palace: Any = None,
                  palace_threads: int = DEFAULT_PALACE_THREADS,
                  palace_token: Callable[[Scope], str | None] | None = None) -> None:
-        from receiver.intake import create_app
+        from webhooks.intake import create_app
 
         if intake_threads < 1:
             raise ValueError(texts.RECEIVER_BAD_THREADS)

@@ -7,8 +7,8 @@ from flask import Blueprint, Response
 from redis.exceptions import RedisError
 
 from bot.queue import queue_depths
-from receiver import texts
-from receiver.intake.context import answer, context
+from webhooks import texts
+from webhooks.intake.context import answer, context
 
 bp = Blueprint("health", __name__)
 

@@ -43,9 +43,9 @@ from bot.backoff import Backoff
 from bot.errors import MemrepoError
 from bot.notify.events import HeadEvent
 from bot.redis_keys import HEAD_CHANNELS, last_head_key, repo_key
-from receiver import texts
+from webhooks import texts
 
-log = logging.getLogger("memrepo.receiver.streams.fanout")
+log = logging.getLogger("memrepo.webhooks.streams.fanout")
 
 DEFAULT_BUFFER = 16  # events a queued subscriber may be behind before it is dropped
 DEFAULT_UNSENT = 16 * 1024  # bytes a written subscriber's connection may hold unsent before it is dropped

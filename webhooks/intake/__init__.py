@@ -5,8 +5,8 @@ The intake never does work inline: it verifies, de-duplicates (bot/dedupe.py), e
 is never in question.
 
 `create_app` is the Flask application of the webhook intake and health; the whole receiver,
-event streams included, is `receiver.asgi.Receiver`, which calls this app on a thread pool of
-its own and serves the streams on its event loop (receiver/streams/endpoint.py).
+event streams included, is `webhooks.asgi.Receiver`, which calls this app on a thread pool of
+its own and serves the streams on its event loop (webhooks/streams/endpoint.py).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from bot.queue import connect
 from bot.settings import Settings
-from receiver import texts
-from receiver.intake.context import EXTENSION, Context, answer
+from webhooks import texts
+from webhooks.intake.context import EXTENSION, Context, answer
 
 log = logging.getLogger("memrepo.receiver")
 
@@ -34,12 +34,12 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None,
     """The receiver's Flask app (webhook intake and health). Settings default to the
     environment (a missing variable is a MemrepoError naming it, at start-up rather than on
     the first delivery). `streams`: how many event streams the process holds, for /healthz."""
-    from receiver.intake import github, health
+    from webhooks.intake import github, health
 
     settings = settings or Settings.from_env()
     app = Flask(__name__)
     # One byte over the limit: a chunked body (no Content-Length) is cut there, and a body that
-    # reaches it is known to be too large (receiver/intake/github.py checks the length it read).
+    # reaches it is known to be too large (webhooks/intake/github.py checks the length it read).
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes + 1
     app.extensions[EXTENSION] = Context(settings=settings, redis=redis or connect(settings.redis_url),
                                         streams=streams)

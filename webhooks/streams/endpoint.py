@@ -1,6 +1,6 @@
 """`GET /v1/repos/<owner>/<repo>/events`: server-sent events telling agents that `main` moved,
 served on the receiver's event loop (ASGI): an open stream is a coroutine and a `Subscriber`
-of the process's one Redis subscription (receiver/streams/fanout.py), never a thread or a connection.
+of the process's one Redis subscription (webhooks/streams/fanout.py), never a thread or a connection.
 
 Protocol (what `bot.notify.follower.HeadSubscriber` reads): `retry: 3000` and a
 `: connected to <repo>` comment first, then each head event (docs/architecture.md §5.6) as `event: head`,
@@ -43,10 +43,10 @@ from redis.exceptions import RedisError
 from bot.access import ALLOWED, BAD_TOKEN, REFUSED, UNAVAILABLE
 from bot.errors import MemrepoError
 from bot.settings import Settings, is_repo_name
-from receiver import texts
-from receiver.streams.fanout import END, Fanout, Subscriber, format_event
+from webhooks import texts
+from webhooks.streams.fanout import END, Fanout, Subscriber, format_event
 
-log = logging.getLogger("memrepo.receiver.streams")
+log = logging.getLogger("memrepo.webhooks.streams")
 
 RETRY_MS = 3000  # how long EventSource clients wait before reconnecting
 RETRY_AFTER_SECONDS = 5
@@ -105,7 +105,7 @@ def _transport(send: Send) -> Any:
 def _bound_buffers(send: Send) -> None:
     """Keep what a stream may have unsent small, in the kernel and in the process: a stream
     sends a few hundred bytes now and then, and ten thousand of them must not reserve megabytes
-    each. A reader that stops reading then fills them soon, and it is dropped (receiver/streams/fanout.py)."""
+    each. A reader that stops reading then fills them soon, and it is dropped (webhooks/streams/fanout.py)."""
     transport = _transport(send)
     if transport is None:
         return
