@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # One image for memrepo's integrator: the webhook receiver (the default command,
 # `memrepo serve`) and the job workers (`docker run IMAGE worker`), configured by the
-# environment. compose.yaml runs both next to Redis; README.md, "Deploy", says how.
+# environment. compose.yaml runs both next to Redis; docs/deploy.md says how.
 
 FROM python:3.11.14-slim-bookworm AS build
 ENV PIP_NO_CACHE_DIR=1 \

@@ -201,7 +201,7 @@ def test_compose_keeps_secrets_out_of_the_file() -> None:
     assert worker["secrets"] == ["app_private_key"]
     assert worker["environment"][APP_KEY_FILE] == "/run/secrets/app_private_key"
     assert "secrets" not in document["services"]["receiver"]  # the receiver never holds the App's key
-    assert document["secrets"] == {"app_private_key": {"file": "./secrets/app.pem"}}
+    assert interpolate(document["secrets"]["app_private_key"]["file"], {}) == "./secrets/app.pem"
 
 
 def test_the_palace_file_gives_the_receiver_the_apps_key_as_the_workers_have_it_and_nothing_else() -> None:
@@ -258,12 +258,55 @@ def test_compose_commands_are_memrepo_commands_with_flags_it_accepts(service: st
         assert compose()["services"]["receiver"]["ports"] == [f"127.0.0.1:{parsed.port}:{parsed.port}"]
 
 
-def test_the_readme_deploy_section_names_the_files_compose_reads() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    deploy = readme.split("## Deploy", 1)[1].split("\n## ", 1)[0]
+def test_the_deploy_page_names_the_files_compose_reads() -> None:
+    deploy = (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
     for needle in ("memrepo.env", "secrets/app.pem", "--scale worker=", "templates/github-app/manifest.json",
-                   "docker compose up", "compose.palace.yaml"):
+                   "docker compose up", "compose.palace.yaml", "memrepo.env.example", "MEMREPO_APP_KEY_PATH=/dev/null"):
         assert needle in deploy, needle
+
+
+# ----------------------------------------------------- token mode and the example settings
+COMPOSE_VARIABLE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}")
+
+
+def interpolate(text: str, variables: dict[str, str]) -> str:
+    """`${NAME}` and `${NAME:-default}` as compose reads them (docs.docker.com/reference/compose-file/
+    interpolation: the default when NAME is unset or empty)."""
+    return COMPOSE_VARIABLE.sub(lambda m: variables.get(m["name"]) or (m["default"] or ""), text)
+
+
+def env_file(text: str) -> dict[str, str]:
+    """An env_file as compose reads it: NAME=VALUE lines, `#` lines are comments."""
+    return dict(line.split("=", 1) for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+def test_compose_in_token_mode_mounts_no_app_key_and_the_workers_act_with_the_token(tmp_path: Path) -> None:
+    from bot.integrator.context import TokenCredentials, credentials_from_env
+
+    key_file = compose()["secrets"]["app_private_key"]["file"]
+    mounted = interpolate(key_file, {"MEMREPO_APP_KEY_PATH": "/dev/null"})  # .env, as docs/deploy.md says
+    assert mounted == "/dev/null" and Path(mounted).exists()  # the mount's source exists, so compose starts
+    settings = env_file((ROOT / "memrepo.env.example").read_text(encoding="utf-8"))
+    settings.update(MEMREPO_WEBHOOK_SECRET="s3cret", MEMREPO_AGENT_TOKEN="operator", MEMREPO_GITHUB_TOKEN="ghp_x")
+    worker = {**settings, **compose()["services"]["worker"]["environment"], APP_KEY_FILE: mounted}
+    credentials = credentials_from_env(worker)
+    assert isinstance(credentials, TokenCredentials) and credentials.token == "ghp_x"
+
+
+def test_the_example_settings_name_every_setting_the_integrator_reads() -> None:
+    from bot import settings
+
+    text = (ROOT / "memrepo.env.example").read_text(encoding="utf-8")
+    named = set(re.findall(r"^#? ?([A-Z][A-Z0-9_]+)=", text, re.MULTILINE))
+    constants = [value for name, value in vars(settings).items() if name.isupper()]
+    names = [n for c in constants for n in (c if isinstance(c, tuple) else (c,)) if isinstance(n, str)]
+    read = {n for n in names if re.fullmatch(r"(MEMREPO_|REDIS_)[A-Z_]+|GITHUB_TOKEN|OPENAI_API_KEY", n)}
+    # read by other commands, not by the receiver or the workers
+    others = {"MEMREPO_REVIEW_TOKEN": "memrepo review", "MEMREPO_FORGE_API_URL": "an agent's clone",
+              "MEMREPO_PALACE_TOKEN": "memrepo palace"}
+    assert sorted(read - set(others) - named) == []
+    assert env_file(text).keys() <= {"MEMREPO_WEBHOOK_SECRET", "MEMREPO_AGENT_TOKEN", "MEMREPO_APP_ID"}  # no value set
+    assert not any(env_file(text).values())
 
 
 # ----------------------------------------------------- the health checks, run for real

@@ -8,7 +8,7 @@ those inside functions included, so a lazy import cannot slip past.
   anything else above it but the forge client;
 - the webhook receiver does no git and calls no GitHub, through any module it loads;
 - no two packages import each other, directly or around a longer loop, and no two modules either;
-- every module is on a line of the README's Layout block and imports nothing from a line above
+- every module is on a line of the Layout block (docs/layout.md) and imports nothing from a line above
   its own, and the Layout table names every module.
 """
 
@@ -243,13 +243,15 @@ def test_every_package_is_installed() -> None:
     assert found - listed == set()
 
 
-# ------------------------------------------------------------------- the README's tiers
+# ------------------------------------------------------------------- the layout's tiers
+LAYOUT = ROOT / "docs" / "layout.md"
+
 def readme_tiers() -> list[list[str]]:
-    """The README's Layout block, top (entry points) to bottom (shared, low): on each line the
+    """The Layout block (docs/layout.md), top (entry points) to bottom (shared, low): on each line the
     packages and modules it names, as dotted names. A line that starts with blanks goes on with
     the line above; lines naming only modules of bot/ itself (the shared, low ones) are one tier."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = text[text.index("## Layout"):].split("```")[1]
+    text = LAYOUT.read_text(encoding="utf-8")
+    block = text[text.index("# Layout"):].split("```")[1]
     tiers: list[list[str]] = []
     low: list[bool] = []
     for line in block.strip("\n").splitlines():
@@ -266,7 +268,7 @@ def readme_tiers() -> list[list[str]]:
 
 
 def tier_of(name: str, tiers: list[list[str]]) -> int | None:
-    """The README tier of a module: that of the longest entry it is, or is inside."""
+    """The layout tier of a module: that of the longest entry it is, or is inside."""
     found = [(len(entry), index) for index, names in enumerate(tiers) for entry in names if within(name, (entry,))]
     return max(found)[1] if found else None
 
@@ -286,10 +288,10 @@ def test_no_module_imports_a_higher_tier_than_its_own() -> None:
 
 
 def layout_rows() -> dict[str, str]:
-    """The README's Layout table: each path it names in its first column -> the row's text."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The Layout table (docs/layout.md): each path it names in its first column -> the row's text."""
+    text = LAYOUT.read_text(encoding="utf-8")
     rows: dict[str, str] = {}
-    for line in text[text.index("## Layout"):].splitlines():
+    for line in text[text.index("# Layout"):].splitlines():
         if line.startswith("| `"):
             first, _, rest = line[1:].partition("|")
             for path in re.findall(r"`([^`]+)`", first):

@@ -1,6 +1,6 @@
-"""The README's shell examples, run as a newcomer runs them on a fresh machine without network:
-every ```sh and ```bash block is either run or excluded below with the reason, and a block
-nobody classified fails the test, so a new example is never silently left out.
+"""The shell examples of the README and of docs/*.md, run as a newcomer runs them on a fresh
+machine without network: every ```sh and ```bash block is either run or excluded below with the
+reason, and a block nobody classified fails the test, so a new example is never silently left out.
 
 A block runs as one bash script (`set -eo pipefail`) in a new folder of its own, with this
 checkout's `memrepo` first on PATH, a git identity of its own, no forge or LLM settings and an
@@ -25,26 +25,35 @@ from tests.conftest import FORGE_ENV, PERSON_EMAIL, PERSON_NAME
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[A-Za-z0-9_-]*)\s*$")
 SHELLS = ("sh", "bash")
 
 
+def documents() -> list[Path]:
+    """The README and every page of docs/, whose examples are held to the same rule."""
+    return [README, *sorted(DOCS.glob("*.md"))]
+
+
 @dataclass(frozen=True)
 class Block:
-    """One fenced block of the README: the line its fence opens on, its language, its text."""
+    """One fenced block of a document: the line its fence opens on, its language, its text, and
+    the document (relative to the checkout)."""
 
     line: int
     lang: str
     text: str
+    file: str = "README.md"
 
     @property
     def first(self) -> str:
         return self.text.splitlines()[0].strip() if self.text else ""
 
 
-def readme_blocks(text: str | None = None) -> list[Block]:
-    """Every fenced block of the README (indented ones in lists too), in order."""
-    lines = (README.read_text(encoding="utf-8") if text is None else text).splitlines()
+def readme_blocks(text: str | None = None, path: Path = README) -> list[Block]:
+    """Every fenced block of a document, the README by default (indented ones in lists too), in order."""
+    lines = (path.read_text(encoding="utf-8") if text is None else text).splitlines()
+    name = path.relative_to(ROOT).as_posix()
     out: list[Block] = []
     start: tuple[int, str, str] | None = None
     body: list[str] = []
@@ -57,13 +66,13 @@ def readme_blocks(text: str | None = None) -> list[Block]:
         if start is None:
             start, body = (number, fence.group("lang"), fence.group("indent")), []
         else:
-            out.append(Block(start[0], start[1], "\n".join(body) + "\n"))
+            out.append(Block(start[0], start[1], "\n".join(body) + "\n", name))
             start = None
     return out
 
 
 def shell_blocks() -> list[Block]:
-    return [b for b in readme_blocks() if b.lang in SHELLS]
+    return [b for path in documents() for b in readme_blocks(path=path) if b.lang in SHELLS]
 
 
 def block_starting(first: str) -> Block:
@@ -72,7 +81,8 @@ def block_starting(first: str) -> Block:
 
 
 # ------------------------------------------------------------------------------ which blocks run
-USING_IT = "memrepo init memory --agent-id ada"
+USING_IT = 'cd "$(mktemp -d)"'  # the Quick start's own example, in a scratch folder
+INIT = "memrepo init memory --agent-id ada"
 TOOL_STDIN = "memrepo tool --repo memory - <<"
 CLAUDE_CODE = "memrepo claude-code install --repo ~/memory --project ~/code/myproject"
 CLAUDE_CODE_AUTO_MEMORY = CLAUDE_CODE + " --auto-memory"
@@ -93,6 +103,13 @@ EXCLUDED = {
     "memrepo shared attach https://github.com/acme/team-memory.git":
         "needs a shared memory on GitHub; attach, list, sync and detach run against localhub and bare "
         "repositories in tests/test_shared_memory.py and tests/test_shared_rules.py",
+    "memrepo follow --repo ~/.letta/agents/$AGENT_ID/memory":
+        "needs a Letta Code agent's folder connected to a forge; follow runs against localhub in tests/test_follow*.py",
+    "cp memrepo.env.example memrepo.env":
+        "the settings of a deployment; tests/test_container.py checks the example names every setting",
+    "echo 'MEMREPO_APP_KEY_PATH=/dev/null' >> .env":
+        "starts compose, which needs a Docker engine; tests/test_container.py checks what token mode mounts and "
+        "that the workers then act with the token",
     "memrepo localhub serve &":
         "leaves a server running on the fixed port 8765, and TOKEN stands for the token create-repo prints",
     "memrepo localhub serve --port 8765":
@@ -105,15 +122,19 @@ EXCLUDED = {
     "memrepo review list --repo ~/memory":
         "needs a memory whose forge holds open memory pull requests and a person's token; every review "
         "command runs against localhub in tests/test_review_cli.py",
-    "MEMREPO_APP_ID=123456":
-        "the settings file memrepo.env of a deployment, not commands",
 }
 
 
 def make_memory(folder: Path, env: dict[str, str]) -> None:
     """`memory` in `folder`, made by the README's own first command (`memrepo init memory ...`)."""
-    init = block_starting(USING_IT).first
+    [init] = [line for line in block_starting(USING_IT).text.splitlines() if line.startswith(INIT)]
     subprocess.run(["bash", "-c", init], cwd=folder, env=env, capture_output=True, check=True, timeout=60)
+
+
+def scratch_under(folder: Path, env: dict[str, str]) -> None:
+    """`mktemp -d` makes its folder under `folder/tmp`, where the test finds it."""
+    (folder / "tmp").mkdir()
+    env["TMPDIR"] = str(folder / "tmp")
 
 
 def make_home_memory_and_project(folder: Path, env: dict[str, str]) -> None:
@@ -128,7 +149,7 @@ def make_home_memory_and_project(folder: Path, env: dict[str, str]) -> None:
 # Blocks that run, by their first line, and what their folder holds first.
 Setup = Callable[[Path, dict[str, str]], None]
 RUN: dict[str, Setup | None] = {
-    USING_IT: None,  # it makes its memory itself
+    USING_IT: scratch_under,  # it makes its scratch folder and its memory itself
     TOOL_STDIN: make_memory,  # the memory the Using it block makes
     CLAUDE_CODE: make_home_memory_and_project,
     CLAUDE_CODE_AUTO_MEMORY: make_home_memory_and_project,
@@ -173,14 +194,21 @@ def run_block(block: Block, folder: Path, env: dict[str, str], timeout: float = 
 @dataclass(frozen=True)
 class Ran:
     block: Block
-    folder: Path
+    start: Path  # the folder the block started in
     done: subprocess.CompletedProcess[str]
+
+    @property
+    def folder(self) -> Path:
+        """Where the block did its work: the scratch folder it made (`cd "$(mktemp -d)"`), else
+        the folder it started in."""
+        made = sorted(p for p in (self.start / "tmp").glob("*") if p.is_dir()) if (self.start / "tmp").is_dir() else []
+        return made[0] if len(made) == 1 else self.start
 
     @property
     def failure(self) -> str | None:
         if self.done.returncode == 0:
             return None
-        return (f"README.md:{self.block.line}: {self.done.stderr.strip()}\n"
+        return (f"{self.block.file}:{self.block.line}: {self.done.stderr.strip()}\n"
                 f"--- the block:\n{self.block.text}--- its output:\n{self.done.stdout}")
 
 
@@ -203,7 +231,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Ran]:
 
 def test_every_shell_block_is_run_or_excluded_for_a_reason() -> None:
     blocks = shell_blocks()
-    unclassified = [f"README.md:{b.line}: {b.first}" for b in blocks if classified(b) is None]
+    unclassified = [f"{b.file}:{b.line}: {b.first}" for b in blocks if classified(b) is None]
     assert not unclassified, "classify these blocks in RUN or EXCLUDED: " + "; ".join(unclassified)
     found = [classified(b) for b in blocks]
     assert sorted(k for k in found if k is not None) == sorted((*RUN, *EXCLUDED))  # each entry once, none stale
@@ -227,6 +255,14 @@ def test_the_using_it_dates_are_ones_a_memory_made_today_has(ran: dict[str, Ran]
     for line in result.block.text.splitlines():
         if re.search(r"\b(at|--since|--until|--at)\s", line):
             assert not re.search(r"\b20\d\d-\d\d-\d\d", line), line
+
+
+def test_the_using_it_example_makes_its_memory_in_a_scratch_folder_not_where_it_is_run(ran: dict[str, Ran]) -> None:
+    # run from a checkout, the example must not leave `memory/` (or prompt.txt) inside the clone
+    result = ran[USING_IT]
+    assert result.failure is None, result.failure
+    assert result.folder != result.start and (result.folder / "memory" / ".git").is_dir()
+    assert sorted(p.name for p in result.start.iterdir()) == ["tmp"]
 
 
 WHY = re.compile(r"memrepo why (?P<path>\S+):(?P<line>\d+) --repo (?P<repo>\S+)")
@@ -300,3 +336,15 @@ def test_a_failing_readme_command_fails_its_block(tmp_path: Path) -> None:
     piped = Block(1, "sh", "memrepo at yesterday --repo memory | cat\n")
     done = run_block(piped, tmp_path, newcomer_env(tmp_path))
     assert done.returncode != 0 and "README command failed" in done.stderr  # pipefail: memrepo's exit, not cat's
+
+
+def test_the_letta_row_example_reads_as_its_table_says() -> None:
+    # docs/letta-code.md's rows, read by memrepo's own reader of Letta Code's transcripts
+    from bot.transcript.letta import read_conversation
+
+    [example] = [b for b in readme_blocks(path=DOCS / "letta-code.md") if b.lang == "json"]
+    read = read_conversation("ada", "c1", [line.encode() for line in example.text.splitlines()], "2026-03-14T10:00:00Z")
+    assert [(m.kind, m.source, m.message_id) for m in read.messages] == [
+        ("user", "user", "message-5f2a"), ("reasoning", "agent", "message-77d0"),
+        ("tool_call", "agent", "toolu_01"), ("tool_result", "tool:memory", "toolu_01.2")]
+    assert read.skipped == {"error": 1} and read.problems == []

@@ -274,7 +274,7 @@ def _v1_description(value: str) -> str:
     """Letta's `description: <text>` line, unless memrepo would read that text as no text at
     all (`#1 facts` as nothing, `yes` as true, `12` as a number): then the text double-quoted,
     which memrepo and YAML read back as written. Letta writes such a value bare and memrepo
-    would lose it; this is one of the deliberate differences (README, "Memory format")."""
+    would lose it; this is one of the deliberate differences (docs/format.md)."""
     line = f"description: {value}"
     read = try_parse(f"---\n{line}\n---\n")
     if read is not None and isinstance(read.frontmatter.get("description"), str):
