@@ -35,6 +35,7 @@ from bot.dream import texts
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
 from bot.llm import endpoint as endpoint  # the completions URL, as this module has always offered it
+from bot.memfs import calls as tool_calls
 from bot.memfs import layout, parse_call
 from bot.templating import render
 from bot.texts import noun
@@ -146,7 +147,7 @@ def parse_answer(content: object, dream: DreamInput, model: str | None) -> Propo
             parsed = parse_call(call)
         except MemrepoError as exc:
             raise _invalid(f"{where}: {exc}") from None
-        if parsed.command not in calls.WRITE_COMMANDS:
+        if parsed.command not in tool_calls.WRITE_COMMANDS:
             raise _invalid(texts.DREAM_LLM_CALL_NOT_EDIT.format(where=where, command=parsed.command))
         if not parsed.reason:
             raise _invalid(texts.DREAM_LLM_CALL_NO_REASON.format(where=where))
