@@ -29,7 +29,7 @@ import requests
 from bot import texts as shared_texts
 from bot.agent import AgentSession
 from bot.backoff import Backoff, poll
-from bot.contracts import LABEL_AGENT_EDIT, LABEL_DREAM, LABEL_NEEDS_REVIEW
+from bot.contracts import DREAM_BRANCH_PREFIX, LABEL_AGENT_EDIT, LABEL_NEEDS_REVIEW
 from bot.demo import texts
 from bot.errors import MemrepoError
 from bot.identity import INTEGRATOR
@@ -350,7 +350,7 @@ def _dream(cast: Cast, n: Narrator) -> dict[str, Any]:
                 texts.DEMO_CHECK_PROVENANCE.format(number=opened.number))
         assert provenance is not None
         pull = _wait_merged(cast, opened.number)
-        n.check(LABEL_DREAM in cast.labels(opened.number) and pull.merge_commit_sha == cast.main_sha(),
+        n.check(opened.head.ref.startswith(DREAM_BRANCH_PREFIX) and pull.merge_commit_sha == cast.main_sha(),
                 texts.DEMO_CHECK_MERGED.format(number=opened.number, sha=pull.merge_commit_sha[:12]))
         revisions = _recompiled(cast, n, pull.merge_commit_sha)
         record = next(c.path for c in provenance.changes if not is_index(c.path))  # v2: its indexes come first
