@@ -219,3 +219,37 @@ def test_a_member_whose_head_moved_is_left_out_and_decided_again(world: World) -
     assert world.pull(second).merged
     git(world.clone, "fetch", "-q", "origin")
     assert "reference/more.md" in git(world.clone, "ls-tree", "-r", "--name-only", "origin/main")
+
+
+def test_a_push_the_forge_refuses_falls_back_to_the_merge_api(world: World, caplog: pytest.LogCaptureFixture) -> None:
+    """main requires pull requests (localhub declines the push as GitHub's pre-receive hook
+    does): the batch is merged one by one through the merge API, never forced, the operator
+    is told once how to let the integrator bypass the rule, and the next pull request goes
+    straight to the merge API."""
+    import requests
+
+    from bot.redis_keys import push_refused_key
+    from tests.conftest import operator_headers
+
+    requests.post(f"{world.server.url}/_localhub/repos/{REPO}/protection",
+                  json={"branch": "main", "pull_request": True},
+                  headers=operator_headers(world.server), timeout=10).raise_for_status()
+    files = [{f"reference/item-{i}.md": f"---\ndescription: Item {i}.\n---\n# Item {i}\n"} for i in range(3)]
+    (first, _, _), (second, _, _) = (world.open_dream(files[0]), world.open_dream(files[1]))
+    before = world.main_sha()
+    world.integrate(first)
+    world.integrate(second)
+    with caplog.at_level("WARNING", logger="memrepo.integrator"):
+        jobs.merge_ready(REPO, context=world.ctx)
+    said = [r.getMessage() for r in caplog.records if "does not let the integrator push" in r.getMessage()]
+    assert len(said) == 1 and "protected branch hook declined" in said[0] and "bypass" in said[0]
+    assert world.ctx.redis.exists(push_refused_key(REPO))
+    for number in (first, second):  # back to its own job, which merges it through the merge API
+        assert not world.pull(number).merged
+        world.integrate(number)
+        assert world.pull(number).merged
+    git(world.clone, "fetch", "-q", "origin")
+    assert git(world.clone, "merge-base", "--is-ancestor", before, "origin/main") == ""  # never forced
+    third, _, _ = world.open_dream(files[2])
+    world.integrate(third)  # the merge API at once: nothing marked ready
+    assert world.pull(third).merged and world.ctx.redis.hlen(ready_key(REPO)) == 0
