@@ -253,3 +253,37 @@ def test_a_push_the_forge_refuses_falls_back_to_the_merge_api(world: World, capl
     third, _, _ = world.open_dream(files[2])
     world.integrate(third)  # the merge API at once: nothing marked ready
     assert world.pull(third).merged and world.ctx.redis.hlen(ready_key(REPO)) == 0
+
+
+def test_a_batch_reads_no_status_and_a_closed_delivery_reads_nothing(world: World) -> None:
+    """Merging by push, a clean dream's job reads no commit status (nobody wrote one), and
+    the job its `closed` delivery brings after the batch asks the forge nothing."""
+    (number, _, _) = world.open_dream({"reference/read.md": "---\ndescription: Read.\n---\n# Read\n"})
+    exchanges = world.server.app.extensions["conformance"].exchanges
+
+    def asked(since: int) -> list[str]:
+        return [f"{e.method} {e.path}" for e in list(exchanges)[since:]]
+
+    start = len(exchanges)
+    world.integrate(number)
+    assert not [a for a in asked(start) if a.endswith("/status") or "/statuses/" in a]
+    jobs.merge_ready(REPO, context=world.ctx)
+    assert world.pull(number).merged
+    after_batch = len(exchanges)
+    world.integrate(number)  # the `closed` delivery's job
+    assert asked(after_batch) == []
+
+
+def test_a_pull_request_that_waits_for_a_person_reads_its_status_before_writing_one(world: World) -> None:
+    """Merging by push, the status is still read when a decision would write one: a pending
+    status already set is not written again on the next run."""
+    number, head = world.open_untrusted_edit({FACTS: FACTS_TEXT + "- lives at 9 Harbour Road, Leith\n"})
+    world.integrate(number)
+    assert world.status(head) == ("pending", "waiting for review")
+    exchanges = world.server.app.extensions["conformance"].exchanges
+    start = len(exchanges)
+    world.integrate(number)
+    again = [f"{e.method} {e.path}" for e in list(exchanges)[start:]]
+    assert any(a.startswith("GET") and a.endswith("/status") for a in again)
+    assert not [a for a in again if a.startswith("POST")]
+    assert world.status(head) == ("pending", "waiting for review") and not world.pull(number).merged
