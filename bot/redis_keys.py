@@ -19,6 +19,9 @@ All of them start with `memrepo:` (`PREFIX`); a repository in a key is lower-cas
 | `memrepo:head:<repo>` (pub/sub channel) | `head_channel` | head events (bot/notify/events.py) |
 | `memrepo:head:*` (pattern) | `HEAD_CHANNELS` | the receiver's one subscription to all of them |
 | `memrepo:last-head:<repo>` | `last_head_key` | the newest head event of a repository, for catching up |
+| `memrepo:budget:<identity>` (sorted set) | `budget_key` | requests one identity sent in the last hour |
+| `memrepo:budget-until:<identity>` | `budget_until_key` | no request before this time (a secondary limit) |
+| `memrepo:app-token:<app>:<repo>` | `app_token_key` | an App's installation token, until shortly before it expires |
 
 rq's own keys (`rq:queue:memrepo`, `rq:job:<job-id>`, ...) are rq's; the job ids memrepo
 gives them (`integrate-<repo>-<n>`, `commit-<repo>-<sha>`, `reconcile-<repo>`,
@@ -104,3 +107,15 @@ def head_channel(repo: str) -> str:
 def last_head_key(repo: str) -> str:
     """Where the newest head event of `repo` is kept."""
     return LAST_HEAD_PREFIX + repo_key(repo)
+
+
+def budget_key(identity: str) -> str:
+    return f"{PREFIX}budget:{identity}"
+
+
+def budget_until_key(identity: str) -> str:
+    return f"{PREFIX}budget-until:{identity}"
+
+
+def app_token_key(app_id: str, repo: str) -> str:
+    return f"{PREFIX}app-token:{app_id}:{repo_key(repo)}"

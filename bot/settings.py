@@ -161,6 +161,14 @@ REVIEW_TOKENS = ("MEMREPO_REVIEW_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
 FORGE_API_URL = "MEMREPO_FORGE_API_URL"  # the API of the forge a clone's origin is on, when not derived
 PALACE_TOKEN = "MEMREPO_PALACE_TOKEN"  # the token `memrepo palace` asks of a viewer off loopback
 XDG_DATA_HOME = "XDG_DATA_HOME"
+# Merging by one push of the default branch (bot/integrator/batch.py): on unless set to 0.
+MERGE_BY_PUSH = "MEMREPO_MERGE_BY_PUSH"
+# The write budget every worker of one forge identity shares (bot/forge/budget.py): GitHub's
+# documented secondary limits by default; a GitHub Enterprise with other limits sets its own.
+WRITES_PER_MINUTE = "MEMREPO_WRITES_PER_MINUTE"  # content-generating requests a minute (GitHub: 80)
+WRITES_PER_HOUR = "MEMREPO_WRITES_PER_HOUR"  # content-generating requests an hour (GitHub: 500)
+POINTS_PER_MINUTE = "MEMREPO_POINTS_PER_MINUTE"  # points a minute, a read 1, a write 5 (GitHub: 900)
+READS_PER_HOUR = "MEMREPO_READS_PER_HOUR"  # requests an hour, the primary limit (GitHub: 5,000)
 XDG_CACHE_HOME = "XDG_CACHE_HOME"
 # The variables a service's settings come from, which a child process must not inherit from
 # a shell that set them for something else (tests/served.py).
@@ -314,3 +322,37 @@ def access_ttl(default: float, maximum: float, environ: Mapping[str, str] | None
         raise MemrepoError(texts.SETTING_NOT_POSITIVE.format(name=ACCESS_TTL, value=env.get(ACCESS_TTL)) +
                            texts.SETTING_AT_MOST.format(limit=maximum))
     return ttl
+
+
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off")
+
+
+def boolean(name: str, environ: Mapping[str, str] | None = None, *, default: bool) -> bool:
+    """`name` as a yes or no (1/true/yes/on, 0/false/no/off, any case): `default` when unset or
+    blank; anything else a start-up error naming the variable."""
+    found = value(name, environ)
+    if not found:
+        return default
+    if found.lower() in TRUE_WORDS:
+        return True
+    if found.lower() in FALSE_WORDS:
+        return False
+    raise MemrepoError(texts.SETTING_NOT_BOOLEAN.format(name=name, value=found))
+
+
+def merge_by_push(environ: Mapping[str, str] | None = None) -> bool:
+    """MEMREPO_MERGE_BY_PUSH: merge ready pull requests by one push of the default branch (the
+    default); 0 merges each through the forge's merge API."""
+    return boolean(MERGE_BY_PUSH, environ, default=True)
+
+
+def budget_limits(defaults: tuple[float, float, float, float],
+                  environ: Mapping[str, str] | None = None) -> tuple[float, float, float, float]:
+    """(content-generating requests a minute, an hour, points a minute, requests an hour) from
+    MEMREPO_WRITES_PER_MINUTE, MEMREPO_WRITES_PER_HOUR, MEMREPO_POINTS_PER_MINUTE and
+    MEMREPO_READS_PER_HOUR, each a positive number (`defaults` when unset)."""
+    names = (WRITES_PER_MINUTE, WRITES_PER_HOUR, POINTS_PER_MINUTE, READS_PER_HOUR)
+    found = [positive_number(name, environ, default=default, error=texts.SETTING_NOT_A_LIMIT)
+             for name, default in zip(names, defaults, strict=True)]
+    return found[0], found[1], found[2], found[3]

@@ -153,6 +153,8 @@ SETTING_BAD_REPOS = (
 )
 SETTING_NOT_POSITIVE = "{name} must be a positive number of seconds, found {value!r}"
 SETTING_AT_MOST = " (at most {limit:g})"
+SETTING_NOT_BOOLEAN = "{name} must be 1 or 0 (true/false, yes/no, on/off), found {value!r}"
+SETTING_NOT_A_LIMIT = "{name} must be a positive number of requests, found {value!r}"
 INTEGRATOR_APP_KEY_UNREADABLE = "{name} names {path}, which cannot be read ({error})"
 
 # One integrator per repository (bot/repo_lock.py).

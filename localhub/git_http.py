@@ -40,6 +40,7 @@ from localhub import git_protocol, messages
 from localhub.access import loopback_host
 from localhub.errors import ApiError, not_found
 from localhub.hub import Hub, current_hub
+from localhub.mergeability import protection
 
 SMART = ("git-upload-pack", "git-receive-pack")
 NAME = re.compile(r"(?!\.\.?$)[A-Za-z0-9._-]{1,100}")  # an account's or a repository's name, never . or ..
@@ -79,6 +80,25 @@ def _refused(hub: Hub, row: Any | None, service: str | None) -> Response | None:
         return _refusal(404, messages.REPOSITORY_NOT_FOUND)
     if service == "git-receive-pack" and not hub.may("write", g.user, row, g.token):
         return _refusal(403, messages.PUSH_DENIED.format(repo=hub.full_name(row), login=g.user["login"]))
+    return None
+
+
+def _protected(hub: Hub, row: Any) -> Response | None:
+    """GitHub's pre-receive refusal when the push updates a branch whose protection requires
+    a pull request, unless the pusher is on the rule's bypass list (a ruleset's bypass
+    actors); nothing is unpacked or moved. None when the push may go on."""
+    try:
+        commands, capabilities = git_protocol.receive_commands(_request_body())
+    except git_protocol.ProtocolError:
+        return None  # git itself answers a malformed request
+    login = str(g.user["login"]).lower()
+    for _, _, ref in commands:
+        rule = protection(row, ref.removeprefix("refs/heads/")) if ref.startswith("refs/heads/") else None
+        if rule and rule.get("pull_request") and login not in [str(b).lower() for b in rule.get("bypass") or ()]:
+            out = git_protocol.refused_push([r for _, _, r in commands], messages.PROTECTED_BRANCH_DECLINED,
+                                            [messages.PROTECTED_BRANCH_FAILED.format(ref=ref),
+                                             messages.PROTECTED_BRANCH_NEEDS_PULL], capabilities)
+            return Response(out, headers={"Content-Type": "application/x-git-receive-pack-result", **NO_CACHE})
     return None
 
 
@@ -259,6 +279,10 @@ def git_http(owner: str, repo: str, service: str) -> Response:
     env = _env()
     if smart is None:
         return _dumb(hub, str(hub.repo_path(row)), service, env)
+    if smart == "git-receive-pack" and not advertise:
+        declined = _protected(hub, row)
+        if declined is not None:
+            return declined
     before = hub.refs(row) if smart == "git-receive-pack" and not advertise else None
     resp = _smart(hub, row, smart, advertise, env)
     if before is not None:

@@ -67,6 +67,48 @@ def parse_command(body: bytes) -> tuple[str | None, list[str]]:
     return command, arguments
 
 
+def receive_commands(body: bytes) -> tuple[list[tuple[str, str, str]], set[str]]:
+    """The ref updates a receive-pack request asks for, (old, new, ref) each, and the
+    capabilities its first line names; the pack after the flush is not read."""
+    commands: list[tuple[str, str, str]] = []
+    capabilities: set[str] = set()
+    at = 0
+    while at + 4 <= len(body):
+        try:
+            size = int(body[at:at + 4], 16)
+        except ValueError as exc:
+            raise ProtocolError("bad pkt-line length") from exc
+        if size < 4:
+            break
+        line = body[at + 4:at + size].decode("utf-8", "replace").removesuffix("\n")
+        at += size
+        line, _, caps = line.partition("\0")
+        capabilities |= set(caps.split())
+        parts = line.split(" ")
+        if len(parts) == 3:
+            commands.append((parts[0], parts[1], parts[2]))
+    return commands, capabilities
+
+
+def refused_push(refs: list[str], reason: str, messages: list[str], capabilities: set[str]) -> bytes:
+    """receive-pack's answer refusing every ref (`ng <ref> <reason>`, git's report-status),
+    with `messages` on the progress band when the client asked for side-band, as a
+    pre-receive hook's refusal is answered."""
+    report = pkt_line("unpack ok\n") + b"".join(pkt_line(f"ng {ref} {reason}\n") for ref in refs) + FLUSH
+    if "report-status" not in capabilities and "report-status-v2" not in capabilities:
+        report = b""
+    if not ({"side-band-64k", "side-band"} & capabilities):
+        return report
+    out = b"".join(_band(2, f"{text}\n".encode()) for text in messages)
+    if report:
+        out += _band(1, report)
+    return out + FLUSH
+
+
+def _band(number: int, data: bytes) -> bytes:
+    return f"{len(data) + 5:04x}".encode() + bytes([number]) + data
+
+
 def ls_refs(git: pygit2.Repository, arguments: list[str]) -> bytes:
     """The `ls-refs` answer for the repository."""
     symrefs, peel, unborn = "symrefs" in arguments, "peel" in arguments, "unborn" in arguments

@@ -69,6 +69,10 @@ NO_COMMIT_FOUND = "No commit found for SHA: {sha}"
 # The git transport.
 REPOSITORY_NOT_FOUND = "Repository not found."
 PUSH_DENIED = "Permission to {repo}.git denied to {login}."
+# GitHub's pre-receive refusal of a push to a branch whose protection requires pull requests.
+PROTECTED_BRANCH_DECLINED = "protected branch hook declined"
+PROTECTED_BRANCH_FAILED = "error: GH006: Protected branch update failed for {ref}."
+PROTECTED_BRANCH_NEEDS_PULL = "error: Changes must be made through a pull request."
 UNSUPPORTED_ENCODING = "Unsupported Content-Encoding: {encoding}"
 NOT_DECOMPRESSED = "The request body could not be decompressed"
 REQUEST_TOO_LARGE = "Request body too large"

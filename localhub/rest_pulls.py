@@ -555,7 +555,9 @@ admin = Blueprint("localhub_protection", __name__, url_prefix="/_localhub/repos/
 @admin.post("/protection")
 def protect(owner: str, repo: str) -> Response:
     """Set (or with `"enabled": false` remove) the protection rule of a branch: the
-    operator's, as every endpoint under `/_localhub/` (localhub.access)."""
+    operator's, as every endpoint under `/_localhub/` (localhub.access). A rule that requires
+    pull requests (`pull_request`, on when reviews are required) refuses a push to the branch
+    with GitHub's "protected branch hook declined", but from the logins in `bypass`."""
     hub = current_hub()
     row = hub.repo(owner, repo)
     body = json_body()
@@ -566,10 +568,17 @@ def protect(owner: str, repo: str) -> Response:
             or not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts)):
         raise ApiError(422, messages.VALIDATION_FAILED, errors=[{"resource": "Protection", "code": "invalid",
                                                         "field": "body"}])
+    bypass = body.get("bypass", [])
+    if not isinstance(bypass, list) or not all(isinstance(b, str) for b in bypass):
+        raise ApiError(422, messages.VALIDATION_FAILED, errors=[{"resource": "Protection", "code": "invalid",
+                                                        "field": "bypass"}])
     rule = None
     if body.get("enabled", True):
+        # A pull request is required (pushes refused, as GitHub's pre-receive hook does) when
+        # reviews are, or when asked; `bypass` lists the logins a ruleset lets push anyway.
         rule = {"required_approving_review_count": count, "required_status_checks": contexts,
-                "strict": bool(body.get("strict", False))}
+                "strict": bool(body.get("strict", False)),
+                "pull_request": bool(body.get("pull_request", count > 0)), "bypass": bypass}
     set_protection(hub, row["id"], branch, rule)
     current_pulls().refresh_states(row["id"], "base_ref = ?", branch)
     return jsonify({"branch": branch, "protection": rule})

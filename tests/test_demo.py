@@ -149,8 +149,12 @@ def test_step_4_the_persons_edit_and_the_dream_were_both_kept_by_the_integrators
     assert evidence["person_commit"] in story.first_parents()  # straight on main, on the forge
     pull = story.forge.get_pull(evidence["pull_request"])
     assert pull.merged and pull.merge_commit_sha == evidence["merge_commit"]
-    resolutions = [c for c in pull.get_commits() if c.commit.author.email == INTEGRATOR.email]
-    assert len(resolutions) == 1 and len(resolutions[0].parents) == 2
+    # Merging by push, the conflict is resolved in the integrator's merge commit on main (the
+    # pull request's branch gets no commit of the integrator's), which says what it resolved.
+    assert [c for c in pull.get_commits() if c.commit.author.email == INTEGRATOR.email] == []
+    merge = story.forge.get_commit(evidence["merge_commit"])
+    assert merge.commit.author.email == INTEGRATOR.email and len(merge.parents) == 2
+    assert merge.parents[1].sha == pull.head.sha and "resolved in this merge commit" in merge.commit.message
     path = story.step(3)["path"]
     text = git(story.base / "ada", "show", f"{evidence['merge_commit']}:{path}")
     assert "- Sam: finance confirmed" in text and "platform team owns the ledger" in text

@@ -13,7 +13,7 @@ import github
 import pytest
 
 from bot.config import Dream
-from bot.contracts import LABEL_DREAM
+from bot.contracts import DREAM_BRANCH_PREFIX
 from bot.dream.events import events_by_conversation
 from bot.dream.triggers import TriggerState, decide_all
 from bot.memfs import sync
@@ -109,7 +109,7 @@ def test_a_letta_line_written_while_follow_runs_leads_to_a_dream_pull_request(se
         assert follow.stop() == 0, follow.output()
     assert "Traceback" not in "".join(follow.err), follow.output()
     [pull] = list(hub.get_pulls(state="open"))
-    assert LABEL_DREAM in [label.name for label in pull.labels]
+    assert pull.head.ref.startswith(DREAM_BRANCH_PREFIX)  # a dream by its branch: no label, one request
     provenance = parse_provenance(pull.body)
     assert (provenance.agent_id, provenance.conversation_id, provenance.trigger) == (AGENT, CONVERSATION, "step-count")
     assert (provenance.transcript.first_message_id, provenance.transcript.last_message_id) == \

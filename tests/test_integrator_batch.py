@@ -219,3 +219,71 @@ def test_a_member_whose_head_moved_is_left_out_and_decided_again(world: World) -
     assert world.pull(second).merged
     git(world.clone, "fetch", "-q", "origin")
     assert "reference/more.md" in git(world.clone, "ls-tree", "-r", "--name-only", "origin/main")
+
+
+def test_a_push_the_forge_refuses_falls_back_to_the_merge_api(world: World, caplog: pytest.LogCaptureFixture) -> None:
+    """main requires pull requests (localhub declines the push as GitHub's pre-receive hook
+    does): the batch is merged one by one through the merge API, never forced, the operator
+    is told once how to let the integrator bypass the rule, and the next pull request goes
+    straight to the merge API."""
+    import requests
+
+    from bot.redis_keys import push_refused_key
+    from tests.conftest import operator_headers
+
+    requests.post(f"{world.server.url}/_localhub/repos/{REPO}/protection",
+                  json={"branch": "main", "pull_request": True},
+                  headers=operator_headers(world.server), timeout=10).raise_for_status()
+    files = [{f"reference/item-{i}.md": f"---\ndescription: Item {i}.\n---\n# Item {i}\n"} for i in range(3)]
+    (first, _, _), (second, _, _) = (world.open_dream(files[0]), world.open_dream(files[1]))
+    before = world.main_sha()
+    world.integrate(first)
+    world.integrate(second)
+    with caplog.at_level("WARNING", logger="memrepo.integrator"):
+        jobs.merge_ready(REPO, context=world.ctx)
+    said = [r.getMessage() for r in caplog.records if "does not let the integrator push" in r.getMessage()]
+    assert len(said) == 1 and "protected branch hook declined" in said[0] and "bypass" in said[0]
+    assert world.ctx.redis.exists(push_refused_key(REPO))
+    for number in (first, second):  # back to its own job, which merges it through the merge API
+        assert not world.pull(number).merged
+        world.integrate(number)
+        assert world.pull(number).merged
+    git(world.clone, "fetch", "-q", "origin")
+    assert git(world.clone, "merge-base", "--is-ancestor", before, "origin/main") == ""  # never forced
+    third, _, _ = world.open_dream(files[2])
+    world.integrate(third)  # the merge API at once: nothing marked ready
+    assert world.pull(third).merged and world.ctx.redis.hlen(ready_key(REPO)) == 0
+
+
+def test_a_batch_reads_no_status_and_a_closed_delivery_reads_nothing(world: World) -> None:
+    """Merging by push, a clean dream's job reads no commit status (nobody wrote one), and
+    the job its `closed` delivery brings after the batch asks the forge nothing."""
+    (number, _, _) = world.open_dream({"reference/read.md": "---\ndescription: Read.\n---\n# Read\n"})
+    exchanges = world.server.app.extensions["conformance"].exchanges
+
+    def asked(since: int) -> list[str]:
+        return [f"{e.method} {e.path}" for e in list(exchanges)[since:]]
+
+    start = len(exchanges)
+    world.integrate(number)
+    assert not [a for a in asked(start) if a.endswith("/status") or "/statuses/" in a]
+    jobs.merge_ready(REPO, context=world.ctx)
+    assert world.pull(number).merged
+    after_batch = len(exchanges)
+    world.integrate(number)  # the `closed` delivery's job
+    assert asked(after_batch) == []
+
+
+def test_a_pull_request_that_waits_for_a_person_reads_its_status_before_writing_one(world: World) -> None:
+    """Merging by push, the status is still read when a decision would write one: a pending
+    status already set is not written again on the next run."""
+    number, head = world.open_untrusted_edit({FACTS: FACTS_TEXT + "- lives at 9 Harbour Road, Leith\n"})
+    world.integrate(number)
+    assert world.status(head) == ("pending", "waiting for review")
+    exchanges = world.server.app.extensions["conformance"].exchanges
+    start = len(exchanges)
+    world.integrate(number)
+    again = [f"{e.method} {e.path}" for e in list(exchanges)[start:]]
+    assert any(a.startswith("GET") and a.endswith("/status") for a in again)
+    assert not [a for a in again if a.startswith("POST")]
+    assert world.status(head) == ("pending", "waiting for review") and not world.pull(number).merged

@@ -208,6 +208,27 @@ def test_branch_shows_protection(setup: Setup) -> None:
     assert (missing.status_code, missing.json()["message"]) == (404, "Branch not found")
 
 
+def test_a_push_to_a_branch_that_requires_pull_requests_is_declined_as_github_declines_it(setup: Setup) -> None:
+    """GitHub refuses such a push in its pre-receive hook ("protected branch hook declined",
+    GH006); nothing moves. A login the rule lets bypass it pushes; other branches are free."""
+    protect = {"branch": "main", "pull_request": True, "bypass": ["carol"]}
+    requests.post(f"{setup.server.url}/_localhub/repos/alice/memory/protection", json=protect,
+                  headers=operator_headers(setup.server), timeout=10).raise_for_status()
+    before = setup.tip("main")
+    with pytest.raises(AssertionError) as refused:
+        setup.commit("main", {"notes.md": "direct\n"}, "Direct to main")
+    said = str(refused.value)
+    assert "[remote rejected] HEAD -> main (protected branch hook declined)" in said
+    assert "GH006: Protected branch update failed for refs/heads/main." in said
+    assert setup.tip("main") == before and setup.pushes("refs/heads/main") == []
+    setup.commit("topic", {"notes.md": "on a branch\n"}, "On a branch")  # other branches are not protected
+    carol = localhub_token(setup.server, "carol")
+    setup.repo.add_to_collaborators("carol", "push")
+    subprocess.run(["git", "push", "-q", git_url(setup.server, carol, "alice/memory"), "topic:main"], cwd=setup.clone,
+                   check=True, capture_output=True)
+    assert setup.tip("main") == setup.tip("topic")
+
+
 # ---------------------------------------------------------------------------- contents
 
 def test_contents_create_update_and_stale_sha(setup: Setup) -> None:

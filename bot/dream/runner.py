@@ -6,8 +6,8 @@
          (dreamer identity, validated like an agent's call) ─> worktree removed, always
       ─> ONE commit on base: the net change + the cursor file, dreamer identity, trailers
          (one `Source` per external source among the messages read)
-      ─> branch memrepo/dream/<id> ─> push (never forced) ─> open the pull request
-         (labelled memrepo:dream, and memrepo:untrusted when a message read was external)
+      ─> branch memrepo/dream/<id> ─> push (never forced) ─> open the pull request, in one
+         request: no labels (the integrator knows a dream by its branch and verified commits)
 
 Decisions where the contract leaves room:
 - The base is always origin's `main` as fetched now, never the clone's own `main`: the
@@ -21,8 +21,13 @@ Decisions where the contract leaves room:
   fetched document) is untrusted as a whole, whatever the strategy took from them: a model
   reads every message of the range, and such content can carry instructions aimed at the
   agent. Its commit names each source in a `Source` trailer (what the integrator reads, so
-  it waits for a person's approval from the moment the branch exists, labels or not), its
-  pull request is labelled `memrepo:untrusted` too and its body says a person must approve.
+  it waits for a person's approval from the moment the branch exists), and its body says a
+  person must approve; the integrator labels it `memrepo:untrusted` and `memrepo:needs-review`
+  itself, where a person looks.
+- The pull request is opened with one request and no labels: GitHub labels only in a second
+  content-generating request, and every dream of a team spends from one write budget. A dream
+  is known by its branch and its verified provenance (bot/integrator/claims.py), never by a
+  label anyone may set.
 - Anything that fails before the pull request exists removes what the run made: the
   worktree, the local branch and the pushed branch; the cursor, which only moves inside
   the dream's own commit, stays. Retrying makes a new dream for the same range; before a
@@ -43,7 +48,7 @@ import pygit2
 
 from bot import identity
 from bot.config import own_tool_sources
-from bot.contracts import LABEL_DREAM, LABEL_UNTRUSTED, dream_branch, new_dream_id
+from bot.contracts import dream_branch, new_dream_id
 from bot.dream import texts, triggers
 from bot.dream.cursor import Cursor, cursor_path, parse_cursor, render_cursor
 from bot.dream.pulls import OpenDream, find_open_dream, pull_of_branch
@@ -226,8 +231,6 @@ def _run(repo: MemoryRepo, agent_id: str, conversation_id: str | None, trigger: 
     dream = DreamInput(agent_id, conversation_id, tuple(window), text_files(repo, base), policy, base)
     try:
         return _dream(repo, client, chosen, dream, dream_id, trigger, moment)
-    except PullRequestKept:
-        raise
     except MemrepoError as exc:
         raise MemrepoError(texts.DREAM_FAILED.format(dream=dream_id, problem=exc), cause=exc) from None
 
@@ -289,10 +292,9 @@ def _squash(repo: MemoryRepo, base: str, changes: Mapping[str, bytes | None], me
 def _publish(repo: MemoryRepo, client: ForgeClient, branch: str, provenance: Provenance, summary: str,
              window: Sequence[Message], cursor_file: str, window_range: TranscriptRange,
              sources: tuple[str, ...] = ()) -> PullRequest | DreamResult:
-    """Push the branch and open the pull request, then label it (GitHub labels in a second
-    call); on any failure the pushed branch is deleted. The commit already names the
-    external sources, so the pull request waits for a person before and without its labels."""
-    labels = (LABEL_DREAM, LABEL_UNTRUSTED) if sources else (LABEL_DREAM,)
+    """Push the branch and open the pull request with one request (no labels); on any failure
+    the pushed branch is deleted. The commit names the external sources, so the pull request
+    waits for a person from the moment it exists."""
     push_branch(repo, branch)
     try:
         open_dream = find_open_dream(client, provenance.agent_id, provenance.conversation_id)
@@ -300,36 +302,20 @@ def _publish(repo: MemoryRepo, client: ForgeClient, branch: str, provenance: Pro
             delete_branch(repo, branch)
             return _already_open(open_dream, window_range)
         new = NewPullRequest(head=branch, base=BRANCH, title=title(provenance),
-                             body=pr_body(provenance, summary, window, cursor_file, sources), labels=labels)
+                             body=pr_body(provenance, summary, window, cursor_file, sources))
         try:
             return client.open_pull_request(new)
         except ForgeError:
             existing = pull_of_branch(client, branch)
             if existing is None:
                 raise
-        missing = tuple(label for label in labels if label not in existing.labels)
-        if missing:
-            try:
-                client.add_labels(existing.number, missing)
-            except ForgeError as exc:
-                if missing == (LABEL_DREAM,):
-                    raise PullRequestKept(texts.DREAM_PR_UNLABELLED.format(
-                        number=existing.number, url=existing.url, problem=exc)) from None
-                raise PullRequestKept(texts.DREAM_PR_LABELS_MISSING.format(
-                    number=existing.number, url=existing.url, labels=", ".join(missing), problem=exc)) from None
         return existing
-    except PullRequestKept:
-        raise
     except BaseException as exc:
         problem = delete_branch(repo, branch)
         if problem is not None and isinstance(exc, MemrepoError):
             raise MemrepoError(texts.DREAM_BRANCH_LEFT.format(error=exc, branch=branch, problem=problem)) \
                 from None
         raise
-
-
-class PullRequestKept(MemrepoError):
-    """A failure after the pull request exists: its branch stays, and the error says so."""
 
 
 def only_conversation(store: TranscriptStore, agent_id: str) -> str:

@@ -57,18 +57,10 @@ DREAM_FAILED = "dream {dream} failed, nothing was opened and the cursor is uncha
 DREAM_CALL_REFUSED = "the memory tool refused call {number} of {total} ({command}): {problem}"
 DREAM_INVALID = "the dream's change is not valid: {problems}"
 DREAM_BRANCH_LEFT = "{error} (and the branch {branch} could not be deleted from origin: {problem})"
-DREAM_PR_UNLABELLED = (
-    "pull request #{number} ({url}) was opened but could not be labelled memrepo:dream ({problem}); "
-    "label it by hand"
-)
 DREAM_PR_TITLE = Text("Dream for {agent}/{conversation}: {changes:|change|changes} from {count:|message|messages}")
 DREAM_OPENED_UNTRUSTED = (
-    "; it read content from outside the conversation ({sources}), so it is labelled memrepo:untrusted "
-    "and a person must approve it"
-)
-DREAM_PR_LABELS_MISSING = (
-    "pull request #{number} ({url}) was opened but could not be labelled {labels} ({problem}); label it by hand "
-    "(its commit names its external sources, so it waits for a person's approval anyway)"
+    "; it read content from outside the conversation ({sources}), so a person must approve it "
+    "(the integrator labels it memrepo:untrusted)"
 )
 
 # The verbatim strategy: the records it writes into memory, and its pull request's words.

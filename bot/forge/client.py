@@ -25,7 +25,7 @@ import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import github
 import jwt
@@ -63,6 +63,9 @@ from bot.forge.retry import (
     write_delay,
 )
 from bot.settings import DEFAULT_FORGE_URL as GITHUB_API_URL
+
+if TYPE_CHECKING:
+    from bot.forge.shared import SharedBudget, SharedTokens
 
 __all__ = [
     "GITHUB_API_URL",
@@ -438,14 +441,18 @@ class ForgeClient:
     `min_write_interval` spaces mutating requests (GitHub asks for about one second; 0 for
     localhub tests); `policy` bounds retries and total time per operation; `timeout` is the
     per-request timeout, rounded up to whole seconds (PyGithub's unit). The clock, sleep and jitter are
-    injectable for tests.
+    injectable for tests. `budget`, when given, is the request budget every worker of this
+    identity shares (`bot.forge.shared`): each request waits for it, and a secondary limit
+    GitHub still answers makes every worker wait; `tokens` shares a GitHub App's installation
+    tokens between jobs.
     """
 
     def __init__(self, repository: str, credentials: Credentials, *, base_url: str = GITHUB_API_URL,
                  policy: RetryPolicy | None = None, timeout: float = 30, min_write_interval: float = 1.0,
                  token_refresh_margin: float = 300.0, user_agent: str = "memrepo",
                  clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time,
-                 sleep: Callable[[float], None] = time.sleep, jitter: Callable[[], float] = random.random) -> None:
+                 sleep: Callable[[float], None] = time.sleep, jitter: Callable[[], float] = random.random,
+                 budget: SharedBudget | None = None, tokens: SharedTokens | None = None) -> None:
         owner, _, name = repository.partition("/")
         if not owner or not name or "/" in name:
             raise ForgeConfigError(texts.FORGE_BAD_REPOSITORY.format(repository=repository))
@@ -454,6 +461,8 @@ class ForgeClient:
         self._repo_path = f"/repos/{urllib.parse.quote(owner)}/{urllib.parse.quote(name)}"
         self._policy = policy or RetryPolicy()
         self._min_write_interval = min_write_interval
+        self._budget, self._tokens = budget, tokens
+        self._cached_token_refused = False
         self._refresh_margin = token_refresh_margin
         self._clock, self._wall, self._sleep, self._jitter = clock, wall, sleep, jitter
         self._write_lock = threading.Lock()
@@ -911,7 +920,9 @@ class ForgeClient:
         return text
 
     def _attempt(self, call: Callable[[], T], *, write: bool) -> _Attempt:
-        """Make one request (spacing writes), and say what failed if it did."""
+        """Make one request (spacing writes, within the shared budget), and say what failed if it did."""
+        if self._budget is not None:
+            self._budget.take(write)  # RateLimited, nothing sent, when the wait is too long for a job
         if not write:
             return self._classified(call)
         with self._write_lock:
@@ -963,6 +974,8 @@ class ForgeClient:
             if result.failure is None:
                 return result.value
             failure = result.failure
+            if failure.kind is FailureKind.RATE_LIMITED and self._budget is not None:
+                self._budget.back_off(failure.wait if failure.wait is not None else self._policy.secondary_rate_wait)
             elapsed = self._clock() - start
             decision = decide(kind, failure, attempt, elapsed, self._policy, self._jitter(),
                               can_refresh_credentials=credentials and self._app is not None and not refreshed)
@@ -975,6 +988,7 @@ class ForgeClient:
                 refreshed = True
                 with self._token_lock:
                     self._token_expires = None
+                    self._cached_token_refused = True
                 continue
             raise self._final_error(op, failure, decision.reason, result, attempt, elapsed)
 
@@ -1006,6 +1020,11 @@ class ForgeClient:
         with self._token_lock:
             if not token_needs_refresh(self._token_expires, self._wall(), self._refresh_margin):
                 return
+            if self._tokens is not None and not self._cached_token_refused:
+                shared = self._tokens.get(self.repository)
+                if shared is not None:  # another job's token, still good
+                    self._live.value, self._token_expires = shared
+                    return
             integration = self._integration
             assert integration is not None
             try:
@@ -1028,6 +1047,9 @@ class ForgeClient:
         self._live.value = grant.token
         expires = grant.expires_at
         self._token_expires = expires.timestamp() if expires is not None else self._wall() + 3600
+        self._cached_token_refused = False
+        if self._tokens is not None:
+            self._tokens.put(self.repository, grant.token, self._token_expires)
         log.info("installation token for %s refreshed; expires in %.0fs", self.repository,
                  self._token_expires - self._wall())
 

@@ -91,3 +91,13 @@ MERGE_UNKNOWN = (
 )
 FORGE_BAD_APP_KEY = "GitHub App {app_id}: its private key cannot sign a token ({problem})"
 INTEGRATOR_OP_CLOSE = "close pull request #{number} of {repo}"
+
+# The shared request budget (bot/forge/shared.py).
+FORGE_BUDGET_SPENT = (
+    "the request budget of this forge identity is spent for {wait:.0f}s more ({limits}); not sent, "
+    "so that GitHub does not answer a secondary rate limit"
+)
+FORGE_OP_BUDGET = "wait for the request budget ({kind})"
+FORGE_BUDGET_LIMITS = (
+    "{0:g} content-generating requests a minute, {1:g} an hour, {2:g} points a minute, {3:g} requests an hour"
+)

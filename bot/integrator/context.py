@@ -15,14 +15,16 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from redis import Redis
 
 from bot import settings
 from bot.errors import MemrepoError
+from bot.forge.budget import GITHUB, Limits
 from bot.forge.client import GITHUB_API_URL, AppCredentials, ForgeClient, RetryPolicy, TokenCredentials
+from bot.forge.shared import SharedBudget, SharedTokens, identity
 from bot.integrator import texts
 from bot.integrator.resolve import LLMResolver
 from bot.integrator.state import DEFAULT_TUNING, Tuning
@@ -65,11 +67,12 @@ class _AppTokens:
     """Installation tokens of a GitHub App for git over HTTPS (the forge client keeps its own
     for the REST API); one per repository's installation, renewed before it expires."""
 
-    def __init__(self, credentials: AppCredentials, api_url: str) -> None:
+    def __init__(self, credentials: AppCredentials, api_url: str, shared: SharedTokens | None = None) -> None:
         self._credentials = credentials
         self._api_url = api_url
         self._lock = threading.Lock()
         self._tokens: dict[str, tuple[str, float]] = {}
+        self._shared = shared
 
     def token(self, repo: str) -> str:
         import github
@@ -78,6 +81,10 @@ class _AppTokens:
             held = self._tokens.get(repo)
             if held and held[1] - TOKEN_MARGIN > time.time():
                 return held[0]
+            held = self._shared.get(repo) if self._shared is not None else None
+            if held is not None:  # the one every job of this App uses until shortly before it expires
+                self._tokens[repo] = held
+                return held[0]
             auth = github.Auth.AppAuth(self._credentials.app_id, self._credentials.private_key)
             with github.GithubIntegration(auth=auth, base_url=self._api_url) as integration:
                 owner, _, name = repo.partition("/")
@@ -85,6 +92,8 @@ class _AppTokens:
                 grant = integration.get_access_token(int(installation))
             expires = grant.expires_at.timestamp() if grant.expires_at else time.time() + 3600
             self._tokens[repo] = (grant.token, expires)
+            if self._shared is not None:
+                self._shared.put(repo, grant.token, expires)
             return grant.token
 
 
@@ -121,15 +130,31 @@ class Context:
         api_url = settings.forge_url(env)
         git_url = git_url_from_env(env, api_url)
         credentials = credentials_from_env(env)
+        limits = Limits(*settings.budget_limits(GITHUB.as_tuple(), env))
+        tuning = replace(DEFAULT_TUNING, merge_by_push=settings.merge_by_push(env))
         loopback = any(host in api_url for host in ("://127.0.0.1", "://localhost", "://[::1]"))
+        budget, tokens = shared_from(redis, credentials, api_url, limits)
 
         def forge(repo: str) -> ForgeClient:
             return ForgeClient(repo, credentials, base_url=api_url, policy=RetryPolicy(),
-                               min_write_interval=0.0 if loopback else 1.0)
+                               min_write_interval=0.0 if loopback else 1.0, budget=budget, tokens=tokens)
 
-        return cls(redis=redis, forge=forge, remote=remotes(credentials, api_url, git_url),
-                   work_dir=settings.work_dir(env), lock_ttl=settings.lock_ttl(DEFAULT_LOCK_TTL, env),
+        return cls(redis=redis, forge=forge, remote=remotes(credentials, api_url, git_url, tokens),
+                   work_dir=settings.work_dir(env), tuning=tuning,
+                   lock_ttl=settings.lock_ttl(DEFAULT_LOCK_TTL, env),
                    resolver=resolver_from_env(env), bot_login=settings.bot_login(env))
+
+
+def shared_from(redis: Redis, credentials: TokenCredentials | AppCredentials, api_url: str,
+                limits: Limits) -> tuple[SharedBudget, SharedTokens | None]:
+    """The budget every worker of this identity shares (an App by its id, a token by a digest
+    of it) and, for an App, its installation tokens shared between jobs."""
+    if isinstance(credentials, AppCredentials):
+        who = f"app:{credentials.app_id}"
+        tokens: SharedTokens | None = SharedTokens(redis, identity(api_url, who), margin=TOKEN_MARGIN)
+    else:
+        who, tokens = f"token:{credentials.token}", None
+    return SharedBudget(redis, identity(api_url, who), limits), tokens
 
 
 def git_url_from_env(env: Mapping[str, str], api_url: str) -> str:
@@ -137,13 +162,14 @@ def git_url_from_env(env: Mapping[str, str], api_url: str) -> str:
     return (settings.git_url(env) or git_base_url(api_url)).rstrip("/")
 
 
-def remotes(credentials: TokenCredentials | AppCredentials, api_url: str, git_url: str) -> Callable[[str], Remote]:
+def remotes(credentials: TokenCredentials | AppCredentials, api_url: str, git_url: str,
+            shared: SharedTokens | None = None) -> Callable[[str], Remote]:
     """`remote(repo)`: where a repository's git lives and the token to fetch it with (a GitHub
     App's installation token, renewed before it expires, or the one token)."""
     if isinstance(credentials, TokenCredentials):
         token = credentials.token
         return lambda repo: Remote(f"{git_url}/{repo}.git", lambda: token)
-    tokens = _AppTokens(credentials, api_url)
+    tokens = _AppTokens(credentials, api_url, shared)
     return lambda repo: Remote(f"{git_url}/{repo}.git", lambda: tokens.token(repo))
 
 

@@ -142,6 +142,10 @@ class Integration:
         self.validations: dict[tuple[str, str], Validation] = {}
         self.progress = Progress("")
         self.key = pr_key(repo, number)
+        # Merging by push, the commit status is read only when a decision would write one (a
+        # pull request merged at once has none to read: one request fewer per dream).
+        self.lazy_status = False
+        self.status_read = False
 
     # ---------------------------------------------------------------------- reading
     def read(self) -> tuple[PullRequest, PullState, Policy]:
@@ -164,14 +168,16 @@ class Integration:
                 fetching = pool.submit(self.workspace.fetch, pull.base_ref or "main", self.number)
                 reviews = tuple(Review(r.author, r.state, r.commit_id, order=i)
                                 for i, r in enumerate(self.client.list_reviews(self.number)))
-                combined = self.client.combined_status(pull.head_sha)
+                combined = None if self.lazy_status else self.client.combined_status(pull.head_sha)
                 known.update(self._who(pull, reviews))
                 fetched = fetching.result()
             if not self.workspace.has(pull.head_sha):
                 raise _Stale()
             base_sha = fetched.base_sha or pull.base_sha
             policy = self.workspace.policy(base_sha)
-            status = next((s.state for s in combined.statuses if s.context == STATUS_CONTEXT), None)
+            status = None if combined is None else \
+                next((s.state for s in combined.statuses if s.context == STATUS_CONTEXT), None)
+            self.status_read = combined is not None
             known.update(base_sha=base_sha, reviews=reviews, status=status,
                          merges_cleanly=self.workspace.merges_cleanly(base_sha, pull.head_sha),
                          changed_paths=self.workspace.changed_paths(base_sha, pull.head_sha),
@@ -238,11 +244,17 @@ class Integration:
             enqueue_merge_ready(self.ctx.redis, self.repo)
         return mark
 
+    def _status(self, sha: str) -> str | None:
+        combined = self.client.combined_status(sha)
+        self.status_read = True
+        return next((s.state for s in combined.statuses if s.context == STATUS_CONTEXT), None)
+
     def run(self) -> RunResult:
-        pull, state, policy = self.read()
         tuning = self.ctx.tuning
         if tuning.merge_by_push and self.ctx.redis.exists(push_refused_key(self.repo)):
             tuning = replace(tuning, merge_by_push=False)  # the forge refused our push: the merge API
+        self.lazy_status = tuning.merge_by_push
+        pull, state, policy = self.read()
         actor = act.Actor(self.repo, self.client, self.workspace, self.ctx.redis, pull, policy, self.ctx.resolver)
         if tuning.merge_by_push:
             actor.ready = self._ready(pull)  # type: ignore[assignment]
@@ -250,6 +262,9 @@ class Integration:
         kind: Kind | None = None
         for _ in range(MAX_STEPS):
             action = decide(state, policy, tuning)
+            if action.status is not None and not self.status_read and state.head_sha:
+                state = replace(state, status=self._status(state.head_sha))  # the write may be needless
+                action = decide(state, policy, tuning)
             reason, kind = action.reason, action.kind
             self._still_held()
             log.info("%s: %s (%s)", self.key, action.kind.value, action.reason)
@@ -434,6 +449,8 @@ def integrate(repo: str, number: int, *, context: Context | None = None) -> str:
     """Bring one pull request as far as it can go now; returns what the last decision said."""
     ctx = context or get_context()
     remember_repo(ctx.redis, repo)
+    if act.is_published(ctx.redis, repo, number):  # merged and told: the forge's `closed` delivery needs no read
+        return Settled(texts.INTEGRATOR_ALREADY_MERGED)
     client = ctx.forge(repo)
     try:
         with repo_lock(ctx.redis, repo, ctx.lock_ttl, wait=ctx.lock_wait_seconds) as lock:

@@ -133,6 +133,7 @@ INTEGRATOR_NO_CREDENTIALS = (
 )
 INTEGRATOR_GIT_FAILED = "git {what} for {repo} failed: {problem}"
 INTEGRATOR_PULL_GONE = "the pull request no longer exists"
+INTEGRATOR_ALREADY_MERGED = "already merged and its new head published"
 INTEGRATOR_TOO_MANY_STEPS = "{steps} decisions in one run; coming back shortly to continue"
 INTEGRATOR_RESOLUTION_COMMIT = """\
 Merge {base} into {branch}: conflicts resolved by memrepo

@@ -1,0 +1,156 @@
+"""What every worker of one forge identity shares in Redis: the request budget and a GitHub
+App's installation tokens.
+
+GitHub counts its limits per identity (a token, or an App's installation), not per process or
+repository, so a budget kept in one process would let N workers send N times the limit. Here
+each request is logged in one sorted set per identity (the time it went; its member says read
+or write), and a worker asks `bot.forge.budget.wait` over that log before it sends; the check
+and the spending are one optimistic transaction (WATCH, then MULTI), so two workers never both
+take the last request of a window. When GitHub still answers a secondary limit, the worker
+that saw it sets a shared "until" and every worker waits for it.
+
+An installation token is good for an hour; every rq job builds its own forge client, so
+without a shared cache each job would mint its own (two requests, and GitHub caps them). The
+token is kept under a key that expires `margin` seconds before the token does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+import uuid
+from collections.abc import Callable
+
+from redis import Redis
+from redis.exceptions import WatchError
+
+from bot.forge import texts
+from bot.forge.budget import GITHUB, HOUR, Limits, Spent, back_off_until, wait
+from bot.forge.errors import RateLimited
+from bot.redis_keys import app_token_key, budget_key, budget_until_key
+
+log = logging.getLogger("memrepo.forge")
+
+MAX_WAIT = 300.0  # seconds a request waits for the budget inside a job; longer, the job comes back later
+SLICE = 5.0  # a waiting worker looks again at least this often (others' requests may leave the windows sooner)
+
+
+def identity(api_url: str, who: str) -> str:
+    """The budget's name for one forge identity: the forge's host and a digest of who acts (an
+    App's id, or a token, never written to Redis as it is)."""
+    digest = hashlib.sha256(f"{api_url.rstrip('/')}\0{who}".encode()).hexdigest()[:24]
+    return digest
+
+
+class SharedBudget:
+    """The budget of one identity, shared through Redis by every worker. `take(write)` returns
+    once the request may go (having counted it), or raises RateLimited when it would wait
+    longer than `max_wait`, sending nothing; `back_off(seconds)` makes every worker wait."""
+
+    def __init__(self, redis: Redis, name: str, limits: Limits = GITHUB, *, max_wait: float = MAX_WAIT,
+                 clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.redis = redis
+        self.name = name
+        self.limits = limits
+        self.max_wait = max_wait
+        self._clock, self._sleep = clock, sleep
+        self._key, self._until = budget_key(name), budget_until_key(name)
+
+    def _spent(self, raw: list[tuple[bytes | str, float]]) -> list[Spent]:
+        found = []
+        for member, score in raw:
+            text = member.decode() if isinstance(member, bytes) else str(member)
+            found.append(Spent(float(score), text.endswith(":w")))
+        return found
+
+    def _until_value(self, raw: bytes | str | None) -> float:
+        try:
+            return float(raw) if raw is not None else 0.0
+        except ValueError:
+            return 0.0
+
+    def try_take(self, write: bool) -> float:
+        """Count one request and return 0 when it may go now; else the seconds it must wait
+        (nothing counted)."""
+        while True:
+            with self.redis.pipeline() as pipe:
+                try:
+                    pipe.watch(self._key, self._until)
+                    now = self._clock()
+                    spent = self._spent(pipe.zrangebyscore(self._key, now - HOUR, "+inf", withscores=True))
+                    until = self._until_value(pipe.get(self._until))
+                    delay = wait(self.limits, spent, now, write, until)
+                    if delay > 0:
+                        pipe.unwatch()
+                        return delay
+                    pipe.multi()
+                    pipe.zadd(self._key, {f"{uuid.uuid4().hex}:{'w' if write else 'r'}": now})
+                    pipe.zremrangebyscore(self._key, "-inf", now - HOUR)
+                    pipe.expire(self._key, int(HOUR) + 60)
+                    pipe.execute()
+                    return 0.0
+                except WatchError:  # another worker spent or backed off meanwhile: look again
+                    continue
+
+    def take(self, write: bool) -> float:
+        """Wait until the request fits the budget and count it; the seconds waited."""
+        start = self._clock()
+        while True:
+            delay = self.try_take(write)
+            if delay <= 0:
+                return self._clock() - start
+            waited = self._clock() - start
+            if waited + delay > self.max_wait:
+                kind = "write" if write else "read"
+                limits = texts.FORGE_BUDGET_LIMITS.format(*self.limits.as_tuple())
+                raise RateLimited(texts.FORGE_BUDGET_SPENT.format(wait=delay, limits=limits),
+                                  operation=texts.FORGE_OP_BUDGET.format(kind=kind), retry_after=delay)
+            log.info("budget %s: a %s waits %.1fs", self.name[:8], "write" if write else "read", delay)
+            self._sleep(min(delay, SLICE))
+
+    def back_off(self, seconds: float) -> None:
+        """GitHub answered a secondary (or primary) limit: no worker sends before `seconds` from now."""
+        while True:
+            with self.redis.pipeline() as pipe:
+                try:
+                    pipe.watch(self._until)
+                    now = self._clock()
+                    until = back_off_until(self._until_value(pipe.get(self._until)), now, seconds)
+                    pipe.multi()
+                    pipe.set(self._until, repr(until), ex=max(1, int(until - now) + 1))
+                    pipe.execute()
+                    log.warning("budget %s: every worker waits %.0fs, as the forge asked", self.name[:8], seconds)
+                    return
+                except WatchError:
+                    continue
+
+
+class SharedTokens:
+    """A GitHub App's installation tokens in Redis, one per repository, for every job and
+    worker until `margin` seconds before they expire."""
+
+    def __init__(self, redis: Redis, app_id: str, *, margin: float = 300.0,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.redis = redis
+        self.app_id = str(app_id)
+        self.margin = margin
+        self._clock = clock
+
+    def get(self, repo: str) -> tuple[str, float] | None:
+        """(token, expires at) while it has more than `margin` seconds left, else None."""
+        raw = self.redis.get(app_token_key(self.app_id, repo))
+        if raw is None:
+            return None
+        text = raw.decode() if isinstance(raw, bytes) else str(raw)
+        token, _, expires = text.partition(" ")
+        try:
+            at = float(expires)
+        except ValueError:
+            return None
+        return (token, at) if token and at - self.margin > self._clock() else None
+
+    def put(self, repo: str, token: str, expires: float) -> None:
+        keep = int(expires - self.margin - self._clock())
+        if keep > 0:
+            self.redis.set(app_token_key(self.app_id, repo), f"{token} {expires!r}", ex=keep)
