@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
+import pygit2
+
 from bot import identity, settings
 from bot.errors import MemrepoError
 from bot.memfs.clone import clone_repository
@@ -89,17 +91,22 @@ def open_projection(repo: MemoryRepo, attachment: Attachment) -> MemoryRepo | No
 
 
 def _person(repo: MemoryRepo) -> identity.Identity:
-    """Who attaches or detaches: the person git knows at this clone."""
-    signature = repo.git.default_signature
+    """Who attaches or detaches: the person git knows at this clone. There is no default: the
+    record's history is what says who attached a team's memory, so without a git identity the
+    command refuses, in one line, before anything is cloned or committed."""
+    try:
+        signature = repo.git.default_signature
+    except (KeyError, ValueError, pygit2.GitError):
+        raise MemrepoError(texts.NO_IDENTITY.format(path=repo.root)) from None
     return identity.Identity(signature.name, signature.email)
 
 
-def _record(repo: MemoryRepo, found: tuple[Attachment, ...], message: str) -> str:
-    """Commit the record as `found`, then push it (where there is a remote); how it went."""
+def _record(repo: MemoryRepo, found: tuple[Attachment, ...], message: str, person: identity.Identity) -> str:
+    """Commit the record as `found` by `person`, then push it (where there is a remote); how it went."""
     head = repo.head_sha()
     assert head is not None
     with repo.lock():
-        repo.commit({RECORD_PATH: render_record(found).encode()}, message + "\n", _person(repo), parent=head)
+        repo.commit({RECORD_PATH: render_record(found).encode()}, message + "\n", person, parent=head)
     if remote_url(repo) is None:
         return texts.RECORD_LOCAL
     return texts.RECORD_PUSHED if push(repo).pushed else texts.RECORD_LOCAL
@@ -116,6 +123,7 @@ def attach(repo: MemoryRepo, url: str, *, name: str | None = None, read_only: bo
     problem = attach_problem(found, name, plain, remote_url(repo))
     if problem is not None:
         raise MemrepoError(problem)
+    person = _person(repo)
     root = projection_root(repo.root, name)
     if root.exists() and any(root.iterdir()):
         raise MemrepoError(texts.FOLDER_TAKEN.format(path=root, url=plain))
@@ -133,7 +141,7 @@ def attach(repo: MemoryRepo, url: str, *, name: str | None = None, read_only: bo
     attachment = Attachment(name, plain, read_only)
     try:
         pushed = _record(repo, (*found, attachment), texts.ATTACH_MESSAGE.format(
-            name=name, url=plain, read_only=texts.ATTACHED_READ_ONLY if read_only else ""))
+            name=name, url=plain, read_only=texts.ATTACHED_READ_ONLY if read_only else ""), person)
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         _drop_empty(root.parent)
@@ -170,7 +178,7 @@ def detach(repo: MemoryRepo, name: str) -> str:
     if gone is None:
         raise MemrepoError(texts.NOT_ATTACHED.format(name=name, path=repo.root))
     pushed = _record(repo, tuple(a for a in found if a is not gone),
-                     texts.DETACH_MESSAGE.format(name=name, url=gone.url))
+                     texts.DETACH_MESSAGE.format(name=name, url=gone.url), _person(repo))
     root = projection_root(repo.root, name)
     shutil.rmtree(root, ignore_errors=True)
     _drop_empty(root.parent)
