@@ -109,7 +109,7 @@ class PromptCompiler:
         return tuple(refs.resolve(root) or "" for _, root in attached[1])
 
     def _attachments(self, head: str) -> tuple[tuple[Attachment, Path], ...]:
-        from bot.memfs.shared.record import RECORD_PATH, parse_record, projection_root
+        from bot.memfs.shared.record import RECORD_PATH, listing_key, parse_record, projection_root
 
         if not head:
             return ()
@@ -119,7 +119,8 @@ class PromptCompiler:
             found = parse_record(None if data is None else data.decode("utf-8", "replace"))
         except MemrepoError:  # validation reports a broken record; the agent keeps its own memory
             return ()
-        return tuple((a, projection_root(self.root, a.name)) for a in found)
+        # in the order Letta Code lists attached repositories, whatever order they were attached in
+        return tuple((a, projection_root(self.root, a.name)) for a in sorted(found, key=lambda a: listing_key(a.name)))
 
     def _open(self) -> Snapshot:
         if self._repo is None:

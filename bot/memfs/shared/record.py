@@ -113,6 +113,17 @@ def projection_label(memory_dir: str, memory_root: Path, name: str) -> str:
     return f"{memory_dir.rstrip('/')}/../{relative.as_posix()}"
 
 
+# The order Letta Code lists attached repositories in (`localeCompare`, the Unicode root
+# collation, for names of [A-Za-z0-9._-]): punctuation first (_ - .), then digits, then letters
+# whatever their case; only then does case count, small letters first.
+_COLLATION = {c: i for i, c in enumerate("_-." + "0123456789" + "abcdefghijklmnopqrstuvwxyz")}
+
+
+def listing_key(name: str) -> tuple[tuple[int, ...], tuple[bool, ...]]:
+    """Sort key that lists shared memories by name as Letta Code's harness does."""
+    return tuple(_COLLATION.get(c.lower(), len(_COLLATION) + ord(c)) for c in name), tuple(c.isupper() for c in name)
+
+
 def address(path: str, names: Collection[str]) -> tuple[str, str] | None:
     """(name, path inside it) when `path` is `shared/<NAME>/<path>` (or `shared/<NAME>`) and
     NAME is attached; None when the path is the agent's own."""
