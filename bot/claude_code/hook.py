@@ -7,11 +7,13 @@ Claude Code's auto memory writes (bot/claude_code/auto_memory.py).
 
 `session-start` (SessionStart: startup, resume, clear, compact) always adds the core memory as
 `memrepo compile` prints it. `prompt` (UserPromptSubmit) adds it again only when the clone's
-HEAD moved since this session last saw it, so that a change merged while the session runs
-reaches it at its next prompt. What a session saw is kept per session under the memory's git
+HEAD, or the HEAD of a shared memory's projection the prompt showed, moved since this session
+last saw it, so that a change merged while the session runs (in its memory or in a shared
+memory attached to it) reaches it at its next prompt. What a session saw is kept per session under the memory's git
 folder (`.git/memrepo/claude-code/<session>.json`).
 
-A prompt where nothing moved is one read of the ref files and of that small file: no git
+A prompt where nothing moved is one read of the ref files (the clone's and each projection's)
+and of that small file: no git
 process, no compile, and nothing imported beyond the standard library and bot.memfs.store.refs (the
 compiler is imported only when it runs). Claude Code reads the hook's JSON on standard output;
 a problem is said on standard error with exit 1, which Claude Code shows without stopping the
@@ -86,14 +88,28 @@ def remember(path: Path | None, **facts: str) -> None:
     os.replace(temporary, path)
 
 
-def compiled(root: Path) -> tuple[str, str]:
-    """(the core memory as `memrepo compile` prints it, the HEAD it was compiled at), read
-    through the git command: a hook process compiles once, and importing pygit2 would cost it
-    more than the compile."""
+def compiled(root: Path) -> tuple[str, str, dict[str, str]]:
+    """(the core memory as `memrepo compile` prints it, the HEAD it was compiled at, each
+    attached shared memory's projection -> the commit shown), read through the git command: a
+    hook process compiles once, and importing pygit2 would cost it more than the compile."""
     from bot.memfs import CommandSnapshot, PromptCompiler
 
-    result = PromptCompiler(root, repo=CommandSnapshot(root)).compile("")
-    return result.text, result.head_sha
+    compiler = PromptCompiler(root, repo=CommandSnapshot(root))
+    result = compiler.compile("")
+    return result.text, result.head_sha, compiler.projection_heads()
+
+
+def unmoved(root: Path, where: Path | None) -> bool:
+    """Whether the clone's HEAD and every projection's HEAD are as this session last saw them."""
+    head = refs.resolve(root)
+    if head is None or head != seen(where):
+        return False
+    try:
+        projections = json.loads(seen_fact(where, "shared") or "{}")
+    except ValueError:
+        return False
+    return isinstance(projections, dict) and all(
+        (refs.resolve(Path(path)) or "") == sha for path, sha in projections.items())
 
 
 def output(event: str, context: str) -> str:
@@ -104,12 +120,10 @@ def answer(event: str, root: Path, hook_input: dict) -> str | None:
     """The hook's JSON output for one call, or None when there is nothing to add."""
     session = str(hook_input.get("session_id") or "")
     where = state_file(root, session) if session else None
-    if event == PROMPT:
-        head = refs.resolve(root)
-        if head is not None and head == seen(where):
-            return None
-    text, head = compiled(root)
-    facts = {"head": head}
+    if event == PROMPT and unmoved(root, where):
+        return None
+    text, head, projections = compiled(root)
+    facts = {"head": head, "shared": json.dumps(projections, sort_keys=True)}
     transcript = hook_input.get("transcript_path")
     if isinstance(transcript, str) and transcript and transcript != seen_fact(where, "transcript"):
         from bot.claude_code.transcript import transcript_problem

@@ -99,6 +99,15 @@ class PromptCompiler:
         with self._lock:
             return self._compile(key, system_prompt)
 
+    def projection_heads(self) -> dict[str, str]:
+        """Where each shared memory attached at the last compiled HEAD is projected -> the commit
+        its projection was at ("" where there is none): what a caller keeps to tell, from the ref
+        files alone, that the prompt is still the one it showed (Claude Code's prompt hook)."""
+        attached = self._attached
+        if attached is None:
+            return {}
+        return {str(root): refs.resolve(root) or "" for _, root in attached[1]}
+
     def _shared_heads(self, head: str) -> tuple[str, ...]:
         """The HEAD of each projection the record at `head` lists ("" where there is none): part
         of the cache key, read from the ref files like the memory's own HEAD. The record is read
@@ -155,6 +164,7 @@ class PromptCompiler:
     def _shared_views(self, head: str) -> list[SharedView]:
         """Each attachment's tree at its projection's HEAD, its files' descriptions read once per blob."""
         from bot.memfs.shared.record import projection_label
+        from bot.memfs.store.git_command import CommandSnapshot
         from bot.memfs.store.repo import MemoryRepo
 
         attached = self._attached[1] if self._attached is not None and self._attached[0] == head else ()
@@ -166,7 +176,9 @@ class PromptCompiler:
             projected = refs.resolve(root)
             if projected:
                 with contextlib.suppress(MemrepoError):
-                    projection = MemoryRepo.open(root)
+                    # read as the memory is: through the git command where the memory is (a hook)
+                    projection = CommandSnapshot(root) if isinstance(self._repo, CommandSnapshot) \
+                        else MemoryRepo.open(root)
                     found = _Entries(projection.paths(projected), projection.blob, self._shared_entries)
                     entries = {path: found[path] for path in found}
                     seen.update(found.seen)

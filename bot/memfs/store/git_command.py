@@ -27,6 +27,7 @@ class CommandSnapshot:
         self.root = root
         self._git_dir = dirs[0]
         self._listed: list[str] = []  # the blobs of the last commit listed that a prompt may read
+        self._tree: tuple[str, dict[str, str]] | None = None  # (rev, its paths): listed once per commit
         self._read: dict[str, bytes] = {}
 
     @property
@@ -51,8 +52,16 @@ class CommandSnapshot:
         sha = done.stdout.decode().strip()
         return sha if done.returncode == 0 and sha else None
 
+    def read(self, path: str, rev: str = "HEAD") -> bytes | None:
+        """One file's bytes at `rev` (None: no such file), from the commit's listing, so the
+        compile that lists the same commit next runs no second `git ls-tree`."""
+        oid = self.paths(rev).get(path)
+        return None if oid is None else self.blob(oid)
+
     def paths(self, rev: str) -> dict[str, str]:
         """Every blob path of the commit -> its id (what MemoryRepo.paths gives)."""
+        if self._tree is not None and self._tree[0] == rev:
+            return dict(self._tree[1])
         out: dict[str, str] = {}
         for record in self._git("ls-tree", "-r", "-z", "--full-tree", rev).split(b"\0"):
             if not record:
@@ -62,6 +71,7 @@ class CommandSnapshot:
             if kind == b"blob":
                 out[path.decode("utf-8", "surrogateescape")] = oid.decode()
         self._listed = [oid for path, oid in out.items() if path.endswith(PROMPT_SUFFIXES)]
+        self._tree = (rev, dict(out))
         return out
 
     def blob(self, oid: str) -> bytes:
