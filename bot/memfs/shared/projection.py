@@ -30,8 +30,11 @@ from bot.errors import MemrepoError
 from bot.memfs.clone import clone_repository
 from bot.memfs.shared import texts
 from bot.memfs.shared.record import (
+    ADDRESS_ROOT,
     RECORD_PATH,
     Attachment,
+    address,
+    addressed,
     attach_problem,
     default_name,
     parse_record,
@@ -41,7 +44,8 @@ from bot.memfs.shared.record import (
 )
 
 __all__ = ["Row", "Synced", "access_lost", "agent_token", "attach", "attachments", "credentialed", "detach",
-           "open_projection", "rows", "sync_all", "sync_one", "without_credentials"]
+           "in_shared_memory", "open_projection", "rows", "shared_files", "sync_all", "sync_one",
+           "without_credentials"]
 from bot.memfs.store import checks, refs
 from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync import push, redact, remote_url, status, sync
@@ -88,6 +92,36 @@ def open_projection(repo: MemoryRepo, attachment: Attachment) -> MemoryRepo | No
         return MemoryRepo.open(root)
     except MemrepoError:
         return None
+
+
+def in_shared_memory(repo: MemoryRepo, path: str) -> tuple[MemoryRepo, str]:
+    """The memory a path is in, and the path there: `shared/<NAME>/<path>`, NAME attached, is a
+    file of that shared memory's projection (whose history holds the pull requests and the
+    provenance that wrote it); any other path is the memory's own. Every read path (why, at,
+    the MCP tools) addresses a shared memory's files so."""
+    if not path.startswith(f"{ADDRESS_ROOT}/"):
+        return repo, path
+    found = {a.name: a for a in attachments(repo)}
+    target = address(path, found)
+    if target is None:
+        return repo, path
+    projection = open_projection(repo, found[target[0]])
+    if projection is None:
+        raise MemrepoError(texts.NOT_SYNCED.format(
+            name=target[0], path=projection_root(repo.root, target[0]), memory=repo.root))
+    return projection, target[1]
+
+
+def shared_files(repo: MemoryRepo) -> dict[str, bytes]:
+    """Every file of every attached shared memory at its projection's HEAD, as the agent
+    addresses it (`shared/<NAME>/<path>`): what a search of memory searches beside the
+    memory's own files. A projection not checked out yet has none."""
+    out: dict[str, bytes] = {}
+    for attachment in attachments(repo):
+        projection = open_projection(repo, attachment)
+        if projection is not None:
+            out.update((addressed(path, attachment.name), data) for path, data in projection.files("HEAD").items())
+    return out
 
 
 def _person(repo: MemoryRepo) -> identity.Identity:
