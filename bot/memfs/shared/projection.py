@@ -43,9 +43,9 @@ from bot.memfs.shared.record import (
     without_credentials,
 )
 
-__all__ = ["Row", "Synced", "access_lost", "agent_token", "attach", "attachments", "credentialed", "detach",
-           "in_shared_memory", "open_projection", "rows", "shared_files", "sync_all", "sync_one",
-           "without_credentials"]
+__all__ = ["PROJECTION_KEY", "Row", "Synced", "access_lost", "agent_token", "attach", "attachments",
+           "credentialed", "detach", "in_shared_memory", "mark", "open_projection", "projection_of", "rows",
+           "shared_files", "sync_all", "sync_one", "without_credentials"]
 from bot.memfs.store import checks, refs
 from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync import push, redact, remote_url, status, sync
@@ -56,6 +56,23 @@ def attachments(repo: MemoryRepo, rev: str = "HEAD") -> tuple[Attachment, ...]:
     """The attachments the record lists at `rev`."""
     data = repo.read(RECORD_PATH, rev)
     return parse_record(None if data is None else data.decode("utf-8", "replace"))
+
+
+# A projection's own git config names the shared memory it projects: whatever judges a commit
+# made in it (follow, the pre-push guard, both through CommitRouter) reads it there, and sends
+# every such commit to review on the shared repository.
+PROJECTION_KEY = "memrepo.sharedName"
+
+
+def mark(projection: MemoryRepo, name: str) -> None:
+    """Say in the projection's config which shared memory it projects."""
+    if projection.get_config(PROJECTION_KEY) != name:
+        projection.set_config(PROJECTION_KEY, name)
+
+
+def projection_of(repo: MemoryRepo) -> str | None:
+    """The name of the shared memory `repo` projects (None: `repo` is a memory of its own)."""
+    return repo.get_config(PROJECTION_KEY) or None
 
 
 def agent_token(repo: MemoryRepo, env: Mapping[str, str] | None = None) -> str | None:
@@ -164,6 +181,7 @@ def attach(repo: MemoryRepo, url: str, *, name: str | None = None, read_only: bo
     agent_id = repo.get_config("memrepo.agentId") or None
     clone = _clone(repo, credentialed(url, agent_token(repo, env)), root, agent_id)
     try:
+        mark(clone, name)
         clone.policy("HEAD")  # raises for rules that do not parse
         problems = checks.check(clone, {}, "HEAD")  # Letta's limits file, when it is broken
         if problems:
@@ -241,6 +259,7 @@ def sync_one(repo: MemoryRepo, attachment: Attachment, env: Mapping[str, str] | 
         except MemrepoError as exc:
             return Synced(False, texts.SYNC_DOWN.format(name=attachment.name, sha="(none)", problem=exc),
                           changed=False)
+        mark(clone, attachment.name)
         return Synced(True, texts.SYNC_CLONED.format(name=attachment.name, path=root,
                                                      sha=(clone.head_sha() or "")[:12]))
     before = projection.head_sha() or ""
