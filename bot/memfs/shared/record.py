@@ -20,9 +20,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import yaml
@@ -132,6 +133,34 @@ def address(path: str, names: Collection[str]) -> tuple[str, str] | None:
         return None
     name, _, inner = rest.partition("/")
     return (name, inner) if name in names else None
+
+
+PATH_ARGS = ("path", "old_path", "new_path")  # a memory tool call's arguments that name files
+
+
+def split_args(args: Mapping[str, Any], names: Collection[str]) -> tuple[str, dict[str, Any]] | None:
+    """(name, the arguments with their paths inside that shared memory) when a memory tool
+    call's arguments address one attached shared memory; None when they address the agent's
+    own memory; MemrepoError when their paths are in two memories. Every writer (the memory
+    tool, a dream) decides by it which memory a call belongs to."""
+    where: dict[str, tuple[str, str] | None] = {}
+    for key in PATH_ARGS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            where[key] = address(value, names)
+    found = {None if target is None else target[0] for target in where.values()}
+    if not found or found == {None}:
+        return None
+    if len(found) > 1:
+        first, second = sorted("own memory" if f is None else f"{ADDRESS_ROOT}/{f}" for f in found)[:2]
+        raise MemrepoError(texts.CROSSES.format(first=first, second=second))
+    name = next(iter(found))
+    assert name is not None
+    inner = dict(args)
+    for key, target in where.items():
+        assert target is not None
+        inner[key] = target[1]
+    return name, inner
 
 
 def addressed(path: str, name: str) -> str:
