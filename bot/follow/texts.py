@@ -101,10 +101,12 @@ GUARD_INSTALLED = ("pre-push guard installed ({hook}): a push of main that would
                    "review is refused, and memrepo follow opens its pull request")
 
 # Commits a harness made in a shared memory's projection.
-FOLLOW_SHARED_PROPOSED = ("{name}: {count} commit(s) made in its projection are pull request #{number} ({url}) on "
-                          "the shared memory, waiting for its review; the projection is back on its main, the "
-                          "commits kept at {ref}")
-FOLLOW_SHARED_NOT_PROPOSED = ("{name}: {count} commit(s) made in its projection wait there; opening their pull "
-                              "request on the shared memory failed, the next pass tries again: {problem}")
-FOLLOW_SHARED_READ_ONLY = ("{name}: {count} commit(s) made in its projection at {path} stay there: this agent "
-                           "attached it read-only; propose them on {url} itself")
+FOLLOW_SHARED_PROPOSED = Text(
+    "{name}: pull request #{number} ({url}) on the shared memory now holds the {count:|commit|commits} made in its "
+    "projection, waiting for its review; the projection is back on its main, the commits kept at {ref}")
+FOLLOW_SHARED_NOT_PROPOSED = Text(
+    "{name}: the {count:|commit|commits} made in its projection wait there; opening their pull request on the "
+    "shared memory failed, the next pass tries again: {problem}")
+FOLLOW_SHARED_READ_ONLY = Text(
+    "{name}: the {count:|commit|commits} made in its projection at {path} stay there: this agent attached it "
+    "read-only; propose them on {url} itself")

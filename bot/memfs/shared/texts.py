@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bot.texts import Text
+
 RECORD_COMMENT = "# Shared memories attached to this agent: memrepo shared attach / detach change this file.\n"
 RECORD_NOT_YAML = "{path} is not valid YAML: {problem}"
 RECORD_BAD = "{path}: {problem}"
@@ -40,8 +42,8 @@ SYNC_MOVED = "{name}: {before} -> {after}"
 SYNC_SAME = "{name}: up to date (main {sha})"
 SYNC_DOWN = "{name}: could not sync, the projection stays at {sha}: {problem}"
 SYNC_LOST = "{name}: removed the projection at {path}: this agent's forge token can no longer read {url} ({problem})"
-SYNC_AHEAD = ("{name}: the projection at {path} holds {count} commit(s) its forge's main lacks; memrepo pushes "
-              "nothing to a shared memory's main, so it is left as it is: write through the memory tool "
+SYNC_AHEAD = Text("{name}: the projection at {path} holds {count:|commit|commits} its forge's main lacks; memrepo "
+              "pushes nothing to a shared memory's main, so it is left as it is: write through the memory tool "
               "(shared/{name}/...), which proposes a pull request, and reset the projection to origin/main")
 SYNC_NONE = "no shared memory is attached"
 
