@@ -87,5 +87,12 @@ def test_follow_proposes_a_projections_commits_on_the_shared_repository_and_neve
         # A second pass proposes nothing again.
         code, out, _ = run_cli(capsys, "follow", "--once", "--repo", str(memory.root))
         assert code == 0 and "pull request #" not in out
+
+        # The team closes it: the next pass forgets the commits it kept.
+        github.Github(auth=github.Auth.Token(carol), base_url=localhub.api_url, retry=None).get_repo(
+            "carol/team").get_pull(number).edit(state="closed")
+        code, out, _ = run_cli(capsys, "follow", "--once", "--repo", str(memory.root))
+        assert code == 0 and f"pull request #{number} on the shared memory was closed" in out, out
+        assert git(projection, "for-each-ref", "refs/memrepo/shared-proposed/").strip() == ""
     finally:
         world.store.close()

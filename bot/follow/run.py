@@ -231,6 +231,7 @@ class Follower:
         shared_projection.mark(projection, attachment.name)
         with contextlib.suppress(MemrepoError, OSError):  # a user's hook in the way: the pass goes on
             guard.install(projection, sys.executable)
+        self._settle_projection(projection, attachment.name)
         head = projection.head_sha()
         base = memfs_sync.status(projection, fetch=True).remote_head
         if head is None or base is None or contains(projection, base, head):
@@ -260,6 +261,23 @@ class Follower:
             projection.move_branch(base, expected=head)
         self.say(texts.FOLLOW_SHARED_PROPOSED.format(name=attachment.name, count=len(commits), number=made.number,
                                                      url=made.url, ref=f"{SHARED_PROPOSED_PREFIX}{made.number}"))
+
+    def _settle_projection(self, projection: MemoryRepo, name: str) -> None:
+        """Forget the commits kept for a pull request on the shared memory once it was merged
+        (they reach the projection with its main) or closed (refused)."""
+        assert self.router is not None
+        for ref in list(projection.git.references):
+            if not ref.startswith(SHARED_PROPOSED_PREFIX) or not ref[len(SHARED_PROPOSED_PREFIX):].isdigit():
+                continue
+            number = int(ref[len(SHARED_PROPOSED_PREFIX):])
+            try:
+                state = self.router.pull_state(projection, number)
+            except MemrepoError:
+                continue
+            if state != "open":
+                with contextlib.suppress(KeyError, pygit2.GitError):
+                    projection.git.references.delete(ref)
+                self.say(texts.FOLLOW_SHARED_SETTLED.format(name=name, number=number, state=state, ref=ref))
 
     @staticmethod
     def _replayed(repo: MemoryRepo, commits: tuple[tuple[str, str | None], ...], base: str) -> str:

@@ -110,3 +110,4 @@ FOLLOW_SHARED_NOT_PROPOSED = Text(
 FOLLOW_SHARED_READ_ONLY = Text(
     "{name}: the {count:|commit|commits} made in its projection at {path} stay there: this agent attached it "
     "read-only; propose them on {url} itself")
+FOLLOW_SHARED_SETTLED = "{name}: pull request #{number} on the shared memory was {state}; {ref} is removed"
