@@ -95,6 +95,39 @@ def test_a_hook_that_compiles_loads_no_git_library(memory: MemoryRepo) -> None:
     assert done.stdout.splitlines()[-1] == "0 []", done.stderr
 
 
+def test_a_prompt_adds_the_memory_again_when_an_attached_shared_memorys_head_moved(
+        memory: MemoryRepo, tmp_path: Path) -> None:
+    from bot.memfs import shared_projection as shared
+    from bot.memfs import sync
+    from bot.memfs.create import init_repository
+
+    bare = tmp_path / "team.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    team = init_repository(tmp_path / "team", "t0", "Team")
+    sync.set_remote(team, str(bare))
+    assert sync.push(team).pushed
+    shared.attach(memory, str(bare))
+    root = memory.root
+    assert "<shared_memory>" in context(hook("session-start", root), "SessionStart")
+    assert hook("prompt", root).stdout == ""
+    # A merge on the team's main, brought into the projection (by follow, a session, a sync):
+    # the agent's own HEAD has not moved, the prompt it sees has.
+    (team.root / "runbook.md").write_text("---\ndescription: How we deploy on Tuesdays.\n---\n- Tuesdays\n")
+    git(team.root, "add", "-A")
+    git(team.root, "commit", "-q", "--no-verify", "-m", "runbook")
+    git(team.root, "push", "-q", "origin", "main")
+    assert all(done.ok for done in shared.sync_all(memory))
+    added = context(hook("prompt", root), "UserPromptSubmit")
+    assert "runbook.md — How we deploy on Tuesdays." in added
+    assert hook("prompt", root).stdout == ""  # seen now
+    probe = ("import io, json, sys; sys.stdin = io.StringIO(json.dumps({'session_id': 's-1'})); "
+             "from bot.claude_code import hook; code = hook.run('prompt', sys.argv[1]); "
+             "print(code, sorted(m for m in sys.modules if m.startswith(('bot.', 'pygit2', 'git', 'yaml'))))")
+    done = subprocess.run([sys.executable, "-c", probe, str(root)], capture_output=True, text=True)
+    loaded = "0 ['bot.claude_code', 'bot.claude_code.hook', 'bot.memfs', 'bot.memfs.store', 'bot.memfs.store.refs']"
+    assert done.stdout.split("\n")[0] == loaded  # nothing moved: still nothing but the ref files read
+
+
 def test_a_hook_problem_is_said_and_never_blocks_the_prompt(tmp_path: Path) -> None:
     done = hook("session-start", tmp_path)
     assert done.returncode == 1 and done.stdout == "" and "memrepo claude-code hook" in done.stderr

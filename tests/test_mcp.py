@@ -351,3 +351,40 @@ def test_edits_reach_the_remote_and_head_events_reach_the_client(
     assert edit.structured_content["pushed"] is True and edit.structured_content["route"] == "direct"
     assert "Own edit." in prompt and "From elsewhere." in prompt
     assert head(memory) == world.remote_main()
+
+
+def test_the_read_tools_address_an_attached_shared_memory_as_shared_name_path(
+        memory: MemoryRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bot.memfs import shared_projection, sync
+    from bot.memfs.create import init_repository
+
+    bare = tmp_path / "team.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    team = init_repository(tmp_path / "team", "t0", "Team")
+    (team.root / "runbooks").mkdir()
+    (team.root / "runbooks" / "deploys.md").write_text(
+        "---\ndescription: How we deploy.\n---\n\n- Production deploys happen on Tuesdays only.\n")
+    git(team.root, "add", "-A")
+    git(team.root, "commit", "-q", "--no-verify", "-m", "runbook")
+    sync.set_remote(team, str(bare))
+    assert sync.push(team).pushed
+    when = git(team.root, "log", "-1", "--format=%cI").strip()
+    shared_projection.attach(memory, str(bare))
+    path = "shared/team/runbooks/deploys.md"
+
+    async def body(client: Client, app: MemoryServer) -> dict[str, types.CallToolResult]:
+        return {"view": await client.call_tool("memory_view", {"path": path}),
+                "search": await client.call_tool("memory_search", {"query": "Tuesdays deploys", "scope": "memory"}),
+                "at": await client.call_tool("memory_at", {"when": when, "path": path}),
+                "why": await client.call_tool("memory_why", {"path": path, "line": 5})}
+
+    results = serve(memory, tmp_path, body=body)
+    for name, result in results.items():
+        assert not result.is_error, (name, text(result))
+    assert "Tuesdays only" in text(results["view"])
+    assert [hit["path"] for hit in results["search"].structured_content["memory"]] == [path]
+    assert results["at"].structured_content["path"] == path and "Tuesdays only" in text(results["at"])
+    assert results["at"].structured_content["commit"] == git(team.root, "rev-parse", "HEAD").strip()
+    assert "runbook" in text(results["why"])
+    code, out, err = run_cli(capsys, "at", when, path, "--repo", str(memory.root))
+    assert code == 0 and "Production deploys happen on Tuesdays only." in out, err

@@ -207,6 +207,26 @@ def test_archival_search_covers_other_external_files_with_their_last_change(sess
         "No results found."
 
 
+def test_archival_search_covers_an_attached_shared_memorys_external_files(session: AgentSession,
+                                                                         tmp_path: Path) -> None:
+    from bot.memfs import shared_projection, sync
+
+    bare = tmp_path / "team.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    team = init_repository(tmp_path / "team", "t0", "Team")
+    (team.root / "runbooks").mkdir()
+    (team.root / "runbooks" / "deploys.md").write_text("---\ndescription: How we deploy.\n---\n\n- Oolong Tuesdays.\n")
+    git(team.root, "add", "-A")
+    git(team.root, "commit", "-q", "--no-verify", "-m", "runbook")
+    sync.set_remote(team, str(bare))
+    assert sync.push(team).pushed
+    shared_projection.attach(session.repo, str(bare), name="team")
+    found = session.handle_tool_call({"command": "archival_memory_search", "query": "oolong tuesdays"})
+    committed = git(team.root, "log", "-1", "--format=%ad", "--date=format-local:%Y-%m-%d %H:%M:%S UTC").strip()
+    assert found.results == [{"timestamp": committed, "path": "shared/team/runbooks/deploys.md",
+                              "content": (team.root / "runbooks" / "deploys.md").read_text()}]
+
+
 def test_paging_and_dates(session: AgentSession) -> None:
     for day in range(1, 8):
         session.tool.now = lambda day=day: WHEN.replace(day=day)

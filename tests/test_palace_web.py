@@ -377,3 +377,35 @@ def test_a_v2_memory_shows_its_root_files_as_core_memory(tmp_path: Path) -> None
     assert page.status_code == 200 and "the Markdown files at the root" in page.get_data(as_text=True)
     assert palace.file("human.md")["kind"] == "core"
     assert palace.file("MEMORY.md")["kind"] != "external"
+
+
+def test_the_palace_shows_and_explains_an_attached_shared_memorys_files_as_the_tool_addresses_them(
+        memory: MemoryRepo, tmp_path: Path) -> None:
+    from bot.memfs import shared_projection, sync
+    from bot.memfs.create import init_repository
+
+    bare = tmp_path / "team.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    team = init_repository(tmp_path / "team", "t0", "Team")
+    runbook = team.root / "runbooks" / "deploys.md"
+    runbook.parent.mkdir()
+    runbook.write_text("---\ndescription: How we deploy.\n---\n\n- Deploys happen on Tuesdays.\n")
+    git(team.root, "add", "-A")
+    git(team.root, "commit", "-q", "--no-verify", "-m", "runbook: Tuesdays")
+    sync.set_remote(team, str(bare))
+    assert sync.push(team).pushed
+    shared_projection.attach(memory, str(bare))
+    path = "shared/team/runbooks/deploys.md"
+    palace = Palace(memory.root, forge=False, transcripts=False)
+    view = palace.file(path)
+    assert view["path"] == path and view["description"] == "How we deploy." and view["head"] == memory.head_sha()
+    assert "Deploys happen on Tuesdays." in json.dumps(view["lines"])
+    assert palace.why(path, 5)["origins"][0]["commit"]["summary"] == "runbook: Tuesdays"
+    # The team's main moves; the agent's own HEAD does not: the palace answers from the new commit.
+    runbook.write_text(runbook.read_text().replace("Tuesdays", "Wednesdays"))
+    git(team.root, "commit", "-q", "--no-verify", "-am", "runbook: Wednesdays")
+    git(team.root, "push", "-q", "origin", "main")
+    assert all(done.ok for done in shared_projection.sync_all(memory))
+    assert palace.why(path, 5)["origins"][0]["commit"]["summary"] == "runbook: Wednesdays"
+    page = web.create_app(memory.root, forge=False, transcripts=False).test_client().get(f"/file?path={quote(path)}")
+    assert page.status_code == 200 and "Wednesdays" in page.get_data(as_text=True)

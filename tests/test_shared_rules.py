@@ -4,6 +4,9 @@ real localhub: each one line, nothing half attached."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import github
@@ -209,3 +212,28 @@ def test_a_commit_made_in_a_projection_is_never_pushed_to_the_shared_main(tmp_pa
     done = shared.sync_all(memory)
     assert not done[0].ok and "pushes nothing to a shared memory's main" in done[0].line
     assert git(tmp_path, "--git-dir", str(team), "rev-parse", "main").strip() == before
+
+
+def test_without_a_git_identity_attach_and_detach_refuse_in_one_line_and_change_nothing(
+        tmp_path: Path, isolated_git: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    memory = init_repository(tmp_path / "memory", "a1", "Ada")
+    team = _published(tmp_path, "team")
+    other = _published(tmp_path, "other")
+    code, _, _ = run_cli(capsys, "shared", "attach", str(team), "--repo", str(memory.root))
+    assert code == 0
+    head = memory.head_sha()
+    # A machine where git knows no one (git's library reads the home folder once per process,
+    # so the command runs as a person runs it: a process of its own).
+    bare = tmp_path / "bare-home"
+    bare.mkdir()
+    (bare / ".gitconfig").write_text('[init]\n\tdefaultBranch = main\n[protocol "file"]\n\tallow = always\n')
+    env = {**os.environ, "HOME": str(bare), "GIT_CONFIG_GLOBAL": str(bare / ".gitconfig"), "EMAIL": ""}
+    for argv in (("attach", str(other)), ("detach", "team")):
+        done = subprocess.run([sys.executable, "-m", "bot.cli", "shared", *argv, "--repo", str(memory.root)],
+                              capture_output=True, text=True, env=env)
+        err = done.stderr
+        assert done.returncode != 0 and done.stdout == "" and len(err.strip().splitlines()) == 1, (argv, err)
+        assert "git config --global user.name" in err and "Traceback" not in err and "internal error" not in err
+        assert MemoryRepo.open(memory.root).head_sha() == head
+    assert sorted(p.name for p in (tmp_path / "memory.shared").iterdir()) == ["team"]
+    assert [row.name for row in shared.rows(memory)] == ["team"]

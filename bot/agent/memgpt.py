@@ -71,8 +71,12 @@ def external_files(repo: MemoryRepo, head: str) -> dict[str, str]:
 
 def archival_search(repo: MemoryRepo, call: Call) -> Page:
     """archival_memory_search: each archival entry is one result, each other external file one
-    more; the timestamp is the entry's own moment, or the file's last change (a walk of the
-    history, so taken only for the files a page shows, or that a date range must judge)."""
+    more, in the agent's own memory and in each attached shared memory's projection (paths
+    `shared/<NAME>/<path>`, as the memory tool reads them); the timestamp is the entry's own
+    moment, or the file's last change in its memory (a walk of the history, so taken only for
+    the files a page shows, or that a date range must judge)."""
+    from bot.memfs import shared_projection, shared_record
+
     a = call.args
     since, until = search_range(a.get("since"), a.get("until"))
     head = repo.head_sha()
@@ -80,17 +84,28 @@ def archival_search(repo: MemoryRepo, call: Call) -> Page:
     units: dict[str, str] = {}
     moments: dict[str, str] = {}
     paths: dict[str, str] = {}
-    for path, text in external_files(repo, head).items():
-        found = archival.entries(path, text) if archival.is_archival(path) else []
-        for entry in found:
-            key = f"{path}#{entry.line}"
-            units[key], moments[key], paths[key] = entry.content, entry.timestamp, path
-        if not found:
-            units[path], paths[path] = text, path
+    where: dict[str, tuple[MemoryRepo, str, str]] = {}  # key -> (its memory, that memory's HEAD, path there)
+    memories: list[tuple[MemoryRepo, str, str]] = [(repo, head, "")]
+    for attachment in shared_projection.attachments(repo, head):
+        projection = shared_projection.open_projection(repo, attachment)
+        projected = projection.head_sha() if projection is not None else None
+        if projection is not None and projected is not None:
+            memories.append((projection, projected, shared_record.addressed("", attachment.name) + "/"))
+    for memory, at, prefix in memories:
+        for inner, text in external_files(memory, at).items():
+            path = prefix + inner
+            found = archival.entries(inner, text) if archival.is_archival(inner) else []
+            for entry in found:
+                key = f"{path}#{entry.line}"
+                units[key], moments[key], paths[key] = entry.content, entry.timestamp, path
+            if not found:
+                units[path], paths[path] = text, path
+                where[path] = (memory, at, inner)
 
     def moment(key: str) -> str:
         if key not in moments:
-            moments[key] = _last_change(repo, head, paths[key])
+            memory, at, inner = where[key]
+            moments[key] = _last_change(memory, at, inner)
         return moments[key]
 
     keys = [key for key, _ in documents.ranked(units, a["query"])]

@@ -142,7 +142,8 @@ def propose_set_aside(repo: MemoryRepo, entry: SetAside, client: ForgeClient, *,
 
 
 def propose_commits(repo: MemoryRepo, commits: Sequence[str], route: Route, client: ForgeClient, *, base: str,
-                    tip: str, agent_id: str, agent_name: str | None, transcripts: Any = None) -> EditProposal:
+                    tip: str, agent_id: str, agent_name: str | None, transcripts: Any = None,
+                    memory_repository: str | None = None) -> EditProposal:
     """Open one pull request for the commits a harness made that the policy holds for review:
     one commit by the agent on `base` (the forge's main) with the tree `tip` has (the held
     commits applied there by the caller), so the integrator sees an agent's edit, as for a
@@ -162,7 +163,8 @@ def propose_commits(repo: MemoryRepo, commits: Sequence[str], route: Route, clie
                           for d in old.diff_to_tree(repo.git[tip].peel(pygit2.Commit).tree).deltas}))
     branch = branch_name(agent_id)
     ctx = render.EditContext(agent_id, conversation, 0, texts.AGENT_HARNESS_COMMAND, reason, paths, base, branch,
-                             route, window, removed_paths(repo, base, tip), memory_layout(repo, base))
+                             route, window, removed_paths(repo, base, tip), memory_layout(repo, base),
+                             memory_repository)
     sha = _commit(repo, base, tip, render.commit_message(ctx), identity.agent(agent_id, agent_name))
     pr, labels = _publish(repo, client, sha, ctx)
     return EditProposal(pr.number, pr.url, branch, sha, base, paths, labels)

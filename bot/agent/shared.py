@@ -22,31 +22,13 @@ from bot.contracts import LABEL_AGENT_EDIT, LABEL_UNTRUSTED
 from bot.errors import MemrepoError
 from bot.memfs import Call, shared_record, shared_texts
 
-PATH_ARGS = ("path", "old_path", "new_path")
-
 
 def split_call(call: Call, names: Collection[str]) -> tuple[str, Call] | None:
     """(name, the call with its paths inside that shared memory) when `call` addresses one
     attached shared memory; None when it addresses the agent's own memory; MemrepoError when
-    its paths are in two memories."""
-    where: dict[str, tuple[str, str] | None] = {}
-    for key in PATH_ARGS:
-        value = call.args.get(key)
-        if isinstance(value, str) and value:
-            where[key] = shared_record.address(value, names)
-    found = {None if target is None else target[0] for target in where.values()}
-    if not found or found == {None}:
-        return None
-    if len(found) > 1:
-        first, second = sorted("own memory" if f is None else f"shared/{f}" for f in found)[:2]
-        raise MemrepoError(shared_texts.CROSSES.format(first=first, second=second))
-    name = next(iter(found))
-    assert name is not None
-    args = dict(call.args)
-    for key, target in where.items():
-        assert target is not None
-        args[key] = target[1]
-    return name, replace(call, args=args)
+    its paths are in two memories (bot/memfs/shared/record.py's `split_args`)."""
+    found = shared_record.split_args(call.args, names)
+    return None if found is None else (found[0], replace(call, args=found[1]))
 
 
 def events_url_for(events_url: str, repository: str) -> str:

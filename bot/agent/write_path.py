@@ -321,16 +321,22 @@ class CommitRouter:
     def route(self, repo: MemoryRepo, commit: str, parent: str | None, base: str) -> Route:
         """Where `commit` (made on `parent`) goes, by the policy at `base`."""
         from bot.agent.routing import commit_facts
+        from bot.agent.shared import shared_route
+        from bot.memfs import shared_projection
 
         changes = commit_changes(repo, parent, commit)
         info = repo.commit_info(commit)
         empties = parent is not None and leaves_core_empty(repo, parent, changes)
-        return route_edit(commit_facts(changes, info.message if info else "", empties), repo.policy(base))
+        route = route_edit(commit_facts(changes, info.message if info else "", empties), repo.policy(base))
+        name = shared_projection.projection_of(repo)  # a commit in a shared memory's projection: always reviewed
+        return route if name is None else shared_route(route, name)
 
-    def propose(self, repo: MemoryRepo, commits: tuple[tuple[str, str | None], ...], *, base: str, tip: str) -> Any:
+    def propose(self, repo: MemoryRepo, commits: tuple[tuple[str, str | None], ...], *, base: str, tip: str,
+                memory_repository: str | None = None) -> Any:
         """Open the pull request for `commits` ((sha, parent) each; their change is `tip`'s tree
         on `base`, the forge's main): an `EditProposal`, or a MemrepoError saying why it cannot
-        be opened now."""
+        be opened now. `memory_repository`: the agent's own memory, when `repo` is a shared
+        memory's projection (the provenance names it)."""
         from bot.agent.proposal import propose_commits
         from bot.agent.routing import combined
 
@@ -339,7 +345,8 @@ class CommitRouter:
         client = self._client(repo)
         try:
             return propose_commits(repo, tuple(sha for sha, _ in commits), held, client, base=base, tip=tip,
-                                   agent_id=tool.agent_id, agent_name=tool.agent_name)
+                                   agent_id=tool.agent_id, agent_name=tool.agent_name,
+                                   memory_repository=memory_repository)
         finally:
             client.close()
 

@@ -7,16 +7,17 @@ Claude Code's auto memory writes (bot/claude_code/auto_memory.py).
 
 `session-start` (SessionStart: startup, resume, clear, compact) always adds the core memory as
 `memrepo compile` prints it. `prompt` (UserPromptSubmit) adds it again only when the clone's
-HEAD moved since this session last saw it, so that a change merged while the session runs
-reaches it at its next prompt. What a session saw is kept per session under the memory's git
-folder (`.git/memrepo/claude-code/<session>.json`).
+HEAD, or the HEAD of a shared memory's projection the prompt showed, moved since this session
+last saw it, so that a change merged while the session runs (in its memory or in a shared
+memory attached to it) reaches it at its next prompt. What a session saw is kept per session
+under the memory's git folder (`.git/memrepo/claude-code/<session>.json`).
 
-A prompt where nothing moved is one read of the ref files and of that small file: no git
-process, no compile, and nothing imported beyond the standard library, bot.claude_code.state and
-bot.memfs.store.refs (the compiler is imported only when it runs). The hook imports those leaves of
-the memory core, not its door (tests/test_layers.py names the exception). Claude Code reads the
-hook's JSON on standard output; a problem is said on standard error with exit 1, which Claude Code
-shows without stopping the prompt.
+A prompt where nothing moved is one read of the ref files (the clone's and each projection's)
+and of that small file: no git process, no compile, and nothing imported beyond the standard
+library, bot.claude_code.state and bot.memfs.store.refs (the compiler is imported only when it
+runs). The hook imports those leaves of the memory core, not its door (tests/test_layers.py names
+the exception). Claude Code reads the hook's JSON on standard output; a problem is said on
+standard error with exit 1, which Claude Code shows without stopping the prompt.
 """
 
 from __future__ import annotations
@@ -39,15 +40,29 @@ MAX_INPUT = 64 * 1024 * 1024  # characters of hook input: a pasted prompt or a w
 FEW_BRACKETS = 64  # bot.bounded_json.MAX_DEPTH: no more opening brackets than that cannot nest deeper
 
 
-def compiled(root: Path) -> tuple[str, str]:
-    """(the core memory as `memrepo compile` prints it, the HEAD it was compiled at), read
-    through the git command: a hook process compiles once, and importing pygit2 would cost it
-    more than the compile."""
+def compiled(root: Path) -> tuple[str, str, dict[str, str]]:
+    """(the core memory as `memrepo compile` prints it, the HEAD it was compiled at, each
+    attached shared memory's projection -> the commit shown), read through the git command: a
+    hook process compiles once, and importing pygit2 would cost it more than the compile."""
     from bot.memfs.prompt.compiler import PromptCompiler
     from bot.memfs.store.git_command import CommandSnapshot
 
-    result = PromptCompiler(root, repo=CommandSnapshot(root)).compile("")
-    return result.text, result.head_sha
+    compiler = PromptCompiler(root, repo=CommandSnapshot(root))
+    result = compiler.compile("")
+    return result.text, result.head_sha, compiler.projection_heads()
+
+
+def unmoved(root: Path, where: Path | None) -> bool:
+    """Whether the clone's HEAD and every projection's HEAD are as this session last saw them."""
+    head = refs.resolve(root)
+    if head is None or head != seen(where):
+        return False
+    try:
+        projections = json.loads(seen_fact(where, "shared") or "{}")
+    except ValueError:
+        return False
+    return isinstance(projections, dict) and all(
+        (refs.resolve(Path(path)) or "") == sha for path, sha in projections.items())
 
 
 def output(event: str, context: str) -> str:
@@ -76,12 +91,10 @@ def core_memory(event: str, root: Path, hook_input: dict, *, folder: tuple[str, 
     session = str(hook_input.get("session_id") or "")
     where = state_file(root, session, folder) if session else None
     only_if_moved = event == PROMPT if only_if_moved is None else only_if_moved
-    if only_if_moved:
-        head = refs.resolve(root)
-        if head is not None and head == seen(where):
-            return None
-    text, head = compiled(root)
-    facts = {"head": head}
+    if only_if_moved and unmoved(root, where):
+        return None
+    text, head, projections = compiled(root)
+    facts = {"head": head, "shared": json.dumps(projections, sort_keys=True)}
     transcript = hook_input.get("transcript_path")
     if isinstance(transcript, str) and transcript and transcript != seen_fact(where, "transcript"):
         problem = problem_of(transcript)

@@ -86,6 +86,7 @@ def pr_body(provenance: Provenance, summary: str, window: Sequence[Message], cur
                   transcript=t, messages=plural(t.count, "message"), first_at=to_the_second(t.first_at),
                   last_at=to_the_second(t.last_at), base_commit=provenance.base_commit,
                   dream_id=provenance.dream_id, cursor_path=cursor_path,
+                  memory_repository=_inline(provenance.memory_repository) if provenance.memory_repository else "",
                   provenance=render_provenance(provenance).rstrip("\n"))
     return text.rstrip("\n") + "\n"
 

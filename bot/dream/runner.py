@@ -228,7 +228,10 @@ def _run(repo: MemoryRepo, agent_id: str, conversation_id: str | None, trigger: 
         get_strategy(strategy or policy.dream.strategy)
     moment = (now or datetime.now(UTC)).astimezone(UTC)
     dream_id = new_dream_id(moment)
-    dream = DreamInput(agent_id, conversation_id, tuple(window), text_files(repo, base), policy, base)
+    from bot.dream.shared import writable
+
+    dream = DreamInput(agent_id, conversation_id, tuple(window), text_files(repo, base), policy, base,
+                       writable(repo, base))
     try:
         return _dream(repo, client, chosen, dream, dream_id, trigger, moment)
     except MemrepoError as exc:
@@ -239,13 +242,16 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
            moment: datetime) -> DreamResult:
     """Propose and apply in a worktree, squash with the cursor, push, open: the part of a run
     that leaves nothing behind when it fails."""
+    from bot.dream import shared
+
     base, window = dream.base_commit, dream.messages
     with worktree(repo, base) as path:
         proposal = chosen.propose(dream)
+        proposal, team = shared.split(proposal, shared.attached(repo, base))  # each change to the memory it names
         applied = apply_calls(path, proposal, dream_id)
         tip = MemoryRepo.open(path).head_sha() or base
     net = _net_changes(repo, base, tip)
-    if not net:
+    if not net and not team:
         text = texts.DREAM_NOTHING_TO_CHANGE.format(count=len(window), conversation=dream.conversation_id,
                                                     strategy=chosen.name, summary=proposal.summary)
         return DreamResult(triggers.NOTHING, text, base_commit=base)
@@ -261,6 +267,17 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
         raise MemrepoError(texts.DREAM_INVALID.format(
             problems="; ".join(f"{p.path}: {p.message}" for p in problems)[:500]))
     sources = external_sources(window, (*repo.policy(base).trusted_sources, *own_tool_sources()))
+    opened = ""  # the shared memories' pull requests first: the cursor moves only once they exist
+    for name, calls in team.items():
+        made = shared.propose(repo, base, name, calls, dream_id=dream_id, agent_id=dream.agent_id,
+                              conversation_id=dream.conversation_id, trigger=trigger, strategy=chosen.name,
+                              model=proposal.model, summary=proposal.summary, window=window,
+                              window_range=window_range, cursor_file=cursor_file, sources=sources, moment=moment,
+                              env=os.environ)
+        if isinstance(made, DreamResult):
+            opened += texts.DREAM_SHARED_KEPT.format(name=name, said=made.message)
+        elif made is not None:
+            opened += texts.DREAM_SHARED_OPENED.format(name=name, number=made.number, url=made.url)
     sha = _squash(repo, base, changes, commit_message(provenance, proposal.summary, sources), dream_id, moment)
     branch = dream_branch(dream_id)
     repo.git.references.create(f"refs/heads/{branch}", sha)
@@ -276,6 +293,7 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
                                      range=window_range.text)
     if sources:
         text += texts.DREAM_OPENED_UNTRUSTED.format(sources=", ".join(sources))
+    text += opened
     return DreamResult(triggers.OPENED, text, dream_id, pr.number, pr.url, provenance, base, sources)
 
 

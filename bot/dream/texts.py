@@ -53,6 +53,14 @@ DREAM_OPENED = Text(
     "dream {dream} opened pull request #{number} ({url}): {changes:|change|changes} from "
     "{count:|message|messages} {range}"
 )
+DREAM_SHARED_OPENED = " Team knowledge for shared memory {name}: pull request #{number} ({url}) on its repository."
+DREAM_SHARED_KEPT = " Shared memory {name}: {said}"
+DREAM_SHARED_READ_ONLY = ("the dream addresses shared/{name}/, which is not attached to this memory or is attached "
+                          "read-only; propose it on the shared memory's repository itself")
+DREAM_SHARED_NOT_PROJECTED = ("the dream addresses shared/{name}/, which has no projection here yet: run memrepo "
+                              "shared sync --repo {memory}")
+DREAM_SHARED_CALL_REFUSED = "the memory tool refused call {number} of {total} ({command}) on shared/{name}/: {problem}"
+DREAM_SHARED_INVALID = "the dream's change to shared memory {name} is not valid: {problems}"
 DREAM_FAILED = "dream {dream} failed, nothing was opened and the cursor is unchanged: {problem}"
 DREAM_CALL_REFUSED = "the memory tool refused call {number} of {total} ({command}): {problem}"
 DREAM_INVALID = "the dream's change is not valid: {problems}"

@@ -38,6 +38,8 @@ HOOK_KEY = "letta.memoryRepository.url"  # where Letta Code's post-commit hook r
 
 HELD_PREFIX = "refs/memrepo/held/"
 
+SHARED_PROPOSED_PREFIX = "refs/memrepo/shared-proposed/"  # a projection's commits, once proposed
+
 Outcome = Literal["idle", "waiting", "synced", "set-aside", "failed"]
 
 
@@ -47,7 +49,7 @@ class Router(Protocol):
     def route(self, repo: MemoryRepo, commit: str, parent: str | None, base: str) -> Any: ...
 
     def propose(self, repo: MemoryRepo, commits: tuple[tuple[str, str | None], ...], *, base: str,
-                tip: str) -> Any: ...
+                tip: str, memory_repository: str | None = None) -> Any: ...
 
     def pull_state(self, repo: MemoryRepo, number: int) -> str: ...
 
@@ -209,9 +211,85 @@ class Follower:
             self._tell(texts.FOLLOW_FAILED.format(reason=exc))
             return
         for attachment in found:
+            self._propose_projection(repo, attachment)
             done = shared_projection.sync_one(repo, attachment)
             if not done.ok or done.changed:
                 self._tell(done.line)
+
+    def _propose_projection(self, repo: MemoryRepo, attachment: Any) -> None:
+        """The commits a harness made in a shared memory's projection (Letta Code's "edit and
+        commit there") become one pull request on the shared repository, judged by its policy
+        and always reviewed (CommitRouter reads the projection's mark), whose provenance names
+        the agent and its own memory; the projection's main then goes back to the forge's, the
+        commits kept on a ref. Nothing is pushed to the shared main: the pre-push guard, put in
+        the projection here, refuses the harness's own push of them."""
+        from bot.memfs import shared_projection
+
+        projection = shared_projection.open_projection(repo, attachment)
+        if self.router is None or projection is None:
+            return
+        shared_projection.mark(projection, attachment.name)
+        with contextlib.suppress(MemrepoError, OSError):  # a user's hook in the way: the pass goes on
+            guard.install(projection, sys.executable)
+        self._settle_projection(projection, attachment.name)
+        head = projection.head_sha()
+        base = memfs_sync.status(projection, fetch=True).remote_head
+        if head is None or base is None or contains(projection, base, head):
+            return
+        commits = tuple(guard.harness_commits(projection, head, base))
+        if not commits:
+            return
+        if attachment.read_only:
+            self._tell(texts.FOLLOW_SHARED_READ_ONLY.format(name=attachment.name, count=len(commits),
+                                                            path=projection.root, url=attachment.url))
+            return
+        if uncommitted(projection):
+            return  # the harness is still writing there: the next pass proposes what it committed
+        tip = head if contains(projection, base, commits[0][1] or base) else self._replayed(projection, commits, base)
+        own = remote_url(repo)
+        try:
+            made = self.router.propose(projection, commits, base=base, tip=tip,
+                                       memory_repository=None if own is None else
+                                       shared_projection.without_credentials(own))
+        except MemrepoError as exc:
+            self._unproposed = True
+            self._tell(texts.FOLLOW_SHARED_NOT_PROPOSED.format(name=attachment.name, count=len(commits),
+                                                               problem=redact(str(exc))))
+            return
+        with projection.lock():
+            projection.git.references.create(f"{SHARED_PROPOSED_PREFIX}{made.number}", head, force=True)
+            projection.move_branch(base, expected=head)
+        self.say(texts.FOLLOW_SHARED_PROPOSED.format(name=attachment.name, count=len(commits), number=made.number,
+                                                     url=made.url, ref=f"{SHARED_PROPOSED_PREFIX}{made.number}"))
+
+    def _settle_projection(self, projection: MemoryRepo, name: str) -> None:
+        """Forget the commits kept for a pull request on the shared memory once it was merged
+        (they reach the projection with its main) or closed (refused)."""
+        assert self.router is not None
+        for ref in list(projection.git.references):
+            if not ref.startswith(SHARED_PROPOSED_PREFIX) or not ref[len(SHARED_PROPOSED_PREFIX):].isdigit():
+                continue
+            number = int(ref[len(SHARED_PROPOSED_PREFIX):])
+            try:
+                state = self.router.pull_state(projection, number)
+            except MemrepoError:
+                continue
+            if state != "open":
+                with contextlib.suppress(KeyError, pygit2.GitError):
+                    projection.git.references.delete(ref)
+                self.say(texts.FOLLOW_SHARED_SETTLED.format(name=name, number=number, state=state, ref=ref))
+
+    @staticmethod
+    def _replayed(repo: MemoryRepo, commits: tuple[tuple[str, str | None], ...], base: str) -> str:
+        """`commits` replayed onto `base`, or their last commit when they do not apply (the
+        integrator resolves what conflicts)."""
+        tip = repo.git[base].peel(pygit2.Commit)
+        try:
+            for sha, _ in commits:
+                tip = replay_commit(repo, repo.git[sha].peel(pygit2.Commit), tip)
+        except ReplayFailed:
+            return commits[-1][0]
+        return str(tip.id)
 
     # ------------------------------------------------------------------ commits held for review
     def _hold(self, repo: MemoryRepo) -> None:

@@ -99,3 +99,15 @@ GUARD_CHAINED_TAKEN = ("{hook} is not memrepo's and {chained} is taken, so memre
                        "merge the two hooks into {chained}, remove {hook}, and run the command again")
 GUARD_INSTALLED = ("pre-push guard installed ({hook}): a push of main that would add a commit the policy keeps for "
                    "review is refused, and memrepo follow opens its pull request")
+
+# Commits a harness made in a shared memory's projection.
+FOLLOW_SHARED_PROPOSED = Text(
+    "{name}: pull request #{number} ({url}) on the shared memory now holds the {count:|commit|commits} made in its "
+    "projection, waiting for its review; the projection is back on its main, the commits kept at {ref}")
+FOLLOW_SHARED_NOT_PROPOSED = Text(
+    "{name}: the {count:|commit|commits} made in its projection wait there; opening their pull request on the "
+    "shared memory failed, the next pass tries again: {problem}")
+FOLLOW_SHARED_READ_ONLY = Text(
+    "{name}: the {count:|commit|commits} made in its projection at {path} stay there: this agent attached it "
+    "read-only; propose them on {url} itself")
+FOLLOW_SHARED_SETTLED = "{name}: pull request #{number} on the shared memory was {state}; {ref} is removed"

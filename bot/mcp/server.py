@@ -220,7 +220,10 @@ class MemoryServer:
         scope, query, k = args["scope"], args["query"], args["k"]
         files = hits = note = None
         if scope in ("all", "memory"):
-            searchable = documents.searchable(MemoryRepo.open(self.root).files("HEAD"))
+            from bot.memfs import shared_projection  # the memory's own files and its shared memories'
+
+            repo = MemoryRepo.open(self.root)
+            searchable = documents.searchable({**repo.files("HEAD"), **shared_projection.shared_files(repo)})
             files = documents.search_files(searchable, query, k)
         if scope in ("all", "transcripts"):
             store = self._transcripts()

@@ -43,6 +43,8 @@ from bot.memfs import (
     read_document,
     ref_name,
     render_tree,
+    shared_projection,
+    shared_record,
     sync,
     validate,
 )
@@ -396,9 +398,13 @@ class Palace:
 
     # ------------------------------------------------------------------ /file and /why
     def file(self, raw_path: str) -> dict[str, Any]:
-        """One file of main with its lines (raises PathNotInMemoryError)."""
-        repo = self.repo()
-        head = self.head()
+        """One file of main with its lines (raises PathNotInMemoryError); `shared/<NAME>/<path>`
+        is a file of that attached shared memory's projection, at its HEAD."""
+        own = self.repo()
+        repo, inner = shared_projection.in_shared_memory(own, raw_path)
+        shown = raw_path.removesuffix(inner) if repo is not own else ""  # "shared/<NAME>/", or ""
+        raw_path = inner
+        head = self.head() if not shown else repo.head_sha() or ""
         ref = main_ref(repo)[0]
         place = provenance_texts.HISTORY_WHERE_MAIN.format(ref=ref_name(ref), sha=head[:10])
         found = file_path(repo, head, raw_path, place)
@@ -407,7 +413,8 @@ class Palace:
         limits, _ = self._limits(repo, head)
         entry = read_document(data) if found.endswith(".md") else compile_rules.NO_CONTENT
         where = entry_kind(found, memory_layout(repo, head), repo.paths(head))
-        return {"head": head, "path": found, "kind": where, "description": entry.description,
+        return {"head": self.head() if shown else head, "path": shown + found, "kind": where,
+                "description": entry.description,
                 "text": text is not None, "lines": model.numbered(text) if text is not None else [],
                 "chars": model.measure(len(text) if text is not None else len(data), limits.file_chars),
                 "read_only": validate.is_read_only(data), "problem": entry.problem}
@@ -419,14 +426,16 @@ class Palace:
 
         head = self.head()
         key = (path, line)
+        if path.startswith(f"{shared_record.ADDRESS_ROOT}/"):
+            key = None  # a shared memory's history, which this memory's HEAD does not follow
         with self._lock:
-            kept = self._why.get(key)
+            kept = self._why.get(key) if key is not None else None
         if kept is not None and (kept[0] == head or self._still_holds(kept[0], head, kept[1]["path"])):
             return {**kept[1], "head": head}
         client = self.forge.client()  # none: not asked, for the reason the palace's status gives
         report = why(self.root, path, line, forge=client if client is not None else False,
                      transcripts=self.transcripts(), unasked_forge=self.forge.status())
-        if not any(o.get("forge_error") for o in report["origins"]):
+        if key is not None and not any(o.get("forge_error") for o in report["origins"]):
             with self._lock:
                 self._why.put(key, (head, report))
         return report

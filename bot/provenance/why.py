@@ -34,10 +34,8 @@ from bot.memfs import (
     main_timeline,
     ref_name,
     shared_projection,
-    shared_record,
     timeline,
 )
-from bot.memfs import shared_texts as attachment_texts
 from bot.provenance import evidence, texts
 from bot.provenance.quoted import quoted_messages
 from bot.provenance.sources import Sources, unasked
@@ -53,23 +51,6 @@ class NoSuchLineError(MemrepoError):
 
 def _line_count(data: bytes) -> int:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-
-
-def in_shared_memory(repo: MemoryRepo, path: str) -> tuple[MemoryRepo, str]:
-    """The memory a path is in, and the path there: `shared/<NAME>/<path>`, NAME attached, is a
-    file of that shared memory's projection (whose history holds the pull requests and the
-    provenance that wrote it); any other path is the memory's own."""
-    if not path.startswith(f"{shared_record.ADDRESS_ROOT}/"):
-        return repo, path
-    found = {a.name: a for a in shared_projection.attachments(repo)}
-    target = shared_record.address(path, found)
-    if target is None:
-        return repo, path
-    projection = shared_projection.open_projection(repo, found[target[0]])
-    if projection is None:
-        raise MemrepoError(attachment_texts.NOT_SYNCED.format(
-            name=target[0], path=shared_record.projection_root(repo.root, target[0]), memory=repo.root))
-    return projection, target[1]
 
 
 def why(repo_root: str | os.PathLike[str], path: str, line: int | None = None, *, forge: Any = None,
@@ -97,7 +78,7 @@ def why(repo_root: str | os.PathLike[str], path: str, line: int | None = None, *
     Raises PathNotInMemoryError (5), NoSuchLineError (6).
     """
     repo = MemoryRepo.open(repo_root)
-    repo, path = in_shared_memory(repo, path)
+    repo, path = shared_projection.in_shared_memory(repo, path)
     ref, tip = main_ref(repo)
     where = texts.HISTORY_WHERE_MAIN.format(ref=ref_name(ref), sha=tip[:10])
     found = file_path(repo, tip, path, where)

@@ -25,6 +25,7 @@ class DreamInput:
     files: Mapping[str, str]  # memory files at the base commit that are text: path -> text
     policy: Policy
     base_commit: str
+    shared: tuple[str, ...] = ()  # the shared memories a change may address as shared/<NAME>/<path>
 
 
 @dataclass(frozen=True)

@@ -92,12 +92,14 @@ def build_request(dream: DreamInput, model: str) -> dict[str, Any]:
         "memory": memory_payload(dream.files),
         "transcript": transcript_payload(dream),
     }
+    if dream.shared:
+        data["shared_memories"] = [{"name": name, "address": f"shared/{name}/"} for name in dream.shared]
     return {
         "model": model,
         "temperature": 0,
         "response_format": {"type": "json_object"},
         "messages": [
-            {"role": "system", "content": render(SYSTEM_PROMPT)},
+            {"role": "system", "content": render(SYSTEM_PROMPT, shared=bool(dream.shared))},
             {"role": "user", "content": json.dumps(data, ensure_ascii=False)},
         ],
     }

@@ -128,13 +128,24 @@ def at(repo_root: str | os.PathLike[str], when: datetime, path: str | None = Non
     """Memory as main held it at `when` (aware; naive means UTC): main's first-parent history
     by commit time, a commit made exactly at `when` included, main's tip after its last commit.
 
+    A `path` of `shared/<NAME>/<path>` (NAME attached) is read in that shared memory's
+    projection, by its main's history, and reported as addressed.
+
     Returns {"version", "when", "ref", "commit", "committed_at", "author", "role", "summary",
     "latest", "path"} and, with `path`, "text" and "size" (bytes) of that file; without,
     "files": [{"path", "size", "description"}] of every file (description from the
     frontmatter of markdown files, else ""). Raises BeforeHistoryError (4) before main's first
     commit, PathNotInMemoryError (5) when `path` is not a file then.
     """
+    from bot.memfs.shared.projection import in_shared_memory
+
     repo = MemoryRepo.open(repo_root)
+    shown = ""  # how the agent addresses the memory `path` is in: "" its own, shared/<NAME>/ another
+    if path is not None:
+        own = repo
+        repo, inner = in_shared_memory(repo, path)
+        shown = path.removesuffix(inner) if repo is not own else ""
+        path = inner
     sha, _, latest = commit_at(repo, when)
     commit = repo.git[sha].peel(pygit2.Commit)
     report: dict[str, Any] = {
@@ -153,7 +164,7 @@ def at(repo_root: str | os.PathLike[str], when: datetime, path: str | None = Non
         where = texts.HISTORY_WHERE_AT.format(when=_shown(when), sha=sha[:10])
         found = file_path(repo, sha, path, where)
         data = repo.read(found, sha) or b""
-        report.update(path=found, size=len(data), text=data.decode("utf-8", "replace"))
+        report.update(path=shown + found, size=len(data), text=data.decode("utf-8", "replace"))
         return report
     files = []
     for name, blob in sorted(repo.paths(sha).items()):

@@ -99,6 +99,15 @@ class PromptCompiler:
         with self._lock:
             return self._compile(key, system_prompt)
 
+    def projection_heads(self) -> dict[str, str]:
+        """Where each shared memory attached at the last compiled HEAD is projected -> the commit
+        its projection was at ("" where there is none): what a caller keeps to tell, from the ref
+        files alone, that the prompt is still the one it showed (Claude Code's prompt hook)."""
+        attached = self._attached
+        if attached is None:
+            return {}
+        return {str(root): refs.resolve(root) or "" for _, root in attached[1]}
+
     def _shared_heads(self, head: str) -> tuple[str, ...]:
         """The HEAD of each projection the record at `head` lists ("" where there is none): part
         of the cache key, read from the ref files like the memory's own HEAD. The record is read
@@ -109,7 +118,7 @@ class PromptCompiler:
         return tuple(refs.resolve(root) or "" for _, root in attached[1])
 
     def _attachments(self, head: str) -> tuple[tuple[Attachment, Path], ...]:
-        from bot.memfs.shared.record import RECORD_PATH, parse_record, projection_root
+        from bot.memfs.shared.record import RECORD_PATH, listing_key, parse_record, projection_root
 
         if not head:
             return ()
@@ -119,7 +128,8 @@ class PromptCompiler:
             found = parse_record(None if data is None else data.decode("utf-8", "replace"))
         except MemrepoError:  # validation reports a broken record; the agent keeps its own memory
             return ()
-        return tuple((a, projection_root(self.root, a.name)) for a in found)
+        # in the order Letta Code lists attached repositories, whatever order they were attached in
+        return tuple((a, projection_root(self.root, a.name)) for a in sorted(found, key=lambda a: listing_key(a.name)))
 
     def _open(self) -> Snapshot:
         if self._repo is None:
@@ -154,6 +164,7 @@ class PromptCompiler:
     def _shared_views(self, head: str) -> list[SharedView]:
         """Each attachment's tree at its projection's HEAD, its files' descriptions read once per blob."""
         from bot.memfs.shared.record import projection_label
+        from bot.memfs.store.git_command import CommandSnapshot
 
         attached = self._attached[1] if self._attached is not None and self._attached[0] == head else ()
         seen: dict[str, Entry] = {}
@@ -163,10 +174,15 @@ class PromptCompiler:
             entries = None
             projected = refs.resolve(root)
             if projected:
-                from bot.memfs.store.repo import MemoryRepo  # only for an attachment: a hook's compile loads no libgit2
-
                 with contextlib.suppress(MemrepoError):
-                    projection = MemoryRepo.open(root)
+                    # read as the memory is: through the git command where the memory is (a hook,
+                    # which loads no libgit2), else in process
+                    if isinstance(self._repo, CommandSnapshot):
+                        projection: Snapshot = CommandSnapshot(root)
+                    else:
+                        from bot.memfs.store.repo import MemoryRepo
+
+                        projection = MemoryRepo.open(root)
                     found = _Entries(projection.paths(projected), projection.blob, self._shared_entries)
                     entries = {path: found[path] for path in found}
                     seen.update(found.seen)

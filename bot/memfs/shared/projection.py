@@ -23,13 +23,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
+import pygit2
+
 from bot import identity, settings
 from bot.errors import MemrepoError
 from bot.memfs.clone import clone_repository
 from bot.memfs.shared import texts
 from bot.memfs.shared.record import (
+    ADDRESS_ROOT,
     RECORD_PATH,
     Attachment,
+    address,
+    addressed,
     attach_problem,
     default_name,
     parse_record,
@@ -38,8 +43,9 @@ from bot.memfs.shared.record import (
     without_credentials,
 )
 
-__all__ = ["Row", "Synced", "access_lost", "agent_token", "attach", "attachments", "credentialed", "detach",
-           "open_projection", "rows", "sync_all", "sync_one", "without_credentials"]
+__all__ = ["PROJECTION_KEY", "Row", "Synced", "access_lost", "agent_token", "attach", "attachments",
+           "credentialed", "detach", "in_shared_memory", "mark", "open_projection", "projection_of", "rows",
+           "shared_files", "sync_all", "sync_one", "without_credentials"]
 from bot.memfs.store import checks, refs
 from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync import push, redact, remote_url, status, sync
@@ -50,6 +56,23 @@ def attachments(repo: MemoryRepo, rev: str = "HEAD") -> tuple[Attachment, ...]:
     """The attachments the record lists at `rev`."""
     data = repo.read(RECORD_PATH, rev)
     return parse_record(None if data is None else data.decode("utf-8", "replace"))
+
+
+# A projection's own git config names the shared memory it projects: whatever judges a commit
+# made in it (follow, the pre-push guard, both through CommitRouter) reads it there, and sends
+# every such commit to review on the shared repository.
+PROJECTION_KEY = "memrepo.sharedName"
+
+
+def mark(projection: MemoryRepo, name: str) -> None:
+    """Say in the projection's config which shared memory it projects."""
+    if projection.get_config(PROJECTION_KEY) != name:
+        projection.set_config(PROJECTION_KEY, name)
+
+
+def projection_of(repo: MemoryRepo) -> str | None:
+    """The name of the shared memory `repo` projects (None: `repo` is a memory of its own)."""
+    return repo.get_config(PROJECTION_KEY) or None
 
 
 def agent_token(repo: MemoryRepo, env: Mapping[str, str] | None = None) -> str | None:
@@ -88,18 +111,53 @@ def open_projection(repo: MemoryRepo, attachment: Attachment) -> MemoryRepo | No
         return None
 
 
+def in_shared_memory(repo: MemoryRepo, path: str) -> tuple[MemoryRepo, str]:
+    """The memory a path is in, and the path there: `shared/<NAME>/<path>`, NAME attached, is a
+    file of that shared memory's projection (whose history holds the pull requests and the
+    provenance that wrote it); any other path is the memory's own. Every read path (why, at,
+    the MCP tools) addresses a shared memory's files so."""
+    if not path.startswith(f"{ADDRESS_ROOT}/"):
+        return repo, path
+    found = {a.name: a for a in attachments(repo)}
+    target = address(path, found)
+    if target is None:
+        return repo, path
+    projection = open_projection(repo, found[target[0]])
+    if projection is None:
+        raise MemrepoError(texts.NOT_SYNCED.format(
+            name=target[0], path=projection_root(repo.root, target[0]), memory=repo.root))
+    return projection, target[1]
+
+
+def shared_files(repo: MemoryRepo) -> dict[str, bytes]:
+    """Every file of every attached shared memory at its projection's HEAD, as the agent
+    addresses it (`shared/<NAME>/<path>`): what a search of memory searches beside the
+    memory's own files. A projection not checked out yet has none."""
+    out: dict[str, bytes] = {}
+    for attachment in attachments(repo):
+        projection = open_projection(repo, attachment)
+        if projection is not None:
+            out.update((addressed(path, attachment.name), data) for path, data in projection.files("HEAD").items())
+    return out
+
+
 def _person(repo: MemoryRepo) -> identity.Identity:
-    """Who attaches or detaches: the person git knows at this clone."""
-    signature = repo.git.default_signature
+    """Who attaches or detaches: the person git knows at this clone. There is no default: the
+    record's history is what says who attached a team's memory, so without a git identity the
+    command refuses, in one line, before anything is cloned or committed."""
+    try:
+        signature = repo.git.default_signature
+    except (KeyError, ValueError, pygit2.GitError):
+        raise MemrepoError(texts.NO_IDENTITY.format(path=repo.root)) from None
     return identity.Identity(signature.name, signature.email)
 
 
-def _record(repo: MemoryRepo, found: tuple[Attachment, ...], message: str) -> str:
-    """Commit the record as `found`, then push it (where there is a remote); how it went."""
+def _record(repo: MemoryRepo, found: tuple[Attachment, ...], message: str, person: identity.Identity) -> str:
+    """Commit the record as `found` by `person`, then push it (where there is a remote); how it went."""
     head = repo.head_sha()
     assert head is not None
     with repo.lock():
-        repo.commit({RECORD_PATH: render_record(found).encode()}, message + "\n", _person(repo), parent=head)
+        repo.commit({RECORD_PATH: render_record(found).encode()}, message + "\n", person, parent=head)
     if remote_url(repo) is None:
         return texts.RECORD_LOCAL
     return texts.RECORD_PUSHED if push(repo).pushed else texts.RECORD_LOCAL
@@ -116,12 +174,14 @@ def attach(repo: MemoryRepo, url: str, *, name: str | None = None, read_only: bo
     problem = attach_problem(found, name, plain, remote_url(repo))
     if problem is not None:
         raise MemrepoError(problem)
+    person = _person(repo)
     root = projection_root(repo.root, name)
     if root.exists() and any(root.iterdir()):
         raise MemrepoError(texts.FOLDER_TAKEN.format(path=root, url=plain))
     agent_id = repo.get_config("memrepo.agentId") or None
     clone = _clone(repo, credentialed(url, agent_token(repo, env)), root, agent_id)
     try:
+        mark(clone, name)
         clone.policy("HEAD")  # raises for rules that do not parse
         problems = checks.check(clone, {}, "HEAD")  # Letta's limits file, when it is broken
         if problems:
@@ -133,7 +193,7 @@ def attach(repo: MemoryRepo, url: str, *, name: str | None = None, read_only: bo
     attachment = Attachment(name, plain, read_only)
     try:
         pushed = _record(repo, (*found, attachment), texts.ATTACH_MESSAGE.format(
-            name=name, url=plain, read_only=texts.ATTACHED_READ_ONLY if read_only else ""))
+            name=name, url=plain, read_only=texts.ATTACHED_READ_ONLY if read_only else ""), person)
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         _drop_empty(root.parent)
@@ -170,7 +230,7 @@ def detach(repo: MemoryRepo, name: str) -> str:
     if gone is None:
         raise MemrepoError(texts.NOT_ATTACHED.format(name=name, path=repo.root))
     pushed = _record(repo, tuple(a for a in found if a is not gone),
-                     texts.DETACH_MESSAGE.format(name=name, url=gone.url))
+                     texts.DETACH_MESSAGE.format(name=name, url=gone.url), _person(repo))
     root = projection_root(repo.root, name)
     shutil.rmtree(root, ignore_errors=True)
     _drop_empty(root.parent)
@@ -199,6 +259,7 @@ def sync_one(repo: MemoryRepo, attachment: Attachment, env: Mapping[str, str] | 
         except MemrepoError as exc:
             return Synced(False, texts.SYNC_DOWN.format(name=attachment.name, sha="(none)", problem=exc),
                           changed=False)
+        mark(clone, attachment.name)
         return Synced(True, texts.SYNC_CLONED.format(name=attachment.name, path=root,
                                                      sha=(clone.head_sha() or "")[:12]))
     before = projection.head_sha() or ""

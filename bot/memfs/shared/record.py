@@ -20,9 +20,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import yaml
@@ -113,6 +114,17 @@ def projection_label(memory_dir: str, memory_root: Path, name: str) -> str:
     return f"{memory_dir.rstrip('/')}/../{relative.as_posix()}"
 
 
+# The order Letta Code lists attached repositories in (`localeCompare`, the Unicode root
+# collation, for names of [A-Za-z0-9._-]): punctuation first (_ - .), then digits, then letters
+# whatever their case; only then does case count, small letters first.
+_COLLATION = {c: i for i, c in enumerate("_-." + "0123456789" + "abcdefghijklmnopqrstuvwxyz")}
+
+
+def listing_key(name: str) -> tuple[tuple[int, ...], tuple[bool, ...]]:
+    """Sort key that lists shared memories by name as Letta Code's harness does."""
+    return tuple(_COLLATION.get(c.lower(), len(_COLLATION) + ord(c)) for c in name), tuple(c.isupper() for c in name)
+
+
 def address(path: str, names: Collection[str]) -> tuple[str, str] | None:
     """(name, path inside it) when `path` is `shared/<NAME>/<path>` (or `shared/<NAME>`) and
     NAME is attached; None when the path is the agent's own."""
@@ -121,6 +133,34 @@ def address(path: str, names: Collection[str]) -> tuple[str, str] | None:
         return None
     name, _, inner = rest.partition("/")
     return (name, inner) if name in names else None
+
+
+PATH_ARGS = ("path", "old_path", "new_path")  # a memory tool call's arguments that name files
+
+
+def split_args(args: Mapping[str, Any], names: Collection[str]) -> tuple[str, dict[str, Any]] | None:
+    """(name, the arguments with their paths inside that shared memory) when a memory tool
+    call's arguments address one attached shared memory; None when they address the agent's
+    own memory; MemrepoError when their paths are in two memories. Every writer (the memory
+    tool, a dream) decides by it which memory a call belongs to."""
+    where: dict[str, tuple[str, str] | None] = {}
+    for key in PATH_ARGS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            where[key] = address(value, names)
+    found = {None if target is None else target[0] for target in where.values()}
+    if not found or found == {None}:
+        return None
+    if len(found) > 1:
+        first, second = sorted("own memory" if f is None else f"{ADDRESS_ROOT}/{f}" for f in found)[:2]
+        raise MemrepoError(texts.CROSSES.format(first=first, second=second))
+    name = next(iter(found))
+    assert name is not None
+    inner = dict(args)
+    for key, target in where.items():
+        assert target is not None
+        inner[key] = target[1]
+    return name, inner
 
 
 def addressed(path: str, name: str) -> str:
