@@ -74,9 +74,9 @@ def fan_out(counts: list[int], tokens: int) -> list[dict[str, object]]:
     import uuid
 
     import requests
-    from bot.serve.child import LocalStack
 
     from bench.fanout import Streams, ms, raise_nofile
+    from tests.served import LocalStack
 
     raise_nofile()
     tmp = Path(tempfile.mkdtemp(prefix="memrepo-bench-shared-fanout-"))
