@@ -196,9 +196,9 @@ def test_serve_local_refuses_a_bad_port(capsys: pytest.CaptureFixture[str], tmp_
 
 # ------------------------------------------------------------------------------ production serve
 @pytest.mark.parametrize(("present", "missing"), [
-    ({}, "REDIS_URL"),
-    ({"REDIS_URL": "redis://127.0.0.1:1/0"}, "MEMREPO_WEBHOOK_SECRET"),
-    ({"REDIS_URL": "redis://127.0.0.1:1/0", "MEMREPO_WEBHOOK_SECRET": "s"}, "MEMREPO_AGENT_TOKEN"),
+    ({}, "REDIS_URL, MEMREPO_WEBHOOK_SECRET and MEMREPO_AGENT_TOKEN are"),
+    ({"REDIS_URL": "redis://127.0.0.1:1/0"}, "MEMREPO_WEBHOOK_SECRET and MEMREPO_AGENT_TOKEN are"),
+    ({"REDIS_URL": "redis://127.0.0.1:1/0", "MEMREPO_WEBHOOK_SECRET": "s"}, "MEMREPO_AGENT_TOKEN is"),
 ])
 def test_serve_names_a_missing_setting_in_one_line(capsys: pytest.CaptureFixture[str],
                                                    monkeypatch: pytest.MonkeyPatch,
@@ -209,7 +209,7 @@ def test_serve_names_a_missing_setting_in_one_line(capsys: pytest.CaptureFixture
         monkeypatch.setenv(name, value)
     code, out, err = run_cli(capsys, "serve", "--port", "0")
     assert code == 1 and out == ""
-    assert len(err.strip().splitlines()) == 1 and err.startswith(f"memrepo: {missing} is not set"), err
+    assert len(err.strip().splitlines()) == 1 and err.startswith(f"memrepo: {missing} not set"), err
 
 
 def test_serve_rejects_a_malformed_redis_url(capsys: pytest.CaptureFixture[str],
