@@ -120,6 +120,14 @@ def test_serve_local_merges_a_dream_announces_it_and_stops_cleanly(served: Local
     stop.set()
     assert head["repo"] == "alice/memory" and head["sha"] == main and head["cause"] in ("merge", "push"), head
 
+    # The printed palace URL shows the memory, its remote named (the forge's, without a token).
+    palace = served.urls["palace"].replace("<owner>/<repo>", "alice/memory")
+    assert palace == f"{served.receiver}/palace/alice/memory/"
+    page = requests.get(palace, headers={"Authorization": f"Bearer {served.agent_token}"}, timeout=30)
+    assert page.status_code == 200 and "Memory of alice/memory" in page.text, page.text
+    assert "Memory has no remote" not in page.text
+    assert f"Nothing is waiting to be pushed to {served.web}/alice/memory.git" in page.text
+
     # Ctrl-C: everything it started is gone, redis-server included.
     children = descendants(served.process.pid)
     redis = [pid for pid in children if "redis-server" in command_line(pid)]
