@@ -17,8 +17,10 @@ With the integrator's own token (`integrator_token`), a repository is served onl
 integrator can read it too: a repository of which the integrator knows nothing is a 404
 whatever the agent's token can read.
 
-The receiver (webhooks/) does not import this module: `bot/serve` builds a `ForgeAccess` and
-hands its `check` and `cached` to the event stream, so the webhook path loads no forge code.
+The receiver's event stream (webhooks/streams/endpoint.py) imports this module for its verdicts
+(`ALLOWED`, `BAD_TOKEN`, `REFUSED`, `UNAVAILABLE`) but builds no check: `bot/serve` builds a
+`ForgeAccess` and hands its `check` and `cached` to the stream, so a test or another forge can
+hand it another check. The webhook intake (webhooks/intake/) does not use it.
 """
 
 from __future__ import annotations

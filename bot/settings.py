@@ -13,9 +13,10 @@ from __future__ import annotations
 import hmac
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from bot import texts
@@ -40,6 +41,8 @@ REPO_NAME = re.compile(r"(?P<owner>[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?
 DEFAULT_HEARTBEAT_SECONDS = 15.0
 MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
 DELIVERY_TTL_SECONDS = 7 * 24 * 3600  # how long a delivery GUID is remembered (GitHub redelivers for 3 days)
+
+T = TypeVar("T")
 
 
 def is_repo_name(value: object) -> bool:
@@ -90,21 +93,62 @@ class Settings:
         """Settings from the environment; a missing or malformed variable is a MemrepoError
         that names it."""
         env = os.environ if environ is None else environ
-        return cls(
-            redis_url=require(env, REDIS_URL),
-            webhook_secret=require(env, WEBHOOK_SECRET),
-            agent_token=require(env, AGENT_TOKEN),
-            repos=repos_from_env(env),
-            bot_login=bot_login(env),
-            heartbeat_seconds=positive_setting(env, HEARTBEAT, DEFAULT_HEARTBEAT_SECONDS),
-        )
+        problems = Problems()
+        redis_url = problems.read(lambda: redis_url_from_env(env), "")
+        webhook_secret = problems.read(lambda: require(env, WEBHOOK_SECRET), "")
+        agent_token = problems.read(lambda: require(env, AGENT_TOKEN), "")
+        repos = problems.read(lambda: repos_from_env(env), None)
+        heartbeat = problems.read(lambda: positive_setting(env, HEARTBEAT, DEFAULT_HEARTBEAT_SECONDS),
+                                  DEFAULT_HEARTBEAT_SECONDS)
+        problems.check()
+        return cls(redis_url=redis_url, webhook_secret=webhook_secret, agent_token=agent_token, repos=repos,
+                   bot_login=bot_login(env), heartbeat_seconds=heartbeat)
+
+
+class Problems:
+    """Start-up problems gathered while a service reads its settings, so that one run names
+    every missing or bad variable (a person fixing a deployment should not learn them one
+    start at a time). `read` runs one reader and keeps its MemrepoError; `check` raises them
+    all as one (`combined`)."""
+
+    def __init__(self) -> None:
+        self.errors: list[MemrepoError] = []
+
+    def read(self, reader: Callable[[], T], default: T) -> T:
+        """What `reader` returns, or `default` after keeping its error (a combined error is
+        kept as its parts)."""
+        try:
+            return reader()
+        except MemrepoError as exc:
+            parts = exc.details.get("problems")
+            self.errors.extend(parts if isinstance(parts, list) else [exc])
+            return default
+
+    def check(self) -> None:
+        """Raise every problem kept, as one MemrepoError; nothing when there was none."""
+        if self.errors:
+            raise combined(self.errors)
+
+
+def combined(errors: Sequence[MemrepoError]) -> MemrepoError:
+    """One error, one line, for several problems: the missing variables named together first
+    (as `require` words one), then each other problem once, in the order found. `details`
+    keeps the parts (`problems`), so a caller that gathers more can take them apart again."""
+    names = list(dict.fromkeys(str(e.details["missing"]) for e in errors if e.details.get("missing")))
+    others = list(dict.fromkeys(str(e) for e in errors if not e.details.get("missing")))
+    said = []
+    if len(names) == 1:
+        said.append(texts.SETTING_MISSING.format(name=names[0]))
+    elif names:
+        said.append(texts.SETTINGS_MISSING.format(names=", ".join(names[:-1]), last=names[-1]))
+    return MemrepoError("; ".join(said + others), problems=list(errors))
 
 
 def require(env: Mapping[str, str], name: str) -> str:
     """The non-blank value of `name`, or a MemrepoError saying it must be set."""
     found = value(name, env)
     if not found:
-        raise MemrepoError(texts.SETTING_MISSING.format(name=name))
+        raise MemrepoError(texts.SETTING_MISSING.format(name=name), missing=name)
     return found
 
 
@@ -117,7 +161,7 @@ def redis_url_from_env(environ: Mapping[str, str] | None = None) -> str:
 
 def check_redis_url(url: str) -> None:
     if not url:
-        raise MemrepoError(texts.SETTING_MISSING.format(name=REDIS_URL))
+        raise MemrepoError(texts.SETTING_MISSING.format(name=REDIS_URL), missing=REDIS_URL)
     if urlsplit(url).scheme not in REDIS_SCHEMES:
         raise MemrepoError(texts.SETTING_BAD_REDIS_URL.format(name=REDIS_URL, value=url))
 

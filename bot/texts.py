@@ -145,6 +145,9 @@ ANTHROPIC_NO_CLEAR_ALL = (
 
 # Service settings from the environment (bot/settings.py).
 SETTING_MISSING = "{name} is not set; the integrator's services read their configuration from the environment"
+SETTINGS_MISSING = (
+    "{names} and {last} are not set; the integrator's services read their configuration from the environment"
+)
 SETTING_BAD_REDIS_URL = (
     "{name} must be a Redis URL such as redis://localhost:6379/0 (or rediss://..., unix://...), found {value!r}"
 )

@@ -16,7 +16,7 @@ from typing import Any
 import jinja2
 from flask import Blueprint, Response, g
 
-from localhub import merging, messages, shapes
+from localhub import git_shapes, merging, messages, shapes
 from localhub.errors import ApiError
 from localhub.hub import Hub, current_hub
 
@@ -72,11 +72,11 @@ def pull_page(owner: str, name: str, number: int) -> Response:
     except ApiError:
         return _not_found()
     git = hub.git(row)
-    files = [shapes.diff_entry(hub, row, pull["head_sha"], change)
+    files = [git_shapes.diff_entry(hub, row, pull["head_sha"], change)
              for change in merging.range_changes(git, pull["base_sha"], pull["head_sha"])]
     reviews = [shapes.review(hub, row, r) for r in hub.store.all(
         "SELECT * FROM reviews WHERE repo_id = ? AND number = ? ORDER BY id", row["id"], number)]
-    return _page("pull.html.j2", pull=shapes.pull_request(hub, pull), files=files, reviews=reviews,
+    return _page("pull.html.j2", pull=git_shapes.pull_request(hub, pull), files=files, reviews=reviews,
                  repository=hub.full_name(row), repository_url=f"{hub.web_url()}/{hub.full_name(row)}")
 
 
@@ -89,7 +89,7 @@ def repository_page(owner: str, name: str) -> Response:
         row = _readable(hub, owner, name)
     except ApiError:
         return _not_found()
-    pulls = [shapes.pull_request(hub, p) for p in hub.store.all(
+    pulls = [git_shapes.pull_request(hub, p) for p in hub.store.all(
         "SELECT * FROM pulls WHERE repo_id = ? AND state = 'open' ORDER BY number DESC", row["id"])]
     return _page("repository.html.j2", repository=hub.full_name(row), pulls=pulls,
                  repository_url=f"{hub.web_url()}/{hub.full_name(row)}")

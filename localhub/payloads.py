@@ -21,7 +21,7 @@ from typing import Any
 
 import pygit2
 
-from localhub import merging, messages, shapes
+from localhub import git_shapes, merging, messages, shapes
 from localhub.hub import Event, Hub
 
 ZERO_SHA = "0" * 40
@@ -104,7 +104,7 @@ def pull_request(hub: Hub, repo: Any, pull: Any, *, simple: bool = False) -> dic
     """The webhook pull-request (or simple-pull-request, as review events carry it): the REST
     shape (same numbers, same live `mergeable_state`) on the webhook's keys, with webhook users
     and repositories inside."""
-    rest = shapes.pull_request(hub, pull, simple=simple)
+    rest = git_shapes.pull_request(hub, pull, simple=simple)
     data = _pick(rest, SIMPLE_PULL_KEYS if simple else PULL_KEYS)
     owner = user(hub, repo["owner_id"])
     repo_shape = repository(hub, repo)

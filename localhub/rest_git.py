@@ -18,7 +18,7 @@ from urllib.parse import quote
 import pygit2
 from flask import Blueprint, Response, jsonify, request
 
-from localhub import merging, messages, shapes
+from localhub import git_shapes, merging, messages, shapes
 from localhub.errors import ApiError, json_body, not_found
 from localhub.hub import Hub, current_hub
 from localhub.lookup import requested, writable
@@ -143,7 +143,7 @@ bp = Blueprint("github_git", __name__, url_prefix="/api/v3/repos/<owner>/<repo>"
 def ref_shape(row: Any, git: pygit2.Repository, name: str) -> dict[str, Any]:
     hub = current_hub()
     reference = git.references[name]
-    return shapes.git_ref(hub, row, name, git[reference.target])
+    return git_shapes.git_ref(hub, row, name, git[reference.target])
 
 
 # ------------------------------------------------------------------ refs
@@ -245,7 +245,7 @@ def get_git_commit(owner: str, repo: str, sha: str) -> Response:
     obj = object_or_none(hub.git(row), sha)
     if not isinstance(obj, pygit2.Commit):
         raise not_found()
-    return jsonify(shapes.git_commit(hub, row, obj))
+    return jsonify(git_shapes.git_commit(hub, row, obj))
 
 
 @bp.get("/commits")
@@ -270,7 +270,7 @@ def list_commits(owner: str, repo: str) -> Response:
         commits = [c for c in commits if c.committer.time >= since]
     if until is not None:
         commits = [c for c in commits if c.committer.time <= until]
-    return paginate([shapes.commit(hub, row, git, c) for c in commits])
+    return paginate([git_shapes.commit(hub, row, git, c) for c in commits])
 
 
 @bp.get("/commits/<path:ref>")
@@ -283,7 +283,7 @@ def get_commit(owner: str, repo: str, ref: str) -> Response:
     commit = merging.find_commit(git, ref)
     if commit is None:
         raise ApiError(422, messages.NO_COMMIT_FOUND.format(sha=ref))
-    return jsonify(shapes.commit(hub, row, git, commit, files=True))
+    return jsonify(git_shapes.commit(hub, row, git, commit, files=True))
 
 
 # ------------------------------------------------------------------ compare
@@ -317,14 +317,14 @@ def compare(owner: str, repo: str, basehead: str) -> Response:
         "permalink_url": f"{web}/compare/{owner_login}:{base_sha}...{owner_login}:{head_sha}",
         "diff_url": f"{web}/compare/{basehead}.diff",
         "patch_url": f"{web}/compare/{basehead}.patch",
-        "base_commit": shapes.commit(hub, row, git, base),
-        "merge_base_commit": shapes.commit(hub, row, git, git[fork].peel(pygit2.Commit)),
+        "base_commit": git_shapes.commit(hub, row, git, base),
+        "merge_base_commit": git_shapes.commit(hub, row, git, git[fork].peel(pygit2.Commit)),
         "status": status,
         "ahead_by": ahead,
         "behind_by": behind,
         "total_commits": ahead,
-        "commits": [shapes.commit(hub, row, git, c) for c in commits],
-        "files": [shapes.diff_entry(hub, row, head_sha, c) for c in changes],
+        "commits": [git_shapes.commit(hub, row, git, c) for c in commits],
+        "files": [git_shapes.diff_entry(hub, row, head_sha, c) for c in changes],
     })
 
 
@@ -337,7 +337,7 @@ def get_branch(owner: str, repo: str, branch: str) -> Response:
     tip = merging.branch_tip(git, branch)
     if tip is None:
         raise ApiError(404, messages.BRANCH_NOT_FOUND)
-    return jsonify(shapes.branch(hub, row, git, branch, git[tip].peel(pygit2.Commit)))
+    return jsonify(git_shapes.branch(hub, row, git, branch, git[tip].peel(pygit2.Commit)))
 
 
 @bp.get("/branches")
@@ -423,7 +423,7 @@ def put_contents(owner: str, repo: str, path: str) -> tuple[Response, int]:
     hub.ref_moved(row, ref, tip, new, user["id"])
     commit = git[new].peel(pygit2.Commit)
     content = content_entry(hub, row, branch, path, git[blob])
-    return jsonify({"content": content, "commit": shapes.git_commit(hub, row, commit)}), \
+    return jsonify({"content": content, "commit": git_shapes.git_commit(hub, row, commit)}), \
         200 if existing is not None else 201
 
 
@@ -438,5 +438,5 @@ def _authored_by(hub: Hub, commit: pygit2.Commit, author: str) -> bool:
     """GitHub's `author` filter: a login or an email."""
     if "@" in author:
         return commit.author.email.lower() == author.lower()
-    account = shapes.account_of(hub, commit.author)
+    account = git_shapes.account_of(hub, commit.author)
     return account is not None and account["login"].lower() == author.lower()

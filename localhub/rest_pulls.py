@@ -19,7 +19,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 from flask.blueprints import BlueprintSetupState
 
-from localhub import merging, messages, shapes
+from localhub import git_shapes, merging, messages, shapes
 from localhub.errors import ApiError, json_body, not_found
 from localhub.hub import EXTENSION as HUB
 from localhub.hub import Event, Hub, current_hub
@@ -283,7 +283,7 @@ def list_pulls(owner: str, repo: str) -> Response:
     sql += f" ORDER BY {order} {'ASC' if direction == 'asc' else 'DESC'}, number " \
            f"{'ASC' if direction == 'asc' else 'DESC'}"
     rows = hub.store.all(sql, *params)
-    return paginate([shapes.pull_request(hub, r, simple=True) for r in rows])
+    return paginate([git_shapes.pull_request(hub, r, simple=True) for r in rows])
 
 
 @bp.post("/pulls")
@@ -330,7 +330,7 @@ def create_pull(owner: str, repo: str) -> tuple[Response, int, dict[str, str]]:
     pin_head(git, number, head_sha)
     current_pulls().engine.reset(pull_id)
     hub.emit("pull_request", "opened", row["id"], user["id"], number=number)
-    shape = shapes.pull_request(hub, reload(hub, pull_id))
+    shape = git_shapes.pull_request(hub, reload(hub, pull_id))
     return jsonify(shape), 201, {"Location": shape["url"]}
 
 
@@ -339,7 +339,7 @@ def get_pull(owner: str, repo: str, number: int) -> Response:
     hub = current_hub()
     pull = requested(hub, owner, repo, number).pull
     current_pulls().engine.wanted(pull)
-    return jsonify(shapes.pull_request(hub, pull))
+    return jsonify(git_shapes.pull_request(hub, pull))
 
 
 @bp.patch("/pulls/<int:number>")
@@ -403,7 +403,7 @@ def update_pull(owner: str, repo: str, number: int) -> Response:
         hub.emit("pull_request", "closed", row["id"], user["id"], number=number, merged=False)
     elif action == "reopened":
         hub.emit("pull_request", "reopened", row["id"], user["id"], number=number)
-    return jsonify(shapes.pull_request(hub, reload(hub, pull["id"])))
+    return jsonify(git_shapes.pull_request(hub, reload(hub, pull["id"])))
 
 
 # ------------------------------------------------------------------ commits, files
@@ -413,7 +413,7 @@ def pull_commits(owner: str, repo: str, number: int) -> Response:
     _, row, pull = requested(hub, owner, repo, number)
     git = hub.git(row)
     commits = merging.commits_between(git, pull["base_sha"], pull["head_sha"], limit=MAX_COMMITS)
-    return paginate([shapes.commit(hub, row, git, c) for c in commits])
+    return paginate([git_shapes.commit(hub, row, git, c) for c in commits])
 
 
 @bp.get("/pulls/<int:number>/files")
@@ -422,7 +422,7 @@ def pull_files(owner: str, repo: str, number: int) -> Response:
     _, row, pull = requested(hub, owner, repo, number)
     git = hub.git(row)
     changes = merging.range_changes(git, pull["base_sha"], pull["head_sha"])
-    return paginate([shapes.diff_entry(hub, row, pull["head_sha"], c) for c in changes])
+    return paginate([git_shapes.diff_entry(hub, row, pull["head_sha"], c) for c in changes])
 
 
 @bp.get("/commits/<sha>/pulls")
@@ -443,7 +443,7 @@ def commit_pulls(owner: str, repo: str, sha: str) -> Response:
         else:
             hit = False
         if hit:
-            found.append(shapes.pull_request(hub, pull, simple=True))
+            found.append(git_shapes.pull_request(hub, pull, simple=True))
     return paginate(found)
 
 

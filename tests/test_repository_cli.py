@@ -257,3 +257,43 @@ def test_set_refuses_an_unrelated_history_and_changes_nothing(localhub, tmp_path
     assert "no commit in common" in err and "nothing was changed" in err
     assert (sync.remote_url(other), other.head_sha(), sync.backups(other)) == (None, local, [])
     assert remote_main(url) == before
+
+
+def test_a_clone_synced_against_another_localhub_names_its_data_and_the_way_out(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Two localhubs on one port: the clone's token was made by the first (its data folder), the
+    second answers now and refuses it. libgit2 says only that authentication is required; the
+    error names the data folder of the localhub that refused (its `X-Localhub-Data`) and both
+    ways out."""
+    from localhub.server import LocalhubServer
+
+    with LocalhubServer(tmp_path / "one") as one, LocalhubServer(tmp_path / "two") as two:
+        token = localhub_token(one, "ada")
+        a = new_memory(tmp_path / "a")
+        url = two.url.replace("http://", f"http://x-access-token:{token}@") + "/ada/memory.git"
+        code, out, err = run(capsys, "set", url, "--repo", str(a.root))  # git's own words: authentication failed
+        assert code == 1 and out == ""
+        assert_one_line_error(err)
+        assert f"it keeps its data in {tmp_path / 'two'}" in err and token not in err
+        git(a.root, "remote", "add", "origin", url)  # the clone as made against the first localhub
+        code, out, err = run(capsys, "sync", "--repo", str(a.root))  # libgit2's: no callback set
+    assert code == 1 and out == ""
+    assert_one_line_error(err)
+    assert "no callback set" not in err and token not in err
+    assert f"the localhub at {two.url} refused this clone's token" in err
+    assert f"it keeps its data in {tmp_path / 'two'}" in err
+    assert "start the localhub whose data folder made the token" in err
+    assert f"memrepo localhub create-repo ada/memory --url {two.url} --data {tmp_path / 'two'} --new-token" in err
+
+
+@pytest.mark.parametrize(("url", "base", "repo"), [
+    ("http://x-access-token:SECRET@127.0.0.1:8080/ada/memory.git", "http://127.0.0.1:8080", "ada/memory"),
+    ("http://x-access-token:SECRET@[::1]:8080/ada/memory", "http://[::1]:8080", "ada/memory"),
+    ("https://localhost/", "https://localhost", "OWNER/NAME"),
+])
+def test_a_localhubs_refusal_names_it_without_the_token(url: str, base: str, repo: str) -> None:
+    from bot.memfs.sync.transport import refused_by_localhub
+
+    said = refused_by_localhub(url, "/data/two")
+    assert "SECRET" not in said and f"the localhub at {base} refused" in said
+    assert f"create-repo {repo} --url {base} --data /data/two --new-token" in said

@@ -120,6 +120,14 @@ def test_serve_local_merges_a_dream_announces_it_and_stops_cleanly(served: Local
     stop.set()
     assert head["repo"] == "alice/memory" and head["sha"] == main and head["cause"] in ("merge", "push"), head
 
+    # The printed palace URL shows the memory, its remote named (the forge's, without a token).
+    palace = served.urls["palace"].replace("<owner>/<repo>", "alice/memory")
+    assert palace == f"{served.receiver}/palace/alice/memory/"
+    page = requests.get(palace, headers={"Authorization": f"Bearer {served.agent_token}"}, timeout=30)
+    assert page.status_code == 200 and "Memory of alice/memory" in page.text, page.text
+    assert "Memory has no remote" not in page.text
+    assert f"Nothing is waiting to be pushed to {served.web}/alice/memory.git" in page.text
+
     # Ctrl-C: everything it started is gone, redis-server included.
     children = descendants(served.process.pid)
     redis = [pid for pid in children if "redis-server" in command_line(pid)]
@@ -196,9 +204,9 @@ def test_serve_local_refuses_a_bad_port(capsys: pytest.CaptureFixture[str], tmp_
 
 # ------------------------------------------------------------------------------ production serve
 @pytest.mark.parametrize(("present", "missing"), [
-    ({}, "REDIS_URL"),
-    ({"REDIS_URL": "redis://127.0.0.1:1/0"}, "MEMREPO_WEBHOOK_SECRET"),
-    ({"REDIS_URL": "redis://127.0.0.1:1/0", "MEMREPO_WEBHOOK_SECRET": "s"}, "MEMREPO_AGENT_TOKEN"),
+    ({}, "REDIS_URL, MEMREPO_WEBHOOK_SECRET and MEMREPO_AGENT_TOKEN are"),
+    ({"REDIS_URL": "redis://127.0.0.1:1/0"}, "MEMREPO_WEBHOOK_SECRET and MEMREPO_AGENT_TOKEN are"),
+    ({"REDIS_URL": "redis://127.0.0.1:1/0", "MEMREPO_WEBHOOK_SECRET": "s"}, "MEMREPO_AGENT_TOKEN is"),
 ])
 def test_serve_names_a_missing_setting_in_one_line(capsys: pytest.CaptureFixture[str],
                                                    monkeypatch: pytest.MonkeyPatch,
@@ -209,7 +217,7 @@ def test_serve_names_a_missing_setting_in_one_line(capsys: pytest.CaptureFixture
         monkeypatch.setenv(name, value)
     code, out, err = run_cli(capsys, "serve", "--port", "0")
     assert code == 1 and out == ""
-    assert len(err.strip().splitlines()) == 1 and err.startswith(f"memrepo: {missing} is not set"), err
+    assert len(err.strip().splitlines()) == 1 and err.startswith(f"memrepo: {missing} not set"), err
 
 
 def test_serve_rejects_a_malformed_redis_url(capsys: pytest.CaptureFixture[str],

@@ -181,6 +181,8 @@ def test_a_served_memory_is_shown_to_whoever_the_forge_lets_read_it(served: Serv
     for path in ("why?path=system/human.md&line=1", "file?path=system/human.md", "log", "at?date=2999-01-01",
                  "head.json", "core.txt", "assets/palace.js"):
         assert served.get(path, "carol").status_code == 200, path
+    assert "Memory has no remote" not in page.text  # the receiver's clone is of the forge's memory
+    assert re.search(rf"Nothing is waiting to be pushed to http://127\.0\.0\.1:\d+/{REPO}\.git", page.text), page.text
     why = served.get("why?path=system/human.md&line=1", "alice").text
     assert served.memory.head_sha()[:10] in why
 

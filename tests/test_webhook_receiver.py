@@ -200,7 +200,7 @@ def test_a_missing_setting_is_a_start_up_error_naming_it(name: str) -> None:
 def test_create_app_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for key in ENV:
         monkeypatch.delenv(key, raising=False)
-    with pytest.raises(MemrepoError, match=r"^REDIS_URL is not set"):
+    with pytest.raises(MemrepoError, match=r"^REDIS_URL, MEMREPO_WEBHOOK_SECRET and MEMREPO_AGENT_TOKEN are not set"):
         create_app()
     for key, value in ENV.items():
         monkeypatch.setenv(key, value)

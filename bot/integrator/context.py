@@ -126,12 +126,18 @@ class Context:
     def from_env(cls, environ: Mapping[str, str] | None = None, *, redis: Redis | None = None) -> Context:
         """The production context; a missing or malformed setting is a MemrepoError naming it."""
         env = os.environ if environ is None else environ
-        redis = redis if redis is not None else connect(redis_url_from_env(env))
+        problems = settings.Problems()  # every bad setting named in one run
+        redis_url = problems.read(lambda: redis_url_from_env(env), "") if redis is None else ""
+        credentials = problems.read(lambda: credentials_from_env(env), None)
+        lock_ttl = problems.read(lambda: settings.lock_ttl(DEFAULT_LOCK_TTL, env), DEFAULT_LOCK_TTL)
+        limits = problems.read(lambda: Limits(*settings.budget_limits(GITHUB.as_tuple(), env)), GITHUB)
+        merge_by_push = problems.read(lambda: settings.merge_by_push(env), True)
+        problems.check()
+        assert credentials is not None  # check() raised otherwise
+        redis = redis if redis is not None else connect(redis_url)
         api_url = settings.forge_url(env)
         git_url = git_url_from_env(env, api_url)
-        credentials = credentials_from_env(env)
-        limits = Limits(*settings.budget_limits(GITHUB.as_tuple(), env))
-        tuning = replace(DEFAULT_TUNING, merge_by_push=settings.merge_by_push(env))
+        tuning = replace(DEFAULT_TUNING, merge_by_push=merge_by_push)
         loopback = any(host in api_url for host in ("://127.0.0.1", "://localhost", "://[::1]"))
         budget, tokens = shared_from(redis, credentials, api_url, limits)
 
@@ -140,8 +146,7 @@ class Context:
                                min_write_interval=0.0 if loopback else 1.0, budget=budget, tokens=tokens)
 
         return cls(redis=redis, forge=forge, remote=remotes(credentials, api_url, git_url, tokens),
-                   work_dir=settings.work_dir(env), tuning=tuning,
-                   lock_ttl=settings.lock_ttl(DEFAULT_LOCK_TTL, env),
+                   work_dir=settings.work_dir(env), tuning=tuning, lock_ttl=lock_ttl,
                    resolver=resolver_from_env(env), bot_login=settings.bot_login(env))
 
 

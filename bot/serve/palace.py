@@ -47,7 +47,7 @@ from bot.errors import MemrepoError
 from bot.file_lock import folder_lock
 from bot.integrator.context import Remote
 from bot.memfs import MAIN, refs
-from bot.memfs.sync import fetch_from, redact
+from bot.memfs.sync import REMOTE, TRACKING_REF, fetch_from, redact
 from bot.notify.publisher import last_head
 from bot.palace import gate, web
 from bot.palace.source import Palace
@@ -61,6 +61,7 @@ log = logging.getLogger("memrepo.serve.palace")
 FETCH_SECONDS = 30.0  # with no head event known, a clone is fetched at most this often
 _SHOWN = "refs/memrepo/shown"  # main's last commit while main is fetched anew: the fetch sends only what is new
 RETRY_SECONDS = 5.0  # a fetch that failed is not tried again sooner
+_ORIGIN = f"remote.{REMOTE}.url"
 FOLDER = ".palace"  # under the work folder; no owner's name starts with a dot
 
 
@@ -123,10 +124,24 @@ class Clone:
                     if shown is not None and git.references.get(ref) is None:
                         git.references.create(ref, shown)  # a failed fetch keeps what was shown
                     raise
+                self._track(git, ref)
             except (pygit2.GitError, ValueError, OSError) as exc:
                 raise MemrepoError(texts.PALACE_SERVED_FETCH_FAILED.format(
                     repo=self.repo, problem=redact(str(exc)))) from None
         return self.head()
+
+    def _track(self, git: pygit2.Repository, ref: str) -> None:
+        """Record the forge as the clone's `origin` (without credentials) and main as its
+        tracking branch, so the pages name the memory's remote, as a user's clone does, and
+        say truly that nothing here waits to be pushed (main is the forge's)."""
+        url = redact(self.remote.url)
+        if _ORIGIN not in git.config or git.config[_ORIGIN] != url:
+            git.config[_ORIGIN] = url
+        fetched = git.references.get(ref)
+        if fetched is not None:
+            git.references.create(TRACKING_REF, fetched.target, force=True)
+        elif git.references.get(TRACKING_REF) is not None:
+            git.references.delete(TRACKING_REF)
 
 
 @dataclass

@@ -30,7 +30,7 @@ import uvicorn
 from bot import sockets
 from bot.errors import MemrepoError
 from bot.serve import texts
-from bot.settings import Settings
+from bot.settings import Problems, Settings
 from webhooks.asgi import Receiver
 
 log = logging.getLogger("memrepo.serve.receiver")
@@ -186,17 +186,21 @@ def access_from_env(environ: Any = None) -> Any:
 
 
 def run(host: str, port: int, workers: int, threads: int) -> int:
-    """The receiver under gunicorn, configured by the environment (a missing or bad variable:
-    a MemrepoError naming it, before gunicorn starts). SIGTERM or SIGINT: a graceful stop
+    """The receiver under gunicorn, configured by the environment (missing or bad variables:
+    one MemrepoError naming them all, before gunicorn starts). SIGTERM or SIGINT: a graceful stop
     (gunicorn's master), exit code 0."""
-    settings = Settings.from_env()
+    problems = Problems()  # every bad setting named in one run
+    found = problems.read(Settings.from_env, None)
+    access = problems.read(access_from_env, None)
+    problems.check()
+    assert found is not None  # check() raised otherwise
+    settings = found
     try:
         import gunicorn  # noqa: F401
     except ImportError:
         raise MemrepoError(texts.SERVE_NO_GUNICORN) from None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     raise_fd_limit()  # every open event stream is a socket
-    access = access_from_env()
     # In the master, before the fork: Redis connects lazily, and the subscription and the pools
     # are made per worker process when its lifespan starts.
     from bot.serve.palace import from_env as palaces_from_env

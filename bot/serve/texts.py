@@ -19,6 +19,7 @@ memrepo serve --local: ready (Ctrl-C stops everything)
   localhub git:   {git}/<owner>/<repo>.git
   receiver:       {receiver}/webhooks/github
   events (SSE):   {receiver}/v1/repos/<owner>/<repo>/events
+  palace:         {receiver}/palace/<owner>/<repo>/ (open it once with ?token=<your forge token>)
   redis:          {redis}
   operator token: {agent_token} (opens any memory's events; agents follow with their own forge tokens)
   bot account:    {bot_login}

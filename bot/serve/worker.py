@@ -19,7 +19,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from bot.serve import texts
-from bot.settings import repos_from_env
+from bot.settings import Problems, repos_from_env
 
 if TYPE_CHECKING:  # Redis, rq and the integrator load when the worker runs, not when memrepo's parser is built
     from redis import Redis
@@ -60,7 +60,7 @@ class Reconciler(threading.Thread):
 
 
 def run(*, reconcile_every: float, burst: bool = False, name: str | None = None) -> int:
-    """The worker, configured by the environment (a missing setting: a MemrepoError naming it),
+    """The worker, configured by the environment (missing or bad settings: one MemrepoError naming them all),
     until SIGTERM (rq lets the running job finish) or, with `burst`, until its queues are empty.
     `reconcile_every`: seconds between reconciliations of every known repository (0: never;
     with `burst`, once at start)."""
@@ -68,9 +68,13 @@ def run(*, reconcile_every: float, burst: bool = False, name: str | None = None)
     from bot.queue import QUEUES, Worker
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    context = Context.from_env()
+    problems = Problems()  # every bad setting named in one run
+    found = problems.read(Context.from_env, None)
+    configured = problems.read(repos_from_env, None)
+    problems.check()
+    assert found is not None  # check() raised otherwise
+    context = found
     set_context(context)
-    configured = repos_from_env()
     redis = context.redis
     print(texts.WORKER_STARTING.format(queues=", ".join(QUEUES), redis=_shown(redis),
                                        work_dir=context.work_dir), flush=True)

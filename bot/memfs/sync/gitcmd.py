@@ -1,6 +1,10 @@
-"""The one way memrepo runs a git command as a process (through GitPython's runner): for
-what libgit2 cannot do as git does (git's own transports and credential helpers, linked
-worktrees, blame that follows renames). Everything else is done in-process with pygit2.
+"""How memrepo runs a git command as a process on a memory's clone (through GitPython's
+runner): for what libgit2 cannot do as git does (git's own transports and credential helpers,
+linked worktrees, blame that follows renames). Most of the rest is done in-process with
+pygit2. Three readers run git themselves, with plain `subprocess`: the hooks' fast path
+(bot/memfs/store/git_command.py, which must load neither GitPython nor pygit2), the index's
+modes (`MemoryRepo` in bot/memfs/store/repo.py, `git ls-files --stage`), and the CI pin's
+look at memrepo's own checkout (bot/ci_pin.py).
 
 The command runs with prompts off, in the C locale (its wording is matched), bounded by
 GIT_TIMEOUT, and its output is redacted (git echoes URLs)."""

@@ -17,6 +17,12 @@ SYNC_DIRTY_QUEUED = (
     "uncommitted changes ({paths})"
 )
 SYNC_UNREACHABLE = "remote unreachable: {problem}"
+SYNC_OTHER_LOCALHUB = (
+    "the localhub at {base} refused this clone's token: it keeps its data in {data}, and a token is known only to "
+    "the localhub whose data folder made it (two localhubs on one port, one after the other?); start the localhub "
+    "whose data folder made the token, or make a new token on this one with `memrepo localhub create-repo {repo} "
+    "--url {base} --data {data} --new-token` and connect the URL it prints"
+)
 SYNC_REFUSED = "the remote refused the push: {problem}"
 SYNC_BUSY = "the remote's main kept moving ({attempts} attempts)"
 SYNC_NOT_ON_MAIN = "the clone has {branch} checked out, not main; memrepo syncs main only"

@@ -9,11 +9,14 @@ import base64
 import contextlib
 import os
 import re
+import urllib.error
+import urllib.request
 from urllib.parse import unquote, urlsplit
 
 import pygit2
 
 from bot.memfs.store.repo import MemoryRepo
+from bot.memfs.sync import texts
 from bot.memfs.sync.gitcmd import GIT_TIMEOUT, GitOutput, git_problem, run_git
 from bot.memfs.sync.redaction import redact
 
@@ -35,6 +38,11 @@ _NO_REMOTE_MAIN = "couldn't find remote ref"  # not said: git's words, matched i
 _NO_REMOTE_REF = "remote ref does not exist"  # not said: git's words, matched in its output
 HOOK_SAYS = "memrepo: "  # not said: how memrepo's git hooks begin a refusal (bot/follow/guard.py)
 _TRANSPORT_SETUP = re.compile(r"(?i)certificate|ssl|tls|proxy")
+# libgit2's "remote authentication required but no callback set" and git's "Authentication
+# failed for '<url>'": the remote refused the clone's credentials.
+_AUTH_REFUSED = re.compile(r"(?i)authentication (?:required|failed)")  # not said: git's and libgit2's words
+LOCALHUB_DATA = "X-Localhub-Data"  # localhub's 401s name its data folder (localhub/app.py)
+PROBE_TIMEOUT = 10.0
 
 
 def remote_url(repo: MemoryRepo) -> str | None:
@@ -56,6 +64,46 @@ def basic_auth_header(url: str | None) -> str | None:
         return None
     pair = f"{unquote(parts.username or '')}:{unquote(password)}".encode()
     return f"Authorization: Basic {base64.b64encode(pair).decode()}"
+
+
+def refused_by_localhub(url: str, data: str) -> str:
+    """What to say when a localhub whose data is in `data` refused the token of a clone of
+    `url`: a token is known only to the localhub whose data made it, and git and libgit2 say
+    no more than "authentication failed", so this names the folder and the two ways out."""
+    parts = urlsplit(url)
+    base = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"  # without the credentials
+    repo = parts.path.strip("/").removesuffix(".git") or "OWNER/NAME"
+    return texts.SYNC_OTHER_LOCALHUB.format(base=base, data=data, repo=repo)
+
+
+def localhub_data(url: str) -> str | None:
+    """The data folder a localhub names on its 401 to this clone's token (one request for
+    `info/refs`, as git's first), or None: another forge, or no answer."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        return None
+    bare = parts._replace(netloc=parts.netloc.rpartition("@")[2], query="", fragment="").geturl()
+    request = urllib.request.Request(f"{bare.rstrip('/')}/info/refs?service=git-upload-pack")
+    header = basic_auth_header(url)
+    if header:
+        request.add_header("Authorization", header.partition(": ")[2])
+    try:
+        with urllib.request.urlopen(request, timeout=PROBE_TIMEOUT):
+            return None
+    except urllib.error.HTTPError as exc:
+        return exc.headers.get(LOCALHUB_DATA) if exc.code == 401 else None
+    except (OSError, ValueError):
+        return None
+
+
+def explained(repo: MemoryRepo, problem: str) -> str:
+    """`problem`, or, when the remote refused the clone's credentials and the remote is a
+    localhub that says where its data is, that localhub's folder and what to do."""
+    url = remote_url(repo)
+    if not url or not _AUTH_REFUSED.search(problem):
+        return problem
+    data = localhub_data(url)
+    return refused_by_localhub(url, data) if data else problem
 
 
 def remote_env(repo: MemoryRepo) -> dict[str, str]:
@@ -138,7 +186,7 @@ def fetch(repo: MemoryRepo) -> tuple[str | None, str | None]:
     if header is not None and not has_extra_headers(repo):
         remote, problem = fetch_in_process(repo, header)
         if problem is None or not _TRANSPORT_SETUP.search(problem):
-            return remote, problem
+            return remote, problem if problem is None else explained(repo, problem)
         # libgit2's TLS or proxy setup is not git's (certificate stores, proxy configuration):
         # what git can reach, git fetches
     done = run_remote_git(repo, "fetch", "--no-tags", "--quiet", REMOTE, f"+{BRANCH_REF}:{TRACKING_REF}")
@@ -146,7 +194,7 @@ def fetch(repo: MemoryRepo) -> tuple[str | None, str | None]:
         return repo.resolve(TRACKING_REF), None
     if _NO_REMOTE_MAIN in done.err:
         return None, None
-    return None, git_problem(done.err or done.out)
+    return None, explained(repo, git_problem(done.err or done.out))
 
 
 def push_main(repo: MemoryRepo) -> tuple[str, str]:
@@ -160,7 +208,7 @@ def push_main(repo: MemoryRepo) -> tuple[str, str]:
         said = next((ln.strip() for ln in err.splitlines() if ln.startswith(HOOK_SAYS)), None)
         if said is not None:  # a pre-push hook of memrepo's refused the push, and said why
             return "refused", redact(said[len(HOOK_SAYS):])
-        return "unreachable", git_problem(err or out)
+        return "unreachable", explained(repo, git_problem(err or out))
     summary = line.split("\t")[-1]
     if any(word in summary or word in err for word in _MOVED):
         return "moved", redact(summary)
@@ -174,7 +222,7 @@ def push_branch(repo: MemoryRepo, branch: str) -> str | None:
     line = next((ln for ln in done.out.splitlines() if f"{ref}:{ref}" in ln), None)
     if done.ok and line is not None and not line.startswith("!"):
         return None
-    reason = line.split("\t")[-1] if line else git_problem(done.err or done.out)
+    reason = line.split("\t")[-1] if line else explained(repo, git_problem(done.err or done.out))
     return redact(reason.strip()) or "rejected"
 
 
@@ -189,7 +237,7 @@ def delete_branch(repo: MemoryRepo, branch: str) -> str | None:
 def remote_heads(repo: MemoryRepo) -> tuple[list[str] | None, str | None]:
     done = run_remote_git(repo, "ls-remote", "--heads", REMOTE)
     if not done.ok:
-        return None, git_problem(done.err or done.out)
+        return None, explained(repo, git_problem(done.err or done.out))
     names = [line.split("\t", 1)[1] for line in done.out.splitlines() if "\t" in line]
     return [n.removeprefix("refs/heads/") for n in names], None
 
