@@ -124,7 +124,8 @@ def test_a_prompt_adds_the_memory_again_when_an_attached_shared_memorys_head_mov
              "from bot.claude_code import hook; code = hook.run('prompt', sys.argv[1]); "
              "print(code, sorted(m for m in sys.modules if m.startswith(('bot.', 'pygit2', 'git', 'yaml'))))")
     done = subprocess.run([sys.executable, "-c", probe, str(root)], capture_output=True, text=True)
-    loaded = "0 ['bot.claude_code', 'bot.claude_code.hook', 'bot.memfs', 'bot.memfs.store', 'bot.memfs.store.refs']"
+    loaded = ("0 ['bot.claude_code', 'bot.claude_code.hook', 'bot.claude_code.state', 'bot.memfs', "
+              "'bot.memfs.store', 'bot.memfs.store.refs']")
     assert done.stdout.split("\n")[0] == loaded  # nothing moved: still nothing but the ref files read
 
 

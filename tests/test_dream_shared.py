@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.contracts import LABEL_DREAM
+from bot.contracts import dream_branch
 from bot.dream.shared import split
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.dream.strategies.llm import build_request
@@ -50,11 +50,11 @@ def test_a_dream_proposes_team_knowledge_to_the_shared_memory_and_its_own_to_the
     result = world.dream(strategy=Deciding())
     assert "Team knowledge for shared memory team: pull request #" in result.message, result.message
 
-    # The team's pull request on carol/team: the dreamer's, labelled a dream, naming everything.
+    # The team's pull request on carol/team: the dreamer's (a dream's branch, no label), naming everything.
     client = ForgeClient("carol/team", TokenCredentials(carol), base_url=world.server.api_url, policy=FAST,
                          min_write_interval=0.0, timeout=10)
     [pr] = client.list_open_pull_requests()
-    assert LABEL_DREAM in pr.labels
+    assert pr.head_ref == dream_branch(result.dream_id) and pr.labels == ()
     provenance = parse_provenance(pr.body)
     assert provenance is not None and provenance.dream_id == result.dream_id
     assert (provenance.agent_id, provenance.conversation_id) == ("a1", "c1")

@@ -49,7 +49,7 @@ import pygit2
 from bot import identity
 from bot.config import own_tool_sources
 from bot.contracts import dream_branch, new_dream_id
-from bot.dream import texts, triggers
+from bot.dream import shared, texts, triggers
 from bot.dream.cursor import Cursor, cursor_path, parse_cursor, render_cursor
 from bot.dream.pulls import OpenDream, find_open_dream, pull_of_branch
 from bot.dream.render import commit_message, external_sources, pr_body, title
@@ -57,7 +57,7 @@ from bot.dream.strategies import DreamInput, Proposal, ProposedCall, Strategy, g
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, NewPullRequest, PullRequest, RetryPolicy
 from bot.forge.errors import ForgeError
-from bot.memfs import MemoryRepo, MemoryTool, ToolResult, checks, configured_agent_id, validate
+from bot.memfs import MemoryRepo, MemoryTool, ToolResult, checks, configured_agent_id, shared_projection, validate
 from bot.memfs.sync import BRANCH, REMOTE, delete_branch, remote_url
 from bot.pullrequest import texts as pullrequest_texts
 from bot.pullrequest.branch import fetch_base, push_branch, worktree
@@ -228,10 +228,8 @@ def _run(repo: MemoryRepo, agent_id: str, conversation_id: str | None, trigger: 
         get_strategy(strategy or policy.dream.strategy)
     moment = (now or datetime.now(UTC)).astimezone(UTC)
     dream_id = new_dream_id(moment)
-    from bot.dream.shared import writable
-
     dream = DreamInput(agent_id, conversation_id, tuple(window), text_files(repo, base), policy, base,
-                       writable(repo, base))
+                       shared.writable(repo, base))
     try:
         return _dream(repo, client, chosen, dream, dream_id, trigger, moment)
     except MemrepoError as exc:
@@ -242,8 +240,6 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
            moment: datetime) -> DreamResult:
     """Propose and apply in a worktree, squash with the cursor, push, open: the part of a run
     that leaves nothing behind when it fails."""
-    from bot.dream import shared
-
     base, window = dream.base_commit, dream.messages
     with worktree(repo, base) as path:
         proposal = chosen.propose(dream)
@@ -269,7 +265,7 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
     sources = external_sources(window, (*repo.policy(base).trusted_sources, *own_tool_sources()))
     opened = ""  # the shared memories' pull requests first: the cursor moves only once they exist
     for name, calls in team.items():
-        made = shared.propose(repo, base, name, calls, dream_id=dream_id, agent_id=dream.agent_id,
+        made = _propose_shared(repo, base, name, calls, dream_id=dream_id, agent_id=dream.agent_id,
                               conversation_id=dream.conversation_id, trigger=trigger, strategy=chosen.name,
                               model=proposal.model, summary=proposal.summary, window=window,
                               window_range=window_range, cursor_file=cursor_file, sources=sources, moment=moment,
@@ -344,3 +340,54 @@ def only_conversation(store: TranscriptStore, agent_id: str) -> str:
     raise MemrepoError(texts.DREAM_WHICH_CONVERSATION.format(agent=agent_id, known=", ".join(known)))
 
 
+def _propose_shared(repo: MemoryRepo, base: str, name: str, calls: Sequence[shared.SharedCall], *, dream_id: str,
+                    agent_id: str, conversation_id: str, trigger: str, strategy: str, model: str | None,
+                    summary: str, window: Sequence[Message], window_range: TranscriptRange, cursor_file: str,
+                    sources: tuple[str, ...], moment: datetime,
+                    env: Mapping[str, str]) -> DreamResult | PullRequest | None:
+    """Open the pull request of `calls` on shared memory `name` (attached at `base`): the
+    forge's PullRequest, None when the calls change nothing there, or a DreamResult when a dream
+    of this conversation is open there already. MemrepoError (one line) when it cannot."""
+    found = {a.name: a for a in shared_projection.attachments(repo, base)}
+    attachment = found.get(name)
+    if attachment is None or attachment.read_only:
+        raise MemrepoError(texts.DREAM_SHARED_READ_ONLY.format(name=name))
+    projection = shared_projection.open_projection(repo, attachment)
+    if projection is None:
+        raise MemrepoError(texts.DREAM_SHARED_NOT_PROJECTED.format(name=name, memory=repo.root))
+    shared_base = fetch_base(projection)
+    with worktree(projection, shared_base) as path:
+        tool = MemoryTool(path, dream_id, "memrepo dreamer", push=False)
+        tool.identity = identity.dreamer(dream_id)
+        for number, one in enumerate(calls, 1):
+            result = tool.apply(one.call)
+            if not result.ok:
+                raise MemrepoError(texts.DREAM_SHARED_CALL_REFUSED.format(
+                    name=name, number=number, total=len(calls), command=result.command,
+                    problem=" ".join(result.message.split())[:400]))
+        tip = MemoryRepo.open(path).head_sha() or shared_base
+    net = _net_changes(projection, shared_base, tip)
+    if not net:
+        return None
+    changes = tuple(Change(path, one.proposed.summary, one.proposed.message_ids)
+                    for one in calls for path in shared.paths_of(one.call) if path in net)
+    own = remote_url(repo)
+    provenance = Provenance(dream_id, agent_id, conversation_id, shared_base, trigger, strategy, model, window_range,
+                            changes, memory_repository=None if own is None else
+                            shared_projection.without_credentials(own))
+    problems = checks.check(projection, {p: (d, projection.read(p, shared_base)) for p, d in net.items()},
+                            shared_base)
+    if problems:
+        raise MemrepoError(texts.DREAM_SHARED_INVALID.format(
+            name=name, problems="; ".join(f"{p.path}: {p.message}" for p in problems)[:500]))
+    sha = _squash(projection, shared_base, net, commit_message(provenance, summary, sources), dream_id,
+                         moment)
+    branch = dream_branch(dream_id)
+    projection.git.references.create(f"refs/heads/{branch}", sha)
+    client = make_client(forge_target(remote_url(projection), env))
+    try:
+        return _publish(projection, client, branch, provenance, summary, window, cursor_file, window_range,
+                               sources)
+    finally:
+        client.close()
+        _delete_local_branch(projection, branch)

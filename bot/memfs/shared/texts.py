@@ -24,6 +24,9 @@ BAD_RULES = "{url} holds invalid rules, so it cannot be attached: {problem}"
 UNREADABLE = "{url} cannot be read with this agent's forge token: {problem}"
 CROSSES = "one call cannot move a file between memories ({first} and {second}): read one and write the other"
 EVENTS_URL_BAD = "{url} is not an event stream URL (.../v1/repos/OWNER/NAME/events)"
+NO_IDENTITY = ("git knows no one at {path} (user.name and user.email), and the record of a shared memory says "
+               "who attached it: run git config --global user.name \"Your Name\" and git config --global "
+               "user.email you@example.com, and run it again")
 NOT_SYNCED = "shared memory {name} has no projection at {path} yet: run memrepo shared sync --repo {memory}"
 
 ATTACHED = "attached {url} as {name} at {path} (main {sha}){read_only}; {pushed}"
