@@ -512,7 +512,8 @@ def _write_file(root: Path, path: str, data: bytes | None, *, executable: bool =
 
 # Unset (not "false"): each leaves git nothing to convert, whatever .gitattributes says.
 ATTRIBUTES_LINE = "* -text -eol -crlf -filter -ident -working-tree-encoding"
-ATTRIBUTES_MARK = texts.ATTRIBUTES_MARK
+# What a clone's info/attributes says of memrepo's line in it.
+ATTRIBUTES_MARK = "# memrepo: files are checked out as committed (no line-ending, filter or encoding rewriting)"
 CHECKOUT_SETTINGS = {"core.autocrlf": "false", "core.filemode": "false"}
 
 

@@ -22,6 +22,3 @@ HEAD_MOVED = "the repository's HEAD moved while this change was being made; noth
 # Validating one.
 VALIDATE_NO_SUCH_PATH = "{path} does not exist in the working tree or at HEAD"
 VALIDATE_NO_BASE = "{base} is not a commit or branch of this repository (fetch it first?)"
-
-# What a clone's info/attributes says of memrepo's line in it.
-ATTRIBUTES_MARK = "# memrepo: files are checked out as committed (no line-ending, filter or encoding rewriting)"
