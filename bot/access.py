@@ -37,8 +37,10 @@ from urllib.parse import quote
 
 import requests
 
-from bot import texts
 from bot.settings import is_repo_name
+
+# The cache of the forge's access verdicts (bot/access.py), as a server configures it.
+ACCESS_BAD_TTL = "ttl must be in (0, {limit:g}] seconds, found {ttl!r}"
 
 log = logging.getLogger("memrepo.access")
 
@@ -82,9 +84,9 @@ class VerdictCache:
     def __init__(self, ttl: float = DEFAULT_TTL, max_entries: int = DEFAULT_MAX_ENTRIES,
                  clock: Callable[[], float] = time.monotonic) -> None:
         if not 0 < ttl <= MAX_TTL:
-            raise ValueError(texts.ACCESS_BAD_TTL.format(limit=MAX_TTL, ttl=ttl))
+            raise ValueError(ACCESS_BAD_TTL.format(limit=MAX_TTL, ttl=ttl))
         if max_entries < 1:
-            raise ValueError(texts.ACCESS_BAD_MAX_ENTRIES.format(value=max_entries))
+            raise ValueError(f"max_entries must be at least 1, found {max_entries!r}")
         self.ttl = ttl
         self.max_entries = max_entries
         self.clock = clock

@@ -54,6 +54,21 @@ from bot.memfs import MemoryRepo, ToolResult
 
 __all__ = ["AnthropicMemoryTool", "AsyncAnthropicMemoryTool", "MemorySession", "ToolError"]
 
+ANTHROPIC_VIEW_FILE = "Here's the content of {path} with line numbers:\n{content}"
+ANTHROPIC_VIEW_FOLDER = "Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:"
+ANTHROPIC_REPLACED = (
+    "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n{snippet}"
+)
+ANTHROPIC_EDITED = "The file {path} has been edited."
+ANTHROPIC_RENAMED = "Successfully renamed {old} to {new}"
+ANTHROPIC_UNKNOWN_COMMAND = (
+    "unknown memory command {command!r}; the memory tool has view, create, str_replace, insert, delete and rename"
+)
+ANTHROPIC_NO_CLEAR_ALL = (
+    "memory is a reviewed git repository and is never cleared at once; delete files one by one (each deletion "
+    "is a commit a person can see and revert)"
+)
+
 ROOT = "/memories"
 COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
 LISTING_DEPTH = 2  # levels below the folder a view lists, as the SDK's tool does
@@ -104,7 +119,7 @@ def listing(shown: str, sizes: Mapping[str, int]) -> str:
             name = "/".join(parts[:depth]) + ("/" if folder else "")
             entries[name] = entries.get(name, 0) + size
     root = shown.rstrip("/") or shown
-    lines = [texts.ANTHROPIC_VIEW_FOLDER.format(path=shown), f"{human_size(sum(visible.values()))}\t{shown}"]
+    lines = [ANTHROPIC_VIEW_FOLDER.format(path=shown), f"{human_size(sum(visible.values()))}\t{shown}"]
     lines += [f"{human_size(size)}\t{root}/{name}" for name, size in sorted(entries.items(), key=lambda e: e[0])]
     return "\n".join(lines)
 
@@ -131,7 +146,7 @@ def refusal_text(result: ToolResult) -> str:
 def _known(name: object) -> None:
     """A command the SDK would not dispatch is refused in memrepo's words, not as a crash."""
     if name not in COMMANDS:
-        raise ToolError(texts.ANTHROPIC_UNKNOWN_COMMAND.format(command=name))
+        raise ToolError(ANTHROPIC_UNKNOWN_COMMAND.format(command=name))
 
 
 def _text(value: object) -> str:
@@ -163,15 +178,15 @@ class _Memory:
         if command == "view":
             return self._view(path, result)
         if command == "create":
-            text = texts.ANTHROPIC_CREATED.format(path=path)
+            text = f"File created successfully at: {path}"
         elif command == "str_replace":
             text = self._replaced(call, result)
         elif command == "insert":
-            text = texts.ANTHROPIC_EDITED.format(path=path)
+            text = ANTHROPIC_EDITED.format(path=path)
         elif command == "delete":
-            text = texts.ANTHROPIC_DELETED.format(path=path)
+            text = f"Successfully deleted {path}"
         else:
-            text = texts.ANTHROPIC_RENAMED.format(old=_text(call.get("old_path")), new=_text(call.get("new_path")))
+            text = ANTHROPIC_RENAMED.format(old=_text(call.get("old_path")), new=_text(call.get("new_path")))
         return f"{text}\n\n{result.message}"
 
     def _view(self, shown: str, result: ToolResult) -> str:
@@ -179,7 +194,7 @@ class _Memory:
         (found,) = result.paths or ["."]
         repo = self.session.repo
         if result.revision is not None and repo.read(found, result.revision) is not None:
-            return texts.ANTHROPIC_VIEW_FILE.format(path=shown, content=result.content or "")
+            return ANTHROPIC_VIEW_FILE.format(path=shown, content=result.content or "")
         folder = "" if found == "." else found
         prefix = folder.rstrip("/") + "/" if folder else ""
         files = repo.files(result.revision or "HEAD", folder)
@@ -194,9 +209,9 @@ class _Memory:
             parent = repo.resolve(result.commit + "^")
             before = None if parent is None else repo.read(paths[0], parent)
         if before is None or after is None:
-            return texts.ANTHROPIC_EDITED.format(path=_text(call.get("path")))
+            return ANTHROPIC_EDITED.format(path=_text(call.get("path")))
         lines = snippet(before.decode("utf-8", "replace"), after.decode("utf-8", "replace"), _text(call.get("old_str")))
-        return texts.ANTHROPIC_REPLACED.format(snippet=lines)
+        return ANTHROPIC_REPLACED.format(snippet=lines)
 
 
 class AnthropicMemoryTool(BetaAbstractMemoryTool):
@@ -229,7 +244,7 @@ class AnthropicMemoryTool(BetaAbstractMemoryTool):
         return self.memory.perform(command)
 
     def clear_all_memory(self) -> str:
-        raise ToolError(texts.ANTHROPIC_NO_CLEAR_ALL)
+        raise ToolError(ANTHROPIC_NO_CLEAR_ALL)
 
 
 class AsyncAnthropicMemoryTool(BetaAsyncAbstractMemoryTool):
@@ -263,4 +278,4 @@ class AsyncAnthropicMemoryTool(BetaAsyncAbstractMemoryTool):
         return await run_sync(self.memory.perform, command)
 
     async def clear_all_memory(self) -> str:
-        raise ToolError(texts.ANTHROPIC_NO_CLEAR_ALL)
+        raise ToolError(ANTHROPIC_NO_CLEAR_ALL)

@@ -16,7 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from bot import texts
+# Backoff schedules (bot/backoff.py), which our own code builds.
+BACKOFF_BAD_SCHEDULE = "not a backoff schedule: {schedule!r}"
 
 T = TypeVar("T")
 
@@ -36,12 +37,12 @@ class Backoff:
     def __post_init__(self) -> None:
         low, high = self.jitter
         if self.first < 0 or self.factor < 1 or self.cap < 0 or not 0 <= low <= high:
-            raise ValueError(texts.BACKOFF_BAD_SCHEDULE.format(schedule=self))
+            raise ValueError(BACKOFF_BAD_SCHEDULE.format(schedule=self))
 
     def step(self, n: int) -> float:
         """Delay `n` before jitter."""
         if n < 0:
-            raise ValueError(texts.BACKOFF_BAD_STEP)
+            raise ValueError("n must be >= 0")
         if self.first == 0:
             return 0.0
         try:

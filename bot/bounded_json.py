@@ -28,8 +28,10 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
-from bot import texts
 from bot.errors import MemrepoError
+
+# JSON from outside (bot/bounded_json.py).
+JSON_TOO_DEEP = "{what} nests arrays and objects deeper than {limit} levels, more than memrepo reads"
 
 MAX_DEPTH = 64
 
@@ -78,7 +80,7 @@ def loads_bounded(text: str | bytes, max_depth: int = MAX_DEPTH, *, what: str = 
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode(json.detect_encoding(text), "surrogatepass")
     if too_deep(text, max_depth):
-        raise TooDeepError(texts.JSON_TOO_DEEP.format(what=what, limit=max_depth))
+        raise TooDeepError(JSON_TOO_DEEP.format(what=what, limit=max_depth))
     return json.loads(text, **options)
 
 

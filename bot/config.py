@@ -14,7 +14,15 @@ from typing import Any
 
 import yaml
 
-from bot import texts
+# The policy file (.memrepo/config.yml); shown after "path: ".
+POLICY_NOT_POSITIVE = "'{key}' must be a positive whole number, found {value!r}"
+POLICY_NOT_CHOICE = "'{key}' must be one of {choices}, found {value!r}"
+POLICY_NOT_TEXT = "'{key}' must be text, found {kind}"
+POLICY_UNKNOWN_KEY = "unknown key '{key}' (allowed: {allowed})"
+POLICY_TRUSTED_SOURCES = (
+    "trusted_sources must be a list of tool sources such as 'tool:calculator' (tool results the agent may "
+    "act on without a person's review; external:... sources are never trusted)"
+)
 
 # Characters a reader cannot see, by Unicode data: Default_Ignorable_Code_Point (zero-width
 # joiners, variation selectors, U+034F, the Hangul fillers, the tag block), the general
@@ -149,7 +157,7 @@ class DuplicateKeyError(yaml.constructor.ConstructorError):
     the last, Letta's parser refuses the file), so memrepo refuses it too."""
 
     def __init__(self, key: object, mark: yaml.Mark) -> None:
-        super().__init__(None, None, texts.YAML_DUPLICATE_KEY.format(key=key), mark)
+        super().__init__(None, None, f"the key '{key}' appears more than once (keep one)", mark)
         self.key = key
 
 
@@ -182,19 +190,19 @@ def _kind(value: Any) -> str:
 
 def _positive_int(key: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise PolicyError(texts.POLICY_NOT_POSITIVE.format(key=key, value=value))
+        raise PolicyError(POLICY_NOT_POSITIVE.format(key=key, value=value))
     return value
 
 
 def _bool(key: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise PolicyError(texts.POLICY_NOT_BOOL.format(key=key, value=value))
+        raise PolicyError(f"'{key}' must be true or false, found {value!r}")
     return value
 
 
 def _choice(key: str, value: Any, choices: tuple[str, ...]) -> str:
     if value not in choices:
-        raise PolicyError(texts.POLICY_NOT_CHOICE.format(key=key, choices=", ".join(choices), value=value))
+        raise PolicyError(POLICY_NOT_CHOICE.format(key=key, choices=", ".join(choices), value=value))
     return value
 
 
@@ -202,11 +210,11 @@ def _section(cls: type, key: str, raw: Any, check: dict[str, Any]) -> Any:
     if raw is None:
         return cls()
     if not isinstance(raw, dict):
-        raise PolicyError(texts.POLICY_NOT_SECTION.format(key=key, kind=_kind(raw)))
+        raise PolicyError(f"'{key}' must be a mapping, found {_kind(raw)}")
     known = {f.name for f in fields(cls)}
     unknown = sorted(str(name) for name in raw if name not in known)
     if unknown:
-        raise PolicyError(texts.POLICY_UNKNOWN_KEY.format(
+        raise PolicyError(POLICY_UNKNOWN_KEY.format(
             key=f"{key}.{unknown[0]}", allowed=", ".join(sorted(known))))
     values = {name: check[name](f"{key}.{name}", value) for name, value in raw.items()}
     return replace(cls(), **values)
@@ -219,15 +227,15 @@ def parse_policy(text: str | None) -> Policy:
     try:
         raw = load_yaml(text)
     except yaml.YAMLError as exc:
-        raise PolicyError(texts.POLICY_BAD_YAML.format(problem=yaml_problem(exc))) from None
+        raise PolicyError(f"not valid YAML: {yaml_problem(exc)}") from None
     if raw is None:
         return DEFAULT_POLICY
     if not isinstance(raw, dict):
-        raise PolicyError(texts.POLICY_NOT_MAPPING.format(kind=_kind(raw)))
+        raise PolicyError(f"must be a mapping of keys to values, found {_kind(raw)}")
     known = {f.name for f in fields(Policy)}
     unknown = sorted(set(map(str, raw)) - known)
     if unknown:
-        raise PolicyError(texts.POLICY_UNKNOWN_KEY.format(key=unknown[0], allowed=", ".join(sorted(known))))
+        raise PolicyError(POLICY_UNKNOWN_KEY.format(key=unknown[0], allowed=", ".join(sorted(known))))
 
     values: dict[str, Any] = {}
     if "merge" in raw:
@@ -235,18 +243,18 @@ def parse_policy(text: str | None) -> Policy:
     if "merge_instructions" in raw:
         text_value = raw["merge_instructions"]
         if text_value is not None and not isinstance(text_value, str):
-            raise PolicyError(texts.POLICY_NOT_TEXT.format(key="merge_instructions", kind=_kind(text_value)))
+            raise PolicyError(POLICY_NOT_TEXT.format(key="merge_instructions", kind=_kind(text_value)))
         values["merge_instructions"] = text_value or ""
     if "protected" in raw:
         globs = [] if raw["protected"] is None else raw["protected"]
         if not isinstance(globs, list) or not all(isinstance(g, str) and g for g in globs):
-            raise PolicyError(texts.POLICY_PROTECTED)
+            raise PolicyError("'protected' must be a list of path patterns such as system/persona.md")
         values["protected"] = tuple(globs)
     if "trusted_sources" in raw:
         sources = [] if raw["trusted_sources"] is None else raw["trusted_sources"]
         if not isinstance(sources, list) or not all(isinstance(s, str) and s.startswith("tool:") and len(s) > 5
                                                      for s in sources):
-            raise PolicyError(texts.POLICY_TRUSTED_SOURCES)
+            raise PolicyError(POLICY_TRUSTED_SOURCES)
         values["trusted_sources"] = tuple(sources)
     values["direct_commit"] = _section(
         DirectCommit, "direct_commit", raw.get("direct_commit"),

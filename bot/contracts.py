@@ -12,8 +12,15 @@ import re
 from datetime import UTC, datetime
 from typing import TypeGuard
 
-from bot import texts
 from bot.errors import MemrepoError
+
+# Ids (bot/contracts.py): an id names a file, so it is checked before anything is stored.
+TRANSCRIPT_ID_TYPE = "{field} must be text, found {kind}"
+TRANSCRIPT_ID_BAD = (
+    "{field} {value!a} is not valid: use 1-{limit} ASCII letters, digits, '.', '_' or '-', starting "
+    "with a letter or digit and without '..' (it names a file)"
+)
+DREAM_ID_BAD = "not a dream id: {value!r}"
 
 # Labels on memory pull requests.
 LABEL_PREFIX = "memrepo:"
@@ -63,9 +70,9 @@ def check_id(value: object, field: str) -> str:
     ID_PATTERN), else a MemrepoError that spells it in ASCII, so a lookalike shows."""
     limit = ID_LIMITS[field]
     if not isinstance(value, str):
-        raise MemrepoError(texts.TRANSCRIPT_ID_TYPE.format(field=field, kind=type(value).__name__))
+        raise MemrepoError(TRANSCRIPT_ID_TYPE.format(field=field, kind=type(value).__name__))
     if len(value) > limit or not ID_PATTERN.fullmatch(value) or ".." in value:
-        raise MemrepoError(texts.TRANSCRIPT_ID_BAD.format(field=field, value=value, limit=limit))
+        raise MemrepoError(TRANSCRIPT_ID_BAD.format(field=field, value=value, limit=limit))
     return value
 
 
@@ -83,7 +90,7 @@ def new_dream_id(now: datetime | None = None, random_hex: str | None = None) -> 
     tail = secrets.token_hex(4) if random_hex is None else random_hex
     dream_id = f"{moment.strftime('%Y%m%dT%H%M%SZ')}-{tail}"
     if not is_dream_id(dream_id):
-        raise ValueError(texts.DREAM_ID_BAD.format(value=dream_id))
+        raise ValueError(DREAM_ID_BAD.format(value=dream_id))
     return dream_id
 
 
@@ -100,7 +107,7 @@ def is_dream_id(value: object) -> bool:
 
 def dream_branch(dream_id: str) -> str:
     if not is_dream_id(dream_id):
-        raise ValueError(texts.DREAM_ID_BAD.format(value=dream_id))
+        raise ValueError(DREAM_ID_BAD.format(value=dream_id))
     return DREAM_BRANCH_PREFIX + dream_id
 
 

@@ -29,6 +29,10 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from bot import texts
 from bot.errors import MemrepoError
 
+# Dates and ranges (bot/dates.py), for every --since, --until and `at`.
+SEARCH_EMPTY_RANGE = "since {since} is not before until {until}; nothing can match"
+HISTORY_DATE_OUT_OF_RANGE = "out of range"
+
 EXIT_BAD_DATE = 3
 RESOLUTION = timedelta(microseconds=1)
 
@@ -51,10 +55,9 @@ class BadDateError(MemrepoError):
 
     def __init__(self, value: object, reason: str | None = None, *, what: str | None = None) -> None:
         shown = value if isinstance(value, str) else repr(value)
-        text = texts.HISTORY_BAD_DATE.format(value=shown, forms=texts.HISTORY_DATE_FORMS)
+        text = f"cannot read {shown!r} as a date; use {texts.HISTORY_DATE_FORMS}"
         if reason:
-            text = texts.HISTORY_BAD_DATE_REASON.format(value=shown, reason=reason,
-                                                        forms=texts.HISTORY_DATE_FORMS)
+            text = f"cannot read {shown!r} as a date ({reason}); use {texts.HISTORY_DATE_FORMS}"
         super().__init__(text, exit_code=EXIT_BAD_DATE, value=value, what=what)
 
 
@@ -73,7 +76,7 @@ def _zone(match: re.Match[str]) -> timezone:
         return UTC  # Z, or no zone at all
     hours, minutes, seconds = (int(match.group(g) or 0) for g in ("zh", "zm", "zs"))
     if hours > 23 or minutes > 59 or seconds > 59:
-        raise ValueError(texts.HISTORY_BAD_ZONE.format(zone=match.group("zone")))
+        raise ValueError("the zone {zone} is not an offset from UTC".format(zone=match.group("zone")))
     sign = -1 if match.group("sign") == "-" else 1
     return timezone(sign * timedelta(hours=hours, minutes=minutes, seconds=seconds))
 
@@ -85,7 +88,7 @@ def parse_when_bound(text: object, *, what: str | None = None) -> tuple[datetime
         try:
             return (text.astimezone(UTC) if text.tzinfo else text.replace(tzinfo=UTC)), False
         except (OverflowError, ValueError):
-            raise BadDateError(text, texts.HISTORY_DATE_OUT_OF_RANGE, what=what) from None
+            raise BadDateError(text, HISTORY_DATE_OUT_OF_RANGE, what=what) from None
     if not isinstance(text, str):
         raise BadDateError(text, what=what)
     raw = text.strip()
@@ -94,7 +97,7 @@ def parse_when_bound(text: object, *, what: str | None = None) -> tuple[datetime
         try:
             return datetime.fromtimestamp(int(epoch.group("seconds")), UTC), False
         except (OverflowError, OSError, ValueError):
-            raise BadDateError(text, texts.HISTORY_DATE_OUT_OF_RANGE, what=what) from None
+            raise BadDateError(text, HISTORY_DATE_OUT_OF_RANGE, what=what) from None
     match = _FORM.fullmatch(raw)
     if match is None:
         raise BadDateError(text, what=what)
@@ -135,5 +138,5 @@ def search_range(since: object | None, until: object | None) -> tuple[datetime |
     before until) rather than answer that nothing was found."""
     start, end = parse_range(since, until)
     if start is not None and end is not None and end <= start:
-        raise MemrepoError(texts.SEARCH_EMPTY_RANGE.format(since=since, until=until))
+        raise MemrepoError(SEARCH_EMPTY_RANGE.format(since=since, until=until))
     return start, end

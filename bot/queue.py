@@ -48,11 +48,19 @@ from rq.executions import Execution
 from rq.job import Job, get_current_job
 from rq.serializers import JSONSerializer
 
-from bot import texts
 from bot.backoff import Backoff, poll
 from bot.contracts import is_object_name
 from bot.redis_keys import delivery_key, job_state_keys, repo_key
 from bot.settings import is_repo_name
+
+# The integrator's jobs (bot/queue.py): a pull request's job key.
+QUEUE_BAD_NUMBER = "not a pull request number: {value!r}"
+# What a worker refuses to run (bot/queue.py: refusal), logged as JOB_REFUSED.
+JOB_REFUSED = "job {job} refused, nothing of it was run: {reason}"
+JOB_NOT_JSON = "its data is not JSON (a pickled job, or not one rq wrote for memrepo)"
+JOB_NOT_OURS = "{func!r} is not one of memrepo's job functions ({allowed})"
+JOB_HOOKS = "it asks for callbacks or webhooks, which memrepo's jobs never have"
+JOB_BAD_ARGUMENTS = "{func} takes exactly ({expected}) as JSON, not what the job holds"
 
 log = logging.getLogger("memrepo.queue")
 
@@ -123,7 +131,7 @@ def job_key(repo: str, number: int) -> str:
     """The rq job id of `integrate(repo, number)`: the pull request key, e.g.
     `integrate-alice_2Fmemory-12` for alice/memory#12 (rq forbids ':', '/', '#')."""
     if isinstance(number, bool) or not 1 <= int(number) <= MAX_NUMBER:
-        raise ValueError(texts.QUEUE_BAD_NUMBER.format(value=number))
+        raise ValueError(QUEUE_BAD_NUMBER.format(value=number))
     return f"integrate-{_escape(repo_key(repo))}-{int(number)}"
 
 
@@ -356,16 +364,16 @@ def _fits(kind: str, value: object) -> bool:
 def refusal(job: JobFacts) -> str | None:
     """Why a worker must not run `job` (None: it is one of ours, with the arguments it takes)."""
     if not job.readable:
-        return texts.JOB_NOT_JSON
+        return JOB_NOT_JSON
     if not isinstance(job.func_name, str) or job.func_name not in ALLOWED or job.instance:
-        return texts.JOB_NOT_OURS.format(func=str(job.func_name)[:200], allowed=", ".join(sorted(ALLOWED)))
+        return JOB_NOT_OURS.format(func=str(job.func_name)[:200], allowed=", ".join(sorted(ALLOWED)))
     if job.callbacks or job.webhooks:
-        return texts.JOB_HOOKS
+        return JOB_HOOKS
     kinds = ARGUMENTS[job.func_name]
     args = job.args
     if job.kwargs or not isinstance(args, list | tuple) or len(args) != len(kinds) or \
             not all(_fits(kind, value) for kind, value in zip(kinds, args, strict=True)):
-        return texts.JOB_BAD_ARGUMENTS.format(func=job.func_name, expected=", ".join(kinds))
+        return JOB_BAD_ARGUMENTS.format(func=job.func_name, expected=", ".join(kinds))
     return None
 
 
@@ -434,12 +442,12 @@ class Worker(RqWorker):
         reason = refusal(job_facts(job))
         if reason is None:
             return super().perform_job(job, queue, execution)
-        log.error(texts.JOB_REFUSED.format(job=job.id, reason=reason))
+        log.error(JOB_REFUSED.format(job=job.id, reason=reason))
         job.retries_left = None  # refused once, refused every time: no retry
         job.webhooks = []
         with self.connection.pipeline() as pipeline:
             pipeline.lrem(queue.intermediate_queue_key, 1, job.id)  # what prepare_job_execution would do
             pipeline.execute()
         self.handle_job_failure(job, queue, started_job_registry=queue.started_job_registry,
-                                exc_string=texts.JOB_REFUSED.format(job=job.id, reason=reason), execution=execution)
+                                exc_string=JOB_REFUSED.format(job=job.id, reason=reason), execution=execution)
         return False

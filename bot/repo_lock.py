@@ -46,7 +46,7 @@ class RepoLock:
     def __init__(self, redis: Redis, repo: str, ttl: float, *, wait: float | None = None,
                  renew_every: float | None = None) -> None:
         if ttl <= 0:
-            raise ValueError(texts.REPO_LOCK_BAD_TTL)
+            raise ValueError("ttl must be positive")
         self.redis = redis
         self.repo = repo
         self.key = lock_key(repo)

@@ -19,8 +19,22 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-from bot import texts
 from bot.errors import MemrepoError
+
+# Service settings from the environment (bot/settings.py).
+SETTING_MISSING = "{name} is not set; the integrator's services read their configuration from the environment"
+SETTINGS_MISSING = (
+    "{names} and {last} are not set; the integrator's services read their configuration from the environment"
+)
+SETTING_BAD_REDIS_URL = (
+    "{name} must be a Redis URL such as redis://localhost:6379/0 (or rediss://..., unix://...), found {value!r}"
+)
+SETTING_BAD_REPOS = (
+    "{name} must be * (any installed repository) or a comma-separated list of owner/name, found {value!r}"
+)
+SETTING_NOT_POSITIVE = "{name} must be a positive number of seconds, found {value!r}"
+SETTING_NOT_BOOLEAN = "{name} must be 1 or 0 (true/false, yes/no, on/off), found {value!r}"
+SETTING_NOT_A_LIMIT = "{name} must be a positive number of requests, found {value!r}"
 
 REDIS_URL = "REDIS_URL"
 WEBHOOK_SECRET = "MEMREPO_WEBHOOK_SECRET"
@@ -68,13 +82,13 @@ class Settings:
     def __post_init__(self) -> None:
         check_redis_url(self.redis_url)
         if not self.webhook_secret:
-            raise MemrepoError(texts.SETTING_MISSING.format(name=WEBHOOK_SECRET))
+            raise MemrepoError(SETTING_MISSING.format(name=WEBHOOK_SECRET))
         if not self.agent_token:
-            raise MemrepoError(texts.SETTING_MISSING.format(name=AGENT_TOKEN))
+            raise MemrepoError(SETTING_MISSING.format(name=AGENT_TOKEN))
         if self.repos is not None:
             object.__setattr__(self, "repos", frozenset(r.lower() for r in self.repos))
         if self.heartbeat_seconds <= 0:
-            raise MemrepoError(texts.SETTING_NOT_POSITIVE.format(name=HEARTBEAT, value=self.heartbeat_seconds))
+            raise MemrepoError(SETTING_NOT_POSITIVE.format(name=HEARTBEAT, value=self.heartbeat_seconds))
 
     def accepts(self, repo: str) -> bool:
         """Whether deliveries for `repo` (owner/name, any case) are acted on."""
@@ -138,9 +152,9 @@ def combined(errors: Sequence[MemrepoError]) -> MemrepoError:
     others = list(dict.fromkeys(str(e) for e in errors if not e.details.get("missing")))
     said = []
     if len(names) == 1:
-        said.append(texts.SETTING_MISSING.format(name=names[0]))
+        said.append(SETTING_MISSING.format(name=names[0]))
     elif names:
-        said.append(texts.SETTINGS_MISSING.format(names=", ".join(names[:-1]), last=names[-1]))
+        said.append(SETTINGS_MISSING.format(names=", ".join(names[:-1]), last=names[-1]))
     return MemrepoError("; ".join(said + others), problems=list(errors))
 
 
@@ -148,7 +162,7 @@ def require(env: Mapping[str, str], name: str) -> str:
     """The non-blank value of `name`, or a MemrepoError saying it must be set."""
     found = value(name, env)
     if not found:
-        raise MemrepoError(texts.SETTING_MISSING.format(name=name), missing=name)
+        raise MemrepoError(SETTING_MISSING.format(name=name), missing=name)
     return found
 
 
@@ -161,9 +175,9 @@ def redis_url_from_env(environ: Mapping[str, str] | None = None) -> str:
 
 def check_redis_url(url: str) -> None:
     if not url:
-        raise MemrepoError(texts.SETTING_MISSING.format(name=REDIS_URL), missing=REDIS_URL)
+        raise MemrepoError(SETTING_MISSING.format(name=REDIS_URL), missing=REDIS_URL)
     if urlsplit(url).scheme not in REDIS_SCHEMES:
-        raise MemrepoError(texts.SETTING_BAD_REDIS_URL.format(name=REDIS_URL, value=url))
+        raise MemrepoError(SETTING_BAD_REDIS_URL.format(name=REDIS_URL, value=url))
 
 
 def parse_repos(text: str) -> frozenset[str] | None:
@@ -173,13 +187,13 @@ def parse_repos(text: str) -> frozenset[str] | None:
         return None
     bad = [item for item in items if not is_repo_name(item)]
     if bad:
-        raise MemrepoError(texts.SETTING_BAD_REPOS.format(name=REPOS, value=bad[0]))
+        raise MemrepoError(SETTING_BAD_REPOS.format(name=REPOS, value=bad[0]))
     return frozenset(item.lower() for item in items)
 
 
 def positive_setting(env: Mapping[str, str], name: str, default: float) -> float:
     """A positive, finite number from the environment (`default` when unset); else a start-up error."""
-    return positive_number(name, env, default=default, error=texts.SETTING_NOT_POSITIVE)
+    return positive_number(name, env, default=default, error=SETTING_NOT_POSITIVE)
 
 
 # ------------------------------------------------------------------ the forge, the workers, the folders
@@ -311,10 +325,10 @@ def github_app(environ: Mapping[str, str] | None = None) -> tuple[str, str] | No
         try:
             key = Path(key_file).expanduser().read_text()
         except OSError as exc:
-            raise MemrepoError(texts.INTEGRATOR_APP_KEY_UNREADABLE.format(
-                name=APP_KEY_FILE, path=key_file, error=exc.strerror or exc)) from None
+            raise MemrepoError(
+                f"{APP_KEY_FILE} names {key_file}, which cannot be read ({exc.strerror or exc})") from None
     if not key.strip():
-        raise MemrepoError(texts.SETTING_MISSING.format(name=f"{APP_KEY} (or {APP_KEY_FILE})"))
+        raise MemrepoError(SETTING_MISSING.format(name=f"{APP_KEY} (or {APP_KEY_FILE})"))
     return app_id, key
 
 
@@ -363,8 +377,8 @@ def access_ttl(default: float, maximum: float, environ: Mapping[str, str] | None
     env = _env(environ)
     ttl = positive_setting(env, ACCESS_TTL, default)
     if ttl > maximum:
-        raise MemrepoError(texts.SETTING_NOT_POSITIVE.format(name=ACCESS_TTL, value=env.get(ACCESS_TTL)) +
-                           texts.SETTING_AT_MOST.format(limit=maximum))
+        raise MemrepoError(SETTING_NOT_POSITIVE.format(name=ACCESS_TTL, value=env.get(ACCESS_TTL)) +
+                           f" (at most {maximum:g})")
     return ttl
 
 
@@ -382,7 +396,7 @@ def boolean(name: str, environ: Mapping[str, str] | None = None, *, default: boo
         return True
     if found.lower() in FALSE_WORDS:
         return False
-    raise MemrepoError(texts.SETTING_NOT_BOOLEAN.format(name=name, value=found))
+    raise MemrepoError(SETTING_NOT_BOOLEAN.format(name=name, value=found))
 
 
 def merge_by_push(environ: Mapping[str, str] | None = None) -> bool:
@@ -397,6 +411,6 @@ def budget_limits(defaults: tuple[float, float, float, float],
     MEMREPO_WRITES_PER_MINUTE, MEMREPO_WRITES_PER_HOUR, MEMREPO_POINTS_PER_MINUTE and
     MEMREPO_READS_PER_HOUR, each a positive number (`defaults` when unset)."""
     names = (WRITES_PER_MINUTE, WRITES_PER_HOUR, POINTS_PER_MINUTE, READS_PER_HOUR)
-    found = [positive_number(name, environ, default=default, error=texts.SETTING_NOT_A_LIMIT)
+    found = [positive_number(name, environ, default=default, error=SETTING_NOT_A_LIMIT)
              for name, default in zip(names, defaults, strict=True)]
     return found[0], found[1], found[2], found[3]

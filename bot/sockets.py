@@ -13,8 +13,10 @@ from __future__ import annotations
 import errno
 import socket
 
-from bot import texts
 from bot.errors import MemrepoError
+
+# The one TCP bind (bot/sockets.py).
+SERVE_CANNOT_BIND = "cannot listen on {host}:{port}: {error}"
 
 
 def bound(host: str, port: int, *, reuse: bool = True) -> socket.socket:
@@ -22,7 +24,7 @@ def bound(host: str, port: int, *, reuse: bool = True) -> socket.socket:
     gunicorn) bind. Raises OSError (a host that does not resolve, or a port out of range,
     which getaddrinfo would quietly wrap around, included)."""
     if not 0 <= port <= 65535:
-        raise OSError(errno.EINVAL, texts.PORT_OUT_OF_RANGE.format(port=port))
+        raise OSError(errno.EINVAL, f"port {port} is not from 0 to 65535")
     family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
@@ -44,7 +46,7 @@ def listen(host: str, port: int, backlog: int = 128) -> socket.socket:
     except OSError as exc:
         if sock is not None:
             sock.close()
-        raise MemrepoError(texts.SERVE_CANNOT_BIND.format(host=host, port=port,
+        raise MemrepoError(SERVE_CANNOT_BIND.format(host=host, port=port,
                                                              error=exc.strerror or str(exc))) from None
     return sock
 

@@ -75,21 +75,6 @@ class Text(str):
         return _COUNTING.vformat(self, args, kwargs)
 
 
-# The policy file (.memrepo/config.yml); shown after "path: ".
-POLICY_NOT_POSITIVE = "'{key}' must be a positive whole number, found {value!r}"
-POLICY_NOT_CHOICE = "'{key}' must be one of {choices}, found {value!r}"
-POLICY_NOT_SECTION = "'{key}' must be a mapping, found {kind}"
-POLICY_NOT_BOOL = "'{key}' must be true or false, found {value!r}"
-POLICY_NOT_TEXT = "'{key}' must be text, found {kind}"
-POLICY_BAD_YAML = "not valid YAML: {problem}"
-YAML_DUPLICATE_KEY = "the key '{key}' appears more than once (keep one)"
-POLICY_NOT_MAPPING = "must be a mapping of keys to values, found {kind}"
-POLICY_UNKNOWN_KEY = "unknown key '{key}' (allowed: {allowed})"
-POLICY_PROTECTED = "'protected' must be a list of path patterns such as system/persona.md"
-POLICY_TRUSTED_SOURCES = (
-    "trusted_sources must be a list of tool sources such as 'tool:calculator' (tool results the agent may "
-    "act on without a person's review; external:... sources are never trusted)"
-)
 
 # A bug, as the CLI and `memrepo demo` report it.
 INTERNAL_ERROR = (
@@ -97,27 +82,12 @@ INTERNAL_ERROR = (
     "Run again with MEMREPO_DEBUG=1 to see where it happened."
 )
 
-# JSON from outside (bot/bounded_json.py).
-JSON_TOO_DEEP = "{what} nests arrays and objects deeper than {limit} levels, more than memrepo reads"
 
-# Ids (bot/contracts.py): an id names a file, so it is checked before anything is stored.
-TRANSCRIPT_ID_TYPE = "{field} must be text, found {kind}"
-TRANSCRIPT_ID_BAD = (
-    "{field} {value!a} is not valid: use 1-{limit} ASCII letters, digits, '.', '_' or '-', starting "
-    "with a letter or digit and without '..' (it names a file)"
-)
-DREAM_ID_BAD = "not a dream id: {value!r}"
 
-# Dates and ranges (bot/dates.py), for every --since, --until and `at`.
-SEARCH_EMPTY_RANGE = "since {since} is not before until {until}; nothing can match"
 HISTORY_DATE_FORMS = (
     "YYYY-MM-DD (00:00 UTC that day), YYYY-MM-DDTHH:MM[:SS[.ffffff]] (UTC), either followed by Z or an offset "
     "such as +02:00, or @SECONDS (Unix time)"
 )
-HISTORY_BAD_DATE = "cannot read {value!r} as a date; use {forms}"
-HISTORY_BAD_DATE_REASON = "cannot read {value!r} as a date ({reason}); use {forms}"
-HISTORY_DATE_OUT_OF_RANGE = "out of range"
-HISTORY_BAD_ZONE = "the zone {zone} is not an offset from UTC"
 
 # Claude's memory tool (bot/anthropic_memory.py). A successful call answers in the words of the
 # SDK's own file-backed memory tool, which Claude's memory tool is trained on, followed by
@@ -126,64 +96,14 @@ ANTHROPIC_SDK_MISSING = (
     "the Anthropic SDK is not installed ({problem}); install memrepo with its extra: "
     "pip install 'memrepo[anthropic]'"
 )
-ANTHROPIC_VIEW_FILE = "Here's the content of {path} with line numbers:\n{content}"
-ANTHROPIC_VIEW_FOLDER = "Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:"
-ANTHROPIC_CREATED = "File created successfully at: {path}"
-ANTHROPIC_REPLACED = (
-    "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n{snippet}"
-)
-ANTHROPIC_EDITED = "The file {path} has been edited."
-ANTHROPIC_DELETED = "Successfully deleted {path}"
-ANTHROPIC_RENAMED = "Successfully renamed {old} to {new}"
-ANTHROPIC_UNKNOWN_COMMAND = (
-    "unknown memory command {command!r}; the memory tool has view, create, str_replace, insert, delete and rename"
-)
-ANTHROPIC_NO_CLEAR_ALL = (
-    "memory is a reviewed git repository and is never cleared at once; delete files one by one (each deletion "
-    "is a commit a person can see and revert)"
-)
 
-# Service settings from the environment (bot/settings.py).
-SETTING_MISSING = "{name} is not set; the integrator's services read their configuration from the environment"
-SETTINGS_MISSING = (
-    "{names} and {last} are not set; the integrator's services read their configuration from the environment"
-)
-SETTING_BAD_REDIS_URL = (
-    "{name} must be a Redis URL such as redis://localhost:6379/0 (or rediss://..., unix://...), found {value!r}"
-)
-SETTING_BAD_REPOS = (
-    "{name} must be * (any installed repository) or a comma-separated list of owner/name, found {value!r}"
-)
-SETTING_NOT_POSITIVE = "{name} must be a positive number of seconds, found {value!r}"
-SETTING_AT_MOST = " (at most {limit:g})"
-SETTING_NOT_BOOLEAN = "{name} must be 1 or 0 (true/false, yes/no, on/off), found {value!r}"
-SETTING_NOT_A_LIMIT = "{name} must be a positive number of requests, found {value!r}"
-INTEGRATOR_APP_KEY_UNREADABLE = "{name} names {path}, which cannot be read ({error})"
 
 # One integrator per repository (bot/repo_lock.py).
 REPO_LOCK_BUSY = "another integrator has held the lock on {repo} for over {seconds:g}s; try again later"
-REPO_LOCK_BAD_TTL = "ttl must be positive"
 
-# The integrator's jobs (bot/queue.py): a pull request's job key.
-QUEUE_BAD_NUMBER = "not a pull request number: {value!r}"
-# What a worker refuses to run (bot/queue.py: refusal), logged as JOB_REFUSED.
-JOB_REFUSED = "job {job} refused, nothing of it was run: {reason}"
-JOB_NOT_JSON = "its data is not JSON (a pickled job, or not one rq wrote for memrepo)"
-JOB_NOT_OURS = "{func!r} is not one of memrepo's job functions ({allowed})"
-JOB_HOOKS = "it asks for callbacks or webhooks, which memrepo's jobs never have"
-JOB_BAD_ARGUMENTS = "{func} takes exactly ({expected}) as JSON, not what the job holds"
 
-# Backoff schedules (bot/backoff.py), which our own code builds.
-BACKOFF_BAD_SCHEDULE = "not a backoff schedule: {schedule!r}"
-BACKOFF_BAD_STEP = "n must be >= 0"
 
-# The cache of the forge's access verdicts (bot/access.py), as a server configures it.
-ACCESS_BAD_TTL = "ttl must be in (0, {limit:g}] seconds, found {ttl!r}"
-ACCESS_BAD_MAX_ENTRIES = "max_entries must be at least 1, found {value!r}"
 
-# The one TCP bind (bot/sockets.py).
-SERVE_CANNOT_BIND = "cannot listen on {host}:{port}: {error}"
-PORT_OUT_OF_RANGE = "port {port} is not from 0 to 65535"
 
 # A memory with no remote, to an agent that wanted a pull request (memrepo tool, memrepo mcp).
 CONNECT_HINT = "A person connects one with `memrepo repository set <url> --repo {root}`; then retry the edit."

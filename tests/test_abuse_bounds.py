@@ -28,16 +28,21 @@ from pathlib import Path
 import pytest
 import requests
 
-from bot import texts as shared_texts
-from bot.bounded_json import MAX_DEPTH
+from bot.bounded_json import JSON_TOO_DEEP, MAX_DEPTH
 from bot.claude_code import hook, install
-from bot.claude_code import texts as cc_texts
-from bot.claude_code.hook import HOOK_MODULE
+from bot.claude_code.hook import HOOK_BAD_INPUT, HOOK_INPUT_TOO_LONG, HOOK_MODULE
 from bot.errors import MemrepoError
 from bot.memfs.store.repo import MemoryRepo
-from bot.notify import texts
 from bot.notify.events import HeadEvent
-from bot.notify.follower import MAX_EVENT_LINE, READ_SIZE, HeadSubscriber, SSEDecoder, SSEMessage, bounded_chunks
+from bot.notify.follower import (
+    MAX_EVENT_LINE,
+    READ_SIZE,
+    SUBSCRIBER_EVENT_TOO_LONG,
+    HeadSubscriber,
+    SSEDecoder,
+    SSEMessage,
+    bounded_chunks,
+)
 from tests.waiting import wait_until
 
 HUGE = 20 * 1024 * 1024  # bytes in the hostile line: far beyond the bound, small enough to send in a second
@@ -158,7 +163,7 @@ def test_follow_survives_a_20_mb_line_in_bounded_memory_and_reads_the_next_event
     finally:
         tracemalloc.stop()
     assert peak < PEAK, f"reading 20 MB peaked at {peak} bytes"
-    said = texts.SUBSCRIBER_EVENT_TOO_LONG.format(url=hostile.url, limit=MAX_EVENT_LINE)
+    said = SUBSCRIBER_EVENT_TOO_LONG.format(url=hostile.url, limit=MAX_EVENT_LINE)
     assert [r.getMessage() for r in caplog.records if "longer than" in r.getMessage()] == [said]
 
 
@@ -175,7 +180,7 @@ def nested(depth: int) -> str:
 def test_a_hook_given_deep_json_refuses_in_one_line(event: str, body: str, memory: MemoryRepo) -> None:
     done = subprocess.run([sys.executable, "-m", HOOK_MODULE, event, "--repo", str(memory.root)], input=body,
                           capture_output=True, text=True, timeout=60)
-    said = cc_texts.HOOK_BAD_INPUT.format(problem=shared_texts.JSON_TOO_DEEP.format(what="the hook input",
+    said = HOOK_BAD_INPUT.format(problem=JSON_TOO_DEEP.format(what="the hook input",
                                                                                     limit=MAX_DEPTH))
     assert (done.returncode, done.stdout, done.stderr) == (1, "", said + "\n")
 
@@ -185,8 +190,8 @@ def test_hook_input_past_its_bound_is_refused_unread(monkeypatch: pytest.MonkeyP
     body = json.dumps({"session_id": "s", "prompt": "p" * 1000})
     with pytest.raises(SystemExit) as refused:
         hook.read_input(io.StringIO(body))
-    assert str(refused.value) == cc_texts.HOOK_BAD_INPUT.format(
-        problem=cc_texts.HOOK_INPUT_TOO_LONG.format(limit=1000))
+    assert str(refused.value) == HOOK_BAD_INPUT.format(
+        problem=HOOK_INPUT_TOO_LONG.format(limit=1000))
     assert hook.read_input(io.StringIO('{"prompt": "' + "[{" * 40 + '"}')) == {"prompt": "[{" * 40}
 
 

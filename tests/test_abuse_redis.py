@@ -38,11 +38,14 @@ from rq import Callback, Queue
 from rq.job import Job
 from rq.serializers import JSONSerializer
 
-from bot import texts
 from bot.queue import (
     ALLOWED,
     INTEGRATE,
     INTEGRATE_COMMIT,
+    JOB_BAD_ARGUMENTS,
+    JOB_HOOKS,
+    JOB_NOT_JSON,
+    JOB_NOT_OURS,
     QUEUE,
     RECONCILE,
     WAKE,
@@ -326,19 +329,19 @@ def said_as(template: str) -> re.Pattern[str]:
     (facts(INTEGRATE_COMMIT, [REPO, "0" * 40]), None),
     (facts(RECONCILE, [REPO]), None),
     (facts(WAKE, [REPO, 7]), None),
-    (facts("os.system", ["touch x"]), texts.JOB_NOT_OURS),
-    (facts("bot.integrator.jobs.integrate_", [REPO, 1]), texts.JOB_NOT_OURS),
-    (facts(None, [], readable=False), texts.JOB_NOT_JSON),
-    (facts(INTEGRATE, [REPO, "12"]), texts.JOB_BAD_ARGUMENTS),
-    (facts(INTEGRATE, [REPO, True]), texts.JOB_BAD_ARGUMENTS),
-    (facts(INTEGRATE, [REPO, 0]), texts.JOB_BAD_ARGUMENTS),
-    (facts(INTEGRATE, [REPO]), texts.JOB_BAD_ARGUMENTS),
-    (facts(INTEGRATE, ["../../etc", 1]), texts.JOB_BAD_ARGUMENTS),
-    (facts(INTEGRATE_COMMIT, [REPO, "HEAD"]), texts.JOB_BAD_ARGUMENTS),
-    (facts(RECONCILE, [REPO], kwargs={"context": None}), texts.JOB_BAD_ARGUMENTS),
-    (facts(RECONCILE, [REPO], instance=True), texts.JOB_NOT_OURS),
-    (facts(RECONCILE, [REPO], callbacks=("os.system",)), texts.JOB_HOOKS),
-    (facts(RECONCILE, [REPO], webhooks=True), texts.JOB_HOOKS),
+    (facts("os.system", ["touch x"]), JOB_NOT_OURS),
+    (facts("bot.integrator.jobs.integrate_", [REPO, 1]), JOB_NOT_OURS),
+    (facts(None, [], readable=False), JOB_NOT_JSON),
+    (facts(INTEGRATE, [REPO, "12"]), JOB_BAD_ARGUMENTS),
+    (facts(INTEGRATE, [REPO, True]), JOB_BAD_ARGUMENTS),
+    (facts(INTEGRATE, [REPO, 0]), JOB_BAD_ARGUMENTS),
+    (facts(INTEGRATE, [REPO]), JOB_BAD_ARGUMENTS),
+    (facts(INTEGRATE, ["../../etc", 1]), JOB_BAD_ARGUMENTS),
+    (facts(INTEGRATE_COMMIT, [REPO, "HEAD"]), JOB_BAD_ARGUMENTS),
+    (facts(RECONCILE, [REPO], kwargs={"context": None}), JOB_BAD_ARGUMENTS),
+    (facts(RECONCILE, [REPO], instance=True), JOB_NOT_OURS),
+    (facts(RECONCILE, [REPO], callbacks=("os.system",)), JOB_HOOKS),
+    (facts(RECONCILE, [REPO], webhooks=True), JOB_HOOKS),
 ])
 def test_which_jobs_the_worker_runs(job: JobFacts, problem: str | None) -> None:
     found = refusal(job)
@@ -353,7 +356,7 @@ def test_no_function_outside_the_allow_list_is_run(name: str) -> None:
     found = refusal(facts(name, [REPO, 1]))
     assert (found is None) == (name in (INTEGRATE, WAKE))  # the two that take (repo, number)
     if name not in ALLOWED:
-        assert found == texts.JOB_NOT_OURS.format(func=name[:200], allowed=", ".join(sorted(ALLOWED)))
+        assert found == JOB_NOT_OURS.format(func=name[:200], allowed=", ".join(sorted(ALLOWED)))
         assert "\n" not in found  # one log line, whatever the name holds
 
 

@@ -20,8 +20,13 @@ from pathlib import Path
 import pytest
 
 from bot.claude_code import hook, turn_end
-from bot.claude_code import texts as cc_texts
-from bot.claude_code.transcript import NAMED_ENV, project_folder_name, transcript_problem
+from bot.claude_code.transcript import (
+    NAMED_ENV,
+    TRANSCRIPT_ELSEWHERE,
+    TRANSCRIPT_NOT_A_SESSION,
+    project_folder_name,
+    transcript_problem,
+)
 from bot.memfs.store.repo import MemoryRepo
 from bot.transcript import TranscriptStore
 from tests.claude_code_conformance.claude import binary
@@ -77,7 +82,7 @@ def stored(home: Path) -> list[str]:
 
 
 def refused_for(path: Path | str, folder: Path) -> str:
-    return cc_texts.TRANSCRIPT_ELSEWHERE.format(path=path, folder=folder, env=NAMED_ENV)
+    return TRANSCRIPT_ELSEWHERE.format(path=path, folder=folder, env=NAMED_ENV)
 
 
 def test_a_stop_hook_given_another_projects_transcript_imports_nothing(memory: MemoryRepo, claude: Path,
@@ -115,7 +120,7 @@ def test_a_link_in_the_project_folder_to_another_projects_session_is_refused(cla
 
 @pytest.mark.parametrize("path", ["relative/s.jsonl", "/etc/passwd", "/tmp/s.json"])
 def test_what_is_no_session_file_is_refused(path: str, claude: Path) -> None:
-    assert transcript_problem(path, "/work/my_app", os.environ) == cc_texts.TRANSCRIPT_NOT_A_SESSION.format(
+    assert transcript_problem(path, "/work/my_app", os.environ) == TRANSCRIPT_NOT_A_SESSION.format(
         path=path)
 
 

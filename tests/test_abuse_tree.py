@@ -24,7 +24,7 @@ from bot.memfs import sync
 from bot.memfs.clone import clone_repository
 from bot.memfs.create import init_repository
 from bot.memfs.format import paths, validate
-from bot.memfs.format import texts as say
+from bot.memfs.format.paths import PATH_BAD_MODE, PATH_EXECUTABLE, PATH_IS_LINK, PATH_IS_SUBMODULE
 from bot.memfs.store import checks
 from bot.memfs.store.repo import (
     ATTRIBUTES_LINE,
@@ -45,10 +45,10 @@ BLOCK = f"{ATTRIBUTES_MARK}\n{ATTRIBUTES_LINE}\n"
 # ------------------------------------------------------------------------------ the pure rules
 @pytest.mark.parametrize(("mode", "problem"), [
     (0o100644, None),
-    (0o100755, say.PATH_EXECUTABLE),
-    (0o120000, say.PATH_IS_LINK),
-    (0o160000, say.PATH_IS_SUBMODULE),
-    (0o100600, say.PATH_BAD_MODE.format(mode="100600")),
+    (0o100755, PATH_EXECUTABLE),
+    (0o120000, PATH_IS_LINK),
+    (0o160000, PATH_IS_SUBMODULE),
+    (0o100600, PATH_BAD_MODE.format(mode="100600")),
 ])
 def test_a_written_path_is_judged_by_its_mode(mode: int, problem: str | None) -> None:
     data = b"---\ndescription: Who the person is.\n---\nPat.\n"
@@ -217,16 +217,16 @@ def test_validate_base_and_whole_tree_refuse_an_executable_bit(memory: MemoryRep
     git(memory.root, "update-index", "--chmod=+x", HUMAN)
     git(memory.root, "commit", "-q", "--no-verify", "-m", "chmod")
     code, out, err = run_cli(capsys, "validate", "--repo", str(memory.root), "--base", base)
-    assert code == 1 and f"{HUMAN} {say.PATH_EXECUTABLE}" in out, out + err
+    assert code == 1 and f"{HUMAN} {PATH_EXECUTABLE}" in out, out + err
     code, out, err = run_cli(capsys, "validate", "--repo", str(memory.root))
-    assert code == 1 and f"{HUMAN} {say.PATH_EXECUTABLE}" in out, out + err
+    assert code == 1 and f"{HUMAN} {PATH_EXECUTABLE}" in out, out + err
 
 
 @pytest.mark.parametrize(("make", "problem"), [
     (lambda root: (root / "reference").mkdir() or (root / "reference/passwd.md").symlink_to("/etc/passwd")
-     or git(root, "add", "-A"), say.PATH_IS_LINK),
+     or git(root, "add", "-A"), PATH_IS_LINK),
     (lambda root: git(root, "update-index", "--add", "--cacheinfo",
-                      f"160000,{git(root, 'rev-parse', 'HEAD').strip()},reference/other"), say.PATH_IS_SUBMODULE),
+                      f"160000,{git(root, 'rev-parse', 'HEAD').strip()},reference/other"), PATH_IS_SUBMODULE),
 ])
 def test_validate_base_refuses_links_and_gitlinks(memory: MemoryRepo, capsys, make, problem: str) -> None:  # type: ignore[no-untyped-def]
     base = memory.head_sha()
@@ -244,7 +244,7 @@ def test_checks_between_sees_a_mode_only_change(memory: MemoryRepo) -> None:
     git(memory.root, "commit", "-q", "--no-verify", "-m", "chmod")
     changes = checks.between(memory, base, "HEAD")
     assert changes.modes == {HUMAN: paths.EXECUTABLE_MODE}
-    assert [p.message for p in checks.check(memory, changes, base)] == [say.PATH_EXECUTABLE]
+    assert [p.message for p in checks.check(memory, changes, base)] == [PATH_EXECUTABLE]
 
 
 # ------------------------------------------------------------------------------ one answer about the config
@@ -339,11 +339,11 @@ def _edit_pull(world, branch: str, stage) -> tuple[int, str]:  # type: ignore[no
 
 
 @pytest.mark.parametrize(("stage", "problem"), [
-    (lambda clone: git(clone, "update-index", "--chmod=+x", HUMAN), say.PATH_EXECUTABLE),
+    (lambda clone: git(clone, "update-index", "--chmod=+x", HUMAN), PATH_EXECUTABLE),
     (lambda clone: (clone / "reference").mkdir(exist_ok=True) or (clone / "reference/p.md").symlink_to(
-        "/etc/passwd") or git(clone, "add", "-A"), say.PATH_IS_LINK),
+        "/etc/passwd") or git(clone, "add", "-A"), PATH_IS_LINK),
     (lambda clone: git(clone, "update-index", "--add", "--cacheinfo",
-                       f"160000,{git(clone, 'rev-parse', 'HEAD').strip()},reference/sub"), say.PATH_IS_SUBMODULE),
+                       f"160000,{git(clone, 'rev-parse', 'HEAD').strip()},reference/sub"), PATH_IS_SUBMODULE),
 ])
 def test_the_integrator_never_merges_a_mode_memory_may_not_hold(forge_world, stage, problem: str) -> None:  # type: ignore[no-untyped-def]
     before = forge_world.main_sha()

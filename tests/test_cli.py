@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 
 from bot import __version__, cli
-from bot.commands import texts as commands_texts
-from bot.memfs import texts as memfs_texts
+from bot.commands.log import LOG_EMPTY
+from bot.commands.validate import VALIDATE_OK
+from bot.memfs.create import INIT_COMMIT
 from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync import set_remote
-from bot.memfs.tool import texts as tool_texts
+from bot.memfs.tool.memory_tool import COMMITTED, NO_REMOTE_NOTE
 from tests.conftest import PERSON_EMAIL, PERSON_NAME, git
 from tests.conftest import run_cli as run
 
@@ -237,7 +238,7 @@ def test_errors_from_the_console_script(memory: MemoryRepo, tmp_path: Path) -> N
 def test_validate_fresh_repository(memory: MemoryRepo, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "validate", "--repo", str(memory.root))
     assert (code, err) == (0, "")
-    assert out == commands_texts.VALIDATE_OK.format(count=5) + "\n"
+    assert out == VALIDATE_OK.format(count=5) + "\n"
     assert out == "Memory is valid (5 files checked).\n"
 
 
@@ -285,14 +286,14 @@ def test_validate_paths_restrict_the_check(
     if code:
         assert out.splitlines() == ["Frontmatter validation failed:", *lines]
     else:
-        assert out == commands_texts.VALIDATE_OK.format(count=len(paths)) + "\n"
+        assert out == VALIDATE_OK.format(count=len(paths)) + "\n"
 
 
 def test_validate_staged_checks_only_the_index(broken: MemoryRepo, capsys: pytest.CaptureFixture[str]) -> None:
     root = str(broken.root)
     code, out, _ = run(capsys, "validate", "--repo", root, "--staged")
     assert code == 0, out  # broken files in the working tree only
-    assert out == commands_texts.VALIDATE_OK.format(count=0) + "\n"
+    assert out == VALIDATE_OK.format(count=0) + "\n"
 
     git(broken.root, "add", "system/x.md")
     code, out, _ = run(capsys, "validate", "--repo", root, "--staged")
@@ -307,13 +308,13 @@ def test_validate_staged_checks_only_the_index(broken: MemoryRepo, capsys: pytes
 
     git(broken.root, "add", "system/x.md")
     code, out, _ = run(capsys, "validate", "--repo", root, "--staged")
-    assert (code, out) == (0, commands_texts.VALIDATE_OK.format(count=1) + "\n")
+    assert (code, out) == (0, VALIDATE_OK.format(count=1) + "\n")
 
 
 def test_validate_staged_deletion(memory: MemoryRepo, capsys: pytest.CaptureFixture[str]) -> None:
     git(memory.root, "rm", "-q", HUMAN)
     code, out, _ = run(capsys, "validate", "--repo", str(memory.root), "--staged")
-    assert (code, out) == (0, commands_texts.VALIDATE_OK.format(count=1) + "\n")
+    assert (code, out) == (0, VALIDATE_OK.format(count=1) + "\n")
 
 
 def test_validate_base_checks_what_changed_since(memory: MemoryRepo, capsys: pytest.CaptureFixture[str]) -> None:
@@ -329,7 +330,7 @@ def test_validate_base_checks_what_changed_since(memory: MemoryRepo, capsys: pyt
     assert code == 1
     assert out == "Frontmatter validation failed:\n  system/bad.md: missing frontmatter (must start with ---)\n"
     code, out, _ = run(capsys, "validate", "--repo", str(root), "--base", "HEAD")
-    assert (code, out) == (0, commands_texts.VALIDATE_OK.format(count=0) + "\n")
+    assert (code, out) == (0, VALIDATE_OK.format(count=0) + "\n")
     # From the first commit, the bad file is among the changes; PATH restricts --base too.
     assert run(capsys, "validate", "--repo", str(root), "--base", "HEAD~2")[0] == 1
     assert run(capsys, "validate", "--repo", str(root), "--base", "HEAD~2", "reference")[0] == 0
@@ -344,8 +345,8 @@ def test_tool_commits_one_change_as_the_agent(memory: MemoryRepo, capsys: pytest
     assert (code, err) == (0, "")
     head = memory.head_sha()
     assert head is not None
-    assert out == tool_texts.COMMITTED.format(sha=head[:12], message="Note tea",
-                                               note=tool_texts.NO_REMOTE_NOTE) + "\n"
+    assert out == COMMITTED.format(sha=head[:12], message="Note tea",
+                                               note=NO_REMOTE_NOTE) + "\n"
     assert commits(memory.root) == before + 1
     assert git(memory.root, "log", "-1", "--format=%an <%ae>|%cn <%ce>|%s").strip() == (
         "Ada <a1@agents.memrepo>|Ada <a1@agents.memrepo>|Note tea")
@@ -533,7 +534,7 @@ def test_log_shows_each_writer_role(history: MemoryRepo, capsys: pytest.CaptureF
         ("dreamer", "memrepo dreamer", "Consolidate a conversation"),
         ("human", PERSON_NAME, "Describe the team"),
         ("agent", "Ada", "Note tea"),
-        ("agent", "Ada", memfs_texts.INIT_COMMIT),  # init commits as the memory's agent
+        ("agent", "Ada", INIT_COMMIT),  # init commits as the memory's agent
     ]
     shas = git(history.root, "log", "--format=%H").split()
     assert [r[0] for r in rows] == [sha[:10] for sha in shas]
@@ -548,9 +549,9 @@ def test_log_of_one_file(history: MemoryRepo, capsys: pytest.CaptureFixture[str]
     code, out, _ = run(capsys, "log", "--repo", str(history.root), "reference/team")
     assert [r[4] for r in log_rows(out)] == ["Merge pull request #3", "Describe the team"]
     code, out, _ = run(capsys, "log", "--repo", str(history.root), HUMAN)
-    assert [r[4] for r in log_rows(out)] == ["Note tea", memfs_texts.INIT_COMMIT]
+    assert [r[4] for r in log_rows(out)] == ["Note tea", INIT_COMMIT]
     code, out, _ = run(capsys, "log", "--repo", str(history.root), "reference/never.md")
-    assert (code, out) == (0, commands_texts.LOG_EMPTY.format(path="reference/never.md") + "\n")
+    assert (code, out) == (0, LOG_EMPTY.format(path="reference/never.md") + "\n")
 
 
 def test_log_max_count(history: MemoryRepo, capsys: pytest.CaptureFixture[str]) -> None:

@@ -259,7 +259,7 @@ def test_a_prompt_where_nothing_moved_imports_no_compiler(memory: MemoryRepo, tm
     done = subprocess.run([sys.executable, "-c", probe, str(memory.root), str(tmp_path)], capture_output=True,
                           text=True)
     loaded = ("0 ['bot.claude_code', 'bot.claude_code.hook', 'bot.claude_code.state', 'bot.codex', 'bot.codex.hook', "
-              "'bot.codex.state', 'bot.codex.texts', 'bot.memfs', 'bot.memfs.store', 'bot.memfs.store.refs']")
+              "'bot.codex.state', 'bot.memfs', 'bot.memfs.store', 'bot.memfs.store.refs']")
     assert done.stdout.split("\n")[0] == loaded, done.stderr
 
 

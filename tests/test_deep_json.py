@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from bot import texts as shared_texts
-from bot.bounded_json import MAX_DEPTH, TooDeepError, loads_bounded, nesting_depth, too_deep
+from bot.bounded_json import JSON_TOO_DEEP, MAX_DEPTH, TooDeepError, loads_bounded, nesting_depth, too_deep
 from bot.dream.cursor import CursorError, parse_cursor
 from bot.dream.state import parse_state
 from bot.dream.strategies.llm import parse_answer
@@ -42,7 +41,7 @@ def deep_call(depth: int = DEEP) -> str:
 
 
 def too_deep_said(what: str) -> str:
-    return shared_texts.JSON_TOO_DEEP.format(what=what, limit=MAX_DEPTH)
+    return JSON_TOO_DEEP.format(what=what, limit=MAX_DEPTH)
 
 
 def refused(code: int, out: str, err: str, words: str) -> None:

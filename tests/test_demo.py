@@ -22,7 +22,7 @@ import github
 import pytest
 
 from bot import cli, demo
-from bot.demo import texts as demo_texts
+from bot.demo import DEMO_STEP_FAILED
 from bot.identity import INTEGRATOR, role_of
 from bot.pullrequest.provenance import parse_provenance
 from bot.serve.local import PORTS_FILE, ephemeral_range, recorded_port
@@ -256,7 +256,7 @@ def test_a_failed_step_makes_the_json_timeline_say_so_and_the_exit_code_1(
     timeline = json.loads(out)
     assert code == 1 and err == ""
     assert timeline["ok"] is False
-    assert timeline["error"] == demo_texts.DEMO_STEP_FAILED.format(what="the forge has the first commit")
+    assert timeline["error"] == DEMO_STEP_FAILED.format(what="the forge has the first commit")
     assert [(s["number"], s["ok"]) for s in timeline["steps"]] == [(1, False)]
 
 

@@ -19,7 +19,7 @@ from flask.testing import FlaskClient
 from mcp import Client
 
 from bot import identity
-from bot.commands import texts as commands_texts
+from bot.commands.localhub import LOCALHUB_BAD_REPOSITORY
 from bot.contracts import dream_id_of_branch, is_dream_id
 from bot.errors import MemrepoError
 from bot.mcp.server import MemoryServer, Options
@@ -34,9 +34,8 @@ from tests.conftest import run_cli
 from tests.test_event_stream import ReceiverServer, receiver  # noqa: F401
 from tests.test_mcp import serve, text
 from tests.test_webhook_receiver import REPO, deliver, make_settings, push
-from webhooks import texts as receiver_texts
 from webhooks.intake import create_app
-from webhooks.intake.routing import route
+from webhooks.intake.routing import WEBHOOK_BAD_PAYLOAD, route
 
 CYRILLIC = str.maketrans("aceopx", "асеорх")  # each the Latin letter's twin
 FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
@@ -178,7 +177,7 @@ def test_init_refuses_each_lookalike_agent(tmp_path: Path, capsys: pytest.Captur
 def test_localhub_create_repo_refuses_each_lookalike(capsys: pytest.CaptureFixture[str]) -> None:
     for bad in lookalikes("octo/memory"):
         code, out, err = run_cli(capsys, "localhub", "create-repo", bad, "--url", "http://127.0.0.1:1")
-        one_line_refusal(code, out, err, commands_texts.LOCALHUB_BAD_REPOSITORY.format(value=bad))
+        one_line_refusal(code, out, err, LOCALHUB_BAD_REPOSITORY.format(value=bad))
 
 
 # ------------------------------------------------------------------------------ through MCP
@@ -217,7 +216,7 @@ def test_a_push_whose_sha_ends_in_a_newline_is_400(client: FlaskClient) -> None:
     for bad in lookalikes(SHA):
         resp = deliver(client, "push", push(after=bad))
         assert resp.status_code == 400
-        assert resp.json == {"message": receiver_texts.WEBHOOK_BAD_PAYLOAD.format(event="push", field="after")}
+        assert resp.json == {"message": WEBHOOK_BAD_PAYLOAD.format(event="push", field="after")}
 
 
 def test_an_event_stream_path_ending_in_a_newline_is_no_stream(receiver: ReceiverServer) -> None:  # noqa: F811

@@ -14,13 +14,13 @@ import pytest
 import yaml
 
 from bot import ci_pin, config
-from bot.commands import texts as commands_texts
+from bot.commands.init import INIT_DONE
 from bot.config import DEFAULT_POLICY, Policy, parse_policy
 from bot.errors import MemrepoError
 from bot.memfs import create
-from bot.memfs import texts as memfs_texts
+from bot.memfs.create import INIT_COMMIT
 from bot.memfs.format import document, validate
-from bot.memfs.sync import texts as sync_texts
+from bot.memfs.sync.connect import REMOTE_SET_PUSHED
 from bot.templating import templates_root
 from tests.conftest import PERSON_EMAIL, git
 from tests.conftest import run_cli as run
@@ -51,7 +51,7 @@ def created(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     code, out, err = run(capsys, "init", str(root), "--agent-id", "a1", "--agent-name", "Ada")
     assert (code, err) == (0, ""), err
     head = git(root, "rev-parse", "HEAD").strip()
-    assert out == commands_texts.INIT_DONE.format(path=root.resolve(), agent_id="a1", commit=head[:12]) + "\n"
+    assert out == INIT_DONE.format(path=root.resolve(), agent_id="a1", commit=head[:12]) + "\n"
     return root
 
 
@@ -94,7 +94,7 @@ def test_init_git_state(created: Path) -> None:
     assert git(created, "symbolic-ref", "--short", "HEAD").strip() == "main"
     assert git(created, "config", "memrepo.agentId").strip() == "a1"
     assert git(created, "config", "memrepo.agentName").strip() == "Ada"
-    assert git(created, "log", "-1", "--format=%s").strip() == memfs_texts.INIT_COMMIT
+    assert git(created, "log", "-1", "--format=%s").strip() == INIT_COMMIT
     hook = created / ".git" / "hooks" / "pre-commit"
     assert hook.is_file() and os.access(hook, os.X_OK)
     assert "validate --staged" in hook.read_text()
@@ -269,7 +269,7 @@ def test_init_with_remote_pushes_main(
     head = git(root, "rev-parse", "HEAD").strip()
     assert git(bare_remote, "rev-parse", "main").strip() == head
     assert git(root, "remote", "get-url", "origin").strip() == str(bare_remote)
-    assert out.splitlines()[1] == sync_texts.REMOTE_SET_PUSHED.format(url=bare_remote, count=1)
+    assert out.splitlines()[1] == REMOTE_SET_PUSHED.format(url=bare_remote, count=1)
     assert git(root, "status", "--porcelain") == ""
 
 

@@ -13,8 +13,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.config import Policy
-from bot.integrator import texts as integrator_texts
-from bot.integrator.decide import approval_problem, approved, decide, on_default_branch
+from bot.integrator.decide import (
+    INTEGRATOR_REVIEW_BY_AUTHOR,
+    INTEGRATOR_REVIEW_BY_COMMIT_AUTHOR,
+    INTEGRATOR_REVIEW_BY_PUSHER,
+    INTEGRATOR_REVIEW_NOT_WRITER,
+    INTEGRATOR_REVIEW_PUSHER_UNKNOWN,
+    approval_problem,
+    approved,
+    decide,
+    on_default_branch,
+)
 from bot.integrator.state import Kind, PullState, Review
 from tests.test_integrator_decide import EDIT_REF, HEAD, REVIEW, approve, edit
 
@@ -32,17 +41,17 @@ def protected(**changes: Any) -> PullState:
     [
         ("pat", {"pushers": ("agent-1",)}, None),
         ("pat", {"pushers": ()}, None),
-        ("pat", {"pushers": ("agent-1", "pat")}, integrator_texts.INTEGRATOR_REVIEW_BY_PUSHER),
-        ("Pat", {"pushers": ("pat",)}, integrator_texts.INTEGRATOR_REVIEW_BY_PUSHER),
-        ("pat", {"pushers": ("PAT",)}, integrator_texts.INTEGRATOR_REVIEW_BY_PUSHER),
+        ("pat", {"pushers": ("agent-1", "pat")}, INTEGRATOR_REVIEW_BY_PUSHER),
+        ("Pat", {"pushers": ("pat",)}, INTEGRATOR_REVIEW_BY_PUSHER),
+        ("pat", {"pushers": ("PAT",)}, INTEGRATOR_REVIEW_BY_PUSHER),
         # an earlier push counts as much as the last one: the head may be someone else's push on top
-        ("pat", {"pushers": ("pat", "agent-1")}, integrator_texts.INTEGRATOR_REVIEW_BY_PUSHER),
-        ("pat", {"pushers": None}, integrator_texts.INTEGRATOR_REVIEW_PUSHER_UNKNOWN),
-        ("sam", {"pushers": None}, integrator_texts.INTEGRATOR_REVIEW_PUSHER_UNKNOWN),
+        ("pat", {"pushers": ("pat", "agent-1")}, INTEGRATOR_REVIEW_BY_PUSHER),
+        ("pat", {"pushers": None}, INTEGRATOR_REVIEW_PUSHER_UNKNOWN),
+        ("sam", {"pushers": None}, INTEGRATOR_REVIEW_PUSHER_UNKNOWN),
         # the rules before the pusher's still come first
-        ("rita", {"pushers": ("pat",)}, integrator_texts.INTEGRATOR_REVIEW_NOT_WRITER),
-        ("pat", {"pushers": None, "commit_authors": ("pat",)}, integrator_texts.INTEGRATOR_REVIEW_BY_COMMIT_AUTHOR),
-        ("agent-1", {"pushers": ("agent-1",)}, integrator_texts.INTEGRATOR_REVIEW_BY_AUTHOR),
+        ("rita", {"pushers": ("pat",)}, INTEGRATOR_REVIEW_NOT_WRITER),
+        ("pat", {"pushers": None, "commit_authors": ("pat",)}, INTEGRATOR_REVIEW_BY_COMMIT_AUTHOR),
+        ("agent-1", {"pushers": ("agent-1",)}, INTEGRATOR_REVIEW_BY_AUTHOR),
     ],
     ids=["other-pushed", "nobody-pushed", "reviewer-pushed", "reviewer-pushed-case", "pusher-case",
          "reviewer-pushed-before-the-head", "pushers-unknown", "admin-pushers-unknown", "reader-pushed",

@@ -12,11 +12,10 @@ import pytest
 from bot.config import Limits, parse_policy
 from bot.errors import MemrepoError
 from bot.memfs.create import init_repository
-from bot.memfs.format import texts as say
-from bot.memfs.prompt.compile import compile_memory
+from bot.memfs.prompt.compile import INDEXES_TRUNCATED, compile_memory
 from bot.memfs.prompt.compiler import PromptCompiler
 from bot.memfs.store.repo import MemoryRepo
-from bot.memfs.tool.memory_tool import MemoryTool
+from bot.memfs.tool.memory_tool import V2_INDEX_NOT_DELETED, V2_NEEDS_INDEX, V2_NO_SKILLS, V2_NO_SYSTEM, MemoryTool
 from tests.conftest import git, memory_on_localhub
 from tests.conftest import run_cli as run
 
@@ -100,7 +99,7 @@ def test_compile_v2_indexes_within_the_tree_limits() -> None:
     assert shown[0] == "<projection>$MEMORY_DIR/MEMORY.md</projection>"
     omitted = 6 - len(shown)
     assert omitted > 0
-    assert say.INDEXES_TRUNCATED.format(shown=len(shown), total=6, omitted=omitted) in out
+    assert INDEXES_TRUNCATED.format(shown=len(shown), total=6, omitted=omitted) in out
 
 
 def test_prompt_of_a_v2_memory(v2: MemoryRepo) -> None:
@@ -125,24 +124,24 @@ def test_memgpt_core_blocks_are_root_files_in_v2(v2: MemoryRepo) -> None:
 
 
 @pytest.mark.parametrize(("call", "said"), [
-    ({"command": "create", "path": "system/a.md", "file_text": "x"}, say.V2_NO_SYSTEM),
+    ({"command": "create", "path": "system/a.md", "file_text": "x"}, V2_NO_SYSTEM),
     ({"command": "create", "path": "notes.md", "file_text": "---\ndescription: d\n---\nx\n"},
      "notes.md: missing required field 'name'"),
     ({"command": "create", "path": "a/b.md", "file_text": '---\nname: "B"\ndescription: "b"\n---\n'},
-     say.V2_NEEDS_INDEX.format(index="a/MEMORY.md", path="a/b.md")),
-    ({"command": "delete", "path": "MEMORY.md"}, say.V2_INDEX_NOT_DELETED),
+     V2_NEEDS_INDEX.format(index="a/MEMORY.md", path="a/b.md")),
+    ({"command": "delete", "path": "MEMORY.md"}, V2_INDEX_NOT_DELETED),
     ({"command": "rename", "old_path": "human.md", "new_path": "people/human.md"},
-     say.V2_NEEDS_INDEX.format(index="people/MEMORY.md", path="people/human.md")),
+     V2_NEEDS_INDEX.format(index="people/MEMORY.md", path="people/human.md")),
     # a patch names its paths inside itself: the same rules
     ({"command": "apply_patch", "patch": "*** Begin Patch\n*** Add File: system/x.md\n+x\n*** End Patch"},
-     say.V2_NO_SYSTEM),
+     V2_NO_SYSTEM),
     ({"command": "apply_patch", "patch": "*** Begin Patch\n*** Add File: skills/foo/SKILL.md\n+x\n*** End Patch"},
-     say.V2_NO_SKILLS),
+     V2_NO_SKILLS),
     ({"command": "apply_patch", "patch": "*** Begin Patch\n*** Delete File: MEMORY.md\n*** End Patch"},
-     say.V2_INDEX_NOT_DELETED),
+     V2_INDEX_NOT_DELETED),
     ({"command": "apply_patch", "patch": '*** Begin Patch\n*** Add File: a/b.md\n+---\n+name: "B"\n'
                                          '+description: "b"\n+---\n*** End Patch'},
-     say.V2_NEEDS_INDEX.format(index="a/MEMORY.md", path="a/b.md")),
+     V2_NEEDS_INDEX.format(index="a/MEMORY.md", path="a/b.md")),
 ])
 def test_v2_refusals_in_any_spelling(v2: MemoryRepo, call: dict, said: str) -> None:
     head = v2.head_sha()

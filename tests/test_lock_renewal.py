@@ -22,7 +22,7 @@ import pytest
 import redis
 
 from bot.errors import MemrepoError
-from bot.integrator import texts as integrator_texts
+from bot.integrator.jobs import INTEGRATOR_LOCK_LOST
 from bot.queue import connect, get_queue
 from bot.redis_keys import lock_key
 from bot.repo_lock import LOCK_TTL, repo_lock
@@ -133,7 +133,7 @@ def test_an_integration_whose_lock_is_lost_acts_no_further(world: Any) -> None:
             Integration(ctx, REPO, number, client, lock).run()
     finally:
         client.close()
-    assert str(raised.value) == integrator_texts.INTEGRATOR_LOCK_LOST.format(repo=REPO)
+    assert str(raised.value) == INTEGRATOR_LOCK_LOST.format(repo=REPO)
     assert world.status(head) == (None, None)
     assert not world.pull(number).merged and world.comments(number) == []
     assert world.redis.get(lock_key(REPO)) == b"another-integrator"

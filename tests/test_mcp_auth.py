@@ -14,8 +14,7 @@ import requests
 
 from bot.bearer import is_loopback
 from bot.errors import MemrepoError
-from bot.mcp import texts as mcp_texts
-from bot.mcp.transports import require_token
+from bot.mcp.transports import MCP_TOKEN_SHORT, require_token
 from bot.memfs.store.repo import MemoryRepo
 from bot.palace import gate
 from tests.conftest import run_cli
@@ -73,7 +72,7 @@ def test_off_loopback_a_short_token_refuses_to_start_and_binds_nothing(memory: M
     except subprocess.TimeoutExpired:
         pytest.fail("memrepo mcp started on 0.0.0.0 with a one-character token")
     assert (done.returncode, done.stdout) == (1, "")
-    assert done.stderr == f"memrepo: {mcp_texts.MCP_TOKEN_SHORT.format(name='MEMREPO_MCP_TOKEN', minimum=16)}\n"
+    assert done.stderr == f"memrepo: {MCP_TOKEN_SHORT.format(name='MEMREPO_MCP_TOKEN', minimum=16)}\n"
     with socket.socket() as again:
         again.bind(("0.0.0.0", port))  # nothing holds the port
 

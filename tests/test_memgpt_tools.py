@@ -15,16 +15,15 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from bot.agent import AgentSession
-from bot.agent import texts as agent_texts
-from bot.agent.memgpt import paged
+from bot.agent.memgpt import CONVERSATION_NO_TRANSCRIPT, paged
 from bot.errors import MemrepoError
 from bot.memfs.create import init_repository
 from bot.memfs.format import archival, layout
-from bot.memfs.format import texts as say
+from bot.memfs.format.archival import ARCHIVAL_DESCRIPTION, ARCHIVAL_INDEX
 from bot.memfs.store.checks import memory_layout
 from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.tool.calls import parse_call
-from bot.memfs.tool.memory_tool import MemoryTool
+from bot.memfs.tool.memory_tool import SEARCH_NEEDS_SESSION, MemoryTool
 from bot.transcript import TranscriptStore
 from tests.conftest import StoreClock, git, run_cli
 from tests.test_mcp import serve, text
@@ -74,14 +73,14 @@ def test_memgpt_calls_refused(raw: dict, said: str) -> None:
 def test_first_insert_of_a_month_makes_its_file() -> None:
     out = archival.plan_insert({}, "The sister lives in Lyon.\n", WHEN, "Ada (a1)", "v1", 20000, ("family",))
     assert out == {"archival/2026-03.md": (
-        f"---\ndescription: {say.ARCHIVAL_DESCRIPTION.format(month='2026-03')}\n---\n"
+        f"---\ndescription: {ARCHIVAL_DESCRIPTION.format(month='2026-03')}\n---\n"
         "## 2026-03-14 09:30:12 UTC · Ada (a1)\nTags: family\n\nThe sister lives in Lyon.\n")}
 
 
 def test_v2_insert_makes_the_folder_index_and_links_each_file() -> None:
     out = archival.plan_insert({}, "x", WHEN, "a1", "v2", 20000)
     assert out["archival/2026-03.md"].startswith('---\nname: "Archival 2026-03"\ndescription: "Archival memory')
-    assert out[archival.INDEX_PATH] == say.ARCHIVAL_INDEX + "- [2026-03](2026-03.md)\n"
+    assert out[archival.INDEX_PATH] == ARCHIVAL_INDEX + "- [2026-03](2026-03.md)\n"
     # The next month: a new file and a second link, the index kept.
     later = archival.plan_insert({**out}, "y", WHEN.replace(month=4), "a1", "v2", 20000)
     assert set(later) == {"archival/2026-04.md", archival.INDEX_PATH}
@@ -256,12 +255,12 @@ def test_conversation_search_without_a_transcript(tmp_path: Path) -> None:
     repo = init_repository(tmp_path / "memory", "a1", "Ada")
     with AgentSession(repo, "c1", home=tmp_path / "home", push=False, background_dreams=False) as s:
         result = s.handle_tool_call({"command": "conversation_search", "query": "tea"})
-    assert not result.ok and result.message == agent_texts.CONVERSATION_NO_TRANSCRIPT
+    assert not result.ok and result.message == CONVERSATION_NO_TRANSCRIPT
 
 
 def test_the_memory_tool_alone_says_where_searches_are_answered(memory: MemoryRepo) -> None:
     result = MemoryTool(memory, push=False).call({"command": "archival_memory_search", "query": "tea"})
-    assert not result.ok and result.message == say.SEARCH_NEEDS_SESSION.format(command="archival_memory_search")
+    assert not result.ok and result.message == SEARCH_NEEDS_SESSION.format(command="archival_memory_search")
 
 
 # ------------------------------------------------------------------ other entry points
@@ -289,7 +288,7 @@ def test_over_mcp(memory: MemoryRepo, tmp_path: Path) -> None:
     assert not inserted.is_error, text(inserted)
     assert not found.is_error and text(found).startswith("Showing 1 of 1 results (page 0/0): ")
     assert found.structured_content["results"][0]["content"] == "Allergic to peanuts."
-    assert talk.is_error and text(talk) == agent_texts.CONVERSATION_NO_TRANSCRIPT  # nothing was recorded over MCP
+    assert talk.is_error and text(talk) == CONVERSATION_NO_TRANSCRIPT  # nothing was recorded over MCP
 
 
 @pytest.mark.parametrize("command", ["archival_memory_search", "conversation_search"])

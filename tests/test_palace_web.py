@@ -18,11 +18,10 @@ from flask import Flask, Response
 
 from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.tool.memory_tool import MemoryTool
-from bot.palace import texts as palace_texts
 from bot.palace import web
-from bot.palace.source import Palace
-from bot.provenance import texts as provenance_texts
+from bot.palace.source import PALACE_FORGE_UNREACHABLE, Palace
 from bot.provenance import why as why_module
+from bot.provenance.why import HISTORY_FORGE_UNREACHABLE
 from localhub.server import LocalhubServer
 from tests.conftest import LocalhubMemory, arm_fault, git, localhub_token, memory_on_localhub, run_cli
 from tests.memory_forge import FAST, REPO
@@ -305,12 +304,12 @@ def test_a_forge_that_cannot_be_reached_is_said_to_in_a_whole_sentence(
         git(root, "remote", "set-url", "origin", f"http://x-access-token:{w.token}@127.0.0.1:{closed}/alice/memory.git")
         app = web.create_app(root, transcripts=False, poll_ms=1000)
         try:
-            said = palace_texts.PALACE_FORGE_UNREACHABLE.format(repository=REPO)
+            said = PALACE_FORGE_UNREACHABLE.format(repository=REPO)
             page = html.unescape(get(app, "/").get_data(as_text=True))
             assert said in page
             line = (root / HUMAN).read_text().splitlines().index("- Lives in Berlin.") + 1
             why = html.unescape(get(app, f"/why?path={HUMAN}&line={line}").get_data(as_text=True))
-            assert provenance_texts.HISTORY_FORGE_UNREACHABLE.format(repository=REPO) in why
+            assert HISTORY_FORGE_UNREACHABLE.format(repository=REPO) in why
             for text in (page, why):
                 assert "ConnectionError" not in text and "HTTPConnectionPool" not in text
         finally:

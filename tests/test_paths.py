@@ -11,11 +11,27 @@ from bot.config import CONFIG_PATH, protected_paths
 from bot.dream.cursor import CURSOR_DIR
 from bot.errors import MemrepoError
 from bot.memfs.format import constraints
-from bot.memfs.format import texts as say
 from bot.memfs.format.paths import (
     MAX_PATH,
     MEMREPO_FILES,
     MEMREPO_FOLDER,
+    PATH_BAD_MODE,
+    PATH_CONTROL_CHAR,
+    PATH_DOT_NAME,
+    PATH_EXECUTABLE,
+    PATH_GIT_CONFIG,
+    PATH_HIDDEN_TOP,
+    PATH_INVISIBLE_CHAR,
+    PATH_IS_LINK,
+    PATH_IS_SUBMODULE,
+    PATH_NAME_TOO_LONG,
+    PATH_REFUSED,
+    PATH_RESERVED,
+    PATH_SHORT_NAME,
+    PATH_TOO_LONG,
+    PATH_TRAILING_DOT,
+    PATH_WINDOWS_CHAR,
+    PATH_WINDOWS_DEVICE,
     collisions,
     fold,
     is_under,
@@ -43,19 +59,19 @@ def parent(path: str) -> str:
 
 
 def refused(path: str, problem: str) -> str:
-    return say.PATH_REFUSED.format(path=path, problem=problem)
+    return PATH_REFUSED.format(path=path, problem=problem)
 
 
 def reserved(path: str, area: str) -> str:
-    return refused(path, say.PATH_RESERVED.format(area=area))
+    return refused(path, PATH_RESERVED.format(area=area))
 
 
 def git_config(path: str, name: str) -> str:
-    return refused(path, say.PATH_GIT_CONFIG.format(name=name))
+    return refused(path, PATH_GIT_CONFIG.format(name=name))
 
 
 def hidden_top(path: str, name: str) -> str:
-    return refused(path, say.PATH_HIDDEN_TOP.format(name=name))
+    return refused(path, PATH_HIDDEN_TOP.format(name=name))
 
 
 GIT = "git's own data (.git/)"
@@ -248,7 +264,7 @@ def test_normalizing_a_result_again_changes_nothing(raw, add_md):
 
 # ------------------------------------------------------------------ what memory may hold
 
-GIT_DATA = say.PATH_RESERVED.format(area=GIT)
+GIT_DATA = PATH_RESERVED.format(area=GIT)
 
 # path -> path_problem's answer (None: memory may hold it). Every write path asks here.
 PATH_RULES: list[tuple[str, str | None]] = [
@@ -287,54 +303,54 @@ PATH_RULES: list[tuple[str, str | None]] = [
     ("notes/Git~1./x", GIT_DATA),
     ("notes/a\\.git\\config", GIT_DATA),  # a backslash is a separator on Windows
     # git's configuration files, at any depth and in any case.
-    (".gitattributes", say.PATH_GIT_CONFIG.format(name=".gitattributes")),
-    ("notes/.GITMODULES", say.PATH_GIT_CONFIG.format(name=".GITMODULES")),
-    ("notes/.gitignore", say.PATH_GIT_CONFIG.format(name=".gitignore")),
-    ("notes/.g\u200citignore", say.PATH_GIT_CONFIG.format(name=".g\\u200citignore")),
-    ("notes/.gitmodules.", say.PATH_GIT_CONFIG.format(name=".gitmodules.")),
+    (".gitattributes", PATH_GIT_CONFIG.format(name=".gitattributes")),
+    ("notes/.GITMODULES", PATH_GIT_CONFIG.format(name=".GITMODULES")),
+    ("notes/.gitignore", PATH_GIT_CONFIG.format(name=".gitignore")),
+    ("notes/.g\u200citignore", PATH_GIT_CONFIG.format(name=".g\\u200citignore")),
+    ("notes/.gitmodules.", PATH_GIT_CONFIG.format(name=".gitmodules.")),
     # Hidden names at the top: CI, memrepo's own (for the tool), everything else.
-    (".github/workflows/evil.yml", say.PATH_RESERVED.format(area=GITHUB)),
-    (".GitHub/workflows/evil.yml", say.PATH_RESERVED.format(area=GITHUB)),
-    (".memrepo", say.PATH_RESERVED.format(area=MEMREPO)),
-    (".MEMREPO/config.yml", say.PATH_RESERVED.format(area=MEMREPO)),
-    (".mailmap", say.PATH_HIDDEN_TOP.format(name=".mailmap")),
-    (".memfs.config.json/x", say.PATH_HIDDEN_TOP.format(name=".memfs.config.json")),
+    (".github/workflows/evil.yml", PATH_RESERVED.format(area=GITHUB)),
+    (".GitHub/workflows/evil.yml", PATH_RESERVED.format(area=GITHUB)),
+    (".memrepo", PATH_RESERVED.format(area=MEMREPO)),
+    (".MEMREPO/config.yml", PATH_RESERVED.format(area=MEMREPO)),
+    (".mailmap", PATH_HIDDEN_TOP.format(name=".mailmap")),
+    (".memfs.config.json/x", PATH_HIDDEN_TOP.format(name=".memfs.config.json")),
     # Invisible and control characters.
-    ("notes/evil\u202etxt.md", say.PATH_INVISIBLE_CHAR.format(code="U+202E RIGHT-TO-LEFT OVERRIDE")),
-    ("notes/zero\u200bwidth.md", say.PATH_INVISIBLE_CHAR.format(code="U+200B ZERO WIDTH SPACE")),
-    ("notes/word\u2060joiner.md", say.PATH_INVISIBLE_CHAR.format(code="U+2060 WORD JOINER")),
-    ("notes/a\u2064.md", say.PATH_INVISIBLE_CHAR.format(code="U+2064 INVISIBLE PLUS")),
-    ("notes/\ufeffa.md", say.PATH_INVISIBLE_CHAR.format(code="U+FEFF ZERO WIDTH NO-BREAK SPACE")),
-    ("notes/line\u2028break.md", say.PATH_INVISIBLE_CHAR.format(code="U+2028 LINE SEPARATOR")),
-    ("notes/a\x85.md", say.PATH_CONTROL_CHAR.format(code="U+0085")),
-    ("notes/a\tb.md", say.PATH_CONTROL_CHAR.format(code="U+0009")),
+    ("notes/evil\u202etxt.md", PATH_INVISIBLE_CHAR.format(code="U+202E RIGHT-TO-LEFT OVERRIDE")),
+    ("notes/zero\u200bwidth.md", PATH_INVISIBLE_CHAR.format(code="U+200B ZERO WIDTH SPACE")),
+    ("notes/word\u2060joiner.md", PATH_INVISIBLE_CHAR.format(code="U+2060 WORD JOINER")),
+    ("notes/a\u2064.md", PATH_INVISIBLE_CHAR.format(code="U+2064 INVISIBLE PLUS")),
+    ("notes/\ufeffa.md", PATH_INVISIBLE_CHAR.format(code="U+FEFF ZERO WIDTH NO-BREAK SPACE")),
+    ("notes/line\u2028break.md", PATH_INVISIBLE_CHAR.format(code="U+2028 LINE SEPARATOR")),
+    ("notes/a\x85.md", PATH_CONTROL_CHAR.format(code="U+0085")),
+    ("notes/a\tb.md", PATH_CONTROL_CHAR.format(code="U+0009")),
     # What Windows cannot hold, or reads as another file.
-    ("notes/a:b.md", say.PATH_WINDOWS_CHAR.format(char=":")),
-    ("notes/why?.md", say.PATH_WINDOWS_CHAR.format(char="?")),
-    ("notes/a\\b.md", say.PATH_WINDOWS_CHAR.format(char="\\")),
-    ('notes/"q".md', say.PATH_WINDOWS_CHAR.format(char='"')),
-    ("notes/a.", say.PATH_TRAILING_DOT.format(name="a.")),
-    ("notes/a ", say.PATH_TRAILING_DOT.format(name="a ")),
-    ("notes/a /b.md", say.PATH_TRAILING_DOT.format(name="a ")),
-    ("system/...", say.PATH_TRAILING_DOT.format(name="...")),
-    ("notes/con.md", say.PATH_WINDOWS_DEVICE.format(name="con.md")),
-    ("notes/NUL", say.PATH_WINDOWS_DEVICE.format(name="NUL")),
-    ("notes/aux .txt", say.PATH_WINDOWS_DEVICE.format(name="aux .txt")),
-    ("notes/COM1.md", say.PATH_WINDOWS_DEVICE.format(name="COM1.md")),
-    ("notes/lpt9/x.md", say.PATH_WINDOWS_DEVICE.format(name="lpt9")),
-    ("notes/conin$", say.PATH_WINDOWS_DEVICE.format(name="conin$")),
-    ("notes/PERSON~1.MD", say.PATH_SHORT_NAME.format(name="PERSON~1.MD")),
-    ("notes/gitmod~1", say.PATH_SHORT_NAME.format(name="gitmod~1")),
-    ("notes/gi7eba~4", say.PATH_SHORT_NAME.format(name="gi7eba~4")),
-    ("notes/progra~12/x.md", say.PATH_SHORT_NAME.format(name="progra~12")),
+    ("notes/a:b.md", PATH_WINDOWS_CHAR.format(char=":")),
+    ("notes/why?.md", PATH_WINDOWS_CHAR.format(char="?")),
+    ("notes/a\\b.md", PATH_WINDOWS_CHAR.format(char="\\")),
+    ('notes/"q".md', PATH_WINDOWS_CHAR.format(char='"')),
+    ("notes/a.", PATH_TRAILING_DOT.format(name="a.")),
+    ("notes/a ", PATH_TRAILING_DOT.format(name="a ")),
+    ("notes/a /b.md", PATH_TRAILING_DOT.format(name="a ")),
+    ("system/...", PATH_TRAILING_DOT.format(name="...")),
+    ("notes/con.md", PATH_WINDOWS_DEVICE.format(name="con.md")),
+    ("notes/NUL", PATH_WINDOWS_DEVICE.format(name="NUL")),
+    ("notes/aux .txt", PATH_WINDOWS_DEVICE.format(name="aux .txt")),
+    ("notes/COM1.md", PATH_WINDOWS_DEVICE.format(name="COM1.md")),
+    ("notes/lpt9/x.md", PATH_WINDOWS_DEVICE.format(name="lpt9")),
+    ("notes/conin$", PATH_WINDOWS_DEVICE.format(name="conin$")),
+    ("notes/PERSON~1.MD", PATH_SHORT_NAME.format(name="PERSON~1.MD")),
+    ("notes/gitmod~1", PATH_SHORT_NAME.format(name="gitmod~1")),
+    ("notes/gi7eba~4", PATH_SHORT_NAME.format(name="gi7eba~4")),
+    ("notes/progra~12/x.md", PATH_SHORT_NAME.format(name="progra~12")),
     # Lengths.
-    ("notes/" + "é" * 128, say.PATH_NAME_TOO_LONG.format(name="é" * 24, size=256, limit=255)),
-    ("notes/" + "x" * 300 + ".md", say.PATH_NAME_TOO_LONG.format(name="x" * 24, size=303, limit=255)),
-    ("/".join(["x" * 100] * 5), say.PATH_TOO_LONG.format(limit=MAX_PATH)),
+    ("notes/" + "é" * 128, PATH_NAME_TOO_LONG.format(name="é" * 24, size=256, limit=255)),
+    ("notes/" + "x" * 300 + ".md", PATH_NAME_TOO_LONG.format(name="x" * 24, size=303, limit=255)),
+    ("/".join(["x" * 100] * 5), PATH_TOO_LONG.format(limit=MAX_PATH)),
     # Names git itself refuses.
-    ("notes//a.md", say.PATH_DOT_NAME.format(name="")),
-    ("notes/./a.md", say.PATH_DOT_NAME.format(name=".")),
-    ("notes/../a.md", say.PATH_DOT_NAME.format(name="..")),
+    ("notes//a.md", PATH_DOT_NAME.format(name="")),
+    ("notes/./a.md", PATH_DOT_NAME.format(name=".")),
+    ("notes/../a.md", PATH_DOT_NAME.format(name="..")),
 ]
 
 
@@ -354,10 +370,10 @@ def test_the_tool_refuses_memrepos_own_files_which_reviewed_commits_may_change(p
 @pytest.mark.parametrize(("raw", "problem"), [
     ("notes/GIT~1/x", GIT_DATA),
     ("notes/.git./x", GIT_DATA),
-    ("notes/" + "x" * 300, say.PATH_NAME_TOO_LONG.format(name="x" * 24, size=303, limit=255)),
-    ("notes/evil\u202etxt", say.PATH_INVISIBLE_CHAR.format(code="U+202E RIGHT-TO-LEFT OVERRIDE")),
-    ("notes/con", say.PATH_WINDOWS_DEVICE.format(name="con.md")),
-    ("notes/a.", say.PATH_TRAILING_DOT.format(name="a.")),
+    ("notes/" + "x" * 300, PATH_NAME_TOO_LONG.format(name="x" * 24, size=303, limit=255)),
+    ("notes/evil\u202etxt", PATH_INVISIBLE_CHAR.format(code="U+202E RIGHT-TO-LEFT OVERRIDE")),
+    ("notes/con", PATH_WINDOWS_DEVICE.format(name="con.md")),
+    ("notes/a.", PATH_TRAILING_DOT.format(name="a.")),
 ])
 def test_normalize_refuses_what_memory_may_not_hold_saying_why(raw: str, problem: str) -> None:
     with pytest.raises(MemrepoError) as info:
@@ -367,11 +383,11 @@ def test_normalize_refuses_what_memory_may_not_hold_saying_why(raw: str, problem
 
 @pytest.mark.parametrize(("mode", "problem"), [
     (0o100644, None),
-    (0o100755, say.PATH_EXECUTABLE),
-    (0o120000, say.PATH_IS_LINK),
-    (0o160000, say.PATH_IS_SUBMODULE),
-    (0o100664, say.PATH_BAD_MODE.format(mode="100664")),
-    (0o040000, say.PATH_BAD_MODE.format(mode="40000")),
+    (0o100755, PATH_EXECUTABLE),
+    (0o120000, PATH_IS_LINK),
+    (0o160000, PATH_IS_SUBMODULE),
+    (0o100664, PATH_BAD_MODE.format(mode="100664")),
+    (0o040000, PATH_BAD_MODE.format(mode="40000")),
 ])
 def test_mode_problem(mode: int, problem: str | None) -> None:
     assert mode_problem(mode) == problem

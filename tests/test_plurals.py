@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.commands import texts as commands_texts
-from bot.dream import texts as dream_texts
-from bot.integrator import texts as integrator_texts
-from bot.memfs.sync import texts as sync_texts
+from bot.commands.search import SEARCH_RESULT
+from bot.commands.transcript import IMPORT_DONE, REBUILD_DONE
+from bot.commands.validate import VALIDATE_OK
+from bot.dream.render import DREAM_PR_TITLE
+from bot.dream.strategies.verbatim import DREAM_VERBATIM_SUMMARY
+from bot.integrator.decide import INTEGRATOR_STATUS_INVALID
+from bot.memfs.sync.status import STATUS_AHEAD_VALUE
 from bot.texts import Text, noun, plural
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,15 +55,15 @@ def test_text_formats_counts_and_everything_str_format_does(template: str, value
 
 
 @pytest.mark.parametrize(("message", "values", "expected"), [
-    (commands_texts.VALIDATE_OK, {"count": 1}, "Memory is valid (1 file checked)."),
-    (commands_texts.IMPORT_DONE, {"imported": 1, "duplicates": 2, "path": "f"},
+    (VALIDATE_OK, {"count": 1}, "Memory is valid (1 file checked)."),
+    (IMPORT_DONE, {"imported": 1, "duplicates": 2, "path": "f"},
      "imported 1 row from f; 2 duplicates skipped (same message_id)"),
-    (commands_texts.REBUILD_DONE, {"agent": "ada", "count": 1000, "logs": 2},
+    (REBUILD_DONE, {"agent": "ada", "count": 1000, "logs": 2},
      "rebuilt the search index of agent ada: 1,000 messages from 2 logs"),
-    (dream_texts.DREAM_PR_TITLE, {"agent": "ada", "conversation": "c1", "changes": 1, "count": 1},
+    (DREAM_PR_TITLE, {"agent": "ada", "conversation": "c1", "changes": 1, "count": 1},
      "Dream for ada/c1: 1 change from 1 message"),
-    (sync_texts.STATUS_AHEAD_VALUE, {"count": 1}, "1 commit not pushed"),
-    (integrator_texts.INTEGRATOR_STATUS_INVALID, {"count": 2, "first": "x"}, "2 problems: x"),
+    (STATUS_AHEAD_VALUE, {"count": 1}, "1 commit not pushed"),
+    (INTEGRATOR_STATUS_INVALID, {"count": 2, "first": "x"}, "2 problems: x"),
 ])
 def test_messages_that_count_say_the_right_number(message: str, values: dict[str, object], expected: str) -> None:
     assert message.format(**values) == expected
@@ -92,10 +95,10 @@ def test_text_shows_times_to_the_second(value: object, shown: str) -> None:
 
 
 def test_messages_that_show_stored_times_show_them_to_the_second() -> None:
-    summary = dream_texts.DREAM_VERBATIM_SUMMARY.format(
+    summary = DREAM_VERBATIM_SUMMARY.format(
         count=1, conversation="c1", window=3, first="2026-03-14T09:30:12.000001Z", last="2026-03-14T09:31:00.5Z",
         paths="conversations/c1/2026-03.md")
     assert "from 2026-03-14 09:30:12 UTC to 2026-03-14 09:31:00 UTC" in summary and "(of 3 new messages)" in summary
-    line = commands_texts.SEARCH_RESULT.format(rank=1, score=1.5, time="2026-03-14T09:30:12.123456Z", agent="ada",
+    line = SEARCH_RESULT.format(rank=1, score=1.5, time="2026-03-14T09:30:12.123456Z", agent="ada",
                                                conversation="c1", kind="user", source="user", message_id="m_1")
     assert "  2026-03-14 09:30:12 UTC  ada/c1" in line

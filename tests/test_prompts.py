@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.config import Policy
-from bot.dream import texts as dream_texts
-from bot.dream.strategies.anthropic import system_text
+from bot.dream.strategies.anthropic import DREAM_ANTHROPIC_NO_INSTRUCTIONS, system_text
 from bot.dream.strategies.llm import build_request
 from bot.integrator.resolve import LLMResolver
 from bot.memfs import ResolveRequest
@@ -49,7 +48,7 @@ def test_the_anthropic_dreamer_gets_the_saved_system_prompt_with_its_fields(inst
     dream = dataclasses.replace(DREAM, policy=Policy(merge_instructions=instructions))
     expected = saved("dream-anthropic-system.txt").format(
         file_chars=dream.policy.limits.file_chars, example=dream.messages[0].message_id,
-        merge_instructions=instructions.strip() or dream_texts.DREAM_ANTHROPIC_NO_INSTRUCTIONS)
+        merge_instructions=instructions.strip() or DREAM_ANTHROPIC_NO_INSTRUCTIONS)
     assert system_text(dream) == expected
 
 

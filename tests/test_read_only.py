@@ -13,8 +13,17 @@ import pytest
 from bot.config import DEFAULT_POLICY
 from bot.errors import MemrepoError
 from bot.memfs.format import paths, validate
-from bot.memfs.format import texts as say
+from bot.memfs.format.paths import PATH_GIT_CONFIG, PATH_HIDDEN_TOP, PATH_REFUSED
+from bot.memfs.format.validate import (
+    READ_ONLY_CHANGED,
+    READ_ONLY_DELETED,
+    READ_ONLY_NOT_BOOL,
+    READ_ONLY_REMOVED,
+    READ_ONLY_SET,
+    VALIDATION_HEADER,
+)
 from bot.memfs.store.repo import MemoryRepo
+from bot.memfs.texts import READ_ONLY_FILE
 from bot.memfs.tool.memory_tool import MemoryTool
 from tests.conftest import git
 from tests.conftest import run_cli as run
@@ -59,7 +68,7 @@ def test_the_tool_refuses_to_change_move_or_delete_a_read_only_file(memory: Memo
     for call in _calls(path):
         result = tool.call(call)
         assert not result.ok, call
-        assert say.READ_ONLY_FILE in result.message, (call, result.message)
+        assert READ_ONLY_FILE in result.message, (call, result.message)
     assert snapshot(memory) == before
 
 
@@ -68,7 +77,7 @@ def test_the_tool_may_not_mark_a_file_read_only_anywhere(memory: MemoryRepo, pat
     tool = MemoryTool(memory)
     before = snapshot(memory)
     result = tool.call({"command": "create", "path": path, "file_text": LOCKED})
-    assert not result.ok and say.READ_ONLY_SET in result.message, result.message
+    assert not result.ok and READ_ONLY_SET in result.message, result.message
     assert snapshot(memory) == before
 
 
@@ -107,7 +116,7 @@ def test_the_hook_refuses_a_commit_that_changes_a_read_only_file(created: Path, 
     done = commit(created, env, "-m", f"{edit} {path}")
     output = done.stdout + done.stderr
     assert done.returncode != 0, output
-    assert say.VALIDATION_HEADER in output
+    assert VALIDATION_HEADER in output
     assert f"{path}: file is read_only" in output, output
     assert git(created, "rev-parse", "HEAD") == head
 
@@ -162,22 +171,22 @@ PLAIN = b"Plain notes.\n"
 
 RULES: list[tuple[str, str, bytes | None, bytes | None, list[str]]] = [
     # id, path, staged, head, expected messages
-    ("root file changed", "notes.md", PLAIN, RO, [say.READ_ONLY_FILE]),
-    ("root file deleted", "notes.md", None, RO, [say.READ_ONLY_DELETED]),
-    ("folder file changed", "a/b/notes.md", PLAIN, RO, [say.READ_ONLY_FILE]),
-    ("system file deleted", "system/rules.md", None, RO, [say.READ_ONLY_DELETED]),
-    ("reference file deleted", "reference/rules.md", None, RO, [say.READ_ONLY_DELETED]),
-    ("skill deleted", "skills/tea/SKILL.md", None, RO, [say.READ_ONLY_DELETED]),
+    ("root file changed", "notes.md", PLAIN, RO, [READ_ONLY_FILE]),
+    ("root file deleted", "notes.md", None, RO, [READ_ONLY_DELETED]),
+    ("folder file changed", "a/b/notes.md", PLAIN, RO, [READ_ONLY_FILE]),
+    ("system file deleted", "system/rules.md", None, RO, [READ_ONLY_DELETED]),
+    ("reference file deleted", "reference/rules.md", None, RO, [READ_ONLY_DELETED]),
+    ("skill deleted", "skills/tea/SKILL.md", None, RO, [READ_ONLY_DELETED]),
     ("root file unchanged", "notes.md", RO, RO, []),
     ("root read_only false: changed", "notes.md", RO_FALSE.replace(b"kind", b"fair"), RO_FALSE, []),
     ("root read_only false: deleted", "notes.md", None, RO_FALSE, []),
     ("plain root file deleted", "notes.md", None, PLAIN, []),
-    ("root file set read_only", "notes.md", RO, None, [say.READ_ONLY_SET]),
-    ("root file: false -> true", "notes.md", RO, RO_FALSE, [say.READ_ONLY_CHANGED]),
+    ("root file set read_only", "notes.md", RO, None, [READ_ONLY_SET]),
+    ("root file: false -> true", "notes.md", RO, RO_FALSE, [READ_ONLY_CHANGED]),
     ("root file: false removed", "notes.md", RO_FALSE.replace(b"read_only: false\n", b""), RO_FALSE,
-     [say.READ_ONLY_REMOVED]),
+     [READ_ONLY_REMOVED]),
     ("root file: not a boolean", "notes.md", RO.replace(b"true", b"maybe"), RO.replace(b"true", b"maybe"),
-     [say.READ_ONLY_NOT_BOOL.format(kind="str")]),
+     [READ_ONLY_NOT_BOOL.format(kind="str")]),
     ("root file without frontmatter needs none", "notes.md", PLAIN, None, []),
     ("root file with a broken frontmatter is not judged", "notes.md", b"---\nunclosed\n", None, []),
     ("not markdown", "notes.txt", PLAIN, RO, []),
@@ -218,15 +227,15 @@ def test_git_configuration_paths_are_refused(path: str) -> None:
     with pytest.raises(MemrepoError) as refused:
         paths.normalize(path)
     name = path.rpartition("/")[2]
-    assert refused.value.message == say.PATH_REFUSED.format(path=path, problem=say.PATH_GIT_CONFIG.format(name=name))
+    assert refused.value.message == PATH_REFUSED.format(path=path, problem=PATH_GIT_CONFIG.format(name=name))
 
 
 @pytest.mark.parametrize("path", TOP_DOTFILES)
 def test_hidden_files_at_the_top_are_refused(path: str) -> None:
     with pytest.raises(MemrepoError) as refused:
         paths.normalize(path)
-    problem = say.PATH_HIDDEN_TOP.format(name=path.partition("/")[0])
-    assert refused.value.message == say.PATH_REFUSED.format(path=path, problem=problem)
+    problem = PATH_HIDDEN_TOP.format(name=path.partition("/")[0])
+    assert refused.value.message == PATH_REFUSED.format(path=path, problem=problem)
 
 
 @pytest.mark.parametrize(("path", "area"), [(".memrepo/config.yml", ".memrepo/"), (".github/workflows/x.yml",

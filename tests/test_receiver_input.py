@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from bot.bounded_json import MAX_DEPTH, nesting_depth
 from bot.queue import INTEGRATE, MAX_NUMBER, enqueue_integrate, job_key
 from tests.test_webhook_receiver import REPO, deliver, make_settings, pull_request, push, queued, repository
-from webhooks import texts as receiver_texts
 from webhooks.intake import create_app
-from webhooks.intake.payload import PayloadError, loads, parse_payload
+from webhooks.intake.payload import WEBHOOK_TOO_DEEP, PayloadError, loads, parse_payload
+from webhooks.intake.routing import WEBHOOK_OUT_OF_RANGE
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,7 +55,7 @@ def nested(depth: int) -> bytes:
 
 
 # ------------------------------------------------------------------------------ depth, end to end
-TOO_DEEP = receiver_texts.WEBHOOK_TOO_DEEP.format(limit=MAX_DEPTH)
+TOO_DEEP = WEBHOOK_TOO_DEEP.format(limit=MAX_DEPTH)
 
 
 def test_a_body_of_100000_nested_brackets_is_400_and_enqueues_nothing(client: FlaskClient, rclient: redis.Redis,
@@ -179,7 +179,7 @@ def test_numbers_out_of_range_are_400_and_enqueue_nothing(client: FlaskClient, r
                                                           field: str, value: int) -> None:
     resp = deliver(client, event, payload)
     assert resp.status_code == 400
-    assert resp.json == {"message": receiver_texts.WEBHOOK_OUT_OF_RANGE.format(event=event, field=field,
+    assert resp.json == {"message": WEBHOOK_OUT_OF_RANGE.format(event=event, field=field,
                                                                                value=shown(value))}
     assert queue_state(rclient) == before
 

@@ -7,7 +7,16 @@ import pytest
 
 from bot.pullrequest.provenance import EDIT_STRATEGY, Provenance
 from bot.review import queue
-from bot.review import texts as say
+from bot.review.queue import (
+    KIND_AGENT_EDIT,
+    KIND_DREAM,
+    KIND_HARNESS,
+    KIND_OTHER,
+    WAITS_CHECKS,
+    WAITS_CONFLICT,
+    WAITS_DRAFT,
+    WAITS_REVIEW,
+)
 
 SHA = "a" * 40
 
@@ -22,14 +31,14 @@ DREAM = "20260314T090000Z-0123abcd"
 
 
 @pytest.mark.parametrize(("head_ref", "labels", "provenance", "kind"), [
-    (f"memrepo/dream/{DREAM}", ("memrepo:dream",), block(DREAM, "verbatim"), say.KIND_DREAM),
-    (f"memrepo/dream/{DREAM}", (), None, say.KIND_DREAM),
-    ("memrepo/edit/a1/1234abcd", ("memrepo:agent-edit",), block(None), say.KIND_AGENT_EDIT),
-    ("memrepo/edit/a1/1234abcd", (), None, say.KIND_AGENT_EDIT),
-    ("memrepo/edit/a1/1234abcd", ("memrepo:agent-edit",), block(None, "letta-commit"), say.KIND_HARNESS),
-    ("feature", ("memrepo:needs-review",), None, say.KIND_OTHER),
+    (f"memrepo/dream/{DREAM}", ("memrepo:dream",), block(DREAM, "verbatim"), KIND_DREAM),
+    (f"memrepo/dream/{DREAM}", (), None, KIND_DREAM),
+    ("memrepo/edit/a1/1234abcd", ("memrepo:agent-edit",), block(None), KIND_AGENT_EDIT),
+    ("memrepo/edit/a1/1234abcd", (), None, KIND_AGENT_EDIT),
+    ("memrepo/edit/a1/1234abcd", ("memrepo:agent-edit",), block(None, "letta-commit"), KIND_HARNESS),
+    ("feature", ("memrepo:needs-review",), None, KIND_OTHER),
     # both claims at once: neither writer's
-    (f"memrepo/dream/{DREAM}", ("memrepo:agent-edit",), None, say.KIND_OTHER),
+    (f"memrepo/dream/{DREAM}", ("memrepo:agent-edit",), None, KIND_OTHER),
 ])
 def test_kind(head_ref: str, labels: tuple[str, ...], provenance: Provenance | None, kind: str) -> None:
     assert queue.kind_of(head_ref, labels, provenance) == kind
@@ -49,7 +58,7 @@ def test_proposed_by() -> None:
     assert queue.proposed_by("alice", None) == "alice"
 
 
-R, C, K, D = say.WAITS_REVIEW, say.WAITS_CHECKS, say.WAITS_CONFLICT, say.WAITS_DRAFT
+R, C, K, D = WAITS_REVIEW, WAITS_CHECKS, WAITS_CONFLICT, WAITS_DRAFT
 
 
 @pytest.mark.parametrize(("waiting", "waits"), [

@@ -19,8 +19,14 @@ import requests
 
 from bot.queue import WAKE, get_queue
 from bot.serve import local
-from bot.serve import texts as serve_texts
-from bot.serve.local import RESTART_WINDOW, WORKER_RESTARTS, LocalStack, restart_allowed
+from bot.serve.local import (
+    RESTART_WINDOW,
+    SERVE_LOCAL_WORKER_GAVE_UP,
+    SERVE_LOCAL_WORKER_RESTARTED,
+    WORKER_RESTARTS,
+    LocalStack,
+    restart_allowed,
+)
 from tests.processes import alive, descendants
 from tests.served import LocalStack as ServedStack
 from tests.waiting import wait_until
@@ -54,10 +60,10 @@ def test_a_worker_that_keeps_dying_is_restarted_up_to_the_bound_then_the_stack_s
     said: list[str] = []
     assert stack.watch(threading.Event(), out=said.append) == 1
     log = stack.logs / "worker.log"
-    assert said == [serve_texts.SERVE_LOCAL_WORKER_RESTARTED.format(code=3, log=log, count=n, limit=WORKER_RESTARTS,
+    assert said == [SERVE_LOCAL_WORKER_RESTARTED.format(code=3, log=log, count=n, limit=WORKER_RESTARTS,
                                                                     minutes=MINUTES)
                     for n in range(1, WORKER_RESTARTS + 1)] + [
-        serve_texts.SERVE_LOCAL_WORKER_GAVE_UP.format(code=3, log=log, limit=WORKER_RESTARTS, minutes=MINUTES)]
+        SERVE_LOCAL_WORKER_GAVE_UP.format(code=3, log=log, limit=WORKER_RESTARTS, minutes=MINUTES)]
     assert len(started) == 1 + WORKER_RESTARTS
     assert all(process.poll() == 3 for process in started)
 
@@ -93,7 +99,7 @@ def test_a_killed_worker_of_serve_local_is_replaced_and_the_new_one_runs_jobs(se
     [new] = wait_until(lambda: [pid for pid in workers(served) if pid != old], 30,
                        lambda: "a new worker; the stack said:\n" + "".join(served.output))
     assert new != old and not alive(old)
-    restarted = serve_texts.SERVE_LOCAL_WORKER_RESTARTED.format(code=-signal.SIGKILL, log=served.worker_log, count=1,
+    restarted = SERVE_LOCAL_WORKER_RESTARTED.format(code=-signal.SIGKILL, log=served.worker_log, count=1,
                                                                 limit=WORKER_RESTARTS, minutes=MINUTES)
     wait_until(lambda: restarted + "\n" in served.output, 10, lambda: "the restart said:\n" + "".join(served.output))
     assert served.process.poll() is None

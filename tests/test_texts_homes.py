@@ -1,322 +1,187 @@
-"""Sentences for people and agents live in their homes, not in the code that says them.
+"""A sentence said in one place is written where it is raised or printed; a texts module keeps
+only what several modules say, and the CLI's help.
 
-The homes: a module named `texts.py` (a package's own sentences),
-`localhub/messages.py` (localhub's own words and GitHub's wording it answers with) and the
-files under templates/. `strays` reads a product module (bot/, webhooks/, localhub/) with `ast`
-and reports every sentence written as a literal where a person or an agent will read it.
-
-A literal reads as a sentence when three words follow each other on one of its lines: tokens
-separated by spaces that, once surrounding punctuation (`.,;:!?()[]"'`) is stripped, are letters
-only (an apostrophe inside is allowed; a hyphenated token, and a token of capitals only such as
-SQL's SELECT or git's HEAD, is no word). An f-string's `{...}` and a `str.format` field are no
-words. A text with " = " or "==" in it is code (SQL, Lua), not prose. So "the answer is empty"
-and f"unknown keys {k} (expected summary and calls)" are sentences; "Not Found",
-"memrepo/validate", "--repo DIR", "{path}: {problem}" and "SELECT * FROM users WHERE id = ?"
-are not.
-
-Where a literal counts (its sink), anywhere inside the expression given to it (concatenations,
-`.format` on a literal, a helper's arguments, dict and list displays; never a literal compared,
-as in `x in ("...", ...)`, which is matched, not said):
-- output: `print(...)`, `sys.stdout.write` / `sys.stderr.write`, `sys.exit(...)`,
-  `warnings.warn(...)`, `click.echo` / `click.secho`, `tqdm.write`, a parser's `.error(...)`;
-- command-line help: the keywords `help=`, `description=`, `epilog=`, `usage=` of any call
-  (argparse, click, and also a forge call's `description=`, which people read on GitHub);
-- exceptions: the expression after `raise`, and any call of a name ending in `Error` or
-  `Exception` (an exception built to be raised later, such as localhub's `ApiError(...)`);
-- HTTP answers: the arguments of `abort`, `jsonify`, `make_response`, `Response`;
-- returned text: the value of a `return` (the error text a validation function hands its
-  caller, a summary a function builds for someone to read), but not the arguments of a call it
-  returns (`return db.execute("...")`, `return render("...")`);
-- text constants: a module-level or class-level assignment of a sentence to a name, alone or in
-  a tuple, list, set or dict display (a text defined away from its home, whoever ends up saying
-  it); not the argument of a call there either (`re.compile("...")` is a pattern).
-
-Not counted, on purpose: docstrings and comments (for the people who read the code); logging
-(`log.info(...)`, `logger.warning(...)`, `logging.*`: its lines are for operators, who read
-them with the code at hand and grep for their wording, and they stay beside the code that logs
-them); `assert` messages (for developers, and gone under -O); a literal on a line marked
-`# not said` (another program's words matched against its output, a protocol's marker, a
-stable code: text that must stay where it is matched, and says why beside it); a literal bound
-to a local variable and passed on later (not followed: the detector reads one expression at a
-time). The tests below pin both lists with small snippets, so the detector cannot silently pass.
+The homes: a package's one `texts.py` (bot/<name>/ counts whole, sub-folders included; bot/*.py
+share bot/texts.py; webhooks/ is one package), `localhub/messages.py` (localhub's own words and
+GitHub's wording it answers with, kept whole) and, for long prose (pull request bodies, the
+models' prompts, the MCP tools' words), the files under templates/. Each constant of a texts
+module is read by two or more product modules (bot/, webhooks/, localhub/), or is help that
+bot/commands/texts.py gives to `help=`, `description=`, `epilog=` or `usage=`: a constant with
+one reader belongs in that reader, where the sentence is said.
 """
 
 from __future__ import annotations
 
 import ast
-import re
-import textwrap
-from collections.abc import Iterator
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCT = ("bot", "webhooks", "localhub")
-HOMES = ("localhub/messages.py",)
-
-_WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*")
-_CODE = (" = ", "==")
-_STRIP = ".,;:!?()[]\"'`"
-_FIELD = re.compile(r"\{[^{}]*\}")
-_PLACEHOLDER = "\x00"
-_OUTPUT_CALLS = {"print", "sys.stdout.write", "sys.stderr.write", "sys.exit", "warnings.warn", "click.echo",
-                 "click.secho", "tqdm.write", "abort", "jsonify", "make_response", "Response", "flask.abort",
-                 "flask.jsonify", "flask.make_response", "flask.Response"}
-_HELP_KEYWORDS = {"help", "description", "epilog", "usage"}
-_LOGGERS = {"log", "logger", "logging", "_log", "_logger", "LOG", "LOGGER"}
-
-
-def reads_as_sentence(text: str) -> bool:
-    """Three words in a row on one line, in a text that is not code (see the module's docstring)."""
-    if any(mark in text for mark in _CODE):
-        return False
-    for line in _FIELD.sub(_PLACEHOLDER, text).splitlines():
-        run = 0
-        for token in line.split():
-            word = token.strip(_STRIP)
-            if _WORD.fullmatch(word) and not (len(word) > 1 and word.isupper()):
-                run += 1
-                if run >= 3:
-                    return True
-            else:
-                run = 0
-    return False
-
-
-def _text_of(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.JoinedStr):
-        return "".join(part.value if isinstance(part, ast.Constant) else f" {_PLACEHOLDER} " for part in node.values)
-    return None
-
-
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    return ""
-
-
-def _is_logging(call: ast.Call) -> bool:
-    name = _dotted(call.func)
-    return "." in name and name.split(".")[-2] in _LOGGERS
-
-
-def _literals(node: ast.AST, *, through_calls: bool = True) -> Iterator[tuple[int, str]]:
-    """The texts written as literals anywhere inside an expression (an f-string once, whole),
-    but not those compared (`x in ("...")`: matched, not said) nor those logged; with
-    `through_calls` false, not the arguments of a call either (only what it is called on)."""
-    if isinstance(node, ast.Compare) or (isinstance(node, ast.Call) and _is_logging(node)):
-        return
-    text = _text_of(node)
-    if text is not None:
-        yield node.lineno, text
-        return
-    if isinstance(node, ast.Call) and not through_calls:
-        yield from _literals(node.func, through_calls=False)
-        return
-    for child in ast.iter_child_nodes(node):
-        yield from _literals(child, through_calls=through_calls)
-
-
-def _sinks(tree: ast.Module) -> Iterator[tuple[str, ast.AST]]:
-    """(what kind of sink, the expression given to it) for every sink in a module."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Raise) and node.exc is not None:
-            yield "raise", node.exc
-        elif isinstance(node, ast.Return) and node.value is not None:
-            yield "return", node.value
-        elif isinstance(node, ast.Call) and not _is_logging(node):
-            name = _dotted(node.func)
-            last = name.rsplit(".", 1)[-1]
-            if name in _OUTPUT_CALLS or (last == "error" and "parser" in name.lower()):
-                yield name, node
-            elif last.endswith(("Error", "Exception")):
-                yield "exception", node
-            for keyword in node.keywords:
-                if keyword.arg in _HELP_KEYWORDS:
-                    yield f"{keyword.arg}=", keyword.value
-    for scope in [tree, *(node for node in ast.walk(tree) if isinstance(node, ast.ClassDef))]:
-        for statement in scope.body:
-            value = statement.value if isinstance(statement, ast.Assign | ast.AnnAssign) else None
-            if value is not None:
-                yield "constant", value
-
-
-NOT_SAID = "# not said"
-
-
-def strays(source: str) -> list[tuple[int, str, str]]:
-    """(line, sink, text) for every sentence written as a literal where it is said, in order."""
-    found: dict[tuple[int, str], str] = {}
-    lines = source.splitlines()
-    for kind, expression in _sinks(ast.parse(source)):
-        for line, text in _literals(expression, through_calls=kind not in ("return", "constant")):
-            if reads_as_sentence(text) and NOT_SAID not in lines[line - 1]:
-                found.setdefault((line, text), kind)
-    return sorted((line, kind, text) for (line, text), kind in found.items())
-
-
-def is_home(relative: str) -> bool:
-    return relative in HOMES or relative.endswith("/texts.py") or relative == "texts.py"
+HELP_HOME = "bot/commands/texts.py"
+HELP_KEYWORDS = {"help", "description", "epilog", "usage"}
 
 
 def package_of(relative: str) -> str:
-    """The package folder a module is counted under: bot/<sub>/... under bot/<sub>, bot/x.py
-    under bot, and webhooks/ and localhub/ whole."""
+    """The package a module is counted under: bot/<name>/... under bot/<name>, bot/x.py under bot,
+    and webhooks/ and localhub/ whole."""
     parts = relative.split("/")
     return "/".join(parts[:2]) if parts[0] == "bot" and len(parts) > 2 else parts[0]
 
 
-def packages() -> list[str]:
-    return sorted({package_of(str(path.relative_to(ROOT))) for top in PRODUCT for path in (ROOT / top).rglob("*.py")})
+def module_name(relative: str) -> str:
+    parts = relative.removesuffix(".py").split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def strays_in(package: str) -> list[str]:
-    found = []
-    for top in PRODUCT:
-        for path in sorted((ROOT / top).rglob("*.py")):
-            relative = str(path.relative_to(ROOT))
-            if package_of(relative) != package or is_home(relative):
-                continue
-            for line, kind, text in strays(path.read_text(encoding="utf-8")):
-                found.append(f"{relative}:{line}: {kind}: {text!r}")
+def product_modules() -> dict[str, str]:
+    """Each product module's source, by its path from the root."""
+    return {str(path.relative_to(ROOT)): path.read_text(encoding="utf-8")
+            for top in PRODUCT for path in sorted((ROOT / top).rglob("*.py"))}
+
+
+def texts_modules(modules: dict[str, str]) -> list[str]:
+    return [relative for relative in modules if relative.endswith("/texts.py") or relative == "texts.py"]
+
+
+def constants(source: str) -> list[str]:
+    """The UPPER_CASE names a module assigns at its top level."""
+    names = []
+    for node in ast.parse(source).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) \
+            else []
+        names += [target.id for target in targets if isinstance(target, ast.Name) and target.id[:1].isalpha()
+                  and target.id.isupper()]
+    return names
+
+
+def _absolute(relative: str, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    package = module_name(relative).split(".")
+    if not relative.endswith("__init__.py"):
+        package = package[:-1]
+    return ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+
+
+def _in_help(parents: dict[ast.AST, ast.AST], node: ast.AST) -> bool:
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.keyword) and node.arg in HELP_KEYWORDS:
+            return True
+        if isinstance(node, ast.stmt):
+            return False
+    return False
+
+
+def readers(relative: str, source: str, homes: dict[str, str]) -> dict[tuple[str, str], bool]:
+    """(texts module, constant) -> whether it is given as help, for each constant a module reads:
+    `alias.NAME` after `from pkg import texts as alias`, or `NAME` after `from pkg.texts import NAME`."""
+    tree = ast.parse(source)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    aliases: dict[str, str] = {}
+    direct: dict[str, tuple[str, str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            module = _absolute(relative, node)
+            for alias in node.names:
+                if f"{module}.{alias.name}" in homes:
+                    aliases[alias.asname or alias.name] = homes[f"{module}.{alias.name}"]
+                elif module in homes:
+                    direct[alias.asname or alias.name] = (homes[module], alias.name)
+    found: dict[tuple[str, str], bool] = {}
+    for node in ast.walk(tree):
+        key = None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            key = (aliases[node.value.id], node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in direct:
+            key = direct[node.id]
+        if key is not None:
+            found[key] = found.get(key, False) or _in_help(parents, node)
     return found
 
 
-# ----------------------------------------------------------------- the detector itself
-@pytest.mark.parametrize("text", [
-    "the answer is empty",
-    "Memory is valid.",
-    "cannot read {path}: the file is not UTF-8",
-    "the LLM endpoint {url} did not answer within {seconds:g}s",
-    "(expected summary and calls)",
-    "localhub's own endpoints",
-    "a read-only file stays as it is",
-])
-def test_these_read_as_sentences(text: str) -> None:
-    assert reads_as_sentence(text)
+def lonely_constants(modules: dict[str, str]) -> list[str]:
+    """The constants of texts modules that fewer than two product modules read, CLI help aside."""
+    homes = {module_name(relative): relative for relative in texts_modules(modules)}
+    read_by: dict[tuple[str, str], set[str]] = defaultdict(set)
+    help_given: set[tuple[str, str]] = set()
+    for relative, source in modules.items():
+        if relative in homes.values():
+            continue
+        for key, as_help in readers(relative, source, homes).items():
+            read_by[key].add(relative)
+            if as_help:
+                help_given.add(key)
+    lonely = []
+    for home in homes.values():
+        for name in constants(modules[home]):
+            key = (home, name)
+            if home == HELP_HOME and key in help_given:
+                continue
+            if len(read_by[key]) < 2:
+                lonely.append(f"{home}:{name} read by {sorted(read_by[key]) or 'no module'}")
+    return lonely
 
 
-@pytest.mark.parametrize("text", [
-    "",
-    "Not Found",
-    "Bad credentials",
-    "memrepo/validate",
-    "--repo DIR",
-    "{path}: {problem}",
-    "application/json; charset=utf-8",
-    "refs/heads/main refs/heads/dev HEAD~1",
-    "%(asctime)s %(levelname)s %(message)s",
-    "x-github-event",
-    "{a} {b} {c}",
-    "a_b c_d e_f",
-    "a read-only file",
-    "SELECT * FROM users WHERE id = ?",
-    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY)",
-    "local last = redis.call('GET', KEYS[1])\nif last and not seen then return 1 end",
-    "event: head\nid: {sha}\ndata: {json}\n\n",
-    "default-src 'none'; script-src 'self'; style-src 'self'",
-])
-def test_these_do_not(text: str) -> None:
-    assert not reads_as_sentence(text)
+# ----------------------------------------------------------------- the checks on small trees
+def test_a_constant_read_by_one_module_is_lonely_and_one_read_by_two_is_not() -> None:
+    modules = {
+        "bot/x/texts.py": 'ONE = "said once"\nTWO = "said twice"\nDEAD = "said nowhere"\n',
+        "bot/x/a.py": "from bot.x import texts\n\ndef f():\n    raise ValueError(texts.ONE + texts.TWO)\n",
+        "bot/x/b.py": "from bot.x.texts import TWO\n\nprint(TWO)\n",
+    }
+    assert lonely_constants(modules) == ["bot/x/texts.py:ONE read by ['bot/x/a.py']",
+                                         "bot/x/texts.py:DEAD read by no module"]
 
 
-FLAGGED = [
-    ('print("the memory is clean now")', "print"),
-    ('print(f"pushed {n} commits to the forge")', "print"),
-    ('import sys\nsys.stderr.write("the server stopped at once\\n")', "sys.stderr.write"),
-    ('import sys\nsys.exit("no memory found here")', "sys.exit"),
-    ('import warnings\nwarnings.warn("this option is going away")', "warnings.warn"),
-    ('p.add_argument("--repo", help="the memory clone to use")', "help="),
-    ('argparse.ArgumentParser(description="Serve the memory over MCP.")', "description="),
-    ('sub.add_parser("x", epilog="exit codes are listed below")', "epilog="),
-    ('def f():\n    raise ValueError("the value is not allowed")', "raise"),
-    ('def f(x):\n    raise MemrepoError("cannot read " + x + " as a memory file")', "raise"),
-    ('def f(x):\n    raise _invalid(f"unknown keys {x} (expected summary and calls)")', "raise"),
-    ('def f(x):\n    raise MemrepoError("the {} is not a memory".format(x))', "raise"),
-    ('def f():\n    return ApiError(400, "Problems parsing the body")', "exception"),
-    ('def f():\n    return "the {} is not a memory".format(name)', "return"),
-    ('KINDS = {int: "a whole number", str: "ab"}', "constant"),
-    ('err = ApiError(409, "Reference already exists")', "exception"),
-    ('def f():\n    error = GitHubError(422, "Reference does not exist")\n    raise error', "exception"),
-    ('def view():\n    abort(403, "you may not see this")', "abort"),
-    ('def view():\n    x = jsonify({"message": "Must have admin rights"})', "jsonify"),
-    ('def view():\n    x = Response("the body is too large", status=413)', "Response"),
-    ('def check(v):\n    if not v:\n        return "a name must not be empty"\n    return None', "return"),
-    ('def check(v):\n    return False, f"{v} is not a valid name"', "return"),
-    ('NOTE = "Every edit is one commit."', "constant"),
-    ('class K:\n    HINT: str = "pass --repo to name the memory"', "constant"),
-    ('args.parser.error("give a query to search for")', "args.parser.error"),
-]
+def test_the_clis_help_stays_with_one_reader_but_its_other_sentences_do_not() -> None:
+    modules = {
+        HELP_HOME: 'AT_HELP = "memory at a date"\nAT_DONE = "the memory at that date is shown"\n',
+        "bot/commands/at.py": ("from bot.commands import texts as say\n\n"
+                               'def register(sub):\n    sub.add_parser("at", help=say.AT_HELP)\n'
+                               "    print(say.AT_DONE)\n"),
+    }
+    assert lonely_constants(modules) == ["bot/commands/texts.py:AT_DONE read by ['bot/commands/at.py']"]
 
 
-@pytest.mark.parametrize(("source", "kind"), FLAGGED)
-def test_the_detector_flags_a_sentence_said_in_place(source: str, kind: str) -> None:
-    found = strays(source)
-    assert len(found) == 1, found
-    assert found[0][1] == kind
+def test_a_relative_import_and_a_texts_module_reading_another_are_followed_as_python_does() -> None:
+    modules = {
+        "bot/y/texts.py": 'BASE = "a base sentence here"\n',
+        "bot/y/other_texts_user.py": "from . import texts\nX = texts.BASE\n",
+        "bot/z/texts.py": "from bot.y.texts import BASE\nMORE = BASE + '!'\n",
+        "bot/z/m.py": "from bot.z import texts\nY = texts.MORE\n",
+    }
+    assert lonely_constants(modules) == ["bot/y/texts.py:BASE read by ['bot/y/other_texts_user.py']",
+                                         "bot/z/texts.py:MORE read by ['bot/z/m.py']"]
 
 
-NOT_FLAGGED = [
-    '"""A module docstring that reads as a sentence."""',
-    'def f():\n    """A function docstring that reads as one too."""\n    return 1',
-    '# a comment that is a sentence\nx = 1',
-    'log.info("the receiver is listening on %s", url)',
-    'logger.warning("a delivery was seen twice")',
-    'logging.getLogger("memrepo").error("the worker stopped for good")',
-    'def f():\n    log.exception("the tool failed in a way nobody expected")\n    raise',
-    'assert x, "the list must not be empty here"',
-    'def f():\n    message = "a local text is not followed"\n    return message',
-    'print(messages.VALIDATE_OK.format(count=1))',
-    'def f(p):\n    raise MemrepoError(messages.NOT_MEMORY.format(path=p))',
-    'def f():\n    raise ApiError(404, "Not Found")',
-    'def f():\n    return jsonify({"message": "Bad credentials", "documentation_url": DOCS})',
-    'def f():\n    return render("pr/dream.md.j2", title=t)',
-    'def f():\n    return "refs/heads/" + name',
-    'def f(q):\n    return db.execute("SELECT id FROM repos WHERE name = ?", (q,))',
-    'subprocess.run(["git", "commit", "-m", "a commit message here"])',
-    'def f():\n    x = {"key": "some value in a dict literal"}',
-    'ToolSpec("memory_view", {"path": {"type": "string"}})',
-    'p.add_argument("--repo", metavar="the memory clone")',
-    'def f(text):\n    return text.endswith("please wait a few minutes")',
-    'def f(text):\n    return "secondary rate limit" in text or "abuse detection" in text',
-    'if message in ("cannot lock ref", "failed to update ref"):\n    pass',
-    'PATTERN = re.compile(r"Merge pull request #[0-9]+ from the branch")',
-    'STOP = frozenset("a an the this that these those".split())',
-    'LOCKED = ("cannot lock ref", "is at a different")  # not said: git\'s words, matched in its output',
-]
-
-
-@pytest.mark.parametrize("source", NOT_FLAGGED)
-def test_the_detector_leaves_these_alone(source: str) -> None:
-    assert strays(source) == []
-
-
-def test_homes_are_not_read_and_everything_else_is() -> None:
-    assert is_home("bot/texts.py") and is_home("bot/notify/texts.py") and is_home("localhub/messages.py")
-    assert is_home("bot/memfs/format/texts.py")
-    assert not is_home("bot/mcp/server.py") and not is_home("bot/memfs/messages.py")
-    assert package_of("bot/dream/strategies/llm.py") == "bot/dream"
-    assert package_of("bot/cli.py") == "bot" and package_of("webhooks/intake/github.py") == "webhooks"
-
-
-def test_every_package_of_the_tree_is_checked() -> None:
-    assert {"bot", "bot/mcp", "bot/memfs", "localhub", "webhooks"} <= set(packages())
+def test_packages_are_counted_whole() -> None:
+    assert package_of("bot/memfs/format/texts.py") == package_of("bot/memfs/texts.py") == "bot/memfs"
+    assert package_of("bot/texts.py") == "bot" and package_of("webhooks/intake/github.py") == "webhooks"
 
 
 # ----------------------------------------------------------------- the whole tree
-@pytest.mark.parametrize("package", packages())
-def test_no_sentence_is_said_outside_its_home(package: str) -> None:
-    assert strays_in(package) == []
+@pytest.fixture(scope="module")
+def modules() -> dict[str, str]:
+    return product_modules()
 
 
-if __name__ == "__main__":  # a report of every package's strays: python -m tests.test_texts_homes
-    for name in packages():
-        found = strays_in(name)
-        print(f"{name}: {len(found)}")
-        for line in found:
-            print("   ", textwrap.shorten(line, 160))
+def test_every_constant_of_a_texts_module_is_said_by_two_modules_or_is_the_clis_help(
+        modules: dict[str, str]) -> None:
+    assert lonely_constants(modules) == []
+
+
+def test_a_package_has_at_most_one_texts_module(modules: dict[str, str]) -> None:
+    by_package: dict[str, list[str]] = defaultdict(list)
+    for relative in [*texts_modules(modules), "localhub/messages.py"]:
+        by_package[package_of(relative)].append(relative)
+    assert {package: found for package, found in by_package.items() if len(found) > 1} == {}
+
+
+def test_long_prose_lives_in_templates() -> None:
+    """Pull request bodies, the models' prompts and the MCP tools' words are templates, not code."""
+    for folder in ("pr", "prompts", "mcp"):
+        assert list((ROOT / "templates" / folder).glob("*")), folder

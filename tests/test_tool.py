@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.memfs.format import texts as format_texts
 from bot.memfs.store.repo import MemoryRepo
+from bot.memfs.texts import READ_ONLY_FILE
 from bot.memfs.tool.memory_tool import MemoryTool
 from tests.conftest import git
 
@@ -250,7 +250,7 @@ def test_read_only_files_cannot_be_changed_moved_or_deleted(memory: MemoryRepo, 
         {"command": "update_description", "path": "system/rules.md", "description": "x"},
     ):
         result = tool.call(call)
-        assert not result.ok and format_texts.READ_ONLY_FILE in result.message, result.message
+        assert not result.ok and READ_ONLY_FILE in result.message, result.message
     assert snapshot(memory) == before
 
 

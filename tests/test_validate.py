@@ -8,8 +8,15 @@ import pytest
 import yaml
 
 from bot.config import DEFAULT_POLICY, Limits, Policy, load_yaml
-from bot.memfs.format import texts as format_texts
+from bot.memfs import texts
+from bot.memfs.format import validate
 from bot.memfs.format.validate import (
+    MISSING_DESCRIPTION,
+    READ_ONLY_CHANGED,
+    READ_ONLY_REMOVED,
+    READ_ONLY_SET,
+    UNKNOWN_KEY,
+    VALIDATION_HEADER,
     Problem,
     core_size,
     format_problems,
@@ -17,6 +24,7 @@ from bot.memfs.format.validate import (
     validate_core,
     validate_file,
 )
+from bot.memfs.texts import UNCLOSED_FRONTMATTER
 
 P = DEFAULT_POLICY
 SMALL = replace(P, limits=Limits(file_chars=40, core_chars=100, system_depth=1))
@@ -359,17 +367,17 @@ def test_validate_file(path, staged, head, policy, expected):
 
 def test_letta_messages_in_messages_py_are_verbatim():
     assert [
-        format_texts.MISSING_FRONTMATTER,
-        format_texts.UNCLOSED_FRONTMATTER,
-        format_texts.READ_ONLY_FILE,
-        format_texts.UNKNOWN_KEY.format(key="k"),
-        format_texts.READ_ONLY_CHANGED,
-        format_texts.READ_ONLY_SET,
-        format_texts.READ_ONLY_REMOVED,
-        format_texts.EMPTY_DESCRIPTION,
-        format_texts.MISSING_DESCRIPTION,
-        format_texts.FLAT_SKILL,
-        format_texts.VALIDATION_HEADER,
+        texts.MISSING_FRONTMATTER,
+        UNCLOSED_FRONTMATTER,
+        texts.READ_ONLY_FILE,
+        UNKNOWN_KEY.format(key="k"),
+        READ_ONLY_CHANGED,
+        READ_ONLY_SET,
+        READ_ONLY_REMOVED,
+        validate.EMPTY_DESCRIPTION,
+        MISSING_DESCRIPTION,
+        validate.FLAT_SKILL,
+        VALIDATION_HEADER,
     ] == [
         MISSING_FRONTMATTER,
         UNCLOSED,

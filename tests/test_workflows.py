@@ -19,7 +19,7 @@ import yaml
 
 from bot import ci_pin
 from bot.memfs import create
-from bot.memfs.store import texts as store_texts
+from bot.memfs.store.checks import VALIDATE_NO_BASE
 from tests.conftest import git
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -232,7 +232,7 @@ def test_action_inputs_are_data_never_code(pull_request: tuple[Path, Path, str],
     memory, runner_temp, _ = pull_request
     done = run_step(action_step(VALIDATE), {"base": base}, runner_temp, memory)
     assert done.returncode == 1
-    assert done.stderr.strip() == "memrepo: " + store_texts.VALIDATE_NO_BASE.format(base=base)
+    assert done.stderr.strip() == "memrepo: " + VALIDATE_NO_BASE.format(base=base)
     assert not (memory / "PWNED").exists()
     assert git(memory, "status", "--porcelain") == ""
 

@@ -15,12 +15,27 @@ from pathlib import Path
 
 import pytest
 
-from bot.memfs.format import texts as say
-from bot.memfs.format.paths import shown
+from bot.memfs.format.document import DUPLICATE_KEY
+from bot.memfs.format.paths import (
+    PATH_GIT_CONFIG,
+    PATH_HIDDEN_TOP,
+    PATH_INVISIBLE_CHAR,
+    PATH_IS_LINK,
+    PATH_IS_SUBMODULE,
+    PATH_NAME_TOO_LONG,
+    PATH_REFUSED,
+    PATH_RESERVED,
+    PATH_SHORT_NAME,
+    PATH_TRAILING_DOT,
+    PATH_WINDOWS_CHAR,
+    PATH_WINDOWS_DEVICE,
+    shown,
+)
+from bot.memfs.format.validate import PATH_COLLIDES
 from bot.memfs.store import checks
 from bot.memfs.store.repo import MemoryRepo
-from bot.memfs.tool import texts as tool_texts
-from bot.memfs.tool.memory_tool import MemoryTool
+from bot.memfs.texts import READ_ONLY_FILE
+from bot.memfs.tool.memory_tool import READ_ONLY_REFUSED, MemoryTool
 from tests.conftest import git
 from tests.conftest import run_cli as run
 from tests.test_init import hook_env
@@ -28,7 +43,7 @@ from tests.test_init import hook_env
 # git itself refuses some of these names; a person's git (or a forge) may not.
 UNGUARDED = ("-c", "core.protectNTFS=false", "-c", "core.protectHFS=false")
 LINK, SUBMODULE = 0o120000, 0o160000
-GIT_DATA = say.PATH_RESERVED.format(area="git's own data (.git/)")
+GIT_DATA = PATH_RESERVED.format(area="git's own data (.git/)")
 CI = "the repository's CI configuration (.github/)"
 LOCKED = "---\ndescription: Rules a person owns\nread_only: true\n---\nBe kind.\n"
 OPEN = "---\ndescription: Open notes\nread_only: false\n---\nBe kind.\n"
@@ -57,7 +72,7 @@ class Row:
 
 
 def path_row(path: str, problem: str, *, on_disk: bool = True, data: bytes = b"x\n") -> Row:
-    tool_says = say.PATH_REFUSED.format(path=shown(path), problem=problem)
+    tool_says = PATH_REFUSED.format(path=shown(path), problem=problem)
     return Row(f"path {shown(path)}", (Entry(path, data, on_disk=on_disk),), f"{shown(path)} {problem}",
                tool={"command": "create", "path": path, "file_text": data.decode()}, tool_says=tool_says)
 
@@ -65,50 +80,50 @@ def path_row(path: str, problem: str, *, on_disk: bool = True, data: bytes = b"x
 LONG = "notes/" + "x" * 300 + ".md"
 ROWS = [
     # --- Paths.
-    path_row(".github/workflows/evil.yml", say.PATH_RESERVED.format(area=CI), data=b"on: push\njobs: {}\n"),
-    path_row(".gitattributes", say.PATH_GIT_CONFIG.format(name=".gitattributes"), data=b"* merge=ours\n"),
-    path_row("notes/.gitmodules", say.PATH_GIT_CONFIG.format(name=".gitmodules")),
-    path_row(".mailmap", say.PATH_HIDDEN_TOP.format(name=".mailmap")),
+    path_row(".github/workflows/evil.yml", PATH_RESERVED.format(area=CI), data=b"on: push\njobs: {}\n"),
+    path_row(".gitattributes", PATH_GIT_CONFIG.format(name=".gitattributes"), data=b"* merge=ours\n"),
+    path_row("notes/.gitmodules", PATH_GIT_CONFIG.format(name=".gitmodules")),
+    path_row(".mailmap", PATH_HIDDEN_TOP.format(name=".mailmap")),
     path_row("notes/.g\u200cit/config", GIT_DATA),
     path_row("notes/.git./config", GIT_DATA),
     path_row("notes/.git::$INDEX_ALLOCATION/config", GIT_DATA),
     path_row("notes/git~1/config", GIT_DATA),
     path_row("notes/GIT~1/x.md", GIT_DATA),
-    path_row("notes/PERSON~1.MD", say.PATH_SHORT_NAME.format(name="PERSON~1.MD")),
-    path_row("notes/con.md", say.PATH_WINDOWS_DEVICE.format(name="con.md")),
-    path_row("notes/trailing.", say.PATH_TRAILING_DOT.format(name="trailing.")),
-    path_row("notes/why?.md", say.PATH_WINDOWS_CHAR.format(char="?")),
-    path_row("notes/evil\u202etxt.md", say.PATH_INVISIBLE_CHAR.format(code="U+202E RIGHT-TO-LEFT OVERRIDE")),
-    path_row("notes/zero\u200bwidth.md", say.PATH_INVISIBLE_CHAR.format(code="U+200B ZERO WIDTH SPACE")),
-    path_row(LONG, say.PATH_NAME_TOO_LONG.format(name="x" * 24, size=303, limit=255), on_disk=False),
+    path_row("notes/PERSON~1.MD", PATH_SHORT_NAME.format(name="PERSON~1.MD")),
+    path_row("notes/con.md", PATH_WINDOWS_DEVICE.format(name="con.md")),
+    path_row("notes/trailing.", PATH_TRAILING_DOT.format(name="trailing.")),
+    path_row("notes/why?.md", PATH_WINDOWS_CHAR.format(char="?")),
+    path_row("notes/evil\u202etxt.md", PATH_INVISIBLE_CHAR.format(code="U+202E RIGHT-TO-LEFT OVERRIDE")),
+    path_row("notes/zero\u200bwidth.md", PATH_INVISIBLE_CHAR.format(code="U+200B ZERO WIDTH SPACE")),
+    path_row(LONG, PATH_NAME_TOO_LONG.format(name="x" * 24, size=303, limit=255), on_disk=False),
     # --- Modes: memory is regular files.
     Row("symlink to git's config", (Entry("notes/link.md", b"../.git/config", LINK),),
-        f"notes/link.md {say.PATH_IS_LINK}"),
+        f"notes/link.md {PATH_IS_LINK}"),
     Row("symlink inside memory", (Entry("notes/human.md", b"../system/human.md", LINK),),
-        f"notes/human.md {say.PATH_IS_LINK}"),
-    Row("submodule", (Entry("vendor/lib", mode=SUBMODULE),), f"vendor/lib {say.PATH_IS_SUBMODULE}"),
+        f"notes/human.md {PATH_IS_LINK}"),
+    Row("submodule", (Entry("vendor/lib", mode=SUBMODULE),), f"vendor/lib {PATH_IS_SUBMODULE}"),
     # --- Names one file shares with another on a case-insensitive clone.
     Row("case of a file", (Entry("system/Human.md", b"---\ndescription: d\n---\nx\n"),),
-        "system/Human.md " + say.PATH_COLLIDES.format(other="system/human.md"),
+        "system/Human.md " + PATH_COLLIDES.format(other="system/human.md"),
         tool={"command": "create", "path": "system/Human.md", "description": "d", "file_text": "x\n"}),
     Row("case of a folder", (Entry("System/new.md", b"---\ndescription: d\n---\nx\n"),),
-        "System/new.md " + say.PATH_COLLIDES.format(other="system"),
+        "System/new.md " + PATH_COLLIDES.format(other="system"),
         tool={"command": "create", "path": "System/new.md", "description": "d", "file_text": "x\n"}),
     Row("Unicode normalisation", (Entry("notes/cafe\u0301.md", b"x\n"),),
-        "notes/cafe\u0301.md " + say.PATH_COLLIDES.format(other="notes/caf\u00e9.md"),
+        "notes/cafe\u0301.md " + PATH_COLLIDES.format(other="notes/caf\u00e9.md"),
         head={"notes/caf\u00e9.md": "Coffee.\n"},
         tool={"command": "create", "path": "notes/cafe\u0301.md", "file_text": "x\n"}),
     # --- Frontmatter read one way.
     Row("read_only file saved with a byte-order mark", (Entry("notes/fixed.md", (BOM + LOCKED.replace(
-        "kind", "rude")).encode()),), "notes/fixed.md: " + say.READ_ONLY_FILE,
+        "kind", "rude")).encode()),), "notes/fixed.md: " + READ_ONLY_FILE,
         head={"notes/fixed.md": BOM + LOCKED},
         tool={"command": "str_replace", "path": "notes/fixed.md", "old_str": "kind", "new_str": "rude"},
-        tool_says=say.READ_ONLY_FILE),
+        tool_says=READ_ONLY_FILE),
     Row("duplicate description", (Entry("notes/dup.md", b"---\ndescription: a\ndescription: b\n---\nx\n"),),
-        "notes/dup.md: " + say.DUPLICATE_KEY.format(key="description"),
+        "notes/dup.md: " + DUPLICATE_KEY.format(key="description"),
         tool={"command": "create", "path": "notes/dup.md", "file_text": "---\ndescription: a\ndescription: b\n---\n"}),
     Row("read_only true then false", (Entry("notes/open.md", REPEATED.encode()),),
-        "notes/open.md: " + say.DUPLICATE_KEY.format(key="read_only"), head={"notes/open.md": OPEN},
+        "notes/open.md: " + DUPLICATE_KEY.format(key="read_only"), head={"notes/open.md": OPEN},
         tool={"command": "create", "path": "notes/open.md", "file_text": REPEATED, "expected_revision": "HEAD"}),
 ]
 
@@ -181,7 +196,7 @@ def test_a_new_spelling_of_a_read_only_file_is_that_file(memory: MemoryRepo) -> 
     person_commits(memory.root, {"system/persona.md": LOCKED})
     result = MemoryTool(memory).call({"command": "create", "path": "system/PERSONA.md", "file_text": "Mine.\n"})
     assert not result.ok
-    assert result.message == tool_texts.READ_ONLY_REFUSED.format(path="system/persona.md")
+    assert result.message == READ_ONLY_REFUSED.format(path="system/persona.md")
 
 
 @pytest.mark.parametrize("path", ["notes/GIT~1/x", LONG])
@@ -271,7 +286,7 @@ def test_validate_of_the_whole_tree_reports_links_and_never_reads_through_them(
     (created / "dangling.md").symlink_to(tmp_path / "nowhere.md")
     code, out, _ = run(capsys, "validate", "--repo", str(created))
     assert code == 1, out
-    assert problem_lines(out) == [f"{path} {say.PATH_IS_LINK}" for path in ("dangling.md", "ext", "system/linked.md")]
+    assert problem_lines(out) == [f"{path} {PATH_IS_LINK}" for path in ("dangling.md", "ext", "system/linked.md")]
     code, out, _ = run(capsys, "validate", "--repo", str(created), "--json")
     found = json.loads(out)
     assert found["valid"] is False and "secret" not in out and "unclosed" not in out
@@ -285,4 +300,4 @@ def test_a_path_given_at_or_under_a_linked_folder_is_that_link(created: Path, tm
     (created / "ext").symlink_to(outside_notes(tmp_path))
     code, out, err = run(capsys, "validate", "--repo", str(created), given)
     assert (code, err) == (1, ""), err
-    assert problem_lines(out) == [f"ext {say.PATH_IS_LINK}"]
+    assert problem_lines(out) == [f"ext {PATH_IS_LINK}"]

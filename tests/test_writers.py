@@ -15,7 +15,7 @@ import pytest
 
 from bot.memfs import sync
 from bot.memfs.store.repo import MemoryRepo
-from bot.memfs.tool import texts as tool_texts
+from bot.memfs.tool.memory_tool import PUSHED
 from tests import writers_work as work
 from tests.conftest import git, run_cli
 
@@ -98,4 +98,4 @@ def test_an_edit_set_aside_on_a_second_replay_is_not_reported_pushed(tmp_path: P
     assert work.token(0, 2) in kept.message
     assert sync.set_aside_note((kept,)) in result.message
     assert result.ok and result.pushed is not True, result.message
-    assert tool_texts.PUSHED not in result.message
+    assert PUSHED not in result.message

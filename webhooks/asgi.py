@@ -37,9 +37,11 @@ from flask import Flask
 from redis import Redis
 
 from bot.settings import Settings
-from webhooks import texts
 from webhooks.streams.endpoint import AccessCheck, EventStreams, Receive, Scope, Send
 from webhooks.streams.fanout import DEFAULT_BUFFER, Fanout
+
+# The receiver as the server that runs it configures it (asgi.py, streams/fanout.py).
+RECEIVER_BAD_THREADS = "intake_threads must be at least 1"
 
 log = logging.getLogger("memrepo.receiver")
 
@@ -65,7 +67,7 @@ class Receiver:
         from webhooks.intake import create_app
 
         if intake_threads < 1:
-            raise ValueError(texts.RECEIVER_BAD_THREADS)
+            raise ValueError(RECEIVER_BAD_THREADS)
         self.settings = settings
         self.flask = flask or create_app(settings, redis=redis, streams=self.open_streams)
         self.access = access

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 __all__ = ["AgentSession", "EditResult"]
 
+# The package's lazy names (__init__.py): a name it does not have.
+AGENT_NO_ATTRIBUTE = "module 'bot.agent' has no attribute {name!r}"
+
 
 def __getattr__(name: str) -> object:
     if name == "AgentSession":
@@ -35,9 +38,6 @@ def __getattr__(name: str) -> object:
     elif name == "EditResult":
         from .tool import EditResult as found
     else:
-        import importlib
-
-        texts = importlib.import_module("bot.agent.texts")  # not `from bot.agent import`: that asks this function
-        raise AttributeError(texts.AGENT_NO_ATTRIBUTE.format(name=name))
+        raise AttributeError(AGENT_NO_ATTRIBUTE.format(name=name))
     globals()[name] = found
     return found

@@ -15,8 +15,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.agent import texts
 from bot.errors import MemrepoError
+
+# Slash commands (commands.py, sleeptime.py).
+AGENT_NOT_A_COMMAND = "not a command (commands start with /); known commands: {commands}"
+AGENT_COMMAND_USAGES = {
+    "memory-repository": "set <url> | status | unset | sync",
+    "dream": "(no arguments: a dream now)",
+    "sleeptime": "off | steps <N> | compaction (no argument: show when dreams run)",
+    "recompile": "(no arguments)",
+    "remember": "<what to remember>",
+    "doctor": "(no arguments)",
+}
 
 COMMANDS = ("memory-repository", "dream", "sleeptime", "recompile", "remember", "doctor")
 REPOSITORY_ACTIONS = ("set", "status", "unset", "sync")
@@ -37,20 +47,20 @@ def known_commands() -> str:
 
 
 def _usage(name: str) -> MemrepoError:
-    return MemrepoError(texts.AGENT_COMMAND_USAGE.format(command=name, usage=texts.AGENT_COMMAND_USAGES[name]))
+    return MemrepoError(f"usage: /{name} {AGENT_COMMAND_USAGES[name]}")
 
 
 def parse_command(text: str) -> Command:
     """The command in `text`, or a MemrepoError saying what is wrong (with the usage)."""
     if not isinstance(text, str) or not text.strip().startswith("/"):
-        raise MemrepoError(texts.AGENT_NOT_A_COMMAND.format(commands=known_commands()))
+        raise MemrepoError(AGENT_NOT_A_COMMAND.format(commands=known_commands()))
     stripped = text.strip()
     head, _, rest = stripped.partition("\n")
     word, _, tail = head[1:].partition(" ")
     name = word.strip().lower()
     args = (tail + ("\n" + rest if rest else "")).strip()
     if name not in COMMANDS:
-        raise MemrepoError(texts.AGENT_UNKNOWN_COMMAND.format(command="/" + word.strip(),
+        raise MemrepoError("unknown command {command}; known commands: {commands}".format(command="/" + word.strip(),
                                                                 commands=known_commands()))
     if name == "memory-repository":
         return _repository(args)

@@ -12,9 +12,23 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from bot.agent import texts
 from bot.config import Limits
 from bot.memfs import document, layout, validate
+from bot.texts import Text
+
+# /doctor (doctor.py).
+AGENT_DOCTOR_CORE = "core memory (system/): {chars:,} of {limit:,} characters ({percent}%)"
+AGENT_DOCTOR_BLOCK = "  {path}: {chars:,} characters ({percent}% of the file limit)"
+AGENT_DOCTOR_OVER = "over the file limit: {path} has {chars:,} characters, the limit is {limit:,}; shorten it " \
+                    "or move parts out of it"
+AGENT_DOCTOR_NEAR = "close to the file limit: {path} has {chars:,} of {limit:,} characters"
+AGENT_DOCTOR_UNDESCRIBED = Text(
+    "{count:|file|files} without a description (the prompt's tree shows descriptions): {paths}"
+)
+AGENT_DOCTOR_PENDING = Text(
+    "{count:|commit|commits} not pushed yet (they go with the next push or /memory-repository sync)"
+)
+AGENT_DOCTOR_BACKUPS = "commits set aside by a conflicting sync (see them with git log): {refs}"
 
 LARGEST = 5
 NEAR = 0.9  # a file at 90% of its limit is reported as close to it
@@ -79,30 +93,30 @@ def _percent(part: int, whole: int) -> int:
 
 def render(report: DoctorReport) -> str:
     """The report as lines for a person."""
-    lines = [texts.AGENT_DOCTOR_CORE.format(chars=report.core_chars, limit=report.core_limit,
+    lines = [AGENT_DOCTOR_CORE.format(chars=report.core_chars, limit=report.core_limit,
                                             percent=_percent(report.core_chars, report.core_limit))]
     if report.largest:
-        lines.append(texts.AGENT_DOCTOR_LARGEST)
-        lines += [texts.AGENT_DOCTOR_BLOCK.format(path=p, chars=n, percent=_percent(n, report.file_limit))
+        lines.append("largest blocks:")
+        lines += [AGENT_DOCTOR_BLOCK.format(path=p, chars=n, percent=_percent(n, report.file_limit))
                   for p, n in report.largest]
     for path, chars in report.over:
-        lines.append(texts.AGENT_DOCTOR_OVER.format(path=path, chars=chars, limit=report.file_limit))
+        lines.append(AGENT_DOCTOR_OVER.format(path=path, chars=chars, limit=report.file_limit))
     for path, chars in report.near:
-        lines.append(texts.AGENT_DOCTOR_NEAR.format(path=path, chars=chars, limit=report.file_limit))
+        lines.append(AGENT_DOCTOR_NEAR.format(path=path, chars=chars, limit=report.file_limit))
     if report.undescribed:
-        lines.append(texts.AGENT_DOCTOR_UNDESCRIBED.format(count=len(report.undescribed),
+        lines.append(AGENT_DOCTOR_UNDESCRIBED.format(count=len(report.undescribed),
                                                            paths=", ".join(report.undescribed)))
     else:
-        lines.append(texts.AGENT_DOCTOR_ALL_DESCRIBED)
+        lines.append("every memory file has a description")
     if report.pending is None:
-        lines.append(texts.AGENT_DOCTOR_NO_REMOTE)
+        lines.append("no remote: memory lives only in this clone (connect one with /memory-repository set <url>)")
     elif report.pending:
-        lines.append(texts.AGENT_DOCTOR_PENDING.format(count=report.pending))
+        lines.append(AGENT_DOCTOR_PENDING.format(count=report.pending))
     else:
-        lines.append(texts.AGENT_DOCTOR_NOTHING_PENDING)
+        lines.append("nothing waiting to be pushed")
     if report.backups:
-        lines.append(texts.AGENT_DOCTOR_BACKUPS.format(refs=", ".join(report.backups)))
+        lines.append(AGENT_DOCTOR_BACKUPS.format(refs=", ".join(report.backups)))
     if report.stream is not None:
-        lines.append(texts.AGENT_DOCTOR_STREAM.format(state=report.stream))
-    lines.append(texts.AGENT_DOCTOR_HEALTHY if report.healthy else texts.AGENT_DOCTOR_ATTENTION)
+        lines.append(f"event stream: {report.stream}")
+    lines.append("memory is healthy" if report.healthy else "memory needs attention (see above)")
     return "\n".join(lines)

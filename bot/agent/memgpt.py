@@ -16,12 +16,20 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.agent import texts
 from bot.dates import search_range
 from bot.errors import MemrepoError
 from bot.memfs import Call, MemoryRepo, archival, calls, layout, memory_layout
 from bot.transcript import documents
 from bot.transcript.model import KINDS
+
+# archival_memory_search and conversation_search (memgpt.py): paged results, in MemGPT's shape:
+# the line, then the results as JSON.
+SEARCH_PAGE = "Showing {shown} of {total} results (page {page}/{last}): {results}"
+SEARCH_PAGE_PAST = "page {page} is past the last page of results ({last}); pages count from 0"
+CONVERSATION_NO_TRANSCRIPT = ("no conversation is recorded for this agent here: conversation_search reads the "
+                              "transcripts of the agent's session (memrepo's transcript store)")
+CONVERSATION_RESULT = "timestamp: {timestamp}, {role} - {text}"
+CONVERSATION_BAD_ROLE = "unknown role '{role}'; use some of: {roles}"
 
 ROLES = {"tool": ("tool_call", "tool_result"), **{kind: (kind,) for kind in KINDS}}
 STAMP = archival.STAMP
@@ -41,11 +49,11 @@ def paged(results: Sequence[Any], page: int, size: int, show: Callable[[Any], An
     total = len(results)
     pages = max((total + size - 1) // size, 1)
     if total == 0:
-        return Page(texts.SEARCH_NONE, [])
+        return Page("No results found.", [])
     if page >= pages:
-        raise MemrepoError(texts.SEARCH_PAGE_PAST.format(page=page, last=pages - 1))
+        raise MemrepoError(SEARCH_PAGE_PAST.format(page=page, last=pages - 1))
     shown = [item if show is None else show(item) for item in results[page * size:(page + 1) * size]]
-    text = texts.SEARCH_PAGE.format(shown=len(shown), total=total, page=page, last=pages - 1,
+    text = SEARCH_PAGE.format(shown=len(shown), total=total, page=page, last=pages - 1,
                                   results=json.dumps(shown, ensure_ascii=False))
     return Page(text, shown)
 
@@ -129,15 +137,15 @@ def conversation_search(store: Any, agent_id: str, call: Call) -> Page:
 
     a = call.args
     if agent_id not in store.agents():
-        raise MemrepoError(texts.CONVERSATION_NO_TRANSCRIPT)
+        raise MemrepoError(CONVERSATION_NO_TRANSCRIPT)
     kinds = None
     if a.get("roles"):
         unknown = [role for role in a["roles"] if role not in ROLES]
         if unknown:
-            raise MemrepoError(texts.CONVERSATION_BAD_ROLE.format(role=unknown[0], roles=", ".join(ROLES)))
+            raise MemrepoError(CONVERSATION_BAD_ROLE.format(role=unknown[0], roles=", ".join(ROLES)))
         kinds = [kind for role in a["roles"] for kind in ROLES[role]]
     hits = search_in_context(store, a["query"], agent=agent_id, kinds=kinds, since=a.get("since"),
                              until=a.get("until"), k=MAX_K)
-    results = [texts.CONVERSATION_RESULT.format(timestamp=_stamp(datetime.fromisoformat(hit.captured_at)),
+    results = [CONVERSATION_RESULT.format(timestamp=_stamp(datetime.fromisoformat(hit.captured_at)),
                                               role=hit.kind, text=hit.text) for hit in hits]
     return paged(results, a.get("page") or 0, a.get("limit") or calls.SEARCH_PAGE_SIZE)

@@ -26,7 +26,7 @@ from typing import Any
 import pygit2
 
 from bot import identity
-from bot.agent import render, texts
+from bot.agent import render
 from bot.agent.routing import Route
 from bot.contracts import CONVERSATION_ID, EDIT_BRANCH_PREFIX, LABEL_AGENT_EDIT, LABEL_UNTRUSTED, TRANSCRIPT_RANGE
 from bot.errors import MemrepoError
@@ -35,8 +35,22 @@ from bot.forge.errors import ForgeError
 from bot.memfs import Call, MemoryRepo, MemoryTool, is_core, memory_layout
 from bot.memfs.sync import BRANCH, SetAside, delete_branch, dismiss
 from bot.pullrequest.branch import fetch_base, push_branch, worktree
+from bot.texts import Text
 from bot.trailers import external_sources, trailer_map
 from bot.transcript.model import Message
+
+AGENT_HARNESS_COMMAND = "git commit (made by the harness in the memory folder)"
+AGENT_HARNESS_COMMITS = Text("{count:|commit|commits} the harness made in the memory folder")
+AGENT_HARNESS_COMMITS_MADE = "Made in the memory folder, and held back from main by memrepo follow:\n{commits}"
+AGENT_EDIT_NOT_APPLICABLE = "the edit does not apply to main as it is on the remote ({base}): {problem}"
+AGENT_EDIT_UNLABELLED = "pull request #{number} was opened but could not be labelled ({problem}); it was closed " \
+                        "again so that nothing merges it without the review its labels ask for"
+AGENT_EDIT_WITHDRAWN_COMMENT = """\
+**memrepo closed this pull request: its labels could not be set** ({problem}), and without them
+nothing would hold it for the review it needs. The edit was not made and the agent was told so.
+
+Nothing needs doing here: the agent may make the edit again, which opens a new pull request.
+"""
 
 log = logging.getLogger("memrepo.agent")
 
@@ -103,7 +117,7 @@ def propose_edit(repo: MemoryRepo, call: Call, route: Route, client: ForgeClient
     with worktree(repo, base) as path:
         result = MemoryTool(path, agent_id, agent_name, push=False).apply(call)
         if not result.ok:
-            raise MemrepoError(texts.AGENT_EDIT_NOT_APPLICABLE.format(base=base[:12], problem=result.message))
+            raise MemrepoError(AGENT_EDIT_NOT_APPLICABLE.format(base=base[:12], problem=result.message))
         tip = MemoryRepo.open(path).head_sha() or base
     branch = branch_name(agent_id)
     info = repo.commit_info(tip)
@@ -154,15 +168,15 @@ def propose_commits(repo: MemoryRepo, commits: Sequence[str], route: Route, clie
     conversation = trailers.get(CONVERSATION_ID, "")
     window = turn_messages(transcripts, agent_id, conversation, trailers.get(TRANSCRIPT_RANGE))
     subjects = [c.message.split("\n", 1)[0].strip() for c in found]
-    listed = "\n".join(texts.AGENT_HARNESS_COMMIT_LINE.format(sha=str(c.id)[:12], subject=subject)
+    listed = "\n".join(f"- {str(c.id)[:12]} {subject}"
                        for c, subject in zip(found, subjects, strict=True))
-    reason = (subjects[0] if len(found) == 1 else texts.AGENT_HARNESS_COMMITS.format(count=len(found))) \
-        + "\n\n" + texts.AGENT_HARNESS_COMMITS_MADE.format(commits=listed)
+    reason = (subjects[0] if len(found) == 1 else AGENT_HARNESS_COMMITS.format(count=len(found))) \
+        + "\n\n" + AGENT_HARNESS_COMMITS_MADE.format(commits=listed)
     old = repo.git[base].peel(pygit2.Commit).tree
     paths = tuple(sorted({d.new_file.path or d.old_file.path
                           for d in old.diff_to_tree(repo.git[tip].peel(pygit2.Commit).tree).deltas}))
     branch = branch_name(agent_id)
-    ctx = render.EditContext(agent_id, conversation, 0, texts.AGENT_HARNESS_COMMAND, reason, paths, base, branch,
+    ctx = render.EditContext(agent_id, conversation, 0, AGENT_HARNESS_COMMAND, reason, paths, base, branch,
                              route, window, removed_paths(repo, base, tip), memory_layout(repo, base),
                              memory_repository)
     sha = _commit(repo, base, tip, render.commit_message(ctx), identity.agent(agent_id, agent_name))
@@ -193,7 +207,7 @@ def _publish(repo: MemoryRepo, client: ForgeClient, sha: str,
         labels = client.add_labels(pr.number, ctx.route.labels)
     except ForgeError as exc:
         _withdraw(repo, client, pr.number, branch, exc)
-        raise MemrepoError(texts.AGENT_EDIT_UNLABELLED.format(number=pr.number, problem=exc)) from None
+        raise MemrepoError(AGENT_EDIT_UNLABELLED.format(number=pr.number, problem=exc)) from None
     return pr, tuple(labels)
 
 
@@ -209,7 +223,7 @@ def _withdraw(repo: MemoryRepo, client: ForgeClient, number: int, branch: str, p
     """Close an unlabelled pull request, saying why on it, and delete its branch (best effort:
     the error that led here is the one reported)."""
     with contextlib.suppress(ForgeError):
-        client.comment(number, texts.AGENT_EDIT_WITHDRAWN_COMMENT.format(problem=problem))
+        client.comment(number, AGENT_EDIT_WITHDRAWN_COMMENT.format(problem=problem))
     with contextlib.suppress(ForgeError):
         client.close_pull_request(number)
     delete_branch(repo, branch)

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import sys
 
+GUARD_FAILED = "memrepo: this push to main could not be judged ({problem}), so it is refused"
+GUARD_INPUT_TOO_LONG = "memrepo: the pre-push hook was given more than {limit} characters, so the push is refused"
+
 
 def main() -> int:
-    from bot.follow import texts
     from bot.follow.guard import MAX_INPUT, to_main, updates
 
     text = sys.stdin.read(MAX_INPUT + 1)
     if len(text) > MAX_INPUT:
-        print(texts.GUARD_INPUT_TOO_LONG.format(limit=MAX_INPUT), file=sys.stderr)
+        print(GUARD_INPUT_TOO_LONG.format(limit=MAX_INPUT), file=sys.stderr)
         return 1
     if not to_main(updates(text)):
         return 0
@@ -34,9 +36,9 @@ def main() -> int:
     try:
         line = refusal(MemoryRepo.open(Path.cwd()), text, CommitRouter())
     except MemrepoError as exc:
-        line = texts.GUARD_FAILED.format(problem=exc)
+        line = GUARD_FAILED.format(problem=exc)
     except Exception as exc:  # a bug: still one line, and the push does not go
-        line = texts.GUARD_FAILED.format(problem=f"{type(exc).__name__}: {exc}")
+        line = GUARD_FAILED.format(problem=f"{type(exc).__name__}: {exc}")
     if line is None:
         return 0
     print(line, file=sys.stderr)

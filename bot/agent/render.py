@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.agent import texts
 from bot.agent.routing import Route
 from bot.agent.turns import starts_turn
 from bot.memfs import V1, is_core
@@ -28,9 +27,13 @@ from bot.pullrequest.provenance import (
 )
 from bot.pullrequest.render import safe_text
 from bot.templating import render
-from bot.texts import to_the_second
+from bot.texts import Text, to_the_second
 from bot.trailers import commit_text
 from bot.transcript.model import Message
+
+AGENT_EDIT_TITLE_NOTED = "memory edit by {agent} ({notes}): {reason}"
+AGENT_EDIT_CHANGED = Text("{lines:|line|lines} changed in {files:|file|files}")
+AGENT_EDIT_TRANSCRIPT = Text("{count:|message|messages}, `{first}` ({first_at}) to `{last}` ({last_at})")
 
 TITLE_REASON_CHARS = 72
 SAID_CHARS = 2000  # of one message the user typed, quoted in the body
@@ -89,14 +92,14 @@ def title(ctx: EditContext) -> str:
         subject = subject[: TITLE_REASON_CHARS - 1].rstrip() + "…"
     notes = []
     if ctx.route.empties_core:
-        notes.append(texts.AGENT_EDIT_NOTE_EMPTIES_CORE)
+        notes.append("deletes all core memory")
     elif ctx.core_deleted:
-        notes.append(texts.AGENT_EDIT_NOTE_DELETES_CORE)
+        notes.append("deletes core memory")
     if ctx.route.untrusted:
-        notes.append(texts.AGENT_EDIT_NOTE_UNTRUSTED)
+        notes.append("untrusted, needs approval")
     if not notes:
-        return texts.AGENT_EDIT_TITLE.format(agent=ctx.agent_id, reason=subject)
-    return texts.AGENT_EDIT_TITLE_NOTED.format(agent=ctx.agent_id, notes="; ".join(notes), reason=subject)
+        return f"memory edit by {ctx.agent_id}: {subject}"
+    return AGENT_EDIT_TITLE_NOTED.format(agent=ctx.agent_id, notes="; ".join(notes), reason=subject)
 
 
 def provenance(ctx: EditContext) -> Provenance:
@@ -119,14 +122,14 @@ def body(ctx: EditContext) -> str:
     said = [{"message_id": m.message_id, "at": to_the_second(m.captured_at), "lines": _quote(m.text)}
             for m in ctx.said]
     core = [f"`{_inline(p)}`" for p in ctx.core_deleted]
-    transcript = None if not window else texts.AGENT_EDIT_TRANSCRIPT.format(
+    transcript = None if not window else AGENT_EDIT_TRANSCRIPT.format(
         count=len(window), first=window[0].message_id, first_at=to_the_second(window[0].captured_at),
         last=window[-1].message_id, last_at=to_the_second(window[-1].captured_at))
     text = render("pr/agent-edit.md.j2", agent_id=ctx.agent_id, reason=safe_text(ctx.reason.strip()),
                   said=said, turn_recorded=bool(window),
                   core=_and(core) if core else "", core_count=len(core), empties_core=ctx.route.empties_core,
                   sources=[_inline(s) for s in ctx.route.sources], reasons=[safe_text(r) for r in ctx.route.reasons],
-                  changed=texts.AGENT_EDIT_CHANGED.format(lines=ctx.route.changed_lines, files=len(ctx.paths)),
+                  changed=AGENT_EDIT_CHANGED.format(lines=ctx.route.changed_lines, files=len(ctx.paths)),
                   paths=[{"path": _inline(p), "deleted": p in ctx.deleted} for p in ctx.paths],
                   conversation_id=ctx.conversation_id, turn=ctx.turn, command=ctx.command,
                   base_commit=ctx.base_commit, branch=ctx.branch, transcript=transcript,

@@ -24,11 +24,18 @@ import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from bot.agent import texts
 from bot.config import Policy, protected_paths, rule_files
 from bot.contracts import LABEL_AGENT_EDIT, LABEL_UNTRUSTED
 from bot.trailers import external_sources as trailer_sources
 from bot.trailers import is_external
+
+# Where an edit goes (routing.py) and what the agent is told about it.
+AGENT_ROUTE_UNTRUSTED = "the turn included content from outside the conversation ({sources})"
+AGENT_ROUTE_SHARED = "it changes shared memory {name}, which is attached to other agents too and changes only " \
+    "through the pull requests its team reviews"
+AGENT_ROUTE_RULES = "it changes the rules memory is judged by ({paths}), which only a person may change"
+AGENT_ROUTE_TOO_LARGE = "it changes {lines} lines, more than the {limit} a direct commit may change " \
+                        "(direct_commit.max_changed_lines)"
 
 EXTERNAL_PREFIX = "external:"
 
@@ -70,19 +77,19 @@ class Route:
         """Why the edit is a pull request, one phrase per reason, for the agent and reviewers."""
         out = []
         if self.shared:
-            out.append(texts.AGENT_ROUTE_SHARED.format(name=self.shared))
+            out.append(AGENT_ROUTE_SHARED.format(name=self.shared))
         if self.sources:
-            out.append(texts.AGENT_ROUTE_UNTRUSTED.format(sources=", ".join(self.sources)))
+            out.append(AGENT_ROUTE_UNTRUSTED.format(sources=", ".join(self.sources)))
         if self.rules:
-            out.append(texts.AGENT_ROUTE_RULES.format(paths=", ".join(self.rules)))
+            out.append(AGENT_ROUTE_RULES.format(paths=", ".join(self.rules)))
         if self.protected:
-            out.append(texts.AGENT_ROUTE_PROTECTED.format(paths=", ".join(self.protected)))
+            out.append("it touches protected memory: {paths}".format(paths=", ".join(self.protected)))
         if self.empties_core:
-            out.append(texts.AGENT_ROUTE_EMPTIES_CORE)
+            out.append("it deletes the last file of core memory (system/), which would leave the agent with none")
         if self.conflict:
-            out.append(texts.AGENT_ROUTE_CONFLICT.format(reason=self.conflict))
+            out.append(f"it could not be replayed onto main, which had moved: {self.conflict}")
         if self.too_large:
-            out.append(texts.AGENT_ROUTE_TOO_LARGE.format(lines=self.changed_lines,
+            out.append(AGENT_ROUTE_TOO_LARGE.format(lines=self.changed_lines,
                                                           limit=self.max_changed_lines))
         return tuple(out)
 

@@ -66,6 +66,20 @@ from bot.notify.follower import HeadSubscriber
 from bot.transcript import TranscriptStore
 from bot.transcript.model import Message
 
+AGENT_SLEEPTIME_SHOW_SETTING = "dreams run {what} (this agent's /sleeptime setting; the policy says {policy})"
+AGENT_RECOMPILED = "system prompt recompiled from {sha}: {chars:,} characters"
+AGENT_NOTES_DESCRIPTION = "Notes the user asked the agent to remember, each dated when it was noted."
+AGENT_NOTES_TITLE = "Notes"
+AGENT_DREAM_FAILED = "the dream could not run: {problem}. Memory and the dreamer's cursor are unchanged; the " \
+                     "request is remembered and runs at the next trigger."
+AGENT_DREAM_CRASHED = "the dream stopped on an unexpected error ({error}); memory and the dreamer's cursor " \
+                      "are unchanged"
+AGENT_COMMAND_CRASHED = "/{command} stopped on an unexpected error ({error}); nothing was changed"
+# The head event stream, as the session reports it.
+AGENT_STATUS_STREAM = "event stream"
+AGENT_STREAM_DOWN = "not connected to {url} ({problem}); reconnecting with backoff, and memory is brought up " \
+                    "to date on reconnect"
+
 log = logging.getLogger("memrepo.agent")
 
 NOTES_PATH = "system/notes.md"
@@ -249,10 +263,10 @@ class AgentSession:
                                    retry=self.forge_retry, env=self.env)
             ok, text, ran = True, outcome.message, outcome.ran
         except MemrepoError as exc:
-            ok, text, ran = False, texts.AGENT_DREAM_FAILED.format(problem=exc), True
+            ok, text, ran = False, AGENT_DREAM_FAILED.format(problem=exc), True
         except Exception as exc:  # a background thread must never die silently
             log.exception("dream trigger %s", event)
-            ok, text, ran = False, texts.AGENT_DREAM_CRASHED.format(error=f"{type(exc).__name__}: {exc}"), True
+            ok, text, ran = False, AGENT_DREAM_CRASHED.format(error=f"{type(exc).__name__}: {exc}"), True
         if ran:
             with self._lock:
                 self.dream_messages.append(text)
@@ -315,11 +329,11 @@ class AgentSession:
         """One line: is the event stream connected, and if not, why."""
         sub = self.subscriber
         if sub is None:
-            return texts.AGENT_STREAM_OFF
+            return "not followed (no event stream configured)"
         url = sync.redact(sub.url)
         if sub.connected.is_set():
-            return texts.AGENT_STREAM_CONNECTED.format(url=url)
-        return texts.AGENT_STREAM_DOWN.format(url=url, problem=sub.last_error or texts.AGENT_STREAM_CONNECTING)
+            return f"connected to {url}"
+        return AGENT_STREAM_DOWN.format(url=url, problem=sub.last_error or "connecting")
 
     # ------------------------------------------------------------------ slash commands
     def command(self, text: str) -> CommandResult:
@@ -334,7 +348,7 @@ class AgentSession:
             return CommandResult(False, exc.message, parsed.name)
         except Exception as exc:
             log.exception("/%s", parsed.name)
-            return CommandResult(False, texts.AGENT_COMMAND_CRASHED.format(
+            return CommandResult(False, AGENT_COMMAND_CRASHED.format(
                 command=parsed.name, error=f"{type(exc).__name__}: {exc}"), parsed.name)
 
     def _dispatch(self, c: Command) -> CommandResult:
@@ -348,11 +362,11 @@ class AgentSession:
         if c.name == "recompile":
             self.compiler = PromptCompiler(self.repo.root)  # drops every cached parse, too
             compiled = self.prompt()
-            return CommandResult(True, texts.AGENT_RECOMPILED.format(sha=compiled.head_sha[:12],
+            return CommandResult(True, AGENT_RECOMPILED.format(sha=compiled.head_sha[:12],
                                                                      chars=len(compiled.text)), c.name)
         if c.name == "remember":
             result = self.remember(str(c.value))
-            return CommandResult(result.ok, texts.AGENT_REMEMBERED.format(path=NOTES_PATH, result=result.message)
+            return CommandResult(result.ok, f"noted in {NOTES_PATH}: {result.message}"
                                  if result.ok else result.message, c.name)
         return CommandResult(True, self.doctor(), c.name)
 
@@ -371,18 +385,18 @@ class AgentSession:
 
     def _status(self) -> str:
         st = sync.status(self.repo, fetch=True)
-        return "\n".join(sync.status_lines(st, ((texts.AGENT_STATUS_STREAM, self.stream_state()),)))
+        return "\n".join(sync.status_lines(st, ((AGENT_STATUS_STREAM, self.stream_state()),)))
 
     def _sleeptime(self, c: Command) -> str:
         if c.action is not None:
             setting = sleeptime.render_setting(c.action, c.value if isinstance(c.value, int) else None)
             self.repo.set_config(sleeptime.CONFIG_KEY, setting)
-            return texts.AGENT_SLEEPTIME_SET.format(what=_when(self.dream_policy()))
+            return f"from now on dreams run {_when(self.dream_policy())}"
         policy = self.repo.policy("HEAD").dream
         setting = self.repo.get_config(sleeptime.CONFIG_KEY)
         if setting is None or sleeptime.effective(policy, setting) == policy:
-            return texts.AGENT_SLEEPTIME_SHOW_POLICY.format(what=_when(policy))
-        return texts.AGENT_SLEEPTIME_SHOW_SETTING.format(what=_when(self.dream_policy()), policy=_when(policy))
+            return f"dreams run {_when(policy)} (the repository's policy)"
+        return AGENT_SLEEPTIME_SHOW_SETTING.format(what=_when(self.dream_policy()), policy=_when(policy))
 
     def remember(self, text: str) -> EditResult:
         """A note the user asked for, dated by the store's clock, appended to system/notes.md
@@ -396,12 +410,12 @@ class AgentSession:
         summary = " ".join(text.split())
         if len(summary) > SUMMARY_CHARS:
             summary = summary[: SUMMARY_CHARS - 1].rstrip() + "…"
-        reason = texts.AGENT_REMEMBER_REASON.format(summary=summary)
+        reason = f"Remember, as the user asked: {summary}"
         notes = V2_NOTES_PATH if memory_layout(self.repo) == V2 else NOTES_PATH
         if self.repo.read(notes) is None:
             call: dict[str, Any] = {"command": "create", "path": notes,
-                                    "description": texts.AGENT_NOTES_DESCRIPTION,
-                                    "file_text": f"# {texts.AGENT_NOTES_TITLE}\n\n{entry}\n", "reason": reason}
+                                    "description": AGENT_NOTES_DESCRIPTION,
+                                    "file_text": f"# {AGENT_NOTES_TITLE}\n\n{entry}\n", "reason": reason}
         else:
             call = {"command": "insert", "path": notes, "insert_line": -1, "insert_text": entry,
                     "reason": reason}
@@ -433,7 +447,7 @@ class AgentSession:
 
 def _when(policy: Dream) -> str:
     if policy.trigger == "step-count":
-        return texts.AGENT_SLEEPTIME_STEPS.format(steps=policy.steps)
+        return f"every {policy.steps} assistant steps"
     if policy.trigger == "compaction":
-        return texts.AGENT_SLEEPTIME_COMPACTION
-    return texts.AGENT_SLEEPTIME_OFF
+        return "when the context is compacted"
+    return "only on /dream (automatic dreams are off)"

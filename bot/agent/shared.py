@@ -20,7 +20,7 @@ from dataclasses import replace
 from bot.agent.routing import Route
 from bot.contracts import LABEL_AGENT_EDIT, LABEL_UNTRUSTED
 from bot.errors import MemrepoError
-from bot.memfs import Call, shared_record, shared_texts
+from bot.memfs import Call, shared_record
 
 
 def split_call(call: Call, names: Collection[str]) -> tuple[str, Call] | None:
@@ -36,7 +36,7 @@ def events_url_for(events_url: str, repository: str) -> str:
     (`.../v1/repos/<owner>/<name>/events`): one receiver serves every repository it integrates."""
     base, marker, _ = events_url.rstrip("/").rpartition("/v1/repos/")
     if not marker:
-        raise MemrepoError(shared_texts.EVENTS_URL_BAD.format(url=events_url))
+        raise MemrepoError(f"{events_url} is not an event stream URL (.../v1/repos/OWNER/NAME/events)")
     return f"{base}/v1/repos/{repository}/events"
 
 

@@ -37,6 +37,27 @@ if TYPE_CHECKING:
     import logging
 
     from bot.forge.client import RetryPolicy
+from bot.memfs.texts import NOT_SYNCED
+
+AGENT_SET_ASIDE_PROPOSED = ("Commit {sha} \"{message}\" could not be replayed onto main ({reason}); it is now pull "
+                            "request #{number} ({url}), where the integrator or a person resolves it.")
+AGENT_SET_ASIDE_NOT_PROPOSED = ("Commit {sha} \"{message}\" could not be replayed onto main and is kept at {ref}; "
+                                "opening a pull request for it failed ({problem}); it stays there until a person "
+                                "deals with it.")
+AGENT_EDIT_OPENED = "Not in main yet: this edit went to pull request #{number} ({url}) on branch {branch}, " \
+                    "because {reasons}. {next}"
+AGENT_EDIT_NEXT_REVIEW = "A person must approve it before it is merged; until then memory is unchanged, " \
+                         "so do not rely on this edit."
+AGENT_EDIT_NEXT_INTEGRATOR = "The integrator merges it once it is valid; memory changes only then."
+AGENT_EDIT_NEEDS_REMOTE = "This edit was not made: it must go through a pull request ({reasons}), but memory " \
+                          "has no remote. {connect}"
+AGENT_EDIT_PR_FAILED = "This edit was not made: it must go through a pull request ({reasons}), and opening it " \
+                       "failed: {problem}. Memory is unchanged; try again later."
+# Shared memory through the memory tool (bot/agent/shared.py).
+AGENT_SHARED_READ_ONLY = "shared memory {name} is attached read-only: this edit was not made; propose it as a " \
+    "pull request on {url}"
+AGENT_SHARED_NO_FORGE = "This edit to shared memory {name} was not made: it becomes a pull request on {url}, " \
+    "and that needs a forge: {problem}"
 
 
 def _log() -> logging.Logger:
@@ -123,18 +144,18 @@ class WritePath:
         from bot.agent.proposal import propose_edit, turn_messages
         from bot.agent.shared import shared_route
         from bot.memfs import shared_projection as shared
-        from bot.memfs import shared_record, shared_texts, sync
+        from bot.memfs import shared_record, sync
         from bot.pullrequest.target import forge_target, make_client
 
         if projection is None:
-            return self.refusal(call.command, MemrepoError(shared_texts.NOT_SYNCED.format(
+            return self.refusal(call.command, MemrepoError(NOT_SYNCED.format(
                 name=attachment.name, path=shared_record.projection_root(self.repo.root, attachment.name),
                 memory=self.repo.root)))
         tool = MemoryTool(projection, self.agent_id, self.agent_name, push=False)
         if not call.writes:
             return EditResult.of(tool.apply(call), "view")
         if attachment.read_only:
-            return self.refusal(call.command, MemrepoError(texts.AGENT_SHARED_READ_ONLY.format(
+            return self.refusal(call.command, MemrepoError(AGENT_SHARED_READ_ONLY.format(
                 name=attachment.name, url=attachment.url)))
         try:
             plan = tool.plan(call)
@@ -149,7 +170,7 @@ class WritePath:
         try:
             client = make_client(forge_target(sync.remote_url(projection), self.env), self.forge_retry)
         except MemrepoError as exc:
-            return EditResult(False, call.command, texts.AGENT_SHARED_NO_FORGE.format(
+            return EditResult(False, call.command, AGENT_SHARED_NO_FORGE.format(
                 name=attachment.name, url=attachment.url, problem=exc), revision=head, route="refused")
         try:
             window = turn_messages(self.transcripts, self.agent_id, conversation_id, transcript_range)
@@ -160,12 +181,12 @@ class WritePath:
             if not isinstance(exc, MemrepoError):
                 _log().exception("opening a pull request for a shared memory edit")
             problem = exc if isinstance(exc, MemrepoError) else f"{type(exc).__name__}: {exc}"
-            return EditResult(False, call.command, texts.AGENT_EDIT_PR_FAILED.format(
+            return EditResult(False, call.command, AGENT_EDIT_PR_FAILED.format(
                 reasons="; ".join(route.reasons), problem=problem), revision=head, route="refused")
         finally:
             client.close()
-        after = texts.AGENT_EDIT_NEXT_REVIEW if route.untrusted else texts.AGENT_EDIT_NEXT_INTEGRATOR
-        text = texts.AGENT_EDIT_OPENED.format(number=made.number, url=made.url, branch=made.branch,
+        after = AGENT_EDIT_NEXT_REVIEW if route.untrusted else AGENT_EDIT_NEXT_INTEGRATOR
+        text = AGENT_EDIT_OPENED.format(number=made.number, url=made.url, branch=made.branch,
                                               reasons="; ".join(route.reasons), next=after)
         return EditResult(True, call.command, text, commit=made.commit, revision=head, pushed=False,
                           paths=[shared_record.addressed(p, attachment.name) for p in made.paths], route="pull-request",
@@ -227,10 +248,10 @@ class WritePath:
                 except Exception as exc:  # the commit stays on its ref; the agent hears why
                     if not isinstance(exc, MemrepoError):
                         _log().exception("opening a pull request for a set-aside commit")
-                    notes.append(texts.AGENT_SET_ASIDE_NOT_PROPOSED.format(
+                    notes.append(AGENT_SET_ASIDE_NOT_PROPOSED.format(
                         sha=entry.commit[:12], message=entry.message, ref=entry.ref, problem=exc))
                     continue
-                notes.append(texts.AGENT_SET_ASIDE_PROPOSED.format(
+                notes.append(AGENT_SET_ASIDE_PROPOSED.format(
                     sha=entry.commit[:12], message=entry.message, reason=entry.reason, number=made.number,
                     url=made.url))
         finally:
@@ -260,7 +281,7 @@ class WritePath:
         head = self.repo.head_sha()
         url = sync.remote_url(self.repo)
         if url is None:
-            return EditResult(False, call.command, texts.AGENT_EDIT_NEEDS_REMOTE.format(reasons=reasons,
+            return EditResult(False, call.command, AGENT_EDIT_NEEDS_REMOTE.format(reasons=reasons,
                                                                                   connect=self.connect_hint),
                               revision=head, route="refused")
         try:
@@ -276,10 +297,10 @@ class WritePath:
             if not isinstance(exc, MemrepoError):
                 _log().exception("opening a pull request for an edit")
             problem = exc if isinstance(exc, MemrepoError) else f"{type(exc).__name__}: {exc}"
-            refusal = texts.AGENT_EDIT_PR_FAILED.format(reasons=reasons, problem=problem)
+            refusal = AGENT_EDIT_PR_FAILED.format(reasons=reasons, problem=problem)
             return EditResult(False, call.command, refusal, revision=head, route="refused")
-        after = texts.AGENT_EDIT_NEXT_REVIEW if route.untrusted else texts.AGENT_EDIT_NEXT_INTEGRATOR
-        text = texts.AGENT_EDIT_OPENED.format(number=made.number, url=made.url, branch=made.branch,
+        after = AGENT_EDIT_NEXT_REVIEW if route.untrusted else AGENT_EDIT_NEXT_INTEGRATOR
+        text = AGENT_EDIT_OPENED.format(number=made.number, url=made.url, branch=made.branch,
                                               reasons=reasons, next=after)
         return EditResult(True, call.command, text, commit=made.commit, revision=head, pushed=False,
                           paths=list(made.paths), route="pull-request", pull_request=made.number, url=made.url,

@@ -29,7 +29,8 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from bot.claude_code import texts
+AUTO_MEMORY_REFUSED = ("memrepo did not keep this write to the memory, and put the file back as it was: {problem} "
+                       "Change the write so that it meets this, and write the file again.")
 
 DEFAULT_FOLDER = "auto-memory"
 TOOLS = "Write|Edit|MultiEdit"
@@ -51,16 +52,16 @@ def call_for(path: str, text: str, head: str, tool: str) -> dict[str, Any]:
     """The memory tool call that makes `path` hold `text`: a whole-file create, based on `head`
     (a file HEAD already has is replaced only if nobody changed it since)."""
     return {"command": "create", "path": path, "file_text": text, "expected_revision": head,
-            "reason": texts.AUTO_MEMORY_REASON.format(tool=tool, path=path)}
+            "reason": f"Claude Code's auto memory: {tool} {path}"}
 
 
 def output(result: Any) -> str | None:
     """What Claude is told: nothing for a commit on main, a note for a pull request, and a
     blocking reason for a refusal."""
     if not result.ok:
-        return json.dumps({"decision": "block", "reason": texts.AUTO_MEMORY_REFUSED.format(problem=result.message)})
+        return json.dumps({"decision": "block", "reason": AUTO_MEMORY_REFUSED.format(problem=result.message)})
     if result.route == "pull-request":
-        note = texts.AUTO_MEMORY_PULL_REQUEST.format(message=result.message)
+        note = f"memrepo: this auto memory write is not in main yet: {result.message}"
         return json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": note}})
     return None
 

@@ -31,6 +31,9 @@ from pathlib import Path
 from bot.claude_code.state import HOOK_MODULE, STATE_DIR, TRIGGERS, remember, seen, seen_fact, state_file
 from bot.memfs.store import refs  # a leaf, not the door: the quiet prompt reads two ref files and nothing more
 
+HOOK_BAD_INPUT = "memrepo claude-code hook: the hook input on standard input is not a JSON object ({problem})"
+HOOK_INPUT_TOO_LONG = "it is longer than {limit} characters"
+
 SESSION_START, PROMPT, STOP, SESSION_END = "session-start", "prompt", "stop", "session-end"
 POST_TOOL = "post-tool"
 EVENTS = {SESSION_START: "SessionStart", PROMPT: "UserPromptSubmit", STOP: "Stop", SESSION_END: "SessionEnd",
@@ -101,14 +104,12 @@ def core_memory(event: str, root: Path, hook_input: dict, *, folder: tuple[str, 
         if problem is None:
             facts["transcript"] = transcript
         else:  # the memory is still shown; the session's writes name the session only
-            from bot.claude_code import texts
 
-            print(texts.HOOK_PROBLEM.format(label=label, problem=problem), file=sys.stderr)
+            print(f"memrepo {label} hook: {problem}", file=sys.stderr)
     remember(where, **facts)
     if only_if_moved:
-        from bot.claude_code import texts
 
-        text = texts.MEMORY_CHANGED.format(memory=text)
+        text = f"The memory changed since it was last shown; this is the memory now:\n\n{text}"
     return output(event, text)
 
 
@@ -129,10 +130,9 @@ def read_input(stream, refusal: str | None = None) -> dict:
     {problem} (default: Claude Code's hook's)."""
     raw = stream.read(MAX_INPUT + 1)
     if len(raw) > MAX_INPUT:
-        from bot.claude_code import texts
 
-        refusal = refusal or texts.HOOK_BAD_INPUT
-        raise SystemExit(refusal.format(problem=texts.HOOK_INPUT_TOO_LONG.format(limit=MAX_INPUT)))
+        refusal = refusal or HOOK_BAD_INPUT
+        raise SystemExit(refusal.format(problem=HOOK_INPUT_TOO_LONG.format(limit=MAX_INPUT)))
     try:
         value = parse_input(raw) if raw.strip() else {}
     except ValueError as exc:
@@ -140,9 +140,8 @@ def read_input(stream, refusal: str | None = None) -> dict:
     else:
         problem = type(value).__name__
     if not isinstance(value, dict):
-        from bot.claude_code import texts
 
-        raise SystemExit((refusal or texts.HOOK_BAD_INPUT).format(problem=problem))
+        raise SystemExit((refusal or HOOK_BAD_INPUT).format(problem=problem))
     return value
 
 

@@ -22,11 +22,33 @@ from pathlib import Path
 from typing import Any
 
 from bot.bounded_json import loads_bounded
-from bot.claude_code import texts
 from bot.claude_code.auto_memory import TOOLS, inside
 from bot.claude_code.hook import HOOK_MODULE, POST_TOOL, PROMPT, SESSION_END, SESSION_START, STOP
 from bot.config import OWN_SERVER
 from bot.errors import MemrepoError
+
+WROTE = "  {path}: {what}"
+WHAT_LOCAL = ("SessionStart, UserPromptSubmit, Stop and SessionEnd hooks; .mcp.json's \"memrepo\" approved, its "
+              "tools allowed and waited for at start")
+UNREADABLE = ("{path} cannot be read as JSON settings ({problem}); nothing was changed: mend or move it, "
+              "then run the command again")
+NOT_AN_OBJECT = "{path} holds {kind}, not a JSON object of settings; nothing was changed"
+NOT_A_MEMORY = "{repo} is not a memory repository with a commit (run `memrepo init` or clone one first)"
+OTHER_SERVER = ("{path} already registers an MCP server \"memrepo\" that is not this memory's ({command}); "
+                "nothing was changed: uninstall it first, or remove that entry")
+TRUSTS = ("memrepo claude-code: the memory trusts these tools' results (.memrepo/config.yml trusted_sources): "
+          "{tools}; a turn that read only these writes memory straight to main. Any other tool's result "
+          "(WebFetch, WebSearch, Bash, other MCP servers' tools) sends that turn's memory writes to a pull "
+          "request a person approves. To change it, edit trusted_sources in {config} and commit it (a person "
+          "approves that change); `trusted_sources: []` trusts none.")
+TRUSTS_NONE = ("memrepo claude-code: the memory trusts no tool's result (.memrepo/config.yml trusted_sources is "
+               "empty): after any Read, Grep or Glob, a turn's memory writes become pull requests a person "
+               "approves. To trust reading this machine's files, list tool:Read, tool:Grep, tool:Glob, tool:LS "
+               "and tool:NotebookRead under trusted_sources in {config} and commit it.")
+WHAT_AUTO_MEMORY = "Claude Code's auto memory in {folder}, its writes committed by a PostToolUse hook"
+OTHER_AUTO_MEMORY = ("{path} already points Claude Code's auto memory at {folder}, outside this memory; nothing "
+                     "was changed: remove that setting first, or install without --auto-memory")
+AUTO_MEMORY_OUTSIDE = "--auto-memory {folder}: the folder must be inside the memory ({repo}), and not in .git"
 
 SERVER = OWN_SERVER  # the name whose memory tools taint no turn (bot/config.py)
 ALLOW_RULE = f"mcp__{SERVER}"
@@ -56,13 +78,13 @@ class Settings:
             return cls(path)
         except (OSError, UnicodeDecodeError) as exc:
             problem = getattr(exc, "strerror", None) or exc
-            raise MemrepoError(texts.UNREADABLE.format(path=path, problem=problem)) from None
+            raise MemrepoError(UNREADABLE.format(path=path, problem=problem)) from None
         try:
             data = loads_bounded(text, what=str(path)) if text.strip() else {}
         except ValueError as exc:
-            raise MemrepoError(texts.UNREADABLE.format(path=path, problem=exc)) from None
+            raise MemrepoError(UNREADABLE.format(path=path, problem=exc)) from None
         if not isinstance(data, dict):
-            raise MemrepoError(texts.NOT_AN_OBJECT.format(path=path, kind=type(data).__name__))
+            raise MemrepoError(NOT_AN_OBJECT.format(path=path, kind=type(data).__name__))
         return cls(path, data, True, json.dumps(data, sort_keys=True))
 
     @property
@@ -121,14 +143,14 @@ def looks_like_ours(entry: Any) -> bool:
 def _dict(parent: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
     value = parent.setdefault(key, {})
     if not isinstance(value, dict):
-        raise MemrepoError(texts.NOT_AN_OBJECT.format(path=f"{path} ({key})", kind=type(value).__name__))
+        raise MemrepoError(NOT_AN_OBJECT.format(path=f"{path} ({key})", kind=type(value).__name__))
     return value
 
 
 def _list(parent: dict[str, Any], key: str, path: Path) -> list[Any]:
     value = parent.setdefault(key, [])
     if not isinstance(value, list):
-        raise MemrepoError(texts.NOT_AN_OBJECT.format(path=f"{path} ({key})", kind=type(value).__name__))
+        raise MemrepoError(NOT_AN_OBJECT.format(path=f"{path} ({key})", kind=type(value).__name__))
     return value
 
 
@@ -150,8 +172,8 @@ class Files:
 
     def finish(self) -> list[str]:
         """Write what changed; one line for each file written."""
-        lines = [texts.WROTE.format(path=s.path, what=what)
-                 for s, what in ((self.mcp, texts.WHAT_MCP), (self.local, texts.WHAT_LOCAL)) if s.changed]
+        lines = [WROTE.format(path=s.path, what=what)
+                 for s, what in ((self.mcp, "MCP server \"memrepo\""), (self.local, WHAT_LOCAL)) if s.changed]
         for settings in (self.mcp, self.local):
             settings.write()
         return lines
@@ -173,8 +195,8 @@ def hook_repo(group: dict[str, Any]) -> Path | None:
 def trust_notice(trusted: tuple[str, ...], config: Path) -> str:
     """What install says the memory trusts, and how to change it (pure)."""
     if not trusted:
-        return texts.TRUSTS_NONE.format(config=config)
-    return texts.TRUSTS.format(tools=", ".join(source.removeprefix("tool:") for source in trusted), config=config)
+        return TRUSTS_NONE.format(config=config)
+    return TRUSTS.format(tools=", ".join(source.removeprefix("tool:") for source in trusted), config=config)
 
 
 def memory_trust(repo: Path) -> str:
@@ -194,12 +216,12 @@ def install(repo: Path, project: Path, auto_memory: str | None = None) -> list[s
 
     repo, project = repo.expanduser().resolve(), project.expanduser().resolve()
     if refs.resolve(repo) is None:
-        raise MemrepoError(texts.NOT_A_MEMORY.format(repo=repo))
+        raise MemrepoError(NOT_A_MEMORY.format(repo=repo))
     files = Files.read(project)
     servers = _dict(files.mcp.data, "mcpServers", files.mcp.path)
     present = servers.get(SERVER)
     if present is not None and present != server_entry(repo) and not looks_like_ours(present):
-        raise MemrepoError(texts.OTHER_SERVER.format(path=files.mcp.path, command=json.dumps(present)))
+        raise MemrepoError(OTHER_SERVER.format(path=files.mcp.path, command=json.dumps(present)))
     servers[SERVER] = server_entry(repo)
 
     groups_wanted = hook_groups(repo)
@@ -207,14 +229,14 @@ def install(repo: Path, project: Path, auto_memory: str | None = None) -> list[s
     if auto_memory is not None:
         folder = repo / auto_memory
         if inside(repo, str(folder)) is None:
-            raise MemrepoError(texts.AUTO_MEMORY_OUTSIDE.format(folder=auto_memory, repo=repo))
+            raise MemrepoError(AUTO_MEMORY_OUTSIDE.format(folder=auto_memory, repo=repo))
         present_folder = files.local.data.get(AUTO_MEMORY_KEY)
         if present_folder not in (None, str(folder)) and inside(repo, present_folder) is None:
-            raise MemrepoError(texts.OTHER_AUTO_MEMORY.format(path=files.local.path, folder=present_folder))
+            raise MemrepoError(OTHER_AUTO_MEMORY.format(path=files.local.path, folder=present_folder))
         files.local.data[AUTO_MEMORY_KEY] = str(folder)
         groups_wanted["PostToolUse"] = auto_memory_group(repo)
         if present_folder != str(folder):
-            said.append(texts.WROTE.format(path=files.local.path, what=texts.WHAT_AUTO_MEMORY.format(folder=folder)))
+            said.append(WROTE.format(path=files.local.path, what=WHAT_AUTO_MEMORY.format(folder=folder)))
     hooks = _dict(files.local.data, "hooks", files.local.path)
     for event, group in groups_wanted.items():
         groups = _list(hooks, event, files.local.path)

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.claude_code import state, texts
+from bot.claude_code import state
 from bot.config import own_tool_sources
 from bot.errors import MemrepoError
 from bot.transcript.claude_code_import import CONFIG_ENV, SUFFIX, import_claude_code
@@ -38,6 +38,10 @@ from bot.transcript.claude_code_import import CONFIG_ENV, SUFFIX, import_claude_
 if TYPE_CHECKING:
     from bot.agent import AgentSession
     from bot.transcript import TranscriptStore
+
+TRANSCRIPT_NOT_A_SESSION = "did not import {path}: a Claude Code session file is an absolute path ending in .jsonl"
+TRANSCRIPT_ELSEWHERE = ("did not import {path}: it is not in this session's project folder {folder} of Claude "
+                        "Code's projects directory; to import it anyway, name its folder in {env}")
 
 log = logging.getLogger("memrepo.claude_code")
 
@@ -109,14 +113,14 @@ def transcript_problem(transcript: str, cwd: object, env: Mapping[str, str]) -> 
     another project's sessions (and their secrets) never become searchable from this memory."""
     path = Path(transcript).expanduser()
     if not path.is_absolute() or path.suffix != SUFFIX:
-        return texts.TRANSCRIPT_NOT_A_SESSION.format(path=transcript)
+        return TRANSCRIPT_NOT_A_SESSION.format(path=transcript)
     real = path.resolve()
     named = [Path(folder).expanduser() for folder in env.get(NAMED_ENV, "").split(os.pathsep) if folder.strip()]
     folders = (project_folders(cwd, env) if isinstance(cwd, str) and cwd else []) + named
     if any(real.is_relative_to(folder.resolve()) for folder in folders):
         return None
-    where = ", ".join(str(folder) for folder in folders[:1]) or texts.TRANSCRIPT_NO_CWD
-    return texts.TRANSCRIPT_ELSEWHERE.format(path=transcript, folder=where, env=NAMED_ENV)
+    where = ", ".join(str(folder) for folder in folders[:1]) or "(the hook input names no cwd)"
+    return TRANSCRIPT_ELSEWHERE.format(path=transcript, folder=where, env=NAMED_ENV)
 
 
 def session_id(env: Mapping[str, str]) -> str | None:

@@ -23,12 +23,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.claude_code import state, texts
+from bot.claude_code import state
 from bot.errors import MemrepoError
 from bot.transcript.model import Message
 
 if TYPE_CHECKING:
     from bot.memfs import MemoryRepo
+
+HOOK_NO_SESSION = "the hook input names no session_id and transcript_path"
+NO_AGENT = "{repo} has no agent (memrepo.agentId in its git config): run `memrepo init` or `memrepo clone` for one"
 
 EVENT_OF_KIND = {"assistant": "step", "compaction": "compaction"}
 Spawn = Callable[[Path, str, list[str]], None]
@@ -44,7 +47,7 @@ def agent_of(repo: MemoryRepo) -> str:
 
     agent = configured_agent_id(repo)
     if not agent:
-        raise MemrepoError(texts.NO_AGENT.format(repo=repo.root))
+        raise MemrepoError(NO_AGENT.format(repo=repo.root))
     return agent
 
 
@@ -56,7 +59,7 @@ def after_turn(root: Path, hook_input: dict, spawn: Spawn | None = None) -> list
 
     session, transcript = hook_input.get("session_id"), hook_input.get("transcript_path")
     if not isinstance(session, str) or not session or not isinstance(transcript, str) or not transcript:
-        raise MemrepoError(texts.HOOK_NO_SESSION)
+        raise MemrepoError(HOOK_NO_SESSION)
     from bot.claude_code.transcript import transcript_problem
 
     problem = transcript_problem(transcript, hook_input.get("cwd"), os.environ)
@@ -107,7 +110,7 @@ def fire(root: Path, hook_input: dict) -> list[str]:
 
     session, events = hook_input.get("session_id"), hook_input.get("events")
     if not isinstance(session, str) or not isinstance(events, list):
-        raise MemrepoError(texts.HOOK_NO_SESSION)
+        raise MemrepoError(HOOK_NO_SESSION)
     repo = MemoryRepo.open(root)
     agent = agent_of(repo)
     said = []
@@ -115,10 +118,10 @@ def fire(root: Path, hook_input: dict) -> list[str]:
         try:
             outcome = handle_event(repo, agent, session, str(event))
         except MemrepoError as exc:
-            said.append(texts.DREAM_FAILED.format(at=_now(), problem=exc))
+            said.append(f"{_now()} a dream did not run: {exc}")
             continue
         if outcome.ran:
-            said.append(texts.DREAM_RAN.format(at=_now(), outcome=outcome.message))
+            said.append(f"{_now()} {outcome.message}")
     return said
 
 

@@ -26,6 +26,8 @@ from pathlib import Path
 from bot.claude_code import hook as shared
 from bot.codex.state import HOOK_MODULE, STATE_DIR, transcript_problem
 
+HOOK_BAD_INPUT = "memrepo codex hook: the hook input on standard input is not a JSON object ({problem})"
+
 SESSION_START, PROMPT, STOP = shared.SESSION_START, shared.PROMPT, shared.STOP
 EVENTS = {SESSION_START: "SessionStart", PROMPT: "UserPromptSubmit", STOP: "Stop"}
 TRIGGERS = shared.TRIGGERS
@@ -45,9 +47,8 @@ def answer(event: str, root: Path, hook_input: dict, sessions: Path) -> str | No
 
 def run(event: str, repo: str, sessions: str) -> int:
     """One hook call: input from standard input, output to standard output."""
-    from bot.codex import texts
 
-    hook_input = shared.read_input(sys.stdin, texts.HOOK_BAD_INPUT)
+    hook_input = shared.read_input(sys.stdin, HOOK_BAD_INPUT)
     root, folder = Path(repo).expanduser().absolute(), Path(sessions).expanduser().absolute()
     try:
         if event == STOP:
@@ -62,7 +63,7 @@ def run(event: str, repo: str, sessions: str) -> int:
         else:
             result = answer(event, root, hook_input, folder)
     except Exception as exc:  # a hook never stops the user's prompt: say it, exit 1
-        print(texts.HOOK_PROBLEM.format(problem=exc), file=sys.stderr)
+        print(f"memrepo codex hook: {exc}", file=sys.stderr)
         return 1
     if result is not None:
         sys.stdout.write(result + "\n")

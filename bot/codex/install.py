@@ -28,10 +28,33 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT, Table
 
-from bot.codex import texts
 from bot.codex.hook import HOOK_MODULE, PROMPT, SESSION_START, STOP
 from bot.errors import MemrepoError
 from bot.transcript.codex_import import codex_home
+
+WHAT_SERVER = "[mcp_servers.memrepo]: memrepo's MCP server, required (its tools are in the first request)"
+WHAT_HOOK = "[[hooks.{event}]]: {command}"
+WHAT_TRUST = "[hooks.state] \"{key}\": trusted_hash {hash} (Codex runs this hook, in `codex exec` too)"
+WHAT_REMOVED = "removed {what}"
+WHAT_HOOKS_OF = "[[hooks.{event}]] and its trust"
+PROJECT_TRUSTED = "memrepo codex: {project} is a trusted project in {config}, so Codex loads its .codex/config.toml"
+PROJECT_UNTRUSTED = ("memrepo codex: Codex loads {project}/.codex/config.toml only for a trusted project, and {config} "
+                     "does not trust it yet: trust it when Codex asks, or add [projects.\"{project}\"] with "
+                     "trust_level = \"trusted\" (memrepo does not decide that for you)")
+UNREADABLE = ("{path} cannot be read as Codex's TOML configuration ({problem}); nothing was changed: mend or "
+              "move it, then run the command again")
+NOT_A_TABLE = "{path}: {key} is {kind}, not a table; nothing was changed"
+NOT_A_MEMORY = "{repo} is not a memory repository with a commit (run `memrepo init` or clone one first)"
+OTHER_SERVER = ("{path} already has an MCP server \"memrepo\" that is not memrepo's for Codex ({command}); "
+                "nothing was changed: uninstall it first, or remove that table")
+TRUSTS = ("memrepo codex: the memory trusts these tools' results (.memrepo/config.yml trusted_sources): {tools}. "
+          "A Codex turn that ran a shell command (exec_command), searched the web or called another MCP server's "
+          "tool sends its memory writes to a pull request a person approves, unless trusted_sources lists that "
+          "tool (tool:exec_command, tool:web_search, tool:mcp__<server>__<tool>); edit it in {config} and commit it "
+          "(a person approves that change).")
+TRUSTS_NONE = ("memrepo codex: the memory trusts no tool's result (.memrepo/config.yml trusted_sources is empty): "
+               "after any tool call of Codex's, a turn's memory writes become pull requests a person approves; "
+               "list tools in trusted_sources in {config} and commit it to change that.")
 
 SERVER = "memrepo"
 SERVER_ARGS = ("-m", "bot.cli", "mcp", "--codex")
@@ -111,12 +134,12 @@ class ConfigFile:
         except FileNotFoundError:
             text = ""
         except (OSError, UnicodeDecodeError) as exc:
-            raise MemrepoError(texts.UNREADABLE.format(path=path, problem=getattr(exc, "strerror", None) or exc)) \
+            raise MemrepoError(UNREADABLE.format(path=path, problem=getattr(exc, "strerror", None) or exc)) \
                 from None
         try:
             document = tomlkit.parse(text)
         except (TOMLKitError, ValueError) as exc:
-            raise MemrepoError(texts.UNREADABLE.format(path=path, problem=str(exc).splitlines()[0])) from None
+            raise MemrepoError(UNREADABLE.format(path=path, problem=str(exc).splitlines()[0])) from None
         return cls(path, document, text)
 
     @property
@@ -130,7 +153,7 @@ class ConfigFile:
             value = tomlkit.table()
             parent[key] = value
         if not isinstance(value, dict):
-            raise MemrepoError(texts.NOT_A_TABLE.format(path=self.path, key=label, kind=type(value).__name__))
+            raise MemrepoError(NOT_A_TABLE.format(path=self.path, key=label, kind=type(value).__name__))
         return value
 
     def write(self) -> bool:
@@ -149,7 +172,7 @@ def _groups(config: ConfigFile, hooks: Any, event: str) -> list[Any]:
     if groups is None:
         return []
     if not isinstance(groups, list):
-        raise MemrepoError(texts.NOT_A_TABLE.format(path=config.path, key=f"hooks.{event}", kind=type(groups).__name__))
+        raise MemrepoError(NOT_A_TABLE.format(path=config.path, key=f"hooks.{event}", kind=type(groups).__name__))
     return list(groups)
 
 
@@ -212,8 +235,8 @@ def _take_out_ours(config: ConfigFile, hooks: Any, state: Any, event: str, label
 def trust_notice(trusted: tuple[str, ...], config: Path) -> str:
     """What install says the memory trusts, and how to change it (pure)."""
     if not trusted:
-        return texts.TRUSTS_NONE.format(config=config)
-    return texts.TRUSTS.format(tools=", ".join(source.removeprefix("tool:") for source in trusted), config=config)
+        return TRUSTS_NONE.format(config=config)
+    return TRUSTS.format(tools=", ".join(source.removeprefix("tool:") for source in trusted), config=config)
 
 
 def memory_trust(repo: Path) -> str:
@@ -245,7 +268,7 @@ def project_trust(user: ConfigFile, project: Path) -> str:
     projects = user.document.get("projects")
     entry = projects.get(str(project)) if isinstance(projects, dict) else None
     trusted = isinstance(entry, dict) and entry.get("trust_level") == "trusted"
-    return (texts.PROJECT_TRUSTED if trusted else texts.PROJECT_UNTRUSTED).format(project=project, config=user.path)
+    return (PROJECT_TRUSTED if trusted else PROJECT_UNTRUSTED).format(project=project, config=user.path)
 
 
 def install(repo: Path, home: Path | None = None, project: Path | None = None) -> list[str]:
@@ -256,7 +279,7 @@ def install(repo: Path, home: Path | None = None, project: Path | None = None) -
 
     repo = repo.expanduser().resolve()
     if refs.resolve(repo) is None:
-        raise MemrepoError(texts.NOT_A_MEMORY.format(repo=repo))
+        raise MemrepoError(NOT_A_MEMORY.format(repo=repo))
     home = (home or codex_home()).expanduser().absolute()
     config, user = _files(home, project)
     document = config.document
@@ -265,10 +288,10 @@ def install(repo: Path, home: Path | None = None, project: Path | None = None) -
     present = servers.get(SERVER)
     wanted = server_entry(repo)
     if present is not None and not looks_like_ours(_plain(present)):
-        raise MemrepoError(texts.OTHER_SERVER.format(path=config.path, command=json.dumps(_plain(present))))
+        raise MemrepoError(OTHER_SERVER.format(path=config.path, command=json.dumps(_plain(present))))
     if present is None or _plain(present) != wanted:
         servers[SERVER] = _table(wanted)
-        said.append((config.path, texts.WHAT_SERVER))
+        said.append((config.path, WHAT_SERVER))
 
     hooks = config.table(document, "hooks", "hooks")
     user_hooks = user.table(user.document, "hooks", "hooks")
@@ -281,13 +304,13 @@ def install(repo: Path, home: Path | None = None, project: Path | None = None) -
             groups = _groups(config, hooks, event)
             index = len(groups)
             _set_groups(hooks, event, [*groups, group])
-            said.append((config.path, texts.WHAT_HOOK.format(event=event, command=group["hooks"][0]["command"])))
+            said.append((config.path, WHAT_HOOK.format(event=event, command=group["hooks"][0]["command"])))
         key, trusted = trust_key(config.key_path, label, index), hook_trust(label, group)
         if _plain(state.get(key)) != {"trusted_hash": trusted}:
             entry = tomlkit.inline_table()
             entry["trusted_hash"] = trusted
             state[key] = entry
-            said.append((user.path, texts.WHAT_TRUST.format(key=key, hash=trusted)))
+            said.append((user.path, WHAT_TRUST.format(key=key, hash=trusted)))
     _prune(user)
     return _write(config, user, said)
 
@@ -311,7 +334,7 @@ def uninstall(home: Path | None = None, project: Path | None = None) -> list[str
     servers = document.get("mcp_servers")
     if isinstance(servers, dict) and looks_like_ours(_plain(servers.get(SERVER))):
         del servers[SERVER]
-        said.append((config.path, texts.WHAT_REMOVED.format(what=texts.WHAT_SERVER)))
+        said.append((config.path, WHAT_REMOVED.format(what=WHAT_SERVER)))
         if not servers:
             del document["mcp_servers"]
     hooks = document.get("hooks")
@@ -323,7 +346,7 @@ def uninstall(home: Path | None = None, project: Path | None = None) -> list[str
             before = len(_groups(config, hooks, event))
             _take_out_ours(config, hooks, state, event, label)
             if len(_groups(config, hooks, event)) != before:
-                said.append((config.path, texts.WHAT_REMOVED.format(what=texts.WHAT_HOOKS_OF.format(event=event))))
+                said.append((config.path, WHAT_REMOVED.format(what=WHAT_HOOKS_OF.format(event=event))))
         _prune(user)
         if "hooks" in document and not document["hooks"]:
             del document["hooks"]

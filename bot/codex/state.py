@@ -12,6 +12,9 @@ from pathlib import Path
 
 from bot.claude_code import state as shared
 
+TRANSCRIPT_ELSEWHERE = ("did not import {path}: it is not in Codex's sessions folder {folder}; to import it "
+                        "anyway, name its folder in {env}")
+
 HOOK_MODULE = "bot.codex.hook"
 STATE_DIR = ("memrepo", "codex")
 NAMED_ENV = "MEMREPO_CODEX_TRANSCRIPTS"  # folders (os.pathsep between) whose rollouts a user allows
@@ -25,12 +28,11 @@ def transcript_problem(transcript: str, sessions: Path, env: Mapping[str, str]) 
     """Why a hook may not import `transcript`, or None: it must be a rollout (`.jsonl`) inside
     Codex's sessions folder or a folder named in MEMREPO_CODEX_TRANSCRIPTS, compared after links
     and `..` are resolved."""
-    from bot.codex import texts
 
     path = Path(transcript).expanduser()
     if not path.is_absolute() or path.suffix != ".jsonl":
-        return texts.TRANSCRIPT_NOT_A_ROLLOUT.format(path=transcript)
+        return f"did not import {transcript}: a Codex rollout is an absolute path ending in .jsonl"
     named = [Path(folder).expanduser() for folder in env.get(NAMED_ENV, "").split(os.pathsep) if folder.strip()]
     if any(path.resolve().is_relative_to(folder.resolve()) for folder in [sessions, *named]):
         return None
-    return texts.TRANSCRIPT_ELSEWHERE.format(path=transcript, folder=sessions, env=NAMED_ENV)
+    return TRANSCRIPT_ELSEWHERE.format(path=transcript, folder=sessions, env=NAMED_ENV)

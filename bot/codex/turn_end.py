@@ -11,7 +11,7 @@ from pathlib import Path
 
 from bot.claude_code import state as seen
 from bot.claude_code import turn_end as shared
-from bot.codex import state, texts
+from bot.codex import state
 from bot.errors import MemrepoError
 
 
@@ -23,7 +23,7 @@ def after_turn(root: Path, hook_input: dict, sessions: Path, spawn: shared.Spawn
 
     session, transcript = hook_input.get("session_id"), hook_input.get("transcript_path")
     if not isinstance(session, str) or not session or not isinstance(transcript, str) or not transcript:
-        raise MemrepoError(texts.HOOK_NO_SESSION)
+        raise MemrepoError("the hook input names no session_id and transcript_path")
     problem = state.transcript_problem(transcript, sessions, os.environ)
     if problem is not None:  # nothing read, nothing kept
         raise MemrepoError(problem)

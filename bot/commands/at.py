@@ -10,6 +10,8 @@ from bot.commands import texts
 from bot.dates import parse_when
 from bot.memfs import at
 
+AT_HEADER = "memory at {when}: commit {sha} on {ref} from {committed} by {author} ({role}){latest}\n  {summary}"
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("at", help=texts.AT_HELP,
@@ -26,15 +28,15 @@ def render_at(report: dict) -> str:
     """A file's text as it was, or the tree's listing under a one-line header."""
     if report.get("path") is not None:
         return report["text"]
-    lines = [texts.AT_HEADER.format(
+    lines = [AT_HEADER.format(
         when=report["when"], sha=report["commit"][:10], ref=report["ref"],
         committed=report["committed_at"].replace("T", " "), author=report["author"]["name"], role=report["role"],
-        latest=texts.AT_LATEST if report["latest"] else "", summary=report["summary"])]
+        latest=", main's latest" if report["latest"] else "", summary=report["summary"])]
     for f in report["files"]:
-        lines.append(texts.AT_FILE_LINE.format(size=f["size"], path=f["path"],
+        lines.append("{size:>8}  {path}{description}".format(size=f["size"], path=f["path"],
                                                description=f"  — {f['description']}" if f["description"] else ""))
     if not report["files"]:
-        lines.append(texts.AT_NO_FILES)
+        lines.append("(no files)")
     return "\n".join(lines) + "\n"
 
 

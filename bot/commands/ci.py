@@ -10,6 +10,15 @@ from pathlib import Path
 from bot.commands import texts
 from bot.errors import MemrepoError
 
+VALIDATE_OLD_CI = ("warning: {workflow} runs memrepo {pinned} in CI, older than this memrepo {running}: CI may "
+                   "accept what this one refuses; `memrepo ci update --repo {repo}` pins this one")
+CI_UPDATED = ("{workflow}: memrepo {old} -> {new}; memory's rules refuse every change under .github/ (no agent "
+              "changes what CI runs), so commit it yourself with `git commit --no-verify` and push it to main")
+CI_NO_WORKFLOW = ("{workflow} is missing from {repo}, or names no {action}@<commit> line: `memrepo init` writes "
+                  "it; copy it from a new memory")
+CI_NEWER = ("{workflow} pins memrepo {old}, newer than this memrepo {new}: nothing changed (upgrade memrepo, "
+            "or pass --older to pin this one anyway)")
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("ci", help=texts.CI_HELP, description=texts.CI_HELP)
@@ -38,15 +47,15 @@ def run_update(args: argparse.Namespace) -> int:
         text = ""
     old = ci_pin.read_pin(text)
     if old is None:
-        raise MemrepoError(texts.CI_NO_WORKFLOW.format(workflow=ci_pin.WORKFLOW, repo=repo.root, action=ci_pin.ACTION))
+        raise MemrepoError(CI_NO_WORKFLOW.format(workflow=ci_pin.WORKFLOW, repo=repo.root, action=ci_pin.ACTION))
     new = ci_pin.running_pin()
     if old == new:
-        print(texts.CI_CURRENT.format(workflow=ci_pin.WORKFLOW, new=shown(new)))
+        print(f"{ci_pin.WORKFLOW} already pins this memrepo ({shown(new)})")
         return 0
     if ci_pin.age(old, new, ci_pin.is_ancestor(old.commit, new.commit)) == "newer" and not args.older:
-        raise MemrepoError(texts.CI_NEWER.format(workflow=ci_pin.WORKFLOW, old=shown(old), new=shown(new)))
+        raise MemrepoError(CI_NEWER.format(workflow=ci_pin.WORKFLOW, old=shown(old), new=shown(new)))
     path.write_text(ci_pin.rewrite(text, new), encoding="utf-8")
-    print(texts.CI_UPDATED.format(workflow=ci_pin.WORKFLOW, old=shown(old), new=shown(new)))
+    print(CI_UPDATED.format(workflow=ci_pin.WORKFLOW, old=shown(old), new=shown(new)))
     return 0
 
 
@@ -66,5 +75,5 @@ def stale_warning(root: str | Path) -> str | None:
     if pinned.commit == running.commit or ci_pin.age(pinned, running, ci_pin.is_ancestor(
             pinned.commit, running.commit)) != "older":
         return None
-    return texts.VALIDATE_OLD_CI.format(workflow=ci_pin.WORKFLOW, pinned=shown(pinned), running=shown(running),
+    return VALIDATE_OLD_CI.format(workflow=ci_pin.WORKFLOW, pinned=shown(pinned), running=shown(running),
                                         repo=root)

@@ -7,6 +7,11 @@ import argparse
 
 from bot.commands import texts
 
+CLONE_DONE = (
+    "Cloned {url} into {path} for agent {agent_id}: main at {commit}, connected as origin, "
+    "pre-commit hook installed."
+)
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("clone", help=texts.CLONE_HELP, description=texts.CLONE_DESCRIPTION)
@@ -22,6 +27,6 @@ def run(args: argparse.Namespace) -> int:
     from bot.memfs.sync import redact, remote_url
 
     repo = clone_repository(args.url, args.directory, args.agent_id, args.agent_name)
-    print(texts.CLONE_DONE.format(url=redact(remote_url(repo) or ""), path=repo.root, agent_id=args.agent_id,
+    print(CLONE_DONE.format(url=redact(remote_url(repo) or ""), path=repo.root, agent_id=args.agent_id,
                                   commit=(repo.head_sha() or "")[:12]))
     return 0

@@ -34,7 +34,7 @@ def read_system_prompt(path: str) -> str:
         reason = f"not valid UTF-8 (first bad byte at offset {exc.start})"
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-    raise MemrepoError(texts.SYSTEM_PROMPT_UNREADABLE.format(path=path, reason=reason))
+    raise MemrepoError(f"cannot read the system prompt file {path}: {reason}")
 
 
 def run(args: argparse.Namespace) -> int:

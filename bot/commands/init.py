@@ -7,6 +7,12 @@ import argparse
 from bot.commands import texts
 from bot.errors import MemrepoError
 
+INIT_REMOTE_FAILED = (
+    "the memory repository in {path} was created, but connecting it failed: {problem}. "
+    "Connect it later with `memrepo repository set {url} --repo {path}`"
+)
+INIT_DONE = "Created memory repository in {path} for agent {agent_id} ({commit})."
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("init", help=texts.INIT_HELP,
@@ -23,13 +29,13 @@ def run(args: argparse.Namespace) -> int:
     from bot.memfs import init_repository
 
     repo = init_repository(args.directory, args.agent_id, args.agent_name, args.layout)
-    print(texts.INIT_DONE.format(path=repo.root, agent_id=args.agent_id, commit=repo.head_sha()[:12]))
+    print(INIT_DONE.format(path=repo.root, agent_id=args.agent_id, commit=repo.head_sha()[:12]))
     if args.remote:
         from bot.memfs import sync
 
         try:
             print(sync.set_remote(repo, args.remote))
         except MemrepoError as exc:
-            raise MemrepoError(texts.INIT_REMOTE_FAILED.format(
+            raise MemrepoError(INIT_REMOTE_FAILED.format(
                 path=repo.root, problem=exc, url=sync.redact(args.remote))) from None
     return 0

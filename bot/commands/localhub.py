@@ -23,6 +23,37 @@ from bot.commands import texts
 from bot.errors import MemrepoError
 from bot.settings import REPO_NAME, data_dir
 
+LOCALHUB_SERVING = (
+    "localhub serving {url} (REST: {api}, git: {url}/<owner>/<repo>.git), data in {data}. "
+    "Create a repository: memrepo localhub create-repo OWNER/NAME --url {url}\n"
+    "localhub: accounts and tokens are those kept in {data}; a token made by a localhub on another data folder "
+    "(`memrepo serve --local` keeps its own in {other}) is refused here, even on the same port"
+)
+LOCALHUB_BAD_REPOSITORY = (
+    "{value!a} is not OWNER/NAME: the owner is 1-39 ASCII letters, digits or hyphens (not last), the name ASCII "
+    "letters, digits, '.', '_' or '-' (not ending in .git)"
+)
+LOCALHUB_UNREACHABLE = (
+    "cannot reach localhub at {url} ({problem}); start it first (`memrepo localhub serve`, or "
+    "`memrepo serve --local`), or give its address with --url"
+)
+LOCALHUB_CREATE_FAILED = "localhub at {url} did not create {repo}: {problem}"
+LOCALHUB_REPO_CONNECT = (
+    "clone URL (with {owner}'s token): {git_url}\n"
+    "connect a memory to it: memrepo repository set {git_url} --repo DIR"
+)
+LOCALHUB_REPO_CONNECT_KNOWN_OWNER = (
+    "clone URL (put one of {owner}'s tokens for TOKEN): {git_url}\n"
+    "{owner} has an account already, so no token was made: the tokens {owner} has stay valid (localhub "
+    "keeps only their hashes and cannot show one again); a new one: the same command with --new-token\n"
+    "connect a memory to it: memrepo repository set {git_url} --repo DIR"
+)
+LOCALHUB_CANNOT_START = "localhub cannot start on {host}:{port} with data in {data}: {error}"
+LOCALHUB_NO_OPERATOR_TOKEN = (
+    "localhub at {url} did not make {repo}: {problem}. No operator token it takes was found "
+    "in {looked}; give its data folder with --data"
+)
+
 DEFAULT_URL = "http://127.0.0.1:8765"  # where `localhub serve` and `serve --local` listen by default
 
 
@@ -58,22 +89,22 @@ def run_serve(args: argparse.Namespace) -> int:
 
     data = (args.data or default_data_dir()).expanduser()
     if not 0 <= args.port <= 65535:
-        raise MemrepoError(texts.LOCALHUB_BAD_PORT.format(port=args.port))
+        raise MemrepoError(f"port {args.port} is not a TCP port (0-65535)")
     try:
         data.mkdir(parents=True, exist_ok=True)
         with contextlib.redirect_stderr(io.StringIO()):  # werkzeug prints its own advice, then exits
             server = LocalhubServer(data, args.host, args.port)
     except OSError as exc:
-        raise MemrepoError(texts.LOCALHUB_CANNOT_START.format(
+        raise MemrepoError(LOCALHUB_CANNOT_START.format(
             host=args.host, port=args.port, data=data, error=exc.strerror or exc)) from None
     except SystemExit:
-        raise MemrepoError(texts.LOCALHUB_CANNOT_START.format(
-            host=args.host, port=args.port, data=data, error=texts.LOCALHUB_ADDRESS_IN_USE)) from None
+        raise MemrepoError(LOCALHUB_CANNOT_START.format(
+            host=args.host, port=args.port, data=data, error="the address is in use")) from None
     if args.access_log:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
         logging.getLogger("localhub.access").setLevel(logging.INFO)
     other = data_dir("serve") / "localhub"  # where `serve --local` keeps its localhub
-    print(texts.LOCALHUB_SERVING.format(url=server.url, api=server.api_url, data=data, other=other), flush=True)
+    print(LOCALHUB_SERVING.format(url=server.url, api=server.api_url, data=data, other=other), flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -92,7 +123,7 @@ def _post(url: str, payload: dict[str, Any], token: str | None = None) -> Any:
         return requests.post(url, json=payload, headers=headers, timeout=10)
     except requests.RequestException as exc:
         base = url.split("/_localhub/")[0].split("/api/v3/")[0]
-        raise MemrepoError(texts.LOCALHUB_UNREACHABLE.format(url=base, problem=type(exc).__name__)) from None
+        raise MemrepoError(LOCALHUB_UNREACHABLE.format(url=base, problem=type(exc).__name__)) from None
 
 
 def _said(resp: Any) -> str:
@@ -127,7 +158,7 @@ def _as_operator(url: str, payload: dict[str, Any], args: argparse.Namespace) ->
     if resp is None:
         resp = _post(url, payload)
     base = url.split("/_localhub/")[0]
-    raise MemrepoError(texts.LOCALHUB_NO_OPERATOR_TOKEN.format(
+    raise MemrepoError(LOCALHUB_NO_OPERATOR_TOKEN.format(
         repo=args.repository, url=base, problem=_said(resp).rstrip("."),
         looked=", ".join(str(folder) for folder in folders)))
 
@@ -136,7 +167,7 @@ def _new_token(url: str, owner: str, args: argparse.Namespace) -> str:
     """A new token for `owner` (its account made when missing), asked for as the operator."""
     resp = _as_operator(f"{url}/_localhub/tokens", {"login": owner}, args)
     if resp.status_code != 201:
-        raise MemrepoError(texts.LOCALHUB_CREATE_FAILED.format(repo=args.repository, url=url, problem=_said(resp)))
+        raise MemrepoError(LOCALHUB_CREATE_FAILED.format(repo=args.repository, url=url, problem=_said(resp)))
     return str(resp.json()["token"])
 
 
@@ -144,11 +175,11 @@ def run_create_repo(args: argparse.Namespace) -> int:
     match = REPO_NAME.fullmatch(args.repository)
     name = match.group("name") if match else ""
     if match is None or name in (".", "..") or name.endswith(".git"):
-        raise MemrepoError(texts.LOCALHUB_BAD_REPOSITORY.format(value=args.repository))
+        raise MemrepoError(LOCALHUB_BAD_REPOSITORY.format(value=args.repository))
     owner = match.group("owner")
     url = args.url.rstrip("/")
     if not url.startswith(("http://", "https://")):
-        raise MemrepoError(texts.LOCALHUB_BAD_URL.format(url=args.url))
+        raise MemrepoError(f"--url {args.url!r} is not an http:// or https:// address of localhub")
     spec = {"name": name, "private": args.private, "description": args.description}
     token = _new_token(url, owner, args) if args.new_token else None
     if token is None:
@@ -159,13 +190,13 @@ def run_create_repo(args: argparse.Namespace) -> int:
         resp = _post(f"{url}/api/v3/user/repos", spec, token)
     existed = resp.status_code == 422 and "already exists" in _said(resp)
     if resp.status_code != 201 and not existed:
-        raise MemrepoError(texts.LOCALHUB_CREATE_FAILED.format(repo=args.repository, url=url, problem=_said(resp)))
-    done = texts.LOCALHUB_REPO_EXISTS if existed else texts.LOCALHUB_REPO_CREATED
+        raise MemrepoError(LOCALHUB_CREATE_FAILED.format(repo=args.repository, url=url, problem=_said(resp)))
+    done = "{repo} already exists on {url}; nothing was changed" if existed else "created {repo} on {url}"
     print(done.format(repo=f"{owner}/{name}", url=url))
     if token is None:
         git_url = url.replace("://", "://x-access-token:TOKEN@", 1) + f"/{owner}/{name}.git"
-        print(texts.LOCALHUB_REPO_CONNECT_KNOWN_OWNER.format(owner=owner, git_url=git_url))
+        print(LOCALHUB_REPO_CONNECT_KNOWN_OWNER.format(owner=owner, git_url=git_url))
     else:
         git_url = url.replace("://", f"://x-access-token:{token}@", 1) + f"/{owner}/{name}.git"
-        print(texts.LOCALHUB_REPO_CONNECT.format(owner=owner, git_url=git_url))
+        print(LOCALHUB_REPO_CONNECT.format(owner=owner, git_url=git_url))
     return 0

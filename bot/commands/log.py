@@ -11,6 +11,11 @@ from bot.commands import texts
 from bot.dates import EXIT_BAD_DATE, parse_when_bound
 from bot.errors import MemrepoError
 
+LOG_LINE = "{sha}  {when}  {role:<10}  {author:<20}  {summary}"
+LOG_EMPTY = "no commits touch {path}"
+LOG_EMPTY_RANGE = "--since {since} is after --until {until}; nothing can be in between"
+LOG_NONE_IN_RANGE = "no commits touch {path} between {since} and {until}"
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("log", help=texts.LOG_HELP,
@@ -35,7 +40,7 @@ def time_window(since: str | None, until: str | None) -> tuple[int | None, int |
         moment, date_only = parse_when_bound(until)
         hi = math.floor((moment + timedelta(days=1)).timestamp()) - 1 if date_only else math.floor(moment.timestamp())
     if lo is not None and hi is not None and lo > hi:
-        raise MemrepoError(texts.LOG_EMPTY_RANGE.format(since=since, until=until), exit_code=EXIT_BAD_DATE)
+        raise MemrepoError(LOG_EMPTY_RANGE.format(since=since, until=until), exit_code=EXIT_BAD_DATE)
     return lo, hi
 
 
@@ -71,16 +76,16 @@ def run(args: argparse.Namespace) -> int:
             entries.append(entry(info.sha, iso(info.time), info.author_name, info.author_email, role, info.summary,
                                  _changed_paths(repo.git, commit)))
         else:
-            print(texts.LOG_LINE.format(sha=info.sha[:10], when=iso(info.time).replace("T", " "), role=role,
+            print(LOG_LINE.format(sha=info.sha[:10], when=iso(info.time).replace("T", " "), role=role,
                                         author=info.author_name, summary=info.summary))
         shown += 1
     if args.json:
         print(json.dumps(entries, indent=2, ensure_ascii=False))
     elif shown == 0 and args.max_count != 0:
         if lo is None and hi is None:
-            print(texts.LOG_EMPTY.format(path=path or "memory"))
+            print(LOG_EMPTY.format(path=path or "memory"))
         else:
-            print(texts.LOG_NONE_IN_RANGE.format(path=path or "memory", since=args.since or "the start",
+            print(LOG_NONE_IN_RANGE.format(path=path or "memory", since=args.since or "the start",
                                                  until=args.until or "now"))
     return 0
 

@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
                         format="memrepo mcp: %(name)s: %(message)s")
     poll = POLL_SECONDS if args.poll is None else args.poll
     if not poll > 0:
-        raise MemrepoError(texts.MCP_BAD_POLL.format(value=args.poll))
+        raise MemrepoError(f"--poll must be a positive number of seconds, found {args.poll}")
     # The event stream's bearer: the agent's forge token (HeadSubscriber finds it as git does:
     # MEMREPO_FORGE_TOKEN, GITHUB_TOKEN or origin's URL), or an operator's MEMREPO_AGENT_TOKEN.
     token = raw(AGENT_TOKEN) or ""
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         if sock is not None:
             transports.serve_http(app, sock, args.host, http_token)
         else:
-            print(texts.MCP_SERVING_STDIO.format(root=app.root), file=sys.stderr, flush=True)
+            print(f"memrepo mcp: serving {app.root} over stdio", file=sys.stderr, flush=True)
             transports.serve_stdio(app)
     finally:
         app.close()

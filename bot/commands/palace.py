@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def port_number(text: str) -> int:
     value = text.strip()
     if not (value.isascii() and value.isdecimal()) or int(value) > 65535:
-        raise MemrepoError(texts.PALACE_BAD_PORT.format(port=text))
+        raise MemrepoError(f"--port {text} is not a port: use 1-65535, or 0 for any free port")
     return int(value)
 
 
@@ -37,7 +37,7 @@ def poll_ms(text: str) -> int:
     except ValueError:
         seconds = math.nan
     if not 0.5 <= seconds <= 3600:
-        raise MemrepoError(texts.PALACE_BAD_POLL.format(value=text))
+        raise MemrepoError(f"--poll {text} is not a number of seconds from 0.5 to 3600")
     return round(seconds * 1000)
 
 

@@ -12,6 +12,12 @@ from bot.commands import texts
 from bot.errors import MemrepoError
 from bot.memfs import texts as memfs_texts
 
+REPOSITORY_STATUS_HELP = "show the remote, unpushed and unpulled commits, last sync, backups and the follower"
+GUARD_INSTALLED = ("pre-push guard installed ({hook}): a push of main that would add a commit the policy keeps for "
+                   "review is refused, and memrepo follow opens its pull request")
+# `repository status --fetch` and `/doctor`.
+WAITING_LABEL = "pull requests"
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("repository", help=texts.REPOSITORY_HELP,
@@ -25,13 +31,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         p.set_defaults(func=func)
         return p
 
-    set_parser = action("set", texts.REPOSITORY_SET_HELP, run_set)
+    set_parser = action("set", "connect to a remote (GitHub URL, path of a bare repository, any git URL)", run_set)
     set_parser.add_argument("url", metavar="URL", help=texts.REPOSITORY_URL_HELP)
-    status_parser = action("status", texts.REPOSITORY_STATUS_HELP, run_status)
+    status_parser = action("status", REPOSITORY_STATUS_HELP, run_status)
     status_parser.add_argument("--fetch", action="store_true", help=texts.REPOSITORY_FETCH_HELP)
     status_parser.add_argument("--json", action="store_true", help=texts.REPOSITORY_STATUS_JSON_HELP)
-    action("unset", texts.REPOSITORY_UNSET_HELP, run_unset)
-    action("sync", texts.REPOSITORY_SYNC_HELP, run_sync)
+    action("unset", "disconnect from the remote (local history is kept)", run_unset)
+    action("sync", "fetch, fast-forward or replay local commits, then push", run_sync)
 
 
 def run_set(args: argparse.Namespace) -> int:
@@ -47,7 +53,7 @@ def run_set(args: argparse.Namespace) -> int:
     if installed.chained is not None:
         print(follow_texts.GUARD_CHAINED.format(chained=installed.chained, hook=installed.hook))
     elif installed.written:
-        print(follow_texts.GUARD_INSTALLED.format(hook=installed.hook))
+        print(GUARD_INSTALLED.format(hook=installed.hook))
     return 0
 
 
@@ -97,8 +103,7 @@ def _waiting(repo: object) -> tuple[dict[str, object] | None, tuple[str, str]]:
     """The forge's open memory pull requests (asked only with --fetch): data and a status row."""
     from dataclasses import asdict
 
-    from bot.review import texts as review_texts
     from bot.review import waiting
 
     found, reason = waiting.count(repo)
-    return (asdict(found) if found else None), (review_texts.WAITING_LABEL, waiting.said(found, reason))
+    return (asdict(found) if found else None), (WAITING_LABEL, waiting.said(found, reason))

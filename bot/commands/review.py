@@ -14,6 +14,40 @@ from typing import Any, TypeVar
 from bot.commands import texts
 from bot.errors import MemrepoError
 from bot.review import texts as say
+from bot.texts import Text
+
+REVIEW_LIST_HELP = "list the open memory pull requests: kind, who proposed it, conversation, what it waits for"
+REVIEW_SHOW_HELP = "show a memory pull request: the user's words it rests on, its reviews and its diff"
+REVIEW_MERGE_HELP = "merge a memory pull request yourself, where nothing waits or the policy lets its author merge"
+LIST_ROW = "#{number:<5} {kind:<15} {who:<21} {conversation:<21} {waits}"
+LIST_COUNT = Text("{count:|open memory pull request|open memory pull requests} in {repository}; "
+                  "`memrepo review show N` shows one.")
+SHOW_HEAD = "#{number} {title}\n{url}\n{kind}, proposed by {who}{conversation}; waits for {waits}."
+SHOW_BRANCH = "{head} -> {base} at {sha}, opened by {author}"
+SHOW_PROVENANCE_ABSENT = "No provenance block: nothing says which conversation this rests on."
+SHOW_PROVENANCE_BAD = "The provenance block cannot be read: {problem}"
+SHOW_SAID_HEADER = "What the user said (conversation {conversation} of agent {agent}{where}):"
+SHOW_FILE = "  {status:<9} {path} (+{additions} -{deletions})"
+APPROVED = "Approved #{number} at {sha}; the integrator merges it when nothing else waits."
+NO_SUCH_PULL = "{repository} has no pull request #{number}"
+NOT_MEMORY = ("#{number} in {repository} is not a memory pull request (no memrepo: label or branch): "
+              "review it on the forge")
+NOT_OPEN = "#{number} in {repository} is {state}: there is nothing left to review"
+NO_PERMISSION = "the forge refused to {what} #{number} in {repository} with this token ({status}): {answer}"
+NOT_A_WRITER = "{login} may not write to it"
+FORGE_FAILED = "the forge could not {what} #{number} in {repository}: {problem}"
+OWN_PULL = ("#{number} was opened with your own token, and the forge lets nobody approve their own pull "
+            "request: give the agent its own account's token in the remote URL (`memrepo repository set "
+            "https://x-access-token:AGENT_TOKEN@HOST/OWNER/REPO.git`), or "
+            "allow its author to merge (`review: {{allow_author_merge: true}}` in .memrepo/config.yml) and run "
+            "`memrepo review merge {number}`")
+MERGE_WAITS = "#{number} cannot be merged yet: it waits for {waits}"
+MERGE_REFUSED = "the forge did not merge #{number}: {detail}"
+REASON_EMPTY = "--reason must say what is wrong: the agent and whoever reads the pull request later see it"
+WHAT_READ = "read"
+WHAT_APPROVE = "approve"
+WHAT_REJECT = "request changes on"
+WHAT_MERGE = "merge"
 
 T = TypeVar("T")
 
@@ -38,14 +72,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         p.set_defaults(func=func)
         return p
 
-    action("list", texts.REVIEW_LIST_HELP, run_list, numbered=False).add_argument(
+    action("list", REVIEW_LIST_HELP, run_list, numbered=False).add_argument(
         "--json", action="store_true", help=texts.REVIEW_JSON_HELP)
-    action("show", texts.REVIEW_SHOW_HELP, run_show).add_argument(
+    action("show", REVIEW_SHOW_HELP, run_show).add_argument(
         "--json", action="store_true", help=texts.REVIEW_JSON_HELP)
-    action("approve", texts.REVIEW_APPROVE_HELP, run_approve)
-    action("reject", texts.REVIEW_REJECT_HELP, run_reject).add_argument(
+    action("approve", "approve a memory pull request at its current head (the integrator then merges it)", run_approve)
+    action("reject", "request changes on a memory pull request with a reason, then close it", run_reject).add_argument(
         "--reason", metavar="TEXT", required=True, help=texts.REVIEW_REASON_HELP)
-    action("merge", texts.REVIEW_MERGE_HELP, run_merge)
+    action("merge", REVIEW_MERGE_HELP, run_merge)
 
 
 # ------------------------------------------------------------------------------------ the forge
@@ -79,19 +113,19 @@ class Desk:
         try:
             return call()
         except NotFound as exc:
-            if what == say.WHAT_READ:
-                raise MemrepoError(say.NO_SUCH_PULL.format(repository=self.repository, number=number),
+            if what == WHAT_READ:
+                raise MemrepoError(NO_SUCH_PULL.format(repository=self.repository, number=number),
                                    exit_code=EXIT_NO_SUCH_PULL) from None
             raise self._refused(what, number, exc) from None
         except (Unauthorized, Forbidden) as exc:
             raise self._refused(what, number, exc) from None
         except ForgeError as exc:
-            raise MemrepoError(say.FORGE_FAILED.format(what=what, number=number, repository=self.repository,
+            raise MemrepoError(FORGE_FAILED.format(what=what, number=number, repository=self.repository,
                                                        problem=exc), exit_code=1) from None
 
     def _refused(self, what: str, number: int, exc: Any) -> MemrepoError:
         answer = " ".join(str(getattr(exc, "answer", "") or exc).split())[:200]
-        return MemrepoError(say.NO_PERMISSION.format(what=what, number=number, repository=self.repository,
+        return MemrepoError(NO_PERMISSION.format(what=what, number=number, repository=self.repository,
                                                      status=exc.status, answer=answer), exit_code=EXIT_NO_PERMISSION)
 
     def close(self) -> None:
@@ -113,9 +147,9 @@ def _entry(desk: Desk, pull: Any) -> dict[str, Any]:
     from bot.review import queue
 
     provenance, _ = _provenance(pull.body)
-    status = desk.ask(say.WHAT_READ, pull.number, lambda: desk.client.combined_status(pull.head_sha))
+    status = desk.ask(WHAT_READ, pull.number, lambda: desk.client.combined_status(pull.head_sha))
     mine = next((s.state for s in status.statuses if s.context == STATUS_CONTEXT), None)
-    reviews = desk.ask(say.WHAT_READ, pull.number, lambda: desk.client.list_reviews(pull.number))
+    reviews = desk.ask(WHAT_READ, pull.number, lambda: desk.client.list_reviews(pull.number))
     approved, requested = queue.review_outcome(
         [queue.Reviewed(r.author, r.state, r.commit_id or "") for r in reviews], pull.author, pull.head_sha)
     waits = queue.waits_for(queue.Waiting(draft=pull.draft, mergeable=pull.mergeable, labels=pull.labels,
@@ -136,13 +170,13 @@ def _entry(desk: Desk, pull: Any) -> dict[str, Any]:
 def _memory_pull(desk: Desk, number: int, *, open_only: bool = True) -> Any:
     from bot.review import queue
 
-    pull = desk.ask(say.WHAT_READ, number, lambda: desk.client.get_pull_request(number))
+    pull = desk.ask(WHAT_READ, number, lambda: desk.client.get_pull_request(number))
     if not queue.is_memory_pull(pull.head_ref, pull.labels):
-        raise MemrepoError(say.NOT_MEMORY.format(number=number, repository=desk.repository),
+        raise MemrepoError(NOT_MEMORY.format(number=number, repository=desk.repository),
                            exit_code=EXIT_NO_SUCH_PULL)
     if open_only and pull.state != "open":
         state = "merged" if pull.merged else pull.state
-        raise MemrepoError(say.NOT_OPEN.format(number=number, repository=desk.repository, state=state),
+        raise MemrepoError(NOT_OPEN.format(number=number, repository=desk.repository, state=state),
                            exit_code=EXIT_NO_SUCH_PULL)
     return pull
 
@@ -155,9 +189,9 @@ def pending(root: str, environ: dict[str, str] | None = None) -> tuple[str, list
 
     desk = Desk(root, environ)
     try:
-        pulls = desk.ask(say.WHAT_LIST, 0, lambda: desk.client.list_open_pull_requests())
+        pulls = desk.ask("list the pull requests of", 0, lambda: desk.client.list_open_pull_requests())
         memory = [p for p in pulls if queue.is_memory_pull(p.head_ref, p.labels)]
-        full = [desk.ask(say.WHAT_READ, p.number, lambda p=p: desk.client.get_pull_request(p.number)) for p in memory]
+        full = [desk.ask(WHAT_READ, p.number, lambda p=p: desk.client.get_pull_request(p.number)) for p in memory]
         return desk.repository, [_entry(desk, p) for p in sorted(full, key=lambda p: p.number)]
     finally:
         desk.close()
@@ -171,14 +205,14 @@ def run_list(args: argparse.Namespace) -> int:
         print(json.dumps(entries, indent=2, ensure_ascii=False))
         return 0
     if not entries:
-        print(say.LIST_EMPTY.format(repository=repository))
+        print(f"No memory pull request waits in {repository}.")
         return 0
-    print(say.LIST_HEADER)
+    print("#      kind            proposed by           conversation          waits for")
     for e in entries:
-        print(say.LIST_ROW.format(number=e["number"], kind=e["kind"], who=e["proposed_by"],
-                                  conversation=e["conversation_id"] or say.NO_CONVERSATION,
+        print(LIST_ROW.format(number=e["number"], kind=e["kind"], who=e["proposed_by"],
+                                  conversation=e["conversation_id"] or "-",
                                   waits=queue.waits_text(e["waits_for"])))
-    print(say.LIST_COUNT.format(count=len(entries), repository=repository))
+    print(LIST_COUNT.format(count=len(entries), repository=repository))
     return 0
 
 
@@ -207,7 +241,7 @@ def run_show(args: argparse.Namespace) -> int:
     try:
         pull = _memory_pull(desk, args.number, open_only=False)
         entry = _entry(desk, pull)
-        files = desk.ask(say.WHAT_READ, args.number, lambda: desk.client.pull_files(args.number))
+        files = desk.ask(WHAT_READ, args.number, lambda: desk.client.pull_files(args.number))
         provenance, problem = _provenance(pull.body)
         said = _said(desk, provenance, pull.body) if provenance is not None else None
     finally:
@@ -220,34 +254,34 @@ def run_show(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(entry, indent=2, ensure_ascii=False))
         return 0
-    conversation = say.SHOW_CONVERSATION.format(conversation=entry["conversation_id"]) \
+    conversation = " in conversation {conversation}".format(conversation=entry["conversation_id"]) \
         if entry["conversation_id"] else ""
-    print(say.SHOW_HEAD.format(number=pull.number, title=pull.title, url=pull.url, kind=entry["kind"],
+    print(SHOW_HEAD.format(number=pull.number, title=pull.title, url=pull.url, kind=entry["kind"],
                                who=entry["proposed_by"], conversation=conversation,
                                waits=queue.waits_text(entry["waits_for"])))
-    print(say.SHOW_BRANCH.format(head=pull.head_ref, base=pull.base_ref, sha=pull.head_sha[:12], author=pull.author))
+    print(SHOW_BRANCH.format(head=pull.head_ref, base=pull.base_ref, sha=pull.head_sha[:12], author=pull.author))
     reviews = ", ".join(f"{r['reviewer']} {r['state'].lower()}" for r in entry["reviews"])
-    print(say.SHOW_REVIEWS.format(reviews=reviews) if reviews else say.SHOW_NO_REVIEWS)
+    print(f"reviews: {reviews}" if reviews else "reviews: none")
     print()
     if provenance is None:
-        print(say.SHOW_PROVENANCE_BAD.format(problem=problem) if problem else say.SHOW_PROVENANCE_ABSENT)
+        print(SHOW_PROVENANCE_BAD.format(problem=problem) if problem else SHOW_PROVENANCE_ABSENT)
     elif said is not None and said["messages"]:
-        where = say.SHOW_SAID_QUOTED if said.get("quoted_from") is not None else ""
-        print(say.SHOW_SAID_HEADER.format(conversation=said["conversation_id"], agent=said["agent_id"], where=where))
+        where = ", as the pull request quotes it" if said.get("quoted_from") is not None else ""
+        print(SHOW_SAID_HEADER.format(conversation=said["conversation_id"], agent=said["agent_id"], where=where))
         for m in said["messages"]:
             text = " ".join(str(m.get("text") or "").split())
-            print(say.SHOW_SAID_LINE.format(message_id=m.get("message_id"), kind=m.get("kind"),
+            print("  {message_id} ({kind}, {at}): {text}".format(message_id=m.get("message_id"), kind=m.get("kind"),
                                             at=m.get("captured_at"), text=text))
     else:
-        print(say.SHOW_SAID_NONE.format(reason=(said or {}).get("reason")))
+        print("The user's words are not available here: {reason}".format(reason=(said or {}).get("reason")))
     print()
-    print(say.SHOW_FILES.format(count=len(files)))
+    print(f"Files ({len(files)}):")
     for f in files:
-        print(say.SHOW_FILE.format(status=f.status, path=f.path, additions=f.additions, deletions=f.deletions))
+        print(SHOW_FILE.format(status=f.status, path=f.path, additions=f.additions, deletions=f.deletions))
     for f in files:
         print()
         print(f"--- {f.path}")  # not said: a diff's header
-        print(f.patch.rstrip("\n") if f.patch else say.SHOW_PATCH_MISSING)
+        print(f.patch.rstrip("\n") if f.patch else "  (no text diff: binary or too large)")
     return 0
 
 
@@ -259,8 +293,8 @@ def _own(desk: Desk, pull: Any, what: str) -> bool:
     me = desk.ask(what, pull.number, desk.client.own_login)
     permission = desk.ask(what, pull.number, lambda: desk.client.permission(me))
     if not may_write(permission):
-        raise MemrepoError(say.NO_PERMISSION.format(what=what, number=pull.number, repository=desk.repository,
-                                                    status=permission, answer=say.NOT_A_WRITER.format(login=me)),
+        raise MemrepoError(NO_PERMISSION.format(what=what, number=pull.number, repository=desk.repository,
+                                                    status=permission, answer=NOT_A_WRITER.format(login=me)),
                            exit_code=EXIT_NO_PERMISSION)
     return bool(me) and me.casefold() == pull.author.casefold()
 
@@ -269,31 +303,31 @@ def run_approve(args: argparse.Namespace) -> int:
     desk = Desk(args.repo)
     try:
         pull = _memory_pull(desk, args.number)
-        if _own(desk, pull, say.WHAT_APPROVE):
-            raise MemrepoError(say.OWN_PULL.format(number=pull.number), exit_code=EXIT_NO_PERMISSION)
-        desk.ask(say.WHAT_APPROVE, pull.number,
+        if _own(desk, pull, WHAT_APPROVE):
+            raise MemrepoError(OWN_PULL.format(number=pull.number), exit_code=EXIT_NO_PERMISSION)
+        desk.ask(WHAT_APPROVE, pull.number,
                  lambda: desk.client.submit_review(pull.number, "APPROVE", "", pull.head_sha))
     finally:
         desk.close()
-    print(say.APPROVED.format(number=pull.number, sha=pull.head_sha[:12]))
+    print(APPROVED.format(number=pull.number, sha=pull.head_sha[:12]))
     return 0
 
 
 def run_reject(args: argparse.Namespace) -> int:
     reason = " ".join(args.reason.split())
     if not reason:
-        raise MemrepoError(say.REASON_EMPTY, exit_code=2)
+        raise MemrepoError(REASON_EMPTY, exit_code=2)
     desk = Desk(args.repo)
     try:
         pull = _memory_pull(desk, args.number)
         # The forge lets nobody request changes on their own pull request: there the reason is a comment.
-        event = "COMMENT" if _own(desk, pull, say.WHAT_REJECT) else "REQUEST_CHANGES"
-        desk.ask(say.WHAT_REJECT, pull.number,
+        event = "COMMENT" if _own(desk, pull, WHAT_REJECT) else "REQUEST_CHANGES"
+        desk.ask(WHAT_REJECT, pull.number,
                  lambda: desk.client.submit_review(pull.number, event, reason, pull.head_sha))
-        desk.ask(say.WHAT_CLOSE, pull.number, lambda: desk.client.close_pull_request(pull.number))
+        desk.ask("close", pull.number, lambda: desk.client.close_pull_request(pull.number))
     finally:
         desk.close()
-    print(say.REJECTED.format(number=pull.number, reason=reason))
+    print(f"Requested changes on #{pull.number} and closed it: {reason}")
     return 0
 
 
@@ -305,7 +339,7 @@ def _policy_at(desk: Desk, pull: Any) -> Any:
     from bot.forge.errors import NotFound
 
     try:
-        text = desk.ask(say.WHAT_READ, pull.number,
+        text = desk.ask(WHAT_READ, pull.number,
                         lambda: desk.client.read_file(CONFIG_PATH, pull.base_ref or "main").text)
     except MemrepoError as exc:
         if isinstance(exc.__cause__ or exc.__context__, NotFound) or exc.details.get("exit_code") == EXIT_NO_SUCH_PULL:
@@ -323,18 +357,18 @@ def run_merge(args: argparse.Namespace) -> int:
     desk = Desk(args.repo)
     try:
         pull = _memory_pull(desk, args.number)
-        own = _own(desk, pull, say.WHAT_MERGE)
+        own = _own(desk, pull, WHAT_MERGE)
         entry = _entry(desk, pull)
         policy = _policy_at(desk, pull)
         still = queue.merge_refusal(entry["waits_for"], own_pull=own,
                                     allow_author_merge=policy.review.allow_author_merge)
         if still:
-            raise MemrepoError(say.MERGE_WAITS.format(number=pull.number, waits=queue.waits_text(still)),
+            raise MemrepoError(MERGE_WAITS.format(number=pull.number, waits=queue.waits_text(still)),
                                exit_code=EXIT_WAITS)
-        result = desk.ask(say.WHAT_MERGE, pull.number, lambda: desk.client.merge(pull.number, pull.head_sha))
+        result = desk.ask(WHAT_MERGE, pull.number, lambda: desk.client.merge(pull.number, pull.head_sha))
     finally:
         desk.close()
     if not result.merged:
-        raise MemrepoError(say.MERGE_REFUSED.format(number=pull.number, detail=result.detail), exit_code=EXIT_WAITS)
-    print(say.MERGED.format(number=pull.number, sha=(result.sha or "")[:12]))
+        raise MemrepoError(MERGE_REFUSED.format(number=pull.number, detail=result.detail), exit_code=EXIT_WAITS)
+    print("Merged #{number} as {sha}.".format(number=pull.number, sha=(result.sha or "")[:12]))
     return 0

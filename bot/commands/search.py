@@ -9,6 +9,9 @@ from functools import partial
 
 from bot.commands import texts
 from bot.commands.transcript import add_home, open_store
+from bot.texts import Text
+
+SEARCH_RESULT = Text("{rank}. score {score:.4f}  {time:when}  {agent}/{conversation}  {kind} ({source})  {message_id}")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,13 +42,13 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
         return 0
     if not hits:
-        print(texts.SEARCH_NO_RESULTS.format(query=args.query))
+        print(f"no messages match {args.query!r}")
         return 0
     for rank, hit in enumerate(hits, 1):
         if rank > 1:
             print()
-        print(texts.SEARCH_RESULT.format(
+        print(SEARCH_RESULT.format(
             rank=rank, score=hit.score, time=hit.captured_at, agent=hit.agent_id, conversation=hit.conversation_id,
             kind=hit.kind, source=hit.source, message_id=hit.message_id))
-        print(texts.SEARCH_SNIPPET.format(snippet=hit.snippet))
+        print(f"   {hit.snippet}")
     return 0

@@ -20,6 +20,8 @@ from bot.commands import texts
 from bot.errors import MemrepoError
 from bot.settings import data_dir
 
+SERVE_BAD_WORKERS = "--workers and --threads must be at least 1, found {workers} and {threads}"
+
 DEFAULT_LOCAL_PORT = 8765
 DEFAULT_PORT = 8080
 DEFAULT_WORKERS = 2
@@ -49,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     port = args.port if args.port is not None else (DEFAULT_LOCAL_PORT if args.local else DEFAULT_PORT)
     if not 0 <= port <= 65535 or (args.local and port == 65535):
-        raise MemrepoError(texts.SERVE_BAD_PORT.format(port=port))
+        raise MemrepoError(f"--port must be from 0 to 65535, found {port}")
     if args.local:
         from bot.serve import local
 
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             port = local.recorded_port(data) or DEFAULT_LOCAL_PORT
         return local.run(args.host, port, data)
     if args.workers < 1 or args.threads < 1:
-        raise MemrepoError(texts.SERVE_BAD_WORKERS.format(workers=args.workers, threads=args.threads))
+        raise MemrepoError(SERVE_BAD_WORKERS.format(workers=args.workers, threads=args.threads))
     from bot.serve import receiver
 
     return receiver.run(args.host, port, args.workers, args.threads)

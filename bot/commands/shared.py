@@ -10,6 +10,8 @@ from collections.abc import Callable
 
 from bot.commands import texts
 
+SHARED_ATTACH_HELP = "attach the shared memory at URL: clone its projection and record it in this memory"
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("shared", help=texts.SHARED_HELP, description=texts.SHARED_HELP)
@@ -21,15 +23,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         p.set_defaults(func=func)
         return p
 
-    attach = action("attach", texts.SHARED_ATTACH_HELP, run_attach)
+    attach = action("attach", SHARED_ATTACH_HELP, run_attach)
     attach.add_argument("url", metavar="URL", help=texts.SHARED_URL_HELP)
     attach.add_argument("--as", dest="name", metavar="NAME", help=texts.SHARED_AS_HELP)
     attach.add_argument("--read-only", action="store_true", help=texts.SHARED_READ_ONLY_HELP)
-    detach = action("detach", texts.SHARED_DETACH_HELP, run_detach)
+    detach = action("detach", "detach the shared memory NAME and remove its projection", run_detach)
     detach.add_argument("name", metavar="NAME", help=texts.SHARED_NAME_HELP)
-    listing = action("list", texts.SHARED_LIST_HELP, run_list)
+    listing = action("list", "list the attached shared memories: name, URL, projected HEAD, state", run_list)
     listing.add_argument("--json", action="store_true", help=texts.SHARED_JSON_HELP)
-    action("sync", texts.SHARED_SYNC_HELP, run_sync)
+    action("sync", "bring every attachment's projection to its forge's main", run_sync)
 
 
 def run_attach(args: argparse.Namespace) -> int:
@@ -49,7 +51,7 @@ def run_detach(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from bot.memfs import MemoryRepo, shared_texts
+    from bot.memfs import MemoryRepo
     from bot.memfs import shared_projection as shared
 
     repo = MemoryRepo.open(args.repo)
@@ -58,11 +60,11 @@ def run_list(args: argparse.Namespace) -> int:
         print(json.dumps([row.as_data() for row in rows], indent=2))
         return 0
     if not rows:
-        print(shared_texts.LIST_NONE.format(path=repo.root))
-    states = {"missing": shared_texts.STATE_MISSING, "read-only": shared_texts.STATE_READ_ONLY,
-              "read-write": shared_texts.STATE_WRITABLE}
+        print(f"no shared memory is attached to {repo.root}")
+    states = {"missing": "not projected (memrepo shared sync)", "read-only": "read-only",
+              "read-write": "read-write"}
     for row in rows:
-        print(shared_texts.LIST_ROW.format(name=row.name, url=row.url, head=(row.head or "-")[:12],
+        print("{name}  {url}  {head}  {state}".format(name=row.name, url=row.url, head=(row.head or "-")[:12],
                                            state=states[row.state]))
     return 0
 

@@ -4,8 +4,6 @@ them; the sentences of the work a command does are its package's."""
 
 from __future__ import annotations
 
-from bot.texts import Text
-
 CLI_DESCRIPTION = (
     "Agent memory as a git repository of markdown files that people review, audit and trust."
 )
@@ -21,7 +19,6 @@ TOOL_HELP = "apply one memory tool call (JSON) as an agent and commit it"
 TOOL_CONVERSATION_HELP = "the conversation the edit comes from (recorded in the commit's Conversation-ID trailer)"
 TOOL_SOURCE_HELP = ("an untrusted source the agent's context holds (repeatable): the edit then goes to a pull "
                     "request a person must approve")
-TOOL_SOURCE_BAD = "--source takes an external:<what> source, such as external:https://example.com/page; got {value!r}"
 LOG_HELP = "show memory's history with each writer's role"
 LOCALHUB_HELP = "run localhub, a GitHub-compatible forge on this machine"
 WORKER_HELP = "run an integrator worker (rq jobs on Redis)"
@@ -35,11 +32,6 @@ INIT_DESCRIPTION = "Create a memory repository in a new or empty folder."
 INIT_REMOTE_HELP = "connect it to this remote (see `repository set`)"
 INIT_AGENT_ID_HELP = "the agent that writes it"
 INIT_AGENT_NAME_HELP = "the agent's display name in history"
-INIT_REMOTE_FAILED = (
-    "the memory repository in {path} was created, but connecting it failed: {problem}. "
-    "Connect it later with `memrepo repository set {url} --repo {path}`"
-)
-INIT_DONE = "Created memory repository in {path} for agent {agent_id} ({commit})."
 
 # memrepo clone.
 CLONE_HELP = "make a working clone of a memory repository: origin, agent identity, validation hook"
@@ -52,10 +44,6 @@ CLONE_URL_HELP = "the memory repository's git URL (GitHub, localhub) or the path
 CLONE_DIR_HELP = "the folder to make (default: the repository's name, as `git clone` names it)"
 CLONE_AGENT_ID_HELP = "the agent that writes this clone (default: agent)"
 CLONE_AGENT_NAME_HELP = "the agent's display name in history (default: its id)"
-CLONE_DONE = (
-    "Cloned {url} into {path} for agent {agent_id}: main at {commit}, connected as origin, "
-    "pre-commit hook installed."
-)
 
 # memrepo validate and log.
 VALIDATE_DESCRIPTION = "Check memory files. Exit 0 when valid, 1 with the problems otherwise."
@@ -65,9 +53,6 @@ VALIDATE_STAGED_HELP = "check what is staged for the next commit"
 VALIDATE_BASE_HELP = "check what changed since REV (pull requests)"
 LOG_DESCRIPTION = "Show the history of memory (or of one file), newest first."
 LOG_MAX_COUNT_HELP = "show at most N commits"
-VALIDATE_OK = Text("Memory is valid ({count:|file|files} checked).")
-LOG_LINE = "{sha}  {when}  {role:<10}  {author:<20}  {summary}"
-LOG_EMPTY = "no commits touch {path}"
 
 # memrepo compile.
 COMPILE_HELP = "print the agent's system prompt compiled from committed memory"
@@ -76,30 +61,21 @@ COMPILE_SYSTEM_PROMPT_HELP = (
     "a UTF-8 text file you write, whose text goes before the memory block ('-': standard input)"
 )
 COMPILE_MEMORY_DIR_HELP = "how the prompt names the memory folder in paths (default: $MEMORY_DIR)"
-SYSTEM_PROMPT_UNREADABLE = "cannot read the system prompt file {path}: {reason}"
 
 # memrepo repository and follow.
 SHARED_HELP = "attach shared memories to this memory, and detach, list or sync them"
-SHARED_ATTACH_HELP = "attach the shared memory at URL: clone its projection and record it in this memory"
 SHARED_URL_HELP = "the shared memory's git URL (a memrepo memory on the forge)"
 SHARED_AS_HELP = "the name it is attached as, and addressed by (shared/NAME/...); default: the repository's name"
 SHARED_READ_ONLY_HELP = "the agent reads it but proposes no change to it"
-SHARED_DETACH_HELP = "detach the shared memory NAME and remove its projection"
 SHARED_NAME_HELP = "the name it was attached as"
-SHARED_LIST_HELP = "list the attached shared memories: name, URL, projected HEAD, state"
 SHARED_JSON_HELP = "print JSON"
-SHARED_SYNC_HELP = "bring every attachment's projection to its forge's main"
 SHARED_DIR_HELP = "the agent's memory clone (default: the current folder)"
 REPOSITORY_HELP = "connect memory to a remote and sync it (set, status, unset, sync)"
-REPOSITORY_SET_HELP = "connect to a remote (GitHub URL, path of a bare repository, any git URL)"
 REPOSITORY_URL_HELP = "the remote's git URL or path"
-REPOSITORY_STATUS_HELP = "show the remote, unpushed and unpulled commits, last sync, backups and the follower"
 REPOSITORY_FETCH_HELP = ("fetch first, so that 'behind' is current, and count the memory pull requests that wait on "
                          "the forge")
 REPOSITORY_STATUS_JSON_HELP = ("print the status as JSON (set_aside lists every commit sync could not replay; "
                                "follower is null, or the `memrepo follow` record and whether it is running or stale)")
-REPOSITORY_UNSET_HELP = "disconnect from the remote (local history is kept)"
-REPOSITORY_SYNC_HELP = "fetch, fast-forward or replay local commits, then push"
 REPOSITORY_DIR_HELP = "the memory repository (default: the current folder)"
 FOLLOW_HELP = "keep a folder a harness writes (Letta Code) in sync with its forge: push, pull, replay, wait"
 
@@ -140,14 +116,6 @@ LOCALHUB_DATA_HELP = "where repositories and state live (default: {path})"
 LOCALHUB_ACCESS_LOG_HELP = "print one line per request"
 LOCALHUB_URL_HELP = "the running localhub (default: {url})"
 LOCALHUB_PRIVATE_HELP = "seen only by its owner and collaborators"
-LOCALHUB_ADDRESS_IN_USE = "the address is in use"
-LOCALHUB_SERVING = (
-    "localhub serving {url} (REST: {api}, git: {url}/<owner>/<repo>.git), data in {data}. "
-    "Create a repository: memrepo localhub create-repo OWNER/NAME --url {url}\n"
-    "localhub: accounts and tokens are those kept in {data}; a token made by a localhub on another data folder "
-    "(`memrepo serve --local` keeps its own in {other}) is refused here, even on the same port"
-)
-LOCALHUB_BAD_PORT = "port {port} is not a TCP port (0-65535)"
 LOCALHUB_CREATE_HELP = "create a repository on a running localhub (for `memrepo repository set`)"
 LOCALHUB_CREATE_DESCRIPTION = (
     "Create OWNER/NAME on a running localhub (`memrepo localhub serve` or `memrepo serve --local`), as "
@@ -166,56 +134,8 @@ LOCALHUB_NEW_TOKEN_HELP = (
     "make a new token for an OWNER that has an account already and print the URL with it (their other "
     "tokens stay valid)"
 )
-LOCALHUB_BAD_REPOSITORY = (
-    "{value!a} is not OWNER/NAME: the owner is 1-39 ASCII letters, digits or hyphens (not last), the name ASCII "
-    "letters, digits, '.', '_' or '-' (not ending in .git)"
-)
-LOCALHUB_BAD_URL = "--url {url!r} is not an http:// or https:// address of localhub"
-LOCALHUB_UNREACHABLE = (
-    "cannot reach localhub at {url} ({problem}); start it first (`memrepo localhub serve`, or "
-    "`memrepo serve --local`), or give its address with --url"
-)
-LOCALHUB_CREATE_FAILED = "localhub at {url} did not create {repo}: {problem}"
-LOCALHUB_REPO_CREATED = "created {repo} on {url}"
-LOCALHUB_REPO_EXISTS = "{repo} already exists on {url}; nothing was changed"
-LOCALHUB_REPO_CONNECT = (
-    "clone URL (with {owner}'s token): {git_url}\n"
-    "connect a memory to it: memrepo repository set {git_url} --repo DIR"
-)
-LOCALHUB_REPO_CONNECT_KNOWN_OWNER = (
-    "clone URL (put one of {owner}'s tokens for TOKEN): {git_url}\n"
-    "{owner} has an account already, so no token was made: the tokens {owner} has stay valid (localhub "
-    "keeps only their hashes and cannot show one again); a new one: the same command with --new-token\n"
-    "connect a memory to it: memrepo repository set {git_url} --repo DIR"
-)
-LOCALHUB_CANNOT_START = "localhub cannot start on {host}:{port} with data in {data}: {error}"
-LOCALHUB_NO_OPERATOR_TOKEN = (
-    "localhub at {url} did not make {repo}: {problem}. No operator token it takes was found "
-    "in {looked}; give its data folder with --data"
-)
 
-# memrepo transcript and search.
-IMPORT_DONE = Text(
-    "imported {imported:|row|rows} from {path}; {duplicates:|duplicate|duplicates} skipped (same message_id)"
-)
-IMPORT_NEEDS_FILE = (
-    "name the JSON Lines file to import ('-' for standard input), or import Letta Code's or Claude Code's "
-    "transcripts with --from letta or --from claude-code"
-)
 
-CLAUDE_NEEDS_AGENT = (
-    "which agent's sessions are these? Give --agent ID, or --repo DIR of a memory with an agent "
-    "(memrepo.agentId in its git config)"
-)
-PROGRESS_INDEX = "indexing transcripts"
-PROGRESS_READ = "reading the transcript"
-PROGRESS_IMPORT = "importing"
-REBUILD_DONE = Text("rebuilt the search index of agent {agent}: {count:,|message|messages} from {logs:|log|logs}")
-REBUILD_NOTHING = "no transcripts in {home}; nothing to index"
-SEARCH_NO_RESULTS = "no messages match {query!r}"
-SEARCH_RESULT = Text("{rank}. score {score:.4f}  {time:when}  {agent}/{conversation}  {kind} ({source})  {message_id}")
-SEARCH_SNIPPET = "   {snippet}"
-TRANSCRIPT_WARNING = "memrepo: warning: {message}"
 HOME_HELP = (
     "where transcripts and indexes live (default: $MEMREPO_HOME, else $XDG_DATA_HOME/memrepo "
     "or ~/.local/share/memrepo)"
@@ -292,7 +212,6 @@ WORKER_BURST_HELP = "exit once the queues are empty"
 WORKER_RECONCILE_HELP = ("enqueue a reconciliation of every known repository this often (default "
                          "{seconds:g}; 0: never; with --burst: once, at start)")
 WORKER_NAME_HELP = "the worker's name in rq (default: generated)"
-WORKER_BAD_INTERVAL = "--reconcile-every must be 0 (off) or a positive number of seconds, found {value}"
 
 # memrepo serve (the receiver, or --local: the whole stack).
 SERVE_DESCRIPTION = ("Production: the webhook receiver (POST /webhooks/github) and the agents' "
@@ -314,8 +233,6 @@ SERVE_DATA_HELP = "with --local: where everything lives (default: {path})"
 SERVE_PORT_HELP = ("port (default {default}; with --local: localhub's, the receiver on the next one, by default the "
                    "ports DIR/ports.json recorded at the last start, else {local_default}; 0: free ports outside the "
                    "range the system gives outgoing connections)")
-SERVE_BAD_PORT = "--port must be from 0 to 65535, found {port}"
-SERVE_BAD_WORKERS = "--workers and --threads must be at least 1, found {workers} and {threads}"
 
 # memrepo mcp.
 MCP_HELP = "serve the memory to MCP clients: memory tools, search, history and the compiled core memory"
@@ -361,8 +278,6 @@ MCP_RECORD_HELP = ("offer the memory_record tool, for the harness to record conv
 MCP_BACKGROUND_DREAMS_HELP = ("run dreams triggered by recorded messages on a background thread (default: in the "
                               "memory_record call that triggers them)")
 MCP_NO_PUSH_HELP = "commit small edits locally without pushing (edits that need review still become pull requests)"
-MCP_BAD_POLL = "--poll must be a positive number of seconds, found {value}"
-MCP_SERVING_STDIO = "memrepo mcp: serving {root} over stdio"
 MCP_VERBOSE_HELP = "log each HEAD move and tool failure"
 
 # memrepo why, at, and log's dates.
@@ -387,7 +302,6 @@ WHY_JSON_HELP = "print the report as JSON (the data `memrepo why` shows)"
 WHY_NO_FORGE_HELP = "do not ask the forge; use what git records"
 WHY_NO_TRANSCRIPTS_HELP = "do not read transcripts"
 WHY_HOME_HELP = "where transcripts live (default: $MEMREPO_HOME, else ~/.local/share/memrepo)"
-WHY_BAD_LINE = "{value!r} is not a line number: write PATH:LINE with LINE a whole number from 1"
 AT_HELP = "show memory (the tree, or one file) as it was at a date"
 AT_DESCRIPTION = """\
 Show memory as main held it at DATE: the newest commit on main's first-parent history whose commit
@@ -399,17 +313,11 @@ Dates: {forms}. A time without a zone is UTC."""
 AT_DATE_HELP = "the moment (ISO 8601, see above)"
 AT_PATH_HELP = "a memory file (default: list the whole tree)"
 AT_JSON_HELP = "print the result as JSON"
-AT_HEADER = "memory at {when}: commit {sha} on {ref} from {committed} by {author} ({role}){latest}\n  {summary}"
-AT_LATEST = ", main's latest"
-AT_FILE_LINE = "{size:>8}  {path}{description}"
-AT_NO_FILES = "(no files)"
 COMPILE_AT_HELP = "compile memory as it was at this date instead of now (see `memrepo at --help` for the forms)"
 LOG_SINCE_HELP = "only commits made at or after this date (commit time; a date alone is 00:00 UTC that day)"
 LOG_UNTIL_HELP = "only commits made at or before this date (commit time; a date alone covers that whole day, UTC)"
 LOG_JSON_HELP = ("print one JSON document: a list of commits, newest first, each with sha, time, author "
                  "(name, email), role (agent, dreamer, integrator or human), summary and paths")
-LOG_EMPTY_RANGE = "--since {since} is after --until {until}; nothing can be in between"
-LOG_NONE_IN_RANGE = "no commits touch {path} between {since} and {until}"
 
 # memrepo palace; the pages' own words are in templates/palace/.
 PALACE_HELP = "serve a read-only site of one memory: core blocks, why each line is there, the log, memory then"
@@ -429,8 +337,6 @@ PALACE_TOKEN_HELP = "the token viewers must present (default: $MEMREPO_PALACE_TO
 PALACE_HOME_HELP = "where transcripts live (default: $MEMREPO_HOME, else ~/.local/share/memrepo)"
 PALACE_NO_FORGE_HELP = "never ask the forge (pull requests and reviews are then not shown)"
 PALACE_POLL_HELP = "seconds between an open page's checks of main (default: 3)"
-PALACE_BAD_PORT = "--port {port} is not a port: use 1-65535, or 0 for any free port"
-PALACE_BAD_POLL = "--poll {value} is not a number of seconds from 0.5 to 3600"
 
 # --layout (memrepo init, memrepo demo).
 INIT_LAYOUT_HELP = ("v1: core memory in system/ (Letta Code's MemFS); v2: a root MEMORY.md index and core "
@@ -449,23 +355,9 @@ exit codes: 0 done; 1 the forge failed; 2 bad usage; 3 no token for the person; 
 not a memory pull request, or not open; 5 the forge refused this token (or it is your own pull request);
 6 it still waits (a review, checks, a conflict) and cannot be merged"""
 REVIEW_NUMBER_HELP = "the pull request's number, as `memrepo review list` shows it"
-REVIEW_LIST_HELP = "list the open memory pull requests: kind, who proposed it, conversation, what it waits for"
 REVIEW_JSON_HELP = "print JSON instead of text"
-REVIEW_SHOW_HELP = "show a memory pull request: the user's words it rests on, its reviews and its diff"
-REVIEW_APPROVE_HELP = "approve a memory pull request at its current head (the integrator then merges it)"
-REVIEW_REJECT_HELP = "request changes on a memory pull request with a reason, then close it"
 REVIEW_REASON_HELP = "what is wrong, in a sentence: the review's text"
-REVIEW_MERGE_HELP = "merge a memory pull request yourself, where nothing waits or the policy lets its author merge"
 
-VALIDATE_OLD_CI = ("warning: {workflow} runs memrepo {pinned} in CI, older than this memrepo {running}: CI may "
-                   "accept what this one refuses; `memrepo ci update --repo {repo}` pins this one")
 CI_HELP = "the memory repository's CI: pin the memrepo its validation workflow runs"
 CI_UPDATE_HELP = "pin the memrepo running now in .github/workflows/memrepo-validate.yml (one line changes)"
-CI_UPDATED = ("{workflow}: memrepo {old} -> {new}; memory's rules refuse every change under .github/ (no agent "
-              "changes what CI runs), so commit it yourself with `git commit --no-verify` and push it to main")
-CI_CURRENT = "{workflow} already pins this memrepo ({new})"
-CI_NO_WORKFLOW = ("{workflow} is missing from {repo}, or names no {action}@<commit> line: `memrepo init` writes "
-                  "it; copy it from a new memory")
-CI_NEWER = ("{workflow} pins memrepo {old}, newer than this memrepo {new}: nothing changed (upgrade memrepo, "
-            "or pass --older to pin this one anyway)")
 CI_OLDER_HELP = "pin this memrepo even where the workflow pins a newer one"

@@ -9,6 +9,8 @@ import sys
 from bot import texts as shared_texts
 from bot.commands import texts
 
+TOOL_SOURCE_BAD = "--source takes an external:<what> source, such as external:https://example.com/page; got {value!r}"
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("tool", help=texts.TOOL_HELP,
@@ -56,5 +58,5 @@ def _stdin() -> str:
 
 def _source(text: str) -> str:
     if not text.startswith("external:") or len(text) == len("external:"):
-        raise argparse.ArgumentTypeError(texts.TOOL_SOURCE_BAD.format(value=text))
+        raise argparse.ArgumentTypeError(TOOL_SOURCE_BAD.format(value=text))
     return text

@@ -18,11 +18,30 @@ from typing import TYPE_CHECKING, Any, ClassVar, TextIO
 
 from bot.commands import texts
 from bot.errors import MemrepoError
-from bot.transcript import texts as transcript_texts
 
 if TYPE_CHECKING:
     from bot.transcript import TranscriptStore
     from bot.transcript.store import Progress
+from bot.texts import Text
+from bot.transcript.texts import LETTA_PLACES
+
+# memrepo transcript and search.
+IMPORT_DONE = Text(
+    "imported {imported:|row|rows} from {path}; {duplicates:|duplicate|duplicates} skipped (same message_id)"
+)
+IMPORT_NEEDS_FILE = (
+    "name the JSON Lines file to import ('-' for standard input), or import Letta Code's or Claude Code's "
+    "transcripts with --from letta or --from claude-code"
+)
+CLAUDE_NEEDS_AGENT = (
+    "which agent's sessions are these? Give --agent ID, or --repo DIR of a memory with an agent "
+    "(memrepo.agentId in its git config)"
+)
+REBUILD_DONE = Text("rebuilt the search index of agent {agent}: {count:,|message|messages} from {logs:|log|logs}")
+LETTA_NONE = (
+    "no Letta Code transcripts in {path}: no transcript.jsonl in it, in its folders (one agent's "
+    "conversations) or in theirs (every agent's); " + LETTA_PLACES
+)
 
 PROGRESS_ENV = "MEMREPO_PROGRESS"  # 1: always draw progress bars, 0: never; unset: on a terminal
 PROGRESS_DELAY = 0.5  # seconds a task runs before its bar appears on a terminal (short work shows none)
@@ -70,8 +89,8 @@ class ProgressBars:
     """The store's progress hook, drawn as one tqdm bar per task on standard error; nothing at
     all (tqdm not even imported) unless standard error is a terminal or MEMREPO_PROGRESS=1."""
 
-    LABELS: ClassVar[dict[str, str]] = {"index": texts.PROGRESS_INDEX, "read": texts.PROGRESS_READ,
-                                        "import": texts.PROGRESS_IMPORT}
+    LABELS: ClassVar[dict[str, str]] = {"index": "indexing transcripts", "read": "reading the transcript",
+                                        "import": "importing"}
 
     def __init__(self, stream: TextIO | None = None, env: Mapping[str, str] | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
@@ -118,7 +137,7 @@ def open_store(args: argparse.Namespace, progress: Progress | None = None) -> It
         finally:
             store.close()
             for text in store.warnings:
-                print(texts.TRANSCRIPT_WARNING.format(message=text), file=sys.stderr)
+                print(f"memrepo: warning: {text}", file=sys.stderr)
 
 
 def run_append(args: argparse.Namespace) -> int:
@@ -137,7 +156,7 @@ def run_import(args: argparse.Namespace) -> int:
     if args.format == "codex":
         return run_import_codex(args)
     if args.file is None:
-        raise MemrepoError(texts.IMPORT_NEEDS_FILE)
+        raise MemrepoError(IMPORT_NEEDS_FILE)
     bars = ProgressBars()
     with open_store(args, bars) as store:
         try:
@@ -147,7 +166,7 @@ def run_import(args: argparse.Namespace) -> int:
                 report = store.import_file(args.file)
         finally:
             bars.close()
-    print(texts.IMPORT_DONE.format(imported=report.imported, duplicates=report.duplicates,
+    print(IMPORT_DONE.format(imported=report.imported, duplicates=report.duplicates,
                                    path="standard input" if args.file == "-" else args.file))
     return 0
 
@@ -160,7 +179,7 @@ def run_import_letta(args: argparse.Namespace) -> int:
     path = args.file or default_root()
     report = import_harness(args, lambda store: import_letta(store, path))
     if not report.conversations:
-        raise MemrepoError(transcript_texts.LETTA_NONE.format(path=path))
+        raise MemrepoError(LETTA_NONE.format(path=path))
     print(report.describe(path))
     return 0
 
@@ -209,7 +228,7 @@ def memory_agent(repo: str) -> str:
     except MemrepoError:
         agent = None
     if not agent:
-        raise MemrepoError(texts.CLAUDE_NEEDS_AGENT)
+        raise MemrepoError(CLAUDE_NEEDS_AGENT)
     return agent
 
 
@@ -223,7 +242,7 @@ def run_rebuild(args: argparse.Namespace) -> int:
         finally:
             bars.close()
         if not done:
-            print(texts.REBUILD_NOTHING.format(home=home.transcripts(store.home)))
+            print(f"no transcripts in {home.transcripts(store.home)}; nothing to index")
         for agent, count in done.items():
-            print(texts.REBUILD_DONE.format(agent=agent, count=count, logs=len(store.conversations(agent))))
+            print(REBUILD_DONE.format(agent=agent, count=count, logs=len(store.conversations(agent))))
     return 0

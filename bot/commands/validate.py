@@ -6,6 +6,9 @@ import argparse
 import sys
 
 from bot.commands import texts
+from bot.texts import Text
+
+VALIDATE_OK = Text("Memory is valid ({count:|file|files} checked).")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,5 +59,5 @@ def run(args: argparse.Namespace) -> int:
         print(format_problems(problems))
         return 1
     if not args.quiet:
-        print(texts.VALIDATE_OK.format(count=len(changes)))
+        print(VALIDATE_OK.format(count=len(changes)))
     return 0

@@ -9,6 +9,8 @@ import re
 from bot.commands import texts
 from bot.provenance.why import EXIT_NO_SUCH_LINE, NoSuchLineError, render_why, why
 
+WHY_BAD_LINE = "{value!r} is not a line number: write PATH:LINE with LINE a whole number from 1"
+
 _NUMBERISH = re.compile(r"\s*[+-]?\d*([.,]\d*)?\s*")
 
 
@@ -33,7 +35,7 @@ def split_target(target: str) -> tuple[str, int | None]:
     if suffix.isdecimal() and suffix.isascii() and int(suffix) >= 1:
         return path, int(suffix)
     if _NUMBERISH.fullmatch(suffix):
-        raise NoSuchLineError(texts.WHY_BAD_LINE.format(value=suffix), exit_code=EXIT_NO_SUCH_LINE)
+        raise NoSuchLineError(WHY_BAD_LINE.format(value=suffix), exit_code=EXIT_NO_SUCH_LINE)
     return target, None
 
 

@@ -7,6 +7,8 @@ import argparse
 from bot.commands import texts
 from bot.errors import MemrepoError
 
+WORKER_BAD_INTERVAL = "--reconcile-every must be 0 (off) or a positive number of seconds, found {value}"
+
 DEFAULT_RECONCILE_SECONDS = 300.0
 
 
@@ -21,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.reconcile_every < 0 or args.reconcile_every != args.reconcile_every:
-        raise MemrepoError(texts.WORKER_BAD_INTERVAL.format(value=args.reconcile_every))
+        raise MemrepoError(WORKER_BAD_INTERVAL.format(value=args.reconcile_every))
     from bot.serve import worker
 
     return worker.run(burst=args.burst, reconcile_every=args.reconcile_every, name=args.name)

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 
 from bot.bounded_json import TooDeepError, loads_bounded
 from bot.contracts import check_id, is_dream_id
-from bot.dream import texts
 from bot.errors import MemrepoError
 from bot.texts import noun
 from bot.transcript.model import parse_time
+
+# What is wrong with a cursor file (the {problem} of DREAM_CURSOR_BAD).
+DREAM_CURSOR_TIME_NOT_TEXT = "{key} must be an ISO 8601 time, found {found}"
 
 CURSOR_DIR = ".memrepo/cursors"
 KEYS = ("through_message_id", "through_captured_at", "dream_id", "updated_at")
@@ -50,36 +52,36 @@ def render_cursor(cursor: Cursor) -> bytes:
 def parse_cursor(data: bytes, path: str = "cursor") -> Cursor:
     """A Cursor from the file's bytes, or CursorError naming what is wrong."""
     def bad(problem: str) -> CursorError:
-        return CursorError(texts.DREAM_CURSOR_BAD.format(path=path, problem=problem))
+        return CursorError(f"the dream cursor {path} is not valid: {problem}")
 
     try:
         raw = loads_bounded(data.decode("utf-8"), what="the cursor")
     except TooDeepError as exc:
         raise bad(str(exc)) from None
     except (UnicodeDecodeError, ValueError) as exc:
-        raise bad(texts.DREAM_CURSOR_NOT_JSON.format(error=exc)) from None
+        raise bad(f"not JSON ({exc})") from None
     if not isinstance(raw, dict):
-        raise bad(texts.DREAM_CURSOR_NOT_OBJECT.format(found=type(raw).__name__))
+        raise bad(f"expected a JSON object, found {type(raw).__name__}")
     unknown = sorted(set(raw) - set(KEYS))
     if unknown:
-        raise bad(texts.DREAM_CURSOR_UNKNOWN_KEYS.format(key=noun(len(unknown), "key"), keys=", ".join(unknown)))
+        raise bad("unknown {key} {keys}".format(key=noun(len(unknown), "key"), keys=", ".join(unknown)))
     missing = [key for key in KEYS if key not in raw]
     if missing:
-        raise bad(texts.DREAM_CURSOR_MISSING_KEYS.format(key=noun(len(missing), "key"), keys=", ".join(missing)))
+        raise bad("missing {key} {keys}".format(key=noun(len(missing), "key"), keys=", ".join(missing)))
     message_id = raw["through_message_id"]
     try:
         check_id(message_id, "message_id")
     except MemrepoError as exc:
-        raise bad(texts.DREAM_CURSOR_MESSAGE_ID.format(problem=exc)) from None
+        raise bad(f"through_message_id: {exc}") from None
     for key in ("through_captured_at", "updated_at"):
         value = raw[key]
         if not isinstance(value, str):
-            raise bad(texts.DREAM_CURSOR_TIME_NOT_TEXT.format(key=key, found=type(value).__name__))
+            raise bad(DREAM_CURSOR_TIME_NOT_TEXT.format(key=key, found=type(value).__name__))
         try:
             parse_time(value, what=key)
         except MemrepoError:
-            raise bad(texts.DREAM_CURSOR_TIME_BAD.format(key=key, value=value)) from None
+            raise bad(f"{key} {value!r} is not an ISO 8601 time") from None
     dream_id = raw["dream_id"]
     if dream_id is not None and not is_dream_id(dream_id):
-        raise bad(texts.DREAM_CURSOR_DREAM_ID_BAD.format(dream_id=dream_id))
+        raise bad(f"dream_id {dream_id!r} is not a dream id")
     return Cursor(message_id, raw["through_captured_at"], dream_id, raw["updated_at"])

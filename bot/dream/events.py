@@ -24,13 +24,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.config import Dream
-from bot.dream import texts, triggers
+from bot.dream import triggers
 from bot.dream.runner import DreamResult, run_dream
 from bot.dream.state import TriggerStates
 from bot.errors import MemrepoError
 from bot.file_lock import file_lock
 from bot.memfs import MemoryRepo, configured_agent_id
 from bot.transcript.model import Message
+
+DREAM_REMEMBERED = "The {trigger} trigger is remembered and fires when it is merged or closed."
+DREAM_RUNNING = "a dream for conversation {conversation} is running now; this trigger is folded into it"
+# bot/dream/events.py: a dream an imported conversation's triggers asked for did not run.
+HARNESS_DREAM_FAILED = ("the dream of conversation {conversation} did not run (it is tried again at its next "
+                        "trigger): {problem}")
 
 
 @dataclass(frozen=True)
@@ -75,7 +81,7 @@ def handle_events(repo: MemoryRepo | str | os.PathLike[str], agent_id: str, conv
     trigger = decision.trigger
     with _running(states, agent_id, conversation_id) as free:
         if not free:
-            return EventResult(False, texts.DREAM_RUNNING.format(conversation=conversation_id), trigger)
+            return EventResult(False, DREAM_RUNNING.format(conversation=conversation_id), trigger)
         try:
             result = run_dream(repo, agent_id, conversation_id, trigger=trigger, home=home, **run)  # type: ignore[arg-type]
         except BaseException:
@@ -89,7 +95,7 @@ def handle_events(repo: MemoryRepo | str | os.PathLike[str], agent_id: str, conv
                                                                   dream_id=result.dream_id, pr=result.pr))
     message = result.message
     if result.status == triggers.ALREADY_OPEN:
-        message += " " + texts.DREAM_REMEMBERED.format(trigger=trigger)
+        message += " " + DREAM_REMEMBERED.format(trigger=trigger)
     return EventResult(True, message, trigger, result)
 
 
@@ -176,7 +182,7 @@ def fire(repo: MemoryRepo, imported: Imported, home: str | os.PathLike[str] | No
         try:
             outcome = handle_events(repo, agent, conversation, wanted, home=home, **run)
         except MemrepoError as exc:
-            imported.failures.append(texts.HARNESS_DREAM_FAILED.format(conversation=conversation, problem=exc))
+            imported.failures.append(HARNESS_DREAM_FAILED.format(conversation=conversation, problem=exc))
             imported.lines.append(imported.failures[-1])
             continue
         imported.outcomes[(agent, conversation)] = outcome

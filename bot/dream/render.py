@@ -13,13 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bot.dream import texts
 from bot.pullrequest.provenance import Provenance, render_provenance
 from bot.pullrequest.render import safe_text
 from bot.templating import render
-from bot.texts import plural, to_the_second
+from bot.texts import Text, plural, to_the_second
 from bot.trailers import commit_text, untrusted_source
 from bot.transcript.model import Message
+
+DREAM_PR_TITLE = Text("Dream for {agent}/{conversation}: {changes:|change|changes} from {count:|message|messages}")
 
 QUOTE_CHARS = 160
 
@@ -42,7 +43,7 @@ def short_quote(text: str, limit: int = QUOTE_CHARS) -> str:
 
 
 def title(provenance: Provenance) -> str:
-    return texts.DREAM_PR_TITLE.format(
+    return DREAM_PR_TITLE.format(
         agent=provenance.agent_id, conversation=provenance.conversation_id, changes=len(provenance.changes),
         count=provenance.transcript.count)
 

@@ -63,9 +63,48 @@ from bot.pullrequest import texts as pullrequest_texts
 from bot.pullrequest.branch import fetch_base, push_branch, worktree
 from bot.pullrequest.provenance import Change, Provenance, TranscriptRange
 from bot.pullrequest.target import forge_target, make_client
+from bot.texts import Text
 from bot.transcript import MessageNotFoundError, TranscriptStore
 from bot.transcript import texts as transcript_texts
 from bot.transcript.model import Message
+
+DREAM_BAD_TRIGGER = "dream trigger {trigger!r} is not one of step-count, compaction, manual"
+DREAM_WHICH_CONVERSATION = ("agent {agent} has several conversations; name one with --conversation, or dream "
+                            "each that has something new with --all: {known}")
+DREAM_CURSOR_MISSING = (
+    "the dream cursor {path} at {base} says conversation {conversation} of agent {agent} was consumed through "
+    "message {message}, but the transcript has no such message; nothing was done (fix or remove the cursor in a "
+    "reviewed commit, or restore the transcript)"
+)
+DREAM_NOTHING_NEW = "nothing to dream for agent {agent}, conversation {conversation}: no messages after {cursor}"
+DREAM_NOTHING_TO_CHANGE = Text(
+    "the {strategy} dream found nothing to change in {count:|message|messages} of conversation {conversation} "
+    "({summary}); no pull request was opened and the cursor stays where it was"
+)
+DREAM_ALREADY_OPEN = (
+    "dream {dream} for conversation {conversation} is still open as pull request #{number} ({url}, "
+    "messages {range}); no other dream is opened until it is merged or closed."
+)
+DREAM_DUPLICATE = (
+    "pull request #{number} ({url}, dream {dream}) already covers the same messages {range} of conversation "
+    "{conversation}; not opening another."
+)
+DREAM_OPENED = Text(
+    "dream {dream} opened pull request #{number} ({url}): {changes:|change|changes} from "
+    "{count:|message|messages} {range}"
+)
+DREAM_SHARED_OPENED = " Team knowledge for shared memory {name}: pull request #{number} ({url}) on its repository."
+DREAM_SHARED_READ_ONLY = ("the dream addresses shared/{name}/, which is not attached to this memory or is attached "
+                          "read-only; propose it on the shared memory's repository itself")
+DREAM_SHARED_NOT_PROJECTED = ("the dream addresses shared/{name}/, which has no projection here yet: run memrepo "
+                              "shared sync --repo {memory}")
+DREAM_SHARED_CALL_REFUSED = "the memory tool refused call {number} of {total} ({command}) on shared/{name}/: {problem}"
+DREAM_FAILED = "dream {dream} failed, nothing was opened and the cursor is unchanged: {problem}"
+DREAM_BRANCH_LEFT = "{error} (and the branch {branch} could not be deleted from origin: {problem})"
+DREAM_OPENED_UNTRUSTED = (
+    "; it read content from outside the conversation ({sources}), so a person must approve it "
+    "(the integrator labels it memrepo:untrusted)"
+)
 
 
 @dataclass(frozen=True)
@@ -117,7 +156,7 @@ def _already_open(open_dream: OpenDream, window_range: TranscriptRange) -> Dream
     p, pr = open_dream.provenance, open_dream.pr
     same = (p.transcript.first_message_id, p.transcript.last_message_id) == \
         (window_range.first_message_id, window_range.last_message_id)
-    template = texts.DREAM_DUPLICATE if same else texts.DREAM_ALREADY_OPEN
+    template = DREAM_DUPLICATE if same else DREAM_ALREADY_OPEN
     text = template.format(number=pr.number, url=pr.url, dream=p.dream_id, conversation=p.conversation_id,
                            range=p.transcript.text)
     return DreamResult(triggers.ALREADY_OPEN, text, p.dream_id, pr.number, pr.url, p, p.base_commit)
@@ -133,7 +172,7 @@ def apply_calls(worktree_path: Path, proposal: Proposal, dream_id: str) -> list[
     for number, proposed in enumerate(proposal.calls, 1):
         result = tool.call(proposed.call)
         if not result.ok:
-            raise MemrepoError(texts.DREAM_CALL_REFUSED.format(
+            raise MemrepoError("the memory tool refused call {number} of {total} ({command}): {problem}".format(
                 number=number, total=len(proposal.calls), command=result.command,
                 problem=" ".join(result.message.split())[:400]))
         done.append((proposed, result))
@@ -179,7 +218,7 @@ def run_dream(
     if not agent_id:
         raise MemrepoError(texts.DREAM_NO_AGENT)
     if trigger not in ("step-count", "compaction", "manual"):
-        raise MemrepoError(texts.DREAM_BAD_TRIGGER.format(trigger=trigger))
+        raise MemrepoError(DREAM_BAD_TRIGGER.format(trigger=trigger))
     origin = remote_url(repo)
     if not origin:
         raise MemrepoError(pullrequest_texts.DREAM_NO_REMOTE)
@@ -209,14 +248,14 @@ def _run(repo: MemoryRepo, agent_id: str, conversation_id: str | None, trigger: 
         try:
             window = store.read(agent_id, conversation_id, after=after)
         except MessageNotFoundError:
-            raise MemrepoError(texts.DREAM_CURSOR_MISSING.format(
+            raise MemrepoError(DREAM_CURSOR_MISSING.format(
                 path=cursor_path(agent_id, conversation_id), base=base[:12], message=after,
                 agent=agent_id, conversation=conversation_id)) from None
     finally:
         if own_store:
             store.close()
     if not window:
-        text = texts.DREAM_NOTHING_NEW.format(agent=agent_id, conversation=conversation_id,
+        text = DREAM_NOTHING_NEW.format(agent=agent_id, conversation=conversation_id,
                                               cursor=after or "the start")
         return DreamResult(triggers.NOTHING, text, base_commit=base)
     window_range = transcript_range(window)
@@ -233,7 +272,7 @@ def _run(repo: MemoryRepo, agent_id: str, conversation_id: str | None, trigger: 
     try:
         return _dream(repo, client, chosen, dream, dream_id, trigger, moment)
     except MemrepoError as exc:
-        raise MemrepoError(texts.DREAM_FAILED.format(dream=dream_id, problem=exc), cause=exc) from None
+        raise MemrepoError(DREAM_FAILED.format(dream=dream_id, problem=exc), cause=exc) from None
 
 
 def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: DreamInput, dream_id: str, trigger: str,
@@ -248,7 +287,7 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
         tip = MemoryRepo.open(path).head_sha() or base
     net = _net_changes(repo, base, tip)
     if not net and not team:
-        text = texts.DREAM_NOTHING_TO_CHANGE.format(count=len(window), conversation=dream.conversation_id,
+        text = DREAM_NOTHING_TO_CHANGE.format(count=len(window), conversation=dream.conversation_id,
                                                     strategy=chosen.name, summary=proposal.summary)
         return DreamResult(triggers.NOTHING, text, base_commit=base)
     window_range = transcript_range(window)
@@ -260,7 +299,7 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
     changes: dict[str, bytes | None] = {**net, cursor_file: render_cursor(new_cursor)}
     problems = checks.check(repo, {p: (d, repo.read(p, base)) for p, d in changes.items()}, base)
     if problems:
-        raise MemrepoError(texts.DREAM_INVALID.format(
+        raise MemrepoError("the dream's change is not valid: {problems}".format(
             problems="; ".join(f"{p.path}: {p.message}" for p in problems)[:500]))
     sources = external_sources(window, (*repo.policy(base).trusted_sources, *own_tool_sources()))
     opened = ""  # the shared memories' pull requests first: the cursor moves only once they exist
@@ -271,9 +310,9 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
                               window_range=window_range, cursor_file=cursor_file, sources=sources, moment=moment,
                               env=os.environ)
         if isinstance(made, DreamResult):
-            opened += texts.DREAM_SHARED_KEPT.format(name=name, said=made.message)
+            opened += f" Shared memory {name}: {made.message}"
         elif made is not None:
-            opened += texts.DREAM_SHARED_OPENED.format(name=name, number=made.number, url=made.url)
+            opened += DREAM_SHARED_OPENED.format(name=name, number=made.number, url=made.url)
     sha = _squash(repo, base, changes, commit_message(provenance, proposal.summary, sources), dream_id, moment)
     branch = dream_branch(dream_id)
     repo.git.references.create(f"refs/heads/{branch}", sha)
@@ -284,11 +323,11 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
         _delete_local_branch(repo, branch)
     if isinstance(pr, DreamResult):
         return pr
-    text = texts.DREAM_OPENED.format(dream=dream_id, number=pr.number, url=pr.url,
+    text = DREAM_OPENED.format(dream=dream_id, number=pr.number, url=pr.url,
                                      changes=len(provenance.changes), count=window_range.count,
                                      range=window_range.text)
     if sources:
-        text += texts.DREAM_OPENED_UNTRUSTED.format(sources=", ".join(sources))
+        text += DREAM_OPENED_UNTRUSTED.format(sources=", ".join(sources))
     text += opened
     return DreamResult(triggers.OPENED, text, dream_id, pr.number, pr.url, provenance, base, sources)
 
@@ -327,7 +366,7 @@ def _publish(repo: MemoryRepo, client: ForgeClient, branch: str, provenance: Pro
     except BaseException as exc:
         problem = delete_branch(repo, branch)
         if problem is not None and isinstance(exc, MemrepoError):
-            raise MemrepoError(texts.DREAM_BRANCH_LEFT.format(error=exc, branch=branch, problem=problem)) \
+            raise MemrepoError(DREAM_BRANCH_LEFT.format(error=exc, branch=branch, problem=problem)) \
                 from None
         raise
 
@@ -337,7 +376,7 @@ def only_conversation(store: TranscriptStore, agent_id: str) -> str:
     known = store.conversations(agent_id)
     if len(known) == 1:
         return known[0]
-    raise MemrepoError(texts.DREAM_WHICH_CONVERSATION.format(agent=agent_id, known=", ".join(known)))
+    raise MemrepoError(DREAM_WHICH_CONVERSATION.format(agent=agent_id, known=", ".join(known)))
 
 
 def _propose_shared(repo: MemoryRepo, base: str, name: str, calls: Sequence[shared.SharedCall], *, dream_id: str,
@@ -351,10 +390,10 @@ def _propose_shared(repo: MemoryRepo, base: str, name: str, calls: Sequence[shar
     found = {a.name: a for a in shared_projection.attachments(repo, base)}
     attachment = found.get(name)
     if attachment is None or attachment.read_only:
-        raise MemrepoError(texts.DREAM_SHARED_READ_ONLY.format(name=name))
+        raise MemrepoError(DREAM_SHARED_READ_ONLY.format(name=name))
     projection = shared_projection.open_projection(repo, attachment)
     if projection is None:
-        raise MemrepoError(texts.DREAM_SHARED_NOT_PROJECTED.format(name=name, memory=repo.root))
+        raise MemrepoError(DREAM_SHARED_NOT_PROJECTED.format(name=name, memory=repo.root))
     shared_base = fetch_base(projection)
     with worktree(projection, shared_base) as path:
         tool = MemoryTool(path, dream_id, "memrepo dreamer", push=False)
@@ -362,7 +401,7 @@ def _propose_shared(repo: MemoryRepo, base: str, name: str, calls: Sequence[shar
         for number, one in enumerate(calls, 1):
             result = tool.apply(one.call)
             if not result.ok:
-                raise MemrepoError(texts.DREAM_SHARED_CALL_REFUSED.format(
+                raise MemrepoError(DREAM_SHARED_CALL_REFUSED.format(
                     name=name, number=number, total=len(calls), command=result.command,
                     problem=" ".join(result.message.split())[:400]))
         tip = MemoryRepo.open(path).head_sha() or shared_base
@@ -378,7 +417,7 @@ def _propose_shared(repo: MemoryRepo, base: str, name: str, calls: Sequence[shar
     problems = checks.check(projection, {p: (d, projection.read(p, shared_base)) for p, d in net.items()},
                             shared_base)
     if problems:
-        raise MemrepoError(texts.DREAM_SHARED_INVALID.format(
+        raise MemrepoError("the dream's change to shared memory {name} is not valid: {problems}".format(
             name=name, problems="; ".join(f"{p.path}: {p.message}" for p in problems)[:500]))
     sha = _squash(projection, shared_base, net, commit_message(provenance, summary, sources), dream_id,
                          moment)

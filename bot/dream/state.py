@@ -19,11 +19,12 @@ from pathlib import Path
 
 from bot.bounded_json import loads_bounded
 from bot.contracts import check_id, is_dream_id
-from bot.dream import texts
 from bot.dream.triggers import TriggerState
 from bot.errors import MemrepoError
 from bot.file_lock import file_lock
 from bot.transcript import home as homes
+
+DREAM_STATE_BAD = "the dream trigger state {path} is damaged ({problem}); remove it to start counting again"
 
 FOLDER = "dreams"
 
@@ -50,7 +51,7 @@ def parse_state(data: bytes, path: Path) -> TriggerState:
         if pr is not None and (isinstance(pr, bool) or not isinstance(pr, int) or pr < 1):
             raise ValueError("open_pr")
     except (UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-        raise MemrepoError(texts.DREAM_STATE_BAD.format(path=path, problem=exc)) from None
+        raise MemrepoError(DREAM_STATE_BAD.format(path=path, problem=exc)) from None
     return TriggerState(steps, pending, dream_id, pr)
 
 

@@ -20,7 +20,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from bot.config import Dream
-from bot.dream import texts
+
+# Programming errors of the trigger rules (triggers.py): an event or outcome no caller sends.
+DREAM_UNKNOWN_EVENT = "unknown dream event {event!r}; expected one of {known}"
+# Why a trigger event did or did not start a dream (triggers.py), as the session reports it.
+TRIGGER_PENDING_FIRES = "the open dream was closed; its pending trigger fires"
+TRIGGER_STEPS = "{steps} of {of} assistant steps"
+TRIGGER_OTHER = "the policy's trigger is {trigger}"
 
 EVENTS = ("step", "compaction", "manual", "closed")
 
@@ -53,7 +59,7 @@ class Decision:
 def decide(state: TriggerState, event: str, policy: Dream) -> Decision:
     """Should a dream run now, and as which trigger?"""
     if event not in EVENTS:
-        raise ValueError(texts.DREAM_UNKNOWN_EVENT.format(event=event, known=", ".join(EVENTS)))
+        raise ValueError(DREAM_UNKNOWN_EVENT.format(event=event, known=", ".join(EVENTS)))
     wanted: str | None = None
     new = state
     if event == "step":
@@ -69,16 +75,16 @@ def decide(state: TriggerState, event: str, policy: Dream) -> Decision:
         new = replace(state, open_dream=None, open_pr=None)
         if state.pending is not None:
             return Decision(True, state.pending, replace(new, steps=0),
-                            texts.TRIGGER_PENDING_FIRES)
-        return Decision(False, None, new, texts.TRIGGER_NOTHING_PENDING)
+                            TRIGGER_PENDING_FIRES)
+        return Decision(False, None, new, "the open dream was closed; nothing is pending")
     if wanted is None:
         if event == "step" and policy.trigger == "step-count":
-            return Decision(False, None, new, texts.TRIGGER_STEPS.format(steps=new.steps, of=policy.steps))
-        return Decision(False, None, new, texts.TRIGGER_OTHER.format(trigger=policy.trigger))
+            return Decision(False, None, new, TRIGGER_STEPS.format(steps=new.steps, of=policy.steps))
+        return Decision(False, None, new, TRIGGER_OTHER.format(trigger=policy.trigger))
     running = replace(new, steps=0, pending=wanted)
     if new.open_pr is not None:
-        return Decision(True, wanted, running, texts.TRIGGER_OPEN_RECORDED)
-    return Decision(True, wanted, running, texts.TRIGGER_FIRES.format(trigger=wanted))
+        return Decision(True, wanted, running, "a dream is recorded as open: the forge is asked again before running")
+    return Decision(True, wanted, running, f"trigger {wanted}")
 
 
 def decide_all(state: TriggerState, events: Sequence[str], policy: Dream) -> Decision:
@@ -86,7 +92,7 @@ def decide_all(state: TriggerState, events: Sequence[str], policy: Dream) -> Dec
     state after all of them, and one run when any of them asked for one, as the last that
     asked. Counting them one by one and running at most once is what a harness's import
     needs: its rows come in batches, and one dream covers them all."""
-    decision = Decision(False, None, state, texts.TRIGGER_OTHER.format(trigger=policy.trigger))
+    decision = Decision(False, None, state, TRIGGER_OTHER.format(trigger=policy.trigger))
     wanted: Decision | None = None
     for event in events:
         decision = decide(decision.state, event, policy)
@@ -102,7 +108,7 @@ def after(state: TriggerState, trigger: str, outcome: str, *, dream_id: str | No
     """The state after an attempt as `trigger` ended with `outcome`. `state` is the state as
     saved now (steps counted during the run are kept)."""
     if outcome not in OUTCOMES:
-        raise ValueError(texts.DREAM_UNKNOWN_OUTCOME.format(outcome=outcome))
+        raise ValueError(f"unknown dream outcome {outcome!r}")
     if outcome == OPENED:
         return TriggerState(state.steps, None, dream_id, pr)
     if outcome == ALREADY_OPEN:

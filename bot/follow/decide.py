@@ -14,8 +14,16 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from bot.backoff import Backoff
-from bot.follow import texts
 from bot.memfs.sync import BRANCH, redact
+
+FOLLOW_HOOK_HERE = ("Letta Code's post-commit hook pushes here too; a push of it that the forge refuses is replayed "
+                    "and pushed by follow")
+FOLLOW_HOOK_ELSEWHERE = ("Letta Code's post-commit hook pushes to {hook}, not to origin ({origin}): follow keeps "
+                         "origin only; point both at one repository (`/memory-repository set` in Letta Code, or "
+                         "`memrepo repository set`)")
+FOLLOW_WAIT_DIRTY = ("waiting: {path} has uncommitted or staged changes ({paths}); nothing is touched until the "
+                     "harness commits or discards them")
+FOLLOW_WAIT_BRANCH = "waiting: {path} has {branch} checked out, not main; follow keeps main only"
 
 RETRY = Backoff(1.0, cap=60.0, jitter=(0.5, 1.0))  # after a pass that could not sync
 DIRTY_SHOWN = 5
@@ -58,12 +66,12 @@ def wait_reason(path: Path, branch: str | None, dirty: Sequence[str], busy: bool
     """Why a due pass must wait (the notice to say once), or None when it may sync now: a git
     command at work, a branch other than main, or changes not committed yet."""
     if busy:
-        return texts.FOLLOW_WAIT_BUSY.format(path=path)
+        return f"waiting: a git command is at work in {path} (.git/index.lock exists)"
     if branch != BRANCH:
-        return texts.FOLLOW_WAIT_BRANCH.format(path=path, branch=branch or texts.FOLLOW_DETACHED)
+        return FOLLOW_WAIT_BRANCH.format(path=path, branch=branch or "a detached HEAD")
     if dirty:
         shown = ", ".join(dirty[:DIRTY_SHOWN]) + (" ..." if len(dirty) > DIRTY_SHOWN else "")
-        return texts.FOLLOW_WAIT_DIRTY.format(path=path, paths=shown)
+        return FOLLOW_WAIT_DIRTY.format(path=path, paths=shown)
     return None
 
 
@@ -99,5 +107,5 @@ def hook_notice(hook_installed: bool, hook_url: str | None, origin: str) -> str 
     if not hook_installed or not hook_url:
         return None
     if same_repository(hook_url, origin):
-        return texts.FOLLOW_HOOK_HERE
-    return texts.FOLLOW_HOOK_ELSEWHERE.format(hook=redact(hook_url), origin=redact(origin))
+        return FOLLOW_HOOK_HERE
+    return FOLLOW_HOOK_ELSEWHERE.format(hook=redact(hook_url), origin=redact(origin))

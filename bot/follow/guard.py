@@ -30,10 +30,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.errors import MemrepoError
-from bot.follow import texts
 
 if TYPE_CHECKING:  # the hook reads its input before it loads git: a push of another branch loads none
     from bot.memfs import MemoryRepo
+
+# The pre-push guard (guard.py): one line on standard error, which git shows and Letta Code's
+# hook logs; each starts with "memrepo: " (bot/memfs/sync's push reads a hook's refusal by it).
+GUARD_HELD = ("memrepo: commit {sha} \"{subject}\" waits for review ({reasons}), so this push to main is refused; "
+              "memrepo follow takes it off main and opens its pull request")
+GUARD_UNKNOWN_BASE = ("memrepo: the remote's main ({sha}) is not in this folder, so the commits this push adds cannot "
+                      "be judged; fetch it first (memrepo follow does)")
+GUARD_CHAINED_TAKEN = ("{hook} is not memrepo's and {chained} is taken, so memrepo's pre-push guard is not installed; "
+                       "merge the two hooks into {chained}, remove {hook}, and run the command again")
 
 MAIN_REF = "refs/heads/main"
 HOOK = "pre-push"
@@ -109,12 +117,12 @@ def refusal(repo: MemoryRepo, text: str, judge: Judge) -> str | None:
     """Why the push git describes in `text` must not happen (one line), or None to let it go."""
     for update in to_main(updates(text)):
         if update.remote not in repo.git:
-            return texts.GUARD_UNKNOWN_BASE.format(sha=update.remote[:12])
+            return GUARD_UNKNOWN_BASE.format(sha=update.remote[:12])
         held = first_held(repo, judge, harness_commits(repo, update.local, update.remote), update.remote)
         if held is not None:
             sha, route = held
             info = repo.commit_info(sha)
-            return texts.GUARD_HELD.format(sha=sha[:12], subject=info.summary if info else "",
+            return GUARD_HELD.format(sha=sha[:12], subject=info.summary if info else "",
                                            reasons="; ".join(route.reasons))
     return None
 
@@ -155,7 +163,7 @@ def install(repo: MemoryRepo, python: str) -> Installed:
             return Installed(hook, False)
         if MARK not in current:
             if chained.is_symlink() or chained.exists():
-                raise MemrepoError(texts.GUARD_CHAINED_TAKEN.format(hook=hook, chained=chained))
+                raise MemrepoError(GUARD_CHAINED_TAKEN.format(hook=hook, chained=chained))
             os.replace(hook, chained)
             moved = chained
     hooks.mkdir(parents=True, exist_ok=True)

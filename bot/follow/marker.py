@@ -25,8 +25,16 @@ from typing import Any, Literal
 
 from bot.errors import MemrepoError
 from bot.file_lock import file_lock
-from bot.follow import texts
 from bot.memfs import MemoryRepo
+from bot.texts import Text
+
+FOLLOW_ALREADY = "a follower already runs for {path} (pid {pid}); one per folder is enough"
+STATUS_FOLLOWER = "follower"
+STATUS_FOLLOWER_RUNNING = Text("running (pid {pid}, since {started:when}; {mode}; last seen {age:.0f}s ago)")
+STATUS_FOLLOWER_STALE = Text("stale: pid {pid} is gone or silent since {seen:when} without stopping cleanly; "
+                             "nothing follows this folder")
+STATUS_HELD_OPEN = "#{number} {url}: {subjects} ({reasons})"
+STATUS_HELD_UNPROPOSED = "not proposed yet, kept at {ref}: {subjects} ({reasons}; {problem})"
 
 HEARTBEAT = 5.0  # seconds between two writes of the record
 STALE_AFTER = 6 * HEARTBEAT  # a record not written for this long belongs to no running follower
@@ -47,7 +55,7 @@ class Record:
     poll: float
 
     def mode(self) -> str:
-        return texts.FOLLOWER_MODE_EVENTS if self.events else texts.FOLLOWER_MODE_POLL.format(seconds=self.poll)
+        return "head events" if self.events else f"a fetch every {self.poll:g}s"
 
 
 def new_record(events: bool, poll: float) -> Record:
@@ -75,7 +83,7 @@ def claim(folder: Path, path: Path) -> Iterator[None]:
     with file_lock(folder / LOCK_NAME, wait=False) as held:
         if not held:
             other = read(folder)
-            raise MemrepoError(texts.FOLLOW_ALREADY.format(path=path, pid=other.pid if other else "?"))
+            raise MemrepoError(FOLLOW_ALREADY.format(path=path, pid=other.pid if other else "?"))
         yield
 
 
@@ -123,11 +131,11 @@ def status_row(repo: MemoryRepo) -> tuple[str, str]:
     """`repository status`'s follower line."""
     record, state = follower(repo)
     if record is None or state is None:
-        return texts.STATUS_FOLLOWER, texts.STATUS_FOLLOWER_NONE
+        return STATUS_FOLLOWER, "none (`memrepo follow` keeps a folder a harness writes in sync)"
     seen = datetime.fromtimestamp(record.seen, UTC)
     if state == "stale":
-        return texts.STATUS_FOLLOWER, texts.STATUS_FOLLOWER_STALE.format(pid=record.pid, seen=seen)
-    return texts.STATUS_FOLLOWER, texts.STATUS_FOLLOWER_RUNNING.format(
+        return STATUS_FOLLOWER, STATUS_FOLLOWER_STALE.format(pid=record.pid, seen=seen)
+    return STATUS_FOLLOWER, STATUS_FOLLOWER_RUNNING.format(
         pid=record.pid, started=record.started, mode=record.mode(), age=max(0.0, time.time() - record.seen))
 
 
@@ -208,10 +216,10 @@ def held_rows(repo: MemoryRepo) -> tuple[tuple[str, str], ...]:
     for held in held_records(place(repo)):
         reasons = "; ".join(held.reasons)
         if held.number is not None:
-            value = texts.STATUS_HELD_OPEN.format(number=held.number, url=held.url, subjects=held.shown(),
+            value = STATUS_HELD_OPEN.format(number=held.number, url=held.url, subjects=held.shown(),
                                                   reasons=reasons)
         else:
-            value = texts.STATUS_HELD_UNPROPOSED.format(ref=held.ref, subjects=held.shown(), reasons=reasons,
+            value = STATUS_HELD_UNPROPOSED.format(ref=held.ref, subjects=held.shown(), reasons=reasons,
                                                         problem=held.problem)
-        rows.append((texts.STATUS_HELD, value))
+        rows.append(("waiting for review", value))
     return tuple(rows)

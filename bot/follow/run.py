@@ -32,6 +32,31 @@ from bot.memfs import MemoryRepo, refs
 from bot.memfs import sync as memfs_sync
 from bot.memfs.sync import TRACKING_REF, ReplayFailed, contains, redact, remote_url, replay_commit, sync
 from bot.notify.follower import HeadSubscriber
+from bot.texts import Text
+
+FOLLOW_NOT_CONNECTED = ("{path} is not connected to a forge; connect it first with "
+                        "`memrepo repository set URL --repo {path}`")
+FOLLOW_STARTED = "memrepo follow: following {path} with {url} ({how}); Ctrl-C stops"
+FOLLOW_HOW_EVENTS = "head events from {events}; a fetch every {seconds:g}s while the stream is down"
+FOLLOW_IMPORT_FAILED = "transcripts not imported ({problem}); trying again every {seconds:g}s"
+FOLLOW_FAILED = "not synced ({reason}); trying again, less often while it lasts"
+FOLLOW_HELD = Text("held back from main, for review: {count:|commit|commits} ({subjects}), because {reasons}; "
+                   "kept at {ref}")
+FOLLOW_HELD_PROPOSED = "pull request #{number} ({url}) waits for review: {subjects}, because {reasons}"
+FOLLOW_HELD_NOT_PROPOSED = ("commits held back from main ({subjects}) are kept at {ref}; opening their pull request "
+                            "failed ({problem}); trying again at the next pass")
+FOLLOW_HELD_DONE = "pull request #{number} was {state}; {ref} is no longer kept"
+# Commits a harness made in a shared memory's projection.
+FOLLOW_SHARED_PROPOSED = Text(
+    "{name}: pull request #{number} ({url}) on the shared memory now holds the {count:|commit|commits} made in its "
+    "projection, waiting for its review; the projection is back on its main, the commits kept at {ref}")
+FOLLOW_SHARED_NOT_PROPOSED = Text(
+    "{name}: the {count:|commit|commits} made in its projection wait there; opening their pull request on the "
+    "shared memory failed, the next pass tries again: {problem}")
+FOLLOW_SHARED_READ_ONLY = Text(
+    "{name}: the {count:|commit|commits} made in its projection at {path} stay there: this agent attached it "
+    "read-only; propose them on {url} itself")
+FOLLOW_SHARED_SETTLED = "{name}: pull request #{number} on the shared memory was {state}; {ref} is removed"
 
 LOCAL_TICK = 0.5  # seconds between two looks at the folder's HEAD
 HOOK_KEY = "letta.memoryRepository.url"  # where Letta Code's post-commit hook reads the URL it pushes to
@@ -70,7 +95,7 @@ class Follower:
         repo = MemoryRepo.open(root)
         url = remote_url(repo)
         if url is None:
-            raise MemrepoError(texts.FOLLOW_NOT_CONNECTED.format(path=repo.root))
+            raise MemrepoError(FOLLOW_NOT_CONNECTED.format(path=repo.root))
         self.root = repo.root
         self.url = url
         self.events = events
@@ -135,13 +160,13 @@ class Follower:
                     self.subscriber.stop()
                 heartbeat.join()
                 marker.remove(folder)
-        self.say(texts.FOLLOW_STOPPED.format(path=self.root))
+        self.say(f"memrepo follow: stopped following {self.root}")
         return 0
 
     def _started(self) -> str:
-        how = (texts.FOLLOW_HOW_EVENTS.format(events=redact(self.events), seconds=self.poll) if self.events
-               else texts.FOLLOW_HOW_POLL.format(seconds=self.poll))
-        return texts.FOLLOW_STARTED.format(path=self.root, url=redact(self.url), how=how)
+        how = (FOLLOW_HOW_EVENTS.format(events=redact(self.events), seconds=self.poll) if self.events
+               else f"a fetch every {self.poll:g}s; no event stream was given (--events)")
+        return FOLLOW_STARTED.format(path=self.root, url=redact(self.url), how=how)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -208,7 +233,7 @@ class Follower:
         try:
             found = shared_projection.attachments(repo)
         except MemrepoError as exc:
-            self._tell(texts.FOLLOW_FAILED.format(reason=exc))
+            self._tell(FOLLOW_FAILED.format(reason=exc))
             return
         for attachment in found:
             self._propose_projection(repo, attachment)
@@ -240,7 +265,7 @@ class Follower:
         if not commits:
             return
         if attachment.read_only:
-            self._tell(texts.FOLLOW_SHARED_READ_ONLY.format(name=attachment.name, count=len(commits),
+            self._tell(FOLLOW_SHARED_READ_ONLY.format(name=attachment.name, count=len(commits),
                                                             path=projection.root, url=attachment.url))
             return
         if uncommitted(projection):
@@ -253,13 +278,13 @@ class Follower:
                                        shared_projection.without_credentials(own))
         except MemrepoError as exc:
             self._unproposed = True
-            self._tell(texts.FOLLOW_SHARED_NOT_PROPOSED.format(name=attachment.name, count=len(commits),
+            self._tell(FOLLOW_SHARED_NOT_PROPOSED.format(name=attachment.name, count=len(commits),
                                                                problem=redact(str(exc))))
             return
         with projection.lock():
             projection.git.references.create(f"{SHARED_PROPOSED_PREFIX}{made.number}", head, force=True)
             projection.move_branch(base, expected=head)
-        self.say(texts.FOLLOW_SHARED_PROPOSED.format(name=attachment.name, count=len(commits), number=made.number,
+        self.say(FOLLOW_SHARED_PROPOSED.format(name=attachment.name, count=len(commits), number=made.number,
                                                      url=made.url, ref=f"{SHARED_PROPOSED_PREFIX}{made.number}"))
 
     def _settle_projection(self, projection: MemoryRepo, name: str) -> None:
@@ -277,7 +302,7 @@ class Follower:
             if state != "open":
                 with contextlib.suppress(KeyError, pygit2.GitError):
                     projection.git.references.delete(ref)
-                self.say(texts.FOLLOW_SHARED_SETTLED.format(name=name, number=number, state=state, ref=ref))
+                self.say(FOLLOW_SHARED_SETTLED.format(name=name, number=number, state=state, ref=ref))
 
     @staticmethod
     def _replayed(repo: MemoryRepo, commits: tuple[tuple[str, str | None], ...], base: str) -> str:
@@ -323,7 +348,7 @@ class Follower:
                     tip = replay_commit(repo, repo.git[sha].peel(pygit2.Commit), tip)
                     continue
                 except ReplayFailed:
-                    reasons.setdefault(texts.FOLLOW_HELD_BUILDS_ON, None)
+                    reasons.setdefault("it builds on a commit held back for review", None)
             else:
                 reasons.update(dict.fromkeys(route.reasons))
             held.append((sha, parent))
@@ -335,7 +360,7 @@ class Follower:
             repo.git.references.create(record.ref, head, force=True)
             marker.write_held(marker.place(repo), record)
             repo.move_branch(str(tip.id), expected=head)
-        self.say(texts.FOLLOW_HELD.format(count=len(held), subjects=record.shown(), reasons="; ".join(reasons),
+        self.say(FOLLOW_HELD.format(count=len(held), subjects=record.shown(), reasons="; ".join(reasons),
                                           ref=record.ref))
 
     def _propose_held(self, repo: MemoryRepo) -> None:
@@ -356,13 +381,13 @@ class Follower:
                 made = self.router.propose(repo, record.commits, base=base, tip=tip)
             except MemrepoError as exc:
                 if str(exc) != record.problem:
-                    self.say(texts.FOLLOW_HELD_NOT_PROPOSED.format(subjects=record.shown(), ref=record.ref,
+                    self.say(FOLLOW_HELD_NOT_PROPOSED.format(subjects=record.shown(), ref=record.ref,
                                                                    problem=exc))
                 marker.write_held(folder, replace(record, problem=str(exc)))
                 self._unproposed = True
                 continue
             marker.write_held(folder, replace(record, number=made.number, url=made.url, problem=""))
-            self.say(texts.FOLLOW_HELD_PROPOSED.format(number=made.number, url=made.url, subjects=record.shown(),
+            self.say(FOLLOW_HELD_PROPOSED.format(number=made.number, url=made.url, subjects=record.shown(),
                                                        reasons="; ".join(record.reasons)))
 
     def _applied(self, repo: MemoryRepo, record: marker.Held, base: str) -> str:
@@ -394,11 +419,11 @@ class Follower:
             marker.drop_held(folder, record)
             with contextlib.suppress(KeyError, pygit2.GitError):
                 repo.git.references.delete(record.ref)
-            self.say(texts.FOLLOW_HELD_DONE.format(number=record.number, state=state, ref=record.ref))
+            self.say(FOLLOW_HELD_DONE.format(number=record.number, state=state, ref=record.ref))
 
     def _failed(self, reason: str, now: float) -> Outcome:
         self.state = decide.failed(self.state, now, random.random())
-        self._tell(texts.FOLLOW_FAILED.format(reason=reason))
+        self._tell(FOLLOW_FAILED.format(reason=reason))
         return "failed"
 
     def _transcripts_stamp(self) -> object:
@@ -422,7 +447,7 @@ class Follower:
         except MemrepoError as exc:  # a bad line (nothing imported), the folder gone
             said = decide.say_once(self._import_said, str(exc))
             if said is not None:
-                self.say(texts.FOLLOW_IMPORT_FAILED.format(problem=said, seconds=self.poll))
+                self.say(FOLLOW_IMPORT_FAILED.format(problem=said, seconds=self.poll))
             self._import_said = str(exc)
             return False
         self._import_said = None

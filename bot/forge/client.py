@@ -87,6 +87,54 @@ __all__ = [
     "StatusUpdate",
     "TokenCredentials",
 ]
+from bot.texts import Text
+
+FORGE_NEEDS_CREDENTIALS = (
+    "the forge client needs a token, or a GitHub App id and private key (with an installation id, or the "
+    "repository whose installation to find)"
+)
+FORGE_BAD_REPOSITORY = "'{repository}' is not a repository name of the form owner/name"
+FORGE_RATE_LIMITED = (
+    "{operation}: rate limited by GitHub (answered {answer}); it asks to wait {wait:.0f}s, more than the "
+    "{left:.0f}s left for this call; try again after {retry_at}"
+)
+FORGE_GAVE_UP = Text(
+    "{operation}: gave up after {attempts:|attempt|attempts} in {elapsed:.1f}s; GitHub's last answer: {answer}"
+)
+FORGE_UNCERTAIN_WRITE = (
+    "{operation}: {answer}; the change may or may not have been made, so it was not sent again; re-read before "
+    "trying again"
+)
+FORGE_BAD_ANSWER = "{operation}: GitHub's answer is not what its API documents ({problem})"
+FORGE_ANSWER_TOO_LONG = "the answer is {size} characters long, longer than the {limit} memrepo reads"
+FORGE_ANSWER_TOO_DEEP = "the answer nests arrays and objects deeper than a JSON parser can descend"
+FORGE_NOT_A_FILE = "{operation}: '{path}' is a {kind}, not a file"
+FORGE_OP_INSTALLATION_TOKEN = "get an installation token for GitHub App {app_id} (installation {installation})"
+FORGE_OP_OPEN_PULL = "open a pull request from {head} into {base} in {repo}"
+FORGE_OP_FIND_PULL = "look for the pull request from {head} into {base} in {repo}"
+FORGE_OP_MERGE = "merge pull request #{number} of {repo} at {sha}"
+FORGE_OP_ADD_LABELS = "add labels {labels} to #{number} of {repo}"
+FORGE_OP_SET_STATUS = "set status '{context}' to {state} on {sha} in {repo}"
+FORGE_OP_REVIEW = "submit a {event} review on pull request #{number} in {repo}"
+MERGE_DONE = "merged pull request #{number} as {sha}"
+MERGE_DONE_AFTER_LOST_ANSWER = (
+    "the merge of #{number} got {answer}; GitHub then reported it merged (as {sha}); it was not sent again"
+)
+MERGE_ALREADY = "pull request #{number} was already merged (as {sha})"
+MERGE_HEAD_MOVED = "pull request #{number} was not merged: its head is no longer {sha} ({answer}); re-read it"
+MERGE_BASE_MOVED = "pull request #{number} was not merged: its base branch moved ({answer}); re-read it"
+MERGE_NOT_MERGEABLE = "pull request #{number} cannot be merged ({answer})"
+MERGE_NOT_MERGED_AFTER_LOST_ANSWER = (
+    "the merge of #{number} got {answer}; GitHub then reported it not merged; it was not sent again, re-read it "
+    "and decide again"
+)
+MERGE_NOT_SENT = "the merge of #{number} never reached GitHub ({answer}); nothing was merged"
+MERGE_RATE_LIMITED = "the merge of #{number} was refused by a rate limit ({answer}); not merged, retry in {wait:.0f}s"
+MERGE_UNKNOWN = (
+    "the merge of #{number} got {answer} and whether it merged could not be checked ({check}); re-read it before "
+    "deciding"
+)
+FORGE_BAD_APP_KEY = "GitHub App {app_id}: its private key cannot sign a token ({problem})"
 
 MERGE_METHODS = ("merge", "squash", "rebase")
 MAX_PAGES = 50
@@ -364,9 +412,9 @@ def _answer_json(body: str | bytes | None) -> Any:
     if not body:
         return None
     if len(body) > MAX_ANSWER_CHARS:
-        raise ValueError(texts.FORGE_ANSWER_TOO_LONG.format(size=len(body), limit=MAX_ANSWER_CHARS))
+        raise ValueError(FORGE_ANSWER_TOO_LONG.format(size=len(body), limit=MAX_ANSWER_CHARS))
     try:
-        return loads_bounded(body, what=texts.FORGE_THE_ANSWER)
+        return loads_bounded(body, what="the answer")
     except TooDeepError:
         raise
     except ValueError as exc:  # also UnicodeDecodeError
@@ -455,7 +503,7 @@ class ForgeClient:
                  budget: SharedBudget | None = None, tokens: SharedTokens | None = None) -> None:
         owner, _, name = repository.partition("/")
         if not owner or not name or "/" in name:
-            raise ForgeConfigError(texts.FORGE_BAD_REPOSITORY.format(repository=repository))
+            raise ForgeConfigError(FORGE_BAD_REPOSITORY.format(repository=repository))
         self.repository = repository
         self._owner, self._name = owner, name
         self._repo_path = f"/repos/{urllib.parse.quote(owner)}/{urllib.parse.quote(name)}"
@@ -488,7 +536,7 @@ class ForgeClient:
                 auth=github.Auth.AppAuth(credentials.app_id, credentials.private_key), **settings)
             auth = self._live
         else:
-            raise ForgeConfigError(texts.FORGE_NEEDS_CREDENTIALS)
+            raise ForgeConfigError(FORGE_NEEDS_CREDENTIALS)
         self._gh = github.Github(auth=auth, lazy=True, **settings)
         self._requester = self._gh.requester
 
@@ -508,7 +556,7 @@ class ForgeClient:
         """Open a pull request (and label it). When GitHub's answer is lost, the open pull
         request from `head` into `base` is looked up instead of sending the request again.
         If labelling fails, the pull request exists: the error is the labelling's."""
-        op = texts.FORGE_OP_OPEN_PULL.format(head=new.head, base=new.base, repo=self.repository)
+        op = FORGE_OP_OPEN_PULL.format(head=new.head, base=new.base, repo=self.repository)
         body = {"title": new.title, "head": new.head, "base": new.base, "body": new.body, "draft": new.draft}
         try:
             _, data = self._run(op, OpKind.WRITE, self._call("POST", f"{self._repo_path}/pulls", body=body))
@@ -526,7 +574,7 @@ class ForgeClient:
         return pr
 
     def _find_open_pull(self, head: str, base: str) -> PullRequest | None:
-        op = texts.FORGE_OP_FIND_PULL.format(head=head, base=base, repo=self.repository)
+        op = FORGE_OP_FIND_PULL.format(head=head, base=base, repo=self.repository)
         owner, _, branch = head.rpartition(":")
         params = {"state": "open", "head": f"{owner or self._owner}:{branch}", "base": base}
         for item in self._paginate(op, f"{self._repo_path}/pulls", params):
@@ -536,7 +584,7 @@ class ForgeClient:
         return None
 
     def get_pull_request(self, number: int) -> PullRequest:
-        op = texts.FORGE_OP_READ_PULL.format(number=number, repo=self.repository)
+        op = f"read pull request #{number} of {self.repository}"
         _, data = self._run(op, OpKind.READ, self._call("GET", f"{self._repo_path}/pulls/{int(number)}"))
         return self._parse(op, _pull, data)
 
@@ -549,7 +597,7 @@ class ForgeClient:
 
     def list_open_pull_requests(self, label: str | None = None, *, base: str | None = None) -> list[PullRequest]:
         """Open pull requests, with `label` if given (lists carry no `mergeable`)."""
-        op = texts.FORGE_OP_LIST_PULLS.format(repo=self.repository)
+        op = f"list the open pull requests of {self.repository}"
         params: dict[str, Any] = {"state": "open"}
         if base:
             params["base"] = base
@@ -557,13 +605,13 @@ class ForgeClient:
         return [pr for pr in pulls if label is None or label in pr.labels]
 
     def pull_requests_for_commit(self, sha: str) -> list[PullRequest]:
-        op = texts.FORGE_OP_PULLS_FOR_COMMIT.format(sha=sha, repo=self.repository)
+        op = f"list the pull requests of commit {sha} in {self.repository}"
         items = self._paginate(op, f"{self._repo_path}/commits/{urllib.parse.quote(sha)}/pulls", {})
         return [self._parse(op, _pull, item) for item in items]
 
     def is_merged(self, number: int) -> bool:
         """GitHub's own answer (`GET .../merge`: 204 merged, 404 not)."""
-        op = texts.FORGE_OP_IS_MERGED.format(number=number, repo=self.repository)
+        op = f"check whether pull request #{number} of {self.repository} is merged"
         path = f"{self._repo_path}/pulls/{int(number)}/merge"
 
         def call() -> bool:
@@ -583,8 +631,8 @@ class ForgeClient:
         (5xx, timeout) is resolved by asking GitHub whether it merged; a moved head or base,
         or a refusal, comes back as an outcome to re-read and decide on."""
         if method not in MERGE_METHODS:
-            raise ForgeConfigError(texts.FORGE_BAD_MERGE_METHOD.format(method=method))
-        op = texts.FORGE_OP_MERGE.format(number=number, repo=self.repository, sha=expected_head_sha[:12])
+            raise ForgeConfigError(f"merge method '{method}' is not one of merge, squash, rebase")
+        op = FORGE_OP_MERGE.format(number=number, repo=self.repository, sha=expected_head_sha[:12])
         body: dict[str, Any] = {"sha": expected_head_sha, "merge_method": method}
         if title is not None:
             body["commit_title"] = title
@@ -598,31 +646,31 @@ class ForgeClient:
             _, data = attempt.value
             if isinstance(data, dict) and data.get("merged"):
                 sha = data.get("sha")
-                return MergeResult(MergeOutcome.MERGED, number, sha, texts.MERGE_DONE.format(number=number, sha=sha),
+                return MergeResult(MergeOutcome.MERGED, number, sha, MERGE_DONE.format(number=number, sha=sha),
                                    200)
             answer = _message(data) or "merged: false"
             return MergeResult(MergeOutcome.NOT_MERGEABLE, number, None,
-                               texts.MERGE_NOT_MERGEABLE.format(number=number, answer=answer), 200)
+                               MERGE_NOT_MERGEABLE.format(number=number, answer=answer), 200)
         decision = decide(OpKind.MERGE, failure, 1, 0.0, self._policy, 0.0)
         log.info("merge #%s: %s (%s)", number, decision.reason, attempt.answer)
         if decision.action is Action.CHECK_MERGED:
             return self._after_lost_merge(number, attempt.answer, failure.status)
         if failure.kind is FailureKind.RATE_LIMITED:
             return MergeResult(MergeOutcome.NOT_MERGED, number, None,
-                               texts.MERGE_RATE_LIMITED.format(number=number, answer=attempt.answer,
+                               MERGE_RATE_LIMITED.format(number=number, answer=attempt.answer,
                                                                wait=failure.wait or 0.0),
                                failure.status, failure.wait)
         if failure.kind is FailureKind.NOT_SENT:
             return MergeResult(MergeOutcome.NOT_MERGED, number, None,
-                               texts.MERGE_NOT_SENT.format(number=number, answer=attempt.answer))
+                               MERGE_NOT_SENT.format(number=number, answer=attempt.answer))
         status = failure.status or 0
         outcome = merge_refusal_outcome(status, failure.message)
         if outcome is MergeOutcome.HEAD_MOVED:
-            text = texts.MERGE_HEAD_MOVED.format(number=number, sha=expected_head_sha, answer=attempt.answer)
+            text = MERGE_HEAD_MOVED.format(number=number, sha=expected_head_sha, answer=attempt.answer)
             return MergeResult(outcome, number, None, text, status)
         if outcome is MergeOutcome.BASE_MOVED:
             return MergeResult(outcome, number, None,
-                               texts.MERGE_BASE_MOVED.format(number=number, answer=attempt.answer), status)
+                               MERGE_BASE_MOVED.format(number=number, answer=attempt.answer), status)
         if outcome is MergeOutcome.NOT_MERGEABLE:
             return self._refused_merge(number, attempt.answer, status)
         if status == 401 and self._app is not None:
@@ -635,19 +683,19 @@ class ForgeClient:
             merged: bool | None = self.is_merged(number)
         except ForgeError as exc:
             return MergeResult(MergeOutcome.UNKNOWN, number, None,
-                               texts.MERGE_UNKNOWN.format(number=number, answer=answer, check=exc.answer or exc),
+                               MERGE_UNKNOWN.format(number=number, answer=answer, check=exc.answer or exc),
                                status)
         outcome = merge_check_outcome(merged)
         if outcome is MergeOutcome.NOT_MERGED:
             return MergeResult(outcome, number, None,
-                               texts.MERGE_NOT_MERGED_AFTER_LOST_ANSWER.format(number=number, answer=answer), status)
+                               MERGE_NOT_MERGED_AFTER_LOST_ANSWER.format(number=number, answer=answer), status)
         sha: str | None = None
         try:
             sha = self.get_pull_request(number).merge_commit_sha
         except ForgeError as exc:
             log.warning("merge #%s: merged, but re-reading it failed: %s", number, exc)
         return MergeResult(outcome, number, sha,
-                           texts.MERGE_DONE_AFTER_LOST_ANSWER.format(number=number, answer=answer, sha=sha), status)
+                           MERGE_DONE_AFTER_LOST_ANSWER.format(number=number, answer=answer, sha=sha), status)
 
     def _refused_merge(self, number: int, answer: str, status: int) -> MergeResult:
         """405 "not mergeable" is also GitHub's answer for a pull request merged earlier."""
@@ -657,13 +705,13 @@ class ForgeClient:
             pr = None
         if pr is not None and pr.merged:
             return MergeResult(MergeOutcome.ALREADY_MERGED, number, pr.merge_commit_sha,
-                               texts.MERGE_ALREADY.format(number=number, sha=pr.merge_commit_sha), status)
+                               MERGE_ALREADY.format(number=number, sha=pr.merge_commit_sha), status)
         return MergeResult(MergeOutcome.NOT_MERGEABLE, number, None,
-                           texts.MERGE_NOT_MERGEABLE.format(number=number, answer=answer), status)
+                           MERGE_NOT_MERGEABLE.format(number=number, answer=answer), status)
 
     def update_branch(self, number: int, expected_head_sha: str | None = None) -> bool:
         """Ask GitHub to merge the base into the pull request's head (202: accepted)."""
-        op = texts.FORGE_OP_UPDATE_BRANCH.format(number=number, repo=self.repository)
+        op = f"update the branch of pull request #{number} of {self.repository}"
         body = {"expected_head_sha": expected_head_sha} if expected_head_sha else {}
         try:
             self._run(op, OpKind.WRITE, self._call("PUT", f"{self._repo_path}/pulls/{int(number)}/update-branch",
@@ -677,13 +725,13 @@ class ForgeClient:
 
     def close_pull_request(self, number: int) -> None:
         """Close without merging (closing twice is harmless, so a lost answer may be retried)."""
-        op = texts.INTEGRATOR_OP_CLOSE.format(number=number, repo=self.repository)
+        op = f"close pull request #{number} of {self.repository}"
         self._run(op, OpKind.IDEMPOTENT_WRITE, self._call("PATCH", f"{self._repo_path}/pulls/{int(number)}",
                                                           body={"state": "closed"}))
 
     # ------------------------------------------------------------------------------------ issues side
     def comment(self, number: int, body: str) -> Comment:
-        op = texts.FORGE_OP_COMMENT.format(number=number, repo=self.repository)
+        op = f"comment on #{number} of {self.repository}"
         _, data = self._run(op, OpKind.WRITE, self._call("POST", f"{self._repo_path}/issues/{int(number)}/comments",
                                                          body={"body": body}))
         return self._parse(op, lambda d: Comment(int(d["id"]), str(d.get("html_url") or d.get("url") or ""),
@@ -691,14 +739,14 @@ class ForgeClient:
 
     def add_labels(self, number: int, labels: Sequence[str]) -> tuple[str, ...]:
         """Add labels; returns every label the pull request now has."""
-        op = texts.FORGE_OP_ADD_LABELS.format(labels=", ".join(labels), number=number, repo=self.repository)
+        op = FORGE_OP_ADD_LABELS.format(labels=", ".join(labels), number=number, repo=self.repository)
         _, data = self._run(op, OpKind.IDEMPOTENT_WRITE, self._call(
             "POST", f"{self._repo_path}/issues/{int(number)}/labels", body={"labels": list(labels)}))
         return self._parse(op, lambda d: tuple(str(item["name"]) for item in d), data)
 
     def remove_label(self, number: int, label: str) -> bool:
         """Remove a label; False when the pull request did not have it."""
-        op = texts.FORGE_OP_REMOVE_LABEL.format(label=label, number=number, repo=self.repository)
+        op = f"remove label {label} from #{number} of {self.repository}"
         path = f"{self._repo_path}/issues/{int(number)}/labels/{urllib.parse.quote(label, safe='')}"
 
         def call() -> bool:
@@ -714,7 +762,7 @@ class ForgeClient:
 
     # ------------------------------------------------------------------------------------ statuses, reviews
     def set_status(self, sha: str, update: StatusUpdate) -> CommitStatus:
-        op = texts.FORGE_OP_SET_STATUS.format(context=update.context, state=update.state, sha=sha[:12],
+        op = FORGE_OP_SET_STATUS.format(context=update.context, state=update.state, sha=sha[:12],
                                               repo=self.repository)
         body = {"state": update.state, "context": update.context}
         if update.description is not None:
@@ -726,7 +774,7 @@ class ForgeClient:
         return self._parse(op, _status, data)
 
     def combined_status(self, ref: str) -> CombinedStatus:
-        op = texts.FORGE_OP_COMBINED_STATUS.format(ref=ref, repo=self.repository)
+        op = f"read the combined status of {ref} in {self.repository}"
         _, data = self._run(op, OpKind.READ, self._call(
             "GET", f"{self._repo_path}/commits/{urllib.parse.quote(ref, safe='/')}/status",
             params={"per_page": PER_PAGE}))
@@ -734,14 +782,14 @@ class ForgeClient:
                                                         tuple(_status(s) for s in d.get("statuses") or ())), data)
 
     def list_reviews(self, number: int) -> list[Review]:
-        op = texts.FORGE_OP_REVIEWS.format(number=number, repo=self.repository)
+        op = f"list the reviews of pull request #{number} of {self.repository}"
         items = self._paginate(op, f"{self._repo_path}/pulls/{int(number)}/reviews", {})
         return [self._parse(op, _review, item) for item in items]
 
     def submit_review(self, number: int, event: str, body: str = "", commit_id: str | None = None) -> Review:
         """Submit a review (APPROVE, REQUEST_CHANGES or COMMENT) on `commit_id` (the head when
         None). Sent once: a second approval would be a second review."""
-        op = texts.FORGE_OP_REVIEW.format(event=event, number=number, repo=self.repository)
+        op = FORGE_OP_REVIEW.format(event=event, number=number, repo=self.repository)
         payload: dict[str, Any] = {"event": event, "body": body}
         if commit_id:
             payload["commit_id"] = commit_id
@@ -750,7 +798,7 @@ class ForgeClient:
         return self._parse(op, _review, data)
 
     def pull_files(self, number: int) -> list[ChangedFile]:
-        op = texts.FORGE_OP_PULL_FILES.format(number=number, repo=self.repository)
+        op = f"list the files of pull request #{number} in {self.repository}"
         items = self._paginate(op, f"{self._repo_path}/pulls/{int(number)}/files", {})
         return [self._parse(op, lambda d: ChangedFile(str(d["filename"]), str(d.get("status") or ""),
                                                       int(d.get("additions") or 0), int(d.get("deletions") or 0),
@@ -759,7 +807,7 @@ class ForgeClient:
     def pull_commit_accounts(self, number: int) -> tuple[str, ...]:
         """The forge accounts GitHub matched to the authors and committers of the pull
         request's commits (commits it could not match to an account name none)."""
-        op = texts.FORGE_OP_PULL_COMMITS.format(number=number, repo=self.repository)
+        op = f"list the commits of pull request #{number} of {self.repository}"
         items = self._paginate(op, f"{self._repo_path}/pulls/{int(number)}/commits", {})
         logins = {_login(item.get(side)) for item in items if isinstance(item, dict)
                   for side in ("author", "committer")}
@@ -771,7 +819,7 @@ class ForgeClient:
         pushes, branch creation, merges into it), or None when that cannot be known: the forge
         has no activity for this repository, or its newest entry for the branch is not the
         push that made `head_sha` its tip (so who pushed the head is not known)."""
-        op = texts.FORGE_OP_ACTIVITY.format(branch=branch, repo=self.repository)
+        op = f"read who pushed to {branch} of {self.repository}"
         try:
             items = self._paginate(op, f"{self._repo_path}/activity", {"ref": f"refs/heads/{branch}"})
         except NotFound:
@@ -792,7 +840,7 @@ class ForgeClient:
         """`login`'s permission on the repository as the forge's collaborator permission
         endpoint says it (`admin`, `write`, `read` or `none`; GitHub's `role_name` where it is
         finer: `maintain`, `triage`); `none` for an account the forge does not know."""
-        op = texts.FORGE_OP_PERMISSION.format(login=login, repo=self.repository)
+        op = f"read the permission of {login} on {self.repository}"
         path = f"{self._repo_path}/collaborators/{urllib.parse.quote(login, safe='')}/permission"
         try:
             _, data = self._run(op, OpKind.READ, self._call("GET", path))
@@ -807,7 +855,7 @@ class ForgeClient:
 
     def own_login(self) -> str:
         """The account this client acts as: the token's user, or a GitHub App's `<slug>[bot]`."""
-        op = texts.FORGE_OP_WHO_AM_I.format(repo=self.repository)
+        op = f"ask the forge which account acts for {self.repository}"
         if self._integration is not None:
             integration = self._integration
             slug = self._run(op, OpKind.READ, lambda: integration.get_app().slug, credentials=False)
@@ -817,7 +865,7 @@ class ForgeClient:
 
     # ------------------------------------------------------------------------------------ git
     def compare(self, base: str, head: str) -> Comparison:
-        op = texts.FORGE_OP_COMPARE.format(base=base, head=head, repo=self.repository)
+        op = f"compare {base}...{head} in {self.repository}"
         path = (f"{self._repo_path}/compare/{urllib.parse.quote(base, safe='/')}"
                 f"...{urllib.parse.quote(head, safe='/')}")
         _, data = self._run(op, OpKind.READ, self._call("GET", path))
@@ -833,13 +881,13 @@ class ForgeClient:
     def commit_parents(self, sha: str) -> tuple[str, ...]:
         """The parents of commit `sha`, first parent first (a merge commit's first parent is
         where its base branch was)."""
-        op = texts.FORGE_OP_GET_COMMIT.format(sha=sha[:12], repo=self.repository)
+        op = f"read commit {sha[:12]} of {self.repository}"
         _, data = self._run(op, OpKind.READ, self._call("GET", f"{self._repo_path}/git/commits/{sha}"))
         return self._parse(op, lambda d: tuple(str(p["sha"]) for p in d["parents"]), data)
 
     def get_ref(self, ref: str) -> Ref:
         name = _full_ref(ref)
-        op = texts.FORGE_OP_GET_REF.format(ref=f"refs/{name}", repo=self.repository)
+        op = "read ref {ref} of {repo}".format(ref=f"refs/{name}", repo=self.repository)
         _, data = self._run(op, OpKind.READ, self._call(
             "GET", f"{self._repo_path}/git/ref/{urllib.parse.quote(name, safe='/')}"))
         return self._parse(op, lambda d: Ref(str(d["ref"]), str(d["object"]["sha"])), data)
@@ -848,7 +896,7 @@ class ForgeClient:
         """Move a ref to `sha` (fast-forward only unless `force`); a refused fast-forward is a
         Conflict (re-read and decide again)."""
         name = _full_ref(ref)
-        op = texts.FORGE_OP_UPDATE_REF.format(ref=f"refs/{name}", sha=sha[:12], repo=self.repository)
+        op = "move ref {ref} of {repo} to {sha}".format(ref=f"refs/{name}", sha=sha[:12], repo=self.repository)
         try:
             _, data = self._run(op, OpKind.IDEMPOTENT_WRITE, self._call(
                 "PATCH", f"{self._repo_path}/git/refs/{urllib.parse.quote(name, safe='/')}",
@@ -862,12 +910,12 @@ class ForgeClient:
 
     def read_file(self, path: str, ref: str) -> FileContent:
         """A file's bytes at a ref (files over 1 MB come through the git blob API)."""
-        op = texts.FORGE_OP_READ_FILE.format(path=path, ref=ref, repo=self.repository)
+        op = f"read {path} at {ref} in {self.repository}"
         _, data = self._run(op, OpKind.READ, self._call(
             "GET", f"{self._repo_path}/contents/{urllib.parse.quote(path.strip('/'))}", params={"ref": ref}))
         if isinstance(data, list) or (isinstance(data, dict) and data.get("type") not in (None, "file")):
             kind = "directory" if isinstance(data, list) else str(data.get("type"))
-            raise NotFound(texts.FORGE_NOT_A_FILE.format(operation=op, path=path, kind=kind), operation=op,
+            raise NotFound(FORGE_NOT_A_FILE.format(operation=op, path=path, kind=kind), operation=op,
                            status=200, answer=kind)
         if isinstance(data, dict) and data.get("encoding") == "none" and data.get("sha"):
             _, data = self._run(op, OpKind.READ, self._call("GET", f"{self._repo_path}/git/blobs/{data['sha']}"))
@@ -900,7 +948,7 @@ class ForgeClient:
                 break
             headers, data = self._run(op, OpKind.READ, self._call("GET", url, params=query))
             if not isinstance(data, list):
-                raise BadAnswer(texts.FORGE_BAD_ANSWER.format(operation=op, problem=texts.FORGE_NOT_A_LIST),
+                raise BadAnswer(FORGE_BAD_ANSWER.format(operation=op, problem="expected a list"),
                                 operation=op, status=200)
             items.extend(data)
             url, query = _next_link(headers.get("link") or headers.get("Link")), None
@@ -910,7 +958,7 @@ class ForgeClient:
         try:
             return parse(data)
         except (KeyError, TypeError, ValueError, AttributeError, binascii.Error) as exc:
-            raise BadAnswer(texts.FORGE_BAD_ANSWER.format(operation=op, problem=f"{type(exc).__name__}: {exc}"),
+            raise BadAnswer(FORGE_BAD_ANSWER.format(operation=op, problem=f"{type(exc).__name__}: {exc}"),
                             operation=op, status=200) from None
 
     def _redact(self, text: str) -> str:
@@ -943,15 +991,15 @@ class ForgeClient:
             status, headers, data = exc.status, exc.headers, exc.data
         except requests.exceptions.RequestException as exc:
             failure = classify_exception(exc)
-            template = texts.FORGE_ANSWER_NOT_SENT if failure.kind is FailureKind.NOT_SENT \
-                else texts.FORGE_ANSWER_TIMEOUT
+            template = "could not connect ({error})" if failure.kind is FailureKind.NOT_SENT \
+                else "no answer ({error})"
             answer = self._redact(template.format(error=failure.message[:ANSWER_CHARS]))
             return _Attempt(failure=replace(failure, message=answer), answer=answer)
         message = self._redact(_message(data))
         failure = classify_status(int(status), headers, message, self._wall(), self._policy)
         if failure is None:  # PyGithub raised for a status below 400: treat it as GitHub's refusal
             failure = Failure(FailureKind.CLIENT_ERROR, int(status), message)
-        template = texts.FORGE_ANSWER_STATUS if message else texts.FORGE_ANSWER_NO_BODY
+        template = "HTTP {status}: {message}" if message else "HTTP {status}"
         return _Attempt(failure=failure, answer=template.format(status=status, message=message), data=data)
 
     def _run(self, op: str, kind: OpKind, call: Callable[[], T], *, credentials: bool = True) -> T:
@@ -966,10 +1014,10 @@ class ForgeClient:
             try:
                 result = self._attempt(call, write=kind is not OpKind.READ)
             except _Unreadable as exc:
-                raise BadAnswer(texts.FORGE_BAD_ANSWER.format(operation=op, problem=exc.problem), operation=op,
+                raise BadAnswer(FORGE_BAD_ANSWER.format(operation=op, problem=exc.problem), operation=op,
                                 status=exc.status) from None
             except RecursionError:  # PyGithub's own json.loads, left only in the App's three calls
-                raise BadAnswer(texts.FORGE_BAD_ANSWER.format(operation=op, problem=texts.FORGE_ANSWER_TOO_DEEP),
+                raise BadAnswer(FORGE_BAD_ANSWER.format(operation=op, problem=FORGE_ANSWER_TOO_DEEP),
                                 operation=op) from None
             if result.failure is None:
                 return result.value
@@ -1001,13 +1049,13 @@ class ForgeClient:
             wait = failure.wait or 0.0
             retry_at = datetime.fromtimestamp(self._wall() + wait, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
             left = max(0.0, self._policy.max_total_seconds - elapsed)
-            return RateLimited(texts.FORGE_RATE_LIMITED.format(operation=op, answer=answer, wait=wait, left=left,
+            return RateLimited(FORGE_RATE_LIMITED.format(operation=op, answer=answer, wait=wait, left=left,
                                                                retry_at=retry_at),
                                operation=op, status=failure.status, answer=answer, retry_after=wait)
         if reason == WRITE_NOT_REPEATED:
-            return UncertainWrite(texts.FORGE_UNCERTAIN_WRITE.format(operation=op, answer=answer), operation=op,
+            return UncertainWrite(FORGE_UNCERTAIN_WRITE.format(operation=op, answer=answer), operation=op,
                                   status=failure.status, answer=answer)
-        return Unavailable(texts.FORGE_GAVE_UP.format(operation=op, attempts=attempts, elapsed=elapsed,
+        return Unavailable(FORGE_GAVE_UP.format(operation=op, attempts=attempts, elapsed=elapsed,
                                                       answer=answer),
                            operation=op, status=failure.status, answer=answer, attempts=attempts)
 
@@ -1030,18 +1078,18 @@ class ForgeClient:
             try:
                 self._refresh_installation_token(integration)
             except (ValueError, TypeError, jwt.PyJWTError) as exc:  # the key cannot sign a JWT
-                raise ForgeConfigError(texts.FORGE_BAD_APP_KEY.format(app_id=self._app.app_id,
+                raise ForgeConfigError(FORGE_BAD_APP_KEY.format(app_id=self._app.app_id,
                                                                       problem=type(exc).__name__)) from None
 
     def _refresh_installation_token(self, integration: github.GithubIntegration) -> None:
         assert self._app is not None
         if self._installation_id is None:
-            op = texts.FORGE_OP_INSTALLATION.format(repo=self.repository)
+            op = f"find the GitHub App installation of {self.repository}"
             self._installation_id = self._run(
                 op, OpKind.READ, lambda: int(integration.get_repo_installation(self._owner, self._name).id),
                 credentials=False)
         installation = self._installation_id
-        op = texts.FORGE_OP_INSTALLATION_TOKEN.format(app_id=self._app.app_id, installation=installation)
+        op = FORGE_OP_INSTALLATION_TOKEN.format(app_id=self._app.app_id, installation=installation)
         grant = self._run(op, OpKind.IDEMPOTENT_WRITE, lambda: integration.get_access_token(installation),
                           credentials=False)
         self._live.value = grant.token

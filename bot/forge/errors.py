@@ -12,6 +12,14 @@ from __future__ import annotations
 from bot.errors import MemrepoError
 from bot.forge import texts
 
+FORGE_UNAUTHORIZED = (
+    "{operation}: GitHub refused the credentials (answered {answer}); check the token, or the App's private key "
+    "and installation"
+)
+FORGE_FORBIDDEN = (
+    "{operation}: not permitted (GitHub answered {answer}); the token or App installation lacks a permission"
+)
+
 
 class ForgeError(MemrepoError):
     """A forge call failed. `operation` is what was attempted, `status` the HTTP status (None
@@ -97,13 +105,13 @@ _BY_STATUS: dict[int, type[ForgeError]] = {
 }
 
 _MESSAGE: dict[type[ForgeError], str] = {
-    Unauthorized: texts.FORGE_UNAUTHORIZED,
-    Forbidden: texts.FORGE_FORBIDDEN,
-    NotFound: texts.FORGE_NOT_FOUND,
-    NotAllowed: texts.FORGE_NOT_ALLOWED,
+    Unauthorized: FORGE_UNAUTHORIZED,
+    Forbidden: FORGE_FORBIDDEN,
+    NotFound: "{operation}: not found (GitHub answered {answer})",
+    NotAllowed: "{operation}: GitHub does not allow this now (answered {answer})",
     Conflict: texts.FORGE_CONFLICT,
-    Invalid: texts.FORGE_INVALID,
-    Rejected: texts.FORGE_REJECTED,
+    Invalid: "{operation}: GitHub refused the request as invalid (answered {answer})",
+    Rejected: "{operation}: GitHub answered {answer}",
 }
 
 

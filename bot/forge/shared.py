@@ -25,10 +25,18 @@ from collections.abc import Callable
 from redis import Redis
 from redis.exceptions import WatchError
 
-from bot.forge import texts
 from bot.forge.budget import GITHUB, HOUR, Limits, Spent, back_off_until, wait
 from bot.forge.errors import RateLimited
 from bot.redis_keys import app_token_key, budget_key, budget_until_key
+
+# The shared request budget (bot/forge/shared.py).
+FORGE_BUDGET_SPENT = (
+    "the request budget of this forge identity is spent for {wait:.0f}s more ({limits}); not sent, "
+    "so that GitHub does not answer a secondary rate limit"
+)
+FORGE_BUDGET_LIMITS = (
+    "{0:g} content-generating requests a minute, {1:g} an hour, {2:g} points a minute, {3:g} requests an hour"
+)
 
 log = logging.getLogger("memrepo.forge")
 
@@ -103,9 +111,9 @@ class SharedBudget:
             waited = self._clock() - start
             if waited + delay > self.max_wait:
                 kind = "write" if write else "read"
-                limits = texts.FORGE_BUDGET_LIMITS.format(*self.limits.as_tuple())
-                raise RateLimited(texts.FORGE_BUDGET_SPENT.format(wait=delay, limits=limits),
-                                  operation=texts.FORGE_OP_BUDGET.format(kind=kind), retry_after=delay)
+                limits = FORGE_BUDGET_LIMITS.format(*self.limits.as_tuple())
+                raise RateLimited(FORGE_BUDGET_SPENT.format(wait=delay, limits=limits),
+                                  operation=f"wait for the request budget ({kind})", retry_after=delay)
             log.info("budget %s: a %s waits %.1fs", self.name[:8], "write" if write else "read", delay)
             self._sleep(min(delay, SLICE))
 

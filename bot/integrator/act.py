@@ -36,7 +36,19 @@ from bot.notify.publisher import publish_head
 from bot.pullrequest.provenance import ProvenanceError, parse_provenance
 from bot.redis_keys import pr_key, published_key, resolution_tried_key
 from bot.templating import render
-from bot.texts import plural
+from bot.texts import Text, plural
+
+INTEGRATOR_RESOLVED_TODO_REVIEW = (
+    "If it is right, approve it; if not, push a fix to this branch (it is validated again) or close the "
+    "pull request."
+)
+INTEGRATOR_RESOLVED_TODO_MERGE = (
+    "It reaches `{base}` without waiting for a review: if the result is wrong, fix the file on `{base}` in a "
+    "reviewed pull request, or revert the merge."
+)
+INTEGRATOR_NOTE_VALIDATED = Text("validated {sha}: {count:|problem|problems}")
+INTEGRATOR_NOTE_RESOLVE_STALE = "resolution of {sha} not pushed: the branch moved meanwhile"
+INTEGRATOR_NOTE_RESOLVE_FAILED = Text("resolution of {sha} failed: {count:|conflict or problem|conflicts or problems}")
 
 log = logging.getLogger("memrepo.integrator")
 
@@ -115,7 +127,7 @@ def _conflict_details(actor: Actor) -> str:
     shown = lines[:MAX_CONFLICTS_LISTED]
     if len(lines) > MAX_CONFLICTS_LISTED:
         shown.append(texts.INTEGRATOR_MORE.format(count=len(lines) - MAX_CONFLICTS_LISTED))
-    return texts.INTEGRATOR_CONFLICT_DETAILS.format(details="\n".join(shown))
+    return "\nWhat could not be merged automatically:\n\n{details}\n".format(details="\n".join(shown))
 
 
 def _both_changed(actor: Actor, base: str, head: str) -> list[str]:
@@ -140,10 +152,10 @@ def resolved_comment(state: PullState, policy: Policy, base_sha: str, pushed: st
     what a person can do (which depends on whether a review still stands between it and main)."""
     base = state.base_ref or "main"
     review = review_needed(state, policy)
-    after = texts.INTEGRATOR_RESOLVED_AFTER_REVIEW if review else \
-        texts.INTEGRATOR_RESOLVED_AFTER_MERGE.format(mode=merge_mode(policy))
-    todo = texts.INTEGRATOR_RESOLVED_TODO_REVIEW if review else \
-        texts.INTEGRATOR_RESOLVED_TODO_MERGE.format(base=base)
+    after = "it is merged only once a person other than its author approves this new head." if review else \
+        f"it is merged next, under the repository's merge mode (`{merge_mode(policy)}`)."
+    todo = INTEGRATOR_RESOLVED_TODO_REVIEW if review else \
+        INTEGRATOR_RESOLVED_TODO_MERGE.format(base=base)
     text = render("integrator/resolved.md.j2", base=base, base_sha=base_sha[:12], sha=pushed[:12],
                   branch=state.head_ref.removeprefix("refs/heads/"), paths=paths[:MAX_CONFLICTS_LISTED],
                   files=plural(len(paths), "file"),
@@ -165,7 +177,7 @@ def _nothing(actor: Actor, state: PullState, action: Action) -> Applied:
 
 def _validate(actor: Actor, state: PullState, action: Action) -> Applied:
     verdict = actor.workspace.validate(state.base_sha, action.sha or state.head_sha)
-    note = texts.INTEGRATOR_NOTE_VALIDATED.format(sha=verdict.sha[:12], count=len(verdict.problems))
+    note = INTEGRATOR_NOTE_VALIDATED.format(sha=verdict.sha[:12], count=len(verdict.problems))
     return Applied(Next.DECIDE, replace(state, validation=verdict), note=note)
 
 
@@ -193,8 +205,7 @@ def _comment_and_close(actor: Actor, state: PullState, action: Action) -> Applie
 
 
 def _wait(actor: Actor, state: PullState, action: Action) -> Applied:
-    return Applied(Next.WAIT, delay=action.delay, note=texts.INTEGRATOR_NOTE_WAITED.format(
-        seconds=action.delay, why=action.reason))
+    return Applied(Next.WAIT, delay=action.delay, note=f"waited {action.delay:.1f}s: {action.reason}")
 
 
 def _needs_review(actor: Actor, state: PullState, action: Action) -> Applied:
@@ -212,10 +223,10 @@ def _merge(actor: Actor, state: PullState, action: Action) -> Applied:
     sha = action.sha or state.head_sha
     if actor.ready is not None:  # the batch merges it with exactly this head, or leaves it out
         actor.ready(state.number, sha)
-        return Applied(Next.STOP, note=texts.INTEGRATOR_NOTE_READY.format(sha=sha[:12]))
+        return Applied(Next.STOP, note=f"ready to merge at {sha[:12]} in the next batch")
     result = actor.client.merge(state.number, sha, method=action.method or "merge")
     log.info("%s: merge at %s: %s", pr_key(actor.repo, state.number), sha[:12], result.outcome.value)
-    note = texts.INTEGRATOR_NOTE_MERGE.format(sha=sha[:12], outcome=result.outcome.value)
+    note = f"merge at {sha[:12]}: {result.outcome.value}"
     return Applied(Next.DECIDE, replace(state, last_merge=LastMerge.from_result(result)), note=note)
 
 
@@ -228,7 +239,7 @@ def _resolve(actor: Actor, state: PullState, action: Action) -> Applied:
         # rather than read it back. Anything that moved meanwhile makes the merge by head sha
         # fail (409/405), and that is re-read.
         pushed = outcome.pushed
-        note = texts.INTEGRATOR_NOTE_RESOLVED.format(base=base[:12], sha=pushed[:12])
+        note = f"resolved conflicts with {base[:12]}: pushed {pushed[:12]}"
         resolved = replace(state, head_sha=pushed, validation=outcome.validation, status=None, mergeable=None,
                            mergeable_state=None, merges_cleanly=True, resolution_tried=False,
                            changed_paths=actor.workspace.changed_paths(base, pushed),
@@ -238,12 +249,12 @@ def _resolve(actor: Actor, state: PullState, action: Action) -> Applied:
             getattr(actor.resolver, "name", None)))
         return Applied(Next.DECIDE, resolved, note=note)
     if outcome.stale:
-        return Applied(Next.REREAD, note=texts.INTEGRATOR_NOTE_RESOLVE_STALE.format(sha=head[:12]))
+        return Applied(Next.REREAD, note=INTEGRATOR_NOTE_RESOLVE_STALE.format(sha=head[:12]))
     actor.conflicts, actor.problems = outcome.conflicts, outcome.problems
     actor.redis.set(resolution_tried_key(actor.repo, state.number, head), "1", ex=TRIED_TTL)
     count = len(outcome.conflicts) or len(outcome.problems)
     return Applied(Next.DECIDE, replace(state, resolution_tried=True),
-                   note=texts.INTEGRATOR_NOTE_RESOLVE_FAILED.format(sha=head[:12], count=count))
+                   note=INTEGRATOR_NOTE_RESOLVE_FAILED.format(sha=head[:12], count=count))
 
 
 def _mark_conflict(actor: Actor, state: PullState, action: Action) -> Applied:
@@ -295,7 +306,7 @@ def _publish(actor: Actor, state: PullState, action: Action) -> Applied:
 
 def _reread(actor: Actor, state: PullState, action: Action) -> Applied:
     return Applied(Next.REREAD, delay=action.delay, check_merged=action.check_merged,
-                   note=texts.INTEGRATOR_NOTE_REREAD.format(why=action.reason))
+                   note=f"re-read: {action.reason}")
 
 
 _HANDLERS: dict[Kind, Callable[[Actor, PullState, Action], Applied]] = {

@@ -25,13 +25,18 @@ from bot.errors import MemrepoError
 from bot.forge.budget import GITHUB, Limits
 from bot.forge.client import GITHUB_API_URL, AppCredentials, ForgeClient, RetryPolicy, TokenCredentials
 from bot.forge.shared import SharedBudget, SharedTokens, identity
-from bot.integrator import texts
 from bot.integrator.resolve import LLMResolver
 from bot.integrator.state import DEFAULT_TUNING, Tuning
 from bot.memfs import Resolver
 from bot.queue import connect
 from bot.repo_lock import LOCK_TTL as DEFAULT_LOCK_TTL
 from bot.settings import redis_url_from_env
+
+# Jobs, and a resolution's commit and its history notes.
+INTEGRATOR_NO_CREDENTIALS = (
+    "the integrator needs forge credentials: set one of {tokens} to a token, or {app} with "
+    "MEMREPO_APP_PRIVATE_KEY (or MEMREPO_APP_PRIVATE_KEY_FILE) for a GitHub App"
+)
 
 LOCK_WAIT_SECONDS = 130.0  # seconds a job waits for a repository another job is working on
 
@@ -187,7 +192,7 @@ def credentials_from_env(env: Mapping[str, str]) -> TokenCredentials | AppCreden
     token = settings.forge_token(env)
     if token:
         return TokenCredentials(token)
-    raise MemrepoError(texts.INTEGRATOR_NO_CREDENTIALS.format(tokens=", ".join(settings.FORGE_TOKENS),
+    raise MemrepoError(INTEGRATOR_NO_CREDENTIALS.format(tokens=", ".join(settings.FORGE_TOKENS),
                                                               app=settings.APP_ID))
 
 

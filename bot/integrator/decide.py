@@ -67,6 +67,104 @@ from bot.integrator.state import (
     Review,
     Tuning,
 )
+from bot.texts import Text
+
+# Why decide chose its action (logs and the CLI).
+INTEGRATOR_WHY_NOT_MEMREPO = "not a memrepo pull request (no memrepo: label, no memrepo/dream/ or memrepo/edit/ branch)"
+INTEGRATOR_WHY_GIVE_UP = Text(
+    "{attempts:|attempt|attempts} made, the limit is {limit}: giving up and leaving it for a person"
+)
+INTEGRATOR_WHY_UNKNOWN = "the merge's answer was lost and whether it merged is unknown: ask again before anything else"
+INTEGRATOR_WHY_NOT_MERGED_LOST = "the merge's answer was lost and GitHub says it did not merge: re-read, decide again"
+INTEGRATOR_WHY_NOT_MERGED = "the merge was not made (refused or rate limited): re-read and decide again"
+INTEGRATOR_WHY_REFUSED = "the merge was refused ({answer}): re-read and decide again"
+INTEGRATOR_WHY_INVALID_CLOSE = "the dream does not validate: failure status, comment, close (its cursor stays)"
+INTEGRATOR_WHY_INVALID_OPEN = "does not validate: failure status and comment; left open for a person"
+INTEGRATOR_WHY_RESOLVE = "conflicts with its base under merge: {mode}: bring the base into the branch and resolve"
+INTEGRATOR_WHY_CONFLICT_MARK = "conflicts with its base and resolving them failed for this head"
+INTEGRATOR_WHY_REVIEW = (
+    "needs an approving review of this head by someone who may write to the repository, other than its author, "
+    "the authors of its commits and whoever pushed to its branch"
+)
+INTEGRATOR_WHY_FORK = (
+    "its head is a branch of {head}, not of {base}: the integrator acts only on branches of the repository itself "
+    "(a person may merge it)"
+)
+INTEGRATOR_WHY_NOT_WRITER = (
+    "opened by {author}, whose permission on the repository is '{permission}': the integrator acts only for "
+    "those who may write (a person may merge it)"
+)
+# Why a review does not count towards an approval.
+INTEGRATOR_REVIEW_NO_AUTHOR = "it has no author"
+INTEGRATOR_REVIEW_BY_AUTHOR = "it is by the pull request's author"
+INTEGRATOR_REVIEW_BY_INTEGRATOR = "it is by the integrator"
+INTEGRATOR_REVIEW_BY_COMMIT_AUTHOR = "it is by the author of a commit on the pull request"
+INTEGRATOR_REVIEW_NOT_WRITER = "its author may not write to the repository"
+INTEGRATOR_REVIEW_BY_PUSHER = "it is by someone who pushed to the pull request's branch"
+INTEGRATOR_REVIEW_PUSHER_UNKNOWN = (
+    "who pushed the pull request's head is not known (the forge's repository activity does not say), so no "
+    "approval counts"
+)
+INTEGRATOR_WHY_NOT_DEFAULT_BRANCH = (
+    "its base is {base}, not the repository's default branch {default}: the integrator merges only into the "
+    "default branch (a person may merge it)"
+)
+INTEGRATOR_WHY_UNTRUSTED = (
+    "its commits name content from outside the conversation ({sources}): needs an approving review of this "
+    "head by someone who may write, other than its author"
+)
+INTEGRATOR_WHY_STATUS_SUCCESS = "valid: the memrepo/validate status says so before the merge"
+INTEGRATOR_WHY_MERGE = "valid, mergeable and approved where needed: merge with the head sha"
+# Commit status descriptions (at most 140 characters).
+INTEGRATOR_STATUS_VALID = "memory is valid"
+INTEGRATOR_STATUS_INVALID = Text("{count:|problem|problems}: {first}")
+INTEGRATOR_STATUS_AUTHOR_MERGE = "valid; waits for a review, or for its author to merge it (review.allow_author_merge)"
+INTEGRATOR_NOTHING_LISTED = "(none given)"
+INTEGRATOR_INVALID_COMMENT = """\
+**memrepo could not merge this: the memory at {sha} does not validate.**
+
+{problems}
+
+{outcome}
+"""
+INTEGRATOR_INVALID_CLOSED = (
+    "This dream is closed. Its transcript cursor did not move, so a later dream covers the same messages again. "
+    "Nothing needs doing; if a rule above is what should change, change it in `.memrepo/config.yml` in a "
+    "reviewed commit, and the next dream is checked against it."
+)
+INTEGRATOR_INVALID_OPEN = "It stays open: push a fix to this branch and it is validated again."
+INTEGRATOR_CONFLICT_CLOSED_COMMENT = """\
+**memrepo closed this dream: it conflicts with `{base}`**, and the repository's merge mode is `auto`,
+which closes a conflicting dream rather than resolve it. Its transcript cursor did not move, so a later
+dream covers the same messages again, starting from the current `{base}`.
+
+What you can do: nothing, and the next dream redoes this on top of `{base}`; or, to have memrepo resolve
+conflicts instead, set `merge: explicit` (or `review`) in `.memrepo/config.yml` in a reviewed commit.
+"""
+INTEGRATOR_CONFLICT_COMMENT = """\
+**memrepo could not resolve the conflicts between this branch (at {sha}) and `{base}`.**
+
+Labelled `{label}` and left open for a person: merge `{base}` into this branch, fix the conflicts and
+push; the result is validated again and merged under the repository's merge policy.
+"""
+INTEGRATOR_UNTRUSTED_COMMENT = """\
+**memrepo will not merge this without a person's approval.** Its commits say, in their `Source`
+trailers, that they were made from content from outside the conversation:
+
+{sources}
+
+Such content can carry instructions aimed at the agent rather than at you. Labelled `{label}`; the
+approval is needed whatever the labels say. Approve only if the change is what the user wants; close
+the pull request otherwise.
+"""
+INTEGRATOR_GIVE_UP_COMMENT = Text("""\
+**memrepo gave up on this pull request after {attempts:|attempt|attempts}.** What was tried:
+
+{history}
+
+Labelled `{label}` and left open for a person. Any new push or review starts over.
+""")
+INTEGRATOR_WHY_MERGE_BATCH = "valid, mergeable and approved where needed: merge in the next batch with head sha"
 
 STATUS_DESCRIPTION_CHARS = 140  # GitHub refuses longer commit status descriptions
 MAX_LISTED = 20  # problems or history lines listed in one comment
@@ -122,9 +220,9 @@ def authority_problem(state: PullState) -> str | None:
     the forge lets write, or by the integrator itself."""
     head, base = state.head_repo.casefold(), state.base_repo.casefold()
     if not head or head != base:
-        return texts.INTEGRATOR_WHY_FORK.format(head=state.head_repo or "?", base=state.base_repo or "?")
+        return INTEGRATOR_WHY_FORK.format(head=state.head_repo or "?", base=state.base_repo or "?")
     if not (may_write(state.author_permission) or _same(state.author, state.integrator)):
-        return texts.INTEGRATOR_WHY_NOT_WRITER.format(author=state.author or "?",
+        return INTEGRATOR_WHY_NOT_WRITER.format(author=state.author or "?",
                                                       permission=state.author_permission or "none")
     return None
 
@@ -151,15 +249,15 @@ def review_problem(review: Review, state: PullState) -> str | None:
     head still stands until it is dismissed or replaced."""
     who = review.author
     if not who:
-        return texts.INTEGRATOR_REVIEW_NO_AUTHOR
+        return INTEGRATOR_REVIEW_NO_AUTHOR
     if _same(who, (state.author,)):
-        return texts.INTEGRATOR_REVIEW_BY_AUTHOR
+        return INTEGRATOR_REVIEW_BY_AUTHOR
     if _same(who, state.integrator):
-        return texts.INTEGRATOR_REVIEW_BY_INTEGRATOR
+        return INTEGRATOR_REVIEW_BY_INTEGRATOR
     if _same(who, state.commit_authors):
-        return texts.INTEGRATOR_REVIEW_BY_COMMIT_AUTHOR
+        return INTEGRATOR_REVIEW_BY_COMMIT_AUTHOR
     if not may_write(dict((k.casefold(), v) for k, v in state.permissions).get(who.casefold())):
-        return texts.INTEGRATOR_REVIEW_NOT_WRITER
+        return INTEGRATOR_REVIEW_NOT_WRITER
     return None
 
 
@@ -175,9 +273,9 @@ def approval_problem(review: Review, state: PullState) -> str | None:
     if problem is not None:
         return problem
     if state.pushers is None:
-        return texts.INTEGRATOR_REVIEW_PUSHER_UNKNOWN
+        return INTEGRATOR_REVIEW_PUSHER_UNKNOWN
     if _same(review.author, state.pushers):
-        return texts.INTEGRATOR_REVIEW_BY_PUSHER
+        return INTEGRATOR_REVIEW_BY_PUSHER
     return None
 
 
@@ -237,7 +335,7 @@ def _listed(lines: Iterable[str]) -> str:
     shown = [f"- {item}" for item in items[:MAX_LISTED] if item]
     if len(items) > MAX_LISTED:
         shown.append(texts.INTEGRATOR_MORE.format(count=len(items) - MAX_LISTED))
-    return "\n".join(shown) or f"- {texts.INTEGRATOR_NOTHING_LISTED}"
+    return "\n".join(shown) or f"- {INTEGRATOR_NOTHING_LISTED}"
 
 
 def _description(text: str) -> str:
@@ -256,10 +354,10 @@ def _source(text: str) -> str:
 
 def _invalid_texts(state: PullState, closing: bool) -> tuple[str, str]:
     problems = state.validation.problems if state.validation else ()
-    first = " ".join(str(problems[0]).split()) if problems else texts.INTEGRATOR_NOTHING_LISTED
-    description = _description(texts.INTEGRATOR_STATUS_INVALID.format(count=len(problems), first=first))
-    outcome = texts.INTEGRATOR_INVALID_CLOSED if closing else texts.INTEGRATOR_INVALID_OPEN
-    comment = texts.INTEGRATOR_INVALID_COMMENT.format(
+    first = " ".join(str(problems[0]).split()) if problems else INTEGRATOR_NOTHING_LISTED
+    description = _description(INTEGRATOR_STATUS_INVALID.format(count=len(problems), first=first))
+    outcome = INTEGRATOR_INVALID_CLOSED if closing else INTEGRATOR_INVALID_OPEN
+    comment = INTEGRATOR_INVALID_COMMENT.format(
         sha=state.head_sha[:12], problems=_listed(problems), outcome=outcome)
     return description, comment
 
@@ -267,14 +365,14 @@ def _invalid_texts(state: PullState, closing: bool) -> tuple[str, str]:
 # ------------------------------------------------------------------------------------------ rows
 def _publish(state: PullState, sha: str | None) -> Action:
     if state.head_published:
-        return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_MERGED)
-    return Action(Kind.PUBLISH_HEAD, texts.INTEGRATOR_WHY_PUBLISH, sha=sha or state.merge_commit_sha)
+        return Action(Kind.NOTHING, "merged, and its head event was published")
+    return Action(Kind.PUBLISH_HEAD, "merged; the head event is not published yet", sha=sha or state.merge_commit_sha)
 
 
 def _give_up(state: PullState, tuning: Tuning) -> Action:
-    comment = texts.INTEGRATOR_GIVE_UP_COMMENT.format(
+    comment = INTEGRATOR_GIVE_UP_COMMENT.format(
         attempts=state.attempts, history=_listed(state.history), label=LABEL_CONFLICT)
-    return Action(Kind.GIVE_UP, texts.INTEGRATOR_WHY_GIVE_UP.format(attempts=state.attempts,
+    return Action(Kind.GIVE_UP, INTEGRATOR_WHY_GIVE_UP.format(attempts=state.attempts,
                                                                       limit=tuning.max_attempts),
                   sha=state.head_sha or None, comment=comment, labels=(LABEL_CONFLICT,))
 
@@ -287,24 +385,24 @@ def _after_merge(state: PullState, last: LastMerge, tuning: Tuning) -> Action:
     if state.attempts >= tuning.max_attempts:
         return _give_up(state, tuning)
     if last.answer is MergeAnswer.UNKNOWN:
-        return Action(Kind.REREAD, texts.INTEGRATOR_WHY_UNKNOWN, delay=backoff(state.attempts, tuning),
+        return Action(Kind.REREAD, INTEGRATOR_WHY_UNKNOWN, delay=backoff(state.attempts, tuning),
                       check_merged=True)
     if last.answer is MergeAnswer.NOT_MERGED:
         wait = last.retry_after if last.retry_after is not None and last.retry_after > 0 else 0.0
-        reason = texts.INTEGRATOR_WHY_NOT_MERGED_LOST if last.lost else texts.INTEGRATOR_WHY_NOT_MERGED
+        reason = INTEGRATOR_WHY_NOT_MERGED_LOST if last.lost else INTEGRATOR_WHY_NOT_MERGED
         return Action(Kind.REREAD, reason, delay=float(min(wait, 3600.0)))
-    return Action(Kind.REREAD, texts.INTEGRATOR_WHY_REFUSED.format(answer=last.answer.value))
+    return Action(Kind.REREAD, INTEGRATOR_WHY_REFUSED.format(answer=last.answer.value))
 
 
 def _invalid(state: PullState) -> Action:
     if is_dream(state):
         description, comment = _invalid_texts(state, closing=True)
-        return Action(Kind.COMMENT_AND_CLOSE, texts.INTEGRATOR_WHY_INVALID_CLOSE, sha=state.head_sha,
+        return Action(Kind.COMMENT_AND_CLOSE, INTEGRATOR_WHY_INVALID_CLOSE, sha=state.head_sha,
                       status="failure", description=description, comment=comment)
     if state.status == "failure":
-        return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_INVALID_WAITING)
+        return Action(Kind.NOTHING, "does not validate and says so; waiting for a person to push a fix")
     description, comment = _invalid_texts(state, closing=False)
-    return Action(Kind.SET_STATUS, texts.INTEGRATOR_WHY_INVALID_OPEN, sha=state.head_sha,
+    return Action(Kind.SET_STATUS, INTEGRATOR_WHY_INVALID_OPEN, sha=state.head_sha,
                   status="failure", description=description, comment=comment)
 
 
@@ -312,16 +410,16 @@ def _not_mergeable(state: PullState, policy: Policy) -> Action:
     mode = merge_mode(policy)
     if mode == "auto" and is_dream(state):
         return Action(Kind.COMMENT_AND_CLOSE, texts.INTEGRATOR_WHY_CONFLICT_CLOSE, sha=state.head_sha,
-                      comment=texts.INTEGRATOR_CONFLICT_CLOSED_COMMENT.format(base=state.base_ref or "main"))
+                      comment=INTEGRATOR_CONFLICT_CLOSED_COMMENT.format(base=state.base_ref or "main"))
     if not state.resolution_tried:
-        return Action(Kind.RESOLVE, texts.INTEGRATOR_WHY_RESOLVE.format(mode=mode), sha=state.head_sha,
+        return Action(Kind.RESOLVE, INTEGRATOR_WHY_RESOLVE.format(mode=mode), sha=state.head_sha,
                       base_sha=state.base_sha or None)
     if LABEL_CONFLICT not in state.labels:
-        return Action(Kind.MARK_CONFLICT, texts.INTEGRATOR_WHY_CONFLICT_MARK, sha=state.head_sha,
+        return Action(Kind.MARK_CONFLICT, INTEGRATOR_WHY_CONFLICT_MARK, sha=state.head_sha,
                       labels=(LABEL_CONFLICT,),
-                      comment=texts.INTEGRATOR_CONFLICT_COMMENT.format(
+                      comment=INTEGRATOR_CONFLICT_COMMENT.format(
                           base=state.base_ref or "main", sha=state.head_sha[:12], label=LABEL_CONFLICT))
-    return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_CONFLICT_WAITING)
+    return Action(Kind.NOTHING, "conflicts marked for a person; waiting for a push")
 
 
 def _resolved_in_batch(state: PullState, policy: Policy, tuning: Tuning) -> bool:
@@ -343,20 +441,20 @@ def _needs_review(state: PullState, policy: Policy) -> Action:
     labels = (LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED) if state.untrusted_sources else (LABEL_NEEDS_REVIEW,)
     status = "success" if policy.review.allow_author_merge else "pending"
     if all(label in state.labels for label in labels) and state.status == status:
-        return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_REVIEW_WAITING)
+        return Action(Kind.NOTHING, "marked as waiting for review")
     comment = None
     if state.untrusted_sources and LABEL_UNTRUSTED not in state.labels:
-        comment = texts.INTEGRATOR_UNTRUSTED_COMMENT.format(
+        comment = INTEGRATOR_UNTRUSTED_COMMENT.format(
             sources=_listed(f"`{_source(s)}`" for s in state.untrusted_sources), label=LABEL_UNTRUSTED)
     if changes_requested(state):
-        why = texts.INTEGRATOR_WHY_CHANGES_REQUESTED
+        why = "a reviewer requested changes"
     elif state.untrusted_sources:
-        why = texts.INTEGRATOR_WHY_UNTRUSTED.format(
+        why = INTEGRATOR_WHY_UNTRUSTED.format(
             sources=", ".join(_source(s) for s in state.untrusted_sources[:MAX_LISTED]))
     else:
-        why = texts.INTEGRATOR_WHY_REVIEW
-    description = texts.INTEGRATOR_STATUS_AUTHOR_MERGE if policy.review.allow_author_merge \
-        else texts.INTEGRATOR_STATUS_REVIEW
+        why = INTEGRATOR_WHY_REVIEW
+    description = INTEGRATOR_STATUS_AUTHOR_MERGE if policy.review.allow_author_merge \
+        else "waiting for review"
     return Action(Kind.MARK_NEEDS_REVIEW, why, sha=state.head_sha, labels=labels, status=status,
                   description=description, comment=comment)
 
@@ -371,44 +469,44 @@ def decide(state: PullState, policy: Policy, tuning: Tuning = DEFAULT_TUNING) ->
     and its branch's pushers where a review is needed; it carries that head sha.
     """
     if not is_memrepo(state):
-        return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_NOT_MEMREPO)
+        return Action(Kind.NOTHING, INTEGRATOR_WHY_NOT_MEMREPO)
     if not on_default_branch(state):
-        return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_NOT_DEFAULT_BRANCH.format(
+        return Action(Kind.NOTHING, INTEGRATOR_WHY_NOT_DEFAULT_BRANCH.format(
             base=_branch(state.base_ref) or "?", default=state.default_branch or "?"))
     if state.last_merge is not None and state.last_merge.answer.merged:
         return _publish(state, state.last_merge.sha)
     if state.merged:
         return _publish(state, state.merge_commit_sha)
     if state.state != "open":
-        return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_CLOSED)
+        return Action(Kind.NOTHING, "closed without merging")
     if state.last_merge is not None:
         return _after_merge(state, state.last_merge, tuning)
     refused = authority_problem(state)
     if refused is not None:
         return Action(Kind.NOTHING, refused)
     if state.draft:
-        return Action(Kind.NOTHING, texts.INTEGRATOR_WHY_DRAFT)
+        return Action(Kind.NOTHING, "a draft; nothing is done until it is ready for review")
     if state.attempts >= tuning.max_attempts:
         return _give_up(state, tuning)
     if not state.head_sha:
-        return Action(Kind.WAIT, texts.INTEGRATOR_WHY_NO_HEAD, delay=backoff(state.attempts, tuning))
+        return Action(Kind.WAIT, "the head sha is not known yet", delay=backoff(state.attempts, tuning))
     validation = state.validation
     if validation is None or validation.sha != state.head_sha:
-        return Action(Kind.VALIDATE, texts.INTEGRATOR_WHY_VALIDATE, sha=state.head_sha)
+        return Action(Kind.VALIDATE, "no validation result for the current head", sha=state.head_sha)
     if not validation.valid:
         return _invalid(state)
     mergeable = state.mergeable if state.mergeable is not None else state.merges_cleanly
     if mergeable is None:
-        return Action(Kind.WAIT, texts.INTEGRATOR_WHY_MERGEABLE_UNKNOWN,
+        return Action(Kind.WAIT, "GitHub is still computing whether it can be merged",
                       delay=backoff(state.attempts, replace(tuning, wait_base=tuning.mergeable_wait_base)))
     if mergeable is False and not _resolved_in_batch(state, policy, tuning):
         return _not_mergeable(state, policy)
     if (review_needed(state, policy) and not approved(state)) or changes_requested(state):
         return _needs_review(state, policy)
     if tuning.merge_by_push:  # nobody reads a status on a pull request merged at once
-        return Action(Kind.MERGE, texts.INTEGRATOR_WHY_MERGE_BATCH, sha=state.head_sha, method=MERGE_METHOD,
+        return Action(Kind.MERGE, INTEGRATOR_WHY_MERGE_BATCH, sha=state.head_sha, method=MERGE_METHOD,
                       base_sha=state.base_sha or None)
     if state.status != "success":
-        return Action(Kind.SET_STATUS, texts.INTEGRATOR_WHY_STATUS_SUCCESS, sha=state.head_sha,
-                      status="success", description=texts.INTEGRATOR_STATUS_VALID)
-    return Action(Kind.MERGE, texts.INTEGRATOR_WHY_MERGE, sha=state.head_sha, method=MERGE_METHOD)
+        return Action(Kind.SET_STATUS, INTEGRATOR_WHY_STATUS_SUCCESS, sha=state.head_sha,
+                      status="success", description=INTEGRATOR_STATUS_VALID)
+    return Action(Kind.MERGE, INTEGRATOR_WHY_MERGE, sha=state.head_sha, method=MERGE_METHOD)

@@ -77,6 +77,15 @@ from bot.redis_keys import (
 from bot.repo_lock import RepoLock, repo_lock
 from bot.texts import plural
 
+INTEGRATOR_TOO_MANY_STEPS = "{steps} decisions in one run; coming back shortly to continue"
+INTEGRATOR_LOCK_LOST = "the lock on {repo} lapsed while the integrator acted; the job starts over from a fresh read"
+INTEGRATOR_PUSH_FORBIDDEN = (
+    "The forge does not let the integrator push to {branch} of {repo} ({problem}); pull requests are merged "
+    "one by one through the merge API for the next hour. Let the integrator bypass the branch's rules "
+    "(docs/architecture.md §6.6) to merge in batches.")
+INTEGRATOR_BATCH_NOTHING = "nothing ready to merge"
+INTEGRATOR_BATCH_ONE_BY_ONE = "merged one by one through the merge API"
+
 log = logging.getLogger("memrepo.integrator")
 
 PROGRESS_TTL = 24 * 3600
@@ -233,7 +242,7 @@ class Integration:
         """Act only under the lock: a renewal that found it lost (another integrator may
         hold it now) ends the run here."""
         if self.lock.lost.is_set():
-            raise MemrepoError(texts.INTEGRATOR_LOCK_LOST.format(repo=self.repo))
+            raise MemrepoError(INTEGRATOR_LOCK_LOST.format(repo=self.repo))
 
     def _ready(self, pull: PullRequest) -> object:
         """Mark this pull request ready for the next batch, with the head the decision validated."""
@@ -272,7 +281,7 @@ class Integration:
             counted = action.kind in (Kind.MERGE, Kind.REREAD, Kind.WAIT, Kind.RESOLVE)
             self._count(applied.note, counted)
             if not self.lock.extend():  # it lapsed: another integrator may act now; start over
-                raise MemrepoError(texts.INTEGRATOR_LOCK_LOST.format(repo=self.repo))
+                raise MemrepoError(INTEGRATOR_LOCK_LOST.format(repo=self.repo))
             if applied.next is act.Next.STOP:
                 return RunResult(reason, kind, settled=(applied.state or state).head_published)
             if applied.next is act.Next.DECIDE:
@@ -289,7 +298,7 @@ class Integration:
                 self.client.is_merged(self.number)  # GitHub's own answer first; the read below carries it
             pull, state, policy = self.read()
             actor.pull, actor.policy = pull, policy
-        return RunResult(texts.INTEGRATOR_TOO_MANY_STEPS.format(steps=MAX_STEPS), kind, wait=1.0)
+        return RunResult(INTEGRATOR_TOO_MANY_STEPS.format(steps=MAX_STEPS), kind, wait=1.0)
 
 
 # ------------------------------------------------------------------------------------ batches
@@ -327,7 +336,7 @@ class Batch:
     def run(self) -> str:
         entries = self._entries()
         if not entries:
-            return texts.INTEGRATOR_BATCH_NOTHING
+            return INTEGRATOR_BATCH_NOTHING
         base_ref = next(iter(entries.values())).get("base") or "main"
         ready = [Ready(n, e["sha"]) for n, e in entries.items() if (e.get("base") or "main") == base_ref]
         owner = self.repo.partition("/")[0]
@@ -359,14 +368,14 @@ class Batch:
                 tip = commit
             ready = [Ready(n, sha) for n, sha, _ in chain]
             if not chain:
-                return texts.INTEGRATOR_BATCH_NOTHING
+                return INTEGRATOR_BATCH_NOTHING
             if self.lock.lost.is_set():
-                raise MemrepoError(texts.INTEGRATOR_LOCK_LOST.format(repo=self.repo))
+                raise MemrepoError(INTEGRATOR_LOCK_LOST.format(repo=self.repo))
             try:
                 answer = PushAnswer.PUSHED if self.workspace.push(tip, base_ref) else PushAnswer.MOVED
             except PushRefused as exc:
                 answer = PushAnswer.REFUSED
-                log.warning(texts.INTEGRATOR_PUSH_FORBIDDEN.format(branch=base_ref, repo=self.repo, problem=exc))
+                log.warning(INTEGRATOR_PUSH_FORBIDDEN.format(branch=base_ref, repo=self.repo, problem=exc))
                 self.ctx.redis.set(push_refused_key(self.repo), str(exc), ex=PUSH_REFUSED_TTL)
             step = after_push(answer, rebuilds)
             if step is AfterPush.REBUILD:
@@ -383,8 +392,8 @@ class Batch:
             if not self.ctx.redis.exists(push_refused_key(self.repo)):
                 result = self.client.merge(number, sha, method="merge")
                 log.info("%s: merge at %s: %s", pr_key(self.repo, number), sha[:12], result.outcome.value)
-            self._back_to_its_job(number, texts.INTEGRATOR_BATCH_ONE_BY_ONE)
-        return texts.INTEGRATOR_BATCH_ONE_BY_ONE
+            self._back_to_its_job(number, INTEGRATOR_BATCH_ONE_BY_ONE)
+        return INTEGRATOR_BATCH_ONE_BY_ONE
 
     def _settle(self, chain: list[tuple[int, str, str]], done: dict[int, str], before: str, tip: str,
                 entries: dict[int, dict]) -> str:
@@ -405,7 +414,7 @@ class Batch:
                                       dream_id=dream_id_of_branch(branch)))
         log.info("%s: merged %s in one push: %s", self.repo, plural(len(done), "pull request"),
                  ", ".join(f"#{n}" for n in sorted(done)))
-        return texts.INTEGRATOR_BATCH_MERGED.format(count=len(done), sha=tip[:12])
+        return f"merged {len(done)} in one push, main at {tip[:12]}"
 
 
 @collapsing
@@ -450,7 +459,7 @@ def integrate(repo: str, number: int, *, context: Context | None = None) -> str:
     ctx = context or get_context()
     remember_repo(ctx.redis, repo)
     if act.is_published(ctx.redis, repo, number):  # merged and told: the forge's `closed` delivery needs no read
-        return Settled(texts.INTEGRATOR_ALREADY_MERGED)
+        return Settled("already merged and its new head published")
     client = ctx.forge(repo)
     try:
         with repo_lock(ctx.redis, repo, ctx.lock_ttl, wait=ctx.lock_wait_seconds) as lock:
@@ -458,7 +467,7 @@ def integrate(repo: str, number: int, *, context: Context | None = None) -> str:
                 result = Integration(ctx, repo, number, client, lock).run()
             except NotFound:
                 log.info("%s: gone", pr_key(repo, number))
-                return texts.INTEGRATOR_PULL_GONE
+                return "the pull request no longer exists"
             except RateLimited as exc:
                 result = RunResult(str(exc), None, wait=max(1.0, exc.retry_after))
     finally:

@@ -10,14 +10,18 @@ from typing import Any
 import requests
 
 from bot import llm
-from bot.integrator import texts
 from bot.memfs import ResolveRequest, ResolverError
 from bot.templating import render
 
+# The model-backed resolver (resolve.py); shown after "path: ".
+RESOLVE_LLM_TIMEOUT = "the LLM endpoint {url} did not answer within {seconds:g}s"
+RESOLVE_LLM_UNREACHABLE = "the LLM endpoint {url} cannot be reached ({problem})"
+RESOLVE_LLM_SHAPE = "the LLM endpoint's answer has no choices[0].message.content"
+
 SYSTEM_PROMPT = "prompts/resolve-llm-system.md.j2"
 
-_WORDING = llm.Wording(timeout=texts.RESOLVE_LLM_TIMEOUT, unreachable=texts.RESOLVE_LLM_UNREACHABLE,
-                       status=texts.RESOLVE_LLM_STATUS, shape=texts.RESOLVE_LLM_SHAPE)
+_WORDING = llm.Wording(timeout=RESOLVE_LLM_TIMEOUT, unreachable=RESOLVE_LLM_UNREACHABLE,
+                       status="the LLM endpoint {url} answered HTTP {status}: {answer}", shape=RESOLVE_LLM_SHAPE)
 
 
 class LLMResolver:
@@ -58,5 +62,5 @@ class LLMResolver:
     def resolve(self, request: ResolveRequest) -> str | None:
         content = self.chat.complete(self.build_request(request))
         if not isinstance(content, str) or not content.strip():
-            raise ResolverError(texts.RESOLVE_LLM_EMPTY)
+            raise ResolverError("the LLM answered with no text")
         return llm.unfenced(content)  # one outer ``` fence off, though the model was told not to fence

@@ -36,6 +36,21 @@ from bot.memfs import MemoryRepo, Resolver, checks, resolve_tree
 from bot.memfs.sync import HeaderCallbacks, fetch_from, libgit2_timeouts, redact
 from bot.trailers import external_sources
 
+INTEGRATOR_RESOLUTION_COMMIT = """\
+Merge {base} into {branch}: conflicts resolved by memrepo
+
+Markdown-aware three-way merge (frontmatter key by key, lists as a union) of the files both
+sides changed; validated before it was pushed.
+
+Files both sides changed:
+{paths}{notes}
+"""
+# Merging in batches (bot/integrator/jobs.py merge_ready, workspace.merge_onto)
+INTEGRATOR_BATCH_RESOLVED = (
+    "{title}\n\nConflicts with the branch as the batch before it left it were resolved in this merge commit, "
+    "by the integrator's markdown-aware merge:\n\n{paths}{notes}")
+INTEGRATOR_PUSH_REFUSED = "the forge refused the push to {ref} of {repo}: {answer}"
+
 log = logging.getLogger("memrepo.integrator.workspace")
 
 BASE_REFS = "refs/memrepo/base/"
@@ -211,7 +226,7 @@ class Workspace:
             notes = dict(tree.notes)
             both = [p for p in sorted(set(ours) | set(theirs))
                     if base_files.get(p) not in (ours.get(p), theirs.get(p)) and ours.get(p) != theirs.get(p)]
-        message = title if not both else texts.INTEGRATOR_BATCH_RESOLVED.format(
+        message = title if not both else INTEGRATOR_BATCH_RESOLVED.format(
             title=title, paths=_listed(both), notes=_notes(notes))
         who = pygit2.Signature(INTEGRATOR.name, INTEGRATOR.email, int(time.time()), 0)
         merged = str(git.create_commit(None, who, who, message.rstrip("\n") + "\n", tree_id, [onto.id, head.id]))
@@ -308,7 +323,7 @@ class Workspace:
         who = pygit2.Signature(INTEGRATOR.name, INTEGRATOR.email, *now)
         both = [p for p in sorted(set(ours) | set(theirs))
                 if base_files.get(p) not in (ours.get(p), theirs.get(p)) and ours.get(p) != theirs.get(p)]
-        message = texts.INTEGRATOR_RESOLUTION_COMMIT.format(branch=head_ref, base=base_sha[:12],
+        message = INTEGRATOR_RESOLUTION_COMMIT.format(branch=head_ref, base=base_sha[:12],
                                                             paths=_listed(both or sorted(writes)),
                                                             notes=_notes(tree.notes))
         merged = str(git.create_commit(None, who, who, message, tree_id, [head.id, git[base_sha].peel(
@@ -347,7 +362,7 @@ class Workspace:
             log.info("push of %s to %s refused by the forge: %s", sha[:12], ref, refused)
             if any(word in refused.lower() for word in (*MOVED, "stale info", "fetch first")):
                 return False
-            raise PushRefused(texts.INTEGRATOR_PUSH_REFUSED.format(ref=ref, repo=self.repo, answer=refused))
+            raise PushRefused(INTEGRATOR_PUSH_REFUSED.format(ref=ref, repo=self.repo, answer=refused))
         return True
 
 

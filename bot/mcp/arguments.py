@@ -10,14 +10,26 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from bot.errors import MemrepoError
-from bot.mcp import texts
 from bot.mcp.catalog import ToolSpec
+
+MCP_ARG_UNKNOWN = "{tool} does not take the argument '{name}' (it takes: {accepted})"
+MCP_ARG_TYPE = "{tool}: '{name}' must be {expected}, found {kind}"
+MCP_ARG_RANGE = "{tool}: '{name}' must be {bounds}, found {value}"
+# How a value and a JSON Schema type read inside an argument's refusal ("'k' must be a whole
+# number, found text"), and the bounds of a number.
+# What a value given is, by the name of its Python type (from JSON: str, bool, int, float, list,
+# dict or None).
+VALUE_KINDS = {"str": "text", "bool": "true/false", "int": "a whole number", "float": "a number", "list": "a list",
+               "dict": "an object", "NoneType": "null"}
+# What a JSON Schema type asks for.
+SCHEMA_TYPES = {"string": "text", "integer": "a whole number", "number": "a number", "boolean": "true or false",
+                "array": "a list", "object": "an object"}
 
 _validators: dict[str, Draft202012Validator] = {}
 
 
 def _kind(value: object) -> str:
-    return texts.VALUE_KINDS.get(type(value).__name__, type(value).__name__)
+    return VALUE_KINDS.get(type(value).__name__, type(value).__name__)
 
 
 def _validator(spec: ToolSpec) -> Draft202012Validator:
@@ -47,25 +59,25 @@ def describe(spec: ToolSpec, error: ValidationError) -> str:
     kind = error.validator
     if kind == "required":
         missing = next((n for n in spec.required if n not in error.instance), "?")
-        return texts.MCP_ARG_MISSING.format(tool=spec.name, name=missing)
+        return f"{spec.name} needs the argument '{missing}'"
     if kind == "additionalProperties":
         extra = sorted(set(error.instance) - set(spec.properties))
-        return texts.MCP_ARG_UNKNOWN.format(tool=spec.name, name=extra[0] if extra else "?",
+        return MCP_ARG_UNKNOWN.format(tool=spec.name, name=extra[0] if extra else "?",
                                             accepted=", ".join(spec.properties))
     if kind == "type":
-        expected = texts.SCHEMA_TYPES.get(str(error.validator_value), str(error.validator_value))
-        return texts.MCP_ARG_TYPE.format(tool=spec.name, name=".".join(where), expected=expected,
+        expected = SCHEMA_TYPES.get(str(error.validator_value), str(error.validator_value))
+        return MCP_ARG_TYPE.format(tool=spec.name, name=".".join(where), expected=expected,
                                             kind=_kind(error.instance))
     if kind == "enum":
-        return texts.MCP_ARG_CHOICE.format(tool=spec.name, name=name,
+        return "{tool}: '{name}' must be one of: {choices}".format(tool=spec.name, name=name,
                                            choices=", ".join(map(str, error.validator_value)))
     if kind in ("minimum", "maximum"):
         low, high = spec.properties[name].get("minimum"), spec.properties[name].get("maximum")
-        bounds = texts.BOUNDS_BOTH.format(low=low, high=high) if low is not None and high is not None else (
-            texts.BOUNDS_LOW.format(low=low) if low is not None else texts.BOUNDS_HIGH.format(high=high))
-        return texts.MCP_ARG_RANGE.format(tool=spec.name, name=name, bounds=bounds, value=error.instance)
+        bounds = f"from {low} to {high}" if low is not None and high is not None else (
+            f"at least {low}" if low is not None else f"at most {high}")
+        return MCP_ARG_RANGE.format(tool=spec.name, name=name, bounds=bounds, value=error.instance)
     if kind == "minLength":
-        return texts.MCP_ARG_EMPTY.format(tool=spec.name, name=name)
+        return f"{spec.name}: '{name}' must not be empty"
     if kind in ("minItems", "maxItems"):
-        return texts.MCP_ARG_PAIR.format(tool=spec.name, name=name)
-    return texts.MCP_ARG_INVALID.format(tool=spec.name, name=name or "arguments")
+        return f"{spec.name}: '{name}' must be two whole numbers [first line, last line]"
+    return "{tool}: '{name}' is not valid".format(tool=spec.name, name=name or "arguments")

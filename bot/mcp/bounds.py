@@ -27,6 +27,10 @@ from bot.bounded_json import MAX_DEPTH, LineSplitter, Overlong, TooDeepError, to
 from bot.errors import MemrepoError
 from bot.mcp import texts
 
+MCP_MESSAGE_LONG = "the message is {size} bytes long, more than the {limit} memrepo reads"
+MCP_MESSAGE_LONG_SENT = "the message is longer than the {limit} bytes memrepo reads"
+MCP_MESSAGE_DEEP = "the message nests arrays and objects deeper than {limit} levels, more than memrepo reads"
+
 MAX_MESSAGE = 4 * 1024 * 1024  # bytes of one stdio line (with its newline) or one HTTP body
 READ_SIZE = 64 * 1024  # bytes read from standard input at a time
 
@@ -41,10 +45,10 @@ def refusal(line: bytes | Overlong) -> tuple[str | None, Refused | None]:
     """A line as the SDK reads it (UTF-8, undecodable bytes replaced, as its own reader does),
     or why it is refused: longer than MAX_MESSAGE, or nesting deeper than MAX_DEPTH."""
     if isinstance(line, Overlong):
-        return None, Refused(texts.MCP_MESSAGE_LONG.format(size=line.size, limit=MAX_MESSAGE))
+        return None, Refused(MCP_MESSAGE_LONG.format(size=line.size, limit=MAX_MESSAGE))
     text = line.decode("utf-8", "replace")
     if too_deep(text):
-        return None, TooDeepError(texts.MCP_MESSAGE_DEEP.format(limit=MAX_DEPTH))
+        return None, TooDeepError(MCP_MESSAGE_DEEP.format(limit=MAX_DEPTH))
     return text, None
 
 
@@ -99,7 +103,7 @@ def bounded_body(app: Asgi, limit: int = MAX_MESSAGE) -> Asgi:
             return
         declared = next((value for name, value in scope.get("headers", ()) if name == b"content-length"), None)
         if declared is not None and declared.strip().isdigit() and int(declared) > limit:
-            await _refuse(send, 413, Refused(texts.MCP_MESSAGE_LONG.format(size=int(declared), limit=limit)))
+            await _refuse(send, 413, Refused(MCP_MESSAGE_LONG.format(size=int(declared), limit=limit)))
             return
         body = bytearray()
         while True:
@@ -108,7 +112,7 @@ def bounded_body(app: Asgi, limit: int = MAX_MESSAGE) -> Asgi:
                 return
             body += message.get("body", b"")
             if len(body) > limit:
-                await _refuse(send, 413, Refused(texts.MCP_MESSAGE_LONG_SENT.format(limit=limit)))
+                await _refuse(send, 413, Refused(MCP_MESSAGE_LONG_SENT.format(limit=limit)))
                 return
             if not message.get("more_body", False):
                 break
@@ -117,7 +121,7 @@ def bounded_body(app: Asgi, limit: int = MAX_MESSAGE) -> Asgi:
         except UnicodeDecodeError:
             text = ""  # the SDK answers what is no JSON itself
         if too_deep(text):
-            await _refuse(send, 400, TooDeepError(texts.MCP_MESSAGE_DEEP.format(limit=MAX_DEPTH)))
+            await _refuse(send, 400, TooDeepError(MCP_MESSAGE_DEEP.format(limit=MAX_DEPTH)))
             return
         replayed = False
 

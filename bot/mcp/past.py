@@ -7,10 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bot.mcp import texts
 from bot.memfs import at as memory_at
 from bot.memfs import parse_when
 from bot.provenance import why as provenance
+
+# memory_at (past.py).
+MCP_AT_HEADER = "Memory at {when}: commit {commit} of {committed_at} by {author} ({role}): {summary}{latest}"
 
 
 def why(root: Path, path: str, line: int | None, *, transcripts: Any = None) -> tuple[str, dict[str, Any]]:
@@ -27,13 +29,13 @@ def at(root: Path, when: str, path: str | None) -> tuple[str, dict[str, Any]]:
 
 def render_at(report: dict[str, Any]) -> str:
     """The report of `at` as text: which commit, then the file's text or the files."""
-    head = texts.MCP_AT_HEADER.format(
+    head = MCP_AT_HEADER.format(
         when=report["when"], commit=report["commit"][:12], committed_at=report["committed_at"],
         author=report["author"]["name"], role=report["role"], summary=report["summary"],
-        latest=texts.MCP_AT_LATEST if report.get("latest") else "")
+        latest=" (still the latest)" if report.get("latest") else "")
     if report.get("path") is not None:
-        return head + "\n" + texts.MCP_AT_FILE.format(path=report["path"]) + "\n" + report.get("text", "")
-    lines = [texts.MCP_AT_FILE_LINE.format(path=f["path"], size=f["size"],
+        return head + "\n" + "{path} as it was then:".format(path=report["path"]) + "\n" + report.get("text", "")
+    lines = ["{path} ({size:,} bytes){description}".format(path=f["path"], size=f["size"],
                                            description=f" — {f['description']}" if f["description"] else "")
              for f in report.get("files", [])]
     return "\n".join([head, *lines])

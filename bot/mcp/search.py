@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.mcp import texts
 from bot.transcript.documents import FileHit
 from bot.transcript.store import Hit, TranscriptStore
 
@@ -30,19 +29,17 @@ def render(query: str, files: Sequence[FileHit] | None, hits: Sequence[Hit] | No
     parts: list[str] = []
     if files is not None:
         if files:
-            parts.append(texts.MCP_SEARCH_FILES_HEADER.format(count=len(files)))
-            parts.extend(texts.MCP_SEARCH_FILE.format(rank=rank, path=hit.path, line=hit.line or 1,
-                                                      score=hit.score, snippet=hit.snippet)
+            parts.append(f"Memory files ({len(files)}):")
+            parts.extend(f"{rank}. {hit.path}:{hit.line or 1}: {hit.snippet}"
                          for rank, hit in enumerate(files, 1))
         else:
-            parts.append(texts.MCP_SEARCH_NO_FILES.format(query=query))
+            parts.append(f"No memory file matches {query!r}.")
     if hits:
-        parts.append(texts.MCP_SEARCH_MESSAGES_HEADER.format(count=len(hits)))
-        parts.extend(texts.MCP_SEARCH_MESSAGE.format(
-            rank=rank, time=hit.captured_at, conversation=hit.conversation_id, kind=hit.kind,
-            message_id=hit.message_id, score=hit.score, snippet=hit.snippet) for rank, hit in enumerate(hits, 1))
+        parts.append(f"Conversation messages ({len(hits)}):")
+        parts.extend(f"{rank}. {hit.captured_at} {hit.conversation_id} {hit.kind} {hit.message_id} "
+                     f"(score {hit.score:.2f}): {hit.snippet}" for rank, hit in enumerate(hits, 1))
     elif hits is not None:
-        parts.append(texts.MCP_SEARCH_NO_MESSAGES.format(query=query))
+        parts.append(f"No conversation message matches {query!r}.")
     if note:
         parts.append(note)
     return "\n".join(parts)

@@ -33,7 +33,7 @@ from bot import texts as shared_texts
 from bot.agent import AgentSession
 from bot.errors import MemrepoError
 from bot.forge.client import RetryPolicy
-from bot.mcp import arguments, search, texts, writes
+from bot.mcp import arguments, search, writes
 from bot.mcp.catalog import (
     CORE_MEMORY_NAME,
     CORE_MEMORY_URI,
@@ -48,6 +48,18 @@ from bot.mcp.head import POLL_SECONDS, HeadWatcher
 from bot.mcp.writes import CODEX_CALL_META, TOOL_USE_META
 from bot.memfs import DEFAULT_MEMORY_DIR, MemoryRepo, PromptCompiler
 from bot.transcript import documents
+
+MCP_NO_CLAUDE_SESSION = (
+    "--claude-code: CLAUDE_CODE_SESSION_ID is not set; Claude Code sets it for the MCP servers it starts "
+    "(outside Claude Code, give --conversation ID instead)"
+)
+MCP_RECORDED = "recorded {kind} message {id} from {source} in conversation {conversation} (turn {turn})."
+MCP_RECORDED_UNTRUSTED = ("The context holds untrusted content ({sources}): every memory edit goes to a pull "
+                          "request a person must approve until the context no longer holds it (record a "
+                          "`compaction` message when it was dropped or summarised away).")
+MCP_UNKNOWN_RESOURCE = "unknown resource {uri}; this server has: {uris}"
+MCP_TOOL_BUG = "{tool} failed unexpectedly ({error}); this is a bug in memrepo, please report it"
+MCP_SEARCH_NO_TRANSCRIPTS = "No conversation of agent {agent} is recorded (in {home})."
 
 log = logging.getLogger("memrepo.mcp")
 
@@ -97,7 +109,7 @@ class MemoryServer:
 
             conversation = conversation or session_id(env)
             if conversation is None:
-                raise MemrepoError(texts.MCP_NO_CLAUDE_SESSION)
+                raise MemrepoError(MCP_NO_CLAUDE_SESSION)
             self.claude_session = SessionTranscript(repo.root, conversation, env)
         self.root: Path = repo.root
         self.tools = tools(record=options.record)
@@ -161,7 +173,7 @@ class MemoryServer:
                          ) -> types.CallToolResult:
         spec = self.by_name.get(params.name)
         if spec is None:
-            raise MCPError(types.INVALID_PARAMS, texts.MCP_UNKNOWN_TOOL.format(
+            raise MCPError(types.INVALID_PARAMS, "unknown tool '{name}'; this server has: {tools}".format(
                 name=params.name, tools=", ".join(self.by_name)))
         try:
             args = arguments.check(spec, params.arguments)
@@ -174,7 +186,7 @@ class MemoryServer:
             return _text(exc.message, error=True)
         except Exception as exc:  # a bug: one line to the client, the traceback to the log
             log.exception("tool %s", spec.name)
-            return _text(texts.MCP_TOOL_BUG.format(tool=spec.name, error=f"{type(exc).__name__}: {exc}"),
+            return _text(MCP_TOOL_BUG.format(tool=spec.name, error=f"{type(exc).__name__}: {exc}"),
                          error=True)
         if spec.command is not None and not spec.read_only and not result.is_error:
             await self.watcher.check()  # announce our own commit now, not at the next poll
@@ -203,14 +215,14 @@ class MemoryServer:
         try:
             done = self.writes.record(args["kind"], args["text"], args.get("source"))
         except MemrepoError as exc:
-            raise MemrepoError(texts.MCP_RECORD_REFUSED.format(problem=exc.message)) from None
-        text = texts.MCP_RECORDED.format(kind=done.row["kind"], source=done.row["source"],
+            raise MemrepoError(f"memory_record: {exc.message}; nothing was recorded") from None
+        text = MCP_RECORDED.format(kind=done.row["kind"], source=done.row["source"],
                                          id=done.row["message_id"], conversation=self.conversation_id,
                                          turn=done.turn)
         if done.untrusted:
-            text += " " + texts.MCP_RECORDED_UNTRUSTED.format(sources=", ".join(done.untrusted))
+            text += " " + MCP_RECORDED_UNTRUSTED.format(sources=", ".join(done.untrusted))
         if done.dream is not None:
-            text += "\n" + texts.MCP_RECORDED_DREAM.format(outcome=done.dream)
+            text += "\n" + f"dream: {done.dream}"
         return _text(text, data=done.to_dict())
 
     def _transcripts(self) -> Any:
@@ -230,7 +242,7 @@ class MemoryServer:
             hits = search.search_transcripts(store, self.agent_id, query, k, conversation=args.get("conversation"),
                                              since=args.get("since"), until=args.get("until"))
             if hits is None:
-                note = texts.MCP_SEARCH_NO_TRANSCRIPTS.format(agent=self.agent_id, home=store.home)
+                note = MCP_SEARCH_NO_TRANSCRIPTS.format(agent=self.agent_id, home=store.home)
         data = {"memory": None if files is None else [hit.to_dict() for hit in files],
                 "transcripts": None if hits is None else [hit.to_dict() for hit in hits]}
         return _text(search.render(query, files, hits, note), data=data)
@@ -277,7 +289,7 @@ class MemoryServer:
 
 def _check_uri(uri: str) -> None:
     if str(uri) != CORE_MEMORY_URI:
-        raise MCPError(types.INVALID_PARAMS, texts.MCP_UNKNOWN_RESOURCE.format(uri=uri, uris=CORE_MEMORY_URI),
+        raise MCPError(types.INVALID_PARAMS, MCP_UNKNOWN_RESOURCE.format(uri=uri, uris=CORE_MEMORY_URI),
                        data={"uri": str(uri)})
 
 

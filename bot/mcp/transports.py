@@ -30,6 +30,17 @@ from bot.errors import MemrepoError
 from bot.mcp import bounds, texts
 from bot.mcp.server import MemoryServer
 
+MCP_TOKEN_REQUIRED = ("memrepo mcp --http on {host} would let anyone who reaches it change memory: set a bearer "
+                      "token in {name} (clients send Authorization: Bearer <token>), or serve on 127.0.0.1")
+MCP_TOKEN_SHORT = ("{name} is too short: use at least {minimum} characters (a guessable token protects nothing; "
+                   "make one with `python3 -c 'import secrets; print(secrets.token_urlsafe(24))'`)")
+MCP_NO_BEARER = "this MCP server needs Authorization: Bearer <token> (the token in {name} where it runs)"
+MCP_WRONG_BEARER = "the bearer token is not this MCP server's"
+MCP_FOREIGN_HOST = ("this MCP server answers only requests addressed to a loopback name, not {host!a} (a page "
+                    "whose name was made to resolve to this machine)")
+MCP_CROSS_SITE = "this MCP server answers no request a web page on another origin sent ({why})"
+MCP_SERVING_HTTP = "memrepo mcp: serving {root} at {url} (Ctrl-C stops)"
+
 log = logging.getLogger("memrepo.mcp")
 
 MCP_PATH = "/mcp"
@@ -39,8 +50,8 @@ TOKEN_ENV = "MEMREPO_MCP_TOKEN"
 def require_token(host: str, token: str | None) -> str | None:
     """The token to require (None: none), or a one-line MemrepoError: off loopback without one,
     or one shorter than the palace's minimum (bot.bearer's rule, shared with the palace)."""
-    return required_token(host, token, missing=texts.MCP_TOKEN_REQUIRED.format(host=host, name=TOKEN_ENV),
-                          short=texts.MCP_TOKEN_SHORT.format(name=TOKEN_ENV, minimum=TOKEN_MIN))
+    return required_token(host, token, missing=MCP_TOKEN_REQUIRED.format(host=host, name=TOKEN_ENV),
+                          short=MCP_TOKEN_SHORT.format(name=TOKEN_ENV, minimum=TOKEN_MIN))
 
 
 Asgi = Callable[[dict[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
@@ -64,7 +75,7 @@ def bearer_only(app: Asgi, token: str) -> Asgi:
             await app(scope, receive, send)
             return
         body = json.dumps({"error": "unauthorized",
-                           "message": texts.MCP_WRONG_BEARER if given else texts.MCP_NO_BEARER.format(
+                           "message": MCP_WRONG_BEARER if given else MCP_NO_BEARER.format(
                                name=TOKEN_ENV)}).encode()
         await send({"type": "http.response.start", "status": 401, "headers": [
             (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
@@ -93,13 +104,13 @@ def browser_refusal(headers: dict[str, str], *, token: bool) -> tuple[int, str] 
     loopback), the Host must be a loopback name as well."""
     host = headers.get("host", "")
     if not token and not is_loopback(_host_name(host)):
-        return 421, texts.MCP_FOREIGN_HOST.format(host=host)
+        return 421, MCP_FOREIGN_HOST.format(host=host)
     site = headers.get("sec-fetch-site")
     if site is not None and site.strip().lower() not in SAME_ORIGIN_FETCH:
-        return 403, texts.MCP_CROSS_SITE.format(why=f"Sec-Fetch-Site: {site}")
+        return 403, MCP_CROSS_SITE.format(why=f"Sec-Fetch-Site: {site}")
     origin = headers.get("origin")
     if origin is not None and urllib.parse.urlsplit(origin.strip()).netloc.lower() != host.strip().lower():
-        return 403, texts.MCP_CROSS_SITE.format(why=f"Origin: {origin}")
+        return 403, MCP_CROSS_SITE.format(why=f"Origin: {origin}")
     return None
 
 
@@ -182,7 +193,7 @@ def unreadable_answer(problem: Exception) -> types.JSONRPCError:
 def listen(host: str, port: int) -> socket.socket:
     """A listening socket on host:port, or a one-line MemrepoError (port in use, bad host)."""
     if not 0 <= port <= 65535:
-        raise MemrepoError(texts.MCP_BAD_PORT.format(port=port))
+        raise MemrepoError(f"--http must be a port from 0 to 65535, found {port}")
     return sockets.listen(host, port)
 
 
@@ -203,7 +214,7 @@ def serve_http(app: MemoryServer, sock: socket.socket, host: str, token: str | N
                               token=token is not None)
     config = uvicorn.Config(served, log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)
-    print(texts.MCP_SERVING_HTTP.format(root=app.root, url=url_of(sock)), file=sys.stderr, flush=True)
+    print(MCP_SERVING_HTTP.format(root=app.root, url=url_of(sock)), file=sys.stderr, flush=True)
     anyio.run(_http, app, server, sock)
 
 

@@ -56,13 +56,15 @@ if TYPE_CHECKING:
     from .prompt.compiler import CompiledPrompt, PromptCompiler
     from .shared import projection as shared_projection
     from .shared import record as shared_record
-    from .shared import texts as shared_texts
     from .store import checks, refs
     from .store.checks import memory_layout
     from .store.repo import MAIN, MemoryRepo, configured_agent_id, configured_agent_name
     from .tool import calls, edits
     from .tool.calls import Call, named_command, parse_call
     from .tool.memory_tool import Committed, MemoryTool, ToolResult
+
+# The front door (__init__.py) asked for a name it does not export, in Python's own words.
+NO_ATTRIBUTE = "module {module!r} has no attribute {name!r}"
 
 _offered: dict[str, tuple[str, str]] = {}  # name -> (module, attribute), read from the imports above
 
@@ -87,10 +89,7 @@ def __getattr__(name: str) -> object:
         return sorted(_offered)
     where = _where(name)
     if where is None:
-        import importlib
-
-        texts = importlib.import_module(f"{__name__}.texts")  # not `from . import`: that asks this function
-        raise AttributeError(texts.NO_ATTRIBUTE.format(module=__name__, name=name))
+        raise AttributeError(NO_ATTRIBUTE.format(module=__name__, name=name))
     import importlib
 
     module, attribute = where

@@ -17,13 +17,26 @@ import pygit2
 
 from bot import identity
 from bot.errors import MemrepoError
-from bot.memfs import texts
 from bot.memfs.create import fresh_folder, install_hook, set_agent
 from bot.memfs.store.repo import MAIN, MemoryRepo, pin_checkout
 from bot.memfs.sync.push import record_sync, set_upstream
 from bot.memfs.sync.redaction import check_url, redact
 from bot.memfs.sync.transport import BRANCH, BRANCH_REF, REMOTE, fetch, remote_heads
 from bot.texts import first_few
+
+# Cloning one (clone.py).
+CLONE_NO_NAME = "cannot tell a folder name from {url}; give one: `memrepo clone URL DIR`"
+CLONE_NOT_EMPTY = "{path} is {what}; memrepo clone only clones into a new or empty folder, so nothing was changed"
+CLONE_UNREACHABLE = "cannot reach {url} ({problem}); nothing was cloned"
+CLONE_EMPTY = (
+    "{url} has no commits, so it holds no memory yet; nothing was cloned (make one and push it there with "
+    "`memrepo init DIR --remote URL`)"
+)
+CLONE_NO_MAIN = "{url} has branches ({branches}) but no main; memrepo syncs main only, so nothing was cloned"
+CLONE_NOT_MEMORY = (
+    "{url} is a git repository but not a memory repository (its main has no system/, root MEMORY.md or "
+    ".memrepo/); nothing was cloned"
+)
 
 
 def is_local_path(url: str) -> bool:
@@ -38,7 +51,7 @@ def default_folder(url: str) -> str:
     name = name.removesuffix("/.git").removesuffix(".git").rstrip("/")
     name = name.rsplit("/", 1)[-1].rsplit(":", 1)[-1]
     if name in ("", ".", ".."):
-        raise MemrepoError(texts.CLONE_NO_NAME.format(url=redact(url)))
+        raise MemrepoError(CLONE_NO_NAME.format(url=redact(url)))
     return name
 
 
@@ -54,7 +67,7 @@ def clone_repository(url: str, directory: str | os.PathLike[str] | None = None, 
         url = str(Path(url).expanduser().absolute())
     shown = redact(url)
     root = Path(directory if directory is not None else default_folder(url)).expanduser()
-    with fresh_folder(root, texts.CLONE_NOT_DIR, texts.CLONE_NOT_EMPTY):
+    with fresh_folder(root, "{path} is a file; give a new or empty folder for the clone", CLONE_NOT_EMPTY):
         git = pygit2.init_repository(str(root), initial_head=MAIN)
         pin_checkout(git)  # before anything is checked out: the bytes as committed
         repo = MemoryRepo(root.resolve(), git)
@@ -62,7 +75,7 @@ def clone_repository(url: str, directory: str | os.PathLike[str] | None = None, 
         head = _fetch_main(repo, shown)
         git.references.create(BRANCH_REF, head)  # HEAD already names main
         if not repo.looks_like_memory():
-            raise MemrepoError(texts.CLONE_NOT_MEMORY.format(url=shown))
+            raise MemrepoError(CLONE_NOT_MEMORY.format(url=shown))
         git.checkout_head(strategy=pygit2.enums.CheckoutStrategy.FORCE)
         set_agent(repo, agent_id, agent_name)
         install_hook(repo)
@@ -76,12 +89,12 @@ def _fetch_main(repo: MemoryRepo, shown: str) -> str:
     does not answer, is empty or has no main."""
     heads, problem = remote_heads(repo)
     if heads is None:
-        raise MemrepoError(texts.CLONE_UNREACHABLE.format(url=shown, problem=problem))
+        raise MemrepoError(CLONE_UNREACHABLE.format(url=shown, problem=problem))
     if not heads:
-        raise MemrepoError(texts.CLONE_EMPTY.format(url=shown))
+        raise MemrepoError(CLONE_EMPTY.format(url=shown))
     if BRANCH not in heads:
-        raise MemrepoError(texts.CLONE_NO_MAIN.format(url=shown, branches=first_few(heads)))
+        raise MemrepoError(CLONE_NO_MAIN.format(url=shown, branches=first_few(heads)))
     head, problem = fetch(repo)
     if head is None:
-        raise MemrepoError(texts.CLONE_UNREACHABLE.format(url=shown, problem=problem or f"{BRANCH} vanished"))
+        raise MemrepoError(CLONE_UNREACHABLE.format(url=shown, problem=problem or f"{BRANCH} vanished"))
     return head

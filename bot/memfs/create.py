@@ -17,12 +17,20 @@ import pygit2
 from bot import ci_pin, identity
 from bot.config import CONFIG_PATH, parse_policy
 from bot.errors import MemrepoError
-from bot.memfs import texts
 from bot.memfs.format import constraints
-from bot.memfs.format import texts as say
 from bot.memfs.format.layout import LAYOUTS, V1, V2
 from bot.memfs.store.repo import AGENT_ID_KEY, AGENT_NAME_KEY, MAIN, MemoryRepo, pin_checkout
 from bot.templating import render, templates_root
+
+INIT_LAYOUT = "unknown memory layout '{layout}'; use one of: {layouts}"
+# Making a memory repository (create.py).
+INIT_NOT_DIR = "{path} is a file; give a new or empty folder for the memory repository"
+INIT_NOT_EMPTY = (
+    "{path} is {what}; memrepo init only creates a memory repository in a new or empty folder "
+    "(to connect an existing memory repository to a remote, use `memrepo repository set URL`)"
+)
+FOLDER_CANNOT_MAKE = "cannot make the folder {path}: {reason}; nothing was made: choose another folder"
+INIT_COMMIT = "Create memory repository"
 
 TEMPLATE_DIR = "memory"
 TEMPLATE_DIRS = {V1: (TEMPLATE_DIR,), V2: (TEMPLATE_DIR, "memory-v2")}
@@ -73,11 +81,11 @@ def init_repository(
     """Create a memory repository (`layout` v1 or v2) in a new or empty folder; refuses to
     touch anything else."""
     if layout not in LAYOUTS:
-        raise MemrepoError(say.INIT_LAYOUT.format(layout=layout, layouts=", ".join(LAYOUTS)))
+        raise MemrepoError(INIT_LAYOUT.format(layout=layout, layouts=", ".join(LAYOUTS)))
     agent_id = identity.check_agent_id(agent_id)
     agent_name = (agent_name or agent_id).strip() or agent_id
     root = Path(directory).expanduser()
-    with fresh_folder(root, texts.INIT_NOT_DIR, texts.INIT_NOT_EMPTY):
+    with fresh_folder(root, INIT_NOT_DIR, INIT_NOT_EMPTY):
         git = pygit2.init_repository(str(root), initial_head=MAIN)
         pin_checkout(git)
         files = template_files(agent_id, agent_name, layout)
@@ -93,7 +101,7 @@ def init_repository(
         # machine's git configuration goes into a repository meant to be shared on a forge.
         author = identity.agent(agent_id, agent_name)
         signature = pygit2.Signature(author.name, author.email)
-        git.create_commit("HEAD", signature, signature, texts.INIT_COMMIT,
+        git.create_commit("HEAD", signature, signature, INIT_COMMIT,
                           index.write_tree(), [])
         repo = MemoryRepo(root.resolve(), git)
         set_agent(repo, agent_id, agent_name)
@@ -117,7 +125,7 @@ def fresh_folder(root: Path, not_dir: str, not_empty: str) -> Iterator[Path]:
     if root.exists() and not root.is_dir():
         raise MemrepoError(not_dir.format(path=root))
     if root.exists() and any(root.iterdir()):
-        what = texts.FOLDER_IS_GIT if (root / ".git").exists() else texts.FOLDER_NOT_EMPTY
+        what = "a git repository" if (root / ".git").exists() else "not empty"
         raise MemrepoError(not_empty.format(path=root, what=what))
     top = root.absolute()
     while not top.parent.exists():
@@ -126,7 +134,7 @@ def fresh_folder(root: Path, not_dir: str, not_empty: str) -> Iterator[Path]:
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file where a folder above it should be, no permission, ...
-        raise MemrepoError(texts.FOLDER_CANNOT_MAKE.format(path=root, reason=exc.strerror or exc)) from None
+        raise MemrepoError(FOLDER_CANNOT_MAKE.format(path=root, reason=exc.strerror or exc)) from None
     try:
         yield root
     except BaseException:

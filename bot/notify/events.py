@@ -17,9 +17,14 @@ from typing import Any
 from bot.bounded_json import TooDeepError, loads_bounded
 from bot.contracts import is_dream_id, is_object_name
 from bot.errors import MemrepoError
-from bot.notify import texts
 from bot.redis_keys import head_channel
 from bot.settings import is_repo_name
+
+# A head event that does not read (events.py, the contract both sides import).
+HEAD_EVENT_BAD = "not a valid head event: {problem}"
+HEAD_EVENT_SHA = "'{name}' must be a full commit sha (40 or 64 lower-case hex digits), found {value!r}"
+HEAD_EVENT_DREAM = "'dream_id' must be a dream id (YYYYMMDDTHHMMSSZ-<8 hex>) or null, found {value!r}"
+HEAD_EVENT_AT = "'at' must be an ISO 8601 time with a time zone, found {value!r}"
 
 CAUSES = ("merge", "push")
 KEYS = ("repo", "sha", "before", "cause", "pr", "dream_id", "at")
@@ -55,31 +60,31 @@ class HeadEvent:
     def __post_init__(self) -> None:
         problem = self._problem()
         if problem:
-            raise MemrepoError(texts.HEAD_EVENT_BAD.format(problem=problem))
+            raise MemrepoError(HEAD_EVENT_BAD.format(problem=problem))
 
     def _problem(self) -> str | None:
         if not is_repo_name(self.repo):
-            return texts.HEAD_EVENT_REPO.format(value=self.repo)
+            return f"'repo' must be owner/name, found {self.repo!r}"
         for name in ("sha", "before"):
             value = getattr(self, name)
             if (value is not None or name == "sha") and not is_object_name(value):
-                return texts.HEAD_EVENT_SHA.format(name=name, value=value)
+                return HEAD_EVENT_SHA.format(name=name, value=value)
         if self.cause not in CAUSES:
-            return texts.HEAD_EVENT_CAUSE.format(value=self.cause)
+            return f"'cause' must be merge or push, found {self.cause!r}"
         if self.pr is not None and (not isinstance(self.pr, int) or isinstance(self.pr, bool) or self.pr < 1):
-            return texts.HEAD_EVENT_PR.format(value=self.pr)
+            return f"'pr' must be a pull request number or null, found {self.pr!r}"
         if self.cause == "merge" and self.pr is None:
-            return texts.HEAD_EVENT_MERGE_PR
+            return "a merge names its pull request: 'pr' must not be null when 'cause' is merge"
         if self.dream_id is not None and not is_dream_id(self.dream_id):
-            return texts.HEAD_EVENT_DREAM.format(value=self.dream_id)
+            return HEAD_EVENT_DREAM.format(value=self.dream_id)
         if not isinstance(self.at, str):
-            return texts.HEAD_EVENT_AT.format(value=self.at)
+            return HEAD_EVENT_AT.format(value=self.at)
         try:
             moment = datetime.fromisoformat(self.at)
         except ValueError:
-            return texts.HEAD_EVENT_AT.format(value=self.at)
+            return HEAD_EVENT_AT.format(value=self.at)
         if moment.tzinfo is None:
-            return texts.HEAD_EVENT_AT.format(value=self.at)
+            return HEAD_EVENT_AT.format(value=self.at)
         return None
 
     def to_dict(self) -> dict[str, Any]:
@@ -93,11 +98,10 @@ class HeadEvent:
         """A validated event; keys beyond the contract are ignored (a newer publisher may add
         some), missing ones are an error."""
         if not isinstance(data, Mapping):
-            raise MemrepoError(texts.HEAD_EVENT_BAD.format(problem=texts.HEAD_EVENT_NOT_OBJECT.format(
-                kind=_kind(data))))
+            raise MemrepoError(HEAD_EVENT_BAD.format(problem=f"expected a JSON object, found {_kind(data)}"))
         missing = [key for key in KEYS if key not in data]
         if missing:
-            raise MemrepoError(texts.HEAD_EVENT_BAD.format(problem=texts.HEAD_EVENT_MISSING.format(
+            raise MemrepoError(HEAD_EVENT_BAD.format(problem="missing {keys}".format(
                 keys=", ".join(missing))))
         return cls(**{key: data[key] for key in KEYS})
 
@@ -106,8 +110,7 @@ class HeadEvent:
         try:
             data = loads_bounded(text, what="the event")
         except TooDeepError as exc:
-            raise MemrepoError(texts.HEAD_EVENT_BAD.format(problem=exc)) from None
+            raise MemrepoError(HEAD_EVENT_BAD.format(problem=exc)) from None
         except (ValueError, UnicodeDecodeError) as exc:
-            raise MemrepoError(texts.HEAD_EVENT_BAD.format(problem=texts.HEAD_EVENT_NOT_JSON.format(
-                error=exc))) from None
+            raise MemrepoError(HEAD_EVENT_BAD.format(problem=f"not JSON ({exc})")) from None
         return cls.from_dict(data)

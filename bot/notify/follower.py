@@ -45,9 +45,24 @@ from bot.backoff import Backoff
 from bot.errors import MemrepoError
 from bot.memfs import MemoryRepo
 from bot.memfs.sync import contains, redact, sync
-from bot.notify import texts
 from bot.notify.events import HeadEvent
 from bot.settings import AGENT_FORGE_TOKENS, first_value, is_repo_name
+
+# The agent's side (follower.py): a refusal says which token to follow with.
+SUBSCRIBER_REFUSED = ("the event stream at {url} refused this agent's token ({status}): follow with the forge token "
+                      "of the memory's clone, one that can read the repository ({envs}, or the token in origin's "
+                      "URL); retrying every {seconds:g}s")
+SUBSCRIBER_NO_TOKEN = ("the event stream at {url} needs this agent's forge token ({status}) and the clone has none: "
+                       "set {envs}, or give origin's URL the token (https://x-access-token:TOKEN@...); retrying every "
+                       "{seconds:g}s")
+SUBSCRIBER_NOT_FOUND = ("the event stream at {url} does not serve this repository, or this agent's forge token "
+                        "cannot read it (404): the receiver must serve it (MEMREPO_REPOS) and the forge token of the "
+                        "memory's clone must be able to read it; retrying every {seconds:g}s")
+SUBSCRIBER_BAD_URL = "the event stream URL must look like http(s)://host/v1/repos/<owner>/<repo>/events, found {url}"
+SUBSCRIBER_DROPPED = "the event stream at {url} dropped: {error}"
+SUBSCRIBER_EVENT_TOO_LONG = ("ignored an event from {url} with a line or data longer than {limit} characters "
+                             "(a head event is under 1 KB): skipped without reading it whole")
+SUBSCRIBER_SYNC_FAILED = "could not bring {path} up to date with its remote: {reason}"
 
 log = logging.getLogger("memrepo.notify.subscriber")
 
@@ -212,7 +227,7 @@ def backoff_delay(attempt: int, *, base: float = BACKOFF_BASE, cap: float = BACK
     `base * 2**attempt`, capped at `cap`, of which a random half is jitter ("equal jitter": a
     fleet of agents dropped at once does not reconnect at once, and none waits under half)."""
     if attempt < 0:
-        raise ValueError(texts.SUBSCRIBER_BAD_ATTEMPT)
+        raise ValueError("attempt must be >= 0")
     return Backoff(base, cap=cap, jitter=(0.5, 1.0)).delay(attempt, rand())
 
 
@@ -222,10 +237,10 @@ def repo_of_url(url: str) -> str:
     segments = [s for s in parts.path.split("/") if s]
     if (parts.scheme not in ("http", "https") or not parts.netloc or len(segments) < 5
             or segments[-5] != "v1" or segments[-4] != "repos" or segments[-1] != "events"):
-        raise MemrepoError(texts.SUBSCRIBER_BAD_URL.format(url=redact(url)))
+        raise MemrepoError(SUBSCRIBER_BAD_URL.format(url=redact(url)))
     repo = f"{segments[-3]}/{segments[-2]}"
     if not is_repo_name(repo):
-        raise MemrepoError(texts.SUBSCRIBER_BAD_URL.format(url=redact(url)))
+        raise MemrepoError(SUBSCRIBER_BAD_URL.format(url=redact(url)))
     return repo
 
 
@@ -369,13 +384,13 @@ class HeadSubscriber:
             except requests.RequestException as exc:
                 if self._stop.is_set():  # stop() cut the connection: not an error
                     break
-                self._error(texts.SUBSCRIBER_DROPPED.format(url=redact(self.url), error=redact(str(exc))),
+                self._error(SUBSCRIBER_DROPPED.format(url=redact(self.url), error=redact(str(exc))),
                             once_key=0)
             except Exception as exc:  # never die silently: record, back off, go on
                 if self._stop.is_set():  # stop() closed the response under the reader: not an error
                     break
                 log.exception("head subscriber for %s", self.repo)
-                self._error(texts.SUBSCRIBER_DROPPED.format(url=redact(self.url), error=f"{type(exc).__name__}: "
+                self._error(SUBSCRIBER_DROPPED.format(url=redact(self.url), error=f"{type(exc).__name__}: "
                                                             f"{redact(str(exc))}"))
             finally:
                 self.connected.clear()
@@ -406,14 +421,13 @@ class HeadSubscriber:
             return None
         if response.status_code in (401, 403, 404):
             status = response.status_code
-            template = (texts.SUBSCRIBER_NOT_FOUND if status == 404
-                        else texts.SUBSCRIBER_REFUSED if self._token else texts.SUBSCRIBER_NO_TOKEN)
+            template = (SUBSCRIBER_NOT_FOUND if status == 404
+                        else SUBSCRIBER_REFUSED if self._token else SUBSCRIBER_NO_TOKEN)
             self._error(template.format(url=redact(self.url), status=status, envs=" or ".join(TOKEN_ENVS),
                                         seconds=self.refused_delay), once_key=status, level=logging.ERROR)
             return self.refused_delay
         if response.status_code != 200:
-            raise requests.HTTPError(texts.SUBSCRIBER_STATUS.format(url=redact(self.url),
-                                                                    status=response.status_code))
+            raise requests.HTTPError(f"the event stream at {redact(self.url)} answered HTTP {response.status_code}")
         self._refused_reported = None
         self.connects += 1
         self._connected_at = time.monotonic()
@@ -427,9 +441,9 @@ class HeadSubscriber:
             for message in decoder.feed(chunk):
                 self._handle(message)
             if decoder.too_long > refused:
-                self._error(texts.SUBSCRIBER_EVENT_TOO_LONG.format(url=redact(self.url), limit=decoder.max_line))
+                self._error(SUBSCRIBER_EVENT_TOO_LONG.format(url=redact(self.url), limit=decoder.max_line))
         if not self._stop.is_set():
-            self._error(texts.SUBSCRIBER_DROPPED.format(url=redact(self.url), error="the server closed it"))
+            self._error(SUBSCRIBER_DROPPED.format(url=redact(self.url), error="the server closed it"))
         return None
 
     # ------------------------------------------------------------------ events
@@ -437,7 +451,7 @@ class HeadSubscriber:
         try:
             return MemoryRepo.open(self.root).head_sha()
         except Exception as exc:  # a clone being rewritten, or gone: report, keep the thread
-            self._error(texts.SUBSCRIBER_SYNC_FAILED.format(path=self.root, reason=exc))
+            self._error(SUBSCRIBER_SYNC_FAILED.format(path=self.root, reason=exc))
             return None
 
     def _holds(self, head: str, sha: str) -> bool:
@@ -460,7 +474,7 @@ class HeadSubscriber:
         try:
             event = HeadEvent.from_json(message.data)
         except MemrepoError as exc:
-            self._error(texts.SUBSCRIBER_BAD_EVENT.format(error=exc))
+            self._error(f"ignored a head event that is not valid: {exc}")
             return
         if event.repo.lower() != self.repo.lower():
             return
@@ -481,14 +495,14 @@ class HeadSubscriber:
             repo = MemoryRepo.open(self.root)
             result = sync(repo)
         except MemrepoError as exc:  # a conflict (local commits set aside), a dirty tree, not on main
-            self._error(texts.SUBSCRIBER_SYNC_FAILED.format(path=self.root, reason=exc))
+            self._error(SUBSCRIBER_SYNC_FAILED.format(path=self.root, reason=exc))
             return self._local_head()
         except Exception as exc:
             log.exception("sync of %s", self.root)
-            self._error(texts.SUBSCRIBER_SYNC_FAILED.format(path=self.root, reason=f"{type(exc).__name__}: {exc}"))
+            self._error(SUBSCRIBER_SYNC_FAILED.format(path=self.root, reason=f"{type(exc).__name__}: {exc}"))
             return self._local_head()
         if not result.pushed:  # unreachable remote, refused push: the next event or reconnect tries again
-            self._error(texts.SUBSCRIBER_SYNC_FAILED.format(path=self.root, reason=result.reason))
+            self._error(SUBSCRIBER_SYNC_FAILED.format(path=self.root, reason=result.reason))
         return self._local_head()
 
     def _notify(self, event: HeadEvent | None, head: str) -> None:
@@ -500,7 +514,7 @@ class HeadSubscriber:
             self.on_head(event, head)
         except Exception as exc:
             log.exception("on_head callback")
-            self._error(texts.SUBSCRIBER_CALLBACK_FAILED.format(error=f"{type(exc).__name__}: {exc}"))
+            self._error("the on_head callback failed: {error}".format(error=f"{type(exc).__name__}: {exc}"))
 
 
 __all__ = ["HeadSubscriber", "SSEDecoder", "SSEMessage", "backoff_delay", "bounded_chunks", "forge_token", "parse_sse",

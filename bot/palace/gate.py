@@ -33,7 +33,11 @@ from cryptography.fernet import Fernet, InvalidToken
 
 from bot.access import ALLOWED, BAD_TOKEN, REFUSED
 from bot.bearer import TOKEN_MIN, is_loopback, required_token
-from bot.palace import texts
+
+PALACE_TOKEN_REQUIRED = ("{host} is not a loopback address: anyone who reaches it could read memory, so a token "
+                         "is required; pass --token (at least 16 characters, e.g. from `python3 -c 'import secrets; "
+                         "print(secrets.token_urlsafe(24))'`) or set MEMREPO_PALACE_TOKEN, or serve on 127.0.0.1")
+PALACE_TOKEN_SHORT = "the token is too short: use at least {minimum} characters (a guessable token protects nothing)"
 
 COOKIE = "memrepo_palace"
 
@@ -58,8 +62,8 @@ def host_name(header: str) -> str:
 def check_start(host: str, token: str | None) -> str | None:
     """The token to require (None: none), or a MemrepoError saying why the palace cannot start
     on `host` with `token` (bot.bearer's rule, which `memrepo mcp --http` shares)."""
-    return required_token(host, token, missing=texts.PALACE_TOKEN_REQUIRED.format(host=host),
-                          short=texts.PALACE_TOKEN_SHORT.format(minimum=TOKEN_MIN))
+    return required_token(host, token, missing=PALACE_TOKEN_REQUIRED.format(host=host),
+                          short=PALACE_TOKEN_SHORT.format(minimum=TOKEN_MIN))
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,10 @@ from bot.dates import BadDateError, parse_when_bound
 from bot.errors import MemrepoError
 from bot.identity import ROLES
 from bot.memfs import Entry, trim_blank_lines
-from bot.palace import texts
+
+PALACE_BAD_PATH = "{path!r} is not a path of memory: use a relative path such as system/human.md"
+PALACE_BAD_WRITER = "writer {value!r} is not a writer: use one of {roles}, or leave it empty"
+PALACE_EMPTY_RANGE = "since {since} is after until {until}; nothing can be in between"
 
 NEAR = 0.9  # a size at 90% of its limit is shown as close to it
 PATH_MAX = 1024
@@ -74,9 +77,9 @@ def parse_path(value: str | None) -> str:
     """A memory path from a query string (the file's existence is the shell's to check)."""
     text = (value or "").strip()
     if not text:
-        raise PalaceInputError(texts.PALACE_NO_PATH)
+        raise PalaceInputError("no file named: add ?path=PATH (a file of memory, such as system/human.md)")
     if len(text) > PATH_MAX or any(ord(c) < 32 or ord(c) == 127 for c in text):
-        raise PalaceInputError(texts.PALACE_BAD_PATH.format(path=text[:80]))
+        raise PalaceInputError(PALACE_BAD_PATH.format(path=text[:80]))
     return text
 
 
@@ -86,7 +89,7 @@ def parse_line(value: str | None) -> int | None:
         return None
     text = value.strip()
     if not (text.isascii() and text.isdecimal()) or int(text) < 1:
-        raise PalaceInputError(texts.PALACE_BAD_LINE.format(value=text[:40]))
+        raise PalaceInputError(f"line {text[:40]!r} is not a line number: use a whole number from 1")
     return int(text)
 
 
@@ -95,7 +98,7 @@ def parse_page(value: str | None) -> int:
         return 1
     text = value.strip()
     if not (text.isascii() and text.isdecimal()) or not 1 <= int(text) <= 100_000:
-        raise PalaceInputError(texts.PALACE_BAD_PAGE.format(value=text[:40]))
+        raise PalaceInputError(f"page {text[:40]!r} is not a page number: use a whole number from 1")
     return int(text)
 
 
@@ -140,10 +143,10 @@ def parse_log_filter(args: Mapping[str, str]) -> LogFilter:
     since = _bound(since_text, "since", end=False) if since_text else None
     until = _bound(until_text, "until", end=True) if until_text else None
     if since is not None and until is not None and since > until:
-        raise PalaceInputError(texts.PALACE_EMPTY_RANGE.format(since=since_text, until=until_text))
+        raise PalaceInputError(PALACE_EMPTY_RANGE.format(since=since_text, until=until_text))
     writer = (args.get("writer") or "").strip() or None
     if writer is not None and writer not in ROLES:
-        raise PalaceInputError(texts.PALACE_BAD_WRITER.format(value=writer[:40], roles=", ".join(ROLES)))
+        raise PalaceInputError(PALACE_BAD_WRITER.format(value=writer[:40], roles=", ".join(ROLES)))
     return LogFilter(path, since, until, writer, parse_page(args.get("page")), since_text, until_text)
 
 

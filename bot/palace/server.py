@@ -10,7 +10,8 @@ from typing import Any
 from werkzeug.serving import BaseWSGIServer, make_server
 
 from bot.errors import MemrepoError
-from bot.palace import texts
+
+PALACE_CANNOT_LISTEN = "cannot listen on {host}:{port} ({problem}); choose another --port or --host"
 
 
 def listen(app: Any, host: str, port: int) -> BaseWSGIServer:
@@ -22,7 +23,7 @@ def listen(app: Any, host: str, port: int) -> BaseWSGIServer:
         sock = socket.create_server((name, port), family=family)
     except (OSError, ValueError, OverflowError) as exc:
         problem = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-        raise MemrepoError(texts.PALACE_CANNOT_LISTEN.format(host=host, port=port, problem=problem)) from None
+        raise MemrepoError(PALACE_CANNOT_LISTEN.format(host=host, port=port, problem=problem)) from None
     try:
         return make_server(name, sock.getsockname()[1], app, threaded=True, fd=sock.fileno())
     finally:
@@ -42,4 +43,4 @@ def run(server: BaseWSGIServer, on_stop: Callable[[], None] | None = None) -> No
         server.server_close()
         if on_stop is not None:
             on_stop()
-        print(texts.PALACE_STOPPED, file=sys.stderr)
+        print("memrepo palace: stopped", file=sys.stderr)

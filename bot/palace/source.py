@@ -48,8 +48,14 @@ from bot.memfs import (
     sync,
     validate,
 )
-from bot.palace import model, texts
+from bot.palace import model
 from bot.provenance import texts as provenance_texts
+
+PALACE_FORGE_DISABLED = "the forge is not asked (--no-forge)"
+PALACE_FORGE_FAILED = "the forge could not be asked for open pull requests ({problem}); they are not shown"
+PALACE_FORGE_UNREACHABLE = ("The forge of {repository} could not be reached, so its open pull requests are not shown. "
+                            "Check that it is running (for the local stack: memrepo serve --local) and that this "
+                            "memory's origin names it, then reload this page.")
 
 FORGE_RETRY = {"max_total_seconds": 8.0, "max_attempts": 2, "backoff_base": 0.2, "backoff_cap": 1.0}
 PULLS_TTL = 20.0  # seconds an answer of the forge is shown before it is asked again
@@ -151,7 +157,7 @@ class Forge:
         from bot.forge.client import RetryPolicy
         from bot.provenance.sources import find_forge, unasked
 
-        client, status, self._owned = find_forge(self.repo, self._arg, disabled=unasked(texts.PALACE_FORGE_DISABLED),
+        client, status, self._owned = find_forge(self.repo, self._arg, disabled=unasked(PALACE_FORGE_DISABLED),
                                                  policy=RetryPolicy(**FORGE_RETRY))
         return client, status
 
@@ -187,8 +193,8 @@ class Forge:
                         for r in client.list_reviews(pr.number)]
         except MemrepoError as exc:
             repository = out.get("repository") or self.repo.root.name
-            out["error"] = (texts.PALACE_FORGE_UNREACHABLE.format(repository=repository) if unreachable(exc)
-                            else texts.PALACE_FORGE_FAILED.format(problem=exc))
+            out["error"] = (PALACE_FORGE_UNREACHABLE.format(repository=repository) if unreachable(exc)
+                            else PALACE_FORGE_FAILED.format(problem=exc))
         return out
 
     def close(self) -> None:

@@ -25,9 +25,16 @@ from bot.dates import BadDateError
 from bot.errors import MemrepoError
 from bot.identity import ROLES
 from bot.memfs import BeforeHistoryError, PathNotInMemoryError
-from bot.palace import gate, model, texts
+from bot.palace import gate, model
 from bot.palace.source import Palace
 from bot.templating import environment, templates_root
+
+PALACE_REFUSED = ("this palace needs its token: open it once with ?token=TOKEN, or send 'Authorization: Bearer "
+                  "TOKEN'")
+PALACE_WRONG_HOST = ("this palace answers only at a loopback name (127.0.0.1, localhost, [::1]); start it with "
+                     "--host and --token to serve other names")
+PALACE_NOT_FOUND = "not a page of the palace: /, /why, /file, /log and /at are"
+PALACE_INTERNAL = "the palace failed to show this page ({error}); the log of `memrepo palace` has the details"
 
 log = logging.getLogger("memrepo.palace")
 
@@ -244,7 +251,7 @@ def gatekeeper(check: gate.Gate) -> Authorize:
             response.set_cookie(gate.COOKIE, check.cookie_value(), httponly=True, samesite="Strict",
                                 path=req.script_root or "/")
             return response
-        text = texts.PALACE_WRONG_HOST if decision == gate.WRONG_HOST else texts.PALACE_REFUSED
+        text = PALACE_WRONG_HOST if decision == gate.WRONG_HOST else PALACE_REFUSED
         status = 403 if decision == gate.WRONG_HOST else 401
         response = Response(text + "\n", status=status, mimetype="text/plain")
         if status == 401:
@@ -275,14 +282,14 @@ def host_app() -> Flask:
 
     @app.errorhandler(404)
     def _not_found(_exc: Exception) -> Response:
-        return Response(texts.PALACE_NOT_FOUND + "\n", status=404, mimetype="text/plain")
+        return Response(PALACE_NOT_FOUND + "\n", status=404, mimetype="text/plain")
 
     @app.errorhandler(Exception)
     def _bug(exc: Exception) -> Response:
         if hasattr(exc, "code") and hasattr(exc, "get_response"):
             return exc.get_response()  # an HTTP answer werkzeug made (405 and the like)
         log.exception("palace: %s", exc)
-        return Response(texts.PALACE_INTERNAL.format(error=type(exc).__name__) + "\n", status=500,
+        return Response(PALACE_INTERNAL.format(error=type(exc).__name__) + "\n", status=500,
                         mimetype="text/plain")
 
     return app

@@ -13,9 +13,16 @@ from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient, RetryPolicy, TokenCredentials
 from bot.memfs import MemoryRepo
 from bot.memfs.sync import redact, remote_url
-from bot.provenance import texts
 from bot.pullrequest.target import forge_target
 from bot.transcript.store import TranscriptStore
+
+HISTORY_FORGE_NOT_FORGE = "the forge was not asked: origin ({url}) is not a GitHub-style repository URL"
+HISTORY_FORGE_NO_TOKEN = "the forge was not asked: no token for {repository} (set MEMREPO_FORGE_TOKEN or GITHUB_TOKEN)"
+HISTORY_TRANSCRIPTS_DISABLED = ("transcripts were not read here (--no-transcripts, or a palace served by the "
+                                "integrator, which holds none; `memrepo why` where the agent's transcripts are "
+                                "quotes them)")
+HISTORY_TRANSCRIPT_MISSING = "the transcript of conversation {conversation} (agent {agent}) is not available " \
+                             "locally{where}: {problem}"
 
 
 def unasked(reason: str, repository: str | None = None) -> dict[str, Any]:
@@ -34,13 +41,13 @@ def find_forge(repo: MemoryRepo, given: Any, *, disabled: Mapping[str, Any], pol
         return given, {"asked": True, "repository": getattr(given, "repository", None), "reason": None}, False
     url = remote_url(repo)
     if not url:
-        return None, unasked(texts.HISTORY_FORGE_NO_REMOTE), False
+        return None, unasked("the forge was not asked: memory has no remote"), False
     try:
         target = forge_target(url, os.environ)
     except MemrepoError:
-        return None, unasked(texts.HISTORY_FORGE_NOT_FORGE.format(url=redact(url))), False
+        return None, unasked(HISTORY_FORGE_NOT_FORGE.format(url=redact(url))), False
     if not target.token:
-        return None, unasked(texts.HISTORY_FORGE_NO_TOKEN.format(repository=target.repository),
+        return None, unasked(HISTORY_FORGE_NO_TOKEN.format(repository=target.repository),
                              target.repository), False
     client = ForgeClient(target.repository, TokenCredentials(target.token), base_url=target.api_url, policy=policy,
                          timeout=10, min_write_interval=0.0)
@@ -54,7 +61,7 @@ class Sources:
                  unasked_forge: Mapping[str, Any] | None = None) -> None:
         self.repo = repo
         self._forge_arg = forge
-        self._unasked_forge = unasked_forge or unasked(texts.HISTORY_FORGE_DISABLED)
+        self._unasked_forge = unasked_forge or unasked("the forge was not asked (--no-forge)")
         self._transcripts_arg = transcripts
         self._forge: Any = None
         self.forge_status: dict[str, Any] | None = None
@@ -78,7 +85,7 @@ class Sources:
     def read_transcript(self, agent_id: str, conversation_id: str) -> tuple[list[dict[str, Any]] | None, str | None]:
         """(the conversation's rows, None) or (None, why they are not available here)."""
         if self._transcripts_arg is False:
-            return None, texts.HISTORY_TRANSCRIPTS_DISABLED
+            return None, HISTORY_TRANSCRIPTS_DISABLED
         store = self._transcripts_arg
         if store is None:
             if self._store is None:
@@ -92,7 +99,7 @@ class Sources:
             rows = store.read(agent_id, conversation_id)
         except MemrepoError as exc:
             where = getattr(store, "home", None)
-            return None, texts.HISTORY_TRANSCRIPT_MISSING.format(
+            return None, HISTORY_TRANSCRIPT_MISSING.format(
                 agent=agent_id, conversation=conversation_id, where=f" in {where}" if where else "", problem=exc)
         return [r.to_row() if hasattr(r, "to_row") else dict(r) for r in rows], None
 

@@ -41,6 +41,15 @@ from bot.provenance.quoted import quoted_messages
 from bot.provenance.sources import Sources, unasked
 from bot.pullrequest.provenance import ProvenanceError, parse_provenance
 from bot.templating import environment
+from bot.texts import Text
+
+HISTORY_NO_SUCH_LINE = Text("{path} has {count:|line|lines} {where}; there is no line {line}")
+HISTORY_FORGE_UNREACHABLE = ("the forge of {repository} could not be reached (check that it is running and that "
+                             "origin names it); what git records is shown")
+HISTORY_PROVENANCE_UNREADABLE = "the pull request's provenance block cannot be read ({problem}); the commit's " \
+                                "trailers are shown"
+HISTORY_PROVENANCE_OTHER = "the pull request's provenance is for dream {dream}, not this commit's; the commit's " \
+                           "trailers are shown"
 
 EXIT_NO_SUCH_LINE = 6
 
@@ -84,7 +93,7 @@ def why(repo_root: str | os.PathLike[str], path: str, line: int | None = None, *
     found = file_path(repo, tip, path, where)
     count = _line_count(repo.read(found, tip) or b"")
     if line is not None and not 1 <= line <= count:
-        text = texts.HISTORY_NO_LINES if count == 0 else texts.HISTORY_NO_SUCH_LINE
+        text = "{path} is empty {where}; there is no line {line}" if count == 0 else HISTORY_NO_SUCH_LINE
         raise NoSuchLineError(text.format(path=found, line=line, count=count, where=where),
                               exit_code=EXIT_NO_SUCH_LINE)
     blamed = blame(repo, tip, found, line) if count else []
@@ -110,7 +119,7 @@ def why(repo_root: str | os.PathLike[str], path: str, line: int | None = None, *
         "line_count": count,
         "lines": lines,
         "origins": list(origins.values()),
-        "forge": sources.forge_status or unasked(texts.HISTORY_FORGE_NOT_NEEDED),
+        "forge": sources.forge_status or unasked("the forge was not asked: no line came through a merge"),
     }
 
 
@@ -177,8 +186,8 @@ def _pull_request(sources: Sources, sha: str, landed: dict[str, Any]) -> tuple[d
         reviews = client.list_reviews(chosen.number)
     except MemrepoError as exc:
         if unreachable(exc):
-            return fallback, texts.HISTORY_FORGE_UNREACHABLE.format(repository=getattr(client, "repository", "?"))
-        return fallback, texts.HISTORY_FORGE_FAILED.format(problem=exc)
+            return fallback, HISTORY_FORGE_UNREACHABLE.format(repository=getattr(client, "repository", "?"))
+        return fallback, f"the forge could not be asked ({exc}); what git records is shown"
     data = evidence.pull_request_from_forge(chosen, reviews)
     data["body"] = chosen.body
     return data, None
@@ -194,11 +203,11 @@ def _dream(commit: dict[str, Any], pull: dict[str, Any] | None, path: str) -> tu
     try:
         provenance = parse_provenance(body)
     except ProvenanceError as exc:
-        return from_trailers, texts.HISTORY_PROVENANCE_UNREADABLE.format(problem=exc)
+        return from_trailers, HISTORY_PROVENANCE_UNREADABLE.format(problem=exc)
     if provenance is None:
-        return from_trailers, texts.HISTORY_PROVENANCE_ABSENT
+        return from_trailers, "the pull request's description has no provenance block; the commit's trailers are shown"
     if from_trailers is not None and from_trailers["dream_id"] != provenance.dream_id:
-        return from_trailers, texts.HISTORY_PROVENANCE_OTHER.format(dream=provenance.dream_id)
+        return from_trailers, HISTORY_PROVENANCE_OTHER.format(dream=provenance.dream_id)
     return evidence.dream_from_provenance(provenance, path), None
 
 
@@ -209,7 +218,7 @@ def transcript_behind(dream: dict[str, Any], sources: Sources, pull: dict[str, A
     out: dict[str, Any] = {"agent_id": agent, "conversation_id": conversation, "available": False, "reason": None,
                            "messages": [], "missing": [], "quoted_from": None}
     if not agent or not conversation:
-        out["reason"] = texts.HISTORY_TRANSCRIPT_UNNAMED
+        out["reason"] = "the dream does not name its agent and conversation"
         return out
     ids, first, last = evidence.wanted_messages(dream)
     rows, reason = sources.read_transcript(agent, conversation)

@@ -16,16 +16,19 @@ from pathlib import Path
 from bot.errors import MemrepoError
 from bot.memfs import MemoryRepo, sync
 from bot.memfs.sync import git_problem, run_git
-from bot.pullrequest import texts
+
+DREAM_FETCH_FAILED = "cannot fetch main from {url}: {problem}; nothing was done"
+DREAM_REMOTE_NO_MAIN = "{url} has no main branch yet; push memory there first (`memrepo repository sync`)"
+DREAM_WORKTREE_FAILED = "cannot make a worktree for the dream: {problem}"
 
 
 def fetch_base(repo: MemoryRepo) -> str:
     """origin's main, fetched now."""
     state = sync.status(repo, fetch=True)
     if state.fetch_error is not None:
-        raise MemrepoError(texts.DREAM_FETCH_FAILED.format(url=state.url, problem=state.fetch_error))
+        raise MemrepoError(DREAM_FETCH_FAILED.format(url=state.url, problem=state.fetch_error))
     if state.remote_head is None:
-        raise MemrepoError(texts.DREAM_REMOTE_NO_MAIN.format(url=state.url))
+        raise MemrepoError(DREAM_REMOTE_NO_MAIN.format(url=state.url))
     return state.remote_head
 
 
@@ -38,7 +41,7 @@ def worktree(repo: MemoryRepo, base: str) -> Iterator[Path]:
     added = run_git(repo.root, "worktree", "add", "--detach", str(path), base)
     if not added.ok:
         shutil.rmtree(holder, ignore_errors=True)
-        raise MemrepoError(texts.DREAM_WORKTREE_FAILED.format(problem=git_problem(added.err or added.out)))
+        raise MemrepoError(DREAM_WORKTREE_FAILED.format(problem=git_problem(added.err or added.out)))
     try:
         yield path
     finally:
@@ -51,4 +54,4 @@ def push_branch(repo: MemoryRepo, branch: str) -> None:
     """Push the proposal's branch (never forced); raises with the forge's reason if refused."""
     problem = sync.push_branch(repo, branch)
     if problem is not None:
-        raise MemrepoError(texts.DREAM_PUSH_FAILED.format(branch=branch, problem=problem))
+        raise MemrepoError(f"pushing {branch} was refused: {problem}")

@@ -30,8 +30,15 @@ import yaml
 from bot.config import load_yaml
 from bot.contracts import check_id, is_dream_id, is_object_name
 from bot.errors import MemrepoError
-from bot.pullrequest import texts
 from bot.transcript.model import parse_time
+
+# What is wrong with a provenance block (the {problem} of DREAM_PROVENANCE_BAD); {where} names the field.
+PROVENANCE_NOT_CLOSED = "the block is not closed with -->"
+PROVENANCE_TOO_SMALL = "{where} must be a whole number of at least {minimum}, found {value!r}"
+PROVENANCE_BAD_DREAM_ID = "dream_id {value!r} is not a dream id (YYYYMMDDTHHMMSSZ-<8 hex>) or null"
+PROVENANCE_EDIT_TRIGGER = "trigger must be {trigger} when dream_id is null, found {value!r}"
+PROVENANCE_BAD_TRIGGER = "trigger must be one of {triggers}, found {value!r}"
+PROVENANCE_IDS_NOT_LIST = "{where}.message_ids must be a list, found {found}"
 
 OPENER = "<!-- memrepo:provenance"
 CLOSER = "-->"
@@ -154,12 +161,12 @@ def parse_provenance(body: str | None) -> Provenance | None:
     start = starts[-1] + len(OPENER)
     end = body.find(CLOSER, start)
     if end < 0:
-        raise _bad(texts.PROVENANCE_NOT_CLOSED)
+        raise _bad(PROVENANCE_NOT_CLOSED)
     try:
         data = load_yaml(body[start:end])
     except yaml.YAMLError as exc:
         problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise _bad(texts.PROVENANCE_NOT_YAML.format(problem=problem)) from None
+        raise _bad(f"not valid YAML ({problem})") from None
     return from_data(data)
 
 
@@ -178,24 +185,25 @@ def from_data(data: object) -> Provenance:
 
 
 def _bad(problem: str) -> ProvenanceError:
-    return ProvenanceError(texts.DREAM_PROVENANCE_BAD.format(problem=problem))
+    return ProvenanceError(f"the provenance block is not valid: {problem}")
 
 
 def _exact_keys(value: object, keys: tuple[str, ...], where: str, optional: tuple[str, ...] = ()) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise _bad(texts.PROVENANCE_NOT_MAPPING.format(where=where, found=type(value).__name__))
+        raise _bad(f"{where} must be a mapping, found {type(value).__name__}")
     unknown = sorted(str(k) for k in value if k not in keys and k not in optional)
     if unknown:
-        raise _bad(texts.PROVENANCE_UNKNOWN_KEYS.format(where=where, keys=", ".join(unknown)))
+        raise _bad("{where}: not a key of the block: {keys}".format(where=where, keys=", ".join(unknown)))
     missing = [k for k in keys if k not in value]
     if missing:
-        raise _bad(texts.PROVENANCE_MISSING_KEYS.format(where=where, keys=", ".join(missing)))
+        raise _bad("{where}: required but missing: {keys}".format(where=where, keys=", ".join(missing)))
     return value
 
 
 def _text(value: object, where: str, *, empty: bool = False) -> str:
     if not isinstance(value, str) or (not empty and not value.strip()):
-        wording = texts.PROVENANCE_NOT_TEXT if empty else texts.PROVENANCE_EMPTY_TEXT
+        wording = ("{where} must be text, found {value!r}" if empty
+                   else "{where} must be non-empty text, found {value!r}")
         raise _bad(wording.format(where=where, value=value)[:200])
     return value
 
@@ -212,13 +220,13 @@ def _time(value: object, where: str) -> str:
     try:
         parse_time(text, what=where)
     except MemrepoError:
-        raise _bad(texts.PROVENANCE_NOT_TIME.format(where=where, value=text)) from None
+        raise _bad(f"{where} {text!r} is not an ISO 8601 time") from None
     return text
 
 
 def _int(value: object, where: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise _bad(texts.PROVENANCE_TOO_SMALL.format(where=where, minimum=minimum, value=value))
+        raise _bad(PROVENANCE_TOO_SMALL.format(where=where, minimum=minimum, value=value))
     return value
 
 
@@ -228,19 +236,19 @@ def check_data(data: object) -> None:
     if "memory_repository" in d:
         _text(d["memory_repository"], "memory_repository")
     if isinstance(d["version"], bool) or d["version"] != VERSION:
-        raise _bad(texts.PROVENANCE_BAD_VERSION.format(version=VERSION, value=d["version"]))
+        raise _bad("version must be {version}, found {value!r}".format(version=VERSION, value=d["version"]))
     edit = d["dream_id"] is None  # an agent's edit: no dream, maybe no conversation or transcript
     if not edit and not is_dream_id(d["dream_id"]):
-        raise _bad(texts.PROVENANCE_BAD_DREAM_ID.format(value=d["dream_id"]))
+        raise _bad(PROVENANCE_BAD_DREAM_ID.format(value=d["dream_id"]))
     _id(d["agent_id"], "agent_id", "agent_id")
     if not (edit and d["conversation_id"] is None):
         _id(d["conversation_id"], "conversation_id", "conversation_id")
     if not is_object_name(d["base_commit"]):
-        raise _bad(texts.PROVENANCE_BAD_BASE.format(value=d["base_commit"]))
+        raise _bad("base_commit {value!r} is not a full commit id".format(value=d["base_commit"]))
     if edit and d["trigger"] != EDIT_TRIGGER:
-        raise _bad(texts.PROVENANCE_EDIT_TRIGGER.format(trigger=EDIT_TRIGGER, value=d["trigger"]))
+        raise _bad(PROVENANCE_EDIT_TRIGGER.format(trigger=EDIT_TRIGGER, value=d["trigger"]))
     if not edit and d["trigger"] not in TRIGGERS:
-        raise _bad(texts.PROVENANCE_BAD_TRIGGER.format(triggers=", ".join(TRIGGERS), value=d["trigger"]))
+        raise _bad(PROVENANCE_BAD_TRIGGER.format(triggers=", ".join(TRIGGERS), value=d["trigger"]))
     _text(d["strategy"], "strategy")
     if d["model"] is not None:
         _text(d["model"], "model")
@@ -258,13 +266,13 @@ def check_data(data: object) -> None:
 
 def _changes(changes: object) -> None:
     if not isinstance(changes, list):
-        raise _bad(texts.PROVENANCE_CHANGES_NOT_LIST.format(found=type(changes).__name__))
+        raise _bad(f"changes must be a list, found {type(changes).__name__}")
     for number, raw in enumerate(changes, 1):
         where = f"changes[{number}]"
         c = _exact_keys(raw, CHANGE_KEYS, where)
         _text(c["path"], f"{where}.path")
         _text(c["summary"], f"{where}.summary", empty=True)
         if not isinstance(c["message_ids"], list):
-            raise _bad(texts.PROVENANCE_IDS_NOT_LIST.format(where=where, found=type(c["message_ids"]).__name__))
+            raise _bad(PROVENANCE_IDS_NOT_LIST.format(where=where, found=type(c["message_ids"]).__name__))
         for message_id in c["message_ids"]:
             _id(message_id, "message_id", f"{where}.message_ids")

@@ -24,6 +24,15 @@ from bot.memfs.sync import redact
 from bot.pullrequest import texts
 from bot.settings import is_repo_name
 
+DREAM_REMOTE_NOT_FORGE = (
+    "origin ({url}) is not a GitHub-style repository URL (https://host/owner/name or git@host:owner/name); "
+    "dreams open pull requests there"
+)
+DREAM_NO_TOKEN = (
+    "no token for {repository}: set MEMREPO_FORGE_TOKEN (or GITHUB_TOKEN), or use a remote URL with "
+    "x-access-token"
+)
+
 GITHUB_HOSTS = ("github.com", "www.github.com")
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 _SCP = re.compile(r"(?:[^@/]+@)?(?P<host>[^:/]+):(?P<path>[^/].*)")  # fullmatch
@@ -46,10 +55,10 @@ class ForgeTarget:
 def _repository(path: str, shown: str) -> str:
     parts = [p for p in path.strip("/").split("/") if p]
     if len(parts) != 2:
-        raise MemrepoError(texts.DREAM_REMOTE_NOT_FORGE.format(url=shown))
+        raise MemrepoError(DREAM_REMOTE_NOT_FORGE.format(url=shown))
     owner, name = parts[0], parts[1].removesuffix(".git")
     if not is_repo_name(f"{owner}/{name}"):
-        raise MemrepoError(texts.DREAM_REMOTE_NOT_FORGE.format(url=shown))
+        raise MemrepoError(DREAM_REMOTE_NOT_FORGE.format(url=shown))
     return f"{owner}/{name}"
 
 
@@ -72,13 +81,13 @@ def forge_target(remote_url: str | None, env: Mapping[str, str]) -> ForgeTarget:
     elif not parsed.scheme or len(parsed.scheme) == 1:  # scp-like git@host:owner/name.git (C: is a drive)
         match = _SCP.fullmatch(remote_url)
         if match is None or "/" in match.group("host") or len(match.group("host")) == 1:
-            raise MemrepoError(texts.DREAM_REMOTE_NOT_FORGE.format(url=shown))
+            raise MemrepoError(DREAM_REMOTE_NOT_FORGE.format(url=shown))
         host, port, scheme = match.group("host").lower(), None, "https"
         repository = _repository(match.group("path"), shown)
     else:
-        raise MemrepoError(texts.DREAM_REMOTE_NOT_FORGE.format(url=shown))
+        raise MemrepoError(DREAM_REMOTE_NOT_FORGE.format(url=shown))
     if not host:
-        raise MemrepoError(texts.DREAM_REMOTE_NOT_FORGE.format(url=shown))
+        raise MemrepoError(DREAM_REMOTE_NOT_FORGE.format(url=shown))
     override = settings.value(settings.FORGE_API_URL, env)
     if override:
         api_url = override.rstrip("/")
@@ -95,6 +104,6 @@ def make_client(target: ForgeTarget, retry: RetryPolicy | None = None) -> ForgeC
     """A client for `target`'s repository (spaced writes unless the forge is local), or a
     MemrepoError when there is no token."""
     if not target.token:
-        raise MemrepoError(texts.DREAM_NO_TOKEN.format(repository=target.repository))
+        raise MemrepoError(DREAM_NO_TOKEN.format(repository=target.repository))
     return ForgeClient(target.repository, TokenCredentials(target.token), base_url=target.api_url,
                        policy=retry or FORGE_RETRY, timeout=30, min_write_interval=0.0 if target.loopback else 1.0)

@@ -23,7 +23,17 @@ from bot.contracts import (
     LABEL_PREFIX,
 )
 from bot.pullrequest.provenance import EDIT_STRATEGY, Provenance
-from bot.review import texts
+
+# What a memory pull request is (the `kind` column).
+KIND_DREAM = "dream"
+KIND_AGENT_EDIT = "agent edit"
+KIND_HARNESS = "harness commit"
+KIND_OTHER = "memory change"
+# What it waits for (the `waits for` column).
+WAITS_REVIEW = "review"
+WAITS_CHECKS = "checks"
+WAITS_CONFLICT = "conflict"
+WAITS_DRAFT = "draft"
 
 WRITE_PERMISSIONS = frozenset({"write", "maintain", "admin"})
 
@@ -66,14 +76,14 @@ def kind_of(head_ref: str, labels: Sequence[str], provenance: Provenance | None)
     dream = LABEL_DREAM in labels or branch.startswith(DREAM_BRANCH_PREFIX)
     edit = LABEL_AGENT_EDIT in labels or branch.startswith(EDIT_BRANCH_PREFIX)
     if provenance is not None and provenance.is_dream and not edit:
-        return texts.KIND_DREAM
+        return KIND_DREAM
     if dream and not edit:
-        return texts.KIND_DREAM
+        return KIND_DREAM
     if edit and not dream:
         if provenance is not None and provenance.strategy != EDIT_STRATEGY:
-            return texts.KIND_HARNESS
-        return texts.KIND_AGENT_EDIT
-    return texts.KIND_OTHER
+            return KIND_HARNESS
+        return KIND_AGENT_EDIT
+    return KIND_OTHER
 
 
 def proposed_by(author: str, provenance: Provenance | None) -> str:
@@ -82,7 +92,7 @@ def proposed_by(author: str, provenance: Provenance | None) -> str:
     if provenance is None:
         return author or "?"
     if provenance.is_dream:
-        return texts.PROPOSED_BY_DREAMER.format(agent=provenance.agent_id)
+        return f"dreamer for {provenance.agent_id}"
     return provenance.agent_id
 
 
@@ -118,14 +128,14 @@ def waits_for(w: Waiting) -> tuple[str, ...]:
     is pending only while it waits for a review), a person's review. Empty: nothing, it merges."""
     out: list[str] = []
     if w.draft:
-        out.append(texts.WAITS_DRAFT)
+        out.append(WAITS_DRAFT)
     if w.mergeable is False or LABEL_CONFLICT in w.labels:
-        out.append(texts.WAITS_CONFLICT)
+        out.append(WAITS_CONFLICT)
     needs_review = (LABEL_NEEDS_REVIEW in w.labels and not w.approved) or w.changes_requested
     if w.status in (None, "failure", "error") or (w.status == "pending" and not needs_review):
-        out.append(texts.WAITS_CHECKS)
+        out.append(WAITS_CHECKS)
     if needs_review:
-        out.append(texts.WAITS_REVIEW)
+        out.append(WAITS_REVIEW)
     return tuple(out)
 
 
@@ -134,8 +144,8 @@ def merge_refusal(waits: Sequence[str], *, own_pull: bool, allow_author_merge: b
     A wait for a review is lifted only where the policy lets the author merge what they opened
     as the agent's account (`review.allow_author_merge`, off by default) and the person is that
     author; a draft, a conflict and checks are never lifted."""
-    return tuple(w for w in waits if not (w == texts.WAITS_REVIEW and own_pull and allow_author_merge))
+    return tuple(w for w in waits if not (w == WAITS_REVIEW and own_pull and allow_author_merge))
 
 
 def waits_text(waits: Sequence[str]) -> str:
-    return ", ".join(waits) if waits else texts.WAITS_NOTHING
+    return ", ".join(waits) if waits else "merge"

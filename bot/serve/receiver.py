@@ -33,6 +33,12 @@ from bot.serve import texts
 from bot.settings import Problems, Settings
 from webhooks.asgi import Receiver
 
+# The receiver in production (receiver.py).
+SERVE_SERVING = "memrepo serve: webhook receiver at http://{host}:{port}/webhooks/github, agent events at " \
+                "http://{host}:{port}/v1/repos/<owner>/<repo>/events (Ctrl-C stops)"
+PALACE_SERVED_OFF = ("the palace (/palace/OWNER/REPO/) is not served: the receiver has no forge credentials to "
+                     "fetch memory with (set MEMREPO_GITHUB_TOKEN, or a GitHub App's MEMREPO_APP_ID and key)")
+
 log = logging.getLogger("memrepo.serve.receiver")
 
 GRACEFUL_SECONDS = 2.0  # how long a stopping receiver lets requests finish (streams are ended at once)
@@ -94,7 +100,7 @@ class ReceiverServer:
         while not self.server.started and self._thread.is_alive() and time.monotonic() < deadline:
             time.sleep(0.005)  # uvicorn says it started by a flag only
         if not self.server.started:
-            raise MemrepoError(texts.SERVE_LOCAL_CANNOT_START.format(problem=texts.SERVE_LOCAL_RECEIVER_NOT_STARTED))
+            raise MemrepoError(texts.SERVE_LOCAL_CANNOT_START.format(problem="the receiver did not start"))
         return self
 
     def _run(self) -> None:
@@ -198,7 +204,7 @@ def run(host: str, port: int, workers: int, threads: int) -> int:
     try:
         import gunicorn  # noqa: F401
     except ImportError:
-        raise MemrepoError(texts.SERVE_NO_GUNICORN) from None
+        raise MemrepoError("memrepo serve needs gunicorn (pip install gunicorn)") from None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     raise_fd_limit()  # every open event stream is a socket
     # In the master, before the fork: Redis connects lazily, and the subscription and the pools
@@ -210,9 +216,9 @@ def run(host: str, port: int, workers: int, threads: int) -> int:
                    palace_token=palaces.stream_token if palaces else None)
     listener = listen(host, port)
     bound = listener.getsockname()[1]
-    print(texts.SERVE_SERVING.format(host=host, port=bound), flush=True)
+    print(SERVE_SERVING.format(host=host, port=bound), flush=True)
     if palaces is None:
-        logging.getLogger("memrepo.serve").warning(texts.PALACE_SERVED_OFF)
+        logging.getLogger("memrepo.serve").warning(PALACE_SERVED_OFF)
     try:
         gunicorn_app(app, gunicorn_options(listener, workers, threads), listener).run()
     except SystemExit as exc:  # gunicorn's master ends with sys.exit (0 after SIGTERM)

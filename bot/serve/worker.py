@@ -18,11 +18,14 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
-from bot.serve import texts
 from bot.settings import Problems, repos_from_env
 
 if TYPE_CHECKING:  # Redis, rq and the integrator load when the worker runs, not when memrepo's parser is built
     from redis import Redis
+
+# The worker (worker.py).
+WORKER_STARTING = "memrepo worker: serving on {redis} (queues: {queues}); work folder {work_dir}"
+WORKER_RECONCILE = "memrepo worker: reconciling {repos} every {seconds:g}s"
 
 log = logging.getLogger("memrepo.worker")
 
@@ -76,13 +79,13 @@ def run(*, reconcile_every: float, burst: bool = False, name: str | None = None)
     context = found
     set_context(context)
     redis = context.redis
-    print(texts.WORKER_STARTING.format(queues=", ".join(QUEUES), redis=_shown(redis),
+    print(WORKER_STARTING.format(queues=", ".join(QUEUES), redis=_shown(redis),
                                        work_dir=context.work_dir), flush=True)
     reconciler = None
     if reconcile_every > 0:
         repos = reconcile_all(redis, configured)
         if not burst:
-            print(texts.WORKER_RECONCILE.format(repos=", ".join(repos) or "-", seconds=reconcile_every), flush=True)
+            print(WORKER_RECONCILE.format(repos=", ".join(repos) or "-", seconds=reconcile_every), flush=True)
             reconciler = Reconciler(redis, configured, reconcile_every)
             reconciler.start()
     worker = Worker(list(QUEUES), connection=redis, name=name)

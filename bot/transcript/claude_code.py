@@ -46,6 +46,8 @@ from bot.transcript import texts
 from bot.transcript.incremental import Reading, Said, read_lines
 from bot.transcript.model import Message, build, canonical_time, check_source
 
+CLAUDE_CONTENT_BAD = "message.content must be text or a list of blocks, found {kind}"
+
 CONVERSATION_TYPES = ("user", "assistant", "system")
 SIDECHAIN_MARK = "[subagent] "
 OWN = "own"  # a row of Claude Code's own (not the conversation): skipped, counted
@@ -108,7 +110,7 @@ def _blocks(content: object) -> list[Mapping[str, object]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     if not isinstance(content, list):
-        raise MemrepoError(texts.CLAUDE_CONTENT_BAD.format(kind=type(content).__name__))
+        raise MemrepoError(CLAUDE_CONTENT_BAD.format(kind=type(content).__name__))
     return [block for block in content if isinstance(block, Mapping)]
 
 

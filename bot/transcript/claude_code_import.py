@@ -23,11 +23,30 @@ from pathlib import Path
 
 from bot.contracts import check_id
 from bot.errors import MemrepoError
+from bot.texts import Text
 from bot.transcript import home as homes
 from bot.transcript import incremental, log, texts
 from bot.transcript.claude_code import read_session
 from bot.transcript.model import Message, format_time
 from bot.transcript.store import TranscriptStore, invalid_import
+
+# `memrepo transcript import --from claude-code` (claude_code.py, claude_code_import.py).
+CLAUDE_IMPORT_DONE = Text(
+    "imported {imported:|message|messages} from {conversations:|Claude Code session|Claude Code sessions} in "
+    "{path} for agent {agent}; {duplicates:|message|messages} memrepo already had skipped{skipped}"
+)
+CLAUDE_SKIPPED = Text("; {count:|row|rows} of Claude Code's own skipped")
+CLAUDE_PLACES = (
+    "name a Claude Code session (<session-id>.jsonl), a project's folder of sessions or the projects folder "
+    "(default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)"
+)
+CLAUDE_SESSION_NAME = "{path}: a session's file is named <session-id>.jsonl, and {problem}"
+CLAUDE_REWRITTEN = (
+    "{transcript} changed since the last import: it was read again from the start, and only messages memrepo "
+    "did not have were imported"
+)
+CLAUDE_NOT_FOUND = "{path} does not exist; " + CLAUDE_PLACES
+CLAUDE_NONE = "no Claude Code sessions in {path}; " + CLAUDE_PLACES
 
 SUFFIX = ".jsonl"
 SUBAGENTS = "subagents"
@@ -47,8 +66,8 @@ class ClaudeImportReport:
     notes: list[str] = field(default_factory=list)
 
     def describe(self, path: str | os.PathLike[str]) -> str:
-        skipped = texts.CLAUDE_SKIPPED.format(count=self.skipped) if self.skipped else ""
-        return texts.CLAUDE_IMPORT_DONE.format(imported=self.imported, conversations=self.conversations,
+        skipped = CLAUDE_SKIPPED.format(count=self.skipped) if self.skipped else ""
+        return CLAUDE_IMPORT_DONE.format(imported=self.imported, conversations=self.conversations,
                                                path=path, agent=self.agent_id, duplicates=self.duplicates,
                                                skipped=skipped)
 
@@ -72,7 +91,7 @@ def session_id(path: Path) -> str:
     try:
         return check_id(path.name.removesuffix(SUFFIX), "conversation_id")
     except MemrepoError as exc:
-        raise MemrepoError(texts.CLAUDE_SESSION_NAME.format(path=path, problem=exc)) from None
+        raise MemrepoError(CLAUDE_SESSION_NAME.format(path=path, problem=exc)) from None
 
 
 def subagent_files(session_file: Path) -> list[Path]:
@@ -94,10 +113,10 @@ def import_claude_code(store: TranscriptStore, agent_id: str,
     where = Path(path).expanduser() if path is not None and str(path) else default_root()
     check_id(agent_id, "agent_id")
     if not where.exists():
-        raise MemrepoError(texts.CLAUDE_NOT_FOUND.format(path=where))
+        raise MemrepoError(CLAUDE_NOT_FOUND.format(path=where))
     files = session_files(where)
     if not files:
-        raise MemrepoError(texts.CLAUDE_NONE.format(path=where))
+        raise MemrepoError(CLAUDE_NONE.format(path=where))
     with log.locked(homes.claude_code_cursors(store.home)):
         return _import(store, agent_id, where, files)
 
@@ -116,7 +135,7 @@ def _import(store: TranscriptStore, agent_id: str, where: Path, files: list[Path
             before = incremental.load_cursor(at)
             read = incremental.read(part, before)
             if read.status in (incremental.SHRANK, incremental.CHANGED) and before is not None:
-                report.notes.append(texts.CLAUDE_REWRITTEN.format(transcript=part))
+                report.notes.append(CLAUDE_REWRITTEN.format(transcript=part))
             reading = read_session(agent_id, session, read.lines, stamp, read.start, sidechain=subagent is not None)
             problems.extend(f"{part} {problem}" for problem in reading.problems)
             report.skipped += sum(reading.skipped.values())

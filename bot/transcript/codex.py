@@ -38,6 +38,8 @@ from bot.transcript import texts
 from bot.transcript.incremental import Reading, Said, read_lines
 from bot.transcript.model import Message, build, canonical_time, check_source
 
+CODEX_CONTENT_BAD = "payload.content must be a list of content items, found {kind}"
+
 OWN = "own"
 EMPTY = "empty"
 CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
@@ -58,7 +60,7 @@ class Row:
 
 def _texts(content: object, kinds: tuple[str, ...]) -> list[str]:
     if not isinstance(content, list):
-        raise MemrepoError(texts.CODEX_CONTENT_BAD.format(kind=type(content).__name__))
+        raise MemrepoError(CODEX_CONTENT_BAD.format(kind=type(content).__name__))
     return [b["text"] for b in content if isinstance(b, Mapping) and b.get("type") in kinds
             and isinstance(b.get("text"), str) and b["text"].strip()]
 

@@ -24,10 +24,29 @@ from pathlib import Path
 
 from bot.contracts import check_id
 from bot.errors import MemrepoError
+from bot.texts import Text
 from bot.transcript import incremental, log, texts
 from bot.transcript.codex import read_rollout
 from bot.transcript.model import Message, format_time
 from bot.transcript.store import TranscriptStore, invalid_import
+
+# `memrepo transcript import --from codex` (codex.py, codex_import.py).
+CODEX_IMPORT_DONE = Text(
+    "imported {imported:|message|messages} from {conversations:|Codex session|Codex sessions} in "
+    "{path} for agent {agent}; {duplicates:|message|messages} memrepo already had skipped{skipped}"
+)
+CODEX_SKIPPED = Text("; {count:|row|rows} of Codex's own skipped")
+CODEX_PLACES = (
+    "name a Codex rollout (rollout-<time>-<session-id>.jsonl), a day's folder or the sessions folder "
+    "(default: $CODEX_HOME/sessions, else ~/.codex/sessions)"
+)
+CODEX_ROLLOUT_NAME = "{path}: a Codex rollout is named rollout-<time>-<session-id>.jsonl, and {problem}"
+CODEX_REWRITTEN = (
+    "{transcript} changed since the last import: it was read again from the start, and only messages memrepo "
+    "did not have were imported"
+)
+CODEX_NOT_FOUND = "{path} does not exist; " + CODEX_PLACES
+CODEX_NONE = "no Codex rollouts in {path}; " + CODEX_PLACES
 
 SUFFIX = ".jsonl"
 HOME_ENV = "CODEX_HOME"
@@ -47,8 +66,8 @@ class CodexImportReport:
     notes: list[str] = field(default_factory=list)
 
     def describe(self, path: str | os.PathLike[str]) -> str:
-        skipped = texts.CODEX_SKIPPED.format(count=self.skipped) if self.skipped else ""
-        return texts.CODEX_IMPORT_DONE.format(imported=self.imported, conversations=self.conversations,
+        skipped = CODEX_SKIPPED.format(count=self.skipped) if self.skipped else ""
+        return CODEX_IMPORT_DONE.format(imported=self.imported, conversations=self.conversations,
                                               path=path, agent=self.agent_id, duplicates=self.duplicates,
                                               skipped=skipped)
 
@@ -79,11 +98,11 @@ def session_id(path: Path) -> str:
     """The session (and conversation) id a rollout is named for."""
     named = ROLLOUT.fullmatch(path.name)
     if named is None:
-        raise MemrepoError(texts.CODEX_ROLLOUT_NAME.format(path=path, problem=texts.CODEX_NOT_A_ROLLOUT))
+        raise MemrepoError(CODEX_ROLLOUT_NAME.format(path=path, problem="this name is not one"))
     try:
         return check_id(named["session"], "conversation_id")
     except MemrepoError as exc:
-        raise MemrepoError(texts.CODEX_ROLLOUT_NAME.format(path=path, problem=exc)) from None
+        raise MemrepoError(CODEX_ROLLOUT_NAME.format(path=path, problem=exc)) from None
 
 
 def import_codex(store: TranscriptStore, agent_id: str,
@@ -93,10 +112,10 @@ def import_codex(store: TranscriptStore, agent_id: str,
     where = Path(path).expanduser() if path is not None and str(path) else default_root()
     check_id(agent_id, "agent_id")
     if not where.exists():
-        raise MemrepoError(texts.CODEX_NOT_FOUND.format(path=where))
+        raise MemrepoError(CODEX_NOT_FOUND.format(path=where))
     files = rollout_files(where)
     if not files:
-        raise MemrepoError(texts.CODEX_NONE.format(path=where))
+        raise MemrepoError(CODEX_NONE.format(path=where))
     with log.locked(cursors(store.home)):
         return _import(store, agent_id, where, files)
 
@@ -113,7 +132,7 @@ def _import(store: TranscriptStore, agent_id: str, where: Path, files: list[Path
         before = incremental.load_cursor(at)
         read = incremental.read(file, before)
         if read.status in (incremental.SHRANK, incremental.CHANGED) and before is not None:
-            report.notes.append(texts.CODEX_REWRITTEN.format(transcript=file))
+            report.notes.append(CODEX_REWRITTEN.format(transcript=file))
         reading = read_rollout(agent_id, session, read.lines, stamp, read.start)
         problems.extend(f"{file} {problem}" for problem in reading.problems)
         report.skipped += sum(reading.skipped.values())

@@ -16,7 +16,6 @@ import os
 from pathlib import Path
 
 from bot.errors import MemrepoError
-from bot.transcript import texts
 
 
 def resolve(home: str | os.PathLike[str] | None = None) -> Path:
@@ -29,7 +28,7 @@ def resolve(home: str | os.PathLike[str] | None = None) -> Path:
         base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "share"
         path = base / "memrepo"
     if path.exists() and not path.is_dir():
-        raise MemrepoError(texts.TRANSCRIPT_HOME_NOT_DIR.format(path=path))
+        raise MemrepoError(f"{path} is a file; MEMREPO_HOME or --home must be a folder")
     return path
 
 

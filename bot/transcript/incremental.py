@@ -29,6 +29,8 @@ from bot.errors import MemrepoError
 from bot.transcript import texts
 from bot.transcript.model import Message
 
+IMPORT_ROW_LONG = "the line is {size} bytes long, more than the {limit} memrepo reads of a line"
+
 NEW, UNCHANGED, GREW, SHRANK, CHANGED = "new", "unchanged", "grew", "shrank", "changed"
 MAX_LINE = 8 * 1024 * 1024  # bytes of one transcript line, its newline counted
 READ_SIZE = 1024 * 1024  # bytes read at a time
@@ -163,7 +165,7 @@ def read_lines(lines: Sequence[bytes | Overlong], start: int,
     for number, raw in enumerate(lines, 1):
         if isinstance(raw, Overlong):
             if offset >= start:
-                reading.problems.append(texts.IMPORT_ROW_BAD.format(line=number, problem=texts.IMPORT_ROW_LONG.format(
+                reading.problems.append(texts.IMPORT_ROW_BAD.format(line=number, problem=IMPORT_ROW_LONG.format(
                     size=raw.size, limit=MAX_LINE)))
             offset += raw.size
             continue
@@ -190,8 +192,8 @@ def row_json(raw: bytes) -> object:
     try:
         return loads_bounded(raw.decode("utf-8"), what="the row")
     except UnicodeDecodeError:
-        raise MemrepoError(texts.IMPORT_ROW_NOT_UTF8) from None
+        raise MemrepoError("not valid UTF-8") from None
     except TooDeepError:
         raise
     except ValueError as exc:
-        raise MemrepoError(texts.IMPORT_ROW_NOT_JSON.format(error=exc)) from None
+        raise MemrepoError(f"not valid JSON ({exc})") from None

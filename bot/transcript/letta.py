@@ -51,6 +51,9 @@ from bot.transcript import texts
 from bot.transcript.incremental import Reading, Said, read_lines
 from bot.transcript.model import Message, build, canonical_time, check_source
 
+LETTA_ID_TOO_LONG = "Letta's {field} {value!a} is longer than the {limit} characters memrepo keeps"
+LETTA_ID_TAKEN = "message id {message_id} is already an earlier message's in this conversation"
+
 TRANSCRIPT = "transcript.jsonl"
 ROOT_ENV = "LETTA_TRANSCRIPT_ROOT"
 ESCAPED = "x."
@@ -77,7 +80,7 @@ def to_memrepo_id(value: str, field_name: str) -> str:
     raw = value.encode("utf-8", "surrogatepass")
     escaped = ESCAPED + _ESCAPE.sub(lambda m: f"_{m.group()[0]:02X}".encode(), raw).decode("ascii")
     if len(escaped) > limit:
-        raise MemrepoError(texts.LETTA_ID_TOO_LONG.format(field=field_name, value=value, limit=limit))
+        raise MemrepoError(LETTA_ID_TOO_LONG.format(field=field_name, value=value, limit=limit))
     return escaped
 
 
@@ -142,7 +145,7 @@ def _text(row: Mapping[str, object], key: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise MemrepoError(texts.IMPORT_FIELD_NOT_TEXT.format(field=key, kind=type(value).__name__))
+        raise MemrepoError(f"{key} must be text, found {type(value).__name__}")
     return value
 
 
@@ -190,7 +193,7 @@ class _Ids:
         self.parts[record] += 1
         message_id = part_id(record, self.parts[record])
         if message_id in self.taken:
-            raise MemrepoError(texts.LETTA_ID_TAKEN.format(message_id=message_id))
+            raise MemrepoError(LETTA_ID_TAKEN.format(message_id=message_id))
         self.taken.add(message_id)
         return message_id
 

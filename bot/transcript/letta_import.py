@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.errors import MemrepoError
+from bot.texts import Text
 from bot.transcript import home as homes
 from bot.transcript import incremental, log, texts
 from bot.transcript.incremental import CHANGED, SHRANK, UNCHANGED, Cursor, Reading, load_cursor, save_cursor
@@ -42,6 +43,27 @@ from bot.transcript.letta import (
 )
 from bot.transcript.model import Message, format_time
 from bot.transcript.store import TranscriptStore, invalid_import
+from bot.transcript.texts import LETTA_PLACES
+
+# `memrepo transcript import --from letta` (letta.py, letta_import.py).
+LETTA_IMPORT_DONE = Text(
+    "imported {imported:|message|messages} from {conversations:|Letta conversation|Letta conversations} in "
+    "{path}; {duplicates:|message|messages} memrepo already had skipped{skipped}"
+)
+LETTA_SKIP = {
+    "error": Text("{count:|error row|error rows} (Letta Code's own errors)"),
+    "empty": Text("{count:|row|rows} without text"),
+    "repeated": Text("{count:|repeated row|repeated rows}"),
+    "no kind": Text("{count:|row|rows} without a kind"),
+    "unknown": Text("{count:|row|rows} of unknown kind {kind!a}"),
+}
+LETTA_NOT_FOUND = "{path} does not exist; " + LETTA_PLACES
+LETTA_NOT_DIR = "{path} is a file; " + LETTA_PLACES
+LETTA_REWRITTEN = (
+    "{transcript} changed since the last import ({how}): it was read again from the start, and only "
+    "messages memrepo did not have were imported"
+)
+LETTA_UNFINISHED = "{transcript} ends with an unfinished line ({size} bytes); it is imported once Letta Code ends it"
 
 
 @dataclass
@@ -59,7 +81,7 @@ class LettaImportReport:
 
     def describe(self, path: str | os.PathLike[str]) -> str:
         """The one line that says what an import of `path` did."""
-        return texts.LETTA_IMPORT_DONE.format(imported=self.imported, conversations=self.conversations,
+        return LETTA_IMPORT_DONE.format(imported=self.imported, conversations=self.conversations,
                                               path=path, duplicates=self.duplicates,
                                               skipped=skipped_text(self.skipped))
 
@@ -84,11 +106,11 @@ def default_root(env: Mapping[str, str] | None = None) -> Path:
 
 def skipped_text(skipped: Mapping[str, int]) -> str:
     """`; rows skipped: 1 error row, ...` for the rows an import skipped, by why; "" for none."""
-    rows = [texts.LETTA_SKIP[why].format(count=skipped[why])
+    rows = [LETTA_SKIP[why].format(count=skipped[why])
             for why in (ERROR, EMPTY, REPEATED, NO_KIND) if skipped.get(why)]
-    rows += [texts.LETTA_SKIP["unknown"].format(count=count, kind=why.removeprefix(UNKNOWN))
+    rows += [LETTA_SKIP["unknown"].format(count=count, kind=why.removeprefix(UNKNOWN))
              for why, count in sorted(skipped.items()) if why.startswith(UNKNOWN) and count]
-    return texts.LETTA_SKIPPED.format(rows=", ".join(rows)) if rows else ""
+    return "; rows skipped: {rows}".format(rows=", ".join(rows)) if rows else ""
 
 
 # ------------------------------------------------------------------------ the folders
@@ -136,10 +158,11 @@ def read_source(source: Source, cursor: Cursor | None, imported_at: str) -> tupl
 
 def _note(transcript: Path, status: str, cursor: Cursor | None, unfinished: int) -> str | None:
     if status in (SHRANK, CHANGED) and cursor is not None:
-        how = texts.LETTA_SHRANK if status == SHRANK else texts.LETTA_CHANGED
-        return texts.LETTA_REWRITTEN.format(transcript=transcript, how=how.format(size=cursor.size))
+        how = ("it is shorter than the {size} bytes imported before" if status == SHRANK
+               else "its first {size} bytes are not the ones imported before")
+        return LETTA_REWRITTEN.format(transcript=transcript, how=how.format(size=cursor.size))
     if unfinished:
-        return texts.LETTA_UNFINISHED.format(transcript=transcript, size=unfinished)
+        return LETTA_UNFINISHED.format(transcript=transcript, size=unfinished)
     return None
 
 
@@ -157,7 +180,7 @@ def import_letta(store: TranscriptStore, root: str | os.PathLike[str] | None = N
     again (a process that follows a memory does): an unchanged transcript costs one read."""
     path = Path(root).expanduser() if root is not None and str(root) else default_root()
     if not path.is_dir():
-        raise MemrepoError((texts.LETTA_NOT_DIR if path.exists() else texts.LETTA_NOT_FOUND).format(path=path))
+        raise MemrepoError((LETTA_NOT_DIR if path.exists() else LETTA_NOT_FOUND).format(path=path))
     with log.locked(homes.letta_cursors(store.home)):
         return _import(store, path)
 

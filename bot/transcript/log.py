@@ -27,8 +27,16 @@ from pathlib import Path
 from bot.bounded_json import loads_bounded
 from bot.errors import MemrepoError
 from bot.file_lock import file_lock
-from bot.transcript import texts
 from bot.transcript.model import Message, from_row
+
+TRANSCRIPT_TORN = (
+    "{log}: an unfinished last line ({size} bytes at offset {offset}) was moved to {torn}; "
+    "every earlier row is intact"
+)
+TRANSCRIPT_LOG_DAMAGED = (
+    "{log}, line {line}: {problem}; the transcript log is damaged there (fix or remove that line, "
+    "then run `memrepo transcript rebuild`)"
+)
 
 SUFFIX = ".jsonl"
 TORN_SUFFIX = ".torn"
@@ -49,7 +57,7 @@ class Torn:
     size: int
 
     def describe(self) -> str:
-        return texts.TRANSCRIPT_TORN.format(size=self.size, log=self.log, offset=self.offset,
+        return TRANSCRIPT_TORN.format(size=self.size, log=self.log, offset=self.offset,
                                             torn=self.torn_file)
 
 
@@ -148,8 +156,8 @@ def parse_line(path: Path, offset: int, line: bytes) -> Message:
     try:
         return from_row(loads_bounded(line, what="the line"))
     except (ValueError, MemrepoError) as exc:
-        problem = str(exc) if isinstance(exc, MemrepoError) else texts.TRANSCRIPT_LINE_NOT_JSON
-        raise MemrepoError(texts.TRANSCRIPT_LOG_DAMAGED.format(
+        problem = str(exc) if isinstance(exc, MemrepoError) else "not valid JSON"
+        raise MemrepoError(TRANSCRIPT_LOG_DAMAGED.format(
             log=path, line=_line_number(path, offset), problem=problem)) from None
 
 

@@ -32,7 +32,15 @@ from datetime import UTC, datetime
 from bot import dates
 from bot.contracts import check_id
 from bot.errors import MemrepoError
-from bot.transcript import texts
+
+# Rows, the logs and the index; memrepo's own rows imported.
+TRANSCRIPT_KIND_BAD = "kind {value!r} is not one of: {kinds}"
+TRANSCRIPT_SOURCE_BAD = (
+    "source {value!a} is not valid; use one of: {sources} (a tool name is ASCII letters, digits, "
+    "'.', '_', '/' or '-'; a URI has no spaces)"
+)
+TRANSCRIPT_TEXT_LONG = "text has {size:,} characters, over the limit of {limit:,} for one transcript row"
+TRANSCRIPT_TEXT_SURROGATE = "text is not valid Unicode (a lone surrogate at character {offset})"
 
 KINDS = ("user", "assistant", "reasoning", "tool_call", "tool_result", "system", "compaction")
 SOURCES = ("user", "agent", "human", "tool:<name>", "external:<uri>")
@@ -82,7 +90,7 @@ class MessageNotFoundError(MemrepoError):
 
 def check_kind(value: object) -> str:
     if value not in KINDS:
-        raise MemrepoError(texts.TRANSCRIPT_KIND_BAD.format(value=value, kinds=", ".join(KINDS)))
+        raise MemrepoError(TRANSCRIPT_KIND_BAD.format(value=value, kinds=", ".join(KINDS)))
     return value  # type: ignore[return-value]
 
 
@@ -96,30 +104,30 @@ def check_source(value: object) -> str:
             return value
         if family == "external" and _URI.fullmatch(rest):
             return value
-    raise MemrepoError(texts.TRANSCRIPT_SOURCE_BAD.format(value=value, sources=", ".join(SOURCES)))
+    raise MemrepoError(TRANSCRIPT_SOURCE_BAD.format(value=value, sources=", ".join(SOURCES)))
 
 
 def default_source(kind: str) -> str:
     source = DEFAULT_SOURCE.get(kind)
     if source is None:
-        raise MemrepoError(texts.TRANSCRIPT_SOURCE_NEEDED.format(kind=kind))
+        raise MemrepoError(f"a {kind} message needs a source: tool:<name>, the tool that produced it")
     return source
 
 
 def check_text(value: object) -> str:
     if not isinstance(value, str):
-        raise MemrepoError(texts.TRANSCRIPT_TEXT_TYPE.format(kind=type(value).__name__))
+        raise MemrepoError(f"text must be a string, found {type(value).__name__}")
     if not value.strip():
-        raise MemrepoError(texts.TRANSCRIPT_TEXT_EMPTY)
+        raise MemrepoError("text is empty; a transcript row needs the message's text")
     if "\x00" in value:
-        raise MemrepoError(texts.TRANSCRIPT_TEXT_NUL)
+        raise MemrepoError("text contains a NUL character; transcripts hold text, not binary data")
     if len(value) > MAX_TEXT_CHARS:
-        raise MemrepoError(texts.TRANSCRIPT_TEXT_LONG.format(size=len(value), limit=MAX_TEXT_CHARS))
+        raise MemrepoError(TRANSCRIPT_TEXT_LONG.format(size=len(value), limit=MAX_TEXT_CHARS))
     if not value.isascii():
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
-            raise MemrepoError(texts.TRANSCRIPT_TEXT_SURROGATE.format(offset=exc.start)) from None
+            raise MemrepoError(TRANSCRIPT_TEXT_SURROGATE.format(offset=exc.start)) from None
     return value
 
 
@@ -242,15 +250,15 @@ def from_row(row: object, *, imported_at: str | None = None) -> Message:
     Imports (`imported_at` given) may leave out message_id, source and captured_at; a log
     line has them all."""
     if not isinstance(row, Mapping):
-        raise MemrepoError(texts.TRANSCRIPT_ROW_NOT_OBJECT.format(kind=type(row).__name__))
+        raise MemrepoError(f"a row must be a JSON object, found {type(row).__name__}")
     unknown = sorted(set(row) - set(ROW_KEYS))
     if unknown:
-        raise MemrepoError(texts.TRANSCRIPT_ROW_UNKNOWN.format(
+        raise MemrepoError("not a field of a row: {keys} (the fields are {allowed})".format(
             keys=", ".join(unknown), allowed=", ".join(ROW_KEYS)))
     required = _REQUIRED if imported_at is not None else (*_REQUIRED, "message_id", "source", "captured_at")
     missing = [key for key in required if row.get(key) is None]
     if missing:
-        raise MemrepoError(texts.TRANSCRIPT_ROW_MISSING.format(keys=", ".join(missing)))
+        raise MemrepoError("required but missing: {keys}".format(keys=", ".join(missing)))
     captured = row.get("captured_at")
     captured_at = canonical_time(captured, "captured_at") if captured is not None else imported_at
     stored_import = row.get("imported_at")

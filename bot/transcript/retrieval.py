@@ -43,6 +43,11 @@ from bot.transcript.search import Filters, match, top_k
 from bot.transcript.store import MAX_K, Hit, TranscriptStore, check_source_filter
 from bot.transcript.tokenize import Unit, parse_query
 
+# Search in context (retrieval.py).
+CONTEXT_BAD_NEIGHBOURS = "neighbours must be a whole number from 0 to {limit}, found {value!r}"
+CONTEXT_BAD_WEIGHT = "weight must be a number from 0 to {limit:g}, found {value!r}"
+CONTEXT_BAD_DATE_WEIGHT = "date_weight must be a number from 0 to {limit:g}, found {value!r}"
+
 POOL_FACTOR = 10  # candidates ranked by the store per result asked for
 GROWTH = 4  # the pool's growth when the bound does not settle the top k
 WINDOW_SLACK = 6  # rows read beyond the neighbours on each side, for conversations that interleave
@@ -67,11 +72,11 @@ def search_in_context(store: TranscriptStore, query: str, agent: str | None = No
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise MemrepoError(texts.SEARCH_BAD_K.format(limit=MAX_K, value=k))
     if isinstance(neighbours, bool) or not isinstance(neighbours, int) or not 0 <= neighbours <= MAX_NEIGHBOURS:
-        raise MemrepoError(texts.CONTEXT_BAD_NEIGHBOURS.format(limit=MAX_NEIGHBOURS, value=neighbours))
+        raise MemrepoError(CONTEXT_BAD_NEIGHBOURS.format(limit=MAX_NEIGHBOURS, value=neighbours))
     if not _is_weight(weight):
-        raise MemrepoError(texts.CONTEXT_BAD_WEIGHT.format(limit=MAX_WEIGHT, value=weight))
+        raise MemrepoError(CONTEXT_BAD_WEIGHT.format(limit=MAX_WEIGHT, value=weight))
     if not _is_weight(date_weight):
-        raise MemrepoError(texts.CONTEXT_BAD_DATE_WEIGHT.format(limit=MAX_WEIGHT, value=date_weight))
+        raise MemrepoError(CONTEXT_BAD_DATE_WEIGHT.format(limit=MAX_WEIGHT, value=date_weight))
     periods = query_periods(query) if date_weight > 0 else []
     since_us, until_us = time_range(since, until)
     filters = Filters(conversations=(conversation,) if conversation is not None else None,

@@ -22,6 +22,7 @@ from pathlib import Path
 from bot.bounded_json import TooDeepError, loads_bounded
 from bot.contracts import check_id
 from bot.errors import MemrepoError
+from bot.texts import Text
 from bot.transcript import home as homes
 from bot.transcript import log, snippet, texts
 from bot.transcript.index import Index
@@ -39,6 +40,28 @@ from bot.transcript.model import (
 )
 from bot.transcript.search import Filters, top_k
 from bot.transcript.tokenize import parse_query
+
+TRANSCRIPT_INDEX_BEHIND = (
+    "the row was saved, but indexing it failed ({error}); the index catches up the next time it is opened"
+)
+TRANSCRIPT_DUPLICATE_ID = "{log}: message {message_id} appears twice; the search index keeps the first"
+TRANSCRIPT_WRITE_FAILED = (
+    "cannot write to {log}: {reason}; nothing after the last complete row was saved (an unfinished "
+    "row is set aside the next time the log is opened)"
+)
+TRANSCRIPT_INDEX_DAMAGED = "the search index {path} could not be read ({error}); it is built again from the logs"
+TRANSCRIPT_INDEX_REBUILT = "the search index of agent {agent} was rebuilt from its logs ({reason})"
+TRANSCRIPT_REASON_LOG_SHRANK = "the log of conversation {conversation} is shorter than what was indexed"
+TRANSCRIPT_NO_AGENTS = "none yet (add a message with `memrepo transcript append`)"
+TRANSCRIPT_AFTER_MISSING = (
+    "message {after} is not in conversation {conversation} of agent {agent}; give the id of a "
+    "message of that conversation (or no `after` to read from the start)"
+)
+IMPORT_INVALID = Text("{path}: {count:|invalid row|invalid rows}, so nothing was imported:\n{problems}")
+SEARCH_BAD_SOURCE = (
+    "source filter {value!r} is not valid; use user, agent, human, tool, external, "
+    "tool:<name> or external:<uri>"
+)
 
 MAX_K = 1000
 IMPORT_CHUNK = 1000
@@ -134,7 +157,7 @@ class TranscriptStore:
         return index
 
     def _discard(self, path: Path, problem: Exception) -> None:
-        self._warn(texts.TRANSCRIPT_INDEX_DAMAGED.format(path=path, error=problem))
+        self._warn(TRANSCRIPT_INDEX_DAMAGED.format(path=path, error=problem))
         for suffix in ("", "-wal", "-shm"):
             Path(str(path) + suffix).unlink(missing_ok=True)
 
@@ -185,7 +208,7 @@ class TranscriptStore:
             return
         offsets = index.offsets()
         for conversation in sorted(set(offsets) - set(logs)):
-            reason = texts.TRANSCRIPT_REASON_LOG_GONE.format(conversation=conversation)
+            reason = f"the log of conversation {conversation} is gone"
             self._rebuild(agent_id, index, logs, reason=reason)
             return
         sizes = {}
@@ -193,7 +216,7 @@ class TranscriptStore:
             self._repair(path)
             sizes[conversation] = log.complete_size(path)[1]
             if sizes[conversation] < offsets.get(conversation, 0):
-                reason = texts.TRANSCRIPT_REASON_LOG_SHRANK.format(conversation=conversation)
+                reason = TRANSCRIPT_REASON_LOG_SHRANK.format(conversation=conversation)
                 self._rebuild(agent_id, index, logs, reason=reason)
                 return
         behind = [c for c in logs if sizes[c] > offsets.get(c, 0)]
@@ -216,13 +239,13 @@ class TranscriptStore:
         added, skipped = index.add(items)
         index.set_offset(conversation, end)
         for message_id in skipped:
-            self._warn(texts.TRANSCRIPT_DUPLICATE_ID.format(log=path, message_id=message_id))
+            self._warn(TRANSCRIPT_DUPLICATE_ID.format(log=path, message_id=message_id))
         return added
 
     def _rebuild(self, agent_id: str, index: Index, logs: dict[str, Path], reason: str | None,
                  advance: Callable[[int], None] | None = None) -> int:
         if reason is not None:
-            self._warn(texts.TRANSCRIPT_INDEX_REBUILT.format(agent=agent_id, reason=reason))
+            self._warn(TRANSCRIPT_INDEX_REBUILT.format(agent=agent_id, reason=reason))
         index.begin()
         try:
             index.reset()
@@ -263,14 +286,14 @@ class TranscriptStore:
                     try:
                         log.append(path, b"".join(log.serialize(m) for m in chunk), fsync=self.fsync)
                     except OSError as exc:
-                        raise MemrepoError(texts.TRANSCRIPT_WRITE_FAILED.format(
+                        raise MemrepoError(TRANSCRIPT_WRITE_FAILED.format(
                             log=path, reason=exc.strerror or exc)) from None
                     if progress is not None:
                         progress(len(chunk))
             try:
                 self._index_locked(agent_id, list(groups))
             except sqlite3.Error as exc:
-                self._warn(texts.TRANSCRIPT_INDEX_BEHIND.format(error=exc))
+                self._warn(TRANSCRIPT_INDEX_BEHIND.format(error=exc))
 
     def _index_locked(self, agent_id: str, conversations: Sequence[str]) -> None:
         index = self._connection(agent_id)
@@ -354,8 +377,8 @@ class TranscriptStore:
         if not homes.agent_folder(self.home, agent_id).is_dir() or (
                 agent_id not in self._fresh and not self._has_logs(agent_id)):
             known = self.agents()
-            raise MemrepoError(texts.TRANSCRIPT_UNKNOWN_AGENT.format(
-                agent=agent_id, known=", ".join(known) if known else texts.TRANSCRIPT_NO_AGENTS))
+            raise MemrepoError("no transcripts for agent {agent!r}; known agents: {known}".format(
+                agent=agent_id, known=", ".join(known) if known else TRANSCRIPT_NO_AGENTS))
         return agent_id
 
     def conversations(self, agent_id: str) -> list[str]:
@@ -384,7 +407,7 @@ class TranscriptStore:
         for i, message in enumerate(rows):
             if message.message_id == after:
                 return rows[i + 1 :]
-        raise MessageNotFoundError(texts.TRANSCRIPT_AFTER_MISSING.format(
+        raise MessageNotFoundError(TRANSCRIPT_AFTER_MISSING.format(
             after=after, conversation=conversation_id, agent=agent_id), message_id=after)
 
     # ------------------------------------------------------------------- search
@@ -431,7 +454,7 @@ class TranscriptStore:
             check_id(conversation, "conversation_id")
             agents = [a for a in agents if homes.log_path(self.home, a, conversation).is_file()]
             if not agents:
-                raise MemrepoError(texts.SEARCH_UNKNOWN_CONVERSATION.format(
+                raise MemrepoError("no conversation {conversation!r} in the transcripts of {agents}".format(
                     conversation=conversation, agents=agent or "any agent"))
         return agents
 
@@ -465,7 +488,7 @@ class TranscriptStore:
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
-                problems.append(texts.IMPORT_NOT_UTF8.format(line=number))
+                problems.append(f"line {number}: not valid UTF-8")
                 continue
             try:
                 row = loads_bounded(text, what="the row")
@@ -473,7 +496,7 @@ class TranscriptStore:
                 problems.append(texts.IMPORT_ROW_BAD.format(line=number, problem=exc))
                 continue
             except ValueError as exc:
-                problems.append(texts.IMPORT_NOT_JSON.format(line=number, error=exc))
+                problems.append(f"line {number}: not valid JSON ({exc})")
                 continue
             if isinstance(row, dict):
                 place = (str(row.get("agent_id")), str(row.get("conversation_id")))
@@ -540,13 +563,13 @@ class TranscriptStore:
         return self.import_lines(lines, str(path), progress)
 
 
-def invalid_import(name: str, problems: Sequence[str], text: str = texts.IMPORT_INVALID) -> MemrepoError:
+def invalid_import(name: str, problems: Sequence[str], text: str = IMPORT_INVALID) -> MemrepoError:
     """The error of an import that found bad input, so imported nothing: each problem on a line
     of its own (the first MAX_PROBLEMS_SHOWN), a person fixes them all in one go. `text` says
     what the problems are of (rows, by default)."""
     shown = list(problems[:MAX_PROBLEMS_SHOWN])
     if len(problems) > MAX_PROBLEMS_SHOWN:
-        shown.append(texts.IMPORT_MORE.format(count=len(problems) - MAX_PROBLEMS_SHOWN))
+        shown.append(f"  ... and {len(problems) - MAX_PROBLEMS_SHOWN} more")
     return MemrepoError(text.format(
         path=name, count=len(problems), problems="\n".join("  " + p for p in shown)), problems=list(problems))
 
@@ -577,4 +600,4 @@ def check_source_filter(value: object) -> str:
     try:
         return check_source(value)
     except MemrepoError:
-        raise MemrepoError(texts.SEARCH_BAD_SOURCE.format(value=value)) from None
+        raise MemrepoError(SEARCH_BAD_SOURCE.format(value=value)) from None

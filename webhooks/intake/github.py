@@ -39,6 +39,8 @@ from webhooks.intake.routing import (
     route,
 )
 
+WEBHOOK_DUPLICATE = "duplicate delivery {delivery}: it was accepted before, so nothing is enqueued again"
+
 log = logging.getLogger("memrepo.receiver")
 
 bp = Blueprint("github", __name__)
@@ -66,22 +68,22 @@ def receive() -> Response:
         return answer(413, texts.WEBHOOK_TOO_LARGE.format(limit=settings.max_body_bytes))
     signature = request.headers.get(SIGNATURE)
     if not signature:
-        return answer(401, texts.WEBHOOK_NO_SIGNATURE)
+        return answer(401, "no X-Hub-Signature-256 header: give the webhook the receiver's secret")
     if not signature_ok(settings.webhook_secret, body, signature):
-        return answer(401, texts.WEBHOOK_BAD_SIGNATURE)
+        return answer(401, "X-Hub-Signature-256 does not match the body: the webhook's secret is not the receiver's")
     for header in (EVENT, DELIVERY):
         value = request.headers.get(header)
         if not value:
-            return answer(400, texts.WEBHOOK_MISSING_HEADER.format(header=header))
+            return answer(400, f"no {header} header; this endpoint receives GitHub webhooks only")
         if not TOKEN.fullmatch(value):
-            return answer(400, texts.WEBHOOK_BAD_HEADER.format(header=header))
+            return answer(400, f"the {header} header is not valid")
     event, guid = request.headers[EVENT], request.headers[DELIVERY]
     try:
         payload = parse_payload(body, request.content_type or "")
     except PayloadError as exc:
         return answer(400, str(exc))
     if event == "ping":
-        return answer(200, texts.WEBHOOK_PONG, zen=payload.get("zen"))
+        return answer(200, "pong: memrepo's webhook receiver is listening", zen=payload.get("zen"))
     try:
         routed = route(event, payload, settings)
     except BadPayload as exc:
@@ -110,12 +112,12 @@ def receive() -> Response:
             log.warning("delivery %s: could not forget it; a redelivery will be taken for a duplicate", guid)
         raise
     log.info("delivery %s (%s %s): %s", guid, event, payload.get("action") or "", done)
-    return answer(202, texts.WEBHOOK_ACCEPTED, delivery=guid, done=done)
+    return answer(202, "accepted", delivery=guid, done=done)
 
 
 def _duplicate(guid: str, event: str) -> Response:
     log.info("delivery %s (%s): duplicate", guid, event)
-    return answer(200, texts.WEBHOOK_DUPLICATE.format(delivery=guid), delivery=guid, duplicate=True)
+    return answer(200, WEBHOOK_DUPLICATE.format(delivery=guid), delivery=guid, duplicate=True)
 
 
 def _perform(redis: Redis, item: Action, delivery: tuple[str, int] | None = None) -> dict[str, Any]:

@@ -14,7 +14,10 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from bot.bounded_json import MAX_DEPTH, TooDeepError, loads_bounded
-from webhooks import texts
+
+WEBHOOK_NOT_JSON = "the payload is not JSON ({error})"
+WEBHOOK_TOO_DEEP = ("the payload nests arrays and objects deeper than {limit} levels, which this receiver "
+                    "does not parse (GitHub's own payloads nest far less)")
 
 FORM = "application/x-www-form-urlencoded"
 
@@ -29,7 +32,7 @@ def decode(body: bytes) -> str:
     try:
         return body.decode(json.detect_encoding(body), "surrogatepass")
     except UnicodeDecodeError as exc:
-        raise PayloadError(texts.WEBHOOK_NOT_JSON.format(error=str(exc)[:200])) from None
+        raise PayloadError(WEBHOOK_NOT_JSON.format(error=str(exc)[:200])) from None
 
 
 def loads(text: str, max_depth: int = MAX_DEPTH) -> Any:
@@ -38,9 +41,9 @@ def loads(text: str, max_depth: int = MAX_DEPTH) -> Any:
     try:
         return loads_bounded(text, max_depth)
     except TooDeepError:
-        raise PayloadError(texts.WEBHOOK_TOO_DEEP.format(limit=max_depth)) from None
+        raise PayloadError(WEBHOOK_TOO_DEEP.format(limit=max_depth)) from None
     except ValueError as exc:  # JSONDecodeError, and ints beyond Python's digit limit
-        raise PayloadError(texts.WEBHOOK_NOT_JSON.format(error=str(exc)[:200])) from None
+        raise PayloadError(WEBHOOK_NOT_JSON.format(error=str(exc)[:200])) from None
 
 
 def _kind(value: object) -> str:
@@ -56,11 +59,11 @@ def parse_payload(body: bytes, content_type: str, max_depth: int = MAX_DEPTH) ->
         except (UnicodeDecodeError, ValueError):
             fields = {}
         if len(fields.get("payload", [])) != 1:
-            raise PayloadError(texts.WEBHOOK_FORM_NO_PAYLOAD)
+            raise PayloadError("a form-encoded delivery must carry its JSON in one 'payload' field")
         text = fields["payload"][0]
     else:
         text = decode(body)
     payload = loads(text, max_depth)
     if not isinstance(payload, dict):
-        raise PayloadError(texts.WEBHOOK_NOT_OBJECT.format(kind=_kind(payload)))
+        raise PayloadError(f"the payload must be a JSON object, found {_kind(payload)}")
     return payload

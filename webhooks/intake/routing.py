@@ -18,7 +18,13 @@ from typing import Any
 from bot.contracts import is_object_name
 from bot.queue import MAX_NUMBER
 from bot.settings import Settings, is_repo_name
-from webhooks import texts
+
+WEBHOOK_BAD_PAYLOAD = "the {event} payload has no valid {field}"
+WEBHOOK_OUT_OF_RANGE = ("the {event} payload's {field} is out of range ({value}): GitHub's numbers and ids "
+                        "are positive and below 2**63")
+WEBHOOK_IGNORED_ACTION = "ignored: memrepo does not act on {event} events with action {action}"
+WEBHOOK_IGNORED_REPO = "ignored: {repo} is not one of the repositories this receiver serves (MEMREPO_REPOS)"
+WEBHOOK_IGNORED_OWN = "ignored: this {event} event was caused by the integrator itself ({login})"
 
 ZERO_SHA = re.compile(r"0+")  # git's name for "no commit" (fullmatch: `$` also matches before "\n")
 
@@ -112,10 +118,10 @@ def _get(payload: Mapping[str, Any], *path: str) -> Any:
 
 def _number(value: Any, event: str, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise BadPayload(texts.WEBHOOK_BAD_PAYLOAD.format(event=event, field=field))
+        raise BadPayload(WEBHOOK_BAD_PAYLOAD.format(event=event, field=field))
     if not 1 <= value <= MAX_NUMBER:
         shown = str(value) if len(str(value)) <= 24 else f"{str(value)[:12]}... ({len(str(value))} digits)"
-        raise BadPayload(texts.WEBHOOK_OUT_OF_RANGE.format(event=event, field=field, value=shown))
+        raise BadPayload(WEBHOOK_OUT_OF_RANGE.format(event=event, field=field, value=shown))
     return value
 
 
@@ -131,7 +137,7 @@ def _sha(value: Any, event: str, field: str) -> str:
     """A commit's full name as git writes it (lower case); GitHub may send it in upper case."""
     lowered = value.lower() if isinstance(value, str) and value.isascii() else None
     if not is_object_name(lowered):
-        raise BadPayload(texts.WEBHOOK_BAD_PAYLOAD.format(event=event, field=field))
+        raise BadPayload(WEBHOOK_BAD_PAYLOAD.format(event=event, field=field))
     return lowered
 
 
@@ -144,38 +150,38 @@ def route(event: str, payload: Mapping[str, Any], settings: Settings) -> Route:
         return _access(event, payload, settings)
     repo = _get(payload, "repository", "full_name")
     if not is_repo_name(repo):
-        return _ignore(texts.WEBHOOK_IGNORED_NO_REPO.format(event=event))
+        return _ignore(f"ignored: this {event} event is not about one repository")
     if not settings.accepts(repo):
-        return _ignore(texts.WEBHOOK_IGNORED_REPO.format(repo=repo))
+        return _ignore(WEBHOOK_IGNORED_REPO.format(repo=repo))
     sender = _get(payload, "sender", "login")
     sender = sender if isinstance(sender, str) else None
     if event == "push":
         return _push(repo, payload, sender)
     if settings.is_bot(sender) and ((event, None) in SELF_CAUSED or (event, action) in SELF_CAUSED):
-        return _ignore(texts.WEBHOOK_IGNORED_OWN.format(event=event, login=sender))
+        return _ignore(WEBHOOK_IGNORED_OWN.format(event=event, login=sender))
     if event == "pull_request":
         if action not in PULL_REQUEST_ACTIONS:
-            return _ignore(texts.WEBHOOK_IGNORED_ACTION.format(event=event, action=action))
+            return _ignore(WEBHOOK_IGNORED_ACTION.format(event=event, action=action))
         number = payload.get("number", _get(payload, "pull_request", "number"))
         return Route((Integrate(repo, _number(number, event, "number")),))
     if event == "pull_request_review":
         if action not in REVIEW_ACTIONS:
-            return _ignore(texts.WEBHOOK_IGNORED_ACTION.format(event=event, action=action))
+            return _ignore(WEBHOOK_IGNORED_ACTION.format(event=event, action=action))
         number = _get(payload, "pull_request", "number")
         return Route((Integrate(repo, _number(number, event, "pull_request.number")),))
     if event == "issue_comment":
         if action not in COMMENT_ACTIONS:
-            return _ignore(texts.WEBHOOK_IGNORED_ACTION.format(event=event, action=action))
+            return _ignore(WEBHOOK_IGNORED_ACTION.format(event=event, action=action))
         if not _get(payload, "issue", "pull_request"):
-            return _ignore(texts.WEBHOOK_IGNORED_NOT_PULL)
+            return _ignore("ignored: a comment on an issue, not on a pull request")
         return Route((Integrate(repo, _number(_get(payload, "issue", "number"), event, "issue.number")),))
     if event == "status":
         return Route((IntegrateCommit(repo, _sha(payload.get("sha"), event, "sha")),))
     if event in ("check_suite", "check_run"):
         if action not in CHECK_ACTIONS:
-            return _ignore(texts.WEBHOOK_IGNORED_ACTION.format(event=event, action=action))
+            return _ignore(WEBHOOK_IGNORED_ACTION.format(event=event, action=action))
         return _check(repo, event, payload)
-    return _ignore(texts.WEBHOOK_IGNORED_EVENT.format(event=event))
+    return _ignore(f"ignored: memrepo does not act on {event} events")
 
 
 def _access(event: str, payload: Mapping[str, Any], settings: Settings) -> Route:
@@ -185,13 +191,13 @@ def _access(event: str, payload: Mapping[str, Any], settings: Settings) -> Route
     repo = _get(payload, "repository", "full_name")
     if is_repo_name(repo):
         if not settings.accepts(repo):
-            return _ignore(texts.WEBHOOK_IGNORED_REPO.format(repo=repo))
+            return _ignore(WEBHOOK_IGNORED_REPO.format(repo=repo))
         owner, _, name = repo.partition("/")
         return Route((ForgetPermissions(owner, name),))
     org = _get(payload, "organization", "login")
     if isinstance(org, str) and OWNER_NAME.fullmatch(org):
         return Route((ForgetPermissions(org),))
-    raise BadPayload(texts.WEBHOOK_BAD_PAYLOAD.format(event=event, field="organization.login"))
+    raise BadPayload(WEBHOOK_BAD_PAYLOAD.format(event=event, field="organization.login"))
 
 
 def _push(repo: str, payload: Mapping[str, Any], sender: str | None) -> Route:
@@ -202,12 +208,12 @@ def _push(repo: str, payload: Mapping[str, Any], sender: str | None) -> Route:
     branch = _get(payload, "repository", "default_branch") or _get(payload, "repository", "master_branch") or "main"
     ref = payload.get("ref")
     if not isinstance(ref, str):
-        raise BadPayload(texts.WEBHOOK_BAD_PAYLOAD.format(event="push", field="ref"))
+        raise BadPayload(WEBHOOK_BAD_PAYLOAD.format(event="push", field="ref"))
     if ref != f"refs/heads/{branch}":
-        return _ignore(texts.WEBHOOK_IGNORED_BRANCH.format(ref=ref, branch=branch))
+        return _ignore(f"ignored: a push to {ref}, not to the default branch {branch}")
     after = payload.get("after")
     if payload.get("deleted") is True or (isinstance(after, str) and ZERO_SHA.fullmatch(after)):
-        return _ignore(texts.WEBHOOK_IGNORED_DELETED.format(branch=branch))
+        return _ignore(f"ignored: the default branch {branch} was deleted")
     after = _sha(after, "push", "after")
     before = payload.get("before")
     before = None if before is None or (isinstance(before, str) and ZERO_SHA.fullmatch(before)) else _sha(

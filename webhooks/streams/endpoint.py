@@ -46,6 +46,16 @@ from bot.settings import Settings, is_repo_name
 from webhooks import texts
 from webhooks.streams.fanout import END, Fanout, Subscriber, format_event
 
+# The agents' event stream (streams/endpoint.py): its access check against the forge.
+EVENTS_NO_TOKEN = ("a bearer token is required: send Authorization: Bearer <your forge token> (the token the agent "
+                   "uses for git)")
+EVENTS_BAD_TOKEN = "the forge does not accept this token (401): send the token the agent uses for git"
+EVENTS_NO_ACCESS = "{repo} is not a repository this server serves, or this token cannot read it"
+EVENTS_FORGE_UNAVAILABLE = ("the forge could not be asked whether this token may read {repo} ({error}); "
+                            "try again shortly")
+EVENTS_OPERATOR_ONLY = ("this receiver checks no forge tokens (it has no forge configured), so an agent's forge token "
+                        "cannot open streams here: only the operator token does, and this is not it")
+
 log = logging.getLogger("memrepo.webhooks.streams")
 
 RETRY_MS = 3000  # how long EventSource clients wait before reconnecting
@@ -179,15 +189,15 @@ class EventStreams:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send, owner: str, name: str) -> None:
         if scope.get("method") not in ("GET", "HEAD"):
-            await answer(send, 405, texts.EVENTS_METHOD, {"Allow": "GET"})
+            await answer(send, 405, "the event stream answers GET only", {"Allow": "GET"})
             return
         token = bearer(scope)
         if token is None:
-            await answer(send, 401, texts.EVENTS_NO_TOKEN, {"WWW-Authenticate": 'Bearer realm="memrepo"'})
+            await answer(send, 401, EVENTS_NO_TOKEN, {"WWW-Authenticate": 'Bearer realm="memrepo"'})
             return
         repo = f"{owner}/{name}"
         if not is_repo_name(repo) or not self.settings.accepts(repo):
-            await answer(send, 404, texts.EVENTS_NO_ACCESS.format(repo=repo))
+            await answer(send, 404, EVENTS_NO_ACCESS.format(repo=repo))
             return
         operator = self.settings.is_operator(token)
         who = None if operator else token
@@ -196,14 +206,14 @@ class EventStreams:
         else:
             verdict = await self.verdict(who, repo)
         if verdict == BAD_TOKEN:
-            text = texts.EVENTS_BAD_TOKEN if self.access is not None else texts.EVENTS_OPERATOR_ONLY
+            text = EVENTS_BAD_TOKEN if self.access is not None else EVENTS_OPERATOR_ONLY
             await answer(send, 401, text, {"WWW-Authenticate": 'Bearer realm="memrepo", error="invalid_token"'})
             return
         if verdict == REFUSED:
-            await answer(send, 404, texts.EVENTS_NO_ACCESS.format(repo=repo))
+            await answer(send, 404, EVENTS_NO_ACCESS.format(repo=repo))
             return
         if verdict != ALLOWED:
-            await answer(send, 503, texts.EVENTS_FORGE_UNAVAILABLE.format(repo=repo, error="no answer"),
+            await answer(send, 503, EVENTS_FORGE_UNAVAILABLE.format(repo=repo, error="no answer"),
                          {"Retry-After": str(RETRY_AFTER_SECONDS)})
             return
         try:

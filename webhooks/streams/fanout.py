@@ -43,7 +43,6 @@ from bot.backoff import Backoff
 from bot.errors import MemrepoError
 from bot.notify.events import HeadEvent
 from bot.redis_keys import HEAD_CHANNELS, last_head_key, repo_key
-from webhooks import texts
 
 log = logging.getLogger("memrepo.webhooks.streams.fanout")
 
@@ -181,7 +180,7 @@ class Fanout:
     def __init__(self, redis_url: str, *, buffer: int = DEFAULT_BUFFER, unsent: int = DEFAULT_UNSENT,
                  client: Callable[[], AsyncRedis] | None = None) -> None:
         if buffer < 1 or unsent < 0:
-            raise ValueError(texts.FANOUT_BAD_LIMITS)
+            raise ValueError("buffer must be at least 1 and unsent at least 0")
         self.redis_url = redis_url
         self.limit = buffer
         self.unsent = unsent

@@ -12,9 +12,10 @@ from typing import Any, Protocol
 
 from bot import texts as shared_texts
 from bot.config import DREAM_STRATEGIES, Policy
-from bot.dream import texts
 from bot.errors import MemrepoError
 from bot.transcript.model import Message
+
+DREAM_UNKNOWN_STRATEGY = "unknown dream strategy {name!r}; known strategies: {known}"
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,6 @@ def get_strategy(name: str) -> Strategy:
             from bot.dream.strategies.anthropic import AnthropicStrategy
         except ImportError as exc:  # the SDK is an optional extra
             raise MemrepoError(shared_texts.ANTHROPIC_SDK_MISSING.format(
-                problem=texts.DREAM_ANTHROPIC_NO_MODULE.format(name=exc.name))) from None
+                problem=f"no module named {exc.name!r}")) from None
         return AnthropicStrategy.from_env()
-    raise MemrepoError(texts.DREAM_UNKNOWN_STRATEGY.format(name=name, known=", ".join(DREAM_STRATEGIES)))
+    raise MemrepoError(DREAM_UNKNOWN_STRATEGY.format(name=name, known=", ".join(DREAM_STRATEGIES)))

@@ -49,7 +49,6 @@ from anthropic.lib.tools import beta_tool
 
 from bot import identity, llm, settings
 from bot.anthropic_memory import AnthropicMemoryTool, ToolError
-from bot.dream import texts
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
 from bot.memfs import MemoryRepo, MemoryTool, ToolResult
@@ -57,6 +56,56 @@ from bot.templating import render
 from bot.transcript import bm25
 from bot.transcript.model import Message
 from bot.transcript.tokenize import parse_query, tokenize
+
+# The anthropic strategy (strategies/anthropic.py): its errors, and what the dreamer reads.
+DREAM_ANTHROPIC_NOT_CONFIGURED = (
+    "the anthropic strategy needs MEMREPO_ANTHROPIC_MODEL (a Claude model, such as claude-sonnet-5-5) and an "
+    "API key in ANTHROPIC_API_KEY (or MEMREPO_ANTHROPIC_API_KEY)"
+)
+DREAM_ANTHROPIC_BAD_COUNT = "{name} must be a positive whole number, found {value!r}"
+DREAM_ANTHROPIC_BAD_TIMEOUT = "MEMREPO_ANTHROPIC_TIMEOUT must be a positive number of seconds, found {value!r}"
+DREAM_ANTHROPIC_TURNS = (
+    "the dreamer ({model}) was still working after {turns} turns, its bound (MEMREPO_ANTHROPIC_MAX_TURNS); "
+    "none of its edits is kept"
+)
+DREAM_ANTHROPIC_TOKENS = (
+    "the dreamer ({model}) used {used:,} tokens, more than its bound of {limit:,} (MEMREPO_ANTHROPIC_MAX_TOKENS); "
+    "none of its edits is kept"
+)
+DREAM_ANTHROPIC_STOPPED = (
+    "the dreamer's reply ({model}) ended with stop reason {reason!r} before it had finished; none of its edits "
+    "is kept"
+)
+DREAM_ANTHROPIC_TIMEOUT = "the Anthropic API did not answer within {seconds:g}s"
+DREAM_ANTHROPIC_NEEDS_IDS = (
+    "This edit was not made: before each edit, say in your reply's text why you make it and which transcript "
+    "messages it rests on, by their ids ({example}); then call the memory tool again."
+)
+DREAM_ANTHROPIC_KEPT = (
+    "It goes into the dream's pull request (edit {number}), which is reviewed before it reaches the agent's memory."
+)
+DREAM_ANTHROPIC_SEARCH_DESCRIPTION = (
+    "Search the conversation's transcript since the last dream (BM25 over words and their stems, in English, "
+    "Korean, Japanese and Chinese; \"quoted words\" match as a phrase). Returns the best messages, each with its "
+    "id, when it was captured, its kind and source, and its text."
+)
+DREAM_ANTHROPIC_SEARCH_LIMIT = "how many messages at most (1 to {limit}, default {default})"
+DREAM_ANTHROPIC_SEARCH_FOUND = (
+    "The best matches for {query!r} among the messages since the last dream ({total} in all):"
+)
+DREAM_ANTHROPIC_MESSAGE = "[{message_id} · {captured_at} · {kind} from {source}]\n{text}"
+DREAM_ANTHROPIC_TRANSCRIPT_SHOWN = "The transcript since the last dream:\n\n{messages}"
+DREAM_ANTHROPIC_TRANSCRIPT_LONG = (
+    "The transcript since the last dream has {chars:,} characters, too long to show here: read it with "
+    "search_transcript."
+)
+DREAM_ANTHROPIC_NO_INSTRUCTIONS = "(none: use your judgement, and prefer small, well-founded edits)"
+# The anthropic dreamer's first message: the conversation it consolidates.
+DREAM_ANTHROPIC_TASK = """\
+Conversation {conversation} of agent {agent}: the messages since the last dream, from {first} ({first_at}) \
+to {last} ({last_at}), {count} in all. Consolidate what they teach into memory.
+
+{transcript}"""
 
 NAME = "anthropic"
 MODEL_ENV = "MEMREPO_ANTHROPIC_MODEL"
@@ -98,18 +147,18 @@ def search(window: Sequence[Message], query: str, k: int = SEARCH_DEFAULT) -> li
 
 
 def cut(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
-    return text if len(text) <= limit else text[:limit] + texts.DREAM_ANTHROPIC_CUT.format(more=len(text) - limit)
+    return text if len(text) <= limit else text[:limit] + f" [... {len(text) - limit} more characters]"
 
 
 def render_message(m: Message) -> str:
-    return texts.DREAM_ANTHROPIC_MESSAGE.format(message_id=m.message_id, captured_at=m.captured_at, kind=m.kind,
+    return DREAM_ANTHROPIC_MESSAGE.format(message_id=m.message_id, captured_at=m.captured_at, kind=m.kind,
                                                 source=m.source, text=cut(m.text))
 
 
 def found_text(window: Sequence[Message], query: str, hits: Sequence[tuple[Message, float]]) -> str:
     if not hits:
-        return texts.DREAM_ANTHROPIC_SEARCH_NONE.format(query=query)
-    head = texts.DREAM_ANTHROPIC_SEARCH_FOUND.format(query=query, total=len(window))
+        return f"No message since the last dream matches {query!r}."
+    head = DREAM_ANTHROPIC_SEARCH_FOUND.format(query=query, total=len(window))
     return "\n\n".join([head, *(render_message(m) for m, _ in hits)])
 
 
@@ -121,16 +170,16 @@ def example_id(window: Sequence[Message]) -> str:
 def system_text(dream: DreamInput) -> str:
     return render(
         SYSTEM_PROMPT, file_chars=dream.policy.limits.file_chars, example=example_id(dream.messages),
-        merge_instructions=dream.policy.merge_instructions.strip() or texts.DREAM_ANTHROPIC_NO_INSTRUCTIONS)
+        merge_instructions=dream.policy.merge_instructions.strip() or DREAM_ANTHROPIC_NO_INSTRUCTIONS)
 
 
 def task_text(dream: DreamInput) -> str:
     """The first message: which conversation and messages, and the transcript when it is short."""
     window = dream.messages
     shown = "\n\n".join(render_message(m) for m in window)
-    transcript = texts.DREAM_ANTHROPIC_TRANSCRIPT_SHOWN.format(messages=shown) if len(shown) <= SHOWN_CHARS \
-        else texts.DREAM_ANTHROPIC_TRANSCRIPT_LONG.format(chars=len(shown))
-    return texts.DREAM_ANTHROPIC_TASK.format(
+    transcript = DREAM_ANTHROPIC_TRANSCRIPT_SHOWN.format(messages=shown) if len(shown) <= SHOWN_CHARS \
+        else DREAM_ANTHROPIC_TRANSCRIPT_LONG.format(chars=len(shown))
+    return DREAM_ANTHROPIC_TASK.format(
         conversation=dream.conversation_id, agent=dream.agent_id, count=len(window), first=window[0].message_id,
         first_at=window[0].captured_at, last=window[-1].message_id, last_at=window[-1].captured_at,
         transcript=transcript)
@@ -234,7 +283,7 @@ class DreamerSession:
         if not ids:
             self.refused += 1
             return ToolResult(False, str(data.get("command")),
-                              texts.DREAM_ANTHROPIC_NEEDS_IDS.format(example=self.example))
+                              DREAM_ANTHROPIC_NEEDS_IDS.format(example=self.example))
         summary = one_line(why)
         proposed = {**data, "reason": summary}
         result = self.tool.call(proposed)
@@ -242,7 +291,7 @@ class DreamerSession:
             self.refused += 1
             return result
         self.accepted.append(ProposedCall(proposed, summary, ids))
-        result.message = texts.DREAM_ANTHROPIC_KEPT.format(number=len(self.accepted))
+        result.message = DREAM_ANTHROPIC_KEPT.format(number=len(self.accepted))
         return result
 
 
@@ -251,15 +300,15 @@ def search_tool(window: Sequence[Message]) -> Any:
 
     def search_transcript(query: str, limit: int = SEARCH_DEFAULT) -> str:
         if not parse_query(query):
-            raise ToolError(texts.DREAM_ANTHROPIC_SEARCH_EMPTY)
+            raise ToolError("the query has no words to search for; give one or more words")
         k = min(max(int(limit), 1), SEARCH_MAX)
         return found_text(window, query, search(window, query, k))
 
     schema = {"type": "object", "required": ["query"], "properties": {
-        "query": {"type": "string", "description": texts.DREAM_ANTHROPIC_SEARCH_QUERY},
+        "query": {"type": "string", "description": "the words to look for"},
         "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_MAX, "description":
-                  texts.DREAM_ANTHROPIC_SEARCH_LIMIT.format(limit=SEARCH_MAX, default=SEARCH_DEFAULT)}}}
-    return beta_tool(search_transcript, name=SEARCH_TOOL, description=texts.DREAM_ANTHROPIC_SEARCH_DESCRIPTION,
+                  DREAM_ANTHROPIC_SEARCH_LIMIT.format(limit=SEARCH_MAX, default=SEARCH_DEFAULT)}}}
+    return beta_tool(search_transcript, name=SEARCH_TOOL, description=DREAM_ANTHROPIC_SEARCH_DESCRIPTION,
                      input_schema=schema)
 
 
@@ -283,13 +332,13 @@ class AnthropicStrategy:
     def from_env(cls, env: Mapping[str, str] | None = None) -> AnthropicStrategy:
         model, key = settings.value(MODEL_ENV, env), settings.first_value(KEY_ENVS, env)
         if not model or not key:
-            raise MemrepoError(texts.DREAM_ANTHROPIC_NOT_CONFIGURED)
+            raise MemrepoError(DREAM_ANTHROPIC_NOT_CONFIGURED)
         timeout = settings.positive_number(TIMEOUT_ENV, env, default=DEFAULT_TIMEOUT,
-                                           error=texts.DREAM_ANTHROPIC_BAD_TIMEOUT)
+                                           error=DREAM_ANTHROPIC_BAD_TIMEOUT)
         max_turns = settings.positive_whole_number(TURNS_ENV, env, default=DEFAULT_TURNS,
-                                                   error=texts.DREAM_ANTHROPIC_BAD_COUNT)
+                                                   error=DREAM_ANTHROPIC_BAD_COUNT)
         max_tokens = settings.positive_whole_number(TOKENS_ENV, env, default=DEFAULT_TOKENS,
-                                                    error=texts.DREAM_ANTHROPIC_BAD_COUNT)
+                                                    error=DREAM_ANTHROPIC_BAD_COUNT)
         return cls(model, key, base_url=settings.first_value(BASE_URL_ENVS, env), max_turns=max_turns,
                    max_tokens=max_tokens, timeout=timeout)
 
@@ -303,16 +352,16 @@ class AnthropicStrategy:
             try:
                 last, turns, used = self._converse(runner, dreamer)
             except anthropic.APITimeoutError:
-                raise MemrepoError(texts.DREAM_ANTHROPIC_TIMEOUT.format(seconds=self.timeout)) from None
+                raise MemrepoError(DREAM_ANTHROPIC_TIMEOUT.format(seconds=self.timeout)) from None
             except anthropic.APIConnectionError as exc:
-                raise MemrepoError(texts.DREAM_ANTHROPIC_UNREACHABLE.format(
-                    problem=llm.excerpt(str(exc), self._key))) from None
+                raise MemrepoError(
+                f"the Anthropic API cannot be reached ({llm.excerpt(str(exc), self._key)})") from None
             except anthropic.APIStatusError as exc:
-                raise MemrepoError(texts.DREAM_ANTHROPIC_STATUS.format(
-                    status=exc.status_code, answer=llm.excerpt(exc.message, self._key))) from None
+                raise MemrepoError(f"the Anthropic API answered HTTP {exc.status_code}: "
+                               f"{llm.excerpt(exc.message, self._key)}") from None
             finally:
                 runner.close()
-        summary = reply_text(last) or texts.DREAM_ANTHROPIC_NO_SUMMARY
+        summary = reply_text(last) or "The dreamer gave no summary of its edits."
         return Proposal(tuple(dreamer.accepted), summary, self.model,
                         notes={"turns": turns, "tokens": used, "refused": dreamer.refused})
 
@@ -324,15 +373,15 @@ class AnthropicStrategy:
         for message in runner:
             last, turns, used = message, turns + 1, used + tokens_used(message.usage)
             if used > self.max_tokens:
-                raise MemrepoError(texts.DREAM_ANTHROPIC_TOKENS.format(model=self.model, used=used,
+                raise MemrepoError(DREAM_ANTHROPIC_TOKENS.format(model=self.model, used=used,
                                                                        limit=self.max_tokens))
             if message.stop_reason == "tool_use":
                 if turns >= self.max_turns:
-                    raise MemrepoError(texts.DREAM_ANTHROPIC_TURNS.format(model=self.model, turns=turns))
+                    raise MemrepoError(DREAM_ANTHROPIC_TURNS.format(model=self.model, turns=turns))
                 dreamer.reply(message)
             elif message.stop_reason not in (*DONE, "pause_turn"):
-                raise MemrepoError(texts.DREAM_ANTHROPIC_STOPPED.format(model=self.model,
+                raise MemrepoError(DREAM_ANTHROPIC_STOPPED.format(model=self.model,
                                                                         reason=message.stop_reason))
         if last is None or last.stop_reason not in DONE:
-            raise MemrepoError(texts.DREAM_ANTHROPIC_TURNS.format(model=self.model, turns=turns))
+            raise MemrepoError(DREAM_ANTHROPIC_TURNS.format(model=self.model, turns=turns))
         return last, turns, used

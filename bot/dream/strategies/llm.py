@@ -31,7 +31,6 @@ import requests
 
 from bot import llm, settings
 from bot.bounded_json import TooDeepError, loads_bounded
-from bot.dream import texts
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
 from bot.llm import endpoint as endpoint  # the completions URL, as this module has always offered it
@@ -39,6 +38,26 @@ from bot.memfs import calls as tool_calls
 from bot.memfs import layout, parse_call
 from bot.templating import render
 from bot.texts import noun
+
+# The llm strategy (an OpenAI-compatible endpoint).
+DREAM_LLM_NOT_CONFIGURED = (
+    "the llm strategy needs MEMREPO_LLM_URL (an OpenAI-compatible endpoint such as http://host/v1) and "
+    "MEMREPO_LLM_MODEL"
+)
+DREAM_LLM_BAD_TIMEOUT = "MEMREPO_LLM_TIMEOUT must be a positive number of seconds, found {value!r}"
+DREAM_LLM_TIMEOUT = "the LLM endpoint {url} did not answer within {seconds:g}s"
+DREAM_LLM_UNREACHABLE = "the LLM endpoint {url} cannot be reached ({problem})"
+DREAM_LLM_INVALID = "the LLM's answer is not valid memory tool calls: {problem}"
+# What the LLM reads in its request, in place of a file or the end of a message too long to show.
+DREAM_LLM_OMITTED = "{chars} characters not shown"
+DREAM_LLM_CUT = " [... {more} more characters]"
+# What is wrong with the LLM's answer (the {problem} of DREAM_LLM_INVALID).
+DREAM_LLM_EMPTY = "the answer is empty"
+DREAM_LLM_UNKNOWN_KEYS = "unknown {keys} {names} (expected summary and calls)"
+DREAM_LLM_TOO_MANY_CALLS = "{count} calls, more than the {limit} one dream may make"
+DREAM_LLM_CALL_NO_IDS = "{where}: message_ids must be a non-empty list of transcript message ids"
+DREAM_LLM_CALL_UNKNOWN_ID = "{where}: message id {message_id!r} is not in the transcript since the cursor"
+DREAM_LLM_CALL_NOT_EDIT = "{where}: {command} is not an edit; propose edits only"
 
 NAME = "llm"
 TIMEOUT_ENV = "MEMREPO_LLM_TIMEOUT"
@@ -66,7 +85,7 @@ def memory_payload(files: Mapping[str, str], budget: int = MAX_MEMORY_CHARS) -> 
             out.append({"path": path, "content": text})
             left -= len(text)
         else:
-            out.append({"path": path, "content": None, "omitted": texts.DREAM_LLM_OMITTED.format(chars=len(text))})
+            out.append({"path": path, "content": None, "omitted": DREAM_LLM_OMITTED.format(chars=len(text))})
     return out
 
 
@@ -75,7 +94,7 @@ def transcript_payload(dream: DreamInput) -> list[dict[str, Any]]:
     for m in dream.messages:
         text = m.text
         if len(text) > MAX_MESSAGE_CHARS:
-            text = text[:MAX_MESSAGE_CHARS] + texts.DREAM_LLM_CUT.format(more=len(m.text) - MAX_MESSAGE_CHARS)
+            text = text[:MAX_MESSAGE_CHARS] + DREAM_LLM_CUT.format(more=len(m.text) - MAX_MESSAGE_CHARS)
         rows.append({"message_id": m.message_id, "captured_at": m.captured_at, "kind": m.kind,
                      "source": m.source, "text": text})
     return rows
@@ -107,13 +126,13 @@ def build_request(dream: DreamInput, model: str) -> dict[str, Any]:
 
 # -------------------------------------------------------------------------- answer (pure)
 def _invalid(problem: str) -> MemrepoError:
-    return MemrepoError(texts.DREAM_LLM_INVALID.format(problem=problem))
+    return MemrepoError(DREAM_LLM_INVALID.format(problem=problem))
 
 
 def parse_answer(content: object, dream: DreamInput, model: str | None) -> Proposal:
     """The proposal in the model's answer, checked whole; MemrepoError on the first problem."""
     if not isinstance(content, str) or not content.strip():
-        raise _invalid(texts.DREAM_LLM_EMPTY)
+        raise _invalid(DREAM_LLM_EMPTY)
     try:
         data = loads_bounded(llm.unfenced(content).strip(), what="the answer")  # a ```json fence, even in JSON mode
     except TooDeepError as exc:
@@ -121,46 +140,46 @@ def parse_answer(content: object, dream: DreamInput, model: str | None) -> Propo
     except ValueError as exc:
         raise _invalid(f"not JSON ({exc})") from None
     if not isinstance(data, dict):
-        raise _invalid(texts.DREAM_LLM_NOT_OBJECT.format(found=type(data).__name__))
+        raise _invalid(f"expected a JSON object with summary and calls, found {type(data).__name__}")
     unknown = sorted(str(k) for k in data if k not in ANSWER_KEYS)
     if unknown:
-        raise _invalid(texts.DREAM_LLM_UNKNOWN_KEYS.format(keys=noun(len(unknown), "key"), names=", ".join(unknown)))
+        raise _invalid(DREAM_LLM_UNKNOWN_KEYS.format(keys=noun(len(unknown), "key"), names=", ".join(unknown)))
     summary, calls = data.get("summary"), data.get("calls")
     if not isinstance(summary, str) or not summary.strip():
-        raise _invalid(texts.DREAM_LLM_NO_SUMMARY)
+        raise _invalid("summary must be non-empty text")
     if not isinstance(calls, list):
-        raise _invalid(texts.DREAM_LLM_CALLS_NOT_LIST.format(found=type(calls).__name__))
+        raise _invalid(f"calls must be a list, found {type(calls).__name__}")
     if len(calls) > MAX_CALLS:
-        raise _invalid(texts.DREAM_LLM_TOO_MANY_CALLS.format(count=len(calls), limit=MAX_CALLS))
+        raise _invalid(DREAM_LLM_TOO_MANY_CALLS.format(count=len(calls), limit=MAX_CALLS))
     known = {m.message_id for m in dream.messages}
     proposed = []
     for number, raw in enumerate(calls, 1):
-        where = texts.DREAM_LLM_CALL.format(number=number)
+        where = f"call {number}"
         if not isinstance(raw, dict):
-            raise _invalid(texts.DREAM_LLM_CALL_NOT_OBJECT.format(where=where, found=type(raw).__name__))
+            raise _invalid(f"{where} must be an object, found {type(raw).__name__}")
         call = dict(raw)
         ids = call.pop("message_ids", None)
         if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
-            raise _invalid(texts.DREAM_LLM_CALL_NO_IDS.format(where=where))
+            raise _invalid(DREAM_LLM_CALL_NO_IDS.format(where=where))
         strangers = [i for i in ids if i not in known]
         if strangers:
-            raise _invalid(texts.DREAM_LLM_CALL_UNKNOWN_ID.format(where=where, message_id=strangers[0]))
+            raise _invalid(DREAM_LLM_CALL_UNKNOWN_ID.format(where=where, message_id=strangers[0]))
         try:
             parsed = parse_call(call)
         except MemrepoError as exc:
             raise _invalid(f"{where}: {exc}") from None
         if parsed.command not in tool_calls.WRITE_COMMANDS:
-            raise _invalid(texts.DREAM_LLM_CALL_NOT_EDIT.format(where=where, command=parsed.command))
+            raise _invalid(DREAM_LLM_CALL_NOT_EDIT.format(where=where, command=parsed.command))
         if not parsed.reason:
-            raise _invalid(texts.DREAM_LLM_CALL_NO_REASON.format(where=where))
+            raise _invalid(f"{where}: reason (why the change is made) is missing")
         proposed.append(ProposedCall(call, parsed.reason, tuple(dict.fromkeys(ids))))
     return Proposal(tuple(proposed), summary.strip(), model)
 
 
 # -------------------------------------------------------------------------------- shell
-WORDING = llm.Wording(timeout=texts.DREAM_LLM_TIMEOUT, unreachable=texts.DREAM_LLM_UNREACHABLE,
-                      status=texts.DREAM_LLM_STATUS,
-                      shape=texts.DREAM_LLM_INVALID.format(
+WORDING = llm.Wording(timeout=DREAM_LLM_TIMEOUT, unreachable=DREAM_LLM_UNREACHABLE,
+                      status="the LLM endpoint {url} answered HTTP {status}: {answer}",
+                      shape=DREAM_LLM_INVALID.format(
                           problem="the endpoint's answer has no choices[0].message.content"))
 
 
@@ -184,10 +203,10 @@ class LlmStrategy:
     def from_env(cls, env: Mapping[str, str] | None = None) -> LlmStrategy:
         found = settings.llm(env)  # MEMREPO_LLM_URL, MEMREPO_LLM_MODEL, the key: as the resolver reads them
         if found is None:
-            raise MemrepoError(texts.DREAM_LLM_NOT_CONFIGURED)
+            raise MemrepoError(DREAM_LLM_NOT_CONFIGURED)
         url, model, key = found
         timeout = settings.positive_number(TIMEOUT_ENV, env, default=DEFAULT_TIMEOUT,
-                                           error=texts.DREAM_LLM_BAD_TIMEOUT)
+                                           error=DREAM_LLM_BAD_TIMEOUT)
         return cls(url, model, key, timeout)
 
     def propose(self, dream: DreamInput) -> Proposal:

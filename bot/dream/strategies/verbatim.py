@@ -27,12 +27,41 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from bot.dream import texts
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
 from bot.memfs import V1, V2, document, edits
 from bot.memfs import layout as layouts
+from bot.texts import Text
 from bot.transcript.model import Message
+
+# The verbatim strategy: the records it writes into memory, and its pull request's words.
+DREAM_VERBATIM_DESCRIPTION = (
+    "What the user said in conversation {conversation} during {month}, verbatim, each with the time it was "
+    "captured (UTC) and its message id"
+)
+DREAM_VERBATIM_TITLE = "What the user said in conversation {conversation}, {month}"
+DREAM_VERBATIM_PART = " (part {part})"
+DREAM_VERBATIM_INDEX_TOP = ("# Conversations\n\nWhat the user said, word for word, one folder per conversation; "
+                            "each folder's MEMORY.md lists its months.\n\n")
+DREAM_VERBATIM_INDEX = "# Conversation {conversation}\n\nWhat the user said in it, word for word, by month:\n\n"
+DREAM_VERBATIM_INDEX_LINK = "- [{name}]({file})\n"
+DREAM_VERBATIM_TOO_SMALL = (
+    "limits.file_chars ({limit}) leaves no room for a record in a new file; raise it in .memrepo/config.yml"
+)
+DREAM_VERBATIM_NOTHING = Text("no new statements by the user in {count:|message|messages}")
+DREAM_VERBATIM_CREATE = Text(
+    "Record {count:|statement|statements} by the user, verbatim with their dates, in a new {path}"
+)
+DREAM_VERBATIM_APPEND = Text(
+    "Record {count:|more statement|more statements} by the user, verbatim with their dates, in {path}"
+)
+DREAM_VERBATIM_SUMMARY = Text(
+    "Recorded {count:|statement|statements} the user made in conversation {conversation} (of "
+    "{window:|new message|new messages}), "
+    "from {first:when} to {last:when}, word for word with the time each was captured and its message id, in {paths}. "
+    "Earlier records are kept as they were: a statement that changes an earlier one stands beside it with its "
+    "own date."
+)
 
 NAME = "verbatim"
 FOLDER = "conversations"
@@ -72,14 +101,14 @@ def record(message: Message, text: str | None = None, piece: tuple[int, int] | N
 
 def empty_part(conversation_id: str, month: str, part: int, layout: str = V1) -> str:
     """A new month file: frontmatter with a description (v2: and a name), and a title."""
-    description = texts.DREAM_VERBATIM_DESCRIPTION.format(conversation=conversation_id, month=month)
-    title = texts.DREAM_VERBATIM_TITLE.format(conversation=conversation_id, month=month)
+    description = DREAM_VERBATIM_DESCRIPTION.format(conversation=conversation_id, month=month)
+    title = DREAM_VERBATIM_TITLE.format(conversation=conversation_id, month=month)
     if part > 1:
-        description += texts.DREAM_VERBATIM_PART.format(part=part)
-        title += texts.DREAM_VERBATIM_PART.format(part=part)
+        description += DREAM_VERBATIM_PART.format(part=part)
+        title += DREAM_VERBATIM_PART.format(part=part)
     if layout == V2:
-        name = texts.DREAM_VERBATIM_NAME.format(month=month) + (
-            texts.DREAM_VERBATIM_PART.format(part=part) if part > 1 else "")
+        name = f"What the user said, {month}" + (
+            DREAM_VERBATIM_PART.format(part=part) if part > 1 else "")
         fields = {"name": name, "description": description}
         return document.letta_render(document.LettaDoc(fields, f"# {title}\n"), part_path(conversation_id, month, part),
                                      V2)
@@ -95,7 +124,7 @@ def _pieces(message: Message, room: int) -> list[str]:
         return [whole]
     budget = room - len(record(message, "", (999999, 999999))) + 1  # +1: the empty quote's ">"
     if budget < 3:
-        raise MemrepoError(texts.DREAM_VERBATIM_TOO_SMALL.format(limit=room))
+        raise MemrepoError(DREAM_VERBATIM_TOO_SMALL.format(limit=room))
     text = message.text
     chunks: list[str] = []
     start = 0
@@ -131,14 +160,14 @@ def plan(window: Sequence[Message], conversation_id: str, files: Mapping[str, st
     statements = [m for m in selected(window) if f"· {m.message_id}\n" not in recorded
                   and f"· {m.message_id} (piece " not in recorded]
     if not statements:
-        return Proposal((), texts.DREAM_VERBATIM_NOTHING.format(count=len(window)), None)
+        return Proposal((), DREAM_VERBATIM_NOTHING.format(count=len(window)), None)
     months: dict[str, list[Message]] = {}
     for message in statements:
         months.setdefault(month_of(message), []).append(message)
     touched: list[_File] = []
     room = file_chars - len(empty_part(conversation_id, "0000-00", 10**6, layout))
     if room < _MIN_ROOM:
-        raise MemrepoError(texts.DREAM_VERBATIM_TOO_SMALL.format(limit=file_chars))
+        raise MemrepoError(DREAM_VERBATIM_TOO_SMALL.format(limit=file_chars))
     for month in sorted(months):
         pattern = _part_pattern(conversation_id, month)
         parts = {int(m.group("n") or 1): path for path in files if (m := pattern.fullmatch(path))}
@@ -163,7 +192,7 @@ def plan(window: Sequence[Message], conversation_id: str, files: Mapping[str, st
     if layout == V2:
         calls = _indexed(calls, touched, conversation_id, files)
     paths = ", ".join(f.path for f in touched)
-    summary = texts.DREAM_VERBATIM_SUMMARY.format(
+    summary = DREAM_VERBATIM_SUMMARY.format(
         count=len(statements), conversation=conversation_id, first=statements[0].captured_at,
         last=statements[-1].captured_at, paths=paths, window=len(window))
     return Proposal(calls, summary, None)
@@ -180,24 +209,24 @@ def _indexed(calls: tuple[ProposedCall, ...], touched: Sequence[_File], conversa
     ids = tuple(dict.fromkeys(i for f in new for i in f.message_ids))
     top, own = f"{FOLDER}/{layouts.INDEX}", f"{FOLDER}/{conversation_id}/{layouts.INDEX}"
     names = [f.path.rsplit("/", 1)[1] for f in new]
-    links = "".join(texts.DREAM_VERBATIM_INDEX_LINK.format(name=name, file=name) for name in names)
+    links = "".join(DREAM_VERBATIM_INDEX_LINK.format(name=name, file=name) for name in names)
     if own in files:
         return (*calls, _index_call(own, links, ids, exists=True))
-    folder_link = texts.DREAM_VERBATIM_INDEX_LINK.format(name=conversation_id,
+    folder_link = DREAM_VERBATIM_INDEX_LINK.format(name=conversation_id,
                                                          file=f"{conversation_id}/{layouts.INDEX}")
-    first = (_index_call(top, texts.DREAM_VERBATIM_INDEX_TOP + folder_link, ids, exists=False) if top not in files
+    first = (_index_call(top, DREAM_VERBATIM_INDEX_TOP + folder_link, ids, exists=False) if top not in files
              else _index_call(top, folder_link, ids, exists=True))
-    own_text = texts.DREAM_VERBATIM_INDEX.format(conversation=conversation_id) + links
+    own_text = DREAM_VERBATIM_INDEX.format(conversation=conversation_id) + links
     return (first, _index_call(own, own_text, ids, exists=False), *calls)
 
 
 def _index_call(path: str, text: str, ids: tuple[str, ...], *, exists: bool) -> ProposedCall:
     """A v2 index made with `text`, or `text` (links) added at its end."""
     if exists:
-        summary = texts.DREAM_VERBATIM_INDEX_LINKED.format(path=path)
+        summary = f"Link what is new from {path}"
         call = {"command": "insert", "path": path, "insert_line": -1, "insert_text": text.rstrip("\n")}
     else:
-        summary = texts.DREAM_VERBATIM_INDEX_CREATE.format(path=path)
+        summary = f"Index {path}: the folder a v2 memory needs before the records it lists"
         call = {"command": "create", "path": path, "file_text": text}
     return ProposedCall({**call, "reason": summary}, summary, ids)
 
@@ -212,10 +241,10 @@ def _call(f: _File) -> ProposedCall:
     if f.existing:
         block = f.text[len(f.start if f.start.endswith("\n") else f.start + "\n"):]
         call = {"command": "insert", "path": f.path, "insert_line": -1, "insert_text": block}
-        summary = texts.DREAM_VERBATIM_APPEND.format(count=count, path=f.path)
+        summary = DREAM_VERBATIM_APPEND.format(count=count, path=f.path)
     else:
         call = {"command": "create", "path": f.path, "file_text": f.text}
-        summary = texts.DREAM_VERBATIM_CREATE.format(count=count, path=f.path)
+        summary = DREAM_VERBATIM_CREATE.format(count=count, path=f.path)
     call["reason"] = summary
     return ProposedCall(call, summary, tuple(f.message_ids))
 

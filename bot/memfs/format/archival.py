@@ -26,13 +26,17 @@ from datetime import UTC, datetime
 
 from bot.memfs.format import document
 from bot.memfs.format.layout import INDEX, V2
-from bot.memfs.format.texts import (
-    ARCHIVAL_DESCRIPTION,
-    ARCHIVAL_INDEX,
-    ARCHIVAL_INDEX_LINK,
-    ARCHIVAL_NAME,
-    ARCHIVAL_TOO_LARGE,
-)
+
+# ---------------------------------------------------------------- MemGPT's tools
+# Archival memory (archival.py): file frontmatter, the v2 folder index and its links.
+ARCHIVAL_NAME = "Archival {month}"
+ARCHIVAL_DESCRIPTION = ("Archival memory: passages recorded with archival_memory_insert in {month}, one dated, "
+                        "attributed entry each")
+ARCHIVAL_INDEX = ("# Archival memory\n\nPassages recorded with archival_memory_insert, one file per month; "
+                  "search them with archival_memory_search.\n\n")
+ARCHIVAL_INDEX_LINK = "- [{name}]({file})"
+ARCHIVAL_TOO_LARGE = ("this passage is {size} characters, more than the {limit} an archival file may hold; "
+                      "split it into several inserts")
 
 FOLDER = "archival"
 INDEX_PATH = f"{FOLDER}/{INDEX}"

@@ -27,8 +27,12 @@ from typing import Any
 
 from bot.bounded_json import loads_bounded
 from bot.config import Limits
-from bot.memfs.format import texts as say
 from bot.memfs.format.layout import SKILLS, V2
+
+# Its config parser, verbatim (after `.memfs.config.json: `).
+CONFIG_BAD_JSON = "invalid JSON ({error})"
+CONFIG_LIMIT_PATTERN = "fileCharacterLimits[{index}]: pattern must be a non-empty repo-relative glob using '/'"
+CONFIG_LIMIT_MAX = "fileCharacterLimits[{index}]: maxCharacters must be a positive integer or null"
 
 CONFIG_FILE = ".memfs.config.json"
 UPDATE_ENV = "LETTA_MEMORY_CONSTRAINTS_UPDATE"  # Letta's: a person's approval of a change to it
@@ -68,9 +72,9 @@ class Constraints:
         maxFileCharacters; None when neither sets one."""
         for glob in self.globs or ():
             if glob.regex.match(path):
-                return glob.max_chars, say.SOURCE_GLOB.format(pattern=glob.pattern)
+                return glob.max_chars, f"glob '{glob.pattern}'"
         if self.max_file_chars is not None:
-            return self.max_file_chars, say.SOURCE_MAX_FILE
+            return self.max_file_chars, "maxFileCharacters"
         return None
 
 
@@ -122,24 +126,24 @@ def parse(text: str) -> Constraints:
     try:
         value = loads_bounded(text, what="the config", parse_constant=_no_constants)
     except ValueError as exc:
-        raise ConstraintsError([say.CONFIG_BAD_JSON.format(error=exc)]) from None
+        raise ConstraintsError([CONFIG_BAD_JSON.format(error=exc)]) from None
     if not isinstance(value, dict):
-        raise ConstraintsError([say.CONFIG_NOT_OBJECT])
-    problems = [say.CONFIG_UNKNOWN_FIELD.format(key=key) for key in value if key not in _KEYS]
+        raise ConstraintsError(["expected a JSON object"])
+    problems = [f"unknown field '{key}'" for key in value if key not in _KEYS]
     if _integer(value.get("version")) != VERSION:
-        problems.append(say.CONFIG_VERSION)
+        problems.append("version must be 1")
     depth = _integer(value["maxDepth"]) if "maxDepth" in value else None
     if "maxDepth" in value and (depth is None or depth < 0):
-        problems.append(say.CONFIG_MAX_DEPTH)
+        problems.append("maxDepth must be a non-negative integer")
     sizes: dict[str, int | None] = {}
     for key in ("maxFileCharacters", "maxCoreMemoryCharacters"):
         sizes[key] = _integer(value[key]) if key in value else None
         if key in value and (sizes[key] is None or sizes[key] < 1):  # type: ignore[operator]
-            problems.append(say.CONFIG_POSITIVE.format(key=key))
+            problems.append(f"{key} must be a positive integer")
     globs: list[GlobLimit] = []
     overrides = value.get("fileCharacterLimits")
     if "fileCharacterLimits" in value and not isinstance(overrides, list):
-        problems.append(say.CONFIG_LIMITS_ARRAY)
+        problems.append("fileCharacterLimits must be an array")
     for index, item in enumerate(overrides if isinstance(overrides, list) else []):
         glob = _glob_limit(index, item, problems)
         if glob is not None:
@@ -152,24 +156,24 @@ def parse(text: str) -> Constraints:
 
 def _glob_limit(index: int, item: object, problems: list[str]) -> GlobLimit | None:
     if not isinstance(item, dict):
-        problems.append(say.CONFIG_LIMIT_OBJECT.format(index=index))
+        problems.append(f"fileCharacterLimits[{index}] must be an object")
         return None
     before = len(problems)
-    problems += [say.CONFIG_LIMIT_UNKNOWN.format(index=index, key=key)
+    problems += [f"fileCharacterLimits[{index}]: unknown field '{key}'"
                  for key in item if key not in ("pattern", "maxCharacters")]
     pattern = item.get("pattern")
     if (not isinstance(pattern, str) or not pattern or pattern.startswith("/") or "\\" in pattern
             or ".." in pattern.split("/")):
-        problems.append(say.CONFIG_LIMIT_PATTERN.format(index=index))
+        problems.append(CONFIG_LIMIT_PATTERN.format(index=index))
     elif any("**" in segment and segment != "**" for segment in pattern.split("/")):
-        problems.append(say.CONFIG_LIMIT_GLOBSTAR.format(index=index))
+        problems.append(f"fileCharacterLimits[{index}]: '**' must be a complete path segment")
     limit = item.get("maxCharacters")
     size = _integer(limit)
     if limit is not None and (size is None or size < 1):
         # Letta reads a missing maxCharacters as `undefined`, which is not null: refused too.
-        problems.append(say.CONFIG_LIMIT_MAX.format(index=index))
+        problems.append(CONFIG_LIMIT_MAX.format(index=index))
     elif "maxCharacters" not in item:
-        problems.append(say.CONFIG_LIMIT_MAX.format(index=index))
+        problems.append(CONFIG_LIMIT_MAX.format(index=index))
     if len(problems) > before:
         return None
     assert isinstance(pattern, str)

@@ -20,9 +20,16 @@ import frontmatter
 import yaml
 
 from bot.config import DuplicateKeyError, load_yaml, yaml_problem
-from bot.memfs.format import texts
-from bot.memfs.format import texts as say
 from bot.memfs.format.layout import V2, is_index
+from bot.memfs.texts import MISSING_FRONTMATTER, UNCLOSED_FRONTMATTER
+
+# ---------------------------------------------------------------- frontmatter (document.parse)
+# Readers disagree on which value of a repeated key counts; Letta's refuses the file.
+DUPLICATE_KEY = "frontmatter has the key '{key}' more than once; keep one"
+TOOL_V2_KEYS = "{path}: memory frontmatter must contain exactly 'name' and 'description'"
+TOOL_EMPTY_FIELD = "'{key}' must not be empty"
+BAD_YAML = "frontmatter is not valid YAML: {problem}"
+NOT_MAPPING = "frontmatter must be a YAML mapping of keys to values, found {kind}"
 
 BOM = "\ufeff"
 
@@ -48,11 +55,11 @@ def split(text: str) -> tuple[str, str]:
     a person marked read_only stays read_only however their editor saved it."""
     lines = text.removeprefix(BOM).splitlines(keepends=True)
     if not lines or lines[0].rstrip("\r\n").rstrip() != "---":
-        raise DocumentError(texts.MISSING_FRONTMATTER)
+        raise DocumentError(MISSING_FRONTMATTER)
     for index in range(1, len(lines)):
         if lines[index].rstrip("\r\n").rstrip() == "---":
             return "".join(lines[1:index]), "".join(lines[index + 1 :])
-    raise DocumentError(texts.UNCLOSED_FRONTMATTER)
+    raise DocumentError(UNCLOSED_FRONTMATTER)
 
 
 def parse(text: str) -> Document:
@@ -69,12 +76,12 @@ def parse(text: str) -> Document:
     except yaml.YAMLError as exc:
         fields = line_fields(head)
         if fields is None:
-            raise DocumentError(texts.BAD_YAML.format(problem=yaml_problem(exc, first_line=2))) from None
+            raise DocumentError(BAD_YAML.format(problem=yaml_problem(exc, first_line=2))) from None
         return Document(fields, body)
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise DocumentError(texts.NOT_MAPPING.format(kind=type(data).__name__))
+        raise DocumentError(NOT_MAPPING.format(kind=type(data).__name__))
     return Document({str(key): value for key, value in data.items()}, body)
 
 
@@ -82,7 +89,7 @@ class DuplicateKey(DocumentError):
     """The frontmatter names a key twice."""
 
     def __init__(self, key: object) -> None:
-        super().__init__(say.DUPLICATE_KEY.format(key=key))
+        super().__init__(DUPLICATE_KEY.format(key=key))
         self.key = str(key)
 
 
@@ -240,24 +247,24 @@ def letta_parse(text: str, path: str, layout: str) -> LettaDoc:
     """Read a file as Letta's memory tool does, or DocumentError with its message."""
     if layout == V2 and is_index(path):
         if re.match(r"---\r?\n", text):
-            raise DocumentError(say.TOOL_INDEX_FRONTMATTER.format(path=path))
+            raise DocumentError(f"{path}: MEMORY.md must not have frontmatter")
         return LettaDoc({}, text, index=True)
     match = _LETTA_DOC.match(text)
     if match is None:
-        raise DocumentError(say.TOOL_NO_FRONTMATTER.format(path=path))
+        raise DocumentError(f"{path}: target file is missing required frontmatter")
     head, body = match.group(1), match.group(2)
     fields = _scalar_fields(head)
     if not js_trim(fields.get("description", "")):
-        raise DocumentError(say.TOOL_NO_DESCRIPTION.format(path=path))
+        raise DocumentError(f"{path}: target file frontmatter is missing 'description'")
     if layout == V2:
         if not js_trim(fields.get("name", "")):
-            raise DocumentError(say.TOOL_NO_NAME.format(path=path))
+            raise DocumentError(f"{path}: target file frontmatter is missing 'name'")
         keys = [js_trim(line[:line.find(":")]) for line in _LINES.split(head) if line.find(":") > 0]
         if len(keys) != 2 or "name" not in fields or "description" not in fields:
-            raise DocumentError(say.TOOL_V2_KEYS.format(path=path))
+            raise DocumentError(TOOL_V2_KEYS.format(path=path))
         name, description = _v2_value(fields["name"]), _v2_value(fields["description"])
         if not js_trim(name) or not js_trim(description):
-            raise DocumentError(say.TOOL_V2_EMPTY.format(path=path))
+            raise DocumentError(f"{path}: memory 'name' and 'description' must not be empty")
         return LettaDoc({"name": name, "description": description}, body)
     kept = {"description": fields["description"]}
     if "read_only" in fields:
@@ -288,12 +295,12 @@ def letta_render(doc: LettaDoc, path: str, layout: str) -> str:
         return doc.body if doc.body.endswith("\n") or not doc.body else doc.body + "\n"
     description = js_trim(doc.fields.get("description", ""))
     if not description:
-        raise DocumentError(say.TOOL_EMPTY_FIELD.format(key="description"))
+        raise DocumentError(TOOL_EMPTY_FIELD.format(key="description"))
     lines = ["---"]
     if layout == V2:
         name = js_trim(doc.fields.get("name", ""))
         if not name:
-            raise DocumentError(say.TOOL_EMPTY_FIELD.format(key="name"))
+            raise DocumentError(TOOL_EMPTY_FIELD.format(key="name"))
         lines.append("name: " + json.dumps(_one_line(name), ensure_ascii=False))
         lines.append("description: " + json.dumps(_one_line(description), ensure_ascii=False))
     else:

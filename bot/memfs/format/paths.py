@@ -23,8 +23,54 @@ from pathlib import Path
 
 from bot.config import fold, invisible
 from bot.errors import MemrepoError
-from bot.memfs.format import texts
-from bot.memfs.format import texts as say
+
+# ---------------------------------------------------------------- paths memory may hold
+# paths.path_problem's phrases follow the path: the validator prints "<path> <phrase>", the
+# memory tool PATH_REFUSED.
+PATH_REFUSED = "path '{path}' {problem}"
+PATH_RESERVED = "is inside {area}, which is not memory: memrepo refuses every change that writes there"
+PATH_GIT_CONFIG = (
+    "is git's own configuration ({name}), not memory: such a file can change how git merges, checks out, "
+    "ignores or fetches the repository, so memrepo refuses it; a person changes it past memrepo's checks"
+)
+PATH_HIDDEN_TOP = (
+    "is hidden ({name}) at the top of the repository, where git and other tools keep their configuration, "
+    "not memory, so memrepo refuses it; keep memory in visible files and folders, such as reference/"
+)
+PATH_DOT_NAME = "has the name '{name}', which git does not allow in a path"
+PATH_CONTROL_CHAR = "contains a control character ({code})"
+PATH_INVISIBLE_CHAR = (
+    "contains the invisible character {code}, which makes a name look like another (or turns the text "
+    "after it around); write the name without it"
+)
+PATH_WINDOWS_CHAR = "contains '{char}', which Windows does not allow in a file name"
+PATH_TRAILING_DOT = (
+    "has a name ending in a dot or a space ('{name}'), which Windows drops, so there it names another file"
+)
+PATH_WINDOWS_DEVICE = "has the name '{name}', which Windows reserves for a device; choose another name"
+PATH_SHORT_NAME = (
+    "has the name '{name}', which Windows reads as the short name of another file or folder; choose "
+    "another name"
+)
+PATH_NAME_TOO_LONG = (
+    "has a name of {size} bytes ('{name}...'), over the {limit} bytes file systems hold in one name; "
+    "shorten it"
+)
+PATH_TOO_LONG = "is longer than {limit} characters"
+PATH_IS_LINK = "is a symbolic link; memory holds only regular files (a link can point outside the repository)"
+PATH_IS_SUBMODULE = (
+    "is a submodule (another repository's commit); memory holds only regular files"
+)
+PATH_BAD_MODE = "has git file mode {mode}; memory holds only regular files"
+PATH_EXECUTABLE = (
+    "is marked executable (git file mode 100755); memory holds only regular files (100644): "
+    "clear the bit with `git update-index --chmod=-x` on it"
+)
+# Paths given to the memory tool.
+PATH_EMPTY = "path is empty; give a path such as system/human.md"
+PATH_ABSOLUTE = "path '{path}' is absolute; give a path inside the memory repository, such as system/human.md"
+PATH_HOME = "path '{path}' refers to a home folder; give a path inside the memory repository"
+PATH_PARENT = "path '{path}' contains '..'; paths must stay inside the memory repository"
 
 MAX_PATH = 400
 MAX_NAME_BYTES = 255  # one name, in UTF-8: what ext4, APFS and NTFS hold
@@ -33,7 +79,8 @@ EXECUTABLE_MODE = 0o100755
 LINK_MODE = 0o120000
 SUBMODULE_MODE = 0o160000
 
-_TOP_AREAS = {".memrepo": say.AREA_MEMREPO, ".github": say.AREA_CI}
+_TOP_AREAS = {".memrepo": "memrepo's machine state (.memrepo/)",
+              ".github": "the repository's CI configuration (.github/)"}
 # What memrepo itself keeps at the top of memory (its policy, the dreamer's cursors, Letta's
 # constraints.CONFIG_FILE): reviewed changes may write these, the tool never.
 MEMREPO_FOLDER = ".memrepo"
@@ -60,33 +107,33 @@ def normalize(raw: object, *, add_md: bool = True, reserved: bool = True) -> str
     hidden name at the top, memrepo's own files included: those change in reviewed commits.
     """
     if not isinstance(raw, str):
-        raise MemrepoError(texts.PATH_EMPTY if raw is None else
-                           texts.PATH_NOT_TEXT.format(kind=type(raw).__name__))
+        raise MemrepoError(PATH_EMPTY if raw is None else
+                           f"path must be text, found {type(raw).__name__}")
     path = raw.strip()
     if "\0" in path:
-        raise MemrepoError(texts.PATH_NUL)
+        raise MemrepoError("path contains a NUL character")
     if not path:
-        raise MemrepoError(texts.PATH_EMPTY)
+        raise MemrepoError(PATH_EMPTY)
     parts = [part.strip() for part in path.replace("\\", "/").split("/")]
     parts = [part for part in parts if part not in ("", ".")]
     if path.startswith(("/", "\\")):
-        raise MemrepoError(texts.PATH_ABSOLUTE.format(path=path))
+        raise MemrepoError(PATH_ABSOLUTE.format(path=path))
     if parts and parts[0] == "memory" and len(parts) > 1:
         parts = parts[1:]
     joined = "/".join(parts)
     if joined.startswith(("~", "$HOME", "${HOME}")):
-        raise MemrepoError(texts.PATH_HOME.format(path=path))
+        raise MemrepoError(PATH_HOME.format(path=path))
     if re.match(r"^[A-Za-z]:([\\/]|$)", joined):
-        raise MemrepoError(texts.PATH_ABSOLUTE.format(path=path))
+        raise MemrepoError(PATH_ABSOLUTE.format(path=path))
     if ".." in parts:
-        raise MemrepoError(texts.PATH_PARENT.format(path=path))
+        raise MemrepoError(PATH_PARENT.format(path=path))
     if not parts:
-        raise MemrepoError(texts.PATH_EMPTY)
+        raise MemrepoError(PATH_EMPTY)
     if add_md and not joined.endswith(".md") and "." not in parts[-1]:
         joined += ".md"
     problem = path_problem(joined, memrepo_files=False) if reserved else None
     if problem is not None:
-        raise MemrepoError(say.PATH_REFUSED.format(path=shown(path), problem=problem))
+        raise MemrepoError(PATH_REFUSED.format(path=shown(path), problem=problem))
     return joined
 
 
@@ -98,7 +145,7 @@ def path_problem(path: str, *, memrepo_files: bool = True) -> str | None:
     tool passes False. The answer is a phrase that follows the path ("… is …").
     """
     if len(path) > MAX_PATH:
-        return say.PATH_TOO_LONG.format(limit=MAX_PATH)
+        return PATH_TOO_LONG.format(limit=MAX_PATH)
     parts = path.split("/")
     for part in parts:
         problem = name_problem(part)
@@ -110,17 +157,17 @@ def path_problem(path: str, *, memrepo_files: bool = True) -> str | None:
 def name_problem(name: str) -> str | None:
     """Why no file or folder of memory may have this name (one path component), or None."""
     if name in ("", ".", ".."):
-        return say.PATH_DOT_NAME.format(name=name)
+        return PATH_DOT_NAME.format(name=name)
     if any(is_dotgit(piece) for piece in name.split("\\")):
-        return say.PATH_RESERVED.format(area=say.AREA_GIT)
+        return PATH_RESERVED.format(area="git's own data (.git/)")
     folded = name.translate(_HFS_IGNORED).lower()
     if folded.startswith(".git") and folded != ".github":
-        return say.PATH_GIT_CONFIG.format(name=shown(name))
+        return PATH_GIT_CONFIG.format(name=shown(name))
     for char in name:
         if unicodedata.category(char) == "Cc":
-            return say.PATH_CONTROL_CHAR.format(code=_code(char))
+            return PATH_CONTROL_CHAR.format(code=_code(char))
         if invisible(char):  # bot.config's rule, by Unicode data: fold drops what this refuses
-            return say.PATH_INVISIBLE_CHAR.format(code=_code(char))
+            return PATH_INVISIBLE_CHAR.format(code=_code(char))
     return _windows_problem(name) or _length_problem(name)
 
 
@@ -137,20 +184,20 @@ def _windows_problem(name: str) -> str | None:
     them on Windows; a clone there could not check the memory out, or would mix two files)."""
     bad = next((char for char in name if char in _WINDOWS_CHARS), None)
     if bad is not None:
-        return say.PATH_WINDOWS_CHAR.format(char=bad)
+        return PATH_WINDOWS_CHAR.format(char=bad)
     if name.endswith((".", " ")):
-        return say.PATH_TRAILING_DOT.format(name=name)
+        return PATH_TRAILING_DOT.format(name=name)
     if _WINDOWS_DEVICE.fullmatch(name):
-        return say.PATH_WINDOWS_DEVICE.format(name=name)
+        return PATH_WINDOWS_DEVICE.format(name=name)
     if _SHORT_NAME.fullmatch(name):
-        return say.PATH_SHORT_NAME.format(name=name)
+        return PATH_SHORT_NAME.format(name=name)
     return None
 
 
 def _length_problem(name: str) -> str | None:
     size = len(name.encode("utf-8"))
     if size > MAX_NAME_BYTES:
-        return say.PATH_NAME_TOO_LONG.format(name=name[:24], size=size, limit=MAX_NAME_BYTES)
+        return PATH_NAME_TOO_LONG.format(name=name[:24], size=size, limit=MAX_NAME_BYTES)
     return None
 
 
@@ -164,8 +211,8 @@ def _top_problem(top: str, path: str, memrepo_files: bool) -> str | None:
         return None
     area = _TOP_AREAS.get(top.lower())
     if area is not None:
-        return say.PATH_RESERVED.format(area=area)
-    return say.PATH_HIDDEN_TOP.format(name=top)
+        return PATH_RESERVED.format(area=area)
+    return PATH_HIDDEN_TOP.format(name=top)
 
 
 def mode_problem(mode: int) -> str | None:
@@ -177,12 +224,12 @@ def mode_problem(mode: int) -> str | None:
     if mode == FILE_MODE:
         return None
     if mode == EXECUTABLE_MODE:
-        return say.PATH_EXECUTABLE
+        return PATH_EXECUTABLE
     if mode == LINK_MODE:
-        return say.PATH_IS_LINK
+        return PATH_IS_LINK
     if mode == SUBMODULE_MODE:
-        return say.PATH_IS_SUBMODULE
-    return say.PATH_BAD_MODE.format(mode=f"{mode:o}")
+        return PATH_IS_SUBMODULE
+    return PATH_BAD_MODE.format(mode=f"{mode:o}")
 
 
 def collisions(new: Iterable[str], tree: Iterable[str]) -> dict[str, str]:

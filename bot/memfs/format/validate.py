@@ -19,11 +19,56 @@ from dataclasses import dataclass, field
 from bot.config import CONFIG_PATH, Policy, PolicyError, parse_policy
 from bot.memfs.format import constraints as letta_limits
 from bot.memfs.format import layout as layouts
-from bot.memfs.format import paths, texts
-from bot.memfs.format import texts as say
+from bot.memfs.format import paths
 from bot.memfs.format.constraints import Constraints
 from bot.memfs.format.document import DocumentError, DuplicateKey, parse, read_only_values
 from bot.memfs.format.layout import V1, V2
+from bot.memfs.texts import MISSING_FRONTMATTER, READ_ONLY_FILE, UNCLOSED_FRONTMATTER
+
+# ---------------------------------------------------------------- Letta's constraints
+# Its validator (letta-memory-constraints.cjs), verbatim.
+DEPTH_EXCEEDS = "depth {depth} exceeds maxDepth {limit}"
+CHARS_EXCEED = "{count} characters exceeds {limit} from {source}"
+# ---------------------------------------------------------------- MemFS v2
+# Letta's hook, verbatim.
+V2_HEADER = "Memory validation failed:"
+V2_UNKNOWN_KEY = "unknown frontmatter key '{key}' (allowed: name description)"
+PATH_LOOKS_LIKE = (
+    "looks like {other}: its letters are Unicode confusables of that name's (UTS #39), so a reader "
+    "takes one for the other; use the existing name or another one"
+)
+PATH_COLLIDES = (
+    "differs from {other} only in letter case or Unicode normalisation: on a case-insensitive clone "
+    "(macOS, Windows) the two are one file; use the existing name or another one"
+)
+VALIDATION_HEADER = "Frontmatter validation failed:"
+UNKNOWN_KEY = "unknown frontmatter key '{key}' (allowed: description read_only limit)"
+READ_ONLY_CHANGED = "'read_only' is a protected field and cannot be changed by the agent"
+READ_ONLY_SET = "'read_only' is a protected field and cannot be set by the agent"
+READ_ONLY_REMOVED = "'read_only' is a protected field and cannot be removed by the agent"
+EMPTY_DESCRIPTION = "'description' must not be empty"
+MISSING_DESCRIPTION = "missing required field 'description'"
+FLAT_SKILL = "invalid skill path (skills must be folders). Use skills/<name>/SKILL.md"
+# memrepo's own rules.
+NOT_UTF8 = (
+    "not valid UTF-8 (first bad byte 0x{byte:02x} at offset {offset}); "
+    "memory files must be UTF-8 text"
+)
+BINARY = "contains a NUL byte; memory files must be text, not binary data"
+READ_ONLY_NOT_BOOL = "'read_only' must be true or false, found {kind}"
+READ_ONLY_DELETED = "file is read_only and cannot be deleted or moved"
+FILE_TOO_LARGE = (
+    "file has {size:,} characters, over the limit of {limit:,} "
+    "(limits.file_chars in .memrepo/config.yml); split it or move detail to external memory"
+)
+CORE_TOO_LARGE = (
+    "system/ holds {size:,} characters in all, over the limit of {limit:,} "
+    "(limits.core_chars in .memrepo/config.yml); move detail out of system/ into external memory"
+)
+TOO_DEEP = (
+    "{depth} folders deep under system/, over the limit of {limit} "
+    "(limits.system_depth in .memrepo/config.yml); use a flatter path"
+)
 
 ALLOWED_KEYS = ("description", "read_only", "limit")
 _FRONTMATTER_PATH = re.compile(r"^(memory/)?(system|reference)/.*\.md$")
@@ -58,11 +103,11 @@ def is_memory_document(path: str) -> bool:
 def decode(data: bytes) -> tuple[str | None, str | None]:
     """(text, None) for UTF-8 text, or (None, problem message) for anything else."""
     if b"\0" in data:
-        return None, texts.BINARY
+        return None, BINARY
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as exc:
-        return None, texts.NOT_UTF8.format(byte=data[exc.start], offset=exc.start)
+        return None, NOT_UTF8.format(byte=data[exc.start], offset=exc.start)
 
 
 def system_depth(path: str) -> int:
@@ -101,13 +146,13 @@ def _read_only_problems(fm: Mapping[str, object], head_text: str | None) -> list
     before = _read_only(head_text)
     if head_text is None:
         if "read_only" in fm:
-            return [texts.READ_ONLY_SET]
+            return [READ_ONLY_SET]
     elif "read_only" in fm and fm["read_only"] != before:
-        return [texts.READ_ONLY_CHANGED]
+        return [READ_ONLY_CHANGED]
     elif "read_only" not in fm and before is not None:
-        return [texts.READ_ONLY_REMOVED]
+        return [READ_ONLY_REMOVED]
     elif "read_only" in fm and not isinstance(fm["read_only"], bool):
-        return [texts.READ_ONLY_NOT_BOOL.format(kind=_kind(fm["read_only"]))]
+        return [READ_ONLY_NOT_BOOL.format(kind=_kind(fm["read_only"]))]
     return []
 
 
@@ -131,13 +176,13 @@ def letta_frontmatter(text: str, head_text: str | None, layout: str = V1) -> lis
     v2 = layout == V2
     lines = text.split("\n")
     if lines[0] != "---":
-        return [texts.MISSING_FRONTMATTER]
+        return [MISSING_FRONTMATTER]
     try:
         closing = lines.index("---", 1)
     except ValueError:
-        return [texts.UNCLOSED_FRONTMATTER]
+        return [UNCLOSED_FRONTMATTER]
     if not v2 and head_text and text != head_text and _legacy_value(head_text, "read_only") == "true":
-        return [texts.READ_ONLY_FILE]  # (Letta's hook sees changed files only)
+        return [READ_ONLY_FILE]  # (Letta's hook sees changed files only)
     found: list[str] = []
     seen: set[str] = set()
     allowed = ("name", "description") if v2 else ALLOWED_KEYS
@@ -149,23 +194,23 @@ def letta_frontmatter(text: str, head_text: str | None, layout: str = V1) -> lis
         key = raw_key.strip(" ") if v2 else raw_key.replace(" ", "")
         value = (line if colon < 0 else line[colon + 1:]).strip(" ")
         if key not in allowed:
-            found.append(say.V2_UNKNOWN_KEY.format(key=key) if v2 else texts.UNKNOWN_KEY.format(key=key))
+            found.append(V2_UNKNOWN_KEY.format(key=key) if v2 else UNKNOWN_KEY.format(key=key))
             continue
         if v2 and key in seen:
-            found.append(say.V2_DUPLICATE_KEY.format(key=key))
+            found.append(f"duplicate frontmatter key '{key}'")
         seen.add(key)
         if key == "read_only":
             if not head_text:
-                found.append(texts.READ_ONLY_SET)
+                found.append(READ_ONLY_SET)
             elif value != _legacy_value(head_text, key):
-                found.append(texts.READ_ONLY_CHANGED)
+                found.append(READ_ONLY_CHANGED)
         if (v2 or key == "description") and (not value or (v2 and value in ('""', "''"))):
-            found.append(say.KEY_EMPTY.format(key=key))
+            found.append(f"'{key}' must not be empty")
     for key in allowed[:2] if v2 else ("description",):
         if key not in seen:
-            found.append(say.KEY_MISSING.format(key=key))
+            found.append(f"missing required field '{key}'")
     if not v2 and _legacy_value(head_text, "read_only") and not _legacy_value(text, "read_only"):
-        found.append(texts.READ_ONLY_REMOVED)
+        found.append(READ_ONLY_REMOVED)
     return found
 
 
@@ -181,28 +226,28 @@ def _yaml_problems(text: str, head_text: str | None) -> list[str]:
     fm = doc.frontmatter
     for key in fm:
         if key not in ALLOWED_KEYS:
-            found.append(texts.UNKNOWN_KEY.format(key=key))
+            found.append(UNKNOWN_KEY.format(key=key))
     found += _read_only_problems(fm, head_text)
     if "description" not in fm:
-        found.append(texts.MISSING_DESCRIPTION)
+        found.append(MISSING_DESCRIPTION)
     elif not isinstance(fm["description"], str):
         if fm["description"] is None:
-            found.append(texts.EMPTY_DESCRIPTION)
+            found.append(EMPTY_DESCRIPTION)
         else:
-            found.append(texts.DESCRIPTION_NOT_TEXT.format(kind=_kind(fm["description"])))
+            found.append("'description' must be text, found {kind}".format(kind=_kind(fm["description"])))
     elif not fm["description"].strip():
-        found.append(texts.EMPTY_DESCRIPTION)
+        found.append(EMPTY_DESCRIPTION)
     if "limit" in fm:
         limit = fm["limit"]
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            found.append(texts.LIMIT_NOT_INT.format(value=limit))
+            found.append(f"'limit' must be a positive whole number, found {limit!r}")
     return found
 
 
 def _frontmatter_problems(text: str, head_text: str | None) -> list[str]:
     """v1: Letta's rules, then what YAML readers need, each message once."""
     found = letta_frontmatter(text, head_text)
-    if found and found[0] in (texts.MISSING_FRONTMATTER, texts.UNCLOSED_FRONTMATTER):
+    if found and found[0] in (MISSING_FRONTMATTER, UNCLOSED_FRONTMATTER):
         return found
     return found + [m for m in dict.fromkeys(_yaml_problems(text, head_text)) if m not in found]
 
@@ -213,7 +258,7 @@ def _v2_problems(path: str, text: str) -> list[str]:
     if path.startswith(layouts.SKILLS):
         return []
     if path.rsplit("/", 1)[-1] == layouts.INDEX:
-        return [say.INDEX_HAS_FRONTMATTER] if text.split("\n", 1)[0] == "---" else []
+        return ["MEMORY.md must not have frontmatter"] if text.split("\n", 1)[0] == "---" else []
     return letta_frontmatter(text, None, V2)
 
 
@@ -235,24 +280,24 @@ def validate_file(
     """
     if staged is None:
         if is_memory_document(path) and is_read_only(head):
-            return [Problem(path, texts.READ_ONLY_DELETED)]
+            return [Problem(path, READ_ONLY_DELETED)]
         return []
     if path == CONFIG_PATH:
         return _config_problems(staged)
     if path == letta_limits.CONFIG_FILE:
         return _constraints_problems(staged)
     if _FLAT_SKILL.search(path):
-        return [Problem(path, texts.FLAT_SKILL)]
+        return [Problem(path, FLAT_SKILL)]
     if not is_memory_document(path):
         return []
     text, encoding_problem = decode(staged)
     if text is None:
-        return [Problem(path, encoding_problem or texts.BINARY)]
+        return [Problem(path, encoding_problem or BINARY)]
     head_text = None
     if head is not None:
         head_text, _ = decode(head)
     if staged != head and is_read_only(head):
-        return [Problem(path, texts.READ_ONLY_FILE)]
+        return [Problem(path, READ_ONLY_FILE)]
     found: list[str] = []
     if layout == V2:
         found += _v2_problems(path, text)
@@ -287,14 +332,14 @@ def _limit_problems(path: str, text: str, head_text: str | None, policy: Policy,
     covered = letta is not None and letta_limits.covers(path, layout)
     chars, source = file_limit(path, policy, layout, letta)
     if chars is not None and len(text) > chars and grew:
-        found.append(texts.FILE_TOO_LARGE.format(size=len(text), limit=chars) if source is None
-                     else say.CHARS_EXCEED.format(count=len(text), limit=chars, source=source))
+        found.append(FILE_TOO_LARGE.format(size=len(text), limit=chars) if source is None
+                     else CHARS_EXCEED.format(count=len(text), limit=chars, source=source))
     if covered and letta is not None and letta.max_depth is not None:
         depth = letta_limits.depth(path)
         if depth > letta.max_depth and head_text is None:
-            found.append(say.DEPTH_EXCEEDS.format(depth=depth, limit=letta.max_depth))
+            found.append(DEPTH_EXCEEDS.format(depth=depth, limit=letta.max_depth))
     elif layout == V1 and is_core(path) and system_depth(path) > policy.limits.system_depth:
-        found.append(texts.TOO_DEEP.format(depth=system_depth(path), limit=policy.limits.system_depth))
+        found.append(TOO_DEEP.format(depth=system_depth(path), limit=policy.limits.system_depth))
     return found
 
 
@@ -313,16 +358,16 @@ def index_problems(changes: Mapping[str, tuple[bytes | None, bytes | None]], tre
         if layouts.is_memory_file(path, V2) and path in tree:
             missing = layouts.missing_index(path, tree)
             if missing is not None:
-                found.append(Problem(path, say.MISSING_INDEX.format(index=missing)))
+                found.append(Problem(path, f"missing required index {missing}"))
     if had_root_index and layouts.INDEX not in tree:
-        found.append(Problem(layouts.INDEX, say.ROOT_INDEX_REQUIRED))
+        found.append(Problem(layouts.INDEX, "root memory index is required for MemFS v2"))
     return found
 
 
 def _config_problems(staged: bytes) -> list[Problem]:
     text, problem = decode(staged)
     if text is None:
-        return [Problem(CONFIG_PATH, problem or texts.BINARY)]
+        return [Problem(CONFIG_PATH, problem or BINARY)]
     try:
         parse_policy(text)
     except PolicyError as exc:
@@ -333,7 +378,7 @@ def _config_problems(staged: bytes) -> list[Problem]:
 def _constraints_problems(staged: bytes) -> list[Problem]:
     text, problem = decode(staged)
     if text is None:
-        return [Problem(letta_limits.CONFIG_FILE, problem or texts.BINARY)]
+        return [Problem(letta_limits.CONFIG_FILE, problem or BINARY)]
     try:
         letta_limits.parse(text)
     except letta_limits.ConstraintsError as exc:
@@ -345,7 +390,7 @@ def config_change_problem() -> Problem:
     """Letta's hook refuses a commit that changes `.memfs.config.json` unless a person says
     so (LETTA_MEMORY_CONSTRAINTS_UPDATE=1); memrepo's hook does the same, and an agent's edit
     of it is a protected change, a pull request a person approves."""
-    return Problem(letta_limits.CONFIG_FILE, say.CONFIG_PROTECTED, " ")
+    return Problem(letta_limits.CONFIG_FILE, "is protected and requires human approval to change", " ")
 
 
 def core_size(files: Mapping[str, bytes]) -> int:
@@ -366,12 +411,12 @@ def validate_core(before: int, after: int, policy: Policy, layout: str = V1,
     if layout == V2 and letta is not None and letta.max_core_chars is not None:
         limit = letta.max_core_chars
         if after > limit and after > before:
-            return [Problem(say.CORE_PATH, say.CHARS_EXCEED.format(
-                count=after, limit=limit, source=say.SOURCE_MAX_CORE))]
+            return [Problem("core memory", CHARS_EXCEED.format(
+                count=after, limit=limit, source="maxCoreMemoryCharacters"))]
         return []
     limit = policy.limits.core_chars
     if layout == V1 and after > limit and after > before:
-        return [Problem("system/", texts.CORE_TOO_LARGE.format(size=after, limit=limit))]
+        return [Problem("system/", CORE_TOO_LARGE.format(size=after, limit=limit))]
     return []
 
 
@@ -429,14 +474,14 @@ def collision_problems(changes: Mapping[str, tuple[bytes | None, bytes | None]],
     policy protects by name, there or not."""
     new = [path for path, (staged, head) in changes.items() if staged is not None and head is None]
     named = [glob.rstrip("/") for glob in protected if glob.rstrip("/") and not set(glob) & set("*?[")]
-    found = [Problem(paths.shown(path), say.PATH_COLLIDES.format(other=paths.shown(other)), " ")
+    found = [Problem(paths.shown(path), PATH_COLLIDES.format(other=paths.shown(other)), " ")
              for path, other in paths.collisions(new, tree).items()]
-    return found + [Problem(paths.shown(path), say.PATH_LOOKS_LIKE.format(other=paths.shown(other)), " ")
+    return found + [Problem(paths.shown(path), PATH_LOOKS_LIKE.format(other=paths.shown(other)), " ")
                     for path, other in paths.lookalikes(new, tree, named).items()]
 
 
 def format_problems(problems: list[Problem], layout: str = V1) -> str:
     """The report the hook, the CLI and the status check print (under Letta's header for
     the layout)."""
-    header = say.V2_HEADER if layout == V2 else texts.VALIDATION_HEADER
+    header = V2_HEADER if layout == V2 else VALIDATION_HEADER
     return "\n".join([header, *map(str, problems)])

@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.errors import MemrepoError
-from bot.memfs.history import texts
 from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync.gitcmd import run_git
+
+HISTORY_BLAME_FAILED = "cannot tell who wrote the lines of {path}: git blame failed ({problem})"
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,6 @@ def blame(repo: MemoryRepo, rev: str, path: str, line: int | None = None) -> lis
     done = run_git(repo.root, *args, rev, "--", path)
     if not done.ok:
         problem = done.err.strip().splitlines()
-        raise MemrepoError(texts.HISTORY_BLAME_FAILED.format(path=path, problem=problem[-1] if problem else
+        raise MemrepoError(HISTORY_BLAME_FAILED.format(path=path, problem=problem[-1] if problem else
                                                              f"exit code {done.status}"))
     return parse_line_porcelain(done.out)

@@ -27,7 +27,7 @@ from bot.config import CONFIG_PATH, DEFAULT_POLICY, PolicyError, parse_policy
 from bot.dates import EXIT_BAD_DATE, BadDateError, parse_when, parse_when_bound
 from bot.errors import MemrepoError
 from bot.identity import writer
-from bot.memfs.history import texts, timeline
+from bot.memfs.history import timeline
 from bot.memfs.prompt.compile import DEFAULT_MEMORY_DIR, compile_memory, compile_prompt, read_document
 from bot.memfs.store import refs
 from bot.memfs.store.repo import MAIN, MemoryRepo
@@ -35,6 +35,10 @@ from bot.memfs.store.repo import MAIN, MemoryRepo
 __all__ = ["EXIT_BAD_DATE", "EXIT_BEFORE_HISTORY", "EXIT_NOT_IN_MEMORY", "REPORT_VERSION", "BadDateError",
            "BeforeHistoryError", "PathNotInMemoryError", "at", "commit_at", "compile_at", "file_path", "iso",
            "main_landings", "main_ref", "main_timeline", "parse_when", "parse_when_bound", "ref_name"]
+
+# Memory at a date, and who wrote a line (history.py, blame.py).
+HISTORY_BEFORE_FIRST = "memory did not exist yet at {when}: the first commit on {ref} is from {first}"
+HISTORY_BAD_PATH = "{path!r} is not a path inside memory (no '..', no absolute paths, nothing under .git)"
 
 REPORT_VERSION = 1
 EXIT_BEFORE_HISTORY = 4
@@ -94,7 +98,7 @@ def commit_at(repo: MemoryRepo, when: datetime) -> tuple[str, int, bool]:
     position = line.at(_seconds(when))
     if position is None:
         first = min(line.times) if len(line) else 0
-        raise BeforeHistoryError(texts.HISTORY_BEFORE_FIRST.format(
+        raise BeforeHistoryError(HISTORY_BEFORE_FIRST.format(
             when=_shown(when), first=iso(first), ref=ref_name(ref)), exit_code=EXIT_BEFORE_HISTORY)
     return line.sha(position), line.times[position], position == len(line) - 1
 
@@ -114,12 +118,12 @@ def file_path(repo: MemoryRepo, sha: str, raw: str, where: str) -> str:
     parts = [p for p in text.split("/") if p not in ("", ".")]
     path = "/".join(parts)
     if not path or ".." in parts or text.startswith("/") or parts[0] == ".git":
-        raise PathNotInMemoryError(texts.HISTORY_BAD_PATH.format(path=raw), exit_code=EXIT_NOT_IN_MEMORY)
+        raise PathNotInMemoryError(HISTORY_BAD_PATH.format(path=raw), exit_code=EXIT_NOT_IN_MEMORY)
     for candidate in (path, path + ".md"):
         if repo.read(candidate, sha) is not None:
             return candidate
-    hint = texts.HISTORY_IS_FOLDER if repo.is_folder(path, sha) else ""
-    raise PathNotInMemoryError(texts.HISTORY_NOT_IN_MEMORY.format(path=path, where=where, hint=hint),
+    hint = " (it is a folder: `memrepo at DATE` lists files)" if repo.is_folder(path, sha) else ""
+    raise PathNotInMemoryError(f"{path} is not a file in memory {where}{hint}",
                                exit_code=EXIT_NOT_IN_MEMORY)
 
 
@@ -161,7 +165,7 @@ def at(repo_root: str | os.PathLike[str], when: datetime, path: str | None = Non
         "path": None,
     }
     if path is not None:
-        where = texts.HISTORY_WHERE_AT.format(when=_shown(when), sha=sha[:10])
+        where = f"at {_shown(when)} (commit {sha[:10]})"
         found = file_path(repo, sha, path, where)
         data = repo.read(found, sha) or b""
         report.update(path=shown + found, size=len(data), text=data.decode("utf-8", "replace"))

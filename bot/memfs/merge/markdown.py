@@ -39,8 +39,19 @@ import yaml
 from bot.config import DEFAULT_POLICY, Policy
 from bot.memfs.format.document import Document, DocumentError, parse
 from bot.memfs.format.validate import validate_file
-from bot.memfs.merge import texts
 from bot.memfs.merge.lines import Conflict, join_lines, merge3, split_lines
+
+# The markdown-aware merge (resolve.py), for sync and the integrator; shown after "path: ".
+RESOLVE_ABSENT = "absent"
+RESOLVE_KEY_CONFLICT = (
+    "frontmatter '{key}' changed on both sides: {ours} in the pull request, {theirs} on the base (was {base})"
+)
+RESOLVE_DELETED_OURS = "deleted in the pull request, changed on the base"
+RESOLVE_DELETED_THEIRS = "changed in the pull request, deleted on the base"
+RESOLVE_NOTE_DESCRIPTION = "'description' changed on both sides: kept the pull request's {ours} (the base had {theirs})"
+RESOLVE_NOTE_FAILED = "the {name} resolver could not help: {problem}"
+RESOLVE_NOTE_REJECTED = "the {name} resolver's answer was not used: {problem}"
+RESOLVE_ANSWER_TOO_LONG = "the answer has {size:,} characters, more than the {limit:,} a merge of these files can need"
 
 READ_ONLY = "read_only"
 DESCRIPTION = "description"
@@ -207,9 +218,9 @@ def _where(conflict: Conflict, unit_lines: list[int], offset: int) -> str:
     start, end = conflict.base_start - 1, conflict.base_end - 1
     if end > start:
         first, last = line(start) + offset, line(end) + offset - 1
-        return texts.RESOLVE_WHERE_LINES.format(first=first, last=last) if last > first \
-            else texts.RESOLVE_WHERE_LINE.format(line=first)
-    return texts.RESOLVE_WHERE_BEFORE.format(line=line(start) + offset)
+        return f"lines {first}-{last}" if last > first \
+            else f"line {first}"
+    return f"the place before line {line(start) + offset}"
 
 
 def merge_text(base: str, ours: str, theirs: str, *, lists: bool = True,
@@ -255,7 +266,7 @@ def merge_text(base: str, ours: str, theirs: str, *, lists: bool = True,
             break
         o_now, t_now = o_next, t_next
     unsettled = [c for c in conflicts if not listy(c)]
-    return None, [texts.RESOLVE_TEXT_CONFLICT.format(where=_where(c, unit_lines, offset))
+    return None, [f"both sides changed {_where(c, unit_lines, offset)}"
                   for c in (unsettled or conflicts)]
 
 
@@ -275,7 +286,7 @@ def _same(a: Any, b: Any) -> bool:
 
 def _show(value: Any) -> str:
     if value is _MISSING:
-        return texts.RESOLVE_ABSENT
+        return RESOLVE_ABSENT
     text = " ".join(json.dumps(value, ensure_ascii=False, default=str).split())
     return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
 
@@ -293,17 +304,17 @@ def merge_frontmatter(base: Mapping[str, Any], ours: Mapping[str, Any], theirs: 
         b, o, t = base.get(key, _MISSING), ours.get(key, _MISSING), theirs.get(key, _MISSING)
         if key == READ_ONLY:
             if not (_same(o, b) and _same(t, b)):
-                notes.append(texts.RESOLVE_NOTE_READ_ONLY.format(value=_show(b)))
+                notes.append(f"'read_only' kept as it was ({_show(b)}): a merge never changes it")
             value = b
         elif _same(o, t) or _same(t, b):
             value = o
         elif _same(o, b):
             value = t
         elif key == DESCRIPTION and isinstance(o, str) and o.strip() and isinstance(t, str) and t.strip():
-            notes.append(texts.RESOLVE_NOTE_DESCRIPTION.format(ours=_show(o), theirs=_show(t)))
+            notes.append(RESOLVE_NOTE_DESCRIPTION.format(ours=_show(o), theirs=_show(t)))
             value = o
         else:
-            conflicts.append(texts.RESOLVE_KEY_CONFLICT.format(key=key, ours=_show(o), theirs=_show(t),
+            conflicts.append(RESOLVE_KEY_CONFLICT.format(key=key, ours=_show(o), theirs=_show(t),
                                                                base=_show(b)))
             conflicted.add(key)
             continue
@@ -357,25 +368,25 @@ def _answer_problem(path: str, answer: Any, request: ResolveRequest, docs: tuple
     conflict markers, validate against the base branch's version, and, for documents, keep
     every frontmatter key the rules merged (read_only included) as they merged it."""
     if not isinstance(answer, str) or not answer.strip():
-        return texts.RESOLVE_ANSWER_EMPTY
+        return "the answer is empty"
     budget = 2 * (len(request.base) + len(request.ours) + len(request.theirs)) + 1000
     if len(answer) > budget:
-        return texts.RESOLVE_ANSWER_TOO_LONG.format(size=len(answer), limit=budget)
+        return RESOLVE_ANSWER_TOO_LONG.format(size=len(answer), limit=budget)
     if any(line.startswith(_MARKERS) for line in answer.split("\n")):
-        return texts.RESOLVE_ANSWER_MARKERS
+        return "the answer still has conflict markers"
     if docs is not None:
         part = _parts(answer)
         if part is None:
-            return texts.RESOLVE_ANSWER_NOT_DOCUMENT
+            return "the answer is not a memory document (frontmatter between --- lines, then the body)"
         got = part.doc.frontmatter
         for key in [*merged, *(k for k in got if k not in merged)]:
             if key in conflicted:
                 continue
             if not _same(got.get(key, _MISSING), merged.get(key, _MISSING)):
-                return texts.RESOLVE_ANSWER_KEY.format(key=key)
+                return f"the answer changes frontmatter '{key}', which the merge rules settle"
     problems = validate_file(path, answer.encode("utf-8"), request.theirs.encode("utf-8"), policy)
     if problems:
-        return texts.RESOLVE_ANSWER_INVALID.format(problem=problems[0].message)
+        return f"the answer does not validate: {problems[0].message}"
     return None
 
 
@@ -401,7 +412,7 @@ def resolve_markdown(path: str, base: str, ours: str, theirs: str, instructions:
         conflicts += body_conflicts
         text = None if conflicts or body is None else o.opening + _render_head(merged, o, t, b) + o.closing + body
     elif not base and not markdown:
-        text, conflicts = None, [texts.RESOLVE_BOTH_ADDED]
+        text, conflicts = None, ["added on both sides with different content"]
     else:
         text, conflicts = merge_text(base, ours, theirs, lists=markdown)
     if text is not None and not conflicts:
@@ -412,16 +423,16 @@ def resolve_markdown(path: str, base: str, ours: str, theirs: str, instructions:
     try:
         answer = strategy.resolve(request)
     except ResolverError as exc:
-        return Resolution(None, tuple(conflicts), (*notes, texts.RESOLVE_NOTE_FAILED.format(
+        return Resolution(None, tuple(conflicts), (*notes, RESOLVE_NOTE_FAILED.format(
             name=strategy.name, problem=exc)))
     except Exception as exc:  # a pluggable strategy must not take the integrator down
-        return Resolution(None, tuple(conflicts), (*notes, texts.RESOLVE_NOTE_FAILED.format(
+        return Resolution(None, tuple(conflicts), (*notes, RESOLVE_NOTE_FAILED.format(
             name=getattr(strategy, "name", "resolver"), problem=type(exc).__name__)))
     if answer is None:
         return Resolution(None, tuple(conflicts), tuple(notes))
     problem = _answer_problem(path, answer, request, docs, merged, conflicted, policy)
     if problem is not None:
-        return Resolution(None, tuple(conflicts), (*notes, texts.RESOLVE_NOTE_REJECTED.format(
+        return Resolution(None, tuple(conflicts), (*notes, RESOLVE_NOTE_REJECTED.format(
             name=strategy.name, problem=problem)))
     return Resolution(answer, (), tuple(notes), strategy.name)
 
@@ -443,7 +454,7 @@ def resolve_tree(base_files: Mapping[str, str], ours_files: Mapping[str, str], t
         elif o == b:
             value = t
         elif o is None or t is None:
-            conflicts[path] = (texts.RESOLVE_DELETED_OURS if o is None else texts.RESOLVE_DELETED_THEIRS,)
+            conflicts[path] = (RESOLVE_DELETED_OURS if o is None else RESOLVE_DELETED_THEIRS,)
             value = o
         else:
             result = resolve_markdown(path, b or "", o, t, instructions, resolver=resolver, policy=policy)

@@ -21,11 +21,19 @@ from typing import NamedTuple
 
 from bot.config import Limits
 from bot.memfs.format import layout as layouts
-from bot.memfs.format import texts as say
 from bot.memfs.format.document import DocumentError, split, try_parse
 from bot.memfs.format.layout import V1, V2
 from bot.memfs.format.validate import decode, is_core
-from bot.memfs.prompt import texts
+
+# memrepo's own, for v2.
+INDEXES_TRUNCATED = "[Indexes truncated: showing {shown} of {total} MEMORY.md indexes. {omitted} omitted.]"
+# Prompt compile.
+COMPILE_UNREADABLE = "[this file cannot be shown in the prompt: {problem}]"
+TREE_TRUNCATED = "[Tree truncated: showing {shown} of {total} entries. {omitted} omitted.]"
+SHARED_INTRO = ("Shared memory: memory kept by the team, attached to several agents, not part of your "
+                "in-context memory. Each one below has its own projection root and remote; its tree shows "
+                "descriptions, not contents. Read its files as shared/<name>/<path> with the memory tool; a "
+                "change you make there becomes a pull request on the shared repository, which the team reviews.")
 
 DEFAULT_MEMORY_DIR = "$MEMORY_DIR"
 DESCRIPTION_MAX = 200
@@ -202,16 +210,16 @@ def render_shared(views: Sequence[SharedView], limits: Limits) -> list[str]:
     attachment's tree with descriptions (never contents), within the tree limits each."""
     if not views:
         return []
-    out = ["<shared_memory>", texts.SHARED_INTRO]
+    out = ["<shared_memory>", SHARED_INTRO]
     for view in views:
         mode = ' read_only="true"' if view.read_only else ""
         out.append(f'<shared name="{_tag(view.name)}" address="shared/{_tag(view.name)}/"{mode}>')
         out.append(f"<projection>{view.projection}</projection>")
         out.append(f"<origin>{view.url}</origin>")
         if view.read_only:
-            out.append(texts.SHARED_READ_ONLY)
+            out.append("read-only: propose changes to it on its repository, not with the memory tool")
         if view.entries is None:
-            out.append(texts.SHARED_NOT_PROJECTED)
+            out.append("[not projected here yet: memrepo shared sync]")
         else:
             listed = [path for path in view.entries if shared_listed(path)]
             out += render_tree(listed, view.entries, limits, view.projection)
@@ -290,7 +298,7 @@ def _render_core(folder: _CoreFolder, entries: Mapping[str, Entry], base: str, o
             out.append(f"<projection>{base}/{path}</projection>")
             out.append(f"<description>{entry.description}</description>")
             if entry.problem is not None:
-                out.append(texts.COMPILE_UNREADABLE.format(problem=entry.problem))
+                out.append(COMPILE_UNREADABLE.format(problem=entry.problem))
             else:
                 body = trim_blank_lines(entry.body)
                 if body:
@@ -309,7 +317,7 @@ def render_indexes(paths: list[str], entries: Mapping[str, Entry], limits: Limit
     shown = 0
     for path in ordered:
         entry = entries[path]
-        body = (texts.COMPILE_UNREADABLE.format(problem=entry.problem) if entry.problem is not None
+        body = (COMPILE_UNREADABLE.format(problem=entry.problem) if entry.problem is not None
                 else trim_blank_lines(entry.body))
         block = ["<index>", f"<projection>{base}/{path}</projection>", *([body] if body else []), "</index>"]
         size = sum(len(line) + 1 for line in block)
@@ -319,7 +327,7 @@ def render_indexes(paths: list[str], entries: Mapping[str, Entry], limits: Limit
         chars += size
         shown += 1
     if shown < len(ordered):
-        lines.append(say.INDEXES_TRUNCATED.format(shown=shown, total=len(ordered), omitted=len(ordered) - shown))
+        lines.append(INDEXES_TRUNCATED.format(shown=shown, total=len(ordered), omitted=len(ordered) - shown))
     lines.append("</memory_indexes>")
     return lines
 
@@ -391,7 +399,7 @@ def render_tree(paths: list[str], entries: Mapping[str, Entry], limits: Limits, 
         return lines
 
     def notice(count: int) -> str:
-        return texts.TREE_TRUNCATED.format(shown=count, total=total, omitted=total - count)
+        return TREE_TRUNCATED.format(shown=count, total=total, omitted=total - count)
 
     while shown > 0 and (len(lines) + 1 > limits.tree_lines
                          or chars + 1 + len(notice(shown)) > limits.tree_chars):

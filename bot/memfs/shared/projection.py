@@ -28,7 +28,6 @@ import pygit2
 from bot import identity, settings
 from bot.errors import MemrepoError
 from bot.memfs.clone import clone_repository
-from bot.memfs.shared import texts
 from bot.memfs.shared.record import (
     ADDRESS_ROOT,
     RECORD_PATH,
@@ -50,6 +49,31 @@ from bot.memfs.store import checks, refs
 from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync import push, redact, remote_url, status, sync
 from bot.memfs.sync.transport import remote_heads
+from bot.memfs.texts import NOT_SYNCED
+from bot.texts import Text
+
+NOT_ATTACHED = "no shared memory named {name} is attached to {path} (memrepo shared list shows what is)"
+FOLDER_TAKEN = "{path} already exists and is not the projection of {url}; move it away or attach with --as OTHER"
+BAD_RULES = "{url} holds invalid rules, so it cannot be attached: {problem}"
+UNREADABLE = "{url} cannot be read with this agent's forge token: {problem}"
+NO_IDENTITY = ("git knows no one at {path} (user.name and user.email), and the record of a shared memory says "
+               "who attached it: run git config --global user.name \"Your Name\" and git config --global "
+               "user.email you@example.com, and run it again")
+ATTACHED = "attached {url} as {name} at {path} (main {sha}){read_only}; {pushed}"
+ATTACHED_READ_ONLY = ", read-only"
+DETACHED = "detached {name} ({url}); its projection at {path} is removed; {pushed}"
+RECORD_LOCAL = "the record is committed here and reaches origin with the next sync"
+SYNC_MOVED = "{name}: {before} -> {after}"
+SYNC_SAME = "{name}: up to date (main {sha})"
+SYNC_DOWN = "{name}: could not sync, the projection stays at {sha}: {problem}"
+SYNC_LOST = "{name}: removed the projection at {path}: this agent's forge token can no longer read {url} ({problem})"
+SYNC_AHEAD = Text("{name}: the projection at {path} holds {count:|commit|commits} its forge's main lacks; "
+                  "memrepo pushes nothing to a shared memory's main, so it is left as it is: write through the "
+                  "memory tool (shared/{name}/...), which proposes a pull request, and reset the projection to "
+                  "origin/main")
+# What git says when the forge refuses the token (not when it does not answer), in lower case.
+ACCESS_LOST_SIGNS = ("not found", "authentication failed", "could not read username", "returned error: 401",
+                     "returned error: 403", "returned error: 404", "permission denied", "access denied")
 
 
 def attachments(repo: MemoryRepo, rev: str = "HEAD") -> tuple[Attachment, ...]:
@@ -97,7 +121,7 @@ def credentialed(url: str, token: str | None) -> str:
 def access_lost(problem: str) -> bool:
     """Whether a fetch's failure says the forge refused the token (rather than not answering)."""
     text = problem.lower()
-    return any(sign in text for sign in texts.ACCESS_LOST_SIGNS)
+    return any(sign in text for sign in ACCESS_LOST_SIGNS)
 
 
 def open_projection(repo: MemoryRepo, attachment: Attachment) -> MemoryRepo | None:
@@ -124,7 +148,7 @@ def in_shared_memory(repo: MemoryRepo, path: str) -> tuple[MemoryRepo, str]:
         return repo, path
     projection = open_projection(repo, found[target[0]])
     if projection is None:
-        raise MemrepoError(texts.NOT_SYNCED.format(
+        raise MemrepoError(NOT_SYNCED.format(
             name=target[0], path=projection_root(repo.root, target[0]), memory=repo.root))
     return projection, target[1]
 
@@ -148,7 +172,7 @@ def _person(repo: MemoryRepo) -> identity.Identity:
     try:
         signature = repo.git.default_signature
     except (KeyError, ValueError, pygit2.GitError):
-        raise MemrepoError(texts.NO_IDENTITY.format(path=repo.root)) from None
+        raise MemrepoError(NO_IDENTITY.format(path=repo.root)) from None
     return identity.Identity(signature.name, signature.email)
 
 
@@ -159,8 +183,8 @@ def _record(repo: MemoryRepo, found: tuple[Attachment, ...], message: str, perso
     with repo.lock():
         repo.commit({RECORD_PATH: render_record(found).encode()}, message + "\n", person, parent=head)
     if remote_url(repo) is None:
-        return texts.RECORD_LOCAL
-    return texts.RECORD_PUSHED if push(repo).pushed else texts.RECORD_LOCAL
+        return RECORD_LOCAL
+    return "the record is pushed" if push(repo).pushed else RECORD_LOCAL
 
 
 def attach(repo: MemoryRepo, url: str, *, name: str | None = None, read_only: bool = False,
@@ -177,7 +201,7 @@ def attach(repo: MemoryRepo, url: str, *, name: str | None = None, read_only: bo
     person = _person(repo)
     root = projection_root(repo.root, name)
     if root.exists() and any(root.iterdir()):
-        raise MemrepoError(texts.FOLDER_TAKEN.format(path=root, url=plain))
+        raise MemrepoError(FOLDER_TAKEN.format(path=root, url=plain))
     agent_id = repo.get_config("memrepo.agentId") or None
     clone = _clone(repo, credentialed(url, agent_token(repo, env)), root, agent_id)
     try:
@@ -189,17 +213,17 @@ def attach(repo: MemoryRepo, url: str, *, name: str | None = None, read_only: bo
     except MemrepoError as exc:
         shutil.rmtree(root, ignore_errors=True)
         _drop_empty(root.parent)
-        raise MemrepoError(texts.BAD_RULES.format(url=plain, problem=exc)) from None
+        raise MemrepoError(BAD_RULES.format(url=plain, problem=exc)) from None
     attachment = Attachment(name, plain, read_only)
     try:
-        pushed = _record(repo, (*found, attachment), texts.ATTACH_MESSAGE.format(
-            name=name, url=plain, read_only=texts.ATTACHED_READ_ONLY if read_only else ""), person)
+        pushed = _record(repo, (*found, attachment), "shared: attach {name} ({url}){read_only}".format(
+            name=name, url=plain, read_only=ATTACHED_READ_ONLY if read_only else ""), person)
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         _drop_empty(root.parent)
         raise
-    return texts.ATTACHED.format(url=plain, name=name, path=root, sha=(clone.head_sha() or "")[:12],
-                                 read_only=texts.ATTACHED_READ_ONLY if read_only else "", pushed=pushed)
+    return ATTACHED.format(url=plain, name=name, path=root, sha=(clone.head_sha() or "")[:12],
+                                 read_only=ATTACHED_READ_ONLY if read_only else "", pushed=pushed)
 
 
 def _clone(repo: MemoryRepo, url: str, root: Path, agent_id: str | None) -> MemoryRepo:
@@ -211,7 +235,7 @@ def _clone(repo: MemoryRepo, url: str, root: Path, agent_id: str | None) -> Memo
     except MemrepoError as exc:
         _drop_empty(root.parent)
         if access_lost(str(exc)):
-            raise MemrepoError(texts.UNREADABLE.format(url=without_credentials(url), problem=redact(str(exc))))\
+            raise MemrepoError(UNREADABLE.format(url=without_credentials(url), problem=redact(str(exc))))\
                 from None
         raise
 
@@ -228,13 +252,13 @@ def detach(repo: MemoryRepo, name: str) -> str:
     found = attachments(repo)
     gone = next((a for a in found if a.name == name), None)
     if gone is None:
-        raise MemrepoError(texts.NOT_ATTACHED.format(name=name, path=repo.root))
+        raise MemrepoError(NOT_ATTACHED.format(name=name, path=repo.root))
     pushed = _record(repo, tuple(a for a in found if a is not gone),
-                     texts.DETACH_MESSAGE.format(name=name, url=gone.url), _person(repo))
+                     f"shared: detach {name} ({gone.url})", _person(repo))
     root = projection_root(repo.root, name)
     shutil.rmtree(root, ignore_errors=True)
     _drop_empty(root.parent)
-    return texts.DETACHED.format(name=name, url=gone.url, path=root, pushed=pushed)
+    return DETACHED.format(name=name, url=gone.url, path=root, pushed=pushed)
 
 
 @dataclass(frozen=True)
@@ -257,10 +281,10 @@ def sync_one(repo: MemoryRepo, attachment: Attachment, env: Mapping[str, str] | 
         try:
             clone = _clone(repo, credentialed(attachment.url, agent_token(repo, env)), root, None)
         except MemrepoError as exc:
-            return Synced(False, texts.SYNC_DOWN.format(name=attachment.name, sha="(none)", problem=exc),
+            return Synced(False, SYNC_DOWN.format(name=attachment.name, sha="(none)", problem=exc),
                           changed=False)
         mark(clone, attachment.name)
-        return Synced(True, texts.SYNC_CLONED.format(name=attachment.name, path=root,
+        return Synced(True, "{name}: projected at {path} (main {sha})".format(name=attachment.name, path=root,
                                                      sha=(clone.head_sha() or "")[:12]))
     before = projection.head_sha() or ""
     heads, problem = remote_heads(projection)
@@ -268,28 +292,28 @@ def sync_one(repo: MemoryRepo, attachment: Attachment, env: Mapping[str, str] | 
         if access_lost(problem or ""):
             shutil.rmtree(root, ignore_errors=True)
             _drop_empty(root.parent)
-            return Synced(False, texts.SYNC_LOST.format(name=attachment.name, path=root, url=attachment.url,
+            return Synced(False, SYNC_LOST.format(name=attachment.name, path=root, url=attachment.url,
                                                         problem=redact(problem or "")))
-        return Synced(False, texts.SYNC_DOWN.format(name=attachment.name, sha=before[:12],
+        return Synced(False, SYNC_DOWN.format(name=attachment.name, sha=before[:12],
                                                     problem=redact(problem or "")), changed=False)
     ahead = status(projection).ahead or 0
     if ahead:  # nothing reaches a shared memory's main but through its pull requests
-        return Synced(False, texts.SYNC_AHEAD.format(name=attachment.name, count=ahead, path=root), changed=False)
+        return Synced(False, SYNC_AHEAD.format(name=attachment.name, count=ahead, path=root), changed=False)
     result = sync(projection)
     after = projection.head_sha() or ""
     if not result.pushed:
-        return Synced(False, texts.SYNC_DOWN.format(name=attachment.name, sha=before[:12], problem=result.reason),
+        return Synced(False, SYNC_DOWN.format(name=attachment.name, sha=before[:12], problem=result.reason),
                       changed=False)
     if after == before:
-        return Synced(True, texts.SYNC_SAME.format(name=attachment.name, sha=after[:12]), changed=False)
-    return Synced(True, texts.SYNC_MOVED.format(name=attachment.name, before=before[:12], after=after[:12]))
+        return Synced(True, SYNC_SAME.format(name=attachment.name, sha=after[:12]), changed=False)
+    return Synced(True, SYNC_MOVED.format(name=attachment.name, before=before[:12], after=after[:12]))
 
 
 def sync_all(repo: MemoryRepo, env: Mapping[str, str] | None = None) -> list[Synced]:
     """Every attachment brought to its forge's main; what happened to each."""
     found = attachments(repo)
     if not found:
-        return [Synced(True, texts.SYNC_NONE, changed=False)]
+        return [Synced(True, "no shared memory is attached", changed=False)]
     return [sync_one(repo, attachment, env) for attachment in found]
 
 

@@ -30,7 +30,14 @@ import yaml
 
 from bot.config import SHARED_PATH, load_yaml
 from bot.errors import MemrepoError
-from bot.memfs.shared import texts
+
+RECORD_COMMENT = "# Shared memories attached to this agent: memrepo shared attach / detach change this file.\n"
+RECORD_BAD_ENTRY = "attached[{number}] must hold exactly name, url and read_only (a text, a text, true or false)"
+NAME_BAD = ("{name!r} is not a valid folder name for a shared memory: use 1 to 64 letters, digits, dots, "
+            "underscores and hyphens, not . or .., and not `memory` (reserved, as in Letta Code)")
+NAME_USED = "a shared memory named {name} is already attached ({url}); detach it first or attach with --as OTHER"
+URL_USED = "{url} is already attached as {name}; a memory attaches one repository once"
+CROSSES = "one call cannot move a file between memories ({first} and {second}): read one and write the other"
 
 RECORD_PATH = SHARED_PATH
 ADDRESS_ROOT = "shared"
@@ -52,10 +59,10 @@ class Attachment:
 def name_problem(name: str) -> str | None:
     """Why `name` cannot name a shared memory (None: it can)."""
     if not name:
-        return texts.NAME_EMPTY
+        return "a shared memory's name cannot be empty"
     if (name in (".", "..") or name.lower() == RESERVED or len(name) > NAME_MAX
             or _NAME.fullmatch(name) is None):
-        return texts.NAME_BAD.format(name=name)
+        return NAME_BAD.format(name=name)
     return None
 
 
@@ -88,12 +95,12 @@ def attach_problem(attached: Sequence[Attachment], name: str, url: str, own_url:
         return problem
     shown = without_credentials(url)
     if own_url is not None and url_key(own_url) == url_key(url):
-        return texts.URL_IS_OWN.format(url=shown)
+        return f"{shown} is this agent's own memory repository; attach another memory"
     for other in attached:
         if other.name.lower() == name.lower():
-            return texts.NAME_USED.format(name=other.name, url=other.url)
+            return NAME_USED.format(name=other.name, url=other.url)
         if url_key(other.url) == url_key(url):
-            return texts.URL_USED.format(url=shown, name=other.name)
+            return URL_USED.format(url=shown, name=other.name)
     return None
 
 
@@ -153,7 +160,7 @@ def split_args(args: Mapping[str, Any], names: Collection[str]) -> tuple[str, di
         return None
     if len(found) > 1:
         first, second = sorted("own memory" if f is None else f"{ADDRESS_ROOT}/{f}" for f in found)[:2]
-        raise MemrepoError(texts.CROSSES.format(first=first, second=second))
+        raise MemrepoError(CROSSES.format(first=first, second=second))
     name = next(iter(found))
     assert name is not None
     inner = dict(args)
@@ -178,23 +185,23 @@ def parse_record(text: str | None) -> tuple[Attachment, ...]:
         data = load_yaml(text)
     except yaml.YAMLError as exc:
         problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise MemrepoError(texts.RECORD_NOT_YAML.format(path=RECORD_PATH, problem=problem)) from None
+        raise MemrepoError(f"{RECORD_PATH} is not valid YAML: {problem}") from None
     if not isinstance(data, dict) or set(data) != {"version", "attached"} or not isinstance(data["attached"], list):
-        raise _bad(texts.RECORD_NOT_MAPPING)
+        raise _bad("the file must hold `version: 1` and an `attached` list")
     if isinstance(data["version"], bool) or data["version"] != VERSION:
-        raise _bad(texts.RECORD_BAD_VERSION)
+        raise _bad("version must be 1")
     found: list[Attachment] = []
     for number, raw in enumerate(data["attached"], 1):
         if (not isinstance(raw, dict) or set(raw) != {"name", "url", "read_only"}
                 or not isinstance(raw["name"], str) or not isinstance(raw["url"], str)
                 or not isinstance(raw["read_only"], bool)):
-            raise _bad(texts.RECORD_BAD_ENTRY.format(number=number))
+            raise _bad(RECORD_BAD_ENTRY.format(number=number))
         problem = name_problem(raw["name"])
         if problem is not None:
             raise _bad(problem)
         for other in found:
             if other.name.lower() == raw["name"].lower() or url_key(other.url) == url_key(raw["url"]):
-                raise _bad(texts.RECORD_TWICE.format(number=number, what=other.name))
+                raise _bad(f"attached[{number}] repeats {other.name}")
         found.append(Attachment(raw["name"], without_credentials(raw["url"]), raw["read_only"]))
     return tuple(found)
 
@@ -203,8 +210,8 @@ def render_record(attachments: Sequence[Attachment]) -> str:
     """The record's text; `parse_record` reads it back."""
     data = {"version": VERSION, "attached": [{"name": a.name, "url": without_credentials(a.url),
                                               "read_only": a.read_only} for a in attachments]}
-    return texts.RECORD_COMMENT + yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
+    return RECORD_COMMENT + yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
 
 
 def _bad(problem: str) -> MemrepoError:
-    return MemrepoError(texts.RECORD_BAD.format(path=RECORD_PATH, problem=problem))
+    return MemrepoError(f"{RECORD_PATH}: {problem}")

@@ -17,8 +17,11 @@ from bot.errors import MemrepoError
 from bot.memfs.format import constraints, layout, paths, validate
 from bot.memfs.format.constraints import Constraints
 from bot.memfs.format.layout import V2
-from bot.memfs.store import texts
 from bot.memfs.store.repo import MemoryRepo
+
+# Validating one.
+VALIDATE_NO_SUCH_PATH = "{path} does not exist in the working tree or at HEAD"
+VALIDATE_NO_BASE = "{base} is not a commit or branch of this repository (fetch it first?)"
 
 ChangeMap = Mapping[str, tuple[bytes | None, bytes | None]]  # path -> (bytes after, bytes before)
 Entries = dict[str, tuple[int, str]]  # path -> (git mode, object id), as MemoryRepo.entries
@@ -67,7 +70,7 @@ def worktree(repo: MemoryRepo, only: Iterable[str] = ()) -> Changes:
         folder = repo.root / path
         if not (folder.is_dir() and not folder.is_symlink()) and \
                 not any(_within(p, [path]) for p in (*on_disk, *at_head)):
-            raise MemrepoError(texts.VALIDATE_NO_SUCH_PATH.format(path=path))
+            raise MemrepoError(VALIDATE_NO_SUCH_PATH.format(path=path))
     changes = Changes(whole=True)
     for path in sorted(p for p in on_disk.keys() | at_head.keys() if not wanted or _within(p, wanted)):
         after = on_disk.get(path)
@@ -164,7 +167,7 @@ def _within(path: str, folders: Iterable[str]) -> bool:
 def _commit(repo: MemoryRepo, rev: str) -> str:
     sha = repo.resolve(rev)
     if sha is None:
-        raise MemrepoError(texts.VALIDATE_NO_BASE.format(base=rev))
+        raise MemrepoError(VALIDATE_NO_BASE.format(base=rev))
     return sha
 
 

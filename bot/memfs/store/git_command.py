@@ -11,7 +11,10 @@ import subprocess
 from pathlib import Path
 
 from bot.errors import MemrepoError
-from bot.memfs.store import refs, texts
+from bot.memfs.store import refs
+from bot.memfs.texts import REPO_NOT_GIT
+
+GIT_COMMAND_FAILED = "git {command} failed in {path}: {problem}"
 
 GIT_TIMEOUT = 30  # seconds: listing a commit's tree, reading its files
 PROMPT_SUFFIXES = (".md", ".yml", ".json")  # memory files, the policy, Letta's limits
@@ -23,7 +26,7 @@ class CommandSnapshot:
     def __init__(self, root: Path) -> None:
         dirs = refs.git_dirs(root)
         if dirs is None:
-            raise MemrepoError(texts.REPO_NOT_GIT.format(path=root))
+            raise MemrepoError(REPO_NOT_GIT.format(path=root))
         self.root = root
         self._git_dir = dirs[0]
         self._listed: list[str] = []  # the blobs of the last commit listed that a prompt may read
@@ -42,7 +45,7 @@ class CommandSnapshot:
                               timeout=GIT_TIMEOUT)
         if done.returncode != 0:
             problem = done.stderr.decode("utf-8", "replace").strip()
-            raise MemrepoError(texts.GIT_COMMAND_FAILED.format(command=" ".join(args), path=self.root,
+            raise MemrepoError(GIT_COMMAND_FAILED.format(command=" ".join(args), path=self.root,
                                                                problem=problem))
         return done.stdout
 
@@ -84,7 +87,7 @@ class CommandSnapshot:
         try:
             return self._read[oid]
         except KeyError:
-            raise MemrepoError(texts.GIT_NO_OBJECT.format(oid=oid, path=self.root)) from None
+            raise MemrepoError(f"git has no object {oid} in {self.root}") from None
 
     def _objects(self, oids: list[str]) -> dict[str, bytes]:
         data = self._git_input("cat-file", "--batch", stdin="".join(f"{oid}\n" for oid in oids).encode())

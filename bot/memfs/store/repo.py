@@ -25,10 +25,23 @@ from bot.file_lock import file_lock
 from bot.memfs import texts as memfs_texts
 from bot.memfs.format.layout import INDEX, letta_policy
 from bot.memfs.format.validate import core_size, is_core
-from bot.memfs.store import refs, texts
+from bot.memfs.store import refs
 
 if TYPE_CHECKING:  # only named in annotations: `memrepo validate` (the pre-commit hook) commits nothing
     from bot.identity import Identity
+from bot.memfs.texts import REPO_NOT_GIT
+
+# memrepo's own rules.
+BAD_CONFIG = ".memrepo/config.yml: {problem}"
+# Opening a repository.
+REPO_MISSING = "no memory repository at {path}: the folder does not exist (create one with `memrepo init {path}`)"
+REPO_BARE = "{path} is a bare git repository; give the path of a memory repository's working clone"
+REPO_NOT_MEMORY = (
+    "{path} is a git repository but not a memory repository (it has no system/, root MEMORY.md or "
+    ".memrepo/, and Letta Code did not make it); run `memrepo init` in an empty folder"
+)
+REPO_LOCKED = "another memrepo writer has held {path} for too long; try again in a moment"
+HEAD_MOVED = "the repository's HEAD moved while this change was being made; nothing was changed, try again"
 
 MAIN = "main"
 # What marks a tree's top as a memory: memrepo's own folder, v1's core (system/) or v2's root index.
@@ -70,25 +83,25 @@ class MemoryRepo:
     def open(cls, path: str | os.PathLike[str] | None = None) -> MemoryRepo:
         root = Path(path or ".").expanduser()
         if not root.exists():
-            raise MemrepoError(texts.REPO_MISSING.format(path=root))
+            raise MemrepoError(REPO_MISSING.format(path=root))
         if not root.is_dir():
-            raise MemrepoError(texts.REPO_NOT_DIR.format(path=root))
+            raise MemrepoError(f"{root} is a file, not a memory repository folder")
         root = root.resolve()
         if refs.git_dirs(root) is None:
             if (root / "HEAD").is_file() and (root / "objects").is_dir() and (root / "refs").is_dir():
-                raise MemrepoError(texts.REPO_BARE.format(path=root))
-            raise MemrepoError(texts.REPO_NOT_GIT.format(path=root))
+                raise MemrepoError(REPO_BARE.format(path=root))
+            raise MemrepoError(REPO_NOT_GIT.format(path=root))
         try:
             git = pygit2.Repository(str(root))
         except pygit2.GitError as exc:
-            raise MemrepoError(texts.REPO_NOT_GIT.format(path=root) + f" ({exc})") from None
+            raise MemrepoError(REPO_NOT_GIT.format(path=root) + f" ({exc})") from None
         if git.is_bare:
-            raise MemrepoError(texts.REPO_BARE.format(path=root))
+            raise MemrepoError(REPO_BARE.format(path=root))
         repo = cls(root, git)
         if repo.head_sha() is None:
             raise MemrepoError(memfs_texts.REPO_NO_COMMITS.format(path=root))
         if not repo.looks_like_memory():
-            raise MemrepoError(texts.REPO_NOT_MEMORY.format(path=root))
+            raise MemrepoError(REPO_NOT_MEMORY.format(path=root))
         return repo
 
     def looks_like_memory(self) -> bool:
@@ -238,7 +251,7 @@ class MemoryRepo:
             try:
                 self._policies[blob] = parse_policy(None if data is None else data.decode("utf-8", "replace"))
             except PolicyError as exc:
-                raise MemrepoError(texts.BAD_CONFIG.format(problem=exc)) from None
+                raise MemrepoError(BAD_CONFIG.format(problem=exc)) from None
         return self._policies[blob]
 
     def core_sizes(self, rev: str = "HEAD") -> dict[str, int]:
@@ -318,7 +331,7 @@ class MemoryRepo:
         """Serialise memrepo's writers on this clone (threads and processes alike)."""
         with file_lock(Path(self.git.path) / "memrepo.lock", timeout=timeout) as held:
             if not held:
-                raise MemrepoError(texts.REPO_LOCKED.format(path=self.root))
+                raise MemrepoError(REPO_LOCKED.format(path=self.root))
             yield
 
     def commit(
@@ -365,7 +378,7 @@ class MemoryRepo:
         """Point the checked-out branch at `sha` (which must follow `expected`) and bring
         the working tree and index along. With `changed`, only those paths are touched."""
         if self.head_sha() != expected:
-            raise MemrepoError(texts.HEAD_MOVED)
+            raise MemrepoError(HEAD_MOVED)
         new_tree = self.git[sha].peel(pygit2.Commit).tree
         if changed is None:  # by mode too: a commit may change only a file's mode
             old, new = _blobs(self.entries(expected)), _blobs(self.entries(sha))

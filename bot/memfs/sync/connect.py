@@ -12,7 +12,6 @@ from typing import Literal
 
 from bot.errors import MemrepoError
 from bot.memfs.store.repo import MemoryRepo
-from bot.memfs.sync import texts
 from bot.memfs.sync.push import (
     LAST_SYNC_KEY,
     off_main,
@@ -25,7 +24,39 @@ from bot.memfs.sync.push import (
 from bot.memfs.sync.redaction import check_url, redact
 from bot.memfs.sync.replay import contains, count_commits, set_aside
 from bot.memfs.sync.transport import BRANCH, REMOTE, TRACKING_REF, fetch, remote_heads, remote_url
-from bot.texts import first_few
+from bot.texts import Text, first_few
+
+REMOTE_SET_UNREACHABLE = "cannot reach {url} ({problem}); nothing was changed"
+REMOTE_SET_NO_MAIN = (
+    "{url} has branches ({branches}) but no main; memrepo syncs main only, so nothing was changed"
+)
+REMOTE_SET_UNRELATED = Text(
+    "{url} and {path} have no commit in common ({count:|local commit|local commits}; the remote's main is at "
+    "{remote}, local main at {local}), so neither can be replayed onto the other; nothing was changed. Connect "
+    "an empty repository, or clone the remote and redo the local edits there"
+)
+REMOTE_SET_JOINED = Text(
+    "connected to {url}: replayed {replayed:|local commit|local commits} onto the remote's main (which had "
+    "{pulled:|commit|commits} this folder lacked) and pushed; main is at {sha}"
+)
+REMOTE_SET_JOINED_NOT_PUSHED = (
+    "connected to {url} and replayed the local commits onto the remote's main, but could not push them "
+    "({reason}); `memrepo repository sync --repo {path}` sends them"
+)
+REMOTE_SET_DIRTY = (
+    "tracked files have uncommitted changes ({paths}); commit or discard them before taking the "
+    "remote's history"
+)
+REMOTE_SET_PUSH_FAILED = "connected to {url} but could not push main ({reason}); nothing was changed"
+REMOTE_SET_PUSHED = Text("connected to {url}: pushed main ({count:|commit|commits}) to the empty remote")
+REMOTE_SET_ADOPTED = (
+    "connected to {url}: took the remote's main ({sha}); the local initial commit is kept at {backup}"
+)
+REMOTE_SET_FAST_FORWARDED = Text("connected to {url}: fast-forwarded main by {count:|commit|commits} to {sha}")
+REMOTE_SET_AHEAD = Text("connected to {url}: pushed {count:|local commit|local commits}; main is at {sha}")
+REMOTE_UNSET_UNPUSHED = Text(
+    "disconnected from {url}; the local history keeps its {count:|unpushed commit|unpushed commits}"
+)
 
 
 @contextmanager
@@ -80,31 +111,31 @@ def bring_together(repo: MemoryRepo, shown: str) -> tuple[str, bool]:
     """What connecting did, and whether every local commit is now on the remote's main."""
     heads, problem = remote_heads(repo)
     if heads is None:
-        raise MemrepoError(texts.REMOTE_SET_UNREACHABLE.format(url=shown, problem=problem))
+        raise MemrepoError(REMOTE_SET_UNREACHABLE.format(url=shown, problem=problem))
     local = repo.head_sha()
     assert local is not None
     if not heads:
         result = publish(repo)
         if not result.pushed:
-            raise MemrepoError(texts.REMOTE_SET_PUSH_FAILED.format(url=shown, reason=result.reason))
+            raise MemrepoError(REMOTE_SET_PUSH_FAILED.format(url=shown, reason=result.reason))
         set_upstream(repo)
-        return texts.REMOTE_SET_PUSHED.format(url=shown, count=count_commits(repo, local)), True
+        return REMOTE_SET_PUSHED.format(url=shown, count=count_commits(repo, local)), True
     if BRANCH not in heads:
-        raise MemrepoError(texts.REMOTE_SET_NO_MAIN.format(url=shown, branches=first_few(heads)))
+        raise MemrepoError(REMOTE_SET_NO_MAIN.format(url=shown, branches=first_few(heads)))
     remote, problem = fetch(repo)
     if remote is None:
-        raise MemrepoError(texts.REMOTE_SET_UNREACHABLE.format(url=shown, problem=problem or f"{BRANCH} vanished"))
+        raise MemrepoError(REMOTE_SET_UNREACHABLE.format(url=shown, problem=problem or f"{BRANCH} vanished"))
     if remote == local:
         set_upstream(repo)
         record_sync(repo)
-        return texts.REMOTE_SET_IN_SYNC.format(url=shown, sha=local[:12]), True
+        return f"connected to {shown}: already in sync at {local[:12]}", True
     if contains(repo, local, remote):
         count = count_commits(repo, local, remote)
         result = publish(repo)
         if not result.pushed:
-            raise MemrepoError(texts.REMOTE_SET_PUSH_FAILED.format(url=shown, reason=result.reason))
+            raise MemrepoError(REMOTE_SET_PUSH_FAILED.format(url=shown, reason=result.reason))
         set_upstream(repo)
-        return texts.REMOTE_SET_AHEAD.format(url=shown, count=count, sha=(result.head or "")[:12]), True
+        return REMOTE_SET_AHEAD.format(url=shown, count=count, sha=(result.head or "")[:12]), True
     return take_remote(repo, shown, local, remote)
 
 
@@ -130,11 +161,11 @@ def take_remote(repo: MemoryRepo, shown: str, local: str, remote: str) -> tuple[
     related = fast_forward or repo.git.merge_base(local, remote) is not None
     how = how_to_take(fast_forward, related, count_commits(repo, local))
     if how == "unrelated":
-        raise MemrepoError(texts.REMOTE_SET_UNRELATED.format(
+        raise MemrepoError(REMOTE_SET_UNRELATED.format(
             url=shown, path=repo.root, count=count_commits(repo, local), remote=remote[:12], local=local[:12]))
     dirty = repo.settle()
     if dirty:
-        raise MemrepoError(texts.REMOTE_SET_DIRTY.format(paths=first_few(dirty)))
+        raise MemrepoError(REMOTE_SET_DIRTY.format(paths=first_few(dirty)))
     if how == "join":
         return join(repo, shown, local, remote)
     if how == "fast-forward":
@@ -142,12 +173,12 @@ def take_remote(repo: MemoryRepo, shown: str, local: str, remote: str) -> tuple[
         repo.move_branch(remote, expected=local)
         set_upstream(repo)
         record_sync(repo)
-        return texts.REMOTE_SET_FAST_FORWARDED.format(url=shown, count=count, sha=remote[:12]), True
+        return REMOTE_SET_FAST_FORWARDED.format(url=shown, count=count, sha=remote[:12]), True
     backup = set_aside(repo, local)
     repo.move_branch(remote, expected=local)
     set_upstream(repo)
     record_sync(repo)
-    return texts.REMOTE_SET_ADOPTED.format(url=shown, sha=remote[:12], backup=backup), True
+    return REMOTE_SET_ADOPTED.format(url=shown, sha=remote[:12], backup=backup), True
 
 
 def join(repo: MemoryRepo, shown: str, local: str, remote: str) -> tuple[str, bool]:
@@ -162,10 +193,10 @@ def join(repo: MemoryRepo, shown: str, local: str, remote: str) -> tuple[str, bo
     result = publish(repo, pulled=pulled, replayed=replayed, kept=tuple(kept))
     set_upstream(repo)
     if result.pushed:
-        said = texts.REMOTE_SET_JOINED.format(url=shown, replayed=result.replayed, pulled=pulled,
+        said = REMOTE_SET_JOINED.format(url=shown, replayed=result.replayed, pulled=pulled,
                                               sha=(result.head or "")[:12])
     else:
-        said = texts.REMOTE_SET_JOINED_NOT_PUSHED.format(url=shown, reason=result.reason, path=repo.root)
+        said = REMOTE_SET_JOINED_NOT_PUSHED.format(url=shown, reason=result.reason, path=repo.root)
     note = set_aside_note(result.set_aside)
     return " ".join(part for part in (said, note) if part), result.pushed and not result.set_aside
 
@@ -175,7 +206,7 @@ def unset_remote(repo: MemoryRepo) -> str:
     with repo.lock():
         url = remote_url(repo)
         if url is None:
-            return texts.REMOTE_UNSET_NONE
+            return "no remote was connected; nothing to do"
         head = repo.head_sha()
         tracking = repo.resolve(TRACKING_REF)
         unpushed = 0
@@ -186,5 +217,5 @@ def unset_remote(repo: MemoryRepo) -> str:
         repo.set_config(f"branch.{BRANCH}.merge", None)
         repo.set_config(LAST_SYNC_KEY, None)
     if unpushed:
-        return texts.REMOTE_UNSET_UNPUSHED.format(url=redact(url), count=unpushed)
-    return texts.REMOTE_UNSET.format(url=redact(url))
+        return REMOTE_UNSET_UNPUSHED.format(url=redact(url), count=unpushed)
+    return f"disconnected from {redact(url)}"

@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 from bot.backoff import Backoff, pause
 from bot.errors import MemrepoError
 from bot.memfs.store.repo import MemoryRepo
-from bot.memfs.sync import texts
 from bot.memfs.sync.replay import SetAside, contains, count_commits, replay, set_aside
 from bot.memfs.sync.transport import (
     BRANCH,
@@ -23,10 +22,37 @@ from bot.memfs.sync.transport import (
     remote_url,
     shown_url,
 )
-from bot.texts import first_few
+from bot.texts import Text, first_few
+
+# Sync and remotes.
+SYNC_NO_REMOTE = "no remote"
+SYNC_NOT_CONFIGURED = (
+    "{path} is not connected to a remote; connect one with `memrepo repository set <url>`"
+)
+SYNC_DIRTY = (
+    "tracked files have uncommitted changes ({paths}); commit or discard them before syncing"
+)
+SYNC_DIRTY_QUEUED = (
+    "the remote's main moved, and replaying onto it would touch a working tree with "
+    "uncommitted changes ({paths})"
+)
+SYNC_UNREACHABLE = "remote unreachable: {problem}"
+SYNC_BUSY = "the remote's main kept moving ({attempts} attempts)"
+SYNC_NOT_ON_MAIN = "the clone has {branch} checked out, not main; memrepo syncs main only"
+SYNC_SET_ASIDE = (
+    "Commit {sha} \"{message}\" was NOT saved to main: it could not be replayed onto the remote's main "
+    "({reason}). It is kept at {ref}; apply it with `git cherry-pick {sha}` once resolved, or redo the edit, "
+    "then delete the ref (`git update-ref -d {ref}`)."
+)
+SYNC_PUSHED = Text("pushed {count:|commit|commits} to {url}; main is at {sha}")
+SYNC_PUSHED_REPLAYED = Text(
+    "replayed {replayed:|local commit|local commits} onto the remote's newer main and pushed them to {url}; "
+    "main is at {sha}"
+)
+SYNC_FAST_FORWARDED = Text("fast-forwarded main by {count:|commit|commits} from {url}; main is at {sha}")
 
 LAST_SYNC_KEY = "memrepo.lastSync"
-NO_REMOTE = texts.SYNC_NO_REMOTE
+NO_REMOTE = SYNC_NO_REMOTE
 ATTEMPTS = 6
 RETRY = Backoff(0.05, cap=1.0, jitter=(0.5, 1.5))  # after the remote's main moved under a push
 
@@ -56,17 +82,17 @@ class SyncResult:
             return self.reason or ""
         url, sha = self.url or "", (self.head or "")[:12]
         if self.replayed:
-            return texts.SYNC_PUSHED_REPLAYED.format(replayed=self.replayed, url=url, sha=sha)
+            return SYNC_PUSHED_REPLAYED.format(replayed=self.replayed, url=url, sha=sha)
         if self.sent:
-            return texts.SYNC_PUSHED.format(count=self.sent, url=url, sha=sha)
+            return SYNC_PUSHED.format(count=self.sent, url=url, sha=sha)
         if self.pulled:
-            return texts.SYNC_FAST_FORWARDED.format(count=self.pulled, url=url, sha=sha)
-        return texts.SYNC_UP_TO_DATE.format(url=url, sha=sha)
+            return SYNC_FAST_FORWARDED.format(count=self.pulled, url=url, sha=sha)
+        return f"in sync with {url} at {sha}"
 
 
 def set_aside_note(entries: tuple[SetAside, ...]) -> str:
     """What a person or the agent reads about commits set aside ("" when there are none)."""
-    return " ".join(texts.SYNC_SET_ASIDE.format(sha=e.commit[:12], message=e.message, ref=e.ref, reason=e.reason)
+    return " ".join(SYNC_SET_ASIDE.format(sha=e.commit[:12], message=e.message, ref=e.ref, reason=e.reason)
                     for e in entries)
 
 
@@ -86,7 +112,7 @@ def set_upstream(repo: MemoryRepo) -> None:
 def off_main(repo: MemoryRepo) -> str | None:
     """Why this clone cannot sync main as HEAD, or None when main is checked out."""
     branch = repo.branch()
-    return None if branch == BRANCH else texts.SYNC_NOT_ON_MAIN.format(branch=branch or "a detached HEAD")
+    return None if branch == BRANCH else SYNC_NOT_ON_MAIN.format(branch=branch or "a detached HEAD")
 
 
 def rebase_onto(repo: MemoryRepo, local: str, remote: str, made_as: dict[str, str] | None = None
@@ -99,7 +125,7 @@ def rebase_onto(repo: MemoryRepo, local: str, remote: str, made_as: dict[str, st
     made_as = {} if made_as is None else made_as
     dirty = repo.settle()
     if dirty:
-        return 0, [], texts.SYNC_DIRTY_QUEUED.format(paths=first_few(dirty))
+        return 0, [], SYNC_DIRTY_QUEUED.format(paths=first_few(dirty))
     new_tip, moved, failed = replay(repo, local, remote)
     for old, new in moved.items():
         made_as[new] = made_as.get(old, old)
@@ -130,15 +156,15 @@ def publish(repo: MemoryRepo, *, pulled: int = 0, replayed: int = 0,
             sent = count_commits(repo, local, before) if before else count_commits(repo, local)
             return SyncResult(True, None, local, sent, pulled, replayed, attempt + 1, set_aside=tuple(kept))
         if outcome == "unreachable":
-            return SyncResult(False, texts.SYNC_UNREACHABLE.format(problem=problem), local,
+            return SyncResult(False, SYNC_UNREACHABLE.format(problem=problem), local,
                               0, pulled, replayed, attempt + 1, set_aside=tuple(kept))
         if outcome == "refused":
-            return SyncResult(False, texts.SYNC_REFUSED.format(problem=problem), local,
+            return SyncResult(False, f"the remote refused the push: {problem}", local,
                               0, pulled, replayed, attempt + 1, set_aside=tuple(kept))
         pause(RETRY, attempt)
         remote, problem = fetch(repo)
         if problem is not None:
-            return SyncResult(False, texts.SYNC_UNREACHABLE.format(problem=problem), local,
+            return SyncResult(False, SYNC_UNREACHABLE.format(problem=problem), local,
                               0, pulled, replayed, attempt + 1, set_aside=tuple(kept))
         if remote is None or contains(repo, local, remote):
             continue
@@ -147,7 +173,7 @@ def publish(repo: MemoryRepo, *, pulled: int = 0, replayed: int = 0,
         if reason is not None:
             return SyncResult(False, reason, local, 0, pulled, replayed, attempt + 1, set_aside=tuple(kept))
         replayed += done
-    return SyncResult(False, texts.SYNC_BUSY.format(attempts=ATTEMPTS), repo.head_sha(),
+    return SyncResult(False, SYNC_BUSY.format(attempts=ATTEMPTS), repo.head_sha(),
                       0, pulled, replayed, ATTEMPTS, set_aside=tuple(kept))
 
 
@@ -166,7 +192,7 @@ def push(repo: MemoryRepo) -> SyncResult:
 def sync(repo: MemoryRepo) -> SyncResult:
     """Fetch, fast-forward when only the remote moved, replay when both did, then push."""
     if remote_url(repo) is None:
-        raise MemrepoError(texts.SYNC_NOT_CONFIGURED.format(path=repo.root))
+        raise MemrepoError(SYNC_NOT_CONFIGURED.format(path=repo.root))
     with repo.lock():
         return replace(_sync_locked(repo), url=shown_url(repo))
 
@@ -177,12 +203,12 @@ def _sync_locked(repo: MemoryRepo) -> SyncResult:
         raise MemrepoError(elsewhere)
     dirty = repo.settle()
     if dirty:
-        raise MemrepoError(texts.SYNC_DIRTY.format(paths=first_few(dirty)))
+        raise MemrepoError(SYNC_DIRTY.format(paths=first_few(dirty)))
     local = repo.head_sha()
     assert local is not None
     remote, problem = fetch(repo)
     if problem is not None:
-        return SyncResult(False, texts.SYNC_UNREACHABLE.format(problem=problem), local)
+        return SyncResult(False, SYNC_UNREACHABLE.format(problem=problem), local)
     if remote is None or contains(repo, local, remote):
         if remote == local:
             record_sync(repo)

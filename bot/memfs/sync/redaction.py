@@ -7,7 +7,10 @@ from __future__ import annotations
 import re
 
 from bot.errors import MemrepoError
-from bot.memfs.sync import texts
+
+REMOTE_URL_EMPTY = (
+    "the remote URL is empty; give a git URL such as https://github.com/owner/memory.git or a path"
+)
 
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
 _ACCESS_TOKEN = re.compile(r"(?i)\bx-access-token:[^@\s]*@")
@@ -26,10 +29,10 @@ def redact(text: str) -> str:
 def check_url(url: object) -> str:
     """A remote URL worth trying: non-empty, one token, not an option."""
     if not isinstance(url, str) or not url.strip():
-        raise MemrepoError(texts.REMOTE_URL_EMPTY)
+        raise MemrepoError(REMOTE_URL_EMPTY)
     if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
         shown = redact("".join(ch if ch.isprintable() and not ch.isspace() else "?" for ch in url))
-        raise MemrepoError(texts.REMOTE_URL_BAD_CHARS.format(url=shown))
+        raise MemrepoError(f"the remote URL '{shown}' contains whitespace or control characters")
     if url.startswith("-"):
-        raise MemrepoError(texts.REMOTE_URL_OPTION.format(url=redact(url)))
+        raise MemrepoError(f"the remote URL '{redact(url)}' starts with '-'; give a git URL or a path")
     return url

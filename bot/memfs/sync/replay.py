@@ -17,7 +17,9 @@ import pygit2
 
 from bot.memfs.store import checks
 from bot.memfs.store.repo import MemoryRepo
-from bot.memfs.sync import texts as memfs_texts
+
+SYNC_CONFLICT_LINES = "{path} was changed differently on both sides ({where})"
+SYNC_CONFLICT_NOT_TEXT = "{path} was changed on both sides and is not UTF-8 text, so it cannot be merged"
 
 BACKUP_PREFIX = "refs/memrepo/backup/"
 
@@ -103,7 +105,7 @@ def set_aside_commits(repo: MemoryRepo) -> list[SetAside]:
             reason = str(json.loads(record.read_text(encoding="utf-8")).get("reason", ""))
         except (OSError, ValueError, AttributeError):
             reason = ""
-        found.append(SetAside(sha, message, ref, reason or memfs_texts.SYNC_SET_ASIDE_NO_REASON))
+        found.append(SetAside(sha, message, ref, reason or "no reason was recorded"))
     return found
 
 
@@ -125,16 +127,16 @@ def merge_file(path: str, base: bytes | None, ours: bytes | None, theirs: bytes 
     if ours in (base, theirs):
         return theirs
     if base is None:
-        raise ReplayFailed([memfs_texts.SYNC_CONFLICT_ADDED.format(path=path)])
+        raise ReplayFailed([f"{path} was added on both sides with different content"])
     if ours is None or theirs is None:
-        raise ReplayFailed([memfs_texts.SYNC_CONFLICT_DELETED.format(path=path)])
+        raise ReplayFailed([f"{path} was deleted on one side and changed on the other"])
     try:
         texts = [data.decode("utf-8") for data in (base, ours, theirs)]
     except UnicodeDecodeError:
-        raise ReplayFailed([memfs_texts.SYNC_CONFLICT_NOT_TEXT.format(path=path)]) from None
+        raise ReplayFailed([SYNC_CONFLICT_NOT_TEXT.format(path=path)]) from None
     result = resolve_markdown(path, *texts)
     if result.text is None:
-        raise ReplayFailed([memfs_texts.SYNC_CONFLICT_LINES.format(path=path, where="; ".join(result.conflicts[:3]))])
+        raise ReplayFailed([SYNC_CONFLICT_LINES.format(path=path, where="; ".join(result.conflicts[:3]))])
     return result.text.encode("utf-8")
 
 
@@ -163,7 +165,7 @@ def replay_commit(repo: MemoryRepo, commit: pygit2.Commit, tip: pygit2.Commit) -
     found = checks.check(repo, {p: (d, blob_at(repo, tip.tree, p)) for p, d in changes.items()}, str(tip.id))
     if found:
         raise ReplayFailed([
-            memfs_texts.SYNC_CONFLICT_INVALID.format(path=p.path, problem=p.message) for p in found
+            f"{p.path} does not validate once merged ({p.message})" for p in found
         ])
     tree_id = repo.build_tree(tip.tree, changes)
     committer = pygit2.Signature(commit.committer.name, commit.committer.email,

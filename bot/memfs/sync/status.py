@@ -6,11 +6,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.memfs.store.repo import MemoryRepo
-from bot.memfs.sync import texts, transport
+from bot.memfs.sync import transport
 from bot.memfs.sync.push import LAST_SYNC_KEY
 from bot.memfs.sync.redaction import redact
 from bot.memfs.sync.replay import SetAside, backups, count_commits, set_aside_commits
 from bot.memfs.sync.transport import TRACKING_REF, remote_url
+from bot.texts import Text
+
+STATUS_AHEAD_VALUE = Text("{count:|commit|commits} not pushed")
+STATUS_BEHIND_VALUE = Text("{count:|commit|commits} not pulled (as of {when})")
+STATUS_UNKNOWN = "unknown (never fetched)"
 
 
 @dataclass(frozen=True)
@@ -36,22 +41,21 @@ class RepoStatus:
 
 def status_lines(st: RepoStatus, extra: tuple[tuple[str, str], ...] = ()) -> list[str]:
     """`repository status` as a person reads it: one aligned `label: value` line per fact."""
-    when = texts.STATUS_JUST_NOW if st.fetched else texts.STATUS_LAST_FETCH
-    rows = [(texts.STATUS_REMOTE, st.url or texts.STATUS_NO_REMOTE),
-            (texts.STATUS_HEAD, (st.head or "")[:12] + (f" ({st.branch})" if st.branch else ""))]
+    when = "this fetch" if st.fetched else "the last fetch"
+    rows = [("remote", st.url or "none (connect one with `memrepo repository set <url>`)"),
+            ("head", (st.head or "")[:12] + (f" ({st.branch})" if st.branch else ""))]
     if st.url is not None:
         rows += [
-            (texts.STATUS_AHEAD, texts.STATUS_UNKNOWN if st.ahead is None
-             else texts.STATUS_AHEAD_VALUE.format(count=st.ahead)),
-            (texts.STATUS_BEHIND, texts.STATUS_UNKNOWN if st.behind is None
-             else texts.STATUS_BEHIND_VALUE.format(count=st.behind, when=when)),
-            (texts.STATUS_LAST_SYNC, st.last_sync or texts.STATUS_NEVER),
+            ("ahead", STATUS_UNKNOWN if st.ahead is None
+             else STATUS_AHEAD_VALUE.format(count=st.ahead)),
+            ("behind", STATUS_UNKNOWN if st.behind is None
+             else STATUS_BEHIND_VALUE.format(count=st.behind, when=when)),
+            ("last sync", st.last_sync or "never"),
         ]
         if st.fetch_error:
-            rows.append(("", texts.STATUS_FETCH_FAILED.format(problem=st.fetch_error)))
-    rows.append((texts.STATUS_BACKUPS, ", ".join(st.backups) if st.backups else texts.STATUS_NONE))
-    rows += [(texts.STATUS_SET_ASIDE, texts.STATUS_SET_ASIDE_VALUE.format(
-        sha=e.commit[:12], message=e.message, ref=e.ref, reason=e.reason)) for e in st.set_aside]
+            rows.append(("", f"fetch failed: {st.fetch_error}"))
+    rows.append(("backups", ", ".join(st.backups) if st.backups else "none"))
+    rows += [("Set aside", f"{e.commit[:12]} \"{e.message}\" at {e.ref}: {e.reason}") for e in st.set_aside]
     rows += extra
     width = max(len(label) for label, _ in rows) + 2
     return [f"{label + ':' if label else '':<{width}}{value}" for label, value in rows]

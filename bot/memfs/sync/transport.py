@@ -16,9 +16,15 @@ from urllib.parse import unquote, urlsplit
 import pygit2
 
 from bot.memfs.store.repo import MemoryRepo
-from bot.memfs.sync import texts
 from bot.memfs.sync.gitcmd import GIT_TIMEOUT, GitOutput, git_problem, run_git
 from bot.memfs.sync.redaction import redact
+
+SYNC_OTHER_LOCALHUB = (
+    "the localhub at {base} refused this clone's token: it keeps its data in {data}, and a token is known only to "
+    "the localhub whose data folder made it (two localhubs on one port, one after the other?); start the localhub "
+    "whose data folder made the token, or make a new token on this one with `memrepo localhub create-repo {repo} "
+    "--url {base} --data {data} --new-token` and connect the URL it prints"
+)
 
 REMOTE = "origin"
 BRANCH = "main"
@@ -73,7 +79,7 @@ def refused_by_localhub(url: str, data: str) -> str:
     parts = urlsplit(url)
     base = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"  # without the credentials
     repo = parts.path.strip("/").removesuffix(".git") or "OWNER/NAME"
-    return texts.SYNC_OTHER_LOCALHUB.format(base=base, data=data, repo=repo)
+    return SYNC_OTHER_LOCALHUB.format(base=base, data=data, repo=repo)
 
 
 def localhub_data(url: str) -> str | None:

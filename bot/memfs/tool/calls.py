@@ -16,8 +16,21 @@ from typing import Any
 from bot.bounded_json import TooDeepError, loads_bounded
 from bot.errors import MemrepoError
 from bot.memfs.format import paths
-from bot.memfs.format import texts as say
-from bot.memfs.tool import texts
+from bot.memfs.texts import CALL_UNKNOWN_COMMAND
+
+# The memory tool.
+CALL_NOT_JSON = "the tool call is not valid JSON ({error}); send an object such as {{\"command\": \"view\"}}"
+CALL_NOT_OBJECT = "the tool call must be a JSON object with a 'command', found {kind}"
+CALL_NO_COMMAND = "the tool call has no 'command'; use one of: {commands}"
+CALL_DUPLICATE_PARAM = "'{command}' got two different values for '{param}'; send it once"
+CALL_WRONG_TYPE = "'{param}' must be {expected}, found {kind}"
+# What CALL_WRONG_TYPE says a parameter must be.
+EXPECTED_TEXT = "text"
+EXPECTED_WHOLE_NUMBER = "a whole number"
+CALL_NOT_UNICODE = ("'{param}' is not valid Unicode: character {index} is {code}, a lone surrogate with no "
+                    "UTF-8 form; send the text as UTF-8")
+CALL_OUT_OF_RANGE = "'{param}' must be from {low} to {high}, found {value}"
+CALL_BAD_RANGE = "'view_range' must be two whole numbers [first line, last line] (last may be -1 for the end)"
 
 _SEARCH_PARAMS: dict[str, tuple[str, ...]] = {
     "query": ("query",), "page": ("page",), "limit": ("limit", "top_k"),
@@ -109,7 +122,7 @@ def parse_call(raw: object) -> Call:
     if isinstance(raw, (str, bytes)):
         raw = _loads(raw, "the tool call")
     if not isinstance(raw, Mapping):
-        raise MemrepoError(texts.CALL_NOT_OBJECT.format(kind=type(raw).__name__))
+        raise MemrepoError(CALL_NOT_OBJECT.format(kind=type(raw).__name__))
     data = dict(raw)
     # {"name": "memory", "arguments": {...}} and {"name": "core_memory_append", "input": {...}}
     nested = data.get("arguments", data.get("input") if isinstance(data.get("input"), Mapping) else None)
@@ -123,10 +136,10 @@ def parse_call(raw: object) -> Call:
     _check_unicode(data)
     command = data.get("command")
     if not isinstance(command, str) or not command.strip():
-        raise MemrepoError(texts.CALL_NO_COMMAND.format(commands=", ".join(COMMANDS)))
+        raise MemrepoError(CALL_NO_COMMAND.format(commands=", ".join(COMMANDS)))
     command = _COMMAND_ALIASES.get(command.strip(), command.strip())
     if command not in _PARAMS:
-        raise MemrepoError(texts.CALL_UNKNOWN_COMMAND.format(
+        raise MemrepoError(CALL_UNKNOWN_COMMAND.format(
             command=command, commands=", ".join(COMMANDS)))
 
     spellings = {**_PARAMS[command], **_COMMON}
@@ -138,26 +151,26 @@ def parse_call(raw: object) -> Call:
         name = by_spelling.get(key)
         if name is None:
             accepted = sorted(alias for aliases in spellings.values() for alias in aliases)
-            raise MemrepoError(texts.CALL_UNKNOWN_PARAM.format(
+            raise MemrepoError("'{command}' does not take the parameter '{param}' (it takes: {accepted})".format(
                 command=command, param=key, accepted=", ".join(accepted)))
         if name in args and args[name] != value:
-            raise MemrepoError(texts.CALL_DUPLICATE_PARAM.format(command=command, param=name))
+            raise MemrepoError(CALL_DUPLICATE_PARAM.format(command=command, param=name))
         args[name] = value
     if command == "create" and args.get("file_text") is None and args.get("description") is not None:
         args["file_text"] = ""  # Letta's create: a description alone makes an empty file
     missing = [name for name in _REQUIRED[command] if args.get(name) is None]
     if missing:
-        raise MemrepoError(texts.CALL_MISSING_PARAM.format(
+        raise MemrepoError("'{command}' needs the parameter '{param}'".format(
             command=command, param=" or ".join(spellings[missing[0]])))
 
     reason = args.pop("reason", None)
     if reason is not None and not isinstance(reason, str):
-        raise MemrepoError(texts.CALL_WRONG_TYPE.format(param="reason", expected=texts.EXPECTED_TEXT,
+        raise MemrepoError(CALL_WRONG_TYPE.format(param="reason", expected=EXPECTED_TEXT,
                                                           kind=type(reason).__name__))
     expected = args.pop("expected_revision", None)
     if expected is not None and (not isinstance(expected, str) or not expected.strip()):
-        raise MemrepoError(texts.CALL_WRONG_TYPE.format(
-            param="expected_revision", expected=texts.EXPECTED_COMMIT, kind=type(expected).__name__))
+        raise MemrepoError(CALL_WRONG_TYPE.format(
+            param="expected_revision", expected="a commit id", kind=type(expected).__name__))
     letta = any(key in data for key in LETTA_SPELLINGS)
     _check_types(command, args, letta)
     _normalise_paths(command, args)
@@ -185,7 +198,7 @@ def _loads(text: str | bytes, what: str) -> Any:
     except TooDeepError:
         raise
     except ValueError as exc:
-        raise MemrepoError(texts.CALL_NOT_JSON.format(error=exc)) from None
+        raise MemrepoError(CALL_NOT_JSON.format(error=exc)) from None
 
 
 def _check_unicode(data: Mapping[Any, Any]) -> None:
@@ -201,7 +214,7 @@ def _check_unicode(data: Mapping[Any, Any]) -> None:
             try:
                 text.encode("utf-8")
             except UnicodeEncodeError as exc:
-                raise MemrepoError(texts.CALL_NOT_UNICODE.format(
+                raise MemrepoError(CALL_NOT_UNICODE.format(
                     param=printable(str(key)), index=exc.start + 1, code=f"U+{ord(text[exc.start]):04X}")) from None
 
 
@@ -217,7 +230,7 @@ def _letta_line(line: object) -> object:
     """Letta's insert_line is any number, floored (Math.floor); the infinities clamp."""
     if isinstance(line, float) and not isinstance(line, bool):
         if math.isnan(line):
-            raise MemrepoError(say.INSERT_LINE_NOT_NUMBER)
+            raise MemrepoError("'insert_line' must be a number")
         return 1 if line == -math.inf else (1 << 62) if line == math.inf else math.floor(line)
     return line
 
@@ -225,19 +238,19 @@ def _letta_line(line: object) -> object:
 def _check_types(command: str, args: dict[str, Any], letta: bool = False) -> None:
     for name in _TEXT_PARAMS:
         if name in args and args[name] is not None and not isinstance(args[name], str):
-            raise MemrepoError(texts.CALL_WRONG_TYPE.format(
-                param=name, expected=texts.EXPECTED_TEXT, kind=type(args[name]).__name__))
+            raise MemrepoError(CALL_WRONG_TYPE.format(
+                param=name, expected=EXPECTED_TEXT, kind=type(args[name]).__name__))
         if isinstance(args.get(name), str) and "\0" in args[name]:
-            raise MemrepoError(texts.CALL_BINARY.format(param=name))
+            raise MemrepoError(f"'{name}' contains a NUL byte; memory holds text, not binary data")
     if "insert_line" in args:
         line = _number(_letta_line(args["insert_line"]) if letta else args["insert_line"])
         if isinstance(line, bool) or not isinstance(line, int):
-            raise MemrepoError(texts.CALL_WRONG_TYPE.format(
-                param="insert_line", expected=texts.EXPECTED_WHOLE_NUMBER, kind=type(line).__name__))
+            raise MemrepoError(CALL_WRONG_TYPE.format(
+                param="insert_line", expected=EXPECTED_WHOLE_NUMBER, kind=type(line).__name__))
         args["insert_line"] = line
     for name in _NOT_BLANK.get(command, ()):
         if not args[name].strip():
-            raise MemrepoError(texts.CALL_EMPTY_TEXT.format(param=name))
+            raise MemrepoError(f"'{name}' must not be empty")
     for name, low, high in (("page", 0, None), ("limit", 1, SEARCH_MAX_LIMIT)):
         if args.get(name) is not None:
             args[name] = _whole(name, args[name], low, high)
@@ -246,15 +259,15 @@ def _check_types(command: str, args: dict[str, Any], letta: bool = False) -> Non
         if isinstance(value, str):  # one tag, or a comma-separated list
             value = [part for part in (v.strip() for v in value.split(",")) if part]
         if value is not None and (not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value)):
-            raise MemrepoError(texts.CALL_WRONG_TYPE.format(
-                param=name, expected=texts.EXPECTED_LIST_OF_TEXT, kind=type(value).__name__))
+            raise MemrepoError(CALL_WRONG_TYPE.format(
+                param=name, expected="a list of text", kind=type(value).__name__))
         if value is not None:
             args[name] = tuple(v.strip() for v in value if v.strip())
     if "view_range" in args and args["view_range"] is not None:
         rng = args["view_range"]
         if (not isinstance(rng, (list, tuple)) or len(rng) != 2
                 or not all(isinstance(n, int) and not isinstance(n, bool) for n in rng)):
-            raise MemrepoError(texts.CALL_BAD_RANGE)
+            raise MemrepoError(CALL_BAD_RANGE)
         args["view_range"] = (rng[0], rng[1])
 
 
@@ -272,12 +285,12 @@ def _whole(name: str, value: object, low: int, high: int | None) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise MemrepoError(texts.CALL_WRONG_TYPE.format(param=name, expected=texts.EXPECTED_WHOLE_NUMBER,
+        raise MemrepoError(CALL_WRONG_TYPE.format(param=name, expected=EXPECTED_WHOLE_NUMBER,
                                                         kind=type(value).__name__))
     if high is None and value < low:
-        raise MemrepoError(texts.CALL_TOO_SMALL.format(param=name, value=value, low=low))
+        raise MemrepoError(f"'{name}' must be {low} or more, found {value}")
     if high is not None and not low <= value <= high:
-        raise MemrepoError(texts.CALL_OUT_OF_RANGE.format(param=name, value=value, low=low, high=high))
+        raise MemrepoError(CALL_OUT_OF_RANGE.format(param=name, value=value, low=low, high=high))
     return value
 
 

@@ -10,9 +10,23 @@ from collections.abc import Callable
 
 from bot.errors import MemrepoError
 from bot.memfs.format import document
-from bot.memfs.format import texts as say
 from bot.memfs.format.layout import V2, is_index
-from bot.memfs.tool import texts
+
+VIEW_RANGE = "view_range [{start}, {end}] is outside the file's {count} lines"
+EMPTY_DESCRIPTION_ARG = "'description' must not be empty: say in a few words what the file holds"
+REPLACE_NONE = (
+    "old_str was not found in {path} (0 matches); view the file and copy the exact text, "
+    "whitespace included"
+)
+REPLACE_MANY = (
+    "old_str matches {count} places in {path}; include more surrounding text so that it "
+    "matches exactly one"
+)
+INSERT_RANGE = (
+    "insert_line {line} is outside {path}, which has {count} lines; use 0 for the top, "
+    "N to insert after line N, or -1 for the end"
+)
+DESCRIPTION_UNPARSABLE = "cannot update the description of {path}: {problem}"
 
 
 def numbered(text: str, view_range: tuple[int, int] | None = None) -> str:
@@ -24,7 +38,7 @@ def numbered(text: str, view_range: tuple[int, int] | None = None) -> str:
         if end == -1:
             end = len(lines)
         if start < 1 or start > max(len(lines), 1) or end < start or end > len(lines):
-            raise MemrepoError(texts.VIEW_RANGE.format(start=start, end=end, count=len(lines)))
+            raise MemrepoError(VIEW_RANGE.format(start=start, end=end, count=len(lines)))
     return "\n".join(f"{n:6d}\t{lines[n - 1]}" for n in range(start, end + 1))
 
 
@@ -33,12 +47,12 @@ def replaced(text: str, old: str, new: str, path: str) -> str:
     count (Anthropic's rule): replacing "the first" of several silently edits a place the
     agent may not have meant."""
     if old == "":
-        raise MemrepoError(texts.REPLACE_EMPTY.format(path=path))
+        raise MemrepoError(f"old_str is empty; give the exact text to replace in {path}")
     count = text.count(old)
     if count == 0:
-        raise MemrepoError(texts.REPLACE_NONE.format(path=path))
+        raise MemrepoError(REPLACE_NONE.format(path=path))
     if count > 1:
-        raise MemrepoError(texts.REPLACE_MANY.format(path=path, count=count))
+        raise MemrepoError(REPLACE_MANY.format(path=path, count=count))
     return text.replace(old, new, 1)
 
 
@@ -48,7 +62,7 @@ def inserted(text: str, line: int, insert_text: str, path: str) -> str:
     if line == -1:
         line = len(lines)
     if line < 0 or line > len(lines):
-        raise MemrepoError(texts.INSERT_RANGE.format(path=path, line=line, count=len(lines)))
+        raise MemrepoError(INSERT_RANGE.format(path=path, line=line, count=len(lines)))
     if lines and not lines[-1].endswith("\n") and line == len(lines):
         lines[-1] += "\n"
     block = insert_text if insert_text.endswith("\n") else insert_text + "\n"
@@ -63,11 +77,11 @@ def appended(text: str, content: str) -> str:
 
 def with_description(text: str, description: str, path: str) -> str:
     if not description.strip():
-        raise MemrepoError(texts.EMPTY_DESCRIPTION_ARG)
+        raise MemrepoError(EMPTY_DESCRIPTION_ARG)
     try:
         return document.with_description(text, description.strip())
     except document.DocumentError as exc:
-        raise MemrepoError(texts.DESCRIPTION_UNPARSABLE.format(path=path, problem=exc)) from None
+        raise MemrepoError(DESCRIPTION_UNPARSABLE.format(path=path, problem=exc)) from None
 
 
 # ---------------------------------------------------------------- Letta-spelled calls
@@ -111,9 +125,9 @@ def letta_created(path: str, description: str | None, file_text: str, layout: st
     if layout == V2 and is_index(path):
         return _letta_write(document.LettaDoc({}, file_text, index=True), path, layout)
     if description is None or not description.strip():
-        raise MemrepoError(texts.EMPTY_DESCRIPTION_ARG)
+        raise MemrepoError(EMPTY_DESCRIPTION_ARG)
     if file_text.removeprefix(document.BOM).lstrip().startswith("---"):
-        raise MemrepoError(texts.CREATE_BOTH_DESCRIPTIONS)
+        raise MemrepoError("give either 'description' or a file_text that starts with its own frontmatter, not both")
     fields = {"name": document.default_name(path)} if layout == V2 else {}
     return _letta_write(document.LettaDoc({**fields, "description": description}, file_text), path, layout)
 
@@ -138,9 +152,9 @@ def letta_inserted(text: str, line: int, insert_text: str, path: str, layout: st
 def letta_with_description(text: str, description: str, path: str, layout: str) -> str:
     """Letta's update_description: the new description, the body as it was."""
     if layout == V2 and is_index(path):
-        raise MemrepoError(say.V2_INDEX_NO_DESCRIPTION)
+        raise MemrepoError("MEMORY.md has no frontmatter")
     if not description.strip():
-        raise MemrepoError(texts.EMPTY_DESCRIPTION_ARG)
+        raise MemrepoError(EMPTY_DESCRIPTION_ARG)
     doc = _letta_read(text, path, layout)
     if doc is None:
         return with_description(text, description, path)

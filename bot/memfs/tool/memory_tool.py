@@ -24,14 +24,69 @@ from bot import identity
 from bot.errors import MemrepoError
 from bot.memfs import texts as memfs_texts
 from bot.memfs.format import archival, constraints, document, layout, paths, validate
-from bot.memfs.format import texts as say
 from bot.memfs.format.layout import V1, V2
 from bot.memfs.store import checks
 from bot.memfs.store.repo import LINK_MODE, MemoryRepo, configured_agent_id, configured_agent_name
-from bot.memfs.tool import edits, patch, texts
+from bot.memfs.texts import CALL_UNKNOWN_COMMAND, READ_ONLY_FILE
+from bot.memfs.tool import edits, patch
 from bot.memfs.tool.calls import SEARCH_COMMANDS, Call, named_command, parse_call
 from bot.texts import first_few
 from bot.trailers import with_trailers
+
+# Letta's memory tool, verbatim (without its `memory: ` prefix).
+V2_NO_SYSTEM = "core memory uses root Markdown files, not system/"
+V2_NO_SKILLS = "skills are managed by the skill/file tooling, not the memory tool"
+V2_NEEDS_INDEX = "Memory requires {index} before writing {path}"
+V2_INDEX_NOT_DELETED = "MEMORY.md indexes cannot be deleted"
+SEARCH_NEEDS_SESSION = ("{command} is answered by an agent session (AgentSession, `memrepo tool` or `memrepo mcp`), "
+                        "which also knows the transcripts; the memory tool alone only edits and views files")
+# Paths given to the memory tool.
+PATH_PROBLEM = "{path}: {problem}"
+PATH_SYMLINK = "path '{path}' goes through a symbolic link that points outside the memory repository"
+VIEW_LISTING_HEADER = "Memory files under {folder} at revision {revision}:"
+NOT_FOUND = "{path} does not exist; `view` lists the memory files"
+IS_FOLDER = "{path} is a folder, not a file"
+CREATE_EXISTS = (
+    "{path} already exists (its current content is attached); edit it with str_replace or insert, "
+    "or pass expected_revision to replace it whole"
+)
+UNTRACKED_IN_WAY = (
+    "{path} exists in the working tree but was never committed; commit or remove it before "
+    "creating it through the memory tool"
+)
+NO_CHANGE = "no change: {paths} already reads as requested, so nothing was committed"
+DIRTY = (
+    "the memory repository has uncommitted changes ({paths}); commit or discard them "
+    "(git -C {root} status) before editing through the memory tool"
+)
+UNKNOWN_REVISION = "expected_revision {revision} is not a commit of this memory repository"
+REVISION_CONFLICT = (
+    "{path} changed since revision {seen} (memory is now at {head}) and {state}; redo the "
+    "edit against the current version and pass expected_revision {head}"
+)
+PATH_SYMLINK_INSIDE = (
+    "path '{path}' goes through a symbolic link; the memory tool writes only regular files"
+)
+READ_ONLY_REFUSED = (
+    "{path}: " + READ_ONLY_FILE + ". A person owns it: propose the change to them instead."
+)
+FIX_AND_RETRY = "Nothing was written. Fix the problems above and call the tool again."
+COMMITTED = "Committed {sha} \"{message}\"; {note}"
+PUSHED = "pushed to origin/main."
+NO_REMOTE_NOTE = "saved in the local memory repository (no remote is connected)."
+NOT_PUSHED = "saved locally but NOT pushed yet ({reason}); the next sync will push it."
+DEFAULT_REASON = {
+    "create": "Create {path}",
+    "str_replace": "Edit {path}",
+    "insert": "Add to {path}",
+    "delete": "Delete {path}",
+    "rename": "Rename {old} to {new}",
+    "update_description": "Update the description of {path}",
+    "apply_patch": "Patch {path}",
+    "core_memory_append": "Append to {path}",
+    "core_memory_replace": "Edit {path}",
+    "archival_memory_insert": "Archive a passage in {path}",
+}
 
 
 @dataclass
@@ -114,7 +169,7 @@ class MemoryTool:
         aside. Never raises for bad input: a refusal is a result with ok False."""
         try:
             if call.command in SEARCH_COMMANDS:
-                raise MemrepoError(say.SEARCH_NEEDS_SESSION.format(command=call.command))
+                raise MemrepoError(SEARCH_NEEDS_SESSION.format(command=call.command))
             if not call.writes:
                 return self._view(call)
             done = self.commit(self.plan(call), trailers)
@@ -152,13 +207,13 @@ class MemoryTool:
             content = edits.numbered(text, call.args.get("view_range"))
             return ToolResult(True, "view", content, revision=head, paths=[path], content=content)
         if path and not self.repo.is_folder(path, head):
-            raise MemrepoError(texts.NOT_FOUND.format(path=path))
+            raise MemrepoError(NOT_FOUND.format(path=path))
         listing = self._listing(path, head)
         return ToolResult(True, "view", listing, revision=head, paths=[path or "."], content=listing)
 
     def _listing(self, folder: str, head: str | None) -> str:
         prefix = folder.rstrip("/") + "/" if folder else ""
-        lines = [texts.VIEW_LISTING_HEADER.format(folder=folder or ".", revision=(head or "")[:12])]
+        lines = [VIEW_LISTING_HEADER.format(folder=folder or ".", revision=(head or "")[:12])]
         for path, data in sorted(self.repo.files(head or "HEAD", folder).items()):
             if path.startswith(".") or "/." in path or not path.startswith(prefix):
                 continue
@@ -182,7 +237,7 @@ class MemoryTool:
         self._check_safety(changes, head)
         problems = self._validate(changes, head)
         if problems:
-            raise MemrepoError(validate.format_problems(problems) + "\n" + texts.FIX_AND_RETRY)
+            raise MemrepoError(validate.format_problems(problems) + "\n" + FIX_AND_RETRY)
         return Plan(call, head, {path: (self.repo.read(path, head), after) for path, after in changes.items()})
 
     def commit(self, plan: Plan, trailers: Sequence[tuple[str, str]] = ()) -> Committed:
@@ -193,7 +248,7 @@ class MemoryTool:
         with repo.lock():
             dirty = repo.settle()
             if dirty:
-                raise MemrepoError(texts.DIRTY.format(paths=first_few(dirty), root=repo.root))
+                raise MemrepoError(DIRTY.format(paths=first_few(dirty), root=repo.root))
             if repo.head_sha() != plan.head:
                 plan = self.plan(call)
             changes = {path: after for path, (_, after) in plan.changes.items()}
@@ -202,22 +257,22 @@ class MemoryTool:
                 message = with_trailers(message, trailers)
             sha = repo.commit(changes, message, self.identity, parent=plan.head)
         pushed, note, set_aside = self._push(sha)
-        summary = texts.COMMITTED.format(sha=sha[:12], message=message.splitlines()[0], note=note)
+        summary = COMMITTED.format(sha=sha[:12], message=message.splitlines()[0], note=note)
         return Committed(ToolResult(True, call.command, summary.rstrip(), commit=sha, revision=repo.head_sha(),
                                     pushed=pushed, paths=sorted(changes)), set_aside)
 
     def _push(self, sha: str) -> tuple[bool | None, str, tuple[Any, ...]]:
         """(pushed, what to say of it, the commits the push set aside)."""
         if not self.push:
-            return False, texts.NOT_PUSHED_DISABLED, ()
+            return False, "saved locally; pushing is turned off for this session.", ()
         from bot.memfs import sync  # only a push needs the sync package
 
         result = sync.push(self.repo)
         if result.reason == sync.NO_REMOTE:
-            return None, texts.NO_REMOTE_NOTE, ()
+            return None, NO_REMOTE_NOTE, ()
         if any(e.commit == sha for e in result.set_aside):
             return False, "", result.set_aside
-        note = texts.PUSHED if result.pushed else texts.NOT_PUSHED.format(reason=result.reason)
+        note = PUSHED if result.pushed else NOT_PUSHED.format(reason=result.reason)
         return result.pushed, note, result.set_aside
 
     # ------------------------------------------------------------------- plan
@@ -225,8 +280,8 @@ class MemoryTool:
         data = self.repo.read(path, head)
         if data is None:
             if self.repo.is_folder(path, head):
-                raise MemrepoError(texts.IS_FOLDER.format(path=path))
-            raise MemrepoError(texts.NOT_FOUND.format(path=path))
+                raise MemrepoError(IS_FOLDER.format(path=path))
+            raise MemrepoError(NOT_FOUND.format(path=path))
         return _decode(data, path)
 
     def _existing(self, path: str, head: str) -> str:
@@ -235,7 +290,7 @@ class MemoryTool:
             return path
         if not path.endswith(".md") and self.repo.read(path + ".md", head) is not None:
             return path + ".md"
-        raise MemrepoError(texts.NOT_FOUND.format(path=path))
+        raise MemrepoError(NOT_FOUND.format(path=path))
 
     def _plan(self, call: Call, head: str) -> dict[str, bytes | None]:
         """New contents (None: deleted) of every path the call changes. A Letta-spelled call
@@ -252,13 +307,13 @@ class MemoryTool:
         new: dict[str, str | None]
         if c == "create":
             if self.repo.is_folder(path, head):
-                raise MemrepoError(texts.IS_FOLDER.format(path=path))
+                raise MemrepoError(IS_FOLDER.format(path=path))
             current = self.repo.read(path, head)
             if current is not None and call.expected_revision is None:
-                raise MemrepoError(texts.CREATE_EXISTS.format(path=path),
+                raise MemrepoError(CREATE_EXISTS.format(path=path),
                                    content=_decode(current, path))
             if current is None and (self.repo.root / path).exists():
-                raise MemrepoError(texts.UNTRACKED_IN_WAY.format(path=path))
+                raise MemrepoError(UNTRACKED_IN_WAY.format(path=path))
             if kind == V2:
                 self._v2_indexed(path, head)
             if a.get("description") is not None or (kind == V2 and layout.is_index(path)):
@@ -283,7 +338,7 @@ class MemoryTool:
         elif c == "delete":
             path = self._existing(path, head)
             if kind == V2 and layout.is_index(path):
-                raise MemrepoError(say.V2_INDEX_NOT_DELETED)
+                raise MemrepoError(V2_INDEX_NOT_DELETED)
             new = {p: None for p in self._files_under(path, head)}
         elif c == "rename":
             new = self._rename(a["old_path"], a["new_path"], head, kind)
@@ -301,14 +356,14 @@ class MemoryTool:
                 for target, text in new.items():
                     _v2_allowed(target)
                     if text is None and layout.is_index(target):
-                        raise MemrepoError(say.V2_INDEX_NOT_DELETED)
+                        raise MemrepoError(V2_INDEX_NOT_DELETED)
                     if text is not None and self.repo.blob_id(target, head) is None:
                         self._v2_indexed(target, head, made)
         else:  # pragma: no cover - parse_call only lets known commands through
-            raise MemrepoError(texts.CALL_UNKNOWN_COMMAND.format(command=c, commands=""))
+            raise MemrepoError(CALL_UNKNOWN_COMMAND.format(command=c, commands=""))
         changes = {p: (None if t is None else t.encode("utf-8")) for p, t in new.items()}
         if all(self.repo.read(p, head) == data for p, data in changes.items()):
-            raise MemrepoError(texts.NO_CHANGE.format(paths=", ".join(sorted(changes))))
+            raise MemrepoError(NO_CHANGE.format(paths=", ".join(sorted(changes))))
         return changes
 
     def _archival_insert(self, content: str, tags: Sequence[str], head: str, kind: str) -> dict[str, str]:
@@ -331,7 +386,7 @@ class MemoryTool:
         or among the files the same call `made`)."""
         index = layout.missing_index(path, self.repo.paths(head).keys() | {path, *made})
         if index is not None:
-            raise MemrepoError(say.V2_NEEDS_INDEX.format(index=index, path=path))
+            raise MemrepoError(V2_NEEDS_INDEX.format(index=index, path=path))
 
     def _files_under(self, path: str, head: str) -> list[str]:
         if self.repo.read(path, head) is not None:
@@ -344,15 +399,15 @@ class MemoryTool:
         if is_file and old.endswith(".md") and "." not in new.rsplit("/", 1)[-1]:
             new += ".md"
         if kind == V2 and (layout.is_index(old) or layout.is_index(new)):
-            raise MemrepoError(say.V2_INDEX_NOT_RENAMED)
+            raise MemrepoError("MEMORY.md indexes cannot be renamed")
         if kind == V2 and is_file:
             self._v2_indexed(new, head)
         if new == old:
-            raise MemrepoError(texts.RENAME_SAME.format(path=old))
+            raise MemrepoError(f"{old} would be renamed to itself; nothing to do")
         if paths.is_under(new, old):
-            raise MemrepoError(texts.RENAME_INTO_ITSELF.format(old=old, new=new))
+            raise MemrepoError(f"cannot move {old} into itself ({new})")
         if self.repo.read(new, head) is not None or self.repo.is_folder(new, head):
-            raise MemrepoError(texts.RENAME_EXISTS.format(path=new))
+            raise MemrepoError(f"{new} already exists; choose another name or delete it first")
         out: dict[str, str | None] = {}
         for path in self._files_under(old, head):
             target = new + path[len(old):]
@@ -368,17 +423,17 @@ class MemoryTool:
             return
         seen = self.repo.resolve(call.expected_revision)
         if seen is None:
-            raise MemrepoError(texts.UNKNOWN_REVISION.format(revision=call.expected_revision))
+            raise MemrepoError(UNKNOWN_REVISION.format(revision=call.expected_revision))
         if seen == head:
             return
         for path in sorted(changes):
             if self.repo.blob_id(path, seen) != self.repo.blob_id(path, head):
                 current = self.repo.read(path, head)
                 raise MemrepoError(
-                    texts.REVISION_CONFLICT.format(
+                    REVISION_CONFLICT.format(
                         path=path, seen=seen[:12], head=head[:12],
-                        state=texts.REVISION_CONFLICT_ATTACHED if current is not None
-                        else texts.REVISION_CONFLICT_GONE),
+                        state="its current content is attached" if current is not None
+                        else "it no longer exists"),
                     content=None if current is None else _decode(current, path),
                 )
 
@@ -387,19 +442,19 @@ class MemoryTool:
         tree = self.repo.paths(head) if any(self.repo.blob_id(p, head) is None for p in changes) else {}
         for path in sorted(changes):
             if self.repo.mode(path, head) == LINK_MODE:
-                raise MemrepoError(texts.PATH_SYMLINK.format(path=path))
+                raise MemrepoError(PATH_SYMLINK.format(path=path))
             current = root
             for part in path.split("/"):
                 current = current / part
                 if current.is_symlink():
                     target = Path(os.path.realpath(current))
                     if target != root and root not in target.parents:
-                        raise MemrepoError(texts.PATH_SYMLINK.format(path=path))
-                    raise MemrepoError(texts.PATH_SYMLINK_INSIDE.format(path=path))
+                        raise MemrepoError(PATH_SYMLINK.format(path=path))
+                    raise MemrepoError(PATH_SYMLINK_INSIDE.format(path=path))
             # A new name that is a read_only file's on a case-insensitive clone is that file there.
             for twin in [path, *(paths.twins(path, tree) if path not in tree else ())]:
                 if validate.is_memory_document(twin) and validate.is_read_only(self.repo.read(twin, head)):
-                    raise MemrepoError(texts.READ_ONLY_REFUSED.format(path=twin))
+                    raise MemrepoError(READ_ONLY_REFUSED.format(path=twin))
 
     def _validate(self, changes: dict[str, bytes | None], head: str) -> list[validate.Problem]:
         return checks.check(self.repo, {p: (data, self.repo.read(p, head)) for p, data in changes.items()}, head)
@@ -410,15 +465,15 @@ def _v2_allowed(path: str | None) -> None:
     if path is None:
         return
     if path == "system" or path.startswith("system/"):
-        raise MemrepoError(say.V2_NO_SYSTEM)
+        raise MemrepoError(V2_NO_SYSTEM)
     if path == "skills" or path.startswith("skills/"):
-        raise MemrepoError(say.V2_NO_SKILLS)
+        raise MemrepoError(V2_NO_SKILLS)
 
 
 def _decode(data: bytes, path: str) -> str:
     text, problem = validate.decode(data)
     if text is None:
-        raise MemrepoError(texts.PATH_PROBLEM.format(path=path, problem=problem))
+        raise MemrepoError(PATH_PROBLEM.format(path=path, problem=problem))
     return text
 
 
@@ -430,10 +485,10 @@ def _default_reason(call: Call, changed: list[str]) -> str:
     a = call.args
     target = a.get("path") or a.get("old_path") or ", ".join(changed)
     if call.command == "rename":
-        return texts.DEFAULT_REASON["rename"].format(old=a["old_path"], new=a["new_path"])
+        return DEFAULT_REASON["rename"].format(old=a["old_path"], new=a["new_path"])
     if call.command == "apply_patch":
         target = ", ".join(changed[:4]) + (" ..." if len(changed) > 4 else "")
     if call.command == "archival_memory_insert":
         target = next(path for path in changed if archival.is_archival(path))
-    return texts.DEFAULT_REASON[call.command].format(path=target)
+    return DEFAULT_REASON[call.command].format(path=target)
 

@@ -23,7 +23,54 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from bot.errors import MemrepoError
-from bot.memfs.tool import texts
+
+# apply_patch.
+PATCH_EMPTY = "the patch is empty; it must start with '*** Begin Patch' and end with '*** End Patch'"
+PATCH_EXPECTED = "line {line}: expected {expected}, found {found}"
+PATCH_EXPECT_SECTION = "'*** Add File:', '*** Update File:', '*** Delete File:' or '*** End Patch'"
+PATCH_EXPECT_ADD_LINE = "a line starting with '+' (the text of the new file {path})"
+PATCH_EXPECT_HUNK_LINE = (
+    "a hunk line (' ' context, '-' removed, '+' added), an '@@' line or a '***' line"
+)
+PATCH_NO_FILES = (
+    "the patch changes no files; add '*** Add File:', '*** Update File:' or '*** Delete File:' sections"
+)
+PATCH_NO_HUNKS = (
+    "line {line}: '*** Update File: {path}' changes nothing; add a hunk ('@@', then ' context', "
+    "'-removed' and '+added' lines) or a '*** Move to:' line"
+)
+PATCH_MOVE_MISPLACED = "line {line}: '*** Move to:' must come right after an '*** Update File:' line"
+PATCH_EOF_MISPLACED = "line {line}: '*** End of File' must end a hunk of an '*** Update File:' section"
+PATCH_HUNK_EMPTY = (
+    "line {line}: this hunk has no lines; give ' context', '-removed' and '+added' lines after '@@'"
+)
+PATCH_HUNK_NO_CHANGE = "line {line}: this hunk changes nothing (it has no '-' or '+' lines)"
+PATCH_SAME_PATH = (
+    "line {line}: {path} is already changed by the section at line {first}; "
+    "put all changes to one file in one section"
+)
+PATCH_TWICE = "{path}: the patch changes this file twice; put all changes to one file in one section"
+PATCH_ADD_EXISTS = (
+    "{path}: cannot add the file, it already exists; use '*** Update File: {path}' to change it"
+)
+PATCH_UPDATE_MISSING = (
+    "{path}: cannot update the file, it does not exist; use '*** Add File: {path}' to create it"
+)
+PATCH_MOVE_EXISTS = "{path}: cannot move the file to {move_to}, which already exists"
+PATCH_HEADER_MISSING = (
+    "{path}: hunk {hunk} (patch line {line}) names '@@ {header}', but no line{where} contains that text"
+)
+PATCH_NO_MATCH = (
+    "{path}: hunk {hunk} (patch line {line}) does not match the file{where}; it looked for:\n{lines}"
+)
+PATCH_AMBIGUOUS = (
+    "{path}: hunk {hunk} (patch line {line}) matches {count} places in the file{where}; add context "
+    "lines, or an '@@' line with the heading above the change. It looked for:\n{lines}"
+)
+PATCH_NOT_AT_END = (
+    "{path}: hunk {hunk} (patch line {line}) is marked '*** End of File' but does not match the end "
+    "of the file; it looked for:\n{lines}"
+)
 
 BEGIN = "*** Begin Patch"
 END = "*** End Patch"
@@ -82,14 +129,14 @@ class FileOp:
 
 def _found(text: str | None) -> str:
     if text is None:
-        return texts.PATCH_END_OF_TEXT
+        return "the end of the patch"
     if len(text) > _SHOWN_CHARS:
         text = text[:_SHOWN_CHARS] + "..."
     return repr(text)
 
 
 def _expected(line: int, expected: str, found: str | None) -> PatchError:
-    return PatchError(texts.PATCH_EXPECTED.format(line=line, expected=expected, found=_found(found)))
+    return PatchError(PATCH_EXPECTED.format(line=line, expected=expected, found=_found(found)))
 
 
 def _marker(text: str) -> str | None:
@@ -104,7 +151,7 @@ def _marker(text: str) -> str | None:
 def _path_after(text: str, marker: str, line: int) -> str:
     path = text[len(marker) :].strip()
     if not path:
-        raise PatchError(texts.PATCH_NO_PATH.format(line=line, marker=marker))
+        raise PatchError(f"line {line}: '{marker}' needs a file path after the colon")
     return path
 
 
@@ -168,7 +215,7 @@ def _parse_add(reader: _Reader, path: str) -> str:
         elif text.startswith("+"):
             lines.append(text[1:])
         else:
-            raise _expected(number, texts.PATCH_EXPECT_ADD_LINE.format(path=path), text)
+            raise _expected(number, PATCH_EXPECT_ADD_LINE.format(path=path), text)
     return "".join(line + "\n" for line in lines)
 
 
@@ -185,7 +232,7 @@ def _parse_hunks(reader: _Reader) -> list[Hunk]:
             elif text[0] in " -+":
                 tag, rest = text[0], text[1:]
             else:
-                raise _expected(number, texts.PATCH_EXPECT_HUNK_LINE, text)
+                raise _expected(number, PATCH_EXPECT_HUNK_LINE, text)
             if not hunks or hunks[-1].at_eof:  # the first hunk may leave out its '@@' line
                 hunks.append(Hunk(line=number))
             hunks[-1].lines.append((tag, rest))
@@ -193,16 +240,16 @@ def _parse_hunks(reader: _Reader) -> list[Hunk]:
         if following is None or _marker(following) != END_OF_FILE:
             break
         if not hunks or hunks[-1].at_eof:
-            raise PatchError(texts.PATCH_EOF_MISPLACED.format(line=reader.number))
+            raise PatchError(PATCH_EOF_MISPLACED.format(line=reader.number))
         if not hunks[-1].lines:
-            raise PatchError(texts.PATCH_HUNK_EMPTY.format(line=hunks[-1].line))
+            raise PatchError(PATCH_HUNK_EMPTY.format(line=hunks[-1].line))
         hunks[-1].at_eof = True
         reader.take()
     for hunk in hunks:
         if not hunk.lines:
-            raise PatchError(texts.PATCH_HUNK_EMPTY.format(line=hunk.line))
+            raise PatchError(PATCH_HUNK_EMPTY.format(line=hunk.line))
         if all(tag == " " for tag, _ in hunk.lines):
-            raise PatchError(texts.PATCH_HUNK_NO_CHANGE.format(line=hunk.line))
+            raise PatchError(PATCH_HUNK_NO_CHANGE.format(line=hunk.line))
     return hunks
 
 
@@ -213,12 +260,12 @@ def parse_patch(text: str) -> list[FileOp]:
     trailing blanks; everything else is strict, so a mistake is reported where it is made.
     """
     if not text.strip():
-        raise PatchError(texts.PATCH_EMPTY)
+        raise PatchError(PATCH_EMPTY)
     reader = _Reader(text)
     reader.skip_blank()
     first = reader.peek()
     if first is None or _marker(first) != BEGIN:
-        raise _expected(reader.number, texts.PATCH_EXPECT_BEGIN, first)
+        raise _expected(reader.number, "'*** Begin Patch'", first)
     reader.take()
     ops: list[FileOp] = []
     seen: dict[str, int] = {}
@@ -227,7 +274,7 @@ def parse_patch(text: str) -> list[FileOp]:
         number, current = reader.number, reader.peek()
         mark = None if current is None else _marker(current)
         if current is None or mark is None:
-            raise _expected(number, texts.PATCH_EXPECT_SECTION, current)
+            raise _expected(number, PATCH_EXPECT_SECTION, current)
         if mark == END:
             reader.take()
             break
@@ -240,7 +287,7 @@ def parse_patch(text: str) -> list[FileOp]:
             reader.skip_blank()
             extra = reader.peek()
             if extra is not None and _marker(extra) is None:
-                raise _expected(reader.number, texts.PATCH_EXPECT_AFTER_DELETE, extra)
+                raise _expected(reader.number, "the next '***' line ('*** Delete File:' takes no lines)", extra)
         elif mark.startswith(UPDATE):
             op = FileOp("update", _path_after(mark, UPDATE, number), line=number)
             following = reader.peek()
@@ -249,23 +296,23 @@ def parse_patch(text: str) -> list[FileOp]:
                 reader.take()
             op.hunks = _parse_hunks(reader)
             if not op.hunks and op.move_to is None:
-                raise PatchError(texts.PATCH_NO_HUNKS.format(line=number, path=op.path))
+                raise PatchError(PATCH_NO_HUNKS.format(line=number, path=op.path))
         elif mark.startswith(MOVE):
-            raise PatchError(texts.PATCH_MOVE_MISPLACED.format(line=number))
+            raise PatchError(PATCH_MOVE_MISPLACED.format(line=number))
         elif mark == END_OF_FILE:
-            raise PatchError(texts.PATCH_EOF_MISPLACED.format(line=number))
+            raise PatchError(PATCH_EOF_MISPLACED.format(line=number))
         else:
-            raise _expected(number, texts.PATCH_EXPECT_SECTION, current)
+            raise _expected(number, PATCH_EXPECT_SECTION, current)
         for path in _touched(op):
             if path in seen:
-                raise PatchError(texts.PATCH_SAME_PATH.format(line=number, path=path, first=seen[path]))
+                raise PatchError(PATCH_SAME_PATH.format(line=number, path=path, first=seen[path]))
             seen[path] = number
         ops.append(op)
     reader.skip_blank()
     if reader.peek() is not None:
-        raise _expected(reader.number, texts.PATCH_EXPECT_NOTHING, reader.peek())
+        raise _expected(reader.number, "nothing after '*** End Patch'", reader.peek())
     if not ops:
-        raise PatchError(texts.PATCH_NO_FILES)
+        raise PatchError(PATCH_NO_FILES)
     return ops
 
 
@@ -293,9 +340,9 @@ def _join(lines: list[str], newline_at_end: bool) -> str:
 
 
 def _looked_for(old: list[str]) -> str:
-    shown = [texts.PATCH_LOOKED_LINE.format(text=text) for text in old[:_SHOWN_LINES]]
+    shown = [f"    |{text}" for text in old[:_SHOWN_LINES]]
     if len(old) > _SHOWN_LINES:
-        shown.append(texts.PATCH_LOOKED_MORE.format(count=len(old) - _SHOWN_LINES))
+        shown.append(f"    ... and {len(old) - _SHOWN_LINES} more lines")
     return "\n".join(shown)
 
 
@@ -306,20 +353,20 @@ def _apply_hunks(path: str, text: str, hunks: list[Hunk]) -> str:
     for number, hunk in enumerate(hunks, 1):
         old, new = hunk.old, hunk.new
         start = position
-        where = texts.PATCH_WHERE_HUNK.format(hunk=number - 1) if number > 1 else ""
+        where = f" after hunk {number - 1}" if number > 1 else ""
         if hunk.header is not None:
             found = next((i for i in range(position, len(lines)) if hunk.header in lines[i]), None)
             if found is None:
-                raise PatchError(texts.PATCH_HEADER_MISSING.format(
+                raise PatchError(PATCH_HEADER_MISSING.format(
                     path=path, hunk=number, line=hunk.line, header=hunk.header, where=where))
             # The heading line itself may open the hunk's context (models often repeat it).
             start = found
-            where = texts.PATCH_WHERE_HEADER.format(header=hunk.header)
+            where = f" after the line containing '{hunk.header}'"
         fmt = dict(path=path, hunk=number, line=hunk.line, where=where, lines=_looked_for(old))
         if hunk.at_eof:
             at = len(lines) - len(old)
             if at < start or lines[at:] != old:
-                raise PatchError(texts.PATCH_NOT_AT_END.format(**fmt))
+                raise PatchError(PATCH_NOT_AT_END.format(**fmt))
             matches = [at]
         elif not old:
             # Only added lines: after the heading line if there is one, else at the end.
@@ -329,9 +376,9 @@ def _apply_hunks(path: str, text: str, hunks: list[Hunk]) -> str:
                 i for i in range(start, len(lines) - len(old) + 1) if lines[i : i + len(old)] == old
             ]
         if not matches:
-            raise PatchError(texts.PATCH_NO_MATCH.format(**fmt))
+            raise PatchError(PATCH_NO_MATCH.format(**fmt))
         if len(matches) > 1 and hunk.header is None:
-            raise PatchError(texts.PATCH_AMBIGUOUS.format(count=len(matches), **fmt))
+            raise PatchError(PATCH_AMBIGUOUS.format(count=len(matches), **fmt))
         at = matches[0]
         lines[at : at + len(old)] = new
         position = at + len(new)
@@ -349,24 +396,24 @@ def apply_patch(ops: list[FileOp], read: Callable[[str], str | None]) -> dict[st
     for op in ops:
         for path in _touched(op):
             if path in result:
-                raise PatchError(texts.PATCH_TWICE.format(path=path))
+                raise PatchError(PATCH_TWICE.format(path=path))
             result[path] = None
         current = read(op.path)
         if op.kind == "add":
             if current is not None:
-                raise PatchError(texts.PATCH_ADD_EXISTS.format(path=op.path))
+                raise PatchError(PATCH_ADD_EXISTS.format(path=op.path))
             result[op.path] = op.text or ""
         elif op.kind == "delete":
             if current is None:
-                raise PatchError(texts.PATCH_DELETE_MISSING.format(path=op.path))
+                raise PatchError(f"{op.path}: cannot delete the file, it does not exist")
             result[op.path] = None
         else:
             if current is None:
-                raise PatchError(texts.PATCH_UPDATE_MISSING.format(path=op.path))
+                raise PatchError(PATCH_UPDATE_MISSING.format(path=op.path))
             content = _apply_hunks(op.path, current, op.hunks)
             if op.move_to is not None and op.move_to != op.path:
                 if read(op.move_to) is not None:
-                    raise PatchError(texts.PATCH_MOVE_EXISTS.format(path=op.path, move_to=op.move_to))
+                    raise PatchError(PATCH_MOVE_EXISTS.format(path=op.path, move_to=op.move_to))
                 result[op.path] = None
                 result[op.move_to] = content
             else:
