@@ -25,7 +25,7 @@ from bot import __version__
 WORKFLOW = ".github/workflows/memrepo-validate.yml"
 ACTION = "memrepo/memrepo"
 # The commit of this project that the release's workflows pin when the installed memrepo's own
-# commit is not known (a wheel); moved forward with each release (tests/test_workflows.py checks
+# commit is not known (a wheel); moved forward with each release (tests/review/test_workflows.py checks
 # it is in this repository's history and has action.yml).
 RELEASE_COMMIT = "956596495faac1620e3547b602eb3546dc290e3a"
 SOURCES = ("git", "release")

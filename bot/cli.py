@@ -26,7 +26,7 @@ from bot.commands import texts
 from bot.errors import MemrepoError
 
 # Command -> its line in `memrepo --help`, in that order; `bot.commands.<command>` registers the
-# same line (tests/test_cli_startup.py keeps the two from drifting apart).
+# same line (tests/cli/test_cli_startup.py keeps the two from drifting apart).
 COMMANDS: dict[str, str] = {
     "init": texts.INIT_HELP,
     "clone": texts.CLONE_HELP,

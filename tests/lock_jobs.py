@@ -1,4 +1,4 @@
-"""rq jobs for tests/test_lock_renewal.py, in a module of their own so a work horse imports
+"""rq jobs for tests/integrator/test_lock_renewal.py, in a module of their own so a work horse imports
 only this to run them. Each notes what it does in the Redis list EVENTS and holds the
 repository's lock as the integrator does (`with repo_lock(...)`, the default short TTL)."""
 

@@ -1,6 +1,6 @@
 """Several agents writing one memory at once, each in its own process with its own clone of one
 bare remote, each edit through `AgentSession` (so through its routing, commit and push), and the
-audit of what became of every edit. Shared by tests/test_writers.py (a small run, asserted) and
+audit of what became of every edit. Shared by tests/memfs/test_writers.py (a small run, asserted) and
 bench/writers.py (the big runs, measured).
 
 The edits of writer w, in turn (k = 0, 1, 2, ...):

@@ -7,5 +7,5 @@
 - `webhooks.asgi`: the two as one ASGI application (`Receiver`), the streams on the event loop
   and the intake on a pool of threads of its own.
 
-The receiver never does work inline and never calls git or GitHub (tests/test_layers.py).
+The receiver never does work inline and never calls git or GitHub (tests/house/test_layers.py).
 """

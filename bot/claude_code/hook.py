@@ -15,7 +15,7 @@ under the memory's git folder (`.git/memrepo/claude-code/<session>.json`).
 A prompt where nothing moved is one read of the ref files (the clone's and each projection's)
 and of that small file: no git process, no compile, and nothing imported beyond the standard
 library, bot.claude_code.state and bot.memfs.store.refs (the compiler is imported only when it
-runs). The hook imports those leaves of the memory core, not its door (tests/test_layers.py names
+runs). The hook imports those leaves of the memory core, not its door (tests/house/test_layers.py names
 the exception). Claude Code reads the hook's JSON on standard output; a problem is said on
 standard error with exit 1, which Claude Code shows without stopping the prompt.
 """

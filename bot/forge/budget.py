@@ -12,7 +12,7 @@ during the same minute would let through twice the limit GitHub counts.
 
 Nothing here reads a clock, Redis or the network: the numbers come in, a number of seconds
 goes out, so every rule is a row in a table test and the limit itself a hypothesis property
-(tests/test_forge_budget.py).
+(tests/forge/test_forge_budget.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Pure decisions of the forge client: what an HTTP failure is, whether to send again, how long
 to wait, and what a failed merge means. No I/O and no clock here (time comes in as numbers),
-so every rule is a row in a table test (tests/test_forge_retry.py).
+so every rule is a row in a table test (tests/forge/test_forge_retry.py).
 
 The rules follow GitHub's guidance for REST clients: on 403/429 obey `Retry-After`, else wait
 until `x-ratelimit-reset` when `x-ratelimit-remaining` is 0, else (a secondary rate limit) wait

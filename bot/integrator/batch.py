@@ -10,7 +10,7 @@ the pull requests already merged, and asks `members` who goes in; it builds the 
 pushes, and asks `after_push` what a refusal means. Nothing here talks to git, the forge or
 Redis, so every rule is a row in a table test, and the invariants (never a double merge,
 never a pull request marked merged without its change on the branch) are a hypothesis
-property over whole runs (tests/test_integrator_batch.py).
+property over whole runs (tests/integrator/test_integrator_batch.py).
 """
 
 from __future__ import annotations

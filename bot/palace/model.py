@@ -3,7 +3,7 @@
 
 No git, no HTTP, no Flask here: the shell (`source.py`) reads, these functions decide what is
 shown and how it is grouped, the templates under `templates/palace/` lay it out. Each is tested
-by tables (tests/test_palace_model.py).
+by tables (tests/palace/test_palace_model.py).
 """
 
 from __future__ import annotations

@@ -184,7 +184,7 @@ def integrate(localhub, token: str, redis_url: str, work: Path, number: int) -> 
     from bot.forge.client import ForgeClient, TokenCredentials
     from bot.integrator import jobs
     from bot.integrator.context import using
-    from tests.test_integrator_jobs import make_context
+    from tests.integrator.test_integrator_jobs import make_context
 
     ctx = make_context(localhub, token, redis_url, work)
     try:

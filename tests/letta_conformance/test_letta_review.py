@@ -21,10 +21,10 @@ import pytest
 import requests
 
 from tests.conftest import git, localhub_token, run_cli
+from tests.follow.test_follow import pushes_logged
 from tests.letta_conformance.test_letta_memory import integrate
 from tests.letta_conformance.test_letta_round_trip import WAIT, connected, follow_once, forge_main, letta_writes
 from tests.memory_forge import REPO
-from tests.test_follow import pushes_logged
 from tests.waiting import wait_until
 
 __all__ = ["connected"]  # the fixture, shared with the round trip

@@ -21,10 +21,10 @@ from bot.dream.runner import run_dream
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.transcript import TranscriptStore
 from tests.conftest import FORGE_ENV, StoreClock, git, run_cli
+from tests.follow.test_follow import letta_post_commit_hook, pushes_logged
 from tests.letta_conformance.letta import Letta
 from tests.letta_conformance.test_letta_memory import AGENT, LAYOUTS, LettaMemory, forge_memory, integrate, letta_memory
 from tests.memory_forge import FAST, REPO
-from tests.test_follow import letta_post_commit_hook, pushes_logged
 from tests.waiting import wait_until
 
 WAIT = 20.0
