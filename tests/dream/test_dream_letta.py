@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from bot.contracts import LABEL_DREAM
 from bot.pullrequest.provenance import parse_provenance
 from bot.trailers import trailer_map
 from tests.conftest import git, run_cli
@@ -35,7 +34,7 @@ def test_a_dream_over_an_imported_letta_conversation_names_letta_ids(
                              "--agent", AGENT, "--conversation", CONVERSATION)
     assert (code, err) == (0, "") and "opened pull request #1" in out
     pr = world.client().get_pull_request(1)
-    assert LABEL_DREAM in pr.labels
+    assert pr.head_ref.startswith("memrepo/dream/") and pr.labels == ()
     p = parse_provenance(pr.body)
     assert (p.agent_id, p.conversation_id) == (AGENT, CONVERSATION)
     assert (p.transcript.first_message_id, p.transcript.last_message_id, p.transcript.count) == \

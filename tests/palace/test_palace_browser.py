@@ -68,7 +68,7 @@ def test_the_memory_page_shows_core_blocks_the_tree_and_what_is_pending(
     pull = dom.find("li", class_="pull")
     assert pull.attrs["data-number"] == str(second.pr)
     assert pull.find("a").attrs["href"].endswith(f"/alice/memory/pull/{second.pr}")
-    assert "memrepo:dream" in pull.words() and "carol requested changes" in pull.words()
+    assert "memrepo/dream/" in pull.words() and "carol requested changes" in pull.words()
     assert "not approved" in pull.words()
     aside = dom.find("li", class_="aside")
     kept = memory_world.facts["set_aside"]
@@ -113,7 +113,7 @@ def test_the_provenance_chain_of_a_dreams_line_reaches_its_pull_request_reviews_
     pull = origin.find("li", class_="step-pull")
     assert pull.find("h3").words() == f"Pull request #{dream.pr}"
     assert pull.find("a").attrs["href"].endswith(f"/alice/memory/pull/{dream.pr}")
-    assert "merged" in pull.words() and "bob: approved" in pull.words() and "memrepo:dream" in pull.words()
+    assert "merged" in pull.words() and "bob: approved" in pull.words() and "memrepo/dream/" in pull.words()
     step = origin.find("li", class_="step-dream").words()
     assert f"Dream {dream.dream_id}" in step and "manual" in step and "verbatim" in step
     assert memory_world.facts["berlin"] in step

@@ -273,7 +273,7 @@ def test_pending_pull_requests_come_from_the_forge_and_a_forge_that_fails_is_sai
         gh.get_repo(REPO).get_pull(dream.pr).create_review(body="Yes.", event="APPROVE")
         app = web.create_app(w.memory.root, poll_ms=1000)
         page = get(app, "/").get_data(as_text=True)
-        assert f'data-number="{dream.pr}"' in page and "memrepo:dream" in page and "bob approved" in page
+        assert f'data-number="{dream.pr}"' in page and "memrepo/dream/" in page and "bob approved" in page
         assert "<h1>Memory of alice/memory</h1>" in page
         arm_fault(localhub, method="GET", path="/repos/*/pulls", status=502, times=10)
         palace = app.extensions["memrepo_palace"]
