@@ -77,14 +77,14 @@ def unfenced(text: str) -> str:
 # ---------------------------------------------------------------------------------- shell
 @dataclass(frozen=True)
 class Wording:
-    """The caller's sentences (from its package's texts module) for each way a call fails: `timeout` gets
-    {url} and {seconds}, `unreachable` {url} and {problem}, `status` {url}, {status} and
-    {answer}; `shape` is used as it is."""
+    """What a failed call says: `shape` (used as it is) is the caller's, for an answer it cannot
+    read; the endpoint's own failures are said alike for every caller: `timeout` gets {url} and
+    {seconds}, `unreachable` {url} and {problem}, `status` {url}, {status} and {answer}."""
 
-    timeout: str
-    unreachable: str
-    status: str
     shape: str
+    timeout: str = "the LLM endpoint {url} did not answer within {seconds:g}s"
+    unreachable: str = "the LLM endpoint {url} cannot be reached ({problem})"
+    status: str = "the LLM endpoint {url} answered HTTP {status}: {answer}"
 
 
 class ChatClient:

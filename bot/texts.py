@@ -107,3 +107,6 @@ REPO_LOCK_BUSY = "another integrator has held the lock on {repo} for over {secon
 
 # A memory with no remote, to an agent that wanted a pull request (memrepo tool, memrepo mcp).
 CONNECT_HINT = "A person connects one with `memrepo repository set <url> --repo {root}`; then retry the edit."
+
+# A harness's install pointed at a folder that is no memory (claude-code install, codex install).
+NOT_A_MEMORY = "{repo} is not a memory repository with a commit (run `memrepo init` or clone one first)"

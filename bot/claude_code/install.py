@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot import texts as shared_texts
 from bot.bounded_json import loads_bounded
 from bot.claude_code.auto_memory import TOOLS, inside
 from bot.claude_code.hook import HOOK_MODULE, POST_TOOL, PROMPT, SESSION_END, SESSION_START, STOP
@@ -33,7 +34,6 @@ WHAT_LOCAL = ("SessionStart, UserPromptSubmit, Stop and SessionEnd hooks; .mcp.j
 UNREADABLE = ("{path} cannot be read as JSON settings ({problem}); nothing was changed: mend or move it, "
               "then run the command again")
 NOT_AN_OBJECT = "{path} holds {kind}, not a JSON object of settings; nothing was changed"
-NOT_A_MEMORY = "{repo} is not a memory repository with a commit (run `memrepo init` or clone one first)"
 OTHER_SERVER = ("{path} already registers an MCP server \"memrepo\" that is not this memory's ({command}); "
                 "nothing was changed: uninstall it first, or remove that entry")
 TRUSTS = ("memrepo claude-code: the memory trusts these tools' results (.memrepo/config.yml trusted_sources): "
@@ -216,7 +216,7 @@ def install(repo: Path, project: Path, auto_memory: str | None = None) -> list[s
 
     repo, project = repo.expanduser().resolve(), project.expanduser().resolve()
     if refs.resolve(repo) is None:
-        raise MemrepoError(NOT_A_MEMORY.format(repo=repo))
+        raise MemrepoError(shared_texts.NOT_A_MEMORY.format(repo=repo))
     files = Files.read(project)
     servers = _dict(files.mcp.data, "mcpServers", files.mcp.path)
     present = servers.get(SERVER)

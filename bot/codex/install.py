@@ -28,6 +28,7 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT, Table
 
+from bot import texts as shared_texts
 from bot.codex.hook import HOOK_MODULE, PROMPT, SESSION_START, STOP
 from bot.errors import MemrepoError
 from bot.transcript.codex_import import codex_home
@@ -44,7 +45,6 @@ PROJECT_UNTRUSTED = ("memrepo codex: Codex loads {project}/.codex/config.toml on
 UNREADABLE = ("{path} cannot be read as Codex's TOML configuration ({problem}); nothing was changed: mend or "
               "move it, then run the command again")
 NOT_A_TABLE = "{path}: {key} is {kind}, not a table; nothing was changed"
-NOT_A_MEMORY = "{repo} is not a memory repository with a commit (run `memrepo init` or clone one first)"
 OTHER_SERVER = ("{path} already has an MCP server \"memrepo\" that is not memrepo's for Codex ({command}); "
                 "nothing was changed: uninstall it first, or remove that table")
 TRUSTS = ("memrepo codex: the memory trusts these tools' results (.memrepo/config.yml trusted_sources): {tools}. "
@@ -279,7 +279,7 @@ def install(repo: Path, home: Path | None = None, project: Path | None = None) -
 
     repo = repo.expanduser().resolve()
     if refs.resolve(repo) is None:
-        raise MemrepoError(NOT_A_MEMORY.format(repo=repo))
+        raise MemrepoError(shared_texts.NOT_A_MEMORY.format(repo=repo))
     home = (home or codex_home()).expanduser().absolute()
     config, user = _files(home, project)
     document = config.document

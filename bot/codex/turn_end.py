@@ -23,7 +23,7 @@ def after_turn(root: Path, hook_input: dict, sessions: Path, spawn: shared.Spawn
 
     session, transcript = hook_input.get("session_id"), hook_input.get("transcript_path")
     if not isinstance(session, str) or not session or not isinstance(transcript, str) or not transcript:
-        raise MemrepoError("the hook input names no session_id and transcript_path")
+        raise MemrepoError(shared.HOOK_NO_SESSION)
     problem = state.transcript_problem(transcript, sessions, os.environ)
     if problem is not None:  # nothing read, nothing kept
         raise MemrepoError(problem)

@@ -10,6 +10,7 @@ from pathlib import Path
 from bot.claude_code import texts
 from bot.claude_code.auto_memory import DEFAULT_FOLDER
 from bot.claude_code.hook import EVENTS
+from bot.commands import texts as command_texts
 
 CLAUDE_CODE_DESCRIPTION = """\
 Make `claude` started in a project use this memory with no further step, interactive or
@@ -39,7 +40,6 @@ install wrote and nothing else."""
 INSTALL_HELP = "write the MCP server, permission and hooks for a project"
 UNINSTALL_HELP = "take out what install wrote"
 HOOK_HELP = "a Claude Code hook (reads the hook's JSON on standard input); install registers these"
-REPO_HELP = "the memory folder (a clone of the memory repository; default: the current folder)"
 PROJECT_HELP = "the project where `claude` is started (default: the current folder)"
 HOOK_EVENT_HELP = ("session-start (SessionStart), prompt (UserPromptSubmit), stop (Stop), session-end (SessionEnd) "
                    "or post-tool (PostToolUse)")
@@ -57,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
     install = actions.add_parser("install", help=INSTALL_HELP, description=INSTALL_HELP)
-    install.add_argument("--repo", metavar="MEMDIR", default=".", help=REPO_HELP)
+    install.add_argument("--repo", metavar="MEMDIR", default=".", help=command_texts.HARNESS_REPO_HELP)
     install.add_argument("--auto-memory", metavar="FOLDER", nargs="?", const=DEFAULT_FOLDER,
                          help=AUTO_MEMORY_HELP)
     uninstall = actions.add_parser("uninstall", help=UNINSTALL_HELP, description=UNINSTALL_HELP)
@@ -67,7 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     uninstall.set_defaults(func=run_uninstall)
     hook = actions.add_parser("hook", help=HOOK_HELP, description=HOOK_HELP)
     hook.add_argument("event", choices=list(EVENTS), help=HOOK_EVENT_HELP)
-    hook.add_argument("--repo", metavar="MEMDIR", default=".", help=REPO_HELP)
+    hook.add_argument("--repo", metavar="MEMDIR", default=".", help=command_texts.HARNESS_REPO_HELP)
     hook.set_defaults(func=run_hook)
 
 

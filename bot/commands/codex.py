@@ -8,6 +8,7 @@ from pathlib import Path
 
 from bot.codex import texts
 from bot.codex.hook import EVENTS
+from bot.commands import texts as command_texts
 
 CODEX_DESCRIPTION = """\
 Make `codex` (interactive, or headless `codex exec`) use this memory with no further step.
@@ -32,7 +33,6 @@ nothing; `uninstall` takes out what install wrote and nothing else."""
 INSTALL_HELP = "write the MCP server, the hooks and their trust into Codex's config.toml"
 UNINSTALL_HELP = "take out what install wrote"
 HOOK_HELP = "a Codex hook (reads the hook's JSON on standard input); install registers these"
-REPO_HELP = "the memory folder (a clone of the memory repository; default: the current folder)"
 CODEX_HOME_HELP = "Codex's home, where its config.toml and sessions are (default: $CODEX_HOME, else ~/.codex)"
 HOOK_EVENT_HELP = "session-start (SessionStart), prompt (UserPromptSubmit) or stop (Stop)"
 INSTALLED = "memrepo codex: Codex ({config}) uses the memory in {repo}"
@@ -47,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
     install = actions.add_parser("install", help=INSTALL_HELP, description=INSTALL_HELP)
-    install.add_argument("--repo", metavar="MEMDIR", default=".", help=REPO_HELP)
+    install.add_argument("--repo", metavar="MEMDIR", default=".", help=command_texts.HARNESS_REPO_HELP)
     uninstall = actions.add_parser("uninstall", help=UNINSTALL_HELP, description=UNINSTALL_HELP)
     for action in (install, uninstall):
         action.add_argument("--codex-home", metavar="DIR", help=CODEX_HOME_HELP)
@@ -56,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     uninstall.set_defaults(func=run_uninstall)
     hook = actions.add_parser("hook", help=HOOK_HELP, description=HOOK_HELP)
     hook.add_argument("event", choices=list(EVENTS), help=HOOK_EVENT_HELP)
-    hook.add_argument("--repo", metavar="MEMDIR", default=".", help=REPO_HELP)
+    hook.add_argument("--repo", metavar="MEMDIR", default=".", help=command_texts.HARNESS_REPO_HELP)
     hook.add_argument("--codex-home", metavar="DIR", help=CODEX_HOME_HELP)
     hook.set_defaults(func=run_hook)
 

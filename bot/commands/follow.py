@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.notify.follower import repo_of_url
 
     if not (math.isfinite(args.poll) and args.poll > 0):
-        raise MemrepoError(f"--poll must be a positive number of seconds, found {args.poll}")
+        raise MemrepoError(texts.BAD_POLL.format(poll=args.poll))
     if args.events:
         repo_of_url(args.events)  # a malformed URL is refused before anything starts
     importer = letta_importer(args.transcripts or None, args.home, Path(args.repo)) \

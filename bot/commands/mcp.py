@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
                         format="memrepo mcp: %(name)s: %(message)s")
     poll = POLL_SECONDS if args.poll is None else args.poll
     if not poll > 0:
-        raise MemrepoError(f"--poll must be a positive number of seconds, found {args.poll}")
+        raise MemrepoError(texts.BAD_POLL.format(poll=args.poll))
     # The event stream's bearer: the agent's forge token (HeadSubscriber finds it as git does:
     # MEMREPO_FORGE_TOKEN, GITHUB_TOKEN or origin's URL), or an operator's MEMREPO_AGENT_TOKEN.
     token = raw(AGENT_TOKEN) or ""

@@ -361,3 +361,8 @@ REVIEW_REASON_HELP = "what is wrong, in a sentence: the review's text"
 CI_HELP = "the memory repository's CI: pin the memrepo its validation workflow runs"
 CI_UPDATE_HELP = "pin the memrepo running now in .github/workflows/memrepo-validate.yml (one line changes)"
 CI_OLDER_HELP = "pin this memrepo even where the workflow pins a newer one"
+
+# claude-code and codex install's --repo
+HARNESS_REPO_HELP = "the memory folder (a clone of the memory repository; default: the current folder)"
+# follow's and mcp's --poll
+BAD_POLL = "--poll must be a positive number of seconds, found {poll}"

@@ -14,14 +14,11 @@ from bot.memfs import ResolveRequest, ResolverError
 from bot.templating import render
 
 # The model-backed resolver (resolve.py); shown after "path: ".
-RESOLVE_LLM_TIMEOUT = "the LLM endpoint {url} did not answer within {seconds:g}s"
-RESOLVE_LLM_UNREACHABLE = "the LLM endpoint {url} cannot be reached ({problem})"
 RESOLVE_LLM_SHAPE = "the LLM endpoint's answer has no choices[0].message.content"
 
 SYSTEM_PROMPT = "prompts/resolve-llm-system.md.j2"
 
-_WORDING = llm.Wording(timeout=RESOLVE_LLM_TIMEOUT, unreachable=RESOLVE_LLM_UNREACHABLE,
-                       status="the LLM endpoint {url} answered HTTP {status}: {answer}", shape=RESOLVE_LLM_SHAPE)
+_WORDING = llm.Wording(shape=RESOLVE_LLM_SHAPE)
 
 
 class LLMResolver:

@@ -41,10 +41,6 @@ CLAUDE_PLACES = (
     "(default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)"
 )
 CLAUDE_SESSION_NAME = "{path}: a session's file is named <session-id>.jsonl, and {problem}"
-CLAUDE_REWRITTEN = (
-    "{transcript} changed since the last import: it was read again from the start, and only messages memrepo "
-    "did not have were imported"
-)
 CLAUDE_NOT_FOUND = "{path} does not exist; " + CLAUDE_PLACES
 CLAUDE_NONE = "no Claude Code sessions in {path}; " + CLAUDE_PLACES
 
@@ -135,7 +131,7 @@ def _import(store: TranscriptStore, agent_id: str, where: Path, files: list[Path
             before = incremental.load_cursor(at)
             read = incremental.read(part, before)
             if read.status in (incremental.SHRANK, incremental.CHANGED) and before is not None:
-                report.notes.append(CLAUDE_REWRITTEN.format(transcript=part))
+                report.notes.append(texts.REWRITTEN.format(transcript=part))
             reading = read_session(agent_id, session, read.lines, stamp, read.start, sidechain=subagent is not None)
             problems.extend(f"{part} {problem}" for problem in reading.problems)
             report.skipped += sum(reading.skipped.values())

@@ -41,10 +41,6 @@ CODEX_PLACES = (
     "(default: $CODEX_HOME/sessions, else ~/.codex/sessions)"
 )
 CODEX_ROLLOUT_NAME = "{path}: a Codex rollout is named rollout-<time>-<session-id>.jsonl, and {problem}"
-CODEX_REWRITTEN = (
-    "{transcript} changed since the last import: it was read again from the start, and only messages memrepo "
-    "did not have were imported"
-)
 CODEX_NOT_FOUND = "{path} does not exist; " + CODEX_PLACES
 CODEX_NONE = "no Codex rollouts in {path}; " + CODEX_PLACES
 
@@ -132,7 +128,7 @@ def _import(store: TranscriptStore, agent_id: str, where: Path, files: list[Path
         before = incremental.load_cursor(at)
         read = incremental.read(file, before)
         if read.status in (incremental.SHRANK, incremental.CHANGED) and before is not None:
-            report.notes.append(CODEX_REWRITTEN.format(transcript=file))
+            report.notes.append(texts.REWRITTEN.format(transcript=file))
         reading = read_rollout(agent_id, session, read.lines, stamp, read.start)
         problems.extend(f"{file} {problem}" for problem in reading.problems)
         report.skipped += sum(reading.skipped.values())

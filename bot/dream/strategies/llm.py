@@ -45,8 +45,6 @@ DREAM_LLM_NOT_CONFIGURED = (
     "MEMREPO_LLM_MODEL"
 )
 DREAM_LLM_BAD_TIMEOUT = "MEMREPO_LLM_TIMEOUT must be a positive number of seconds, found {value!r}"
-DREAM_LLM_TIMEOUT = "the LLM endpoint {url} did not answer within {seconds:g}s"
-DREAM_LLM_UNREACHABLE = "the LLM endpoint {url} cannot be reached ({problem})"
 DREAM_LLM_INVALID = "the LLM's answer is not valid memory tool calls: {problem}"
 # What the LLM reads in its request, in place of a file or the end of a message too long to show.
 DREAM_LLM_OMITTED = "{chars} characters not shown"
@@ -177,10 +175,7 @@ def parse_answer(content: object, dream: DreamInput, model: str | None) -> Propo
 
 
 # -------------------------------------------------------------------------------- shell
-WORDING = llm.Wording(timeout=DREAM_LLM_TIMEOUT, unreachable=DREAM_LLM_UNREACHABLE,
-                      status="the LLM endpoint {url} answered HTTP {status}: {answer}",
-                      shape=DREAM_LLM_INVALID.format(
-                          problem="the endpoint's answer has no choices[0].message.content"))
+WORDING = llm.Wording(shape=DREAM_LLM_INVALID.format(problem="the endpoint's answer has no choices[0].message.content"))
 
 
 class LlmStrategy:
