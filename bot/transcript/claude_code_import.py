@@ -17,9 +17,11 @@ and cursors move only after the store has the messages; imports run one at a tim
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from bot.contracts import check_id
 from bot.errors import MemrepoError
@@ -41,6 +43,10 @@ CLAUDE_PLACES = (
     "(default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)"
 )
 CLAUDE_SESSION_NAME = "{path}: a session's file is named <session-id>.jsonl, and {problem}"
+REWRITTEN = (
+    "{transcript} changed since the last import: it was read again from the start, and only messages memrepo "
+    "did not have were imported"
+)
 CLAUDE_NOT_FOUND = "{path} does not exist; " + CLAUDE_PLACES
 CLAUDE_NONE = "no Claude Code sessions in {path}; " + CLAUDE_PLACES
 
@@ -50,11 +56,14 @@ CONFIG_ENV = "CLAUDE_CONFIG_DIR"
 
 
 @dataclass
-class ClaudeImportReport:
-    """What an import did: sessions read, messages new to the store, messages it already had,
-    rows of Claude Code's own skipped, and notes for a person."""
+class ImportReport:
+    """What an import of a harness's sessions did: sessions read, messages new to the store,
+    messages it already had, rows of the harness's own skipped, and notes for a person. `done`
+    and `skipped_text` say it in the harness's words (Claude Code's by default)."""
 
     agent_id: str
+    done: Text = field(default=CLAUDE_IMPORT_DONE, repr=False, compare=False)
+    skipped_text: Text = field(default=CLAUDE_SKIPPED, repr=False, compare=False)
     conversations: int = 0
     imported: int = 0
     duplicates: int = 0
@@ -62,10 +71,46 @@ class ClaudeImportReport:
     notes: list[str] = field(default_factory=list)
 
     def describe(self, path: str | os.PathLike[str]) -> str:
-        skipped = CLAUDE_SKIPPED.format(count=self.skipped) if self.skipped else ""
-        return CLAUDE_IMPORT_DONE.format(imported=self.imported, conversations=self.conversations,
-                                               path=path, agent=self.agent_id, duplicates=self.duplicates,
-                                               skipped=skipped)
+        skipped = self.skipped_text.format(count=self.skipped) if self.skipped else ""
+        return self.done.format(imported=self.imported, conversations=self.conversations, path=path,
+                                agent=self.agent_id, duplicates=self.duplicates, skipped=skipped)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One file of a harness's sessions to import: where its cursor is kept, and how its new
+    lines are read (`read(lines, imported_at, start)`, a reading with messages, problems and
+    skipped rows)."""
+
+    file: Path
+    cursor: Path
+    read: Callable[[Sequence[bytes], str, int], Any]
+
+
+def import_parts(store: TranscriptStore, where: Path, parts: Sequence[Part], report: ImportReport) -> ImportReport:
+    """Every part's new lines read and checked, then written to `store` at once and the cursors
+    moved: all or nothing (a bad line imports nothing, and no cursor moves)."""
+    problems: list[str] = []
+    stamp = format_time(store.clock())
+    moved: list[tuple[Path, incremental.Cursor]] = []
+    found: list[Message] = []
+    for part in parts:
+        before = incremental.load_cursor(part.cursor)
+        read = incremental.read(part.file, before)
+        if read.status in (incremental.SHRANK, incremental.CHANGED) and before is not None:
+            report.notes.append(REWRITTEN.format(transcript=part.file))
+        reading = part.read(read.lines, stamp, read.start)
+        problems.extend(f"{part.file} {problem}" for problem in reading.problems)
+        report.skipped += sum(reading.skipped.values())
+        found.extend(reading.messages)
+        moved.append((part.cursor, read.after))
+    if problems:
+        raise invalid_import(str(where), problems, texts.HARNESS_IMPORT_INVALID)
+    written = store.import_messages(found)
+    for at, after in moved:
+        incremental.save_cursor(at, after)
+    report.imported, report.duplicates = written.imported, written.duplicates
+    return report
 
 
 def default_root(env: Mapping[str, str] | None = None) -> Path:
@@ -102,7 +147,7 @@ def cursor_path(home: Path, agent_id: str, session: str, subagent: str | None = 
 
 
 def import_claude_code(store: TranscriptStore, agent_id: str,
-                       path: str | os.PathLike[str] | None = None) -> ClaudeImportReport:
+                       path: str | os.PathLike[str] | None = None) -> ImportReport:
     """Import the Claude Code sessions at `path` (default: Claude Code's own) into `store` as
     `agent_id`'s: only what is new since the last import, all or nothing. Cheap to call again
     and again (every write and every turn's end does): an unchanged session costs one read."""
@@ -117,30 +162,11 @@ def import_claude_code(store: TranscriptStore, agent_id: str,
         return _import(store, agent_id, where, files)
 
 
-def _import(store: TranscriptStore, agent_id: str, where: Path, files: list[Path]) -> ClaudeImportReport:
-    report = ClaudeImportReport(agent_id)
-    problems: list[str] = []
-    stamp = format_time(store.clock())
-    moved: list[tuple[Path, incremental.Cursor]] = []
-    found: list[Message] = []
+def _import(store: TranscriptStore, agent_id: str, where: Path, files: list[Path]) -> ImportReport:
+    parts: list[Part] = []
     for file in files:
         session = session_id(file)
-        parts = [(file, None), *((sub, sub.stem) for sub in subagent_files(file))]
-        for part, subagent in parts:
-            at = cursor_path(store.home, agent_id, session, subagent)
-            before = incremental.load_cursor(at)
-            read = incremental.read(part, before)
-            if read.status in (incremental.SHRANK, incremental.CHANGED) and before is not None:
-                report.notes.append(texts.REWRITTEN.format(transcript=part))
-            reading = read_session(agent_id, session, read.lines, stamp, read.start, sidechain=subagent is not None)
-            problems.extend(f"{part} {problem}" for problem in reading.problems)
-            report.skipped += sum(reading.skipped.values())
-            found.extend(reading.messages)
-            moved.append((at, read.after))
-    if problems:
-        raise invalid_import(str(where), problems, texts.HARNESS_IMPORT_INVALID)
-    written = store.import_messages(found)
-    for at, after in moved:
-        incremental.save_cursor(at, after)
-    report.conversations, report.imported, report.duplicates = len(files), written.imported, written.duplicates
-    return report
+        for part, subagent in [(file, None), *((sub, sub.stem) for sub in subagent_files(file))]:
+            parts.append(Part(part, cursor_path(store.home, agent_id, session, subagent),
+                              partial(read_session, agent_id, session, sidechain=subagent is not None)))
+    return import_parts(store, where, parts, ImportReport(agent_id, conversations=len(files)))

@@ -19,16 +19,16 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from bot.contracts import check_id
 from bot.errors import MemrepoError
 from bot.texts import Text
-from bot.transcript import incremental, log, texts
+from bot.transcript import log
+from bot.transcript.claude_code_import import ImportReport, Part, import_parts
 from bot.transcript.codex import read_rollout
-from bot.transcript.model import Message, format_time
-from bot.transcript.store import TranscriptStore, invalid_import
+from bot.transcript.store import TranscriptStore
 
 # `memrepo transcript import --from codex` (codex.py, codex_import.py).
 CODEX_IMPORT_DONE = Text(
@@ -47,25 +47,6 @@ CODEX_NONE = "no Codex rollouts in {path}; " + CODEX_PLACES
 SUFFIX = ".jsonl"
 HOME_ENV = "CODEX_HOME"
 ROLLOUT = re.compile(r"rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-(?P<session>.+)\.jsonl")
-
-
-@dataclass
-class CodexImportReport:
-    """What an import did: sessions read, messages new to the store, messages it already had,
-    rows of Codex's own skipped, and notes for a person."""
-
-    agent_id: str
-    conversations: int = 0
-    imported: int = 0
-    duplicates: int = 0
-    skipped: int = 0
-    notes: list[str] = field(default_factory=list)
-
-    def describe(self, path: str | os.PathLike[str]) -> str:
-        skipped = CODEX_SKIPPED.format(count=self.skipped) if self.skipped else ""
-        return CODEX_IMPORT_DONE.format(imported=self.imported, conversations=self.conversations,
-                                              path=path, agent=self.agent_id, duplicates=self.duplicates,
-                                              skipped=skipped)
 
 
 def codex_home(env: Mapping[str, str] | None = None) -> Path:
@@ -102,7 +83,7 @@ def session_id(path: Path) -> str:
 
 
 def import_codex(store: TranscriptStore, agent_id: str,
-                 path: str | os.PathLike[str] | None = None) -> CodexImportReport:
+                 path: str | os.PathLike[str] | None = None) -> ImportReport:
     """Import the Codex rollouts at `path` (default: Codex's own) into `store` as `agent_id`'s:
     only what is new since the last import, all or nothing. Cheap to call again and again."""
     where = Path(path).expanduser() if path is not None and str(path) else default_root()
@@ -116,28 +97,9 @@ def import_codex(store: TranscriptStore, agent_id: str,
         return _import(store, agent_id, where, files)
 
 
-def _import(store: TranscriptStore, agent_id: str, where: Path, files: list[Path]) -> CodexImportReport:
-    report = CodexImportReport(agent_id)
-    problems: list[str] = []
-    stamp = format_time(store.clock())
-    moved: list[tuple[Path, incremental.Cursor]] = []
-    found: list[Message] = []
-    for file in files:
-        session = session_id(file)
-        at = cursors(store.home) / agent_id / f"{session}.json"
-        before = incremental.load_cursor(at)
-        read = incremental.read(file, before)
-        if read.status in (incremental.SHRANK, incremental.CHANGED) and before is not None:
-            report.notes.append(texts.REWRITTEN.format(transcript=file))
-        reading = read_rollout(agent_id, session, read.lines, stamp, read.start)
-        problems.extend(f"{file} {problem}" for problem in reading.problems)
-        report.skipped += sum(reading.skipped.values())
-        found.extend(reading.messages)
-        moved.append((at, read.after))
-    if problems:
-        raise invalid_import(str(where), problems, texts.HARNESS_IMPORT_INVALID)
-    written = store.import_messages(found)
-    for at, after in moved:
-        incremental.save_cursor(at, after)
-    report.conversations, report.imported, report.duplicates = len(files), written.imported, written.duplicates
-    return report
+def _import(store: TranscriptStore, agent_id: str, where: Path, files: list[Path]) -> ImportReport:
+    parts = [Part(file, cursors(store.home) / agent_id / f"{session}.json",
+                  partial(read_rollout, agent_id, session))
+             for file, session in ((file, session_id(file)) for file in files)]
+    return import_parts(store, where, parts, ImportReport(agent_id, CODEX_IMPORT_DONE, CODEX_SKIPPED,
+                                                          conversations=len(files)))

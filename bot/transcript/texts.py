@@ -26,8 +26,3 @@ IMPORT_TOOL_NAME_BAD = (
 # Search.
 SEARCH_NO_WORDS = "the query has no words to search for"
 SEARCH_BAD_K = "-k must be a whole number from 1 to {limit}, found {value!r}"
-# A harness's transcript rewritten since it was imported (claude_code_import, codex_import).
-REWRITTEN = (
-    "{transcript} changed since the last import: it was read again from the start, and only messages memrepo "
-    "did not have were imported"
-)
