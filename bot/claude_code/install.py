@@ -192,20 +192,22 @@ def hook_repo(group: dict[str, Any]) -> Path | None:
     return None
 
 
-def trust_notice(trusted: tuple[str, ...], config: Path) -> str:
-    """What install says the memory trusts, and how to change it (pure)."""
+def trust_notice(trusted: tuple[str, ...], config: Path, wording: tuple[str, str] = (TRUSTS, TRUSTS_NONE)) -> str:
+    """What install says the memory trusts, and how to change it (pure); `wording` is the
+    harness's (trusts some, trusts none)."""
+    some, none = wording
     if not trusted:
-        return TRUSTS_NONE.format(config=config)
-    return TRUSTS.format(tools=", ".join(source.removeprefix("tool:") for source in trusted), config=config)
+        return none.format(config=config)
+    return some.format(tools=", ".join(source.removeprefix("tool:") for source in trusted), config=config)
 
 
-def memory_trust(repo: Path) -> str:
+def memory_trust(repo: Path, wording: tuple[str, str] = (TRUSTS, TRUSTS_NONE)) -> str:
     """The trust notice for the memory at `repo`, from its policy at HEAD."""
     from bot.config import CONFIG_PATH
     from bot.memfs import MemoryRepo
 
     repo = repo.expanduser().resolve()
-    return trust_notice(MemoryRepo.open(repo).policy("HEAD").trusted_sources, repo / CONFIG_PATH)
+    return trust_notice(MemoryRepo.open(repo).policy("HEAD").trusted_sources, repo / CONFIG_PATH, wording)
 
 
 def install(repo: Path, project: Path, auto_memory: str | None = None) -> list[str]:

@@ -29,6 +29,7 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT, Table
 
 from bot import texts as shared_texts
+from bot.claude_code import install as claude_code_install
 from bot.codex.hook import HOOK_MODULE, PROMPT, SESSION_START, STOP
 from bot.errors import MemrepoError
 from bot.transcript.codex_import import codex_home
@@ -232,20 +233,9 @@ def _take_out_ours(config: ConfigFile, hooks: Any, state: Any, event: str, label
     return kept_ours
 
 
-def trust_notice(trusted: tuple[str, ...], config: Path) -> str:
-    """What install says the memory trusts, and how to change it (pure)."""
-    if not trusted:
-        return TRUSTS_NONE.format(config=config)
-    return TRUSTS.format(tools=", ".join(source.removeprefix("tool:") for source in trusted), config=config)
-
-
 def memory_trust(repo: Path) -> str:
-    """The trust notice for the memory at `repo`, from its policy at HEAD."""
-    from bot.config import CONFIG_PATH
-    from bot.memfs import MemoryRepo
-
-    repo = repo.expanduser().resolve()
-    return trust_notice(MemoryRepo.open(repo).policy("HEAD").trusted_sources, repo / CONFIG_PATH)
+    """The trust notice for the memory at `repo`, in Codex's words."""
+    return claude_code_install.memory_trust(repo, (TRUSTS, TRUSTS_NONE))
 
 
 def _files(home: Path | None, project: Path | None) -> tuple[ConfigFile, ConfigFile]:
