@@ -94,18 +94,23 @@ def _git(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=20)
 
 
+def _direct_url() -> dict:
+    """pip's record of where the installed memrepo came from (PEP 610's direct_url.json), or {}."""
+    try:
+        from importlib.metadata import PackageNotFoundError, distribution
+
+        found = json.loads(distribution("memrepo").read_text("direct_url.json") or "{}")
+    except (PackageNotFoundError, OSError, ValueError):  # not installed, unreadable, not JSON
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
 def _checkout() -> Path | None:
     """The git checkout the running memrepo is installed from, when there is one."""
     source = Path(__file__).resolve().parent.parent
     if (source / ".git").exists():
         return source
-    try:
-        from importlib.metadata import PackageNotFoundError, distribution
-
-        record = distribution("memrepo").read_text("direct_url.json")
-    except (PackageNotFoundError, OSError):
-        return None
-    url = (json.loads(record) if record else {}).get("url", "")
+    url = _direct_url().get("url", "")
     if url.startswith("file://") and (Path(url[7:]) / ".git").exists():
         return Path(url[7:])
     return None
@@ -113,13 +118,7 @@ def _checkout() -> Path | None:
 
 def _vcs_commit() -> str | None:
     """The commit pip recorded for a memrepo installed from git (PEP 610)."""
-    try:
-        from importlib.metadata import PackageNotFoundError, distribution
-
-        record = distribution("memrepo").read_text("direct_url.json")
-    except (PackageNotFoundError, OSError):
-        return None
-    commit = ((json.loads(record) if record else {}).get("vcs_info") or {}).get("commit_id")
+    commit = (_direct_url().get("vcs_info") or {}).get("commit_id")
     return commit if isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{40}", commit) else None
 
 

@@ -338,13 +338,15 @@ def _policy_at(desk: Desk, pull: Any) -> Any:
     from bot.config import CONFIG_PATH, DEFAULT_POLICY, PolicyError, parse_policy
     from bot.forge.errors import NotFound
 
-    try:
-        text = desk.ask(WHAT_READ, pull.number,
-                        lambda: desk.client.read_file(CONFIG_PATH, pull.base_ref or "main").text)
-    except MemrepoError as exc:
-        if isinstance(exc.__cause__ or exc.__context__, NotFound) or exc.details.get("exit_code") == EXIT_NO_SUCH_PULL:
-            return DEFAULT_POLICY
-        raise
+    def read() -> str | None:
+        try:
+            return desk.client.read_file(CONFIG_PATH, pull.base_ref or "main").text
+        except NotFound:  # the base has no config
+            return None
+
+    text = desk.ask(WHAT_READ, pull.number, read)
+    if text is None:
+        return DEFAULT_POLICY
     try:
         return parse_policy(text)
     except PolicyError:

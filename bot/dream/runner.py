@@ -282,7 +282,8 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
     base, window = dream.base_commit, dream.messages
     with worktree(repo, base) as path:
         proposal = chosen.propose(dream)
-        proposal, team = shared.split(proposal, shared.attached(repo, base))  # each change to the memory it names
+        attached = {a.name: a for a in shared_projection.attachments(repo, base)}
+        proposal, team = shared.split(proposal, attached)  # each change to the memory it names
         applied = apply_calls(path, proposal, dream_id)
         tip = MemoryRepo.open(path).head_sha() or base
     net = _net_changes(repo, base, tip)
@@ -304,7 +305,7 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
     sources = external_sources(window, (*repo.policy(base).trusted_sources, *own_tool_sources()))
     opened = ""  # the shared memories' pull requests first: the cursor moves only once they exist
     for name, calls in team.items():
-        made = _propose_shared(repo, base, name, calls, dream_id=dream_id, agent_id=dream.agent_id,
+        made = _propose_shared(repo, attached[name], calls, dream_id=dream_id, agent_id=dream.agent_id,
                               conversation_id=dream.conversation_id, trigger=trigger, strategy=chosen.name,
                               model=proposal.model, summary=proposal.summary, window=window,
                               window_range=window_range, cursor_file=cursor_file, sources=sources, moment=moment,
@@ -379,17 +380,18 @@ def only_conversation(store: TranscriptStore, agent_id: str) -> str:
     raise MemrepoError(DREAM_WHICH_CONVERSATION.format(agent=agent_id, known=", ".join(known)))
 
 
-def _propose_shared(repo: MemoryRepo, base: str, name: str, calls: Sequence[shared.SharedCall], *, dream_id: str,
+def _propose_shared(repo: MemoryRepo, attachment: shared_projection.Attachment, calls: Sequence[shared.SharedCall],
+                    *, dream_id: str,
                     agent_id: str, conversation_id: str, trigger: str, strategy: str, model: str | None,
                     summary: str, window: Sequence[Message], window_range: TranscriptRange, cursor_file: str,
                     sources: tuple[str, ...], moment: datetime,
                     env: Mapping[str, str]) -> DreamResult | PullRequest | None:
-    """Open the pull request of `calls` on shared memory `name` (attached at `base`): the
-    forge's PullRequest, None when the calls change nothing there, or a DreamResult when a dream
-    of this conversation is open there already. MemrepoError (one line) when it cannot."""
-    found = {a.name: a for a in shared_projection.attachments(repo, base)}
-    attachment = found.get(name)
-    if attachment is None or attachment.read_only:
+    """Open the pull request of `calls` on the shared memory of `attachment` (attached at the
+    dream's base): the forge's PullRequest, None when the calls change nothing there, or a
+    DreamResult when a dream of this conversation is open there already. MemrepoError (one
+    line) when it cannot."""
+    name = attachment.name
+    if attachment.read_only:
         raise MemrepoError(DREAM_SHARED_READ_ONLY.format(name=name))
     projection = shared_projection.open_projection(repo, attachment)
     if projection is None:

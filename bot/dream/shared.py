@@ -52,12 +52,6 @@ def split(proposal: Proposal, names: Collection[str]) -> tuple[Proposal, dict[st
     return replace(proposal, calls=tuple(own)), {name: tuple(calls) for name, calls in shared.items()}
 
 
-def attached(repo: MemoryRepo, base: str) -> tuple[str, ...]:
-    """The names of the shared memories attached at `base`: a call naming one of them goes to
-    it (and is refused there when it is read-only), never into the agent's own memory."""
-    return tuple(a.name for a in shared_projection.attachments(repo, base))
-
-
 def writable(repo: MemoryRepo, base: str) -> tuple[str, ...]:
     """The names of the shared memories attached at `base` that a dream may propose to."""
     return tuple(a.name for a in shared_projection.attachments(repo, base) if not a.read_only)

@@ -220,7 +220,7 @@ class Follower:
         self._said = None
         if result.sent or result.pulled or result.replayed or result.set_aside:
             self.say(result.summary)
-        self._settle_held()
+        self._settle_held(repo)
         self._propose_held(repo)
         self._follow_shared(repo)
         return "set-aside" if result.set_aside else "synced"
@@ -354,7 +354,7 @@ class Follower:
             held.append((sha, parent))
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         name = f"{stamp}-{head[:8]}"
-        subjects = tuple((repo.commit_info(sha).summary if repo.commit_info(sha) else "") for sha, _ in held)
+        subjects = tuple(info.summary if (info := repo.commit_info(sha)) else "" for sha, _ in held)
         record = marker.Held(name, f"{HELD_PREFIX}{name}", tuple(held), subjects, tuple(reasons))
         with repo.lock():
             repo.git.references.create(record.ref, head, force=True)
@@ -376,7 +376,7 @@ class Follower:
                 continue
             base = repo.head_sha()
             assert base is not None
-            tip = self._applied(repo, record, base)
+            tip = self._replayed(repo, record.commits, base)
             try:
                 made = self.router.propose(repo, record.commits, base=base, tip=tip)
             except MemrepoError as exc:
@@ -390,22 +390,11 @@ class Follower:
             self.say(FOLLOW_HELD_PROPOSED.format(number=made.number, url=made.url, subjects=record.shown(),
                                                        reasons="; ".join(record.reasons)))
 
-    def _applied(self, repo: MemoryRepo, record: marker.Held, base: str) -> str:
-        """The held commits replayed onto `base`, or their last commit when they do not apply."""
-        tip = repo.git[base].peel(pygit2.Commit)
-        try:
-            for sha, _ in record.commits:
-                tip = replay_commit(repo, repo.git[sha].peel(pygit2.Commit), tip)
-        except ReplayFailed:
-            return record.commits[-1][0]
-        return str(tip.id)
-
-    def _settle_held(self) -> None:
+    def _settle_held(self, repo: MemoryRepo) -> None:
         """Forget held records whose pull request was merged or closed (each poll): what was
         merged reaches the folder with the forge's main; what was closed was refused."""
         if self.router is None:
             return
-        repo = MemoryRepo.open(self.root)
         folder = marker.place(repo)
         for record in marker.held_records(folder):
             if record.number is None:
