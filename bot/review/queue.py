@@ -22,6 +22,8 @@ from bot.contracts import (
     LABEL_NEEDS_REVIEW,
     LABEL_PREFIX,
 )
+from bot.integrator.decide import latest_reviews
+from bot.integrator.state import Review
 from bot.pullrequest.provenance import EDIT_STRATEGY, Provenance
 
 # What a memory pull request is (the `kind` column).
@@ -96,26 +98,10 @@ def proposed_by(author: str, provenance: Provenance | None) -> str:
     return provenance.agent_id
 
 
-def latest_reviews(reviews: Iterable[Reviewed], author: str) -> dict[str, Reviewed]:
-    """Each reviewer's latest approval or change request, a dismissal clearing it, the author's
-    own left out: what counts on GitHub."""
-    latest: dict[str, Reviewed] = {}
-    me = author.casefold()
-    for review in reviews:
-        who = review.author.casefold()
-        if not who or who == me:
-            continue
-        state = review.state.upper()
-        if state in ("APPROVED", "CHANGES_REQUESTED"):
-            latest[who] = review
-        elif state == "DISMISSED":
-            latest.pop(who, None)
-    return latest
-
-
 def review_outcome(reviews: Iterable[Reviewed], author: str, head_sha: str) -> tuple[bool, bool]:
     """(approved for `head_sha`, changes requested) by reviewers other than the author."""
-    latest = latest_reviews(reviews, author).values()
+    listed = [Review(r.author, r.state, r.commit_id, order) for order, r in enumerate(reviews)]
+    latest = latest_reviews(listed, author).values()
     requested = any(r.state.upper() == "CHANGES_REQUESTED" for r in latest)
     approved = not requested and bool(head_sha) and any(
         r.state.upper() == "APPROVED" and r.commit_id == head_sha for r in latest)
