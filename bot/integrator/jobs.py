@@ -403,11 +403,7 @@ class Batch:
         for number, commit in done.items():
             redis.set(published_key(self.repo, number), commit, ex=act.PUBLISHED_TTL)
             redis.hdel(ready_key(self.repo), str(number))
-            for label in entries.get(number, {}).get("labels") or ():
-                try:
-                    self.client.remove_label(number, str(label))
-                except Exception as exc:  # tidying labels of a merged pull request is optional
-                    log.info("%s: could not remove %s: %s", pr_key(self.repo, number), label, exc)
+            act.tidy_labels(self.client, self.repo, number, entries.get(number, {}).get("labels") or ())
         last = chain[-1][0]
         branch = str(entries.get(last, {}).get("branch") or "").removeprefix("refs/heads/")
         publish_head(redis, HeadEvent(repo=self.repo, sha=tip, before=before, cause="merge", pr=last,
