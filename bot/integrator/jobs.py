@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -244,7 +245,7 @@ class Integration:
         if self.lock.lost.is_set():
             raise MemrepoError(INTEGRATOR_LOCK_LOST.format(repo=self.repo))
 
-    def _ready(self, pull: PullRequest) -> object:
+    def _ready(self, pull: PullRequest) -> Callable[[int, str], None]:
         """Mark this pull request ready for the next batch, with the head the decision validated."""
         def mark(number: int, sha: str) -> None:
             labels = [label for label in pull.labels if label in act.TIDIED_LABELS]
@@ -266,7 +267,7 @@ class Integration:
         pull, state, policy = self.read()
         actor = act.Actor(self.repo, self.client, self.workspace, self.ctx.redis, pull, policy, self.ctx.resolver)
         if tuning.merge_by_push:
-            actor.ready = self._ready(pull)  # type: ignore[assignment]
+            actor.ready = self._ready(pull)
         reason = ""
         kind: Kind | None = None
         for _ in range(MAX_STEPS):
