@@ -322,11 +322,12 @@ class Batch:
         found: dict[int, dict] = {}
         for key, value in self.ctx.redis.hgetall(ready_key(self.repo)).items():
             try:
-                entry = json.loads(value)
-                found[int(key)] = entry if isinstance(entry, dict) and isinstance(entry.get("sha"), str) else {}
+                number, entry = int(key), json.loads(value)
             except (ValueError, TypeError):
                 continue
-        return {n: e for n, e in found.items() if e}
+            if isinstance(entry, dict) and isinstance(entry.get("sha"), str):
+                found[number] = entry
+        return found
 
     def _back_to_its_job(self, number: int, why: str) -> None:
         """Out of the batch: its own job decides again (and says why, if anything is wrong)."""
