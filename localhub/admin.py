@@ -50,7 +50,6 @@ class Usage:
             return {account: dict(row) for account, row in self._counts.items()}
 
 
-
 bp = Blueprint("localhub_admin", __name__, url_prefix="/_localhub")
 
 

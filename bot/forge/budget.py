@@ -91,8 +91,3 @@ def back_off_until(current: float, now: float, asked: float) -> float:
     """The shared "until" after GitHub answered a secondary limit asking `asked` seconds: never
     earlier than one already set (two workers told at once wait for the longer)."""
     return max(current, now + max(0.0, asked))
-
-
-def is_write(verb: str) -> bool:
-    """Whether a request by this HTTP method generates content (and costs 5 points)."""
-    return verb.upper() not in ("GET", "HEAD", "OPTIONS")

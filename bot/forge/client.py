@@ -63,6 +63,7 @@ from bot.forge.retry import (
     write_delay,
 )
 from bot.settings import DEFAULT_FORGE_URL as GITHUB_API_URL
+from bot.texts import Text
 
 if TYPE_CHECKING:
     from bot.forge.shared import SharedBudget, SharedTokens
@@ -87,7 +88,6 @@ __all__ = [
     "StatusUpdate",
     "TokenCredentials",
 ]
-from bot.texts import Text
 
 FORGE_NEEDS_CREDENTIALS = (
     "the forge client needs a token, or a GitHub App id and private key (with an installation id, or the "

@@ -17,7 +17,7 @@ job can be retried after a crash at any point.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
@@ -294,14 +294,18 @@ def _publish(actor: Actor, state: PullState, action: Action) -> Applied:
                       dream_id=dream_id_of(pull))
     publish_head(actor.redis, event)
     actor.redis.set(published_key(actor.repo, state.number), sha, ex=PUBLISHED_TTL)
-    if LABEL_NEEDS_REVIEW in pull.labels or LABEL_CONFLICT in pull.labels:
-        for label in (LABEL_NEEDS_REVIEW, LABEL_CONFLICT):
-            if label in pull.labels:
-                try:
-                    actor.client.remove_label(state.number, label)
-                except Exception as exc:  # tidying labels of a merged pull request is optional
-                    log.info("%s: could not remove %s: %s", pr_key(actor.repo, state.number), label, exc)
+    tidy_labels(actor.client, actor.repo, state.number, pull.labels)
     return Applied(Next.STOP, replace(state, head_published=True))
+
+
+def tidy_labels(client: ForgeClient, repo: str, number: int, labels: Collection[str]) -> None:
+    """Remove the TIDIED_LABELS among `labels` from a merged pull request (optional: a failure
+    is logged)."""
+    for label in (label for label in TIDIED_LABELS if label in labels):
+        try:
+            client.remove_label(number, label)
+        except Exception as exc:  # tidying labels of a merged pull request is optional
+            log.info("%s: could not remove %s: %s", pr_key(repo, number), label, exc)
 
 
 def _reread(actor: Actor, state: PullState, action: Action) -> Applied:

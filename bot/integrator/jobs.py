@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -244,7 +245,7 @@ class Integration:
         if self.lock.lost.is_set():
             raise MemrepoError(INTEGRATOR_LOCK_LOST.format(repo=self.repo))
 
-    def _ready(self, pull: PullRequest) -> object:
+    def _ready(self, pull: PullRequest) -> Callable[[int, str], None]:
         """Mark this pull request ready for the next batch, with the head the decision validated."""
         def mark(number: int, sha: str) -> None:
             labels = [label for label in pull.labels if label in act.TIDIED_LABELS]
@@ -266,7 +267,7 @@ class Integration:
         pull, state, policy = self.read()
         actor = act.Actor(self.repo, self.client, self.workspace, self.ctx.redis, pull, policy, self.ctx.resolver)
         if tuning.merge_by_push:
-            actor.ready = self._ready(pull)  # type: ignore[assignment]
+            actor.ready = self._ready(pull)
         reason = ""
         kind: Kind | None = None
         for _ in range(MAX_STEPS):
@@ -321,11 +322,12 @@ class Batch:
         found: dict[int, dict] = {}
         for key, value in self.ctx.redis.hgetall(ready_key(self.repo)).items():
             try:
-                entry = json.loads(value)
-                found[int(key)] = entry if isinstance(entry, dict) and isinstance(entry.get("sha"), str) else {}
+                number, entry = int(key), json.loads(value)
             except (ValueError, TypeError):
                 continue
-        return {n: e for n, e in found.items() if e}
+            if isinstance(entry, dict) and isinstance(entry.get("sha"), str):
+                found[number] = entry
+        return found
 
     def _back_to_its_job(self, number: int, why: str) -> None:
         """Out of the batch: its own job decides again (and says why, if anything is wrong)."""
@@ -403,11 +405,7 @@ class Batch:
         for number, commit in done.items():
             redis.set(published_key(self.repo, number), commit, ex=act.PUBLISHED_TTL)
             redis.hdel(ready_key(self.repo), str(number))
-            for label in entries.get(number, {}).get("labels") or ():
-                try:
-                    self.client.remove_label(number, str(label))
-                except Exception as exc:  # tidying labels of a merged pull request is optional
-                    log.info("%s: could not remove %s: %s", pr_key(self.repo, number), label, exc)
+            act.tidy_labels(self.client, self.repo, number, entries.get(number, {}).get("labels") or ())
         last = chain[-1][0]
         branch = str(entries.get(last, {}).get("branch") or "").removeprefix("refs/heads/")
         publish_head(redis, HeadEvent(repo=self.repo, sha=tip, before=before, cause="merge", pr=last,
