@@ -320,6 +320,35 @@ def load_spec(path: Path = FIXTURE) -> Spec:
     return Spec(json.loads(path.read_text()))
 
 
+# ---------------------------------------------------------------------------- webhooks
+
+WEBHOOKS = FIXTURE.with_name("webhooks.json")
+
+
+@cache
+def _webhook_validators(path: Path = WEBHOOKS) -> dict[str, Draft202012Validator]:
+    """A validator per `<event>$<action>` in webhooks.json (trim_webhooks.py), each schema
+    carrying the components its `$ref`s point into."""
+    data = json.loads(path.read_text())
+    openapi = data.get("openapi", "3.0.3")
+    components = {"schemas": {name: json_schema(schema, openapi)
+                              for name, schema in data["components"]["schemas"].items()}}
+    return {name: Draft202012Validator({**json_schema(schema, openapi), "components": components},
+                                       format_checker=FORMATS)
+            for name, schema in data["webhooks"].items()}
+
+
+def webhook_problem(event: str, payload: Any) -> str | None:
+    """Why a delivery's payload is not the request body GitHub's OpenAPI description gives
+    for its event and action (`x-webhooks`), or None when it fits."""
+    name = f"{event}${payload.get('action') or 'event'}" if isinstance(payload, dict) else event
+    check = _webhook_validators().get(name)
+    if check is None:
+        return f"{name}: no request body in {WEBHOOKS.name} (add it to github-webhooks/trim.py's ROOTS)"
+    error = first_error(check, payload)
+    return None if error is None else f"{name} (OpenAPI): {describe(error)}"
+
+
 # ---------------------------------------------------------------------------- recording
 
 @dataclass(frozen=True)
