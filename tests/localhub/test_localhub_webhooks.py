@@ -30,9 +30,10 @@ from jsonschema import Draft7Validator
 from jsonschema.exceptions import best_match
 
 from localhub.server import LocalhubServer
-from tests.conformance import FORMATS, webhook_problem
+from tests.conformance import FORMATS, load_spec, webhook_problem
 from tests.conftest import localhub_token, operator_headers
-from tests.localhub.test_localhub_issues import Checkout, client, commit_of, open_pull, run_git
+from tests.localhub.test_localhub_issues import Checkout, client, commit_of, git_url, open_pull, run_git
+from tests.localhub.test_localhub_permissions import _installation_token
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "fixtures" / "github-webhooks" / "webhooks.json"
 SECRET = "It's a Secret to Everybody"
@@ -413,6 +414,68 @@ def test_pull_request_lifecycle_events(hooked: Hooked) -> None:
     [reopened] = got("pull_request", "reopened")
     assert reopened.payload["pull_request"]["state"] == "open"
     assert got("push")[-1].payload["ref"] == "refs/heads/main"  # the merge moved main
+
+
+@pytest.mark.parametrize("pusher", ["bob", "app-alice[bot]"])
+def test_pull_requests_merged_by_one_push_of_main_are_reported_as_github_reports_them(
+        hooked: Hooked, pusher: str) -> None:
+    """A batch as the integrator pushes it: on main, one merge commit per pull request with its
+    head as second parent, then one push (by bob, or by an App's installation as the integrator
+    in App mode; alice opened the pull requests). GitHub marks a pull request merged once its
+    head reaches the base by a push (hub-merge(1)); its REST answer then has state `closed`,
+    `merged`, `merged_at` = `closed_at`, `merged_by` the pusher and `merge_commit_sha` the merge
+    commit that brought it ("if merged as a merge commit, the SHA of the merge commit", GET
+    /pulls/{n} in GitHub's description), and exactly one `closed` delivery with `merged: true`,
+    after the push's, says the same. A pull request whose head main does not hold stays open,
+    with main as its new base and no delivery."""
+    checkout, spec = hooked.checkout, load_spec()
+    heads: dict[int, str] = {}
+    for name in ("one", "two", "three", "left"):
+        run_git(checkout.path, "checkout", "-q", "main")
+        head = checkout.commit(name, {f"notes/{name}.md": f"# {name}\n"}, f"Add {name}")
+        checkout.push(name)
+        heads[open_pull(hooked.server, hooked.alice_token, "alice/memory", name, title=f"Add {name}")] = head
+    *batch, left = heads
+    settle(hooked.server)
+    if pusher != "bob":
+        token = _installation_token(hooked.server, "alice")
+        run_git(checkout.path, "remote", "set-url", "origin", git_url(hooked.server, token, "alice/memory"))
+    run_git(checkout.path, "checkout", "-q", "main")
+    merges = {}
+    for number in batch:
+        run_git(checkout.path, "merge", "-q", "--no-ff", "-m", f"Merge pull request #{number}", heads[number])
+        merges[number] = run_git(checkout.path, "rev-parse", "HEAD")
+    seen = len(hooked.receiver.got())
+    checkout.push("main")
+    settle(hooked.server)
+
+    for number in batch:
+        resp = hooked.api("GET", f"/pulls/{number}")
+        pull = resp.json()
+        assert spec.check("GET", f"/repos/alice/memory/pulls/{number}", resp.status_code, pull) is None
+        assert (pull["state"], pull["merged"], pull["merged_by"]["login"], pull["user"]["login"]) == (
+            "closed", True, pusher, "alice")
+        assert pull["merge_commit_sha"] == merges[number]
+        assert run_git(checkout.path, "rev-parse", f"{merges[number]}^2") == heads[number] == pull["head"]["sha"]
+        assert pull["merged_at"] is not None and pull["merged_at"] == pull["closed_at"]
+        assert hooked.api("GET", f"/pulls/{number}/merge").status_code == 204
+        for commit in (merges[number], heads[number]):  # "the merged pull request that introduced the commit"
+            assert [p["number"] for p in hooked.api("GET", f"/commits/{commit}/pulls").json()] == [number]
+    still = hooked.api("GET", f"/pulls/{left}").json()
+    assert (still["state"], still["merged"], still["merged_by"], still["merged_at"]) == ("open", False, None, None)
+    assert still["base"]["sha"] == merges[batch[-1]]
+    assert hooked.api("GET", f"/pulls/{left}/merge").status_code == 404
+
+    after = hooked.receiver.got()[seen:]
+    assert [(d.event, d.action) for d in after] == [("push", None)] + [("pull_request", "closed")] * len(batch)
+    assert after[0].payload["after"] == merges[batch[-1]] and after[0].payload["sender"]["login"] == pusher
+    assert sorted(d.payload["number"] for d in after[1:]) == sorted(batch)  # one each, none for `left`
+    for payload in (d.payload for d in after[1:]):
+        number = payload["number"]
+        assert (payload["sender"]["login"], payload["pull_request"]["merged"]) == (pusher, True)
+        assert payload["pull_request"]["merged_by"]["login"] == pusher
+        assert payload["pull_request"]["merge_commit_sha"] == merges[number]
+        assert payload["pull_request"]["merged_at"] == hooked.api("GET", f"/pulls/{number}").json()["merged_at"]
 
 
 # ---------------------------------------------------------------------------------- deliveries
