@@ -181,7 +181,8 @@ def receiver() -> Iterator[Receiver]:
     yield hook_receiver
     hook_receiver.close()
     problems = sorted({p for d in hook_receiver.got()
-                       for p in (schema_problem(d.event, d.payload), webhook_problem(d.event, d.payload)) if p})
+                       for p in (schema_problem(d.event, d.payload), webhook_problem(d.event, d.payload, d.headers))
+                       if p})
     if problems:
         pytest.fail("webhook payloads differ from GitHub's schemas:\n" + "\n".join(f"  - {p}" for p in problems),
                     pytrace=False)
@@ -478,6 +479,19 @@ def test_pull_requests_merged_by_one_push_of_main_are_reported_as_github_reports
         assert payload["pull_request"]["merged_at"] == hooked.api("GET", f"/pulls/{number}").json()["merged_at"]
 
 
+def test_member_events_when_a_collaborator_is_added_edited_and_removed(hooked: Hooked) -> None:
+    """The `member` deliveries, so that their payloads too meet both schemas."""
+    localhub_token(hooked.server, "carol")
+    hooked.repo.add_to_collaborators("carol", "push")
+    hooked.repo.add_to_collaborators("carol", "admin")
+    hooked.repo.remove_from_collaborators("carol")
+    settle(hooked.server)
+    members = [d.payload for d in hooked.receiver.got("member")]
+    assert [(m["action"], m["member"]["login"], m["sender"]["login"]) for m in members] == [
+        ("added", "carol", "alice"), ("edited", "carol", "alice"), ("removed", "carol", "alice")]
+    assert "old_permission" in members[1]["changes"]
+
+
 # ---------------------------------------------------------------------------------- deliveries
 def test_deliveries_are_recorded_and_redelivered_with_the_same_guid(hooked: Hooked) -> None:
     summaries = list(hooked.repo.get_hook_deliveries(hooked.hook.id))
@@ -568,3 +582,8 @@ def test_the_schema_check_catches_a_payload_github_would_not_send(hooked: Hooked
     assert webhook_problem("ping", {**payload, "hook": no_events}) is not None
     assert webhook_problem("ping", {**payload, "repository": {"name": "memory"}}) is not None
     assert webhook_problem("deployment", {"action": "created"}) is not None
+    headers = hooked.receiver.got("ping")[0].headers
+    assert webhook_problem("ping", payload, headers) is None
+    assert webhook_problem("ping", payload, {k: v for k, v in headers.items() if k != "x-github-hook-id"})
+    unsigned = {k: v for k, v in headers.items() if not k.startswith("x-hub-signature")}
+    assert webhook_problem("ping", payload, unsigned) is None  # a hook without a secret signs nothing
