@@ -1,4 +1,5 @@
-"""TranscriptStore: the API the agent session runtime and the dreamer use.
+"""TranscriptStore: the API the transcripts' readers and writers use (agent sessions, the dreamer,
+the harnesses' imports, `why`, the palace, the command line).
 
 Appends go to the log first (the truth), then to the index, under the agent's lock. The
 first time a store touches an agent's index it catches up with the logs (rows that another
