@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 
 from bot.errors import MemrepoError
 from bot.forge.budget import HOUR, MINUTE, Limits, Spent, back_off_until, wait
-from bot.forge.client import ForgeClient, StatusUpdate, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
 from bot.forge.errors import RateLimited
+from bot.forge.shapes import StatusUpdate
 from bot.forge.shared import SharedBudget, SharedTokens, identity
 from bot.settings import budget_limits, merge_by_push
 from tests.conftest import arm_fault, fault_hits, localhub_token, operator_headers
