@@ -16,6 +16,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from bot import agent_credential
 from bot.agent import texts
 from bot.agent.routing import EditFacts, Route, changed_lines, route_edit
 from bot.agent.tool import EditResult
@@ -168,7 +169,8 @@ class WritePath:
         own = sync.remote_url(self.repo)
         head = self.repo.head_sha()
         try:
-            client = make_client(forge_target(sync.remote_url(projection), self.env), self.forge_retry)
+            recorded = agent_credential.read(self.repo.root)  # the agent's identity writes to shared memory too
+            client = make_client(forge_target(sync.remote_url(projection), self.env, recorded), self.forge_retry)
         except MemrepoError as exc:
             return EditResult(False, call.command, AGENT_SHARED_NO_FORGE.format(
                 name=attachment.name, url=attachment.url, problem=exc), revision=head, route="refused")
@@ -261,13 +263,12 @@ class WritePath:
     def _forge(self) -> Any:
         """A client for the memory's forge, or None when origin is not one (or has no token)."""
         from bot.memfs import sync
-        from bot.pullrequest.target import forge_target, make_client
+        from bot.pullrequest.target import clone_target, make_client
 
-        url = sync.remote_url(self.repo)
-        if url is None:
+        if sync.remote_url(self.repo) is None:
             return None
         try:
-            return make_client(forge_target(url, self.env), self.forge_retry)
+            return make_client(clone_target(self.repo, self.env), self.forge_retry)
         except MemrepoError:
             return None
 
@@ -275,7 +276,7 @@ class WritePath:
                  transcript_range: str | None = None) -> EditResult:
         from bot.agent.proposal import propose_edit, turn_messages  # the forge and the worktree: only when needed
         from bot.memfs import sync
-        from bot.pullrequest.target import forge_target, make_client
+        from bot.pullrequest.target import clone_target, make_client
 
         reasons = "; ".join(route.reasons)
         head = self.repo.head_sha()
@@ -285,7 +286,7 @@ class WritePath:
                                                                                   connect=self.connect_hint),
                               revision=head, route="refused")
         try:
-            client = make_client(forge_target(url, self.env), self.forge_retry)
+            client = make_client(clone_target(self.repo, self.env), self.forge_retry)
             window = turn_messages(self.transcripts, self.agent_id, conversation_id, transcript_range)
             try:
                 made = propose_edit(self.repo, call, route, client, agent_id=self.agent_id,
@@ -381,7 +382,6 @@ class CommitRouter:
         return "merged" if pr.merged else pr.state
 
     def _client(self, repo: MemoryRepo) -> Any:
-        from bot.memfs import sync
-        from bot.pullrequest.target import forge_target, make_client
+        from bot.pullrequest.target import clone_target, make_client
 
-        return make_client(forge_target(sync.remote_url(repo), self.env), self.forge_retry)
+        return make_client(clone_target(repo, self.env), self.forge_retry)

@@ -366,3 +366,19 @@ CI_OLDER_HELP = "pin this memrepo even where the workflow pins a newer one"
 HARNESS_REPO_HELP = "the memory folder (a clone of the memory repository; default: the current folder)"
 # follow's and mcp's --poll
 BAD_POLL = "--poll must be a positive number of seconds, found {poll}"
+
+IDENTITY_HELP = "give the agent a forge identity of its own (set, show, clear), so you can approve what it proposes"
+IDENTITY_DESCRIPTION = """\
+The agent writes to the forge (pushes, its pull requests, follow's and the dreamer's) with the
+identity recorded for the memory clone, else MEMREPO_FORGE_TOKEN, else GITHUB_TOKEN, else the token
+in origin's URL. A person whose shell exports GITHUB_TOKEN would otherwise make the agent write as
+themselves, and nobody may approve their own pull request. `identity set` records a second
+account's token (read from a file or an environment variable, never the command line) or a GitHub
+App installation, after the forge says which account it is and that it may write; it refuses your
+own account (the one MEMREPO_REVIEW_TOKEN, GH_TOKEN or GITHUB_TOKEN names). The record is kept in
+the clone's git directory, readable by you only; `memrepo review` never uses it."""
+IDENTITY_TOKEN_FILE_HELP = "a file holding the agent account's token (one line)"
+IDENTITY_TOKEN_ENV_HELP = "the name of an environment variable holding the agent account's token"
+IDENTITY_APP_ID_HELP = "a GitHub App's id (with --app-key-file and --installation-id)"
+IDENTITY_APP_KEY_HELP = "the GitHub App's private key file (PEM)"
+IDENTITY_INSTALLATION_HELP = "the App's installation id on the memory repository's account"
