@@ -183,3 +183,28 @@ def test_bad_input_is_one_line_and_records_nothing(
     assert code != 0 and out == "" and len(err.strip().splitlines()) == 1 and said in err, err
     assert "Traceback" not in err and world.agent not in err and world.token not in err
     assert not agent_credential.record_path(world.memory.root).exists()
+
+
+def test_status_and_doctor_name_the_agents_account_and_warn_when_it_is_the_reviewers(
+        world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = str(world.memory.root)
+    code, out, err = run_cli(capsys, "repository", "status", "--fetch", "--repo", repo)
+    assert code == 0, err
+    assert "the agent writes as alice, the account you review with" in out and "memrepo identity set" in out
+    with AgentSession(world.memory.root, "c1", store=world.store, background_dreams=False,
+                      env={"GITHUB_TOKEN": world.token}) as s:
+        assert "the agent writes as alice, the account you review with" in s.doctor()
+
+    assert world.identity(capsys, "set", "--token-file", str(world.token_file(world.agent)))[0] == 0
+    code, out, err = run_cli(capsys, "repository", "status", "--repo", repo)  # no forge call: the record says
+    assert code == 0 and "the agent writes as ada-bot (recorded identity)" in out, err
+    code, out, err = run_cli(capsys, "repository", "status", "--fetch", "--json", "--repo", repo)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["agent_account"] == {"agent": "ada-bot", "source": "recorded identity", "reviewer": "alice"}
+    assert data["same_account_as_reviewer"] is False
+    with AgentSession(world.memory.root, "c1", store=world.store, background_dreams=False,
+                      env={"GITHUB_TOKEN": world.token}) as s:
+        report = s.doctor()
+    assert "the agent writes as ada-bot (recorded identity); you review as alice" in report
+    assert "account you review with" not in report
