@@ -442,8 +442,9 @@ class AgentSession:
 
         # what waits on the forge and who writes it, before the verdict (the last line)
         body, _, verdict = text.rpartition("\n")
-        writer = accounts.said(*accounts.find(self.repo, self.env))
-        return f"{body}\n{waiting.said(*waiting.count(self.repo, self.env))}\n{writer}\n{verdict}"
+        found, reason = accounts.find(self.repo, self.env)
+        writer = f"\n{accounts.said(found, reason)}" if found or reason else ""
+        return f"{body}\n{waiting.said(*waiting.count(self.repo, self.env))}{writer}\n{verdict}"
 
 
 def _when(policy: Dream) -> str:

@@ -101,7 +101,7 @@ def run_status(args: argparse.Namespace) -> int:
                           **({"pull_requests": waiting[0]} if waiting else {})}, indent=2))
         return 0
     rows = (marker.status_row(repo), *marker.held_rows(repo), *((waiting[1],) if waiting else ()),
-            *(((ACCOUNTS_LABEL, accounts.said(found, reason)),) if state.url is not None else ()))
+            *(((ACCOUNTS_LABEL, accounts.said(found, reason)),) if found or reason else ()))
     for line in sync.status_lines(state, rows):
         print(line)
     return 0

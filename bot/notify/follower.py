@@ -4,8 +4,9 @@ on the newest `main`.
 `HeadSubscriber(root, events_url, token)` runs a background thread that reads
 `GET /v1/repos/<owner>/<repo>/events` (server-sent events, bearer token). The token is the
 agent's own forge token, the one it uses for git: the receiver asks the forge whether it may
-read the repository. Without one given, it is found as git finds it: MEMREPO_FORGE_TOKEN,
-GITHUB_TOKEN, or the password of the clone's `origin` URL (`https://x-access-token:TOKEN@...`). On each `head`
+read the repository. Without one given, it is found in bot.agent_credential's order: the identity
+`memrepo identity set` recorded, MEMREPO_FORGE_TOKEN, GITHUB_TOKEN, or the password of the clone's `origin`
+URL (`https://x-access-token:TOKEN@...`). On each `head`
 event for its repository whose sha is not the clone's HEAD it runs `bot.memfs.sync.sync`:
 fetch, fast-forward, or replay unpushed local commits onto the new head and push them. Moving
 HEAD is what invalidates the compile cache (`PromptCompiler` keys its cache by the HEAD sha),

@@ -53,9 +53,17 @@ def source(repo: Any, env: Mapping[str, str]) -> tuple[str | None, str]:
 
 def find(repo: Any, environ: Mapping[str, str] | None = None, *, ask: bool = True
          ) -> tuple[Accounts | None, str | None]:
-    """(the two accounts, None) or (None, why they are not known). `ask`: False reads only the
+    """(the two accounts, None), (None, why they are not known), or (None, None) when origin is
+    no forge (a bare repository's path: no account writes there). `ask`: False reads only the
     record and the environment (no forge call)."""
+    from bot.memfs.sync import remote_url
+    from bot.pullrequest.target import forge_target
+
     env = os.environ if environ is None else environ
+    try:
+        forge_target(remote_url(repo), {})
+    except MemrepoError:
+        return None, None
     try:
         login, where = source(repo, env)
     except MemrepoError as exc:

@@ -9,9 +9,10 @@
     sync_all(repo)        every projection brought to its forge's main; one whose forge no
                           longer lets the agent's token read it is removed, with a line saying why
 
-The agent's forge token reads the shared memory as git would: MEMREPO_FORGE_TOKEN, GITHUB_TOKEN,
-or the password of the agent's own origin URL; it is written into the projection's origin
-URL, as in the agent's own clone, and never into the record.
+The agent's forge token reads the shared memory (bot.agent_credential's order: the recorded
+identity, MEMREPO_FORGE_TOKEN, GITHUB_TOKEN, or the password of the agent's own origin URL); it
+is written into the projection's origin URL, as in the agent's own clone, and never into the
+record.
 """
 
 from __future__ import annotations
