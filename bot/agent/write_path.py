@@ -336,9 +336,11 @@ class CommitRouter:
     the policy of the forge's main, so a commit cannot loosen the rules it is judged by), and
     `propose` opens the pull request for those held back, as an agent edit."""
 
-    def __init__(self, env: Mapping[str, str] | None = None, forge_retry: RetryPolicy | None = None) -> None:
+    def __init__(self, env: Mapping[str, str] | None = None, forge_retry: RetryPolicy | None = None,
+                 home: str | None = None) -> None:
         self.env = os.environ if env is None else env
         self.forge_retry = forge_retry
+        self.home = home  # the transcript store the harness's conversations are imported into (None: the default)
 
     def route(self, repo: MemoryRepo, commit: str, parent: str | None, base: str) -> Route:
         """Where `commit` (made on `parent`) goes, by the policy at `base`."""
@@ -364,13 +366,17 @@ class CommitRouter:
 
         held = combined(self.route(repo, sha, parent, base) for sha, parent in commits)
         tool = MemoryTool(repo, push=False)  # the folder's agent, as its name and id are configured
+        from bot.transcript import TranscriptStore
+
         client = self._client(repo)
+        store = TranscriptStore(self.home)
         try:
             return propose_commits(repo, tuple(sha for sha, _ in commits), held, client, base=base, tip=tip,
-                                   agent_id=tool.agent_id, agent_name=tool.agent_name,
+                                   agent_id=tool.agent_id, agent_name=tool.agent_name, transcripts=store,
                                    memory_repository=memory_repository)
         finally:
             client.close()
+            store.close()
 
     def pull_state(self, repo: MemoryRepo, number: int) -> str:
         """`open`, `merged` or `closed`: what became of a pull request `propose` opened."""

@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     importer = letta_importer(args.transcripts or None, args.home, Path(args.repo)) \
         if args.transcripts is not None else None
     follower = Follower(Path(args.repo), events=args.events, poll=args.poll, say=say, importer=importer,
-                        router=CommitRouter())
+                        router=CommitRouter(home=args.home))
     if args.once:
         return follower.once()
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="memrepo follow: %(message)s")

@@ -136,8 +136,8 @@ class Follower:
         """One pass now: 0 when the folder and the forge agree afterwards (or it waits for the
         harness), 1 when a commit was set aside, a held commit's pull request could not be
         opened, or nothing could be synced or imported."""
+        imported = self._import(time.monotonic())  # first: a held commit's pull request quotes its turn
         outcome = self.step()
-        imported = self._import(time.monotonic())
         return 1 if outcome in ("failed", "set-aside") or self._unproposed or not imported else 0
 
     def run(self) -> int:
@@ -371,9 +371,10 @@ class Follower:
         if self.router is None:
             return
         folder = marker.place(repo)
-        for record in marker.held_records(folder):
-            if record.number is not None:
-                continue
+        records = [record for record in marker.held_records(folder) if record.number is None]
+        if records and self.importer is not None and self._stamp != self._transcripts_stamp():
+            self._import(time.monotonic())  # what the harness wrote of the turn, for the pull request to quote
+        for record in records:
             base = repo.head_sha()
             assert base is not None
             tip = self._replayed(repo, record.commits, base)
