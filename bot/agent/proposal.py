@@ -172,7 +172,7 @@ def propose_commits(repo: MemoryRepo, commits: Sequence[str], route: Route, clie
     transcript_range = trailers.get(TRANSCRIPT_RANGE)
     linked = ""
     if not conversation:  # Letta Code's commits name none: the turn is found by time, or said unknown
-        conversation, transcript_range, linked = _linked_turn(transcripts, agent_id, found)
+        conversation, transcript_range, linked = linked_turn(transcripts, agent_id, found)
     window = turn_messages(transcripts, agent_id, conversation, transcript_range)
     subjects = [c.message.split("\n", 1)[0].strip() for c in found]
     listed = "\n".join(f"- {str(c.id)[:12]} {subject}"
@@ -191,7 +191,16 @@ def propose_commits(repo: MemoryRepo, commits: Sequence[str], route: Route, clie
     return EditProposal(pr.number, pr.url, branch, sha, base, paths, labels)
 
 
-def _linked_turn(transcripts: Any, agent_id: str, commits: Sequence[pygit2.Commit]) -> tuple[str, str | None, str]:
+def turn_known(repo: MemoryRepo, commits: Sequence[str], transcripts: Any, agent_id: str) -> bool:
+    """Whether the pull request of harness `commits` would name the conversation behind them
+    now: a commit names it itself, or the turn it was made in is imported (`linked_turn`)."""
+    found = [repo.git[sha].peel(pygit2.Commit) for sha in commits]
+    if any(CONVERSATION_ID in trailer_map(commit.message) for commit in found):
+        return True
+    return bool(linked_turn(transcripts, agent_id, found)[0])
+
+
+def linked_turn(transcripts: Any, agent_id: str, commits: Sequence[pygit2.Commit]) -> tuple[str, str | None, str]:
     """(conversation, transcript range, the sentence the body says) for harness commits that name
     no conversation: the imported turn each was made in (bot/agent/harness_turn.py), when they
     all name one conversation; else ("", None, why it cannot be known)."""

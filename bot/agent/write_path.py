@@ -378,6 +378,14 @@ class CommitRouter:
             client.close()
             store.close()
 
+    def turn_known(self, repo: MemoryRepo, commits: tuple[tuple[str, str | None], ...]) -> bool:
+        """Whether the conversation behind `commits` can be named now (bot.agent.proposal.turn_known)."""
+        from bot.agent.proposal import turn_known
+        from bot.transcript import TranscriptStore
+
+        with TranscriptStore(self.home) as store:
+            return turn_known(repo, tuple(sha for sha, _ in commits), store, MemoryTool(repo, push=False).agent_id)
+
     def pull_state(self, repo: MemoryRepo, number: int) -> str:
         """`open`, `merged` or `closed`: what became of a pull request `propose` opened."""
         client = self._client(repo)
