@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "at": texts.AT_HELP,
     "repository": texts.REPOSITORY_HELP,
     "review": texts.REVIEW_HELP,
+    "identity": texts.IDENTITY_HELP,
     "shared": texts.SHARED_HELP,
     "follow": texts.FOLLOW_HELP,
     "localhub": texts.LOCALHUB_HELP,

@@ -43,6 +43,9 @@ from bot.transcript.model import Message
 AGENT_HARNESS_COMMAND = "git commit (made by the harness in the memory folder)"
 AGENT_HARNESS_COMMITS = Text("{count:|commit|commits} the harness made in the memory folder")
 AGENT_HARNESS_COMMITS_MADE = "Made in the memory folder, and held back from main by memrepo follow:\n{commits}"
+HARNESS_LINKED = ("The harness's commit names no conversation; by time it was made during the turn of conversation "
+                  "{conversation} that ended at {ended} (messages {first} to {last}).")
+HARNESS_UNKNOWN = "The conversation behind it cannot be known: {why}."
 AGENT_EDIT_NOT_APPLICABLE = "the edit does not apply to main as it is on the remote ({base}): {problem}"
 AGENT_EDIT_UNLABELLED = "pull request #{number} was opened but could not be labelled ({problem}); it was closed " \
                         "again so that nothing merges it without the review its labels ask for"
@@ -167,12 +170,16 @@ def propose_commits(repo: MemoryRepo, commits: Sequence[str], route: Route, clie
     found = [repo.git[sha].peel(pygit2.Commit) for sha in commits]
     trailers = {key: value for commit in found for key, value in trailer_map(commit.message).items()}
     conversation = trailers.get(CONVERSATION_ID, "")
-    window = turn_messages(transcripts, agent_id, conversation, trailers.get(TRANSCRIPT_RANGE))
+    transcript_range = trailers.get(TRANSCRIPT_RANGE)
+    linked = ""
+    if not conversation:  # Letta Code's commits name none: the turn is found by time, or said unknown
+        conversation, transcript_range, linked = linked_turn(transcripts, agent_id, found)
+    window = turn_messages(transcripts, agent_id, conversation, transcript_range)
     subjects = [c.message.split("\n", 1)[0].strip() for c in found]
     listed = "\n".join(f"- {str(c.id)[:12]} {subject}"
                        for c, subject in zip(found, subjects, strict=True))
     reason = (subjects[0] if len(found) == 1 else AGENT_HARNESS_COMMITS.format(count=len(found))) \
-        + "\n\n" + AGENT_HARNESS_COMMITS_MADE.format(commits=listed)
+        + "\n\n" + AGENT_HARNESS_COMMITS_MADE.format(commits=listed) + (f"\n\n{linked}" if linked else "")
     old = repo.git[base].peel(pygit2.Commit).tree
     paths = tuple(sorted({d.new_file.path or d.old_file.path
                           for d in old.diff_to_tree(repo.git[tip].peel(pygit2.Commit).tree).deltas}))
@@ -183,6 +190,44 @@ def propose_commits(repo: MemoryRepo, commits: Sequence[str], route: Route, clie
     sha = _commit(repo, base, tip, render.commit_message(ctx), identity.agent(agent_id, agent_name))
     pr, labels = _publish(repo, client, sha, ctx)
     return EditProposal(pr.number, pr.url, branch, sha, base, paths, labels)
+
+
+def turn_known(repo: MemoryRepo, commits: Sequence[str], transcripts: Any, agent_id: str) -> bool:
+    """Whether the pull request of harness `commits` would name the conversation behind them
+    now: a commit names it itself, or the turn it was made in is imported (`linked_turn`)."""
+    found = [repo.git[sha].peel(pygit2.Commit) for sha in commits]
+    if any(CONVERSATION_ID in trailer_map(commit.message) for commit in found):
+        return True
+    return bool(linked_turn(transcripts, agent_id, found)[0])
+
+
+def linked_turn(transcripts: Any, agent_id: str, commits: Sequence[pygit2.Commit]) -> tuple[str, str | None, str]:
+    """(conversation, transcript range, the sentence the body says) for harness commits that name
+    no conversation: the imported turn each was made in (bot/agent/harness_turn.py), when they
+    all name one conversation; else ("", None, why it cannot be known)."""
+    from datetime import UTC, datetime
+
+    from bot.agent.harness_turn import Linked, Unknown, link
+
+    if transcripts is None:
+        return "", None, HARNESS_UNKNOWN.format(why="no transcript store was at hand")
+    try:
+        rows = {c: transcripts.read(agent_id, c) for c in transcripts.conversations(agent_id)}
+    except MemrepoError as exc:
+        log.info("no transcript to link for %s: %s", agent_id, exc)
+        rows = {}
+    found = [link(datetime.fromtimestamp(c.commit_time, UTC), rows, agent_id) for c in commits]
+    unknown = next((one for one in found if isinstance(one, Unknown)), None)
+    if unknown is not None:
+        return "", None, HARNESS_UNKNOWN.format(why=unknown.why)
+    linked = [one for one in found if isinstance(one, Linked)]
+    if len({one.conversation_id for one in linked}) > 1:
+        names = ", ".join(sorted({one.conversation_id for one in linked}))
+        return "", None, HARNESS_UNKNOWN.format(why=f"the held commits were made in several conversations ({names})")
+    first, last = linked[0], linked[-1]
+    ended = next((m.captured_at for m in rows[last.conversation_id] if m.message_id == last.last), "")
+    return first.conversation_id, f"{first.first}..{last.last}", HARNESS_LINKED.format(
+        conversation=first.conversation_id, ended=ended, first=first.first, last=last.last)
 
 
 def _publish(repo: MemoryRepo, client: ForgeClient, sha: str,

@@ -438,11 +438,13 @@ class AgentSession:
         text = doctor.render(report)
         if st.url is None:
             return text
-        from bot.review import waiting
+        from bot.review import accounts, waiting
 
-        # what waits on the forge, before the verdict (the last line)
+        # what waits on the forge and who writes it, before the verdict (the last line)
         body, _, verdict = text.rpartition("\n")
-        return f"{body}\n{waiting.said(*waiting.count(self.repo, self.env))}\n{verdict}"
+        found, reason = accounts.find(self.repo, self.env)
+        writer = f"\n{accounts.said(found, reason)}" if found or reason else ""
+        return f"{body}\n{waiting.said(*waiting.count(self.repo, self.env))}{writer}\n{verdict}"
 
 
 def _when(policy: Dream) -> str:

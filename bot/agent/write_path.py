@@ -16,6 +16,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from bot import agent_credential
 from bot.agent import texts
 from bot.agent.routing import EditFacts, Route, changed_lines, route_edit
 from bot.agent.tool import EditResult
@@ -168,7 +169,8 @@ class WritePath:
         own = sync.remote_url(self.repo)
         head = self.repo.head_sha()
         try:
-            client = make_client(forge_target(sync.remote_url(projection), self.env), self.forge_retry)
+            recorded = agent_credential.read(self.repo.root)  # the agent's identity writes to shared memory too
+            client = make_client(forge_target(sync.remote_url(projection), self.env, recorded), self.forge_retry)
         except MemrepoError as exc:
             return EditResult(False, call.command, AGENT_SHARED_NO_FORGE.format(
                 name=attachment.name, url=attachment.url, problem=exc), revision=head, route="refused")
@@ -261,13 +263,12 @@ class WritePath:
     def _forge(self) -> Any:
         """A client for the memory's forge, or None when origin is not one (or has no token)."""
         from bot.memfs import sync
-        from bot.pullrequest.target import forge_target, make_client
+        from bot.pullrequest.target import clone_target, make_client
 
-        url = sync.remote_url(self.repo)
-        if url is None:
+        if sync.remote_url(self.repo) is None:
             return None
         try:
-            return make_client(forge_target(url, self.env), self.forge_retry)
+            return make_client(clone_target(self.repo, self.env), self.forge_retry)
         except MemrepoError:
             return None
 
@@ -275,7 +276,7 @@ class WritePath:
                  transcript_range: str | None = None) -> EditResult:
         from bot.agent.proposal import propose_edit, turn_messages  # the forge and the worktree: only when needed
         from bot.memfs import sync
-        from bot.pullrequest.target import forge_target, make_client
+        from bot.pullrequest.target import clone_target, make_client
 
         reasons = "; ".join(route.reasons)
         head = self.repo.head_sha()
@@ -285,7 +286,7 @@ class WritePath:
                                                                                   connect=self.connect_hint),
                               revision=head, route="refused")
         try:
-            client = make_client(forge_target(url, self.env), self.forge_retry)
+            client = make_client(clone_target(self.repo, self.env), self.forge_retry)
             window = turn_messages(self.transcripts, self.agent_id, conversation_id, transcript_range)
             try:
                 made = propose_edit(self.repo, call, route, client, agent_id=self.agent_id,
@@ -335,9 +336,11 @@ class CommitRouter:
     the policy of the forge's main, so a commit cannot loosen the rules it is judged by), and
     `propose` opens the pull request for those held back, as an agent edit."""
 
-    def __init__(self, env: Mapping[str, str] | None = None, forge_retry: RetryPolicy | None = None) -> None:
+    def __init__(self, env: Mapping[str, str] | None = None, forge_retry: RetryPolicy | None = None,
+                 home: str | None = None) -> None:
         self.env = os.environ if env is None else env
         self.forge_retry = forge_retry
+        self.home = home  # the transcript store the harness's conversations are imported into (None: the default)
 
     def route(self, repo: MemoryRepo, commit: str, parent: str | None, base: str) -> Route:
         """Where `commit` (made on `parent`) goes, by the policy at `base`."""
@@ -363,13 +366,25 @@ class CommitRouter:
 
         held = combined(self.route(repo, sha, parent, base) for sha, parent in commits)
         tool = MemoryTool(repo, push=False)  # the folder's agent, as its name and id are configured
+        from bot.transcript import TranscriptStore
+
         client = self._client(repo)
+        store = TranscriptStore(self.home)
         try:
             return propose_commits(repo, tuple(sha for sha, _ in commits), held, client, base=base, tip=tip,
-                                   agent_id=tool.agent_id, agent_name=tool.agent_name,
+                                   agent_id=tool.agent_id, agent_name=tool.agent_name, transcripts=store,
                                    memory_repository=memory_repository)
         finally:
             client.close()
+            store.close()
+
+    def turn_known(self, repo: MemoryRepo, commits: tuple[tuple[str, str | None], ...]) -> bool:
+        """Whether the conversation behind `commits` can be named now (bot.agent.proposal.turn_known)."""
+        from bot.agent.proposal import turn_known
+        from bot.transcript import TranscriptStore
+
+        with TranscriptStore(self.home) as store:
+            return turn_known(repo, tuple(sha for sha, _ in commits), store, MemoryTool(repo, push=False).agent_id)
 
     def pull_state(self, repo: MemoryRepo, number: int) -> str:
         """`open`, `merged` or `closed`: what became of a pull request `propose` opened."""
@@ -381,7 +396,6 @@ class CommitRouter:
         return "merged" if pr.merged else pr.state
 
     def _client(self, repo: MemoryRepo) -> Any:
-        from bot.memfs import sync
-        from bot.pullrequest.target import forge_target, make_client
+        from bot.pullrequest.target import clone_target, make_client
 
-        return make_client(forge_target(sync.remote_url(repo), self.env), self.forge_retry)
+        return make_client(clone_target(repo, self.env), self.forge_retry)

@@ -39,9 +39,9 @@ With --transcripts it also imports Letta Code's conversations into the transcrip
 they grow (as `memrepo transcript import --from letta` does), so dreams have them.
 
 The folder must be connected first (`memrepo repository set URL --repo DIR`). The event stream
-is opened with the clone's own forge token (MEMREPO_FORGE_TOKEN, GITHUB_TOKEN, or the token in
-origin's URL). `memrepo repository status` shows whether a follower runs. Ctrl-C (or SIGTERM)
-stops it after the pass under way."""
+is opened with the agent's forge token (the identity `memrepo identity set` recorded,
+MEMREPO_FORGE_TOKEN, GITHUB_TOKEN, or the token in origin's URL). `memrepo repository status`
+shows whether a follower runs. Ctrl-C (or SIGTERM) stops it after the pass under way."""
 FOLLOW_REPO_HELP = "the memory folder the harness writes (default: the current folder)"
 FOLLOW_EVENTS_HELP = ("the receiver's event stream, http(s)://HOST/v1/repos/OWNER/NAME/events: take the forge's main "
                       "at each head event (without it, follow polls)")
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     importer = letta_importer(args.transcripts or None, args.home, Path(args.repo)) \
         if args.transcripts is not None else None
     follower = Follower(Path(args.repo), events=args.events, poll=args.poll, say=say, importer=importer,
-                        router=CommitRouter())
+                        router=CommitRouter(home=args.home))
     if args.once:
         return follower.once()
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="memrepo follow: %(message)s")

@@ -17,6 +17,7 @@ GUARD_INSTALLED = ("pre-push guard installed ({hook}): a push of main that would
                    "review is refused, and memrepo follow opens its pull request")
 # `repository status --fetch` and `/doctor`.
 WAITING_LABEL = "pull requests"
+ACCOUNTS_LABEL = "accounts"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -82,18 +83,25 @@ def run_sync(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
     from bot.follow import marker
     from bot.memfs import MemoryRepo, sync
+    from bot.review import accounts
 
     repo = MemoryRepo.open(args.repo)
     state = sync.status(repo, fetch=args.fetch)
     waiting = _waiting(repo) if args.fetch else None
+    found, reason = accounts.find(repo, ask=args.fetch and state.url is not None)
     if args.json:
         held = [record.as_data() for record in marker.held_records(marker.place(repo))]
         print(json.dumps({**state.as_data(), "follower": marker.status_data(repo), "waiting_for_review": held,
+                          "agent_account": asdict(found) if found else None,
+                          "same_account_as_reviewer": bool(found and found.same),
                           **({"pull_requests": waiting[0]} if waiting else {})}, indent=2))
         return 0
-    rows = (marker.status_row(repo), *marker.held_rows(repo), *((waiting[1],) if waiting else ()))
+    rows = (marker.status_row(repo), *marker.held_rows(repo), *((waiting[1],) if waiting else ()),
+            *(((ACCOUNTS_LABEL, accounts.said(found, reason)),) if found or reason else ()))
     for line in sync.status_lines(state, rows):
         print(line)
     return 0

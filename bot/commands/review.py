@@ -37,8 +37,7 @@ NO_PERMISSION = "the forge refused to {what} #{number} in {repository} with this
 NOT_A_WRITER = "{login} may not write to it"
 FORGE_FAILED = "the forge could not {what} #{number} in {repository}: {problem}"
 OWN_PULL = ("#{number} was opened with your own token, and the forge lets nobody approve their own pull "
-            "request: give the agent its own account's token in the remote URL (`memrepo repository set "
-            "https://x-access-token:AGENT_TOKEN@HOST/OWNER/REPO.git`), or "
+            "request: give the agent an account of its own (`memrepo identity set --token-file FILE`), or "
             "allow its author to merge (`review: {{allow_author_merge: true}}` in .memrepo/config.yml) and run "
             "`memrepo review merge {number}`")
 MERGE_WAITS = "#{number} cannot be merged yet: it waits for {waits}"

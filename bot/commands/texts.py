@@ -261,7 +261,8 @@ MCP_HTTP_HELP = "serve streamable HTTP on this port instead of stdio (0: any fre
 MCP_HOST_HELP = "with --http: the address to listen on (default: 127.0.0.1)"
 MCP_SYSTEM_PROMPT_HELP = "a file with the base system prompt the core memory resource compiles around"
 MCP_EVENTS_HELP = ("the receiver's event stream, http(s)://HOST/v1/repos/OWNER/NAME/events: sync on each head "
-                   "event (followed with the clone's forge token: MEMREPO_FORGE_TOKEN, GITHUB_TOKEN or origin's URL)")
+                   "event (followed with the agent's forge token: `memrepo identity`'s, MEMREPO_FORGE_TOKEN, "
+                   "GITHUB_TOKEN or origin's URL)")
 MCP_POLL_HELP = "how often to look for HEAD moves, in seconds (default: 0.25)"
 MCP_CONVERSATION_HELP = ("the conversation id for this server's transcript rows and pull requests "
                          "(default: mcp- and 8 random hex digits, new at each start)")
@@ -293,7 +294,7 @@ it rests on. Without LINE, every line of the file is explained; lines written by
 share one explanation. A line a person or an agent committed directly says only that.
 
 The forge is asked only about commits that came through a merge, and only when memory has a forge
-remote and a token (MEMREPO_FORGE_TOKEN, GITHUB_TOKEN or the remote URL's); otherwise the merge
+remote and a token (the agent's identity, MEMREPO_FORGE_TOKEN, GITHUB_TOKEN or the remote URL's); otherwise the merge
 commit's title and the commit's trailers are used, and the report says the forge was not asked.
 Transcripts are read from the local store ($MEMREPO_HOME, or --home)."""
 WHY_TARGET_HELP = "a memory file, optionally with :LINE (system/human.md:3)"
@@ -347,9 +348,10 @@ REVIEW_HELP = "work the memory pull requests that wait for a person: list, show,
 REVIEW_DESCRIPTION = """\
 The open memory pull requests (dreams, agent edits, harness commits) of the forge the memory clone's
 origin is on, worked with your own forge token: MEMREPO_REVIEW_TOKEN, else GH_TOKEN, else
-GITHUB_TOKEN. The token in the remote URL is the agent's and is never used here: the forge lets
-nobody approve their own pull request, so the agent and the person need two accounts (or, for one
-account, `review: {allow_author_merge: true}` in .memrepo/config.yml and `memrepo review merge`)."""
+GITHUB_TOKEN. The token in the remote URL and the identity `memrepo identity set` records are the
+agent's and are never used here: the forge lets nobody approve their own pull request, so the agent
+and the person need two accounts (`memrepo identity set`; or, for one account,
+`review: {allow_author_merge: true}` in .memrepo/config.yml and `memrepo review merge`)."""
 REVIEW_EXIT_CODES = """\
 exit codes: 0 done; 1 the forge failed; 2 bad usage; 3 no token for the person; 4 no such pull request,
 not a memory pull request, or not open; 5 the forge refused this token (or it is your own pull request);
@@ -366,3 +368,19 @@ CI_OLDER_HELP = "pin this memrepo even where the workflow pins a newer one"
 HARNESS_REPO_HELP = "the memory folder (a clone of the memory repository; default: the current folder)"
 # follow's and mcp's --poll
 BAD_POLL = "--poll must be a positive number of seconds, found {poll}"
+
+IDENTITY_HELP = "give the agent a forge identity of its own (set, show, clear), so you can approve what it proposes"
+IDENTITY_DESCRIPTION = """\
+The agent writes to the forge (pushes, its pull requests, follow's and the dreamer's) with the
+identity recorded for the memory clone, else MEMREPO_FORGE_TOKEN, else GITHUB_TOKEN, else the token
+in origin's URL. A person whose shell exports GITHUB_TOKEN would otherwise make the agent write as
+themselves, and nobody may approve their own pull request. `identity set` records a second
+account's token (read from a file or an environment variable, never the command line) or a GitHub
+App installation, after the forge says which account it is and that it may write; it refuses your
+own account (the one MEMREPO_REVIEW_TOKEN, GH_TOKEN or GITHUB_TOKEN names). The record is kept in
+the clone's git directory, readable by you only; `memrepo review` never uses it."""
+IDENTITY_TOKEN_FILE_HELP = "a file holding the agent account's token (one line)"
+IDENTITY_TOKEN_ENV_HELP = "the name of an environment variable holding the agent account's token"
+IDENTITY_APP_ID_HELP = "a GitHub App's id (with --app-key-file and --installation-id)"
+IDENTITY_APP_KEY_HELP = "the GitHub App's private key file (PEM)"
+IDENTITY_INSTALLATION_HELP = "the App's installation id on the memory repository's account"

@@ -82,6 +82,18 @@ def import_due(passed: bool, stamp: object, imported_stamp: object, now: float, 
     return passed or stamp != imported_stamp or now >= next_import
 
 
+# How long a held commit's pull request waits for the transcript of the turn that made it (the
+# harness writes a turn's rows when the turn ends, after its commits), when transcripts are imported.
+TURN_GRACE = 120.0
+
+
+def propose_held_now(made_at: float, turn_known: bool, now: float, grace: float = TURN_GRACE) -> bool:
+    """Whether to open a held commit's pull request now: at once when the turn behind it is
+    imported (its pull request quotes it), else once `grace` seconds passed since the commit
+    (it then says the turn cannot be known rather than wait for ever)."""
+    return turn_known or now - made_at >= grace
+
+
 def say_once(said: str | None, notice: str | None) -> str | None:
     """The notice to print now: a new one, never the one printed last (a wait or a failure
     that lasts is said once)."""

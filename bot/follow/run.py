@@ -78,6 +78,8 @@ class Router(Protocol):
 
     def pull_state(self, repo: MemoryRepo, number: int) -> str: ...
 
+    def turn_known(self, repo: MemoryRepo, commits: tuple[tuple[str, str | None], ...]) -> bool: ...
+
 
 def uncommitted(repo: MemoryRepo) -> list[str]:
     """Paths the harness has not committed: changed, staged, and new files git does not ignore
@@ -112,6 +114,7 @@ class Follower:
         self.subscriber: HeadSubscriber | None = None
         self._said: str | None = None
         self._unproposed = False  # this pass could not open a held commit's pull request
+        self._awaits_turns = False  # following (not --once) with transcripts: a proposal waits for its turn
         self._import_said: str | None = None
         self._next_import = 0.0
         self._stamp: object = None
@@ -136,13 +139,14 @@ class Follower:
         """One pass now: 0 when the folder and the forge agree afterwards (or it waits for the
         harness), 1 when a commit was set aside, a held commit's pull request could not be
         opened, or nothing could be synced or imported."""
+        imported = self._import(time.monotonic())  # first: a held commit's pull request quotes its turn
         outcome = self.step()
-        imported = self._import(time.monotonic())
         return 1 if outcome in ("failed", "set-aside") or self._unproposed or not imported else 0
 
     def run(self) -> int:
         """Follow until stopped: one follower per folder, shown in `repository status`."""
         folder = marker.place(MemoryRepo.open(self.root))
+        self._awaits_turns = self.importer is not None and self.router is not None
         with marker.claim(folder, self.root):
             self.say(self._started())
             self._hook_notice()
@@ -371,9 +375,14 @@ class Follower:
         if self.router is None:
             return
         folder = marker.place(repo)
-        for record in marker.held_records(folder):
-            if record.number is not None:
-                continue
+        records = [record for record in marker.held_records(folder) if record.number is None]
+        if records and self.importer is not None and self._stamp != self._transcripts_stamp():
+            self._import(time.monotonic())  # what the harness wrote of the turn, for the pull request to quote
+        for record in records:
+            if self._awaits_turns and not decide.propose_held_now(
+                    max(self._commit_time(repo, sha) for sha, _ in record.commits),
+                    self.router.turn_known(repo, record.commits), time.time()):
+                continue  # the harness has not written the turn yet: a later pass opens it, quoting it
             base = repo.head_sha()
             assert base is not None
             tip = self._replayed(repo, record.commits, base)
@@ -389,6 +398,11 @@ class Follower:
             marker.write_held(folder, replace(record, number=made.number, url=made.url, problem=""))
             self.say(FOLLOW_HELD_PROPOSED.format(number=made.number, url=made.url, subjects=record.shown(),
                                                        reasons="; ".join(record.reasons)))
+
+    @staticmethod
+    def _commit_time(repo: MemoryRepo, sha: str) -> float:
+        info = repo.commit_info(sha)
+        return float(info.time) if info is not None else 0.0
 
     def _settle_held(self, repo: MemoryRepo) -> None:
         """Forget held records whose pull request was merged or closed (each poll): what was

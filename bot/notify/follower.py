@@ -4,8 +4,9 @@ on the newest `main`.
 `HeadSubscriber(root, events_url, token)` runs a background thread that reads
 `GET /v1/repos/<owner>/<repo>/events` (server-sent events, bearer token). The token is the
 agent's own forge token, the one it uses for git: the receiver asks the forge whether it may
-read the repository. Without one given, it is found as git finds it: MEMREPO_FORGE_TOKEN,
-GITHUB_TOKEN, or the password of the clone's `origin` URL (`https://x-access-token:TOKEN@...`). On each `head`
+read the repository. Without one given, it is found in bot.agent_credential's order: the identity
+`memrepo identity set` recorded, MEMREPO_FORGE_TOKEN, GITHUB_TOKEN, or the password of the clone's `origin`
+URL (`https://x-access-token:TOKEN@...`). On each `head`
 event for its repository whose sha is not the clone's HEAD it runs `bot.memfs.sync.sync`:
 fetch, fast-forward, or replay unpushed local commits onto the new head and push them. Moving
 HEAD is what invalidates the compile cache (`PromptCompiler` keys its cache by the HEAD sha),
@@ -37,10 +38,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 import requests
 
+from bot import agent_credential
+from bot.agent_credential import url_token as token_of_url
 from bot.backoff import Backoff
 from bot.errors import MemrepoError
 from bot.memfs import MemoryRepo
@@ -266,27 +269,16 @@ def shutdown_response(response: requests.Response | None) -> None:
 TOKEN_ENVS = AGENT_FORGE_TOKENS
 
 
-def token_of_url(url: str | None) -> str | None:
-    """The password of an http(s) remote URL (`https://x-access-token:TOKEN@host/...`)."""
-    if not url:
-        return None
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.password:
-        return None
-    return unquote(parts.password)
-
-
 def forge_token(root: Path, environ: Mapping[str, str] | None = None) -> str | None:
-    """The agent's forge token for the clone at `root`: the environment's, else its origin's."""
-    token = first_value(TOKEN_ENVS, environ)
-    if token:
-        return token
+    """The agent's forge token for the clone at `root`, in bot.agent_credential's one order (the
+    recorded identity, the environment's, its origin's)."""
+    env = os.environ if environ is None else environ
     try:
         from bot.memfs.sync import remote_url
 
-        return token_of_url(remote_url(MemoryRepo.open(root)))
+        return agent_credential.agent_token(root, env, remote_url(MemoryRepo.open(root)))
     except Exception:  # not a clone (yet): the stream refuses, the subscriber reports it
-        return None
+        return first_value(TOKEN_ENVS, env)
 
 
 # --------------------------------------------------------------------- the subscriber

@@ -126,8 +126,9 @@ class _Blob:
 class Forge:
     """The forge of one memory: its open pull requests with their reviews, asked at most once
     every `ttl` seconds (a failure too, so a forge that is down is not asked on every page).
-    `forge`: None finds it from origin's URL and MEMREPO_FORGE_TOKEN / GITHUB_TOKEN / the URL's
-    token, as `why` and dreams do; False never asks; or any object with ForgeClient's
+    `forge`: None finds it from origin's URL and the agent's credential (bot.agent_credential's
+    order: the recorded identity, MEMREPO_FORGE_TOKEN, GITHUB_TOKEN, the URL's token), as `why`
+    and dreams do; False never asks; or any object with ForgeClient's
     `list_open_pull_requests()` and `list_reviews(number)`."""
 
     def __init__(self, repo: MemoryRepo, forge: Any = None, *, ttl: float = PULLS_TTL,

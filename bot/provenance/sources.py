@@ -11,11 +11,10 @@ from typing import Any
 
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient
-from bot.forge.credentials import TokenCredentials
 from bot.forge.retry import RetryPolicy
 from bot.memfs import MemoryRepo
 from bot.memfs.sync import redact, remote_url
-from bot.pullrequest.target import forge_target
+from bot.pullrequest.target import clone_target, credentials
 from bot.transcript.store import TranscriptStore
 
 HISTORY_FORGE_NOT_FORGE = "the forge was not asked: origin ({url}) is not a GitHub-style repository URL"
@@ -45,13 +44,13 @@ def find_forge(repo: MemoryRepo, given: Any, *, disabled: Mapping[str, Any], pol
     if not url:
         return None, unasked("the forge was not asked: memory has no remote"), False
     try:
-        target = forge_target(url, os.environ)
+        target = clone_target(repo, os.environ)
     except MemrepoError:
         return None, unasked(HISTORY_FORGE_NOT_FORGE.format(url=redact(url))), False
-    if not target.token:
+    if not target.token and target.app is None:
         return None, unasked(HISTORY_FORGE_NO_TOKEN.format(repository=target.repository),
                              target.repository), False
-    client = ForgeClient(target.repository, TokenCredentials(target.token), base_url=target.api_url, policy=policy,
+    client = ForgeClient(target.repository, credentials(target), base_url=target.api_url, policy=policy,
                          timeout=10, min_write_interval=0.0)
     return client, {"asked": True, "repository": target.repository, "reason": None}, True
 

@@ -74,8 +74,8 @@ def why(repo_root: str | os.PathLike[str], path: str, line: int | None = None, *
     transcript messages that provenance names. A person's or agent's direct commit has no pull
     request, dream or transcript, and none is made up.
 
-    `forge`: None finds it the usual way (origin's URL and MEMREPO_FORGE_TOKEN / GITHUB_TOKEN /
-    the URL's token, as dreams do); False never asks; or any object with ForgeClient's
+    `forge`: None finds it the usual way (origin's URL and the agent's credential in
+    bot.agent_credential's order, as dreams do); False never asks; or any object with ForgeClient's
     `pull_requests_for_commit(sha)` and `list_reviews(number)`; `unasked_forge`, with False, is
     what the report says of the forge when it is needed (default: not asked, --no-forge). Only
     commits that reached main through a merge are asked about. Without a forge, the merge

@@ -5,7 +5,9 @@ Pure: the remote URL and the environment come in as values; `make_client` builds
 without calling the forge. github.com's API is
 https://api.github.com; any other host follows GitHub Enterprise's (and localhub's)
 convention `<scheme>://<host>[:port]/api/v3`; MEMREPO_FORGE_API_URL overrides both. The
-token comes from MEMREPO_FORGE_TOKEN, else GITHUB_TOKEN, else the password of the remote URL
+credential is the agent's, in bot.agent_credential's one order: the identity `memrepo identity
+set` recorded for the clone (an account's token or a GitHub App installation), else
+MEMREPO_FORGE_TOKEN, else GITHUB_TOKEN, else the password of the remote URL
 (`https://x-access-token:<token>@host/...`, as localhub clones and GitHub Apps write it).
 Tokens are never part of an error message or a repr.
 """
@@ -17,12 +19,14 @@ import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from bot import settings
+from bot import agent_credential, settings
+from bot.agent_credential import Recorded
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient
-from bot.forge.credentials import TokenCredentials
+from bot.forge.credentials import AppCredentials, Credentials, TokenCredentials
 from bot.forge.retry import RetryPolicy
-from bot.memfs.sync import redact
+from bot.memfs import MemoryRepo
+from bot.memfs.sync import redact, remote_url
 from bot.pullrequest import texts
 from bot.settings import DEFAULT_FORGE_URL, is_repo_name
 
@@ -47,6 +51,7 @@ class ForgeTarget:
     repository: str  # owner/name
     host: str
     token: str | None = field(default=None, repr=False)
+    app: Recorded | None = field(default=None, repr=False)  # a recorded GitHub App installation
 
     @property
     def loopback(self) -> bool:
@@ -64,18 +69,17 @@ def _repository(path: str, shown: str) -> str:
     return f"{owner}/{name}"
 
 
-def forge_target(remote_url: str | None, env: Mapping[str, str]) -> ForgeTarget:
-    """The forge of `remote_url` (origin's URL), or a MemrepoError saying why there is none."""
+def forge_target(remote_url: str | None, env: Mapping[str, str], recorded: Recorded | None = None) -> ForgeTarget:
+    """The forge of `remote_url` (origin's URL) and the agent's credential for it (`recorded`
+    first), or a MemrepoError saying why there is none."""
     if not remote_url:
         raise MemrepoError(texts.DREAM_NO_REMOTE)
     shown = redact(remote_url)
-    embedded: str | None = None
     parsed = urllib.parse.urlsplit(remote_url)
     if parsed.scheme in ("http", "https"):
         host = (parsed.hostname or "").lower()
         port = parsed.port if parsed.port else None
         scheme = parsed.scheme
-        embedded = urllib.parse.unquote(parsed.password) if parsed.password else None
         repository = _repository(parsed.path, shown)
     elif parsed.scheme in ("ssh", "git+ssh"):
         host, port, scheme = (parsed.hostname or "").lower(), None, "https"
@@ -98,14 +102,26 @@ def forge_target(remote_url: str | None, env: Mapping[str, str]) -> ForgeTarget:
     else:
         netloc = f"[{host}]" if ":" in host else host
         api_url = f"{scheme}://{netloc}{f':{port}' if port else ''}/api/v3"
-    token = settings.first_value(settings.AGENT_FORGE_TOKENS, env) or embedded
-    return ForgeTarget(api_url, repository, host, token)
+    token = agent_credential.resolve(recorded, env, remote_url)
+    return ForgeTarget(api_url, repository, host, token, recorded if recorded is not None and recorded.app_id else None)
+
+
+def clone_target(repo: MemoryRepo, env: Mapping[str, str]) -> ForgeTarget:
+    """`forge_target` for a memory clone: its origin, and the identity recorded for it first."""
+    return forge_target(remote_url(repo), env, agent_credential.read(repo.root))
+
+
+def credentials(target: ForgeTarget) -> Credentials:
+    """What the agent's client authenticates with: the recorded App installation, else the token."""
+    if target.app is not None and target.app.app_id and target.app.private_key:
+        return AppCredentials(target.app.app_id, target.app.private_key, target.app.installation_id)
+    if not target.token:
+        raise MemrepoError(DREAM_NO_TOKEN.format(repository=target.repository))
+    return TokenCredentials(target.token)
 
 
 def make_client(target: ForgeTarget, retry: RetryPolicy | None = None) -> ForgeClient:
     """A client for `target`'s repository (spaced writes unless the forge is local), or a
     MemrepoError when there is no token."""
-    if not target.token:
-        raise MemrepoError(DREAM_NO_TOKEN.format(repository=target.repository))
-    return ForgeClient(target.repository, TokenCredentials(target.token), base_url=target.api_url,
+    return ForgeClient(target.repository, credentials(target), base_url=target.api_url,
                        policy=retry or FORGE_RETRY, timeout=30, min_write_interval=0.0 if target.loopback else 1.0)

@@ -81,6 +81,17 @@ def test_a_notice_is_said_once(said: str | None, notice: str | None, expected: s
     assert decide.say_once(said, notice) == expected
 
 
+@pytest.mark.parametrize(("made_at", "turn_known", "now", "expected"), [
+    (1000.0, True, 1000.5, True),  # the turn is imported: open it now, quoting it
+    (1000.0, False, 1000.5, False),  # the harness has not written the turn yet: wait
+    (1000.0, False, 1000.0 + decide.TURN_GRACE - 1, False),
+    (1000.0, False, 1000.0 + decide.TURN_GRACE, True),  # no longer: it opens, saying the turn cannot be known
+])
+def test_a_held_commits_pull_request_waits_a_while_for_its_turn(made_at: float, turn_known: bool, now: float,
+                                                               expected: bool) -> None:
+    assert decide.propose_held_now(made_at, turn_known, now) is expected
+
+
 @pytest.mark.parametrize(("a", "b", "same"), [
     ("https://github.com/o/m.git", "https://x-access-token:t@github.com/o/m", True),
     ("https://GitHub.com/o/m/", "https://github.com/o/m.git", True),

@@ -119,6 +119,9 @@ EXCLUDED = {
         "needs a Letta Code agent, a GitHub token and an integrator's receiver",
     ".venv/bin/pip install -q -e '.[anthropic]'":
         "installs from the package index and calls Anthropic's API with a key",
+    "memrepo identity set --repo ~/memory --token-file ~/.config/ada-bot.token":
+        "needs a second account's token on a forge; every identity command runs against localhub with two "
+        "accounts and a GitHub App in tests/review/test_agent_identity.py",
     "memrepo review list --repo ~/memory":
         "needs a memory whose forge holds open memory pull requests and a person's token; every review "
         "command runs against localhub in tests/review/test_review_cli.py",

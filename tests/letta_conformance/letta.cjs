@@ -8,6 +8,10 @@
 //   node OUT_DIR/memory-tool.cjs MEMORY_DIR FORMAT ARGS_JSON
 //       Applies one memory tool call to MEMORY_DIR the way Letta's tool does (memfs-v1 or
 //       memfs-v2) and prints {"ok": true, "paths": [...]} or {"ok": false, "error": "..."}.
+//   LETTA_TRANSCRIPT_ROOT=DIR node OUT_DIR/transcript.cjs AGENT_ID CONVERSATION_ID LINES_JSON
+//       Appends one turn's lines to the agent's conversation transcript the way Letta does at
+//       the end of a turn (`appendTranscriptDeltaJsonl`: every row stamped with the moment of
+//       the append) and prints how many rows it wrote.
 //
 // The bundle is one ES module of many; each source module starts with a `// src/<path>`
 // comment. The modules used here import only node built-ins, turned into require() calls.
@@ -27,6 +31,18 @@ const TOOL_MODULES = [
   "src/agent/memory-markdown.ts",
   "src/tools/impl/memory.ts",
 ];
+const TRANSCRIPT_MODULES = [
+  "src/utils/process-liveness.ts",
+  "src/utils/sleep.ts",
+  "src/utils/file-lock.ts",
+  "src/utils/transcript-paths.ts",
+  "src/cli/helpers/safe-json-parse.ts",
+  "src/cli/helpers/reflection-transcript.ts",
+];
+// The modules reflection-transcript.ts initialises first serve its other functions (memory
+// snapshots, search, budgets), none of which the append reaches: their initialisers do nothing here.
+const TRANSCRIPT_UNUSED_INITS = ["init_dist11", "init_memory_filesystem2", "init_context_budget", "init_backend2",
+  "init_conversation_search", "init_directory_limits"];
 const PRELUDE = [
   "var __esm = (fn, res) => () => (fn && (res = fn(fn = 0)), res);",
   "function debugLog() {}",
@@ -67,7 +83,20 @@ function extract(packageDir, outDir) {
   const tool = `"use strict";\n// Letta Code's memory tool commands, from ${packageDir}/letta.js.\n${PRELUDE}\n`
     + `${modules(bundle, TOOL_MODULES)}\n` + TOOL_MAIN;
   fs.writeFileSync(path.join(outDir, "memory-tool.cjs"), tool, "utf8");
+  const transcript = `"use strict";\n// Letta Code's transcript writer, from ${packageDir}/letta.js.\n${PRELUDE}\n`
+    + TRANSCRIPT_UNUSED_INITS.map((name) => `function ${name}() {}`).join("\n") + "\n"
+    + `${modules(bundle, TRANSCRIPT_MODULES)}\n` + TRANSCRIPT_MAIN;
+  fs.writeFileSync(path.join(outDir, "transcript.cjs"), transcript, "utf8");
 }
+
+const TRANSCRIPT_MAIN = `
+init_reflection_transcript();
+const [agentId, conversationId, linesJson] = process.argv.slice(2);
+appendTranscriptDeltaJsonl(agentId, conversationId, JSON.parse(linesJson)).then(
+  (count) => console.log(JSON.stringify({ ok: true, count })),
+  (error) => { console.error(error instanceof Error ? error.stack : String(error)); process.exit(1); },
+);
+`;
 
 const TOOL_MAIN = `
 const [memoryDir, format, argsJson] = process.argv.slice(2);

@@ -112,6 +112,15 @@ class Letta:
         output = done.stdout + done.stderr
         return Verdict(done.returncode, problem_lines(output), output)
 
+    def end_turn(self, transcripts: Path, agent_id: str, conversation_id: str, lines: list[dict]) -> None:
+        """Letta's end of a turn: the turn's lines appended to the conversation's transcript under
+        `transcripts` (LETTA_TRANSCRIPT_ROOT) by Letta's own writer, every row stamped now."""
+        env = {**os.environ, "LETTA_TRANSCRIPT_ROOT": str(transcripts)}
+        done = subprocess.run(["node", str(self.work / "transcript.cjs"), agent_id, conversation_id, json.dumps(lines)],
+                              capture_output=True, text=True, env=env)
+        if done.returncode != 0 or not json.loads(done.stdout).get("ok"):
+            pytest.fail(f"Letta's transcript writer did not run: {done.stderr.strip()}")
+
     def tool(self, memory_dir: Path, layout: str, args: dict) -> dict:
         """One call of Letta's memory tool on `memory_dir` (its file writes only: Letta's tool
         commits afterwards): {"ok": True, "paths": [...]} or {"ok": False, "error": ...}."""

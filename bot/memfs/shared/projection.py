@@ -9,23 +9,25 @@
     sync_all(repo)        every projection brought to its forge's main; one whose forge no
                           longer lets the agent's token read it is removed, with a line saying why
 
-The agent's forge token reads the shared memory as git would: MEMREPO_FORGE_TOKEN, GITHUB_TOKEN,
-or the password of the agent's own origin URL; it is written into the projection's origin
-URL, as in the agent's own clone, and never into the record.
+The agent's forge token reads the shared memory (bot.agent_credential's order: the recorded
+identity, MEMREPO_FORGE_TOKEN, GITHUB_TOKEN, or the password of the agent's own origin URL); it
+is written into the projection's origin URL, as in the agent's own clone, and never into the
+record.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote, unquote, urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import pygit2
 
-from bot import identity, settings
+from bot import agent_credential, identity
 from bot.errors import MemrepoError
 from bot.memfs.clone import clone_repository
 from bot.memfs.shared.record import (
@@ -100,13 +102,8 @@ def projection_of(repo: MemoryRepo) -> str | None:
 
 
 def agent_token(repo: MemoryRepo, env: Mapping[str, str] | None = None) -> str | None:
-    """The agent's forge token, as git finds it for its own clone."""
-    token = settings.first_value(settings.AGENT_FORGE_TOKENS, env)
-    if token:
-        return token
-    url = remote_url(repo)
-    parts = urlsplit(url or "")
-    return unquote(parts.password) if parts.scheme in ("http", "https") and parts.password else None
+    """The agent's forge token for its own clone, in bot.agent_credential's one order."""
+    return agent_credential.agent_token(repo.root, os.environ if env is None else env, remote_url(repo))
 
 
 def credentialed(url: str, token: str | None) -> str:

@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlsplit
 
 import pygit2
 
+from bot import agent_credential
 from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync.gitcmd import GIT_TIMEOUT, GitOutput, git_problem, run_git
 from bot.memfs.sync.redaction import redact
@@ -72,6 +73,16 @@ def basic_auth_header(url: str | None) -> str | None:
     return f"Authorization: Basic {base64.b64encode(pair).decode()}"
 
 
+def auth_header(repo: MemoryRepo) -> str | None:
+    """What the clone authenticates its git requests with: the token of the agent identity
+    recorded for it (bot.agent_credential), else the credentials origin's URL carries."""
+    recorded = agent_credential.read(repo.root)
+    if recorded is not None and recorded.token:
+        pair = f"x-access-token:{recorded.token}".encode()
+        return f"Authorization: Basic {base64.b64encode(pair).decode()}"
+    return basic_auth_header(remote_url(repo))
+
+
 def refused_by_localhub(url: str, data: str) -> str:
     """What to say when a localhub whose data is in `data` refused the token of a clone of
     `url`: a token is known only to the localhub whose data made it, and git and libgit2 say
@@ -118,11 +129,20 @@ def remote_env(repo: MemoryRepo) -> dict[str, str]:
     # without them: a round trip more on every fetch an agent makes when HEAD moves. Sending
     # them at once (through the environment, never a config file or the process list) saves
     # it, unless the configuration already sets headers of its own.
-    header = basic_auth_header(remote_url(repo))
+    header = auth_header(repo)
     if header and not has_extra_headers(repo):
+        entries = [("http.extraHeader", header)]
+        url = remote_url(repo) or ""
+        if agent_credential.read(repo.root) is not None and agent_credential.url_token(url):
+            # git would answer with the URL's own credentials (the person's, often) rather than
+            # the recorded identity's header: the URL is rewritten without them for this command.
+            parts = urlsplit(url)
+            bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+            entries.append((f"url.{bare}.insteadOf", url))
         index = int(os.environ.get("GIT_CONFIG_COUNT", "0") or 0)
-        env.update({"GIT_CONFIG_COUNT": str(index + 1), f"GIT_CONFIG_KEY_{index}": "http.extraHeader",
-                    f"GIT_CONFIG_VALUE_{index}": header})
+        for offset, (key, value) in enumerate(entries):
+            env.update({f"GIT_CONFIG_KEY_{index + offset}": key, f"GIT_CONFIG_VALUE_{index + offset}": value})
+        env["GIT_CONFIG_COUNT"] = str(index + len(entries))
     return env
 
 
@@ -188,7 +208,7 @@ def fetch_in_process(repo: MemoryRepo, header: str) -> tuple[str | None, str | N
 def fetch(repo: MemoryRepo) -> tuple[str | None, str | None]:
     """(the remote's main after fetching, None) or (None, problem). A remote without main
     gives (None, None)."""
-    header = basic_auth_header(remote_url(repo))
+    header = auth_header(repo)
     if header is not None and not has_extra_headers(repo):
         remote, problem = fetch_in_process(repo, header)
         if problem is None or not _TRANSPORT_SETUP.search(problem):
