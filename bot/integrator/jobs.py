@@ -51,7 +51,7 @@ from bot.integrator.context import Context, get_context
 from bot.integrator.decide import approved, decide, is_memrepo, latest_reviews, review_needed
 from bot.integrator.permissions import own_logins, permissions
 from bot.integrator.state import Kind, PullState, Review, Validation
-from bot.integrator.workspace import PushRefused, Workspace
+from bot.integrator.workspace import Fetched, PushRefused, Workspace
 from bot.notify.events import HeadEvent
 from bot.notify.publisher import publish_head
 from bot.queue import (
@@ -64,6 +64,7 @@ from bot.queue import (
     enqueue_merge_ready,
     get_queue,
     job_key,
+    waiting_pulls,
 )
 from bot.redis_keys import (
     REPOS,
@@ -175,7 +176,7 @@ class Integration:
         known: dict[str, object] = {"head_published": act.is_published(self.ctx.redis, self.repo, self.number)}
         if pull.state == "open" and not pull.merged and is_memrepo(state) and pull.head_sha:
             with ThreadPoolExecutor(max_workers=1) as pool:  # git and REST reads, side by side
-                fetching = pool.submit(self.workspace.fetch, pull.base_ref or "main", self.number)
+                fetching = pool.submit(self._fetch, pull)
                 reviews = tuple(Review(r.author, r.state, r.commit_id, order=i)
                                 for i, r in enumerate(self.client.list_reviews(self.number)))
                 combined = None if self.lazy_status else self.client.combined_status(pull.head_sha)
@@ -197,6 +198,22 @@ class Integration:
         self.progress = load_progress(self.ctx.redis, self.repo, self.number, pull.head_sha, len(reviews))
         known.update(attempts=self.progress.attempts, history=tuple(self.progress.history))
         return pull, self._fresh_approvers(replace(state, **known), policy), policy  # type: ignore[arg-type]
+
+    def _fetch(self, pull: PullRequest) -> Fetched:
+        """The base and the head to decide on. Merging by push, a head and base the mirror
+        already holds are not fetched again (the batch fetches `main` and every head afresh and
+        validates each step of its chain before it pushes, so nothing merges on this read
+        alone), and a head it lacks is fetched together with the heads of the other pull
+        requests of the repository whose jobs wait: a burst of dreams costs one git request,
+        not one a pull request."""
+        base_ref = pull.base_ref or "main"
+        if not self.lazy_status:
+            return self.workspace.fetch(base_ref, self.number)
+        if pull.base_sha and self.workspace.has(pull.head_sha) and self.workspace.has(pull.base_sha):
+            return Fetched(pull.base_sha, pull.head_sha)
+        others = [n for n in waiting_pulls(self.ctx.redis, self.repo) if n != self.number]
+        base_sha, heads = self.workspace.fetch_heads(base_ref, [self.number, *others])
+        return Fetched(base_sha, heads.get(self.number))
 
     def _fresh_approvers(self, state: PullState, policy: Policy) -> PullState:
         """The state with its reviewers' permissions read from the forge itself, not the
