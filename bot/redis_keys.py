@@ -21,6 +21,7 @@ All of them start with `memrepo:` (`PREFIX`); a repository in a key is lower-cas
 | `memrepo:last-head:<repo>` | `last_head_key` | the newest head event of a repository, for catching up |
 | `memrepo:budget:<identity>` (sorted set) | `budget_key` | requests one identity sent in the last hour |
 | `memrepo:budget-until:<identity>` | `budget_until_key` | no request before this time (a secondary limit) |
+| `memrepo:budget-inflight:<identity>` (sorted set) | `in_flight_key` | requests in flight, to their leases' ends |
 | `memrepo:app-token:<app>:<repo>` | `app_token_key` | an App's installation token, until shortly before it expires |
 
 rq's own keys (`rq:queue:memrepo`, `rq:job:<job-id>`, ...) are rq's; the job ids memrepo
@@ -115,6 +116,10 @@ def budget_key(identity: str) -> str:
 
 def budget_until_key(identity: str) -> str:
     return f"{PREFIX}budget-until:{identity}"
+
+
+def in_flight_key(identity: str) -> str:
+    return f"{PREFIX}budget-inflight:{identity}"
 
 
 def app_token_key(app_id: str, repo: str) -> str:

@@ -136,6 +136,7 @@ class Context:
         credentials = problems.read(lambda: credentials_from_env(env), None)
         lock_ttl = problems.read(lambda: settings.lock_ttl(DEFAULT_LOCK_TTL, env), DEFAULT_LOCK_TTL)
         limits = problems.read(lambda: Limits(*settings.budget_limits(GITHUB.as_tuple(), env)), GITHUB)
+        concurrent = problems.read(lambda: settings.concurrent_requests(GITHUB.concurrent, env), GITHUB.concurrent)
         merge_by_push = problems.read(lambda: settings.merge_by_push(env), True)
         problems.check()
         assert credentials is not None  # check() raised otherwise
@@ -144,7 +145,7 @@ class Context:
         git_url = git_url_from_env(env, api_url)
         tuning = replace(DEFAULT_TUNING, merge_by_push=merge_by_push)
         loopback = any(host in api_url for host in ("://127.0.0.1", "://localhost", "://[::1]"))
-        budget, tokens = shared_from(redis, credentials, api_url, limits)
+        budget, tokens = shared_from(redis, credentials, api_url, replace(limits, concurrent=concurrent))
 
         def forge(repo: str) -> ForgeClient:
             return ForgeClient(repo, credentials, base_url=api_url, policy=RetryPolicy(),
