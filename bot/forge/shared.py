@@ -23,11 +23,12 @@ import hashlib
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 from redis import Redis
 from redis.exceptions import WatchError
 
+from bot import settings
 from bot.forge.budget import GITHUB, HOUR, Limits, Spent, back_off_until, wait
 from bot.forge.errors import RateLimited
 from bot.redis_keys import app_token_key, budget_key, budget_until_key, in_flight_key
@@ -49,6 +50,7 @@ FORGE_IN_FLIGHT_FULL = (
 log = logging.getLogger("memrepo.forge")
 
 MAX_WAIT = 300.0  # seconds a request waits for the budget inside a job; longer, the job comes back later
+REDIS_TIMEOUT = 5.0  # seconds a one-shot process (a dream) waits on the budget's Redis
 SLICE = 5.0  # a waiting worker looks again at least this often (others' requests may leave the windows sooner)
 
 
@@ -216,6 +218,27 @@ class InFlight:
             yield
         finally:
             self.release(lease)
+
+
+def limits_from_env(env: Mapping[str, str]) -> Limits:
+    """The budget's limits as the environment sets them (GitHub's by default); a setting that is
+    not a positive number is a one-line MemrepoError naming it."""
+    return Limits(*settings.budget_limits(GITHUB.as_tuple(), env),
+                  concurrent=settings.concurrent_requests(GITHUB.concurrent, env))
+
+
+def token_budget(env: Mapping[str, str], api_url: str, token: str) -> SharedBudget | None:
+    """The budget a token's requests draw on when a Redis is configured (REDIS_URL): the one
+    the integrator's workers keep for that identity (the same name `identity` gives a token),
+    so a dreamer on a server shares it with them. None without REDIS_URL (a laptop running
+    `memrepo dream` sends as it always has)."""
+    url = settings.value(settings.REDIS_URL, env)
+    if not url:
+        return None
+    settings.check_redis_url(url)
+    limits = limits_from_env(env)
+    redis = Redis.from_url(url, socket_timeout=REDIS_TIMEOUT, socket_connect_timeout=REDIS_TIMEOUT)
+    return SharedBudget(redis, identity(api_url, f"token:{token}"), limits)
 
 
 class SharedTokens:

@@ -2,7 +2,8 @@
 client for it (the one every writer opens its pull requests with).
 
 Pure: the remote URL and the environment come in as values; `make_client` builds a client
-without calling the forge. github.com's API is
+without calling the forge (with a Redis configured, its request budget is the one the
+integrator's workers share, `bot.forge.shared`). github.com's API is
 https://api.github.com; any other host follows GitHub Enterprise's (and localhub's)
 convention `<scheme>://<host>[:port]/api/v3`; MEMREPO_FORGE_API_URL overrides both. The
 token comes from MEMREPO_FORGE_TOKEN, else GITHUB_TOKEN, else the password of the remote URL
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from bot import settings
 from bot.errors import MemrepoError
 from bot.forge.client import GITHUB_API_URL, ForgeClient, RetryPolicy, TokenCredentials
+from bot.forge.shared import token_budget
 from bot.memfs.sync import redact
 from bot.pullrequest import texts
 from bot.settings import is_repo_name
@@ -100,10 +102,15 @@ def forge_target(remote_url: str | None, env: Mapping[str, str]) -> ForgeTarget:
     return ForgeTarget(api_url, repository, host, token)
 
 
-def make_client(target: ForgeTarget, retry: RetryPolicy | None = None) -> ForgeClient:
+def make_client(target: ForgeTarget, retry: RetryPolicy | None = None,
+                shared: Mapping[str, str] | None = None) -> ForgeClient:
     """A client for `target`'s repository (spaced writes unless the forge is local), or a
-    MemrepoError when there is no token."""
+    MemrepoError when there is no token. With `shared` (an environment) naming a Redis, the
+    client draws on the request budget the integrator's workers keep for its token's identity
+    (`bot.forge.shared.token_budget`); without one it keeps only its own spacing."""
     if not target.token:
         raise MemrepoError(DREAM_NO_TOKEN.format(repository=target.repository))
+    budget = None if shared is None else token_budget(shared, target.api_url, target.token)
     return ForgeClient(target.repository, TokenCredentials(target.token), base_url=target.api_url,
-                       policy=retry or FORGE_RETRY, timeout=30, min_write_interval=0.0 if target.loopback else 1.0)
+                       policy=retry or FORGE_RETRY, timeout=30, min_write_interval=0.0 if target.loopback else 1.0,
+                       budget=budget)
