@@ -348,3 +348,41 @@ def test_a_dead_holders_slot_comes_back_when_its_lease_ends(redis_url: str) -> N
     assert lease is not None and slots.held() == 1
     slots.release(lease)
     assert slots.held() == 0
+
+
+def test_a_forge_client_holds_a_slot_while_its_request_is_in_flight(hub, rclient) -> None:  # type: ignore[no-untyped-def]
+    """A client with the shared budget holds one of its identity's slots for exactly as long
+    as its request is in flight; with every slot held by another worker, it sends nothing."""
+    from bot.forge.errors import NotFound
+    from bot.forge.shared import InFlight
+
+    server, token = hub
+    name = identity(server.api_url, token)
+    budget = SharedBudget(rclient, name, Limits(concurrent=1), max_wait=0.3)
+    client = ForgeClient(REPO, TokenCredentials(token), base_url=server.api_url, policy=FAST, min_write_interval=0,
+                         budget=budget)
+    arm_fault(server, method="GET", path=f"/repos/{REPO}/git/ref/heads/slow", status=404, times=1, delay_ms=600,
+              body={"message": "Not Found"})
+    failed: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            client.get_ref("heads/slow")
+        except NotFound as exc:
+            failed.append(exc)
+
+    reading = threading.Thread(target=read)
+    reading.start()
+    time.sleep(0.3)
+    assert budget.in_flight.held() == 1  # the slow request, in flight
+    reading.join()
+    assert failed and budget.in_flight.held() == 0
+    other = InFlight(rclient, name, 1)
+    lease = other.try_acquire()  # another worker's request now holds the only slot
+    assert lease is not None
+    before = sum(_requests(server).values())
+    with pytest.raises(RateLimited):
+        client.get_ref("heads/main")
+    assert sum(_requests(server).values()) == before  # not sent
+    other.release(lease)
+    assert client.get_ref("heads/main").ref == "refs/heads/main"
