@@ -612,6 +612,7 @@ def test_with_a_redis_the_dream_draws_on_the_budget_the_workers_share(world: Wor
     with pytest.raises(RateLimited) as held:
         world.dream(env=env, conversation="c2")
     assert "request budget" in str(held.value) and "\n" not in str(held.value)
-    assert [p.number for p in world.open_pulls()] == [1]  # nothing sent for c2
+    assert [p.number for p in world.open_pulls()] == [1]  # nothing opened for c2, and no branch left behind
+    assert len(world.remote_branches()) == 2 and git(world.memory.root, "status", "--porcelain").strip() == ""
     without = {k: v for k, v in env.items() if k != "REDIS_URL"}
     assert world.dream(env=without, conversation="c2").status == triggers.OPENED
