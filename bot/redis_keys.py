@@ -14,6 +14,7 @@ All of them start with `memrepo:` (`PREFIX`); a repository in a key is lower-cas
 | `memrepo:resolution-tried:<repo>#<n>:<sha>` | `resolution_tried_key` | a resolution was already tried at this head |
 | `memrepo:ready:<repo>` (hash) | `ready_key` | number -> validated head: what the next batch merges |
 | `memrepo:push-refused:<repo>` | `push_refused_key` | a push to the default branch was refused: merge API |
+| `memrepo:fresh-base:<repo>:<branch>` | `fresh_base_key` | the base branch's tip, fetched or pushed seconds ago |
 | `memrepo:permission:<repo>:<login>` | `permission_key`, `permission_pattern` | who may write, cached briefly |
 | `memrepo:own-login:<repo>` | `own_login_key` | the integrator's own login on a repository, cached |
 | `memrepo:head:<repo>` (pub/sub channel) | `head_channel` | head events (bot/notify/events.py) |
@@ -80,6 +81,10 @@ def ready_key(repo: str) -> str:
 
 def push_refused_key(repo: str) -> str:
     return f"{PREFIX}push-refused:{repo_key(repo)}"
+
+
+def fresh_base_key(repo: str, branch: str) -> str:
+    return f"{PREFIX}fresh-base:{repo_key(repo)}:{branch}"
 
 
 def permission_key(repo: str, login: str) -> str:

@@ -68,6 +68,7 @@ from bot.queue import (
 )
 from bot.redis_keys import (
     REPOS,
+    fresh_base_key,
     pr_key,
     progress_key,
     published_key,
@@ -122,6 +123,15 @@ def load_progress(redis: Redis, repo: str, number: int, head_sha: str, reviews: 
 def save_progress(redis: Redis, repo: str, number: int, progress: Progress) -> None:
     data = {"key": progress.key, "attempts": progress.attempts, "history": progress.history[-50:]}
     redis.set(progress_key(repo, number), json.dumps(data), ex=PROGRESS_TTL)
+
+
+FRESH_BASE_SECONDS = 5.0  # a base tip fetched or pushed this recently is decided on without fetching it again
+
+
+def remember_base(redis: Redis, repo: str, branch: str, sha: str | None) -> None:
+    """The base branch's tip as a fetch or a push just left it, for the jobs of the next few seconds."""
+    if sha:
+        redis.set(fresh_base_key(repo, branch), sha, px=int(FRESH_BASE_SECONDS * 1000))
 
 
 # ------------------------------------------------------------------------------------ one run
@@ -200,19 +210,24 @@ class Integration:
         return pull, self._fresh_approvers(replace(state, **known), policy), policy  # type: ignore[arg-type]
 
     def _fetch(self, pull: PullRequest) -> Fetched:
-        """The base and the head to decide on. Merging by push, a head and base the mirror
-        already holds are not fetched again (the batch fetches `main` and every head afresh and
-        validates each step of its chain before it pushes, so nothing merges on this read
-        alone), and a head it lacks is fetched together with the heads of the other pull
-        requests of the repository whose jobs wait: a burst of dreams costs one git request,
-        not one a pull request."""
+        """The base and the head to decide on. Merging by push, a head the mirror already
+        holds is not fetched again while the base's tip was fetched or pushed less than
+        `FRESH_BASE_SECONDS` ago (GitHub's own `base.sha` may be far older; the batch fetches
+        `main` and every head afresh and validates each step of its chain before it pushes, so
+        nothing merges on this read alone), and a head it lacks is fetched together with the
+        heads of the other pull requests of the repository whose jobs wait: a burst of dreams
+        costs a git request every few seconds, not one a pull request."""
         base_ref = pull.base_ref or "main"
         if not self.lazy_status:
             return self.workspace.fetch(base_ref, self.number)
-        if pull.base_sha and self.workspace.has(pull.head_sha) and self.workspace.has(pull.base_sha):
-            return Fetched(pull.base_sha, pull.head_sha)
+        raw = self.ctx.redis.get(fresh_base_key(self.repo, base_ref))
+        fresh = raw.decode() if isinstance(raw, bytes) else raw
+        # another worker's mirror, on another machine, may not hold what it fetched
+        if fresh and self.workspace.has(fresh) and self.workspace.has(pull.head_sha):
+            return Fetched(str(fresh), pull.head_sha)
         others = [n for n in waiting_pulls(self.ctx.redis, self.repo) if n != self.number]
         base_sha, heads = self.workspace.fetch_heads(base_ref, [self.number, *others])
+        remember_base(self.ctx.redis, self.repo, base_ref, base_sha)
         return Fetched(base_sha, heads.get(self.number))
 
     def _fresh_approvers(self, state: PullState, policy: Policy) -> PullState:
@@ -362,6 +377,7 @@ class Batch:
         rebuilds = 0
         while True:
             base_sha, heads = self.workspace.fetch_heads(base_ref, [r.number for r in ready])
+            remember_base(self.ctx.redis, self.repo, base_ref, base_sha)
             if base_sha is None:
                 raise MemrepoError(texts.INTEGRATOR_GIT_FAILED.format(what="fetch", repo=self.repo,
                                                                       problem=base_ref))
@@ -402,6 +418,7 @@ class Batch:
                 continue
             if step is AfterPush.ONE_BY_ONE:
                 return self._one_by_one(chain)
+            remember_base(self.ctx.redis, self.repo, base_ref, tip)  # main is what was just pushed
             return self._settle(chain, merged_by_push(chain, tip), base_sha, tip, entries)
 
     def _one_by_one(self, chain: list[tuple[int, str, str]]) -> str:

@@ -302,9 +302,11 @@ def git_requests(world: World, account: str = "alice") -> int:
 
 def test_a_burst_fetches_the_heads_of_the_waiting_jobs_in_one_git_request(world: World) -> None:
     """Merging by push, the first job of a burst fetches its head with those of the other
-    pull requests whose jobs wait, in one git request; the jobs after it fetch nothing, and
-    the batch still fetches main and every head afresh and merges each exactly once."""
+    pull requests whose jobs wait, in one git request; the jobs after it, within seconds of
+    that fetch of main, fetch nothing (a job after that fetches main again), and the batch
+    still fetches main and every head afresh and merges each exactly once."""
     from bot.queue import enqueue_integrate, waiting_pulls
+    from bot.redis_keys import fresh_base_key
 
     dreams = open_overlapping(world, 4)
     numbers = [number for number, _, _ in dreams]
@@ -319,6 +321,9 @@ def test_a_burst_fetches_the_heads_of_the_waiting_jobs_in_one_git_request(world:
         world.integrate(number)
     assert git_requests(world) == before + one_fetch  # their heads came with the first job's fetch
     assert world.ctx.redis.hlen(ready_key(REPO)) == 4
+    world.ctx.redis.delete(fresh_base_key(REPO, "main"))  # the fetch of main is more than a few seconds old
+    world.integrate(numbers[0])
+    assert git_requests(world) > before + one_fetch  # main is asked for again before anything is decided on it
     jobs.merge_ready(REPO, context=world.ctx)
     text = world.main_file(FACTS)
     for number, line in zip(numbers, bullets(4), strict=True):
