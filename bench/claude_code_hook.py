@@ -9,6 +9,8 @@ round (the order rotates each round):
   inject       `hook session-start`: compile the core memory and print it (target 250 ms)
   moved        `hook prompt` for a session that has not seen this HEAD: compile and inject
   cli_quiet    `memrepo claude-code hook prompt`, nothing moved: the same through the CLI
+  eager_door   a process that loads every name of the memory core's door (`bot.memfs`): what
+               each hook would pay before its first line were the door to load its names eagerly
 The memory is bench/edit.py's (40 core blocks, 500 external files: 544 files). Byte-code cache
 on, in a folder of this run, as bench/startup.py. Prints readable lines, then one line of JSON.
 """
@@ -29,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.edit import EXTERNAL_FILES, SYSTEM_BLOCKS, build, percentile
 from bench.startup import environment, memrepo_command
 
+EAGER_DOOR = "import bot.memfs as door; [getattr(door, name) for name in door.__all__]"
 TARGETS_MS = {"quiet": 100.0, "inject": 250.0, "moved": 250.0}
 
 
@@ -60,6 +63,7 @@ def main() -> None:
                                  json.dumps({"session_id": f"start-{i}", "source": "startup"})),
             "moved": lambda i: ([*hook, "prompt", "--repo", str(root)], json.dumps({"session_id": f"moved-{i}"})),
             "cli_quiet": lambda i: ([*memrepo_command(), "claude-code", "hook", "prompt", "--repo", str(root)], seen),
+            "eager_door": lambda i: ([sys.executable, "-c", EAGER_DOOR], ""),
         }
         names = list(runs)
         timed(*runs["inject"](-1), Path(tmp), env)  # byte-code caches written

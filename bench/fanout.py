@@ -375,7 +375,9 @@ def pull_requests(total: int, repos: int, workers: int, tmp: Path) -> dict[str, 
     import os
 
     from bot.contracts import LABEL_DREAM
-    from bot.forge.client import ForgeClient, NewPullRequest, TokenCredentials
+    from bot.forge.client import ForgeClient
+    from bot.forge.credentials import TokenCredentials
+    from bot.forge.shapes import NewPullRequest
     from bot.memfs import sync
     from bot.memfs.create import init_repository
     from bot.serve.receiver import ReceiverServer

@@ -62,7 +62,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import requests
 
-from bot.forge.client import ForgeClient, NewPullRequest, RetryPolicy, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
+from bot.forge.retry import RetryPolicy
+from bot.forge.shapes import NewPullRequest
 from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.memfs.prompt.compiler import PromptCompiler

@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import github
 import requests
 
-from bot.forge.client import ForgeClient, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
 from localhub.server import LocalhubServer
 
 OWNER = "bench"

@@ -166,7 +166,7 @@ def served(root: Path, tmp: Path, rounds: int, tool: MemoryTool, new_line: Any) 
     import requests
 
     from bot.access import ForgeAccess
-    from bot.forge.client import TokenCredentials
+    from bot.forge.credentials import TokenCredentials
     from bot.notify.events import HeadEvent
     from bot.notify.publisher import publish_head
     from bot.queue import connect

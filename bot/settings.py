@@ -201,7 +201,7 @@ def positive_setting(env: Mapping[str, str], name: str, default: float) -> float
 # The integrator's workers, the receiver's access check and palace, and `serve --local` read
 # these; every read is here, so a setting's name, default and check are written once.
 FORGE_URL = "MEMREPO_GITHUB_URL"  # the forge's REST API base (GitHub Enterprise: https://host/api/v3)
-DEFAULT_FORGE_URL = "https://api.github.com"  # GitHub's API (bot/forge/client.py calls it GITHUB_API_URL)
+DEFAULT_FORGE_URL = "https://api.github.com"  # GitHub's API, where the forge client goes unless told otherwise
 GIT_URL = "MEMREPO_GIT_URL"  # where repositories are cloned from, when it is not derived from the API URL
 FORGE_TOKENS = ("MEMREPO_GITHUB_TOKEN", "MEMREPO_FORGE_TOKEN", "GITHUB_TOKEN")  # the integrator's token: the first set
 APP_ID = "MEMREPO_APP_ID"

@@ -1,6 +1,8 @@
-"""Webhook payloads, shaped as GitHub sends them and checked against octokit's webhook
-schemas (tests/fixtures/github-webhooks). The schemas forbid extra keys, so the REST shapes are
-projected onto the keys each webhook object has, not sent as they are.
+"""Webhook payloads, shaped as GitHub sends them and checked against both published schemas:
+the request bodies of GitHub's OpenAPI description's `x-webhooks` (tests/fixtures/github-openapi/
+webhooks.json) and octokit's webhook schemas (tests/fixtures/github-webhooks), where the first
+wins when they disagree. Octokit's forbid extra keys, so the REST shapes are projected onto the
+keys each webhook object has, not sent as they are.
 
 A payload is built when its event is emitted, in the emitting thread, so it shows the state at
 that moment (as GitHub's do) even when it is delivered later. `Event.data` carries:
@@ -269,7 +271,7 @@ def _commit_object(hub: Hub, repo: Any, sha: str) -> dict[str, Any]:
             "tree": {"sha": str(commit.tree_id), "url": f"{api}/git/trees/{commit.tree_id}"},
             "url": f"{api}/git/commits/{sha}",
             "comment_count": 0,
-            "verification": {"verified": False, "reason": "unsigned", "signature": None, "payload": None},
+            "verification": git_shapes.unsigned(),  # with verified_at, which GitHub's description requires
         },
         "url": f"{api}/commits/{sha}",
         "html_url": f"{web}/commit/{sha}",

@@ -320,6 +320,55 @@ def load_spec(path: Path = FIXTURE) -> Spec:
     return Spec(json.loads(path.read_text()))
 
 
+# ---------------------------------------------------------------------------- webhooks
+
+WEBHOOKS = FIXTURE.with_name("webhooks.json")
+# Sent only when the hook has a secret (GitHub's "Validating webhook deliveries").
+SIGNATURE_HEADER = "x-hub-signature-256"
+
+
+@dataclass(frozen=True)
+class Webhook:
+    """What GitHub's description gives one `<event>$<action>` delivery: its headers (lower
+    case) and a validator for its JSON body."""
+
+    headers: tuple[str, ...]
+    body: Draft202012Validator
+
+
+@cache
+def _webhooks(path: Path = WEBHOOKS) -> dict[str, Webhook]:
+    """webhooks.json (trim_webhooks.py), each body schema carrying the components its `$ref`s
+    point into."""
+    data = json.loads(path.read_text())
+    openapi = data.get("openapi", "3.0.3")
+    components = {"schemas": {name: json_schema(schema, openapi)
+                              for name, schema in data["components"]["schemas"].items()}}
+    return {name: Webhook(tuple(h.lower() for h in hook["headers"]),
+                          Draft202012Validator({**json_schema(hook["body"], openapi), "components": components},
+                                               format_checker=FORMATS))
+            for name, hook in data["webhooks"].items()}
+
+
+def webhook_problem(event: str, payload: Any, headers: dict[str, str] | None = None) -> str | None:
+    """Why a delivery is not what GitHub's OpenAPI description gives for its event and action
+    (`x-webhooks`): a header it names is missing, or the body does not fit; None when it fits.
+    `headers` has lower-case names (without them only the body is checked); the signature is
+    expected only of a signed delivery (one with the legacy `x-hub-signature`: a hook with a
+    secret)."""
+    name = f"{event}${payload.get('action') or 'event'}" if isinstance(payload, dict) else event
+    hook = _webhooks().get(name)
+    if hook is None:
+        return f"{name}: no request body in {WEBHOOKS.name} (add it to github-webhooks/trim.py's ROOTS)"
+    if headers is not None:
+        signed = "x-hub-signature" in headers
+        missing = [h for h in hook.headers if h not in headers and (signed or h != SIGNATURE_HEADER)]
+        if missing:
+            return f"{name} (OpenAPI): without the header(s) {', '.join(missing)}"
+    error = first_error(hook.body, payload)
+    return None if error is None else f"{name} (OpenAPI): {describe(error)}"
+
+
 # ---------------------------------------------------------------------------- recording
 
 @dataclass(frozen=True)

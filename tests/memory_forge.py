@@ -5,7 +5,7 @@ writes them. Benchmarks import this module too (they put the project root on sys
 
 from __future__ import annotations
 
-from bot.forge.client import RetryPolicy
+from bot.forge.retry import RetryPolicy
 from bot.pullrequest.provenance import Change, Provenance, TranscriptRange, render_provenance
 
 REPO = "alice/memory"

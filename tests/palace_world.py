@@ -29,7 +29,8 @@ import github
 
 from bot.agent import AgentSession
 from bot.dream.runner import run_dream
-from bot.forge.client import ForgeClient, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
 from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.memfs.store.repo import MemoryRepo

@@ -30,8 +30,9 @@ from bot.agent import render
 from bot.agent.routing import Route
 from bot.contracts import CONVERSATION_ID, EDIT_BRANCH_PREFIX, LABEL_AGENT_EDIT, LABEL_UNTRUSTED, TRANSCRIPT_RANGE
 from bot.errors import MemrepoError
-from bot.forge.client import ForgeClient, NewPullRequest, PullRequest
+from bot.forge.client import ForgeClient
 from bot.forge.errors import ForgeError
+from bot.forge.shapes import NewPullRequest, PullRequest
 from bot.memfs import Call, MemoryRepo, MemoryTool, is_core, memory_layout
 from bot.memfs.sync import BRANCH, SetAside, delete_branch, dismiss
 from bot.pullrequest.branch import fetch_base, push_branch, worktree

@@ -49,7 +49,7 @@ from bot.contracts import AGENT_ID, CONVERSATION_ID, TRANSCRIPT_RANGE, check_id
 from bot.dream.events import handle_event
 from bot.dream.strategies import Strategy
 from bot.errors import MemrepoError
-from bot.forge.client import RetryPolicy
+from bot.forge.retry import RetryPolicy
 from bot.memfs import (
     V2,
     CompiledPrompt,

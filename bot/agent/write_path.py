@@ -36,7 +36,7 @@ from bot.memfs import (
 if TYPE_CHECKING:
     import logging
 
-    from bot.forge.client import RetryPolicy
+    from bot.forge.retry import RetryPolicy
 from bot.memfs.texts import NOT_SYNCED
 
 AGENT_SET_ASIDE_PROPOSED = ("Commit {sha} \"{message}\" could not be replayed onto main ({reason}); it is now pull "

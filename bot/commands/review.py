@@ -88,7 +88,9 @@ class Desk:
 
     def __init__(self, root: str, environ: dict[str, str] | None = None) -> None:
         from bot import settings
-        from bot.forge.client import ForgeClient, RetryPolicy, TokenCredentials
+        from bot.forge.client import ForgeClient
+        from bot.forge.credentials import TokenCredentials
+        from bot.forge.retry import RetryPolicy
         from bot.memfs import MemoryRepo
         from bot.memfs.sync import remote_url
         from bot.pullrequest.target import forge_target

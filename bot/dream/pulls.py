@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.contracts import DREAM_BRANCH_PREFIX, LABEL_DREAM
-from bot.forge.client import ForgeClient, PullRequest
+from bot.forge.client import ForgeClient
 from bot.forge.errors import ForgeError
+from bot.forge.shapes import PullRequest
 from bot.pullrequest.provenance import Provenance, ProvenanceError, parse_provenance
 
 

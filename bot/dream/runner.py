@@ -55,8 +55,10 @@ from bot.dream.pulls import OpenDream, find_open_dream, pull_of_branch
 from bot.dream.render import commit_message, external_sources, pr_body, title
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall, Strategy, get_strategy
 from bot.errors import MemrepoError
-from bot.forge.client import ForgeClient, NewPullRequest, PullRequest, RetryPolicy
+from bot.forge.client import ForgeClient
 from bot.forge.errors import ForgeError
+from bot.forge.retry import RetryPolicy
+from bot.forge.shapes import NewPullRequest, PullRequest
 from bot.memfs import MemoryRepo, MemoryTool, ToolResult, checks, configured_agent_id, shared_projection, validate
 from bot.memfs.sync import BRANCH, REMOTE, delete_branch, remote_url
 from bot.pullrequest import texts as pullrequest_texts

@@ -1,5 +1,5 @@
-"""What the GitHub client says: how GitHub answered, the operation it was asked for (each
-error names it), and a merge's outcome, which says whether it may have happened."""
+"""What more than one module of the GitHub client says: a conflict, named by the operation that
+met it, from the error table (errors.py) and from the endpoints that meet one (client.py)."""
 
 from __future__ import annotations
 

@@ -25,7 +25,8 @@ from redis import Redis
 
 from bot.config import Policy
 from bot.contracts import DREAM_BRANCH_PREFIX, LABEL_CONFLICT, LABEL_NEEDS_REVIEW, STATUS_CONTEXT, is_dream_id
-from bot.forge.client import ForgeClient, PullRequest, StatusUpdate
+from bot.forge.client import ForgeClient
+from bot.forge.shapes import PullRequest, StatusUpdate
 from bot.integrator import texts
 from bot.integrator.decide import merge_mode, review_needed
 from bot.integrator.state import Action, Kind, LastMerge, PullState

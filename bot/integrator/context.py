@@ -23,14 +23,16 @@ from redis import Redis
 from bot import settings
 from bot.errors import MemrepoError
 from bot.forge.budget import GITHUB, Limits
-from bot.forge.client import GITHUB_API_URL, AppCredentials, ForgeClient, RetryPolicy, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import AppCredentials, TokenCredentials
+from bot.forge.retry import RetryPolicy
 from bot.forge.shared import SharedBudget, SharedTokens, identity
 from bot.integrator.resolve import LLMResolver
 from bot.integrator.state import DEFAULT_TUNING, Tuning
 from bot.memfs import Resolver
 from bot.queue import connect
 from bot.repo_lock import LOCK_TTL as DEFAULT_LOCK_TTL
-from bot.settings import redis_url_from_env
+from bot.settings import DEFAULT_FORGE_URL, redis_url_from_env
 
 # Jobs, and a resolution's commit and its history notes.
 INTEGRATOR_NO_CREDENTIALS = (
@@ -47,7 +49,7 @@ def git_base_url(api_url: str) -> str:
     """Where `owner/name.git` lives for a REST API base: github.com for api.github.com, and the
     host itself for GitHub Enterprise's and localhub's `<host>/api/v3`."""
     api = api_url.rstrip("/")
-    if api == GITHUB_API_URL:
+    if api == DEFAULT_FORGE_URL:
         return "https://github.com"
     return api.removesuffix("/api/v3")
 

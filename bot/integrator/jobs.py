@@ -43,8 +43,9 @@ from bot import texts as shared_texts
 from bot.config import DEFAULT_POLICY, Policy
 from bot.contracts import STATUS_CONTEXT, dream_id_of_branch
 from bot.errors import MemrepoError
-from bot.forge.client import ForgeClient, PullRequest
+from bot.forge.client import ForgeClient
 from bot.forge.errors import NotFound, RateLimited
+from bot.forge.shapes import PullRequest
 from bot.integrator import act, texts
 from bot.integrator.batch import AfterPush, LeftOut, PushAnswer, Ready, after_push, members, merged_by_push
 from bot.integrator.context import Context, get_context

@@ -3,7 +3,7 @@ known about it (validation, reviews, the last merge answer), and the one action 
 
 Nothing here talks to GitHub, git or Redis: the shell fills these from the forge client and
 acts on the `Action` that `bot.integrator.decide.decide` returns, so every situation is a row
-in a table test. Shapes follow `bot.forge.client` (PullRequest, Review, MergeResult) without
+in a table test. Shapes follow `bot.forge.shapes` (PullRequest, Review, MergeResult) without
 importing it, so the core never pulls in PyGithub.
 """
 
@@ -70,7 +70,7 @@ class LastMerge:
 
     @classmethod
     def from_result(cls, result: Any) -> LastMerge:
-        """From a `bot.forge.client.MergeResult` (read by attribute, not imported)."""
+        """From a `bot.forge.shapes.MergeResult` (read by attribute, not imported)."""
         return cls(MergeAnswer[result.outcome.name], result.sha, result.status, result.retry_after)
 
 
@@ -168,7 +168,7 @@ class PullState:
 
     @classmethod
     def from_pull(cls, pull: Any, **known: Any) -> PullState:
-        """From a `bot.forge.client.PullRequest` (read by attribute) plus what the shell knows."""
+        """From a `bot.forge.shapes.PullRequest` (read by attribute) plus what the shell knows."""
         return cls(
             number=pull.number, state=pull.state, merged=pull.merged, draft=pull.draft,
             head_sha=pull.head_sha, head_ref=pull.head_ref, base_sha=pull.base_sha, base_ref=pull.base_ref,

@@ -32,7 +32,7 @@ from bot import __version__
 from bot import texts as shared_texts
 from bot.agent import AgentSession
 from bot.errors import MemrepoError
-from bot.forge.client import RetryPolicy
+from bot.forge.retry import RetryPolicy
 from bot.mcp import arguments, search, writes
 from bot.mcp.catalog import (
     CORE_MEMORY_NAME,

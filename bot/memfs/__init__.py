@@ -16,9 +16,10 @@ concern:
 
 What the door offers is the plain imports below: an editor follows them and a type checker reads
 them. They run when a name is first asked for (PEP 562), not when the package loads: Python loads
-this file before any module behind it, and loading them all costs a hook hundreds of
-milliseconds (libgit2 alone over 100). So a hook's fast path (bot/claude_code/hook.py,
-bot/codex/hook.py) that imports a leaf such as `bot.memfs.store.refs` pays for that leaf only.
+this file before any module behind it, and loading them all costs a process about eight times
+an empty interpreter (bench/claude_code_hook.py, `eager_door`), where a quiet prompt's hook
+costs 1.3 times. So a hook's fast path (bot/claude_code/hook.py, bot/codex/hook.py) that
+imports a leaf such as `bot.memfs.store.refs` pays for that leaf only.
 The door offers classes, functions, errors and rule modules; a constant passes only when several
 packages need it, the others are read from their module (`calls.SEARCH_PAGE_SIZE`).
 """

@@ -154,7 +154,7 @@ class Forge:
         return self._status
 
     def _find(self) -> tuple[Any, dict[str, Any]]:
-        from bot.forge.client import RetryPolicy
+        from bot.forge.retry import RetryPolicy
         from bot.provenance.sources import find_forge, unasked
 
         client, status, self._owned = find_forge(self.repo, self._arg, disabled=unasked(PALACE_FORGE_DISABLED),

@@ -10,7 +10,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from bot.errors import MemrepoError
-from bot.forge.client import ForgeClient, RetryPolicy, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
+from bot.forge.retry import RetryPolicy
 from bot.memfs import MemoryRepo
 from bot.memfs.sync import redact, remote_url
 from bot.pullrequest.target import forge_target

@@ -20,11 +20,13 @@ from dataclasses import dataclass, field
 
 from bot import settings
 from bot.errors import MemrepoError
-from bot.forge.client import GITHUB_API_URL, ForgeClient, RetryPolicy, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
+from bot.forge.retry import RetryPolicy
 from bot.forge.shared import token_budget
 from bot.memfs.sync import redact
 from bot.pullrequest import texts
-from bot.settings import is_repo_name
+from bot.settings import DEFAULT_FORGE_URL, is_repo_name
 
 DREAM_REMOTE_NOT_FORGE = (
     "origin ({url}) is not a GitHub-style repository URL (https://host/owner/name or git@host:owner/name); "
@@ -94,7 +96,7 @@ def forge_target(remote_url: str | None, env: Mapping[str, str]) -> ForgeTarget:
     if override:
         api_url = override.rstrip("/")
     elif host in GITHUB_HOSTS:
-        api_url = GITHUB_API_URL
+        api_url = DEFAULT_FORGE_URL
     else:
         netloc = f"[{host}]" if ":" in host else host
         api_url = f"{scheme}://{netloc}{f':{port}' if port else ''}/api/v3"

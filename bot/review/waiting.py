@@ -47,7 +47,9 @@ def count(repo: Any, environ: Mapping[str, str] | None = None) -> tuple[Counted 
     """(what waits on the forge of `repo`'s origin, None) or (None, why it is not known). Read
     with the person's token where one is set, else the agent's: listing needs only reading."""
     from bot import settings
-    from bot.forge.client import ForgeClient, RetryPolicy, TokenCredentials
+    from bot.forge.client import ForgeClient
+    from bot.forge.credentials import TokenCredentials
+    from bot.forge.retry import RetryPolicy
     from bot.memfs.sync import remote_url
     from bot.pullrequest.target import forge_target
 

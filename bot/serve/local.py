@@ -412,7 +412,7 @@ class LocalStack:
     # ------------------------------------------------------------------ start
     def start(self) -> LocalStack:
         from bot.access import ForgeAccess
-        from bot.forge.client import TokenCredentials
+        from bot.forge.credentials import TokenCredentials
         from bot.serve.palace import with_credentials
         from bot.serve.receiver import ReceiverServer, raise_fd_limit
         from bot.settings import Settings

@@ -342,7 +342,8 @@ def with_credentials(settings: Settings, access: AccessCheck | None, credentials
                      git_url: str, work_dir: Path, **options: Any) -> ServedPalaces:
     """The served palaces reading each memory with the integrator's credentials (a token or a
     GitHub App's), from the forge at `api_url` and its git at `git_url`."""
-    from bot.forge.client import ForgeClient, RetryPolicy
+    from bot.forge.client import ForgeClient
+    from bot.forge.retry import RetryPolicy
     from bot.integrator.context import remotes
     from bot.palace.source import FORGE_RETRY
 

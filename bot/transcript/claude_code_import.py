@@ -29,8 +29,9 @@ from bot.texts import Text
 from bot.transcript import home as homes
 from bot.transcript import incremental, log, texts
 from bot.transcript.claude_code import read_session
+from bot.transcript.import_rows import invalid_import
 from bot.transcript.model import Message, format_time
-from bot.transcript.store import TranscriptStore, invalid_import
+from bot.transcript.store import TranscriptStore
 
 # `memrepo transcript import --from claude-code` (claude_code.py, claude_code_import.py).
 CLAUDE_IMPORT_DONE = Text(

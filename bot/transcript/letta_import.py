@@ -29,6 +29,7 @@ from bot.errors import MemrepoError
 from bot.texts import Text
 from bot.transcript import home as homes
 from bot.transcript import incremental, log, texts
+from bot.transcript.import_rows import invalid_import
 from bot.transcript.incremental import CHANGED, SHRANK, UNCHANGED, Cursor, Reading, load_cursor, save_cursor
 from bot.transcript.letta import (
     EMPTY,
@@ -42,7 +43,7 @@ from bot.transcript.letta import (
     to_memrepo_id,
 )
 from bot.transcript.model import Message, format_time
-from bot.transcript.store import TranscriptStore, invalid_import
+from bot.transcript.store import TranscriptStore
 from bot.transcript.texts import LETTA_PLACES
 
 # `memrepo transcript import --from letta` (letta.py, letta_import.py).

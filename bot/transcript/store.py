@@ -1,4 +1,5 @@
-"""TranscriptStore: the API the agent session runtime and the dreamer use.
+"""TranscriptStore: the API the transcripts' readers and writers use (agent sessions, the dreamer,
+the harnesses' imports, `why`, the palace, the command line).
 
 Appends go to the log first (the truth), then to the index, under the agent's lock. The
 first time a store touches an agent's index it catches up with the logs (rows that another
@@ -13,18 +14,16 @@ import os
 import sqlite3
 import threading
 import warnings
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bot.bounded_json import TooDeepError, loads_bounded
 from bot.contracts import check_id
 from bot.errors import MemrepoError
-from bot.texts import Text
 from bot.transcript import home as homes
 from bot.transcript import log, snippet, texts
+from bot.transcript.import_rows import checked_rows
 from bot.transcript.index import Index
 from bot.transcript.log import TranscriptWarning
 from bot.transcript.model import (
@@ -34,8 +33,6 @@ from bot.transcript.model import (
     check_kind,
     check_source,
     format_time,
-    from_row,
-    imported_id,
     time_range,
 )
 from bot.transcript.search import Filters, top_k
@@ -57,7 +54,6 @@ TRANSCRIPT_AFTER_MISSING = (
     "message {after} is not in conversation {conversation} of agent {agent}; give the id of a "
     "message of that conversation (or no `after` to read from the start)"
 )
-IMPORT_INVALID = Text("{path}: {count:|invalid row|invalid rows}, so nothing was imported:\n{problems}")
 SEARCH_BAD_SOURCE = (
     "source filter {value!r} is not valid; use user, agent, human, tool, external, "
     "tool:<name> or external:<uri>"
@@ -65,7 +61,6 @@ SEARCH_BAD_SOURCE = (
 
 MAX_K = 1000
 IMPORT_CHUNK = 1000
-MAX_PROBLEMS_SHOWN = 20
 PROGRESS_ROWS = 2000  # rows between two progress reports while reading or indexing a log
 
 # A store's progress hook: (task, done, total) as long work goes on, for a command to show.
@@ -470,7 +465,7 @@ class TranscriptStore:
 
     def import_lines(self, lines: Iterable[bytes], name: str = "input",
                      progress: Callable[[int, int], None] | None = None) -> ImportReport:
-        """Import JSON Lines rows: every row is checked first; one bad row imports nothing.
+        """Import JSON Lines rows: every row is checked first (`import_rows`); one bad row imports nothing.
 
         A row may leave out message_id (`model.imported_id` makes one from the row and its
         place among the conversation's rows of the input, the same at every import), source
@@ -478,38 +473,7 @@ class TranscriptStore:
         imported_at records when it was imported. Rows whose message_id the agent already has,
         or that came earlier in the file, are skipped as duplicates: importing a file again, or
         a longer copy of it, adds only what it did not have."""
-        stamp = self._stamp()
-        problems: list[str] = []
-        parsed: list[Message] = []
-        places: Counter[tuple[str, str]] = Counter()
-        for number, raw in enumerate(lines, 1):
-            if not raw.strip():
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                problems.append(f"line {number}: not valid UTF-8")
-                continue
-            try:
-                row = loads_bounded(text, what="the row")
-            except TooDeepError as exc:
-                problems.append(texts.IMPORT_ROW_BAD.format(line=number, problem=exc))
-                continue
-            except ValueError as exc:
-                problems.append(f"line {number}: not valid JSON ({exc})")
-                continue
-            if isinstance(row, dict):
-                place = (str(row.get("agent_id")), str(row.get("conversation_id")))
-                if row.get("message_id") is None:
-                    row = {**row, "message_id": imported_id(row, places[place])}
-                places[place] += 1
-            try:
-                parsed.append(from_row(row, imported_at=stamp))
-            except MemrepoError as exc:
-                problems.append(texts.IMPORT_ROW_BAD.format(line=number, problem=exc))
-        if problems:
-            raise invalid_import(name, problems)
-        return self.import_messages(parsed, progress)
+        return self.import_messages(checked_rows(lines, name, self._stamp()), progress)
 
     def import_messages(self, parsed: Sequence[Message],
                         progress: Callable[[int, int], None] | None = None) -> ImportReport:
@@ -561,17 +525,6 @@ class TranscriptStore:
         except OSError as exc:
             raise MemrepoError(texts.IMPORT_UNREADABLE.format(path=path, reason=exc.strerror or exc)) from None
         return self.import_lines(lines, str(path), progress)
-
-
-def invalid_import(name: str, problems: Sequence[str], text: str = IMPORT_INVALID) -> MemrepoError:
-    """The error of an import that found bad input, so imported nothing: each problem on a line
-    of its own (the first MAX_PROBLEMS_SHOWN), a person fixes them all in one go. `text` says
-    what the problems are of (rows, by default)."""
-    shown = list(problems[:MAX_PROBLEMS_SHOWN])
-    if len(problems) > MAX_PROBLEMS_SHOWN:
-        shown.append(f"  ... and {len(problems) - MAX_PROBLEMS_SHOWN} more")
-    return MemrepoError(text.format(
-        path=name, count=len(problems), problems="\n".join("  " + p for p in shown)), problems=list(problems))
 
 
 def _tapped(rows: Iterator[tuple[int, int, Message]], start: int, advance: Callable[[int], None] | None

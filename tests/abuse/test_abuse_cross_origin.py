@@ -30,7 +30,7 @@ from localhub.server import LocalhubServer
 from tests.conftest import armed_faults, localhub_token, operator_headers
 from tests.mcp.test_mcp_auth import ACCEPT, INITIALIZE
 from tests.mcp.test_mcp_transports import HttpServer, command
-from tests.webhooks.test_webhook_receiver import pull_request, queued
+from tests.webhooks.deliveries import pull_request, queued
 
 EVIL = "http://evil.example"
 # What a page sends without a preflight: a text/plain body and its own Origin, no credential.
@@ -256,7 +256,7 @@ def test_the_git_paths_git_asks_for_still_work(localhub: LocalhubServer) -> None
 def test_the_receiver_acts_on_no_delivery_a_page_can_send(redis_url: str, rclient: redis.Redis) -> None:
     """Its one state-changing route takes only GitHub's signature, a header no page can add
     without a preflight and a secret no page holds."""
-    from tests.webhooks.test_webhook_receiver import make_settings
+    from tests.webhooks.deliveries import make_settings
     from webhooks.intake import create_app
 
     client: FlaskClient = create_app(make_settings(redis_url)).test_client()

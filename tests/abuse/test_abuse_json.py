@@ -33,7 +33,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.bounded_json import MAX_DEPTH
-from bot.forge.client import AppCredentials, ForgeClient, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import AppCredentials, TokenCredentials
 from bot.forge.errors import BadAnswer, ForgeError, NotFound
 from bot.forge.retry import RetryPolicy
 from bot.mcp.bounds import MAX_MESSAGE

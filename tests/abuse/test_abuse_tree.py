@@ -324,7 +324,7 @@ def forge_world(localhub, tmp_path: Path, redis_url: str):  # type: ignore[no-un
 def _edit_pull(world, branch: str, stage) -> tuple[int, str]:  # type: ignore[no-untyped-def]
     """An agent's edit pull request whose only commit is what `stage` does in the writer's clone."""
     from bot.contracts import LABEL_AGENT_EDIT
-    from bot.forge.client import NewPullRequest
+    from bot.forge.shapes import NewPullRequest
 
     clone = world.clone
     git(clone, "fetch", "-q", "origin")

@@ -20,7 +20,10 @@ from bot.dream.state import TriggerStates
 from bot.dream.strategies import DreamInput
 from bot.dream.strategies.llm import build_request
 from bot.errors import MemrepoError
-from bot.forge.client import ForgeClient, PullRequest, RetryPolicy, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
+from bot.forge.retry import RetryPolicy
+from bot.forge.shapes import PullRequest
 from bot.integrator import jobs
 from bot.integrator.context import using
 from bot.memfs import sync

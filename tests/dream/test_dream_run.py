@@ -23,7 +23,10 @@ from bot.dream.runner import run_dream
 from bot.dream.state import TriggerStates
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.errors import MemrepoError
-from bot.forge.client import ForgeClient, PullRequest, RetryPolicy, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
+from bot.forge.retry import RetryPolicy
+from bot.forge.shapes import PullRequest
 from bot.integrator import jobs
 from bot.integrator.context import using
 from bot.memfs import sync

@@ -14,7 +14,8 @@ from bot.dream.shared import split
 from bot.dream.strategies import DreamInput, Proposal, ProposedCall
 from bot.dream.strategies.llm import build_request
 from bot.errors import MemrepoError
-from bot.forge.client import ForgeClient, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
 from bot.memfs import shared_projection as shared
 from bot.memfs import sync
 from bot.pullrequest.provenance import parse_provenance

@@ -11,7 +11,9 @@ from pathlib import Path
 import github
 
 from bot.contracts import LABEL_DREAM
-from bot.forge.client import ForgeClient, NewPullRequest, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
+from bot.forge.shapes import NewPullRequest
 from bot.memfs import sync
 from bot.memfs.create import init_repository
 from tests.conftest import git

@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 
 from bot.errors import MemrepoError
 from bot.forge.budget import HOUR, MINUTE, Limits, Spent, back_off_until, wait
-from bot.forge.client import ForgeClient, StatusUpdate, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
 from bot.forge.errors import RateLimited
+from bot.forge.shapes import StatusUpdate
 from bot.forge.shared import SharedBudget, SharedTokens, identity
 from bot.settings import budget_limits, merge_by_push
 from tests.conftest import arm_fault, fault_hits, localhub_token, operator_headers
@@ -279,7 +281,7 @@ def test_the_concurrency_setting_is_read_and_refused_at_start(redis_url: str, tm
     assert concurrent_requests(100, {}) == 100 and concurrent_requests(100, {"MEMREPO_CONCURRENT_REQUESTS": "7"}) == 7
     env = {"REDIS_URL": redis_url, "MEMREPO_GITHUB_TOKEN": "t", "MEMREPO_WORK_DIR": str(tmp_path)}
     client = Context.from_env({**env, "MEMREPO_CONCURRENT_REQUESTS": "7"}).forge("alice/memory")
-    assert client._budget is not None and client._budget.in_flight.limit == 7
+    assert client._http._budget is not None and client._http._budget.in_flight.limit == 7
     with pytest.raises(MemrepoError, match="MEMREPO_CONCURRENT_REQUESTS must be a positive whole number"):
         Context.from_env({**env, "MEMREPO_CONCURRENT_REQUESTS": "none"})
 

@@ -16,15 +16,8 @@ import pytest
 import requests
 import responses
 
-from bot.forge.client import (
-    AppCredentials,
-    ForgeClient,
-    MergeOutcome,
-    NewPullRequest,
-    RetryPolicy,
-    StatusUpdate,
-    TokenCredentials,
-)
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import AppCredentials, TokenCredentials
 from bot.forge.errors import (
     Conflict,
     ForgeConfigError,
@@ -35,6 +28,8 @@ from bot.forge.errors import (
     Unavailable,
     UncertainWrite,
 )
+from bot.forge.retry import MergeOutcome, RetryPolicy
+from bot.forge.shapes import NewPullRequest, StatusUpdate
 from localhub.server import LocalhubServer
 from tests.conftest import arm_fault, fault_hits, git, localhub_token, operator_headers
 from tests.memory_forge import FAST, REPO

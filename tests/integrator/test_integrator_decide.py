@@ -455,7 +455,7 @@ def test_merge_answer_names_match_the_forge_client() -> None:
 
 
 def test_state_from_the_forge_pull_request() -> None:
-    from bot.forge.client import PullRequest
+    from bot.forge.shapes import PullRequest
 
     pull = PullRequest(3, "u", "t", "b", "open", False, False, DREAM_REF, HEAD, "main", BASE, True, "clean",
                        (LABEL_DREAM,), AUTHOR, None, REPO, REPO, default_branch="main")

@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
-from bot.forge.client import ForgeClient, MergeResult, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
+from bot.forge.shapes import MergeResult
 from bot.integrator import jobs
 from bot.integrator.context import using
 from bot.queue import QUEUE, enqueue_integrate, get_queue, job_key

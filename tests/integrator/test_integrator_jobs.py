@@ -26,7 +26,9 @@ from bot.contracts import (
     LABEL_UNTRUSTED,
     STATUS_CONTEXT,
 )
-from bot.forge.client import ForgeClient, NewPullRequest, PullRequest, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
+from bot.forge.shapes import NewPullRequest, PullRequest
 from bot.identity import INTEGRATOR
 from bot.integrator import jobs
 from bot.integrator.context import Context, Remote, using

@@ -20,7 +20,9 @@ import requests
 from rq.registry import FinishedJobRegistry
 
 from bot.contracts import LABEL_DREAM
-from bot.forge.client import ForgeClient, NewPullRequest, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
+from bot.forge.shapes import NewPullRequest
 from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.queue import connect, get_queue

@@ -181,7 +181,8 @@ def forge_memory(localhub) -> tuple[str, str]:  # type: ignore[no-untyped-def]
 
 def integrate(localhub, token: str, redis_url: str, work: Path, number: int) -> None:  # type: ignore[no-untyped-def]
     """The integrator's job on one pull request, which must end merged."""
-    from bot.forge.client import ForgeClient, TokenCredentials
+    from bot.forge.client import ForgeClient
+    from bot.forge.credentials import TokenCredentials
     from bot.integrator import jobs
     from bot.integrator.context import using
     from tests.integrator.test_integrator_jobs import make_context

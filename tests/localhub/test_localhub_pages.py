@@ -11,7 +11,10 @@ import github
 import pytest
 import requests
 
-from bot.forge.client import ForgeClient, NewPullRequest, RetryPolicy, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
+from bot.forge.retry import RetryPolicy
+from bot.forge.shapes import NewPullRequest
 from localhub.server import LocalhubServer
 from tests.conftest import git, localhub_token
 

@@ -32,8 +32,8 @@ from bot.transcript import TranscriptStore
 from bot.transcript.model import check_id, check_source
 from tests.conftest import run_cli
 from tests.mcp.test_mcp import serve, text
+from tests.webhooks.deliveries import REPO, deliver, make_settings, push
 from tests.webhooks.test_event_stream import ReceiverServer, receiver  # noqa: F401
-from tests.webhooks.test_webhook_receiver import REPO, deliver, make_settings, push
 from webhooks.intake import create_app
 from webhooks.intake.routing import WEBHOOK_BAD_PAYLOAD, route
 

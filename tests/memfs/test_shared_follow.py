@@ -12,7 +12,8 @@ from pathlib import Path
 import github
 import pytest
 
-from bot.forge.client import ForgeClient, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
 from bot.memfs import MemoryRepo, sync
 from bot.memfs import shared_projection as shared
 from bot.memfs.create import init_repository

@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from bot.agent.session import AgentSession
-from bot.forge.client import ForgeClient, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
 from bot.memfs import MemoryRepo, PromptCompiler, sync
 from bot.memfs import shared_projection as shared
 from bot.memfs.create import init_repository

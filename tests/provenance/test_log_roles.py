@@ -16,7 +16,9 @@ import pytest
 import requests
 
 from bot import identity
-from bot.forge.client import AppCredentials, ForgeClient, NewPullRequest, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import AppCredentials, TokenCredentials
+from bot.forge.shapes import NewPullRequest
 from bot.identity import commit_role
 from bot.memfs.tool.memory_tool import MemoryTool
 from tests.conftest import (

@@ -18,7 +18,9 @@ from bot.agent.routing import Route
 from bot.config import Policy
 from bot.contracts import LABEL_AGENT_EDIT
 from bot.dream.render import pr_body
-from bot.forge.client import ForgeClient, RetryPolicy, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
+from bot.forge.retry import RetryPolicy
 from bot.integrator.act import resolved_comment
 from bot.integrator.state import PullState
 from bot.pullrequest.provenance import (

@@ -14,7 +14,10 @@ import pytest
 
 from bot.config import DEFAULT_POLICY
 from bot.dream.runner import run_dream
-from bot.forge.client import ForgeClient, NewPullRequest, RetryPolicy, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
+from bot.forge.retry import RetryPolicy
+from bot.forge.shapes import NewPullRequest
 from bot.integrator.context import Remote
 from bot.integrator.workspace import Workspace
 from bot.memfs import sync

@@ -17,7 +17,10 @@ import responses
 
 from bot.agent import AgentSession
 from bot.contracts import STATUS_CONTEXT
-from bot.forge.client import ForgeClient, NewPullRequest, RetryPolicy, StatusUpdate, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
+from bot.forge.retry import RetryPolicy
+from bot.forge.shapes import NewPullRequest, StatusUpdate
 from localhub.server import LocalhubServer
 from tests.conftest import LocalhubMemory, git, localhub_token, memory_on_localhub, run_cli
 

@@ -23,7 +23,9 @@ import pytest
 import requests
 
 from bot.contracts import LABEL_DREAM
-from bot.forge.client import ForgeClient, NewPullRequest, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
+from bot.forge.shapes import NewPullRequest
 from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.serve.local import PORTS_FILE, choose_ports, ephemeral_range

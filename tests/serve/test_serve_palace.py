@@ -20,7 +20,8 @@ import requests
 
 from bot.access import ALLOWED, BAD_TOKEN, REFUSED, UNAVAILABLE, ForgeAccess
 from bot.dream.runner import run_dream
-from bot.forge.client import ForgeClient, TokenCredentials
+from bot.forge.client import ForgeClient
+from bot.forge.credentials import TokenCredentials
 from bot.integrator.context import Remote
 from bot.memfs import sync
 from bot.memfs.create import init_repository

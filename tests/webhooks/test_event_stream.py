@@ -21,7 +21,7 @@ from bot.serve.receiver import ReceiverServer
 from bot.settings import Settings
 from tests.redis_server import RedisServer
 from tests.waiting import wait_until
-from tests.webhooks.test_webhook_receiver import REPO, SHA1, SHA2, TOKEN, make_settings, push, sign
+from tests.webhooks.deliveries import REPO, SHA1, SHA2, TOKEN, make_settings, push, sign
 from webhooks.asgi import Receiver
 
 WAIT = 10.0

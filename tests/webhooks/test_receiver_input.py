@@ -19,17 +19,11 @@ from hypothesis import strategies as st
 
 from bot.bounded_json import MAX_DEPTH, nesting_depth
 from bot.queue import INTEGRATE, MAX_NUMBER, enqueue_integrate, job_key
-from tests.webhooks.test_webhook_receiver import REPO, deliver, make_settings, pull_request, push, queued, repository
-from webhooks.intake import create_app
+from tests.webhooks.deliveries import REPO, deliver, pull_request, push, queued, repository
 from webhooks.intake.payload import WEBHOOK_TOO_DEEP, PayloadError, loads, parse_payload
 from webhooks.intake.routing import WEBHOOK_OUT_OF_RANGE
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def client(redis_url: str) -> FlaskClient:
-    return create_app(make_settings(redis_url)).test_client()
 
 
 def queue_state(rclient: redis.Redis) -> tuple[list[tuple[str, str, tuple[Any, ...]]], list[bytes]]:

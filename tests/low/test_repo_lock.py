@@ -1,7 +1,8 @@
-"""The repository lock on a real Redis: what its holders rely on beyond exclusivity and expiry
-(tests/webhooks/test_webhook_receiver.py covers those): the token is the instance's, so another thread
-may extend or release it; a failed extend or release answers False; the scripts survive a
-server that forgot them; a blocked acquire gives up at its timeout."""
+"""bot/repo_lock.py, the repository lock, on a real Redis: exclusive per repository (case
+ignored) and expiring, so a crashed holder does not stop the next; and what its holders rely on
+beyond that: the token is the instance's, so another thread may extend or release it; a failed
+extend or release answers False; the scripts survive a server that forgot them; a blocked acquire
+gives up at its timeout."""
 
 from __future__ import annotations
 
@@ -15,6 +16,28 @@ from bot.redis_keys import lock_key
 from bot.repo_lock import repo_lock
 
 REPO = "alice/memory"
+
+
+def test_the_repository_lock_is_exclusive_and_expires(rclient: redis.Redis) -> None:
+    first = repo_lock(rclient, REPO, ttl=0.3)
+    assert first.acquire(blocking=False)
+    assert not repo_lock(rclient, "ALICE/memory", ttl=5).acquire(blocking=False)
+    assert repo_lock(rclient, "alice/notes", ttl=5).acquire(blocking=False)  # other repositories run in parallel
+    second = repo_lock(rclient, REPO, ttl=5)
+    assert second.acquire(timeout=3)  # the first holder "crashed": its lock expired
+    assert not first.release()  # and it cannot release the new holder's lock
+    assert second.owned()
+    assert second.extend(10) and 5 < rclient.pttl(lock_key(REPO)) / 1000 <= 10
+    assert second.release() and not second.owned()
+
+
+def test_the_lock_as_a_context_manager(rclient: redis.Redis) -> None:
+    with repo_lock(rclient, REPO, ttl=5) as held:
+        assert held.owned()
+        with pytest.raises(MemrepoError, match="another integrator has held the lock on alice/memory"), \
+                repo_lock(rclient, REPO, ttl=5, wait=0.1):
+            pass
+    assert rclient.get(lock_key(REPO)) is None
 
 
 def test_the_key_holds_the_instances_token(rclient: redis.Redis) -> None:
