@@ -296,13 +296,15 @@ def waiting_pulls(redis: Redis, repo: str, limit: int = 100) -> list[int]:
     """The pull requests of `repo` whose `integrate` job waits in the queue, oldest first (at
     most `limit`): a burst's first job fetches their heads with its own, in one git request,
     rather than each job fetching its own head."""
-    prefix = job_key(repo, 1).removesuffix("1")
+    wanted = repo_key(repo)
     found: list[int] = []
     for raw in redis.lrange(get_queue(redis, QUEUE).key, 0, -1):
-        job_id = raw.decode() if isinstance(raw, bytes) else str(raw)
-        tail = job_id.removeprefix(prefix)
-        if tail != job_id and tail.isdigit():
-            found.append(int(tail))
+        try:
+            kind, of, number = parse_job_key(raw.decode() if isinstance(raw, bytes) else str(raw))
+        except ValueError:  # an id this module did not make
+            continue
+        if kind == "integrate" and of == wanted and number is not None and number.isdecimal():
+            found.append(int(number))
             if len(found) >= limit:
                 break
     return found
