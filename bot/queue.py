@@ -292,6 +292,24 @@ def enqueue_merge_ready(redis: Redis, repo: str) -> Enqueued:
     return enqueue_collapsed(redis, MERGE_READY, (repo,), merge_job_key(repo))
 
 
+def waiting_pulls(redis: Redis, repo: str, limit: int = 100) -> list[int]:
+    """The pull requests of `repo` whose `integrate` job waits in the queue, oldest first (at
+    most `limit`): a burst's first job fetches their heads with its own, in one git request,
+    rather than each job fetching its own head."""
+    wanted = repo_key(repo)
+    found: list[int] = []
+    for raw in redis.lrange(get_queue(redis, QUEUE).key, 0, -1):
+        try:
+            kind, of, number = parse_job_key(raw.decode() if isinstance(raw, bytes) else str(raw))
+        except ValueError:  # an id this module did not make
+            continue
+        if kind == "integrate" and of == wanted and number is not None and number.isdecimal():
+            found.append(int(number))
+            if len(found) >= limit:
+                break
+    return found
+
+
 def queue_depths(redis: Redis) -> dict[str, int]:
     """Jobs waiting in each queue (rq's Queue.count)."""
     return {name: get_queue(redis, name).count for name in QUEUES}

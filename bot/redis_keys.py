@@ -14,6 +14,7 @@ All of them start with `memrepo:` (`PREFIX`); a repository in a key is lower-cas
 | `memrepo:resolution-tried:<repo>#<n>:<sha>` | `resolution_tried_key` | a resolution was already tried at this head |
 | `memrepo:ready:<repo>` (hash) | `ready_key` | number -> validated head: what the next batch merges |
 | `memrepo:push-refused:<repo>` | `push_refused_key` | a push to the default branch was refused: merge API |
+| `memrepo:fresh-base:<repo>:<branch>` | `fresh_base_key` | the base branch's tip, fetched or pushed seconds ago |
 | `memrepo:permission:<repo>:<login>` | `permission_key`, `permission_pattern` | who may write, cached briefly |
 | `memrepo:own-login:<repo>` | `own_login_key` | the integrator's own login on a repository, cached |
 | `memrepo:head:<repo>` (pub/sub channel) | `head_channel` | head events (bot/notify/events.py) |
@@ -21,6 +22,7 @@ All of them start with `memrepo:` (`PREFIX`); a repository in a key is lower-cas
 | `memrepo:last-head:<repo>` | `last_head_key` | the newest head event of a repository, for catching up |
 | `memrepo:budget:<identity>` (sorted set) | `budget_key` | requests one identity sent in the last hour |
 | `memrepo:budget-until:<identity>` | `budget_until_key` | no request before this time (a secondary limit) |
+| `memrepo:budget-inflight:<identity>` (sorted set) | `in_flight_key` | requests in flight, to their leases' ends |
 | `memrepo:app-token:<app>:<repo>` | `app_token_key` | an App's installation token, until shortly before it expires |
 
 rq's own keys (`rq:queue:memrepo`, `rq:job:<job-id>`, ...) are rq's; the job ids memrepo
@@ -81,6 +83,10 @@ def push_refused_key(repo: str) -> str:
     return f"{PREFIX}push-refused:{repo_key(repo)}"
 
 
+def fresh_base_key(repo: str, branch: str) -> str:
+    return f"{PREFIX}fresh-base:{repo_key(repo)}:{branch}"
+
+
 def permission_key(repo: str, login: str) -> str:
     return f"{PREFIX}permission:{repo_key(repo)}:{login.casefold()}"
 
@@ -115,6 +121,10 @@ def budget_key(identity: str) -> str:
 
 def budget_until_key(identity: str) -> str:
     return f"{PREFIX}budget-until:{identity}"
+
+
+def in_flight_key(identity: str) -> str:
+    return f"{PREFIX}budget-inflight:{identity}"
 
 
 def app_token_key(app_id: str, repo: str) -> str:

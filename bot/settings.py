@@ -35,6 +35,7 @@ SETTING_BAD_REPOS = (
 SETTING_NOT_POSITIVE = "{name} must be a positive number of seconds, found {value!r}"
 SETTING_NOT_BOOLEAN = "{name} must be 1 or 0 (true/false, yes/no, on/off), found {value!r}"
 SETTING_NOT_A_LIMIT = "{name} must be a positive number of requests, found {value!r}"
+SETTING_NOT_A_COUNT = "{name} must be a positive whole number of requests, found {value!r}"
 
 REDIS_URL = "REDIS_URL"
 WEBHOOK_SECRET = "MEMREPO_WEBHOOK_SECRET"
@@ -227,6 +228,7 @@ WRITES_PER_MINUTE = "MEMREPO_WRITES_PER_MINUTE"  # content-generating requests a
 WRITES_PER_HOUR = "MEMREPO_WRITES_PER_HOUR"  # content-generating requests an hour (GitHub: 500)
 POINTS_PER_MINUTE = "MEMREPO_POINTS_PER_MINUTE"  # points a minute, a read 1, a write 5 (GitHub: 900)
 READS_PER_HOUR = "MEMREPO_READS_PER_HOUR"  # requests an hour, the primary limit (GitHub: 5,000)
+CONCURRENT_REQUESTS = "MEMREPO_CONCURRENT_REQUESTS"  # requests in flight at once (GitHub: 100)
 XDG_CACHE_HOME = "XDG_CACHE_HOME"
 # The variables a service's settings come from, which a child process must not inherit from
 # a shell that set them for something else (tests/served.py).
@@ -403,6 +405,12 @@ def merge_by_push(environ: Mapping[str, str] | None = None) -> bool:
     """MEMREPO_MERGE_BY_PUSH: merge ready pull requests by one push of the default branch (the
     default); 0 merges each through the forge's merge API."""
     return boolean(MERGE_BY_PUSH, environ, default=True)
+
+
+def concurrent_requests(default: int, environ: Mapping[str, str] | None = None) -> int:
+    """MEMREPO_CONCURRENT_REQUESTS: the requests one forge identity may have in flight at once,
+    a positive whole number (`default` when unset)."""
+    return positive_whole_number(CONCURRENT_REQUESTS, environ, default=default, error=SETTING_NOT_A_COUNT)
 
 
 def budget_limits(defaults: tuple[float, float, float, float],

@@ -225,7 +225,7 @@ def run_dream(
     if not origin:
         raise MemrepoError(pullrequest_texts.DREAM_NO_REMOTE)
     own_client = client is None
-    client = client or make_client(forge_target(origin, env, agent_credential.read(repo.root)), retry)
+    client = client or make_client(forge_target(origin, env, agent_credential.read(repo.root)), retry, shared=env)
     try:
         return _run(repo, agent_id, conversation_id, trigger, strategy, home, store, client, now)
     finally:
@@ -427,7 +427,7 @@ def _propose_shared(repo: MemoryRepo, attachment: shared_projection.Attachment, 
                          moment)
     branch = dream_branch(dream_id)
     projection.git.references.create(f"refs/heads/{branch}", sha)
-    client = make_client(forge_target(remote_url(projection), env, agent_credential.read(repo.root)))
+    client = make_client(forge_target(remote_url(projection), env, agent_credential.read(repo.root)), shared=env)
     try:
         return _publish(projection, client, branch, provenance, summary, window, cursor_file, window_range,
                                sources)

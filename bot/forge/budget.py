@@ -3,7 +3,9 @@ how long until it may.
 
 GitHub documents limits per identity, whatever repository a request is for: no more than 80
 content-generating requests a minute and 500 an hour, 900 points a minute (a GET, HEAD or
-OPTIONS 1 point, a POST, PATCH, PUT or DELETE 5) and 5,000 requests an hour. Every worker of
+OPTIONS 1 point, a POST, PATCH, PUT or DELETE 5), 5,000 requests an hour, and 100 requests in
+flight at once (that one is a count of leases in Redis, `bot.forge.shared.InFlight`, not a
+window). Every worker of
 one App or token shares them, so the requests spent are kept in Redis (`bot.forge.shared`)
 and every worker asks `wait` before it sends one: a request that would break a limit in any
 sliding window waits until the oldest requests in that window have left it. The windows are
@@ -35,8 +37,10 @@ class Limits:
     writes_per_hour: float = 500
     points_per_minute: float = 900
     requests_per_hour: float = 5000
+    concurrent: int = 100  # requests in flight at once (GitHub: 100, REST and GraphQL together)
 
     def as_tuple(self) -> tuple[float, float, float, float]:
+        """The four windows' limits (the concurrent requests are not a window)."""
         return self.writes_per_minute, self.writes_per_hour, self.points_per_minute, self.requests_per_hour
 
 

@@ -57,6 +57,14 @@ class AppCredentials:
 Credentials = TokenCredentials | AppCredentials
 
 
+def acting_as(credentials: Credentials) -> str:
+    """Who GitHub counts a request against: an App by its id, a token by itself (the shared
+    budget's name digests it, so it is never written down as it is)."""
+    if isinstance(credentials, AppCredentials):
+        return f"app:{credentials.app_id}"
+    return f"token:{credentials.token}"
+
+
 class Send(Protocol):
     """The transport's retried send, without credentials (minting a token needs none)."""
 

@@ -12,6 +12,7 @@ that failed with a 5xx. The endpoints themselves are in `bot.forge.client`.
 from __future__ import annotations
 
 import binascii
+import contextlib
 import logging
 import re
 import threading
@@ -237,19 +238,20 @@ class Transport:
             self.app_token.ensure(partial(self.run, credentials=False))
 
     def attempt(self, call: Callable[[], T], *, write: bool) -> Attempt:
-        """Make one request (spacing writes, within the shared budget), and say what failed if it did."""
-        if self._budget is not None:
-            self._budget.take(write)  # RateLimited, nothing sent, when the wait is too long for a job
-        if not write:
-            return self._classified(call)
-        with self._write_lock:
-            delay = write_delay(self._last_write_end, self._min_write_interval, self._clock())
-            if delay > 0:
-                self._sleep(delay)
-            try:
+        """Make one request (spacing writes, within the shared budget and holding one of the
+        identity's slots in flight while it is sent), and say what failed if it did."""
+        # RateLimited, nothing sent, when the wait for the budget or a slot is too long for a job
+        with self._budget.sending(write) if self._budget is not None else contextlib.nullcontext():
+            if not write:
                 return self._classified(call)
-            finally:
-                self._last_write_end = self._clock()
+            with self._write_lock:
+                delay = write_delay(self._last_write_end, self._min_write_interval, self._clock())
+                if delay > 0:
+                    self._sleep(delay)
+                try:
+                    return self._classified(call)
+                finally:
+                    self._last_write_end = self._clock()
 
     def run(self, op: str, kind: OpKind, call: Callable[[], T], *, credentials: bool = True) -> T:
         """Send until it succeeds or the policy gives up; `kind` says what may be repeated."""

@@ -24,7 +24,7 @@ from bot import settings
 from bot.errors import MemrepoError
 from bot.forge.budget import GITHUB, Limits
 from bot.forge.client import ForgeClient
-from bot.forge.credentials import AppCredentials, TokenCredentials
+from bot.forge.credentials import AppCredentials, TokenCredentials, acting_as
 from bot.forge.retry import RetryPolicy
 from bot.forge.shared import SharedBudget, SharedTokens, identity
 from bot.integrator.resolve import LLMResolver
@@ -138,6 +138,7 @@ class Context:
         credentials = problems.read(lambda: credentials_from_env(env), None)
         lock_ttl = problems.read(lambda: settings.lock_ttl(DEFAULT_LOCK_TTL, env), DEFAULT_LOCK_TTL)
         limits = problems.read(lambda: Limits(*settings.budget_limits(GITHUB.as_tuple(), env)), GITHUB)
+        concurrent = problems.read(lambda: settings.concurrent_requests(GITHUB.concurrent, env), GITHUB.concurrent)
         merge_by_push = problems.read(lambda: settings.merge_by_push(env), True)
         problems.check()
         assert credentials is not None  # check() raised otherwise
@@ -146,7 +147,7 @@ class Context:
         git_url = git_url_from_env(env, api_url)
         tuning = replace(DEFAULT_TUNING, merge_by_push=merge_by_push)
         loopback = any(host in api_url for host in ("://127.0.0.1", "://localhost", "://[::1]"))
-        budget, tokens = shared_from(redis, credentials, api_url, limits)
+        budget, tokens = shared_from(redis, credentials, api_url, replace(limits, concurrent=concurrent))
 
         def forge(repo: str) -> ForgeClient:
             return ForgeClient(repo, credentials, base_url=api_url, policy=RetryPolicy(),
@@ -161,12 +162,9 @@ def shared_from(redis: Redis, credentials: TokenCredentials | AppCredentials, ap
                 limits: Limits) -> tuple[SharedBudget, SharedTokens | None]:
     """The budget every worker of this identity shares (an App by its id, a token by a digest
     of it) and, for an App, its installation tokens shared between jobs."""
-    if isinstance(credentials, AppCredentials):
-        who = f"app:{credentials.app_id}"
-        tokens: SharedTokens | None = SharedTokens(redis, identity(api_url, who), margin=TOKEN_MARGIN)
-    else:
-        who, tokens = f"token:{credentials.token}", None
-    return SharedBudget(redis, identity(api_url, who), limits), tokens
+    name = identity(api_url, acting_as(credentials))
+    tokens = SharedTokens(redis, name, margin=TOKEN_MARGIN) if isinstance(credentials, AppCredentials) else None
+    return SharedBudget(redis, name, limits), tokens
 
 
 def git_url_from_env(env: Mapping[str, str], api_url: str) -> str:

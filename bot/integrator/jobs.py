@@ -52,7 +52,7 @@ from bot.integrator.context import Context, get_context
 from bot.integrator.decide import approved, decide, is_memrepo, latest_reviews, review_needed
 from bot.integrator.permissions import own_logins, permissions
 from bot.integrator.state import Kind, PullState, Review, Validation
-from bot.integrator.workspace import PushRefused, Workspace
+from bot.integrator.workspace import Fetched, PushRefused, Workspace
 from bot.notify.events import HeadEvent
 from bot.notify.publisher import publish_head
 from bot.queue import (
@@ -65,9 +65,11 @@ from bot.queue import (
     enqueue_merge_ready,
     get_queue,
     job_key,
+    waiting_pulls,
 )
 from bot.redis_keys import (
     REPOS,
+    fresh_base_key,
     pr_key,
     progress_key,
     published_key,
@@ -124,6 +126,15 @@ def save_progress(redis: Redis, repo: str, number: int, progress: Progress) -> N
     redis.set(progress_key(repo, number), json.dumps(data), ex=PROGRESS_TTL)
 
 
+FRESH_BASE_SECONDS = 5.0  # a base tip fetched or pushed this recently is decided on without fetching it again
+
+
+def remember_base(redis: Redis, repo: str, branch: str, sha: str | None) -> None:
+    """The base branch's tip as a fetch or a push just left it, for the jobs of the next few seconds."""
+    if sha:
+        redis.set(fresh_base_key(repo, branch), sha, px=int(FRESH_BASE_SECONDS * 1000))
+
+
 # ------------------------------------------------------------------------------------ one run
 @dataclass(frozen=True)
 class RunResult:
@@ -176,7 +187,7 @@ class Integration:
         known: dict[str, object] = {"head_published": act.is_published(self.ctx.redis, self.repo, self.number)}
         if pull.state == "open" and not pull.merged and is_memrepo(state) and pull.head_sha:
             with ThreadPoolExecutor(max_workers=1) as pool:  # git and REST reads, side by side
-                fetching = pool.submit(self.workspace.fetch, pull.base_ref or "main", self.number)
+                fetching = pool.submit(self._fetch, pull)
                 reviews = tuple(Review(r.author, r.state, r.commit_id, order=i)
                                 for i, r in enumerate(self.client.list_reviews(self.number)))
                 combined = None if self.lazy_status else self.client.combined_status(pull.head_sha)
@@ -198,6 +209,27 @@ class Integration:
         self.progress = load_progress(self.ctx.redis, self.repo, self.number, pull.head_sha, len(reviews))
         known.update(attempts=self.progress.attempts, history=tuple(self.progress.history))
         return pull, self._fresh_approvers(replace(state, **known), policy), policy  # type: ignore[arg-type]
+
+    def _fetch(self, pull: PullRequest) -> Fetched:
+        """The base and the head to decide on. Merging by push, a head the mirror already
+        holds is not fetched again while the base's tip was fetched or pushed less than
+        `FRESH_BASE_SECONDS` ago (GitHub's own `base.sha` may be far older; the batch fetches
+        `main` and every head afresh and validates each step of its chain before it pushes, so
+        nothing merges on this read alone), and a head it lacks is fetched together with the
+        heads of the other pull requests of the repository whose jobs wait: a burst of dreams
+        costs a git request every few seconds, not one a pull request."""
+        base_ref = pull.base_ref or "main"
+        if not self.lazy_status:
+            return self.workspace.fetch(base_ref, self.number)
+        raw = self.ctx.redis.get(fresh_base_key(self.repo, base_ref))
+        fresh = raw.decode() if isinstance(raw, bytes) else raw
+        # another worker's mirror, on another machine, may not hold what it fetched
+        if fresh and self.workspace.has(fresh) and self.workspace.has(pull.head_sha):
+            return Fetched(str(fresh), pull.head_sha)
+        others = [n for n in waiting_pulls(self.ctx.redis, self.repo) if n != self.number]
+        base_sha, heads = self.workspace.fetch_heads(base_ref, [self.number, *others])
+        remember_base(self.ctx.redis, self.repo, base_ref, base_sha)
+        return Fetched(base_sha, heads.get(self.number))
 
     def _fresh_approvers(self, state: PullState, policy: Policy) -> PullState:
         """The state with its reviewers' permissions read from the forge itself, not the
@@ -346,6 +378,7 @@ class Batch:
         rebuilds = 0
         while True:
             base_sha, heads = self.workspace.fetch_heads(base_ref, [r.number for r in ready])
+            remember_base(self.ctx.redis, self.repo, base_ref, base_sha)
             if base_sha is None:
                 raise MemrepoError(texts.INTEGRATOR_GIT_FAILED.format(what="fetch", repo=self.repo,
                                                                       problem=base_ref))
@@ -386,6 +419,7 @@ class Batch:
                 continue
             if step is AfterPush.ONE_BY_ONE:
                 return self._one_by_one(chain)
+            remember_base(self.ctx.redis, self.repo, base_ref, tip)  # main is what was just pushed
             return self._settle(chain, merged_by_push(chain, tip), base_sha, tip, entries)
 
     def _one_by_one(self, chain: list[tuple[int, str, str]]) -> str:

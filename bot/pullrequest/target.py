@@ -2,7 +2,8 @@
 client for it (the one every writer opens its pull requests with).
 
 Pure: the remote URL and the environment come in as values; `make_client` builds a client
-without calling the forge. github.com's API is
+without calling the forge (with a Redis configured, its request budget is the one the
+integrator's workers share, `bot.forge.shared`). github.com's API is
 https://api.github.com; any other host follows GitHub Enterprise's (and localhub's)
 convention `<scheme>://<host>[:port]/api/v3`; MEMREPO_FORGE_API_URL overrides both. The
 credential is the agent's, in bot.agent_credential's one order: the identity `memrepo identity
@@ -23,8 +24,9 @@ from bot import agent_credential, settings
 from bot.agent_credential import Recorded
 from bot.errors import MemrepoError
 from bot.forge.client import ForgeClient
-from bot.forge.credentials import AppCredentials, Credentials, TokenCredentials
+from bot.forge.credentials import AppCredentials, Credentials, TokenCredentials, acting_as
 from bot.forge.retry import RetryPolicy
+from bot.forge.shared import env_budget
 from bot.memfs import MemoryRepo
 from bot.memfs.sync import redact, remote_url
 from bot.pullrequest import texts
@@ -120,8 +122,13 @@ def credentials(target: ForgeTarget) -> Credentials:
     return TokenCredentials(target.token)
 
 
-def make_client(target: ForgeTarget, retry: RetryPolicy | None = None) -> ForgeClient:
+def make_client(target: ForgeTarget, retry: RetryPolicy | None = None,
+                shared: Mapping[str, str] | None = None) -> ForgeClient:
     """A client for `target`'s repository (spaced writes unless the forge is local), or a
-    MemrepoError when there is no token."""
-    return ForgeClient(target.repository, credentials(target), base_url=target.api_url,
-                       policy=retry or FORGE_RETRY, timeout=30, min_write_interval=0.0 if target.loopback else 1.0)
+    MemrepoError when there is no credential. With `shared` (an environment) naming a Redis,
+    the client draws on the request budget the integrator's workers keep for its identity
+    (`bot.forge.shared.env_budget`); without one it keeps only its own spacing."""
+    credential = credentials(target)
+    budget = None if shared is None else env_budget(shared, target.api_url, acting_as(credential))
+    return ForgeClient(target.repository, credential, base_url=target.api_url, policy=retry or FORGE_RETRY,
+                       timeout=30, min_write_interval=0.0 if target.loopback else 1.0, budget=budget)

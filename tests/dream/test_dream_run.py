@@ -582,3 +582,40 @@ def test_a_remote_without_a_token_is_a_clear_error(world: World) -> None:
     world.memory.git.remotes.set_url("origin", f"{world.server.url}/{REPO}.git")
     with pytest.raises(MemrepoError, match="no token for alice/memory: set MEMREPO_FORGE_TOKEN"):
         world.dream()
+
+
+# ------------------------------------------------------------------------ the shared request budget
+def test_with_a_redis_the_dream_draws_on_the_budget_the_workers_share(world: World, redis_url: str) -> None:
+    """REDIS_URL set: every request the dreamer sends is counted in its identity's budget in
+    Redis (the one the integrator's workers keep), and a back-off the workers set holds the
+    dream too: it sends nothing and says so in one line. Without REDIS_URL it goes as before."""
+    import os
+
+    import redis as redis_lib
+
+    from bot.forge.errors import RateLimited
+    from bot.forge.shared import SharedBudget, identity
+
+    name = identity(world.server.api_url, f"token:{world.token}")
+    store = redis_lib.Redis.from_url(redis_url)
+    env = {**os.environ, "REDIS_URL": redis_url}
+    env.pop("MEMREPO_FORGE_TOKEN", None), env.pop("GITHUB_TOKEN", None)  # the remote's token, as the workers'
+    world.say("I live in Berlin.")
+    before = requests_by(world.server, "alice")
+    assert world.dream(env=env).status == triggers.OPENED
+    after = requests_by(world.server, "alice")
+    sent = sum(after.get(verb, 0) - before.get(verb, 0) for verb in ("GET", "POST", "PUT", "PATCH", "DELETE"))
+    members = [m.decode() for m in store.zrange(f"memrepo:budget:{name}", 0, -1)]
+    assert sent >= 1 and len(members) == sent
+    assert sum(m.endswith(":w") for m in members) == 1  # its one POST, counted as a write
+    assert store.zcard(f"memrepo:budget-inflight:{name}") == 0  # every slot given back
+
+    SharedBudget(store, name).back_off(1000.0)  # a worker was told to wait by the forge
+    world.say("I moved to Leith.", conversation="c2")
+    with pytest.raises(RateLimited) as held:
+        world.dream(env=env, conversation="c2")
+    assert "request budget" in str(held.value) and "\n" not in str(held.value)
+    assert [p.number for p in world.open_pulls()] == [1]  # nothing opened for c2, and no branch left behind
+    assert len(world.remote_branches()) == 2 and git(world.memory.root, "status", "--porcelain").strip() == ""
+    without = {k: v for k, v in env.items() if k != "REDIS_URL"}
+    assert world.dream(env=without, conversation="c2").status == triggers.OPENED

@@ -261,3 +261,130 @@ def test_a_secondary_limit_makes_every_worker_wait(hub, rclient) -> None:  # typ
     assert fault_hits(server, fault) == 1
     told, other_done = sent_at
     assert other_done - told >= 1.8  # the other worker waited for the shared until
+
+
+# ------------------------------------------------------------------------------ requests in flight
+@pytest.mark.parametrize("raw", ["0", "-3", "2.5", "lots", "1e2"])
+def test_a_concurrency_setting_that_is_not_a_positive_whole_number_is_refused_in_one_line(raw: str) -> None:
+    from bot.settings import concurrent_requests
+
+    with pytest.raises(MemrepoError) as info:
+        concurrent_requests(100, {"MEMREPO_CONCURRENT_REQUESTS": raw})
+    assert str(info.value) == f"MEMREPO_CONCURRENT_REQUESTS must be a positive whole number of requests, found {raw!r}"
+    assert "\n" not in str(info.value)
+
+
+def test_the_concurrency_setting_is_read_and_refused_at_start(redis_url: str, tmp_path: Path) -> None:
+    from bot.integrator.context import Context
+    from bot.settings import concurrent_requests
+
+    assert concurrent_requests(100, {}) == 100 and concurrent_requests(100, {"MEMREPO_CONCURRENT_REQUESTS": "7"}) == 7
+    env = {"REDIS_URL": redis_url, "MEMREPO_GITHUB_TOKEN": "t", "MEMREPO_WORK_DIR": str(tmp_path)}
+    client = Context.from_env({**env, "MEMREPO_CONCURRENT_REQUESTS": "7"}).forge("alice/memory")
+    assert client._http._budget is not None and client._http._budget.in_flight.limit == 7
+    with pytest.raises(MemrepoError, match="MEMREPO_CONCURRENT_REQUESTS must be a positive whole number"):
+        Context.from_env({**env, "MEMREPO_CONCURRENT_REQUESTS": "none"})
+
+
+def test_never_more_requests_in_flight_than_the_limit_across_workers(redis_url: str) -> None:
+    """Twelve threads, each its own Redis client (a worker each), send 4 requests apiece
+    through one identity's slots, limit 3: at no moment are more than 3 in flight, and the
+    limit is reached (the slots are what holds them back)."""
+    from bot.forge.shared import InFlight
+    from bot.queue import connect
+
+    lock = threading.Lock()
+    now_in: list[int] = [0]
+    most: list[int] = [0]
+    start = threading.Barrier(12)
+
+    def worker() -> None:
+        conn = connect(redis_url)
+        slots = InFlight(conn, "busy", 3, poll=0.005)
+        start.wait()
+        for _ in range(4):
+            with slots.slot():
+                with lock:
+                    now_in[0] += 1
+                    most[0] = max(most[0], now_in[0])
+                time.sleep(0.02)  # the request, in flight
+                with lock:
+                    now_in[0] -= 1
+        conn.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most[0] == 3
+    assert InFlight(connect(redis_url), "busy", 3).held() == 0  # every slot given back
+
+
+def test_a_dead_holders_slot_comes_back_when_its_lease_ends(redis_url: str) -> None:
+    """A worker process killed while it holds the identity's only slot: the slot is not
+    free at once (its request may still be in flight), and it is once the lease ended."""
+    import signal
+    import subprocess
+    import sys
+
+    from bot.forge.shared import InFlight
+    from bot.queue import connect
+
+    holder = ("import os, signal, sys\n"
+              "from bot.forge.shared import InFlight\nfrom bot.queue import connect\n"
+              "slots = InFlight(connect(sys.argv[1]), 'one', 1, lease=1.0)\n"
+              "assert slots.try_acquire() is not None\n"
+              "print('held', flush=True)\n"
+              "os.kill(os.getpid(), signal.SIGKILL)\n")
+    done = subprocess.run([sys.executable, "-c", holder, redis_url], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.strip() == "held" and done.returncode == -signal.SIGKILL
+    slots = InFlight(connect(redis_url), "one", 1, max_wait=0.1, poll=0.02)
+    assert slots.held() == 1 and slots.try_acquire() is None
+    with pytest.raises(RateLimited) as limited, slots.slot():
+        pass
+    assert "1 request in flight" in str(limited.value) and "\n" not in str(limited.value)
+    time.sleep(1.1)
+    lease = slots.try_acquire()
+    assert lease is not None and slots.held() == 1
+    slots.release(lease)
+    assert slots.held() == 0
+
+
+def test_a_forge_client_holds_a_slot_while_its_request_is_in_flight(hub, rclient) -> None:  # type: ignore[no-untyped-def]
+    """A client with the shared budget holds one of its identity's slots for exactly as long
+    as its request is in flight; with every slot held by another worker, it sends nothing."""
+    from bot.forge.errors import NotFound
+    from bot.forge.shared import InFlight
+
+    server, token = hub
+    name = identity(server.api_url, token)
+    budget = SharedBudget(rclient, name, Limits(concurrent=1), max_wait=0.3)
+    client = ForgeClient(REPO, TokenCredentials(token), base_url=server.api_url, policy=FAST, min_write_interval=0,
+                         budget=budget)
+    arm_fault(server, method="GET", path=f"/repos/{REPO}/git/ref/heads/slow", status=404, times=1, delay_ms=600,
+              body={"message": "Not Found"})
+    failed: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            client.get_ref("heads/slow")
+        except NotFound as exc:
+            failed.append(exc)
+
+    reading = threading.Thread(target=read)
+    reading.start()
+    time.sleep(0.3)
+    assert budget.in_flight.held() == 1  # the slow request, in flight
+    reading.join()
+    assert failed and budget.in_flight.held() == 0
+    other = InFlight(rclient, name, 1)
+    lease = other.try_acquire()  # another worker's request now holds the only slot
+    assert lease is not None
+    before = sum(_requests(server).values())
+    with pytest.raises(RateLimited):
+        client.get_ref("heads/main")
+    assert sum(_requests(server).values()) == before  # not sent
+    other.release(lease)
+    assert client.get_ref("heads/main").ref == "refs/heads/main"

@@ -287,3 +287,45 @@ def test_a_pull_request_that_waits_for_a_person_reads_its_status_before_writing_
     assert any(a.startswith("GET") and a.endswith("/status") for a in again)
     assert not [a for a in again if a.startswith("POST")]
     assert world.status(head) == ("pending", "waiting for review") and not world.pull(number).merged
+
+
+def git_requests(world: World, account: str = "alice") -> int:
+    """What localhub counted of `account`'s git transport requests (its own count by account)."""
+    import requests
+
+    from tests.conftest import operator_headers
+
+    resp = requests.get(f"{world.server.url}/_localhub/requests", headers=operator_headers(world.server), timeout=10)
+    resp.raise_for_status()
+    return int(resp.json()["by_account"].get(account, {}).get("git", 0))
+
+
+def test_a_burst_fetches_the_heads_of_the_waiting_jobs_in_one_git_request(world: World) -> None:
+    """Merging by push, the first job of a burst fetches its head with those of the other
+    pull requests whose jobs wait, in one git request; the jobs after it, within seconds of
+    that fetch of main, fetch nothing (a job after that fetches main again), and the batch
+    still fetches main and every head afresh and merges each exactly once."""
+    from bot.queue import enqueue_integrate, waiting_pulls
+    from bot.redis_keys import fresh_base_key
+
+    dreams = open_overlapping(world, 4)
+    numbers = [number for number, _, _ in dreams]
+    for number in numbers:
+        enqueue_integrate(world.ctx.redis, REPO, number)  # the webhook deliveries' jobs, waiting
+    assert waiting_pulls(world.ctx.redis, REPO) == numbers
+    before = git_requests(world)
+    world.integrate(numbers[0])
+    one_fetch = git_requests(world) - before  # one fetch: the refs, then the pack (protocol v2)
+    assert 1 <= one_fetch <= 2
+    for number in numbers[1:]:
+        world.integrate(number)
+    assert git_requests(world) == before + one_fetch  # their heads came with the first job's fetch
+    assert world.ctx.redis.hlen(ready_key(REPO)) == 4
+    world.ctx.redis.delete(fresh_base_key(REPO, "main"))  # the fetch of main is more than a few seconds old
+    world.integrate(numbers[0])
+    assert git_requests(world) > before + one_fetch  # main is asked for again before anything is decided on it
+    jobs.merge_ready(REPO, context=world.ctx)
+    text = world.main_file(FACTS)
+    for number, line in zip(numbers, bullets(4), strict=True):
+        assert world.pull(number).merged and text.count(line) == 1
+    assert world.merges_on_main() == 4

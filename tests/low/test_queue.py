@@ -168,3 +168,18 @@ def test_a_collapsing_job_called_outside_a_worker_just_runs(rclient: redis.Redis
 def test_pull_request_keys_ignore_case(rclient: redis.Redis) -> None:
     assert enqueue_integrate(rclient, REPO, 5).outcome == "queued"
     assert enqueue_integrate(rclient, "ALICE/MEMORY", 5).outcome == "pending"
+
+
+def test_waiting_pulls_are_this_repositorys_integrate_jobs_in_queue_order(rclient: redis.Redis) -> None:
+    from bot.queue import enqueue_merge_ready, enqueue_reconcile, waiting_pulls
+
+    enqueue_integrate(rclient, "alice/memory", 12)
+    enqueue_integrate(rclient, "alice/memory-2", 5)  # a repository whose name starts with this one's
+    enqueue_merge_ready(rclient, "alice/memory")
+    enqueue_integrate(rclient, "Alice/Memory", 3)
+    enqueue_reconcile(rclient, "alice/memory")
+    rclient.rpush(get_queue(rclient, QUEUE).key, "integrate-_zz-1")  # not an id memrepo makes
+    enqueue_integrate(rclient, "alice/memory", 40)
+    assert waiting_pulls(rclient, "alice/memory") == [12, 3, 40]
+    assert waiting_pulls(rclient, "ALICE/memory", limit=2) == [12, 3]
+    assert waiting_pulls(rclient, "alice/memory-2") == [5]
