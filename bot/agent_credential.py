@@ -89,7 +89,8 @@ def url_token(url: str | None) -> str | None:
 def resolve(recorded: Recorded | None, env: Mapping[str, str], url: str | None) -> str | None:
     """The agent's token: the recorded account's, else MEMREPO_FORGE_TOKEN, GITHUB_TOKEN, else the
     URL's. A recorded App has no standing token (its installation tokens are minted by the forge
-    client), so the order goes on past it for what needs a plain token."""
+    client), so the order goes on past it for what needs a plain token; git sends the App's kept
+    installation token instead while it lasts (`git_token`)."""
     if recorded is not None and recorded.token:
         return recorded.token
     return settings.first_value(settings.AGENT_FORGE_TOKENS, env) or url_token(url)
