@@ -12,6 +12,14 @@ working tree, so never committed or pushed), readable by its owner only, and it 
 
 `resolve` is that order over plain values; `agent_token` reads the record for it. The person's
 side (`memrepo review`) never reads the record: it uses the person's own token.
+
+Git pushes and fetches follow the same identity (`git_token`): a recorded account's token, or,
+for a recorded App, the installation token kept beside the record (`agent-git-token.json`,
+owner-only, with its expiry) while it has not expired; else git uses origin's URL. The memory
+core reads that kept token but cannot make one (minting needs the forge client, which the core
+may not import): the agent-side layer that opens pull requests (bot/pullrequest/git_token.py)
+mints it, and replaces it when less than REFRESH_MARGIN remains, before every agent-side push
+or fetch. A kept token belongs to one App installation: a token kept for another is ignored.
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ from bot import settings
 from bot.errors import MemrepoError
 
 RECORD_NAME = "agent-identity.json"
+KEPT_NAME = "agent-git-token.json"  # a recorded App's installation token, for git
+REFRESH_MARGIN = 300.0  # a kept installation token is replaced when less than this many seconds remain
 RECORD_DIR = "memrepo"  # inside the clone's git directory
 WRITE_PERMISSIONS = ("admin", "maintain", "write")  # what the forge's collaborator permission says
 
@@ -51,6 +61,17 @@ class Recorded:
         return "app" if self.app_id else "token"
 
 
+@dataclass(frozen=True)
+class Kept:
+    """A recorded App's installation token kept for git, the installation it was minted for, and
+    when it expires (seconds since the epoch)."""
+
+    token: str = field(repr=False)
+    expires_at: float
+    app_id: str
+    installation_id: int | None
+
+
 def url_token(url: str | None) -> str | None:
     """The password of an http(s) remote URL (`https://x-access-token:TOKEN@host/...`)."""
     if not url:
@@ -68,7 +89,8 @@ def url_token(url: str | None) -> str | None:
 def resolve(recorded: Recorded | None, env: Mapping[str, str], url: str | None) -> str | None:
     """The agent's token: the recorded account's, else MEMREPO_FORGE_TOKEN, GITHUB_TOKEN, else the
     URL's. A recorded App has no standing token (its installation tokens are minted by the forge
-    client), so the order goes on past it for what needs a plain token."""
+    client), so the order goes on past it for what needs a plain token; git sends the App's kept
+    installation token instead while it lasts (`git_token`)."""
     if recorded is not None and recorded.token:
         return recorded.token
     return settings.first_value(settings.AGENT_FORGE_TOKENS, env) or url_token(url)
@@ -113,15 +135,56 @@ def agent_token(root: str | os.PathLike[str] | None, env: Mapping[str, str], url
     return resolve(read(root) if root is not None else None, env, url)
 
 
-def write(root: str | os.PathLike[str], recorded: Recorded) -> Path:
-    """Record `recorded` for the clone at `root`, readable by its owner only; written whole or not at all."""
-    path = record_path(root)
+def kept_for(recorded: Recorded | None, kept: Kept | None, now: float, margin: float = 0.0) -> str | None:
+    """The kept installation token when it was minted for `recorded`'s App installation and
+    outlives `margin` seconds from `now`; else None. Pure: the one rule both the core (margin 0:
+    not expired) and the minting side (REFRESH_MARGIN: not about to expire) read."""
+    if recorded is None or recorded.kind != "app" or kept is None or not kept.token:
+        return None
+    if (kept.app_id, kept.installation_id) != (recorded.app_id, recorded.installation_id):
+        return None
+    return kept.token if kept.expires_at - margin > now else None
+
+
+def git_token(root: str | os.PathLike[str], now: float) -> str | None:
+    """What the clone's git requests authenticate with before origin's URL: the recorded
+    account's token, or the recorded App's kept installation token while it has not expired."""
+    recorded = read(root)
+    if recorded is None:
+        return None
+    if recorded.token:
+        return recorded.token
+    return kept_for(recorded, read_kept(root), now)
+
+
+def kept_token_path(root: str | os.PathLike[str]) -> Path:
+    return git_dir(root) / RECORD_DIR / KEPT_NAME
+
+
+def read_kept(root: str | os.PathLike[str]) -> Kept | None:
+    """The kept installation token, or None when there is none or it cannot be read (it is only
+    a cache: a new one is minted)."""
+    try:
+        data = json.loads(kept_token_path(root).read_text(encoding="utf-8"))
+        return Kept(str(data["token"]), float(data["expires_at"]), str(data["app_id"]),
+                    None if data["installation_id"] is None else int(data["installation_id"]))
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+def keep(root: str | os.PathLike[str], kept: Kept) -> Path:
+    """Keep `kept` beside the record, readable by its owner only, replacing the one before."""
+    return _write_private(kept_token_path(root), asdict(kept), ".token-")
+
+
+def _write_private(path: Path, data: dict[str, object], prefix: str) -> Path:
+    """`data` as JSON at `path`, 0600 in a 0700 folder, written whole or not at all."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(path.parent, 0o700)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".identity-")  # mkstemp creates it 0600
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=prefix)  # mkstemp creates it 0600
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(asdict(recorded), out)
+            json.dump(data, out)
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, path)
@@ -131,8 +194,17 @@ def write(root: str | os.PathLike[str], recorded: Recorded) -> Path:
     return path
 
 
+def write(root: str | os.PathLike[str], recorded: Recorded) -> Path:
+    """Record `recorded` for the clone at `root`, readable by its owner only; written whole or not
+    at all. A token kept for the identity before is forgotten."""
+    path = _write_private(record_path(root), asdict(recorded), ".identity-")
+    kept_token_path(root).unlink(missing_ok=True)
+    return path
+
+
 def clear(root: str | os.PathLike[str]) -> bool:
-    """Forget the clone's identity; whether there was one."""
+    """Forget the clone's identity and any installation token kept for it; whether there was one."""
+    kept_token_path(root).unlink(missing_ok=True)
     path = record_path(root)
     try:
         path.unlink()

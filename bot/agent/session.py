@@ -31,6 +31,7 @@ recompiled with nothing else to do.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -63,6 +64,7 @@ from bot.memfs import (
 from bot.memfs import texts as memfs_texts
 from bot.notify.events import HeadEvent
 from bot.notify.follower import HeadSubscriber
+from bot.pullrequest import git_token
 from bot.transcript import TranscriptStore
 from bot.transcript.model import Message
 
@@ -377,6 +379,10 @@ class AgentSession:
         if c.action == "unset":
             return CommandResult(True, sync.unset_remote(self.repo), name)
         if c.action == "sync":
+            try:
+                git_token.ensure(self.repo, self.env)  # a recorded GitHub App pushes as itself
+            except MemrepoError as exc:
+                return CommandResult(False, memfs_texts.SYNC_FAILED.format(reason=exc), name)
             result = sync.sync(self.repo)
             if not result.pushed:
                 return CommandResult(False, memfs_texts.SYNC_FAILED.format(reason=result.reason), name)
@@ -384,6 +390,8 @@ class AgentSession:
         return CommandResult(True, self._status(), name)
 
     def _status(self) -> str:
+        with contextlib.suppress(MemrepoError):  # the status then says the fetch failed, or fetched as the URL
+            git_token.ensure(self.repo, self.env)
         st = sync.status(self.repo, fetch=True)
         return "\n".join(sync.status_lines(st, ((AGENT_STATUS_STREAM, self.stream_state()),)))
 

@@ -117,10 +117,23 @@ class WritePath:
         if not route.direct:
             return self._propose(call, route, conversation_id, turn, dict(trailers).get(TRANSCRIPT_RANGE))
         try:
+            self._ready_to_push()
             done = self.tool.commit(plan, trailers)
         except MemrepoError as exc:
             return self.refusal(call.command, exc)
         return self._with_set_aside(done)
+
+    def _ready_to_push(self) -> None:
+        """Before a direct commit is pushed: a recorded GitHub App's installation token for git
+        (bot/pullrequest/git_token.py), so main is pushed as the App; a MemrepoError, before
+        anything is written, when the forge gives none."""
+        if not self.tool.push or not agent_credential.record_path(self.repo.root).exists():
+            return  # the usual call: no forge client is imported
+        from bot.memfs import sync
+        from bot.pullrequest import git_token
+
+        if sync.remote_url(self.repo) is not None:
+            git_token.ensure(self.repo, self.env)
 
     def _shared_target(self, call: Call) -> tuple[Any, Any, Call] | None:
         """(attachment, its projection or None, the call inside it) when `call` addresses an

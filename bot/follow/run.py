@@ -32,6 +32,7 @@ from bot.memfs import MemoryRepo, refs
 from bot.memfs import sync as memfs_sync
 from bot.memfs.sync import TRACKING_REF, ReplayFailed, contains, redact, remote_url, replay_commit, sync
 from bot.notify.follower import HeadSubscriber
+from bot.pullrequest import git_token
 from bot.texts import Text
 
 FOLLOW_NOT_CONNECTED = ("{path} is not connected to a forge; connect it first with "
@@ -214,6 +215,7 @@ class Follower:
 
     def _sync(self, repo: MemoryRepo, now: float) -> Outcome:
         try:
+            git_token.ensure(repo)  # a recorded GitHub App fetches and pushes as itself
             self._hold(repo)
             result = sync(repo)
         except MemrepoError as exc:  # the tree changed under the pass, HEAD moved, origin removed

@@ -463,6 +463,17 @@ class ForgeClient:
         _, data = self._http.run(op, OpKind.READ, self._http.call("GET", "/user"))
         return self._http.parse(op, lambda d: str(d["login"]), data)
 
+    def installation_token(self) -> tuple[str, float] | None:
+        """A GitHub App's installation token that outlives the refresh margin, and when it expires
+        (seconds since the epoch): what git pushes and fetches as the App, since git cannot mint
+        one. None for a client with a plain token."""
+        if self._app_token is None:
+            return None
+        self._http.ensure_credentials()
+        expires = self._app_token.expires_at
+        assert expires is not None  # ensure minted one or raised
+        return self._app_token.live.value, expires
+
     # ------------------------------------------------------------------------------------ git
     def compare(self, base: str, head: str) -> Comparison:
         op = f"compare {base}...{head} in {self.repository}"

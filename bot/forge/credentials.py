@@ -128,6 +128,11 @@ class InstallationToken:
                 raise ForgeConfigError(FORGE_BAD_APP_KEY.format(app_id=self.app.app_id,
                                                                 problem=type(exc).__name__)) from None
 
+    @property
+    def expires_at(self) -> float | None:
+        """When the token held expires (seconds since the epoch), None before one is minted."""
+        return self._expires
+
     def expire(self) -> None:
         """The next request gets a token again (the shared one if another job has one)."""
         with self._lock:

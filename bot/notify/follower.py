@@ -49,6 +49,7 @@ from bot.errors import MemrepoError
 from bot.memfs import MemoryRepo
 from bot.memfs.sync import contains, redact, sync
 from bot.notify.events import HeadEvent
+from bot.pullrequest import git_token
 from bot.settings import AGENT_FORGE_TOKENS, first_value, is_repo_name
 
 # The agent's side (follower.py): a refusal says which token to follow with.
@@ -485,6 +486,7 @@ class HeadSubscriber:
             return self._syncer()
         try:
             repo = MemoryRepo.open(self.root)
+            git_token.ensure(repo)  # a recorded GitHub App pushes and fetches as itself
             result = sync(repo)
         except MemrepoError as exc:  # a conflict (local commits set aside), a dirty tree, not on main
             self._error(SUBSCRIBER_SYNC_FAILED.format(path=self.root, reason=exc))

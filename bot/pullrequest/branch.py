@@ -16,6 +16,7 @@ from pathlib import Path
 from bot.errors import MemrepoError
 from bot.memfs import MemoryRepo, sync
 from bot.memfs.sync import git_problem, run_git
+from bot.pullrequest import git_token
 
 DREAM_FETCH_FAILED = "cannot fetch main from {url}: {problem}; nothing was done"
 DREAM_REMOTE_NO_MAIN = "{url} has no main branch yet; push memory there first (`memrepo repository sync`)"
@@ -23,7 +24,8 @@ DREAM_WORKTREE_FAILED = "cannot make a worktree for the dream: {problem}"
 
 
 def fetch_base(repo: MemoryRepo) -> str:
-    """origin's main, fetched now."""
+    """origin's main, fetched now (as the recorded App, when the identity is one)."""
+    git_token.ensure(repo)
     state = sync.status(repo, fetch=True)
     if state.fetch_error is not None:
         raise MemrepoError(DREAM_FETCH_FAILED.format(url=state.url, problem=state.fetch_error))
@@ -51,7 +53,9 @@ def worktree(repo: MemoryRepo, base: str) -> Iterator[Path]:
 
 
 def push_branch(repo: MemoryRepo, branch: str) -> None:
-    """Push the proposal's branch (never forced); raises with the forge's reason if refused."""
+    """Push the proposal's branch (never forced), as the recorded App when the identity is one;
+    raises with the forge's reason if refused."""
+    git_token.ensure(repo)
     problem = sync.push_branch(repo, branch)
     if problem is not None:
         raise MemrepoError(f"pushing {branch} was refused: {problem}")

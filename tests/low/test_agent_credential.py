@@ -3,6 +3,7 @@ tables over plain values (bot/agent_credential.py)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,46 @@ def test_the_record_is_the_owners_only_and_never_shows_its_secret(tmp_path: Path
         agent_credential.read(tmp_path)
     assert agent_credential.clear(tmp_path) and not agent_credential.clear(tmp_path)
     assert agent_credential.read(tmp_path) is None
+
+
+NOW = 1_000_000.0
+KEPT = agent_credential.Kept("ghs_kept", NOW + 3600, "901", 7)
+
+
+@pytest.mark.parametrize(("recorded", "kept", "margin", "expected"), [
+    (APP, KEPT, 0.0, "ghs_kept"),
+    (APP, KEPT, 300.0, "ghs_kept"),  # an hour left: kept
+    (APP, replace(KEPT, expires_at=NOW + 200), 0.0, "ghs_kept"),  # not expired: git may use it
+    (APP, replace(KEPT, expires_at=NOW + 200), 300.0, None),  # less than five minutes left: minted anew
+    (APP, replace(KEPT, expires_at=NOW - 1), 0.0, None),  # expired
+    (APP, replace(KEPT, expires_at=NOW), 0.0, None),
+    (APP, replace(KEPT, app_id="902"), 0.0, None),  # kept for another App
+    (APP, replace(KEPT, installation_id=8), 0.0, None),  # or another installation
+    (APP, None, 0.0, None),
+    (AGENT, KEPT, 0.0, None),  # an account's token needs no installation token
+    (None, KEPT, 0.0, None),
+])
+def test_a_kept_installation_token_is_used_while_it_is_the_apps_and_outlives_the_margin(
+        recorded: Recorded | None, kept: agent_credential.Kept | None, margin: float, expected: str | None) -> None:
+    assert agent_credential.kept_for(recorded, kept, NOW, margin) == expected
+
+
+def test_git_sends_the_recorded_token_or_the_apps_kept_one_and_clear_forgets_both(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    assert agent_credential.git_token(tmp_path, NOW) is None  # nothing recorded: origin's URL
+    agent_credential.write(tmp_path, AGENT)
+    assert agent_credential.git_token(tmp_path, NOW) == "recorded"
+    agent_credential.write(tmp_path, APP)
+    assert agent_credential.git_token(tmp_path, NOW) is None  # no token kept yet
+    kept = agent_credential.keep(tmp_path, KEPT)
+    assert kept.stat().st_mode & 0o077 == 0 and "ghs_kept" not in repr(agent_credential.read_kept(tmp_path))
+    assert agent_credential.git_token(tmp_path, NOW) == "ghs_kept"
+    assert agent_credential.git_token(tmp_path, NOW + 3600) is None  # expired: origin's URL again
+    kept.write_text("{not json")
+    assert agent_credential.git_token(tmp_path, NOW) is None  # a cache that cannot be read is minted anew
+    agent_credential.keep(tmp_path, KEPT)
+    agent_credential.write(tmp_path, APP)  # a new identity: the token kept for the old one goes
+    assert not kept.exists()
+    agent_credential.keep(tmp_path, KEPT)
+    assert agent_credential.clear(tmp_path)
+    assert not kept.exists() and agent_credential.read(tmp_path) is None

@@ -9,6 +9,7 @@ import base64
 import contextlib
 import os
 import re
+import time
 import urllib.error
 import urllib.request
 from urllib.parse import unquote, urlsplit
@@ -73,14 +74,20 @@ def basic_auth_header(url: str | None) -> str | None:
     return f"Authorization: Basic {base64.b64encode(pair).decode()}"
 
 
+def identity_header(repo: MemoryRepo) -> str | None:
+    """The header of the agent identity recorded for the clone (bot.agent_credential.git_token:
+    an account's token, or a recorded App's kept installation token that has not expired), or None."""
+    token = agent_credential.git_token(repo.root, time.time())
+    if not token:
+        return None
+    pair = f"x-access-token:{token}".encode()
+    return f"Authorization: Basic {base64.b64encode(pair).decode()}"
+
+
 def auth_header(repo: MemoryRepo) -> str | None:
-    """What the clone authenticates its git requests with: the token of the agent identity
-    recorded for it (bot.agent_credential), else the credentials origin's URL carries."""
-    recorded = agent_credential.read(repo.root)
-    if recorded is not None and recorded.token:
-        pair = f"x-access-token:{recorded.token}".encode()
-        return f"Authorization: Basic {base64.b64encode(pair).decode()}"
-    return basic_auth_header(remote_url(repo))
+    """What the clone authenticates its git requests with: the recorded identity's token
+    (`identity_header`), else the credentials origin's URL carries."""
+    return identity_header(repo) or basic_auth_header(remote_url(repo))
 
 
 def refused_by_localhub(url: str, data: str) -> str:
@@ -129,11 +136,12 @@ def remote_env(repo: MemoryRepo) -> dict[str, str]:
     # without them: a round trip more on every fetch an agent makes when HEAD moves. Sending
     # them at once (through the environment, never a config file or the process list) saves
     # it, unless the configuration already sets headers of its own.
-    header = auth_header(repo)
+    own = identity_header(repo)
+    header = own or basic_auth_header(remote_url(repo))
     if header and not has_extra_headers(repo):
         entries = [("http.extraHeader", header)]
         url = remote_url(repo) or ""
-        if agent_credential.read(repo.root) is not None and agent_credential.url_token(url):
+        if own is not None and agent_credential.url_token(url):
             # git would answer with the URL's own credentials (the person's, often) rather than
             # the recorded identity's header: the URL is rewritten without them for this command.
             parts = urlsplit(url)
