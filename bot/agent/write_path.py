@@ -12,6 +12,7 @@ this, so the rules cannot differ by entry point."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -126,14 +127,17 @@ class WritePath:
     def _ready_to_push(self) -> None:
         """Before a direct commit is pushed: a recorded GitHub App's installation token for git
         (bot/pullrequest/git_token.py), so main is pushed as the App; a MemrepoError, before
-        anything is written, when the forge gives none."""
+        anything is written, when the forge refuses one. A forge that does not answer refuses
+        nothing: the commit is saved locally, as any commit made offline, and its push waits
+        for the next sync."""
         if not self.tool.push or not agent_credential.record_path(self.repo.root).exists():
             return  # the usual call: no forge client is imported
         from bot.memfs import sync
         from bot.pullrequest import git_token
 
         if sync.remote_url(self.repo) is not None:
-            git_token.ensure(self.repo, self.env)
+            with contextlib.suppress(git_token.Unreachable):
+                git_token.ensure(self.repo, self.env)
 
     def _shared_target(self, call: Call) -> tuple[Any, Any, Call] | None:
         """(attachment, its projection or None, the call inside it) when `call` addresses an

@@ -24,12 +24,19 @@ from bot.memfs import MemoryRepo
 REFUSED = ("the forge refused GitHub App {app_id}'s installation {installation} a token for {repository} "
            "({problem}); nothing was written: check the App's key and installation, then `memrepo identity set` "
            "again")
+UNREACHABLE = ("the forge could not be asked for GitHub App {app_id}'s installation token for {repository} "
+               "({problem}); try again when it answers")
+
+
+class Unreachable(MemrepoError):
+    """The forge did not answer (down, or this machine offline): unlike a refusal, nothing is
+    wrong with the identity, so a direct commit may still be saved locally for the next sync."""
 
 
 def ensure(repo: MemoryRepo, env: Mapping[str, str] | None = None) -> None:
     """Have a kept installation token that outlives agent_credential.REFRESH_MARGIN when the
     clone's recorded identity is a GitHub App (nothing to do otherwise); a MemrepoError in one
-    line, with nothing kept, when the forge gives none."""
+    line, with nothing kept, when the forge refuses one (Unreachable when it does not answer)."""
     recorded = agent_credential.read(repo.root)
     if recorded is None or recorded.kind != "app":
         return
@@ -37,7 +44,7 @@ def ensure(repo: MemoryRepo, env: Mapping[str, str] | None = None) -> None:
     if agent_credential.kept_for(recorded, agent_credential.read_kept(repo.root), now,
                                  agent_credential.REFRESH_MARGIN):
         return
-    from bot.forge.errors import ForgeConfigError, ForgeError
+    from bot.forge.errors import ForgeConfigError, ForgeError, Unavailable
     from bot.pullrequest.target import clone_target, make_client
 
     target = clone_target(repo, os.environ if env is None else env)
@@ -47,6 +54,9 @@ def ensure(repo: MemoryRepo, env: Mapping[str, str] | None = None) -> None:
             minted = client.installation_token()
         finally:
             client.close()
+    except Unavailable as exc:
+        raise Unreachable(UNREACHABLE.format(app_id=recorded.app_id, repository=target.repository,
+                                             problem=" ".join(str(exc).split())[:300])) from None
     except (ForgeError, ForgeConfigError) as exc:
         raise MemrepoError(REFUSED.format(app_id=recorded.app_id, installation=recorded.installation_id,
                                           repository=target.repository,

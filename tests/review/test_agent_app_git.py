@@ -19,6 +19,7 @@ import requests
 from bot import agent_credential
 from bot.agent import AgentSession
 from bot.agent_credential import Recorded
+from bot.sockets import free_port
 from localhub.server import LocalhubServer
 from tests.conftest import git, localhub_token, memory_on_localhub, operator_headers, run_cli
 from tests.letta_conformance.test_letta_memory import integrate
@@ -134,6 +135,20 @@ def test_a_key_the_forge_refuses_is_one_line_and_nothing_is_written(
     assert git(world.memory.root, "rev-parse", "HEAD") == head
     assert git(world.memory.root, "status", "--porcelain") == ""
     assert {b.name for b in world.gh().get_repo(REPO).get_branches()} == branches
+
+
+def test_a_forge_that_does_not_answer_leaves_a_direct_commit_saved_for_the_next_sync(
+        world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    """Unlike a refused key, an unreachable forge says nothing against the identity: the direct
+    commit is saved locally, as any commit made offline, and nothing is kept."""
+    set_app(world, capsys)
+    git(world.memory.root, "remote", "set-url", "origin", f"http://127.0.0.1:{free_port()}/{REPO}.git")  # no one there
+    head = git(world.memory.root, "rev-parse", "HEAD")
+    result = direct_edit(world, "offline")
+    assert result.ok, result.message  # type: ignore[attr-defined]
+    assert "NOT pushed" in result.message  # type: ignore[attr-defined]
+    assert git(world.memory.root, "rev-parse", "HEAD^") == head
+    assert not kept_path(world).exists()
 
 
 def _proposal(world: World) -> object:
