@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 
 from bot.commands import texts
+from bot.commands.actions import actions
 from bot.errors import MemrepoError
 
 VALIDATE_OLD_CI = ("warning: {workflow} runs memrepo {pinned} in CI, older than this memrepo {running}: CI may "
@@ -22,11 +23,10 @@ CI_NEWER = ("{workflow} pins memrepo {old}, newer than this memrepo {new}: nothi
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("ci", help=texts.CI_HELP, description=texts.CI_HELP)
-    sub = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
-    update = sub.add_parser("update", help=texts.CI_UPDATE_HELP, description=texts.CI_UPDATE_HELP)
-    update.add_argument("--repo", metavar="DIR", default=".", help=texts.REPOSITORY_DIR_HELP)
+    action = actions(parser, repo_help=texts.REPOSITORY_DIR_HELP)
+    update = action("update", "pin the memrepo running now in .github/workflows/memrepo-validate.yml (one line "
+                              "changes)", run_update)
     update.add_argument("--older", action="store_true", help=texts.CI_OLDER_HELP)
-    update.set_defaults(func=run_update)
 
 
 def shown(pin: object) -> str:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from bot import agent_credential
 from bot.agent_credential import Recorded
 from bot.commands import texts
+from bot.commands.actions import actions
 from bot.errors import MemrepoError
 
 IDENTITY_SET_HELP = ("record the forge credential the agent writes with: an account's token (--token-file or "
@@ -51,13 +52,7 @@ CANNOT_WRITE = ("{login} may not write to {repository} (its permission: {permiss
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("identity", help=texts.IDENTITY_HELP, description=texts.IDENTITY_DESCRIPTION,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
-
-    def action(name: str, help_text: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        p.add_argument("--repo", metavar="DIR", default=".", help=texts.REPOSITORY_DIR_HELP)
-        p.set_defaults(func=func)
-        return p
+    action = actions(parser, repo_help=texts.REPOSITORY_DIR_HELP)
 
     set_parser = action("set", IDENTITY_SET_HELP, run_set)
     set_parser.add_argument("--token-file", metavar="PATH", help=texts.IDENTITY_TOKEN_FILE_HELP)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 
 from bot.commands import texts
+from bot.commands.actions import actions
 from bot.errors import MemrepoError
 from bot.memfs import texts as memfs_texts
 
@@ -23,14 +23,7 @@ ACCOUNTS_LABEL = "accounts"
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("repository", help=texts.REPOSITORY_HELP,
                                    description=texts.REPOSITORY_HELP)
-    sub = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
-
-    def action(name: str, help_text: str, func: Callable[[argparse.Namespace], int]
-               ) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        p.add_argument("--repo", metavar="DIR", default=".", help=texts.REPOSITORY_DIR_HELP)
-        p.set_defaults(func=func)
-        return p
+    action = actions(parser, repo_help=texts.REPOSITORY_DIR_HELP)
 
     set_parser = action("set", "connect to a remote (GitHub URL, path of a bare repository, any git URL)", run_set)
     set_parser.add_argument("url", metavar="URL", help=texts.REPOSITORY_URL_HELP)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from bot.commands import texts
+from bot.commands.actions import Run, actions
 from bot.errors import MemrepoError
 from bot.review import texts as say
 from bot.texts import Text
@@ -59,26 +60,21 @@ EXIT_WAITS = 6
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("review", help=texts.REVIEW_HELP, description=texts.REVIEW_DESCRIPTION,
                                    epilog=texts.REVIEW_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
+    action = actions(parser, repo_help=texts.REPOSITORY_DIR_HELP, epilog=texts.REVIEW_EXIT_CODES,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
 
-    def action(name: str, help_text: str, func: Callable[[argparse.Namespace], int], numbered: bool = True
-               ) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text, description=help_text, epilog=texts.REVIEW_EXIT_CODES,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
-        if numbered:
-            p.add_argument("number", metavar="N", type=int, help=texts.REVIEW_NUMBER_HELP)
-        p.add_argument("--repo", metavar="DIR", default=".", help=texts.REPOSITORY_DIR_HELP)
-        p.set_defaults(func=func)
+    def on(name: str, help_text: str, func: Run) -> argparse.ArgumentParser:  # an action on pull request N
+        p = action(name, help_text, func)
+        p.add_argument("number", metavar="N", type=int, help=texts.REVIEW_NUMBER_HELP)
         return p
 
-    action("list", REVIEW_LIST_HELP, run_list, numbered=False).add_argument(
+    action("list", REVIEW_LIST_HELP, run_list).add_argument("--json", action="store_true", help=texts.REVIEW_JSON_HELP)
+    on("show", REVIEW_SHOW_HELP, run_show).add_argument(
         "--json", action="store_true", help=texts.REVIEW_JSON_HELP)
-    action("show", REVIEW_SHOW_HELP, run_show).add_argument(
-        "--json", action="store_true", help=texts.REVIEW_JSON_HELP)
-    action("approve", "approve a memory pull request at its current head (the integrator then merges it)", run_approve)
-    action("reject", "request changes on a memory pull request with a reason, then close it", run_reject).add_argument(
+    on("approve", "approve a memory pull request at its current head (the integrator then merges it)", run_approve)
+    on("reject", "request changes on a memory pull request with a reason, then close it", run_reject).add_argument(
         "--reason", metavar="TEXT", required=True, help=texts.REVIEW_REASON_HELP)
-    action("merge", REVIEW_MERGE_HELP, run_merge)
+    on("merge", REVIEW_MERGE_HELP, run_merge)
 
 
 # ------------------------------------------------------------------------------------ the forge

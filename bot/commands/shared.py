@@ -6,22 +6,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 
 from bot.commands import texts
+from bot.commands.actions import actions
 
 SHARED_ATTACH_HELP = "attach the shared memory at URL: clone its projection and record it in this memory"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("shared", help=texts.SHARED_HELP, description=texts.SHARED_HELP)
-    sub = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
-
-    def action(name: str, help_text: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        p.add_argument("--repo", metavar="MEM", default=".", help=texts.SHARED_DIR_HELP)
-        p.set_defaults(func=func)
-        return p
+    action = actions(parser, repo_help=texts.SHARED_DIR_HELP, repo_metavar="MEM")
 
     attach = action("attach", SHARED_ATTACH_HELP, run_attach)
     attach.add_argument("url", metavar="URL", help=texts.SHARED_URL_HELP)

@@ -361,7 +361,6 @@ REVIEW_JSON_HELP = "print JSON instead of text"
 REVIEW_REASON_HELP = "what is wrong, in a sentence: the review's text"
 
 CI_HELP = "the memory repository's CI: pin the memrepo its validation workflow runs"
-CI_UPDATE_HELP = "pin the memrepo running now in .github/workflows/memrepo-validate.yml (one line changes)"
 CI_OLDER_HELP = "pin this memrepo even where the workflow pins a newer one"
 
 # claude-code and codex install's --repo

@@ -101,7 +101,7 @@ def test_the_progress_library_loads_only_when_a_bar_is_drawn(argv: list[str]) ->
 
 
 def test_every_module_in_bot_commands_is_in_the_table() -> None:
-    modules = {info.name for info in pkgutil.iter_modules(bot.commands.__path__)} - {"texts"}
+    modules = {info.name for info in pkgutil.iter_modules(bot.commands.__path__)} - {"texts", "actions"}
     assert modules == {cli.module_name(name).rpartition(".")[2] for name in cli.COMMANDS}
 
 

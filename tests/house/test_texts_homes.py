@@ -6,7 +6,8 @@ share bot/texts.py; webhooks/ is one package), `localhub/messages.py` (localhub'
 GitHub's wording it answers with, kept whole) and, for long prose (pull request bodies, the
 models' prompts, the MCP tools' words), the files under templates/. Each constant of a texts
 module is read by two or more product modules (bot/, webhooks/, localhub/), or is help that
-bot/commands/texts.py gives to `help=`, `description=`, `epilog=` or `usage=`: a constant with
+bot/commands/texts.py gives to `help=`, `description=`, `epilog=`, `usage=` or `repo_help=`
+(bot/commands/actions.py's help for `--repo`): a constant with
 one reader belongs in that reader, where the sentence is said.
 """
 
@@ -21,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ("bot", "webhooks", "localhub")
 HELP_HOME = "bot/commands/texts.py"
-HELP_KEYWORDS = {"help", "description", "epilog", "usage"}
+HELP_KEYWORDS = {"help", "description", "epilog", "usage", "repo_help"}  # repo_help: bot/commands/actions.py
 
 
 def package_of(relative: str) -> str:
