@@ -18,12 +18,13 @@ import requests
 from bot import agent_credential
 from bot.agent import AgentSession
 from localhub.server import LocalhubServer
-from tests.conftest import LocalhubMemory, git, localhub_token, memory_on_localhub, operator_headers, run_cli
+from tests.conftest import git, localhub_token, memory_on_localhub, operator_headers, run_cli
 from tests.letta_conformance.test_letta_memory import integrate
-from tests.review.test_review_cli import FAST, PERSONA, REPO
+from tests.review.test_review_cli import REPO
+from tests.review.test_review_cli import World as ReviewWorld
 
 
-class World(LocalhubMemory):
+class World(ReviewWorld):
     agent: str = ""  # ada-bot's token
 
     def gh(self, token: str | None = None) -> github.Github:
@@ -37,18 +38,9 @@ class World(LocalhubMemory):
         path.write_text(token + "\n")
         return path
 
-    def propose(self) -> int:
+    def propose(self, said: str = "Be more concise.", env: dict[str, str] | None = None) -> int:
         """The agent's protected edit, opened as a pull request by its session, in alice's shell."""
-        text = (self.memory.read(PERSONA) or b"").decode()
-        last = text.rstrip("\n").splitlines()[-1]
-        call = {"command": "str_replace", "path": PERSONA, "old_str": last,
-                "new_str": last + " I keep answers short.", "reason": "Be concise"}
-        with AgentSession(self.memory.root, "c1", store=self.store, forge_retry=FAST, background_dreams=False,
-                          env={"GITHUB_TOKEN": self.token}) as s:
-            s.record("user", "Be more concise.")
-            result = s.handle_tool_call(call)
-        assert result.ok and result.route == "pull-request", result.message
-        return int(result.pull_request)
+        return super().propose(said, env or {"GITHUB_TOKEN": self.token})
 
 
 @pytest.fixture

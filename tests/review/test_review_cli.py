@@ -36,14 +36,14 @@ class World(LocalhubMemory):
         return ForgeClient(REPO, TokenCredentials(token or self.token), base_url=self.server.api_url, policy=FAST,
                            min_write_interval=0.0, timeout=10)
 
-    def propose(self, said: str = "Be more concise.") -> int:
-        """The agent's protected edit, opened as a pull request by its session."""
+    def propose(self, said: str = "Be more concise.", env: dict[str, str] | None = None) -> int:
+        """The agent's protected edit, opened as a pull request by its session (in a shell with `env`)."""
         text = (self.memory.read(PERSONA) or b"").decode()
         last = text.rstrip("\n").splitlines()[-1]
         call = {"command": "str_replace", "path": PERSONA, "old_str": last,
                 "new_str": last + " I keep answers short.", "reason": "Be concise"}
         with AgentSession(self.memory.root, "c1", store=self.store, forge_retry=FAST, background_dreams=False,
-                          env={}) as s:
+                          env=env or {}) as s:
             s.record("user", said)
             result = s.handle_tool_call(call)
         assert result.ok and result.route == "pull-request", result.message
