@@ -9,7 +9,8 @@ those inside functions included, so a lazy import cannot slip past.
 - the webhook receiver does no git and calls no GitHub, through any module it loads;
 - no two packages import each other, directly or around a longer loop, and no two modules either;
 - every module is on a line of the Layout block (docs/layout.md) and imports nothing from a line above
-  its own, and the Layout table names every module.
+  its own, and the Layout table names every module;
+- no product module is over 600 lines.
 """
 
 from __future__ import annotations
@@ -322,3 +323,12 @@ def test_the_readme_layout_names_every_module_of_every_package() -> None:
 def _ancestors(package: str) -> list[str]:
     parts = package.split(".")
     return [".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
+
+
+MOST_LINES = 600  # a module longer than this holds more than one concern; split it by concern
+
+
+def test_no_product_module_is_over_600_lines() -> None:
+    long = {name: n for name, path in modules().items()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MOST_LINES}
+    assert long == {}
