@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -179,6 +178,8 @@ def keep(root: str | os.PathLike[str], kept: Kept) -> Path:
 
 def _write_private(path: Path, data: dict[str, object], prefix: str) -> Path:
     """`data` as JSON at `path`, 0600 in a 0700 folder, written whole or not at all."""
+    import tempfile  # only when an identity is set or a token kept: every tool call reads this module
+
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(path.parent, 0o700)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=prefix)  # mkstemp creates it 0600

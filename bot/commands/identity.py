@@ -12,12 +12,19 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot import agent_credential
 from bot.agent_credential import Recorded
 from bot.commands import texts
 from bot.commands.actions import actions
 from bot.errors import MemrepoError
+
+if TYPE_CHECKING:
+    from bot.forge.client import ForgeClient
+    from bot.forge.credentials import Credentials
+    from bot.memfs import MemoryRepo
+    from bot.pullrequest.target import ForgeTarget
 
 IDENTITY_SET_HELP = ("record the forge credential the agent writes with: an account's token (--token-file or "
                      "--token-env) or a GitHub App installation (--app-id, --app-key-file, --installation-id)")
@@ -105,16 +112,16 @@ def candidate(args: argparse.Namespace, env: Mapping[str, str]) -> Recorded:
 
 
 # ------------------------------------------------------------------------------------ the forge
-def _client(target: object, credentials: object) -> object:
+def _client(target: ForgeTarget, credentials: Credentials) -> ForgeClient:
     from bot.forge.client import ForgeClient
     from bot.forge.retry import RetryPolicy
 
-    return ForgeClient(target.repository, credentials, base_url=target.api_url,  # type: ignore[attr-defined]
+    return ForgeClient(target.repository, credentials, base_url=target.api_url,
                        policy=RetryPolicy(max_total_seconds=20.0, max_attempts=3, backoff_base=0.2, backoff_cap=2.0),
                        timeout=20, min_write_interval=0.0)
 
 
-def verified(new: Recorded, target: object, env: Mapping[str, str]) -> tuple[Recorded, str | None]:
+def verified(new: Recorded, target: ForgeTarget, env: Mapping[str, str]) -> tuple[Recorded, str | None]:
     """`new` with the login the forge says it acts as, once the forge said it may write and it is
     not the person's own account (and the person's login, when their token says it); else a
     one-line refusal."""
@@ -124,27 +131,27 @@ def verified(new: Recorded, target: object, env: Mapping[str, str]) -> tuple[Rec
     from bot.forge.credentials import AppCredentials, TokenCredentials
     from bot.forge.errors import Forbidden, ForgeConfigError, ForgeError
 
-    repository, api = target.repository, target.api_url  # type: ignore[attr-defined]
+    repository, api = target.repository, target.api_url
     app = new.kind == "app"
-    credentials = (AppCredentials(new.app_id, new.private_key or "", new.installation_id) if app
+    credentials: Credentials = (AppCredentials(new.app_id, new.private_key or "", new.installation_id) if app
                    else TokenCredentials(new.token or ""))
     what = f"App {new.app_id}'s installation {new.installation_id}" if app else "token"
     client = _client(target, credentials)
     try:
-        login = client.own_login()  # type: ignore[attr-defined]
+        login = client.own_login()
         if app:
-            client.get_ref("heads/main")  # type: ignore[attr-defined]  # an installation token, used on the repository
+            client.get_ref("heads/main")  # an installation token, used on the repository
             permission = None
         else:
             try:
-                permission = client.permission(login)  # type: ignore[attr-defined]
+                permission = client.permission(login)
             except Forbidden:  # GitHub: "Must have push access to view collaborator permission"
                 permission = "read"
     except (ForgeError, ForgeConfigError) as exc:
         raise MemrepoError(REFUSED_TOKEN.format(api=api, what=what, repository=repository,
                                                 problem=" ".join(str(exc).split())[:300])) from None
     finally:
-        client.close()  # type: ignore[attr-defined]
+        client.close()
     person = _person(target, settings.first_value(settings.REVIEW_TOKENS, env))
     refused = agent_credential.refusal(login, permission, person)
     if refused == "same":
@@ -154,7 +161,7 @@ def verified(new: Recorded, target: object, env: Mapping[str, str]) -> tuple[Rec
     return replace(new, login=login), person
 
 
-def _person(target: object, token: str | None) -> str | None:
+def _person(target: ForgeTarget, token: str | None) -> str | None:
     """The person's login, read with the person's own token (None without one, or when the forge
     does not say)."""
     from bot.forge.credentials import TokenCredentials
@@ -164,21 +171,21 @@ def _person(target: object, token: str | None) -> str | None:
         return None
     client = _client(target, TokenCredentials(token))
     try:
-        return str(client.own_login())  # type: ignore[attr-defined]
+        return str(client.own_login())
     except (ForgeError, ForgeConfigError):
         return None
     finally:
-        client.close()  # type: ignore[attr-defined]
+        client.close()
 
 
-def _target(repo: object, env: Mapping[str, str]) -> object:
+def _target(repo: MemoryRepo, env: Mapping[str, str]) -> ForgeTarget:
     from bot.memfs.sync import remote_url
     from bot.pullrequest.target import forge_target
 
-    return forge_target(remote_url(repo), env)  # type: ignore[arg-type]
+    return forge_target(remote_url(repo), env)
 
 
-def _fallback(repo: object, env: Mapping[str, str]) -> str:
+def _fallback(repo: MemoryRepo, env: Mapping[str, str]) -> str:
     """Where the agent's token comes from without a recorded identity, named, never shown."""
     from bot import settings
     from bot.memfs.sync import remote_url
@@ -186,7 +193,7 @@ def _fallback(repo: object, env: Mapping[str, str]) -> str:
     name = next((n for n in settings.AGENT_FORGE_TOKENS if settings.value(n, env)), None)
     if name:
         return name
-    return "the token in origin's URL" if agent_credential.url_token(remote_url(repo)) else FALLBACK_NONE  # type: ignore[arg-type]
+    return "the token in origin's URL" if agent_credential.url_token(remote_url(repo)) else FALLBACK_NONE
 
 
 # ------------------------------------------------------------------------------------ the actions
@@ -198,7 +205,7 @@ def run_set(args: argparse.Namespace) -> int:
     target = _target(repo, env)
     new, person = verified(candidate(args, env), target, env)
     path = agent_credential.write(repo.root, new)
-    print(RECORDED.format(repository=target.repository, login=new.login, path=path,  # type: ignore[attr-defined]
+    print(RECORDED.format(repository=target.repository, login=new.login, path=path,
                           kind="a GitHub App installation" if new.kind == "app" else "an account's token",
                           person=f" ({person})" if person else ""))
     return 0
@@ -211,7 +218,7 @@ def run_show(args: argparse.Namespace) -> int:
     repo = MemoryRepo.open(args.repo)
     target = _target(repo, env)
     recorded = agent_credential.read(repo.root)
-    repository = target.repository  # type: ignore[attr-defined]
+    repository = target.repository
     if args.json:
         data = {"repository": repository, "recorded": recorded is not None,
                 "login": recorded.login if recorded else None, "kind": recorded.kind if recorded else None,
