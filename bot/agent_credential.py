@@ -20,6 +20,14 @@ core reads that kept token but cannot make one (minting needs the forge client, 
 may not import): the agent-side layer that opens pull requests (bot/pullrequest/git_token.py)
 mints it, and replaces it when less than REFRESH_MARGIN remains, before every agent-side push
 or fetch. A kept token belongs to one App installation: a token kept for another is ignored.
+
+A shared memory's projection (bot/memfs/shared/) is written to as the memory it is attached
+to: its git directory names that memory's root (`owner`, written when the projection is opened),
+and `read` follows it to the owning memory's record. So the pull requests, pushes and fetches of
+a projection go as the agent's recorded identity, found here only. An App's installation token
+is per installation, and the shared repository may belong to another account than the agent's
+memory: for a projection the installation is left to be found from the shared repository
+(installation_id None), and its installation token is kept in the projection's own git directory.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -36,6 +44,7 @@ from bot.errors import MemrepoError
 
 RECORD_NAME = "agent-identity.json"
 KEPT_NAME = "agent-git-token.json"  # a recorded App's installation token, for git
+OWNER_NAME = "owner"  # in a shared memory's projection: the root of the memory it is attached to
 REFRESH_MARGIN = 300.0  # a kept installation token is replaced when less than this many seconds remain
 RECORD_DIR = "memrepo"  # inside the clone's git directory
 WRITE_PERMISSIONS = ("admin", "maintain", "write")  # what the forge's collaborator permission says
@@ -110,8 +119,51 @@ def record_path(root: str | os.PathLike[str]) -> Path:
     return git_dir(root) / RECORD_DIR / RECORD_NAME
 
 
+def owner_path(root: str | os.PathLike[str]) -> Path:
+    return git_dir(root) / RECORD_DIR / OWNER_NAME
+
+
+def owner_of(root: str | os.PathLike[str]) -> Path | None:
+    """The root of the memory the clone at `root` is a shared memory's projection of (None: a
+    memory of its own)."""
+    try:
+        text = owner_path(root).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return Path(text) if text else None
+
+
+def mark_owner(root: str | os.PathLike[str], owner: str | os.PathLike[str]) -> None:
+    """Say in the projection at `root`'s git directory which memory it is attached to (written
+    only when it says something else: every open of a projection calls this)."""
+    text = str(Path(owner).absolute())
+    if owner_of(root) == Path(text):
+        return
+    path = owner_path(root)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.write_text(text + "\n", encoding="utf-8")
+
+
+def for_projection(recorded: Recorded | None) -> Recorded | None:
+    """The owning memory's identity as a projection of a shared memory writes with: the same
+    account, or the same App with its installation found from the shared repository, which may
+    be another account's (an installation token is good for its installation's repositories only)."""
+    if recorded is None or recorded.kind != "app":
+        return recorded
+    return replace(recorded, installation_id=None)
+
+
 def read(root: str | os.PathLike[str]) -> Recorded | None:
-    """The identity recorded for the clone at `root`, or None; a MemrepoError when it cannot be read."""
+    """The identity the clone at `root` writes with: its own record, or for a shared memory's
+    projection its owning memory's (`for_projection`); None when there is none; a MemrepoError
+    when it cannot be read."""
+    owner = owner_of(root)
+    if owner is not None:
+        return for_projection(_read_record(owner))
+    return _read_record(root)
+
+
+def _read_record(root: str | os.PathLike[str]) -> Recorded | None:
     path = record_path(root)
     try:
         raw = path.read_text(encoding="utf-8")
@@ -140,8 +192,10 @@ def kept_for(recorded: Recorded | None, kept: Kept | None, now: float, margin: f
     not expired) and the minting side (REFRESH_MARGIN: not about to expire) read."""
     if recorded is None or recorded.kind != "app" or kept is None or not kept.token:
         return None
-    if (kept.app_id, kept.installation_id) != (recorded.app_id, recorded.installation_id):
+    if kept.app_id != recorded.app_id:
         return None
+    if recorded.installation_id is not None and kept.installation_id != recorded.installation_id:
+        return None  # None: whichever installation holds the repository (a projection's)
     return kept.token if kept.expires_at - margin > now else None
 
 

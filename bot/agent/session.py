@@ -315,7 +315,8 @@ class AgentSession:
         from bot.memfs import refs, shared_projection
 
         def syncer() -> str | None:
-            done = shared_projection.sync_one(self.repo, attachment, self.env)
+            done = shared_projection.sync_one(self.repo, attachment, self.env,
+                                              ready=lambda projection: git_token.ensure(projection, self.env))
             if not done.ok:
                 log.warning("%s", done.line)
             return refs.resolve(root)

@@ -163,7 +163,7 @@ class WritePath:
         from bot.agent.shared import shared_route
         from bot.memfs import shared_projection as shared
         from bot.memfs import shared_record, sync
-        from bot.pullrequest.target import forge_target, make_client
+        from bot.pullrequest.target import clone_target, make_client
 
         if projection is None:
             return self.refusal(call.command, MemrepoError(NOT_SYNCED.format(
@@ -185,9 +185,8 @@ class WritePath:
         route = shared_route(route_edit(facts, policy), attachment.name)
         own = sync.remote_url(self.repo)
         head = self.repo.head_sha()
-        try:
-            recorded = agent_credential.read(self.repo.root)  # the agent's identity writes to shared memory too
-            client = make_client(forge_target(sync.remote_url(projection), self.env, recorded), self.forge_retry)
+        try:  # as the memory's recorded identity: the projection names its owner (agent_credential.read)
+            client = make_client(clone_target(projection, self.env), self.forge_retry)
         except MemrepoError as exc:
             return EditResult(False, call.command, AGENT_SHARED_NO_FORGE.format(
                 name=attachment.name, url=attachment.url, problem=exc), revision=head, route="refused")

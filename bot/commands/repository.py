@@ -69,7 +69,10 @@ def run_sync(args: argparse.Namespace) -> int:
     if result.set_aside:
         raise MemrepoError(result.summary)
     print(result.summary)
-    attached = shared.sync_all(repo) if shared.attachments(repo) else []  # the shared memories follow too
+    from bot.pullrequest import git_token
+
+    # the shared memories follow too, fetched as the memory's recorded identity
+    attached = shared.sync_all(repo, ready=git_token.ensure) if shared.attachments(repo) else []
     for done in attached:
         print(done.line)
     return 0 if all(done.ok for done in attached) else 1

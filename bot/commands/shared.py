@@ -66,8 +66,9 @@ def run_list(args: argparse.Namespace) -> int:
 def run_sync(args: argparse.Namespace) -> int:
     from bot.memfs import MemoryRepo
     from bot.memfs import shared_projection as shared
+    from bot.pullrequest import git_token
 
-    done = shared.sync_all(MemoryRepo.open(args.repo))
+    done = shared.sync_all(MemoryRepo.open(args.repo), ready=git_token.ensure)  # as the recorded identity
     for one in done:
         print(one.line)
     return 0 if all(one.ok for one in done) else 1

@@ -64,7 +64,7 @@ from bot.memfs.sync import BRANCH, REMOTE, delete_branch, remote_url
 from bot.pullrequest import texts as pullrequest_texts
 from bot.pullrequest.branch import fetch_base, push_branch, worktree
 from bot.pullrequest.provenance import Change, Provenance, TranscriptRange
-from bot.pullrequest.target import forge_target, make_client
+from bot.pullrequest.target import clone_target, forge_target, make_client
 from bot.texts import Text
 from bot.transcript import MessageNotFoundError, TranscriptStore
 from bot.transcript import texts as transcript_texts
@@ -427,7 +427,7 @@ def _propose_shared(repo: MemoryRepo, attachment: shared_projection.Attachment, 
                          moment)
     branch = dream_branch(dream_id)
     projection.git.references.create(f"refs/heads/{branch}", sha)
-    client = make_client(forge_target(remote_url(projection), env, agent_credential.read(repo.root)), shared=env)
+    client = make_client(clone_target(projection, env), shared=env)  # as the memory's identity (its owner's)
     try:
         return _publish(projection, client, branch, provenance, summary, window, cursor_file, window_range,
                                sources)

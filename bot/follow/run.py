@@ -243,7 +243,7 @@ class Follower:
             return
         for attachment in found:
             self._propose_projection(repo, attachment)
-            done = shared_projection.sync_one(repo, attachment)
+            done = shared_projection.sync_one(repo, attachment, ready=git_token.ensure)
             if not done.ok or done.changed:
                 self._tell(done.line)
 
@@ -259,9 +259,13 @@ class Follower:
         projection = shared_projection.open_projection(repo, attachment)
         if self.router is None or projection is None:
             return
-        shared_projection.mark(projection, attachment.name)
+        shared_projection.mark(projection, attachment.name, repo)
         with contextlib.suppress(MemrepoError, OSError):  # a user's hook in the way: the pass goes on
             guard.install(projection, sys.executable)
+        try:  # the memory's recorded identity fetches and pushes here (sync_one says why it cannot)
+            git_token.ensure(projection)
+        except MemrepoError:
+            return
         self._settle_projection(projection, attachment.name)
         head = projection.head_sha()
         base = memfs_sync.status(projection, fetch=True).remote_head

@@ -9,6 +9,11 @@ transport) and keeps it beside the record with its expiry (bot.agent_credential.
 the core's git requests find it. `ensure` runs before every agent-side push or fetch: a kept
 token with more than five minutes left costs two small file reads, no forge call and no import
 of the forge client; a git credential helper would start a Python process per git command.
+
+A shared memory's projection writes as the memory it is attached to (bot.agent_credential.read
+follows it there); an installation token is good for its installation's repositories only, so
+the projection's is minted for the installation that holds the shared repository, found from it,
+and kept in the projection's own git directory. An App not installed there is refused in one line.
 """
 
 from __future__ import annotations
@@ -24,6 +29,9 @@ from bot.memfs import MemoryRepo
 REFUSED = ("the forge refused GitHub App {app_id}'s installation {installation} a token for {repository} "
            "({problem}); nothing was written: check the App's key and installation, then `memrepo identity set` "
            "again")
+NOT_INSTALLED = ("GitHub App {app_id}, the agent identity recorded for {memory}, is not installed on {repository}, "
+                 "so nothing is written there as the App: install the App on {account}'s account with access to "
+                 "{repository}, or record an account's token with `memrepo identity set --repo {memory}`")
 UNREACHABLE = ("the forge could not be asked for GitHub App {app_id}'s installation token for {repository} "
                "({problem}); try again when it answers")
 
@@ -44,7 +52,7 @@ def ensure(repo: MemoryRepo, env: Mapping[str, str] | None = None) -> None:
     if agent_credential.kept_for(recorded, agent_credential.read_kept(repo.root), now,
                                  agent_credential.REFRESH_MARGIN):
         return
-    from bot.forge.errors import ForgeConfigError, ForgeError, Unavailable
+    from bot.forge.errors import ForgeConfigError, ForgeError, NotFound, Unavailable
     from bot.pullrequest.target import clone_target, make_client
 
     target = clone_target(repo, os.environ if env is None else env)
@@ -58,6 +66,11 @@ def ensure(repo: MemoryRepo, env: Mapping[str, str] | None = None) -> None:
         raise Unreachable(UNREACHABLE.format(app_id=recorded.app_id, repository=target.repository,
                                              problem=" ".join(str(exc).split())[:300])) from None
     except (ForgeError, ForgeConfigError) as exc:
+        owner = agent_credential.owner_of(repo.root)
+        if isinstance(exc, NotFound) and recorded.installation_id is None and owner is not None:
+            raise MemrepoError(NOT_INSTALLED.format(  # no installation of the App holds the shared repository
+                app_id=recorded.app_id, memory=owner, repository=target.repository,
+                account=target.repository.partition("/")[0])) from None
         raise MemrepoError(REFUSED.format(app_id=recorded.app_id, installation=recorded.installation_id,
                                           repository=target.repository,
                                           problem=" ".join(str(exc).split())[:300])) from None

@@ -70,6 +70,8 @@ KEPT = agent_credential.Kept("ghs_kept", NOW + 3600, "901", 7)
     (APP, replace(KEPT, app_id="902"), 0.0, None),  # kept for another App
     (APP, replace(KEPT, installation_id=8), 0.0, None),  # or another installation
     (APP, None, 0.0, None),
+    (replace(APP, installation_id=None), replace(KEPT, installation_id=8), 0.0, "ghs_kept"),  # a projection's:
+    (replace(APP, installation_id=None), replace(KEPT, app_id="902"), 0.0, None),  # the shared repository's
     (AGENT, KEPT, 0.0, None),  # an account's token needs no installation token
     (None, KEPT, 0.0, None),
 ])
@@ -97,3 +99,32 @@ def test_git_sends_the_recorded_token_or_the_apps_kept_one_and_clear_forgets_bot
     agent_credential.keep(tmp_path, KEPT)
     assert agent_credential.clear(tmp_path)
     assert not kept.exists() and agent_credential.read(tmp_path) is None
+
+
+def test_a_projection_writes_as_its_owner_with_its_own_kept_installation_token(tmp_path: Path) -> None:
+    """A shared memory's projection reads its owning memory's record (an App's installation left
+    to be found from the shared repository) and keeps its installation token in its own git
+    directory; a projection whose owner records nothing writes with nothing recorded."""
+    memory, projection = tmp_path / "memory", tmp_path / "memory.shared" / "team"
+    for root in (memory, projection):
+        (root / ".git").mkdir(parents=True)
+    agent_credential.write(memory, APP)
+    assert agent_credential.read(projection) is None  # not marked yet: a memory of its own
+    agent_credential.mark_owner(projection, memory)
+    assert agent_credential.owner_of(projection) == memory
+    assert agent_credential.read(projection) == replace(APP, installation_id=None)
+    assert agent_credential.git_token(projection, NOW) is None  # the owner's kept token is its installation's
+    agent_credential.keep(memory, KEPT)
+    assert agent_credential.git_token(projection, NOW) is None
+    agent_credential.keep(projection, replace(KEPT, token="ghs_team", installation_id=8))
+    assert agent_credential.git_token(projection, NOW) == "ghs_team"
+    agent_credential.write(memory, AGENT)
+    assert agent_credential.git_token(projection, NOW) == "recorded"
+    agent_credential.clear(memory)
+    assert agent_credential.read(projection) is None and agent_credential.git_token(projection, NOW) is None
+
+
+@pytest.mark.parametrize("recorded", [APP, AGENT, None])
+def test_a_projections_identity_is_the_owners_with_the_installation_left_open(recorded: Recorded | None) -> None:
+    found = agent_credential.for_projection(recorded)
+    assert found == (None if recorded is None else replace(recorded, installation_id=None))

@@ -12,7 +12,9 @@
 The agent's forge token reads the shared memory (bot.agent_credential's order: the recorded
 identity, MEMREPO_FORGE_TOKEN, GITHUB_TOKEN, or the password of the agent's own origin URL); it
 is written into the projection's origin URL, as in the agent's own clone, and never into the
-record.
+record. A projection names the memory it is attached to in its git directory (`mark`, and
+every `open_projection`), so its git requests and the pull requests opened on it go as that
+memory's recorded identity (bot.agent_credential.read follows it), before its URL's token.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -90,10 +92,12 @@ def attachments(repo: MemoryRepo, rev: str = "HEAD") -> tuple[Attachment, ...]:
 PROJECTION_KEY = "memrepo.sharedName"
 
 
-def mark(projection: MemoryRepo, name: str) -> None:
-    """Say in the projection's config which shared memory it projects."""
+def mark(projection: MemoryRepo, name: str, owner: MemoryRepo) -> None:
+    """Say in the projection's config which shared memory it projects, and in its git directory
+    which memory it is attached to (whose recorded identity writes there)."""
     if projection.get_config(PROJECTION_KEY) != name:
         projection.set_config(PROJECTION_KEY, name)
+    agent_credential.mark_owner(projection.root, owner.root)
 
 
 def projection_of(repo: MemoryRepo) -> str | None:
@@ -127,9 +131,11 @@ def open_projection(repo: MemoryRepo, attachment: Attachment) -> MemoryRepo | No
     if refs.resolve(root) is None:
         return None
     try:
-        return MemoryRepo.open(root)
+        projection = MemoryRepo.open(root)
     except MemrepoError:
         return None
+    agent_credential.mark_owner(root, repo.root)  # one attached before its owner was named
+    return projection
 
 
 def in_shared_memory(repo: MemoryRepo, path: str) -> tuple[MemoryRepo, str]:
@@ -202,7 +208,7 @@ def attach(repo: MemoryRepo, url: str, *, name: str | None = None, read_only: bo
     agent_id = repo.get_config("memrepo.agentId") or None
     clone = _clone(repo, credentialed(url, agent_token(repo, env)), root, agent_id)
     try:
-        mark(clone, name)
+        mark(clone, name, repo)
         clone.policy("HEAD")  # raises for rules that do not parse
         problems = checks.check(clone, {}, "HEAD")  # Letta's limits file, when it is broken
         if problems:
@@ -267,9 +273,12 @@ class Synced:
     changed: bool = True  # the projection moved, was made or was removed (False: as it was)
 
 
-def sync_one(repo: MemoryRepo, attachment: Attachment, env: Mapping[str, str] | None = None) -> Synced:
+def sync_one(repo: MemoryRepo, attachment: Attachment, env: Mapping[str, str] | None = None,
+             ready: Callable[[MemoryRepo], None] | None = None) -> Synced:
     """Bring one projection to its forge's main (cloning it when missing), or remove it when
-    the agent's token can no longer read it."""
+    the agent's token can no longer read it. `ready`, before the projection's fetch: the agent
+    side's readying of its git credential (a recorded App's installation token); a MemrepoError
+    it raises leaves the projection as it is, with the line saying why."""
     root = projection_root(repo.root, attachment.name)
     projection = open_projection(repo, attachment)
     if projection is None:
@@ -280,10 +289,15 @@ def sync_one(repo: MemoryRepo, attachment: Attachment, env: Mapping[str, str] | 
         except MemrepoError as exc:
             return Synced(False, SYNC_DOWN.format(name=attachment.name, sha="(none)", problem=exc),
                           changed=False)
-        mark(clone, attachment.name)
+        mark(clone, attachment.name, repo)
         return Synced(True, "{name}: projected at {path} (main {sha})".format(name=attachment.name, path=root,
                                                      sha=(clone.head_sha() or "")[:12]))
     before = projection.head_sha() or ""
+    if ready is not None:
+        try:
+            ready(projection)
+        except MemrepoError as exc:
+            return Synced(False, SYNC_DOWN.format(name=attachment.name, sha=before[:12], problem=exc), changed=False)
     heads, problem = remote_heads(projection)
     if heads is None:
         if access_lost(problem or ""):
@@ -306,12 +320,13 @@ def sync_one(repo: MemoryRepo, attachment: Attachment, env: Mapping[str, str] | 
     return Synced(True, SYNC_MOVED.format(name=attachment.name, before=before[:12], after=after[:12]))
 
 
-def sync_all(repo: MemoryRepo, env: Mapping[str, str] | None = None) -> list[Synced]:
-    """Every attachment brought to its forge's main; what happened to each."""
+def sync_all(repo: MemoryRepo, env: Mapping[str, str] | None = None,
+             ready: Callable[[MemoryRepo], None] | None = None) -> list[Synced]:
+    """Every attachment brought to its forge's main (`ready` as sync_one's); what happened to each."""
     found = attachments(repo)
     if not found:
         return [Synced(True, "no shared memory is attached", changed=False)]
-    return [sync_one(repo, attachment, env) for attachment in found]
+    return [sync_one(repo, attachment, env, ready) for attachment in found]
 
 
 @dataclass(frozen=True)
