@@ -39,6 +39,8 @@ SHOW_FALLBACK = ("No agent identity recorded for {repository}: the agent writes 
                  "`memrepo identity set` gives it an account of its own.")
 FALLBACK_NONE = "no token (set MEMREPO_FORGE_TOKEN, or `memrepo identity set`)"
 CLEARED = "Forgot the agent identity of {repository}: the agent writes with {found}."
+PROJECTION = ("{path} is a shared memory's projection, and it writes as the memory it is attached to: "
+              "run `memrepo identity set --repo {owner}` instead; nothing recorded")
 NOTHING_TO_CLEAR = "No agent identity is recorded for {repository}: nothing changed."
 
 NO_SECRET = "say where the agent's credential is: --token-file PATH, --token-env NAME, or --app-id with --app-key-file"
@@ -202,6 +204,9 @@ def run_set(args: argparse.Namespace) -> int:
 
     env = dict(os.environ)
     repo = MemoryRepo.open(args.repo)
+    owner = agent_credential.owner_of(repo.root)
+    if owner is not None:  # a projection writes as its owner: a record here would never be read
+        raise MemrepoError(PROJECTION.format(path=repo.root, owner=owner))
     target = _target(repo, env)
     new, person = verified(candidate(args, env), target, env)
     path = agent_credential.write(repo.root, new)

@@ -143,3 +143,14 @@ def test_an_app_not_installed_on_the_shared_repository_is_refused_in_one_line(
     assert world.branches() == before
     assert agent_credential.read_kept(world.projection) is None
     assert git(world.projection, "rev-parse", "HEAD") == head and git(world.projection, "status", "--porcelain") == ""
+
+
+def test_an_identity_set_on_a_projection_is_refused_in_one_line_naming_its_memory(
+        world: Shared, capsys: pytest.CaptureFixture[str]) -> None:
+    """A projection writes as the memory it is attached to, so a record of its own would never be read."""
+    code, out, err = run_cli(capsys, "identity", "set", "--token-file", str(world.token_file(world.agent)),
+                             "--repo", str(world.projection))
+    assert code == 1 and out == "", out
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert "projection" in err and f"--repo {world.memory.root}" in err, err
+    assert not agent_credential.record_path(world.projection).exists()
