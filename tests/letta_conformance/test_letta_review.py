@@ -197,7 +197,7 @@ def test_a_turn_written_after_the_pull_request_opened_is_named_in_it_and_why_fin
     from bot.pullrequest.provenance import parse_provenance
     from tests.letta_conformance.test_letta_memory import AGENT
 
-    made, url, token = connected
+    made, _url, token = connected
     transcripts, home = tmp_path / "letta-transcripts", tmp_path / "memrepo-home"
     transcripts.mkdir()
     follow = ("follow", "--once", "--repo", str(made.root), "--transcripts", str(transcripts), "--home", str(home))
