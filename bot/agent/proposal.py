@@ -46,6 +46,7 @@ AGENT_HARNESS_COMMITS_MADE = "Made in the memory folder, and held back from main
 HARNESS_LINKED = ("The harness's commit names no conversation; by time it was made during the turn of conversation "
                   "{conversation} that ended at {ended} (messages {first} to {last}).")
 HARNESS_UNKNOWN = "The conversation behind it cannot be known: {why}."
+HARNESS_UNKNOWN_START = HARNESS_UNKNOWN.split("{", 1)[0]
 AGENT_EDIT_NOT_APPLICABLE = "the edit does not apply to main as it is on the remote ({base}): {problem}"
 AGENT_EDIT_UNLABELLED = "pull request #{number} was opened but could not be labelled ({problem}); it was closed " \
                         "again so that nothing merges it without the review its labels ask for"
@@ -68,6 +69,7 @@ class EditProposal:
     base: str
     paths: tuple[str, ...]
     labels: tuple[str, ...]
+    turn_named: bool = True  # False: the body says the conversation behind it cannot be known
 
 
 def branch_name(agent_id: str, short_id: str | None = None) -> str:
@@ -189,7 +191,31 @@ def propose_commits(repo: MemoryRepo, commits: Sequence[str], route: Route, clie
                              memory_repository)
     sha = _commit(repo, base, tip, render.commit_message(ctx), identity.agent(agent_id, agent_name))
     pr, labels = _publish(repo, client, sha, ctx)
-    return EditProposal(pr.number, pr.url, branch, sha, base, paths, labels)
+    return EditProposal(pr.number, pr.url, branch, sha, base, paths, labels, turn_named=bool(conversation))
+
+
+def name_turn(repo: MemoryRepo, commits: Sequence[str], client: ForgeClient, number: int, *, transcripts: Any,
+              agent_id: str) -> str:
+    """Name in pull request #`number` (which `propose_commits` opened for harness `commits`, saying
+    the conversation behind them could not be known) the turn they were made in, now imported:
+    its description is edited once, with one PATCH, and nothing it proposes changes (its commit,
+    branch, title and labels stay; bot.agent.render.with_turn). `waiting`: the turn is still not
+    imported (the forge is not asked); `named`; `left`: the pull request is no longer open, is not
+    on an agent's edit branch, or its description is not as memrepo wrote it (a person's words are
+    never overwritten)."""
+    found = [repo.git[sha].peel(pygit2.Commit) for sha in commits]
+    conversation, transcript_range, linked = linked_turn(transcripts, agent_id, found)
+    window = turn_messages(transcripts, agent_id, conversation, transcript_range)
+    if not conversation or not window:
+        return "waiting"
+    pr = client.get_pull_request(number)
+    if pr.state != "open" or pr.merged or not pr.head_ref.removeprefix("refs/heads/").startswith(EDIT_BRANCH_PREFIX):
+        return "left"
+    named = render.with_turn(pr.body or "", HARNESS_UNKNOWN_START, linked, conversation, window)
+    if named is None:
+        return "left"
+    client.edit_pull_request_body(number, named)
+    return "named"
 
 
 def turn_known(repo: MemoryRepo, commits: Sequence[str], transcripts: Any, agent_id: str) -> bool:

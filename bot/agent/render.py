@@ -12,7 +12,7 @@ trigger `agent-edit`), so tools read both alike."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.agent.routing import Route
 from bot.agent.turns import starts_turn
@@ -22,10 +22,12 @@ from bot.pullrequest.provenance import (
     EDIT_TRIGGER,
     Change,
     Provenance,
+    ProvenanceError,
     TranscriptRange,
+    parse_provenance,
     render_provenance,
 )
-from bot.pullrequest.render import safe_text
+from bot.pullrequest.render import plain_text, safe_text
 from bot.templating import render
 from bot.texts import Text, to_the_second
 from bot.trailers import commit_text
@@ -117,25 +119,71 @@ def provenance(ctx: EditContext) -> Provenance:
                       memory_repository=ctx.memory_repository)
 
 
-def body(ctx: EditContext) -> str:
-    window = ctx.window
+def _turn_parts(window: Sequence[Message], conversation_id: str, turn: int) -> dict[str, object]:
+    """What the body says of the turn: what the user said, and the table's conversation, turn
+    and transcript rows (the parts `with_turn` writes again once the turn is known)."""
     said = [{"message_id": m.message_id, "at": to_the_second(m.captured_at), "lines": _quote(m.text)}
-            for m in ctx.said]
-    core = [f"`{_inline(p)}`" for p in ctx.core_deleted]
+            for m in window if starts_turn(m.kind, m.source)]
     transcript = None if not window else AGENT_EDIT_TRANSCRIPT.format(
         count=len(window), first=window[0].message_id, first_at=to_the_second(window[0].captured_at),
         last=window[-1].message_id, last_at=to_the_second(window[-1].captured_at))
+    return {"said": said, "turn_recorded": bool(window), "conversation_id": conversation_id, "turn": turn,
+            "transcript": transcript}
+
+
+def body(ctx: EditContext) -> str:
+    core = [f"`{_inline(p)}`" for p in ctx.core_deleted]
     text = render("pr/agent-edit.md.j2", agent_id=ctx.agent_id, reason=safe_text(ctx.reason.strip()),
-                  said=said, turn_recorded=bool(window),
                   core=_and(core) if core else "", core_count=len(core), empties_core=ctx.route.empties_core,
                   sources=[_inline(s) for s in ctx.route.sources], reasons=[safe_text(r) for r in ctx.route.reasons],
                   changed=AGENT_EDIT_CHANGED.format(lines=ctx.route.changed_lines, files=len(ctx.paths)),
                   paths=[{"path": _inline(p), "deleted": p in ctx.deleted} for p in ctx.paths],
-                  conversation_id=ctx.conversation_id, turn=ctx.turn, command=ctx.command,
-                  base_commit=ctx.base_commit, branch=ctx.branch, transcript=transcript,
+                  command=ctx.command, base_commit=ctx.base_commit, branch=ctx.branch,
                   memory_repository=_inline(ctx.memory_repository) if ctx.memory_repository else "",
-                  provenance=render_provenance(provenance(ctx)).rstrip("\n"))
+                  provenance=render_provenance(provenance(ctx)).rstrip("\n"),
+                  **_turn_parts(ctx.window, ctx.conversation_id, ctx.turn))
     return text.rstrip("\n") + "\n"
+
+
+def with_turn(text: str, unknown_start: str, linked: str, conversation_id: str,
+              window: Sequence[Message]) -> str | None:
+    """The body `text` of a harness's commits' pull request, opened before the turn behind them
+    was imported, now naming that turn: its one line that begins with `unknown_start` (the
+    sentence that the conversation cannot be known) becomes `linked`, what the user said is
+    quoted, the table names the conversation and transcript, and the provenance block names
+    them, every change resting on what the user said. Nothing else changes. None when the body
+    is not such a body as memrepo wrote it (a person rewrote it, or it names a conversation
+    already), so it is left as it is."""
+    try:
+        block = parse_provenance(text)
+    except ProvenanceError:
+        return None
+    if (block is None or block.trigger != EDIT_TRIGGER or block.conversation_id is not None
+            or block.transcript is not None or not window or not conversation_id):
+        return None
+    lines = [line for line in text.splitlines() if line.startswith(safe_text(unknown_start))]
+    if len(lines) != 1:
+        return None
+    unknown = plain_text(lines[0])
+    old_block = render_provenance(block)
+    if not text.endswith(old_block):
+        return None
+    head = text[:-len(old_block)]
+    before = {"unknown": lines[0], "said": render("pr/agent-edit-said.md.j2", **_turn_parts((), "", 0)),
+              "rows": render("pr/agent-edit-turn.md.j2", **_turn_parts((), "", 0))}
+    if any(head.count(part) != 1 for part in before.values()):
+        return None
+    parts = _turn_parts(window, conversation_id, 0)
+    rests_on = tuple(m.message_id for m in ([m for m in window if starts_turn(m.kind, m.source)] or window))
+    named = replace(block, conversation_id=conversation_id, transcript=TranscriptRange(
+        window[0].message_id, window[-1].message_id, window[0].captured_at, window[-1].captured_at, len(window)),
+        changes=tuple(replace(c, summary=c.summary.replace(" ".join(unknown.split()), " ".join(linked.split())),
+                              message_ids=rests_on) for c in block.changes))
+    after = {"unknown": safe_text(linked.strip()), "said": render("pr/agent-edit-said.md.j2", **parts),
+             "rows": render("pr/agent-edit-turn.md.j2", **parts)}
+    for key, part in before.items():
+        head = head.replace(part, after[key])
+    return head + render_provenance(named)
 
 
 def commit_message(ctx: EditContext) -> str:

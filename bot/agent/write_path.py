@@ -402,6 +402,24 @@ class CommitRouter:
         with TranscriptStore(self.home) as store:
             return turn_known(repo, tuple(sha for sha, _ in commits), store, MemoryTool(repo, push=False).agent_id)
 
+    def name_turn(self, repo: MemoryRepo, commits: tuple[tuple[str, str | None], ...], number: int) -> str:
+        """Name in pull request #`number`, which `propose` opened for `commits` before the turn
+        behind them was imported, that turn once it is (bot.agent.proposal.name_turn: `waiting`,
+        with no forge call, `named` or `left`)."""
+        from bot.agent.proposal import name_turn, turn_known
+        from bot.transcript import TranscriptStore
+
+        shas = tuple(sha for sha, _ in commits)
+        agent_id = MemoryTool(repo, push=False).agent_id
+        with TranscriptStore(self.home) as store:
+            if not turn_known(repo, shas, store, agent_id):
+                return "waiting"
+            client = self._client(repo)
+            try:
+                return name_turn(repo, shas, client, number, transcripts=store, agent_id=agent_id)
+            finally:
+                client.close()
+
     def pull_state(self, repo: MemoryRepo, number: int) -> str:
         """`open`, `merged` or `closed`: what became of a pull request `propose` opened."""
         client = self._client(repo)

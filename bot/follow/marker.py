@@ -155,7 +155,8 @@ HELD_DIR = "held"
 class Held:
     """Commits a follower took off the folder's main because the policy holds them for review.
     `ref` keeps the folder's main as it was (the commits themselves, never lost); `number` and
-    `url` are the pull request's once it is open, `problem` why it is not yet."""
+    `url` are the pull request's once it is open, `problem` why it is not yet; `unnamed`: its
+    pull request says the turn behind the commits cannot be known, until an import names it."""
 
     name: str
     ref: str
@@ -165,6 +166,7 @@ class Held:
     number: int | None = None
     url: str = ""
     problem: str = ""
+    unnamed: bool = False
 
     def shown(self) -> str:
         return ", ".join(f"{sha[:12]} \"{subject}\"" for (sha, _), subject in zip(self.commits, self.subjects,
@@ -199,7 +201,7 @@ def held_records(folder: Path) -> list[Held]:
                               tuple(str(c["subject"]) for c in data["commits"]),
                               tuple(str(r) for r in data["reasons"]),
                               None if data["number"] is None else int(data["number"]), str(data["url"]),
-                              str(data["problem"])))
+                              str(data["problem"]), bool(data.get("unnamed", False))))
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return found

@@ -46,6 +46,9 @@ FOLLOW_HELD = Text("held back from main, for review: {count:|commit|commits} ({s
 FOLLOW_HELD_PROPOSED = "pull request #{number} ({url}) waits for review: {subjects}, because {reasons}"
 FOLLOW_HELD_NOT_PROPOSED = ("commits held back from main ({subjects}) are kept at {ref}; opening their pull request "
                             "failed ({problem}); trying again at the next pass")
+FOLLOW_TURN_NAMED = "pull request #{number} ({url}) now names the turn behind {subjects}, imported after it opened"
+FOLLOW_TURN_NOT_NAMED = ("pull request #{number} could not be told the turn behind it ({problem}); trying again at "
+                         "the next import")
 FOLLOW_HELD_DONE = "pull request #{number} was {state}; {ref} is no longer kept"
 # Commits a harness made in a shared memory's projection.
 FOLLOW_SHARED_PROPOSED = Text(
@@ -80,6 +83,8 @@ class Router(Protocol):
     def pull_state(self, repo: MemoryRepo, number: int) -> str: ...
 
     def turn_known(self, repo: MemoryRepo, commits: tuple[tuple[str, str | None], ...]) -> bool: ...
+
+    def name_turn(self, repo: MemoryRepo, commits: tuple[tuple[str, str | None], ...], number: int) -> str: ...
 
 
 def uncommitted(repo: MemoryRepo) -> list[str]:
@@ -142,6 +147,8 @@ class Follower:
         opened, or nothing could be synced or imported."""
         imported = self._import(time.monotonic())  # first: a held commit's pull request quotes its turn
         outcome = self.step()
+        if imported:
+            self._name_turns()
         return 1 if outcome in ("failed", "set-aside") or self._unproposed or not imported else 0
 
     def run(self) -> int:
@@ -179,8 +186,8 @@ class Follower:
                 outcome = self.step()
                 now = time.monotonic()
                 if decide.import_due(outcome in ("synced", "set-aside"), self._transcripts_stamp(), self._stamp, now,
-                                     self._next_import):
-                    self._import(now)
+                                     self._next_import) and self._import(now):
+                    self._name_turns()
             except MemrepoError as exc:  # the folder unreadable for a moment (rewritten, moved): try again
                 self._failed(str(exc), time.monotonic())
             except Exception as exc:  # never end a follower silently: say it, back off, go on
@@ -401,9 +408,33 @@ class Follower:
                 marker.write_held(folder, replace(record, problem=str(exc)))
                 self._unproposed = True
                 continue
-            marker.write_held(folder, replace(record, number=made.number, url=made.url, problem=""))
+            marker.write_held(folder, replace(record, number=made.number, url=made.url, problem="",
+                                              unnamed=not made.turn_named))
             self.say(FOLLOW_HELD_PROPOSED.format(number=made.number, url=made.url, subjects=record.shown(),
                                                        reasons="; ".join(record.reasons)))
+
+    def _name_turns(self) -> None:
+        """After an import: a held commit's pull request opened before its turn was written (a
+        turn longer than TURN_GRACE, or `--once` before Letta wrote it) gets its description
+        edited once to name that turn. Only records marked `unnamed` are looked at, and the
+        forge is asked only once their turn is imported."""
+        if self.router is None:
+            return
+        repo = MemoryRepo.open(self.root)
+        folder = marker.place(repo)
+        for record in marker.held_records(folder):
+            if record.number is None or not record.unnamed:
+                continue
+            try:
+                outcome = self.router.name_turn(repo, record.commits, record.number)
+            except MemrepoError as exc:
+                self._tell(FOLLOW_TURN_NOT_NAMED.format(number=record.number, problem=redact(str(exc))))
+                continue
+            if outcome == "waiting":
+                continue
+            marker.write_held(folder, replace(record, unnamed=False))
+            if outcome == "named":
+                self.say(FOLLOW_TURN_NAMED.format(number=record.number, url=record.url, subjects=record.shown()))
 
     @staticmethod
     def _commit_time(repo: MemoryRepo, sha: str) -> float:

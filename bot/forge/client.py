@@ -188,6 +188,13 @@ class ForgeClient:
         _, data = self._http.run(op, OpKind.READ, self._http.call("GET", f"{self._repo_path}/pulls/{int(number)}"))
         return self._http.parse(op, parse_pull, data)
 
+    def edit_pull_request_body(self, number: int, body: str) -> None:
+        """Replace a pull request's description (writing the same one twice is harmless, so a
+        lost answer may be retried); nothing else of it changes."""
+        op = f"edit the description of pull request #{number} of {self.repository}"
+        self._http.run(op, OpKind.IDEMPOTENT_WRITE, self._http.call(
+            "PATCH", f"{self._repo_path}/pulls/{int(number)}", body={"body": body}))
+
     def wait_for_mergeability(self, number: int, *, timeout: float = 60.0, interval: float = 0.25) -> PullRequest:
         """Read the pull request until GitHub has computed `mergeable` (it does so in the
         background after a push), or `timeout` passes; the last read is returned either way."""

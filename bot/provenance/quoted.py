@@ -21,6 +21,7 @@ from typing import Any
 from bot.contracts import check_id
 from bot.errors import MemrepoError
 from bot.pullrequest.provenance import OPENER
+from bot.pullrequest.render import plain_text
 from bot.transcript.model import KINDS
 
 _DREAM_QUOTE = re.compile(r'- `(?P<id>[^`\s]+)` at (?P<at>[^()]*) \((?P<kind>[a-z_]+), source (?P<source>.*?)\): '
@@ -101,7 +102,7 @@ def _iso(stamp: str) -> str:
 
 def _unescape(text: str) -> str:
     """Undo `safe_text` (bot.pullrequest.render), which made the quote inert in markdown."""
-    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return plain_text(text)
 
 
 def _is_id(value: str) -> bool:

@@ -39,7 +39,7 @@ from bot.memfs import (
 from bot.provenance import evidence, texts
 from bot.provenance.quoted import quoted_messages
 from bot.provenance.sources import Sources, unasked
-from bot.pullrequest.provenance import ProvenanceError, parse_provenance
+from bot.pullrequest.provenance import EDIT_TRIGGER, ProvenanceError, parse_provenance
 from bot.templating import environment
 from bot.texts import Text
 
@@ -157,7 +157,7 @@ def _origin(repo: MemoryRepo, chain: timeline.Timeline, landings: timeline.Landi
         if origin["dream"] is not None:
             origin["transcript"] = transcript_behind(origin["dream"], sources, origin["pull_request"])
     if writer == "agent":
-        origin["turn"] = evidence.edit_from_trailers(commit["message"])
+        origin["turn"] = _edit_turn(commit["message"], origin["pull_request"], path)
         if origin["turn"] is not None:
             told = transcript_behind(origin["turn"], sources, origin["pull_request"])
             told["messages"] = evidence.said_by_the_user(told["messages"])
@@ -209,6 +209,24 @@ def _dream(commit: dict[str, Any], pull: dict[str, Any] | None, path: str) -> tu
     if from_trailers is not None and from_trailers["dream_id"] != provenance.dream_id:
         return from_trailers, HISTORY_PROVENANCE_OTHER.format(dream=provenance.dream_id)
     return evidence.dream_from_provenance(provenance, path), None
+
+
+def _edit_turn(message: str, pull: dict[str, Any] | None, path: str) -> dict[str, Any] | None:
+    """The turn an agent's commit was made in: its trailers' word; where they name no conversation
+    (a harness's commits, whose turn was imported after their pull request opened, which then
+    named it in its description), the pull request's provenance block, when it is an edit by
+    the same agent."""
+    from_trailers = evidence.edit_from_trailers(message)
+    if from_trailers is not None and from_trailers.get("conversation_id"):
+        return from_trailers
+    try:
+        provenance = parse_provenance((pull or {}).get("body"))
+    except ProvenanceError:
+        return from_trailers
+    if (provenance is None or provenance.trigger != EDIT_TRIGGER or not provenance.conversation_id
+            or (from_trailers is not None and from_trailers.get("agent_id") not in (None, provenance.agent_id))):
+        return from_trailers
+    return evidence.dream_from_provenance(provenance, path)
 
 
 def transcript_behind(dream: dict[str, Any], sources: Sources, pull: dict[str, Any] | None) -> dict[str, Any]:

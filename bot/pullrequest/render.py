@@ -10,3 +10,8 @@ def safe_text(text: str) -> str:
     """Text from a transcript or a model, made inert in markdown: no raw HTML (a stray
     `<!--` would hide the rest of the body, or fake a provenance block)."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def plain_text(text: str) -> str:
+    """Undo `safe_text`: the text as it was before a body held it."""
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
