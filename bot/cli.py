@@ -14,6 +14,7 @@ import argparse
 import gc
 import importlib
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -115,6 +116,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+LOCK_LEFT = re.compile(r"failed to lock file '([^']+\.lock)'")  # libgit2's words for a lock it found taken
+LOCKED = ("memrepo: {lock} exists: another git command is working in this clone, or one stopped before it "
+          "finished (a crash, a kill), so this command stopped there. If no git command runs in the clone, "
+          "remove that file and run again")
+
+
+def lock_left(problem: str) -> str | None:
+    """The lock file libgit2 found taken, from its error message; None for any other problem."""
+    found = LOCK_LEFT.search(problem)
+    if found:
+        return found.group(1)
+    return ".git/index.lock" if "the index is locked" in problem else None
+
+
 def _command(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -131,6 +146,10 @@ def _command(argv: Sequence[str] | None) -> int:
     except Exception as exc:  # a bug: say so in one line, keep the traceback for debugging
         if os.environ.get("MEMREPO_DEBUG"):
             raise
+        left = lock_left(str(exc))
+        if left:
+            print(LOCKED.format(lock=left), file=sys.stderr)
+            return 75
         print(shared_texts.INTERNAL_ERROR.format(error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
         return 70
 

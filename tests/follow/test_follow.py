@@ -326,7 +326,7 @@ def test_a_follower_that_died_shows_as_stale(localhub, tmp_path: Path,  # type: 
     [row] = [line for line in out.splitlines() if line.startswith("follower:")]
     assert f"stale: pid {follow.process.pid} is gone or silent since" in row
     with Follow("--repo", str(folder.root), "--poll", POLL, "--once") as again:  # a new one may start
-        assert again.process.wait(timeout=WAIT) == 0
+        assert again.process.wait(timeout=WAIT) == 0, again.output()
 
 
 def test_follow_waits_while_the_harness_has_uncommitted_changes(localhub, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -347,7 +347,8 @@ def test_follow_waits_while_the_harness_has_uncommitted_changes(localhub, tmp_pa
         git(folder.root, "commit", "-q", "-am", "harness: written")
         wait_until(lambda: converged(folder.root, url), WAIT, follow.output)
         assert messages_on(folder.root)[:2] == ["harness: written", "teammate: persona"]
-        assert follow.said("replayed 1 local commit onto the remote's newer main")
+        # the follower says so once its pass returns, a moment after the push that converged them
+        wait_until(lambda: follow.said("replayed 1 local commit onto the remote's newer main"), WAIT, follow.output)
         assert follow.stop() == 0, follow.output()
 
 

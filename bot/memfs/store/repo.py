@@ -420,6 +420,10 @@ class MemoryRepo:
             return None
 
     def set_config(self, key: str, value: str | None) -> None:
+        """Set (None: unset) a setting of this clone, written only when it changes: a write takes
+        `.git/config.lock`, which a process killed meanwhile leaves behind."""
+        if self.get_config(key) == value:
+            return
         config = self.git.config
         if value is None:
             if key in config:

@@ -13,7 +13,7 @@ from typing import Literal
 from bot.errors import MemrepoError
 from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync.push import (
-    LAST_SYNC_KEY,
+    forget_sync,
     off_main,
     publish,
     rebase_onto,
@@ -215,7 +215,7 @@ def unset_remote(repo: MemoryRepo) -> str:
         repo.git.remotes.delete(REMOTE)
         repo.set_config(f"branch.{BRANCH}.remote", None)
         repo.set_config(f"branch.{BRANCH}.merge", None)
-        repo.set_config(LAST_SYNC_KEY, None)
+        forget_sync(repo)
     if unpushed:
         return REMOTE_UNSET_UNPUSHED.format(url=redact(url), count=unpushed)
     return f"disconnected from {redact(url)}"

@@ -5,8 +5,10 @@ sync sends it."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
 
 from bot.backoff import Backoff, pause
 from bot.errors import MemrepoError
@@ -51,7 +53,7 @@ SYNC_PUSHED_REPLAYED = Text(
 )
 SYNC_FAST_FORWARDED = Text("fast-forwarded main by {count:|commit|commits} from {url}; main is at {sha}")
 
-LAST_SYNC_KEY = "memrepo.lastSync"
+LAST_SYNC_KEY = "memrepo.lastSync"  # where clones kept it before `last_sync_path`
 NO_REMOTE = SYNC_NO_REMOTE
 ATTEMPTS = 6
 RETRY = Backoff(0.05, cap=1.0, jitter=(0.5, 1.5))  # after the remote's main moved under a push
@@ -100,8 +102,33 @@ def now_stamp() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def last_sync_path(repo: MemoryRepo) -> Path:
+    return Path(repo.git.path) / "memrepo" / "last-sync"
+
+
 def record_sync(repo: MemoryRepo) -> None:
-    repo.set_config(LAST_SYNC_KEY, now_stamp())
+    """When this clone last agreed with its remote, for `repository status`. Every sync writes it,
+    so it is a file of its own replaced whole, not a git setting: a write of `.git/config` takes a
+    lock that a process killed meanwhile would leave, and no git command could then change a
+    setting of the clone."""
+    path = last_sync_path(repo)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    written = path.with_name(f".last-sync-{os.getpid()}")
+    written.write_text(now_stamp() + "\n", encoding="utf-8")
+    os.replace(written, path)
+
+
+def last_sync(repo: MemoryRepo) -> str | None:
+    """The moment `record_sync` wrote, else the git setting a clone made before it kept the file."""
+    try:
+        return last_sync_path(repo).read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return repo.get_config(LAST_SYNC_KEY)
+
+
+def forget_sync(repo: MemoryRepo) -> None:
+    last_sync_path(repo).unlink(missing_ok=True)
+    repo.set_config(LAST_SYNC_KEY, None)
 
 
 def set_upstream(repo: MemoryRepo) -> None:

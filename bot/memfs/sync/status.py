@@ -7,7 +7,7 @@ from typing import Any
 
 from bot.memfs.store.repo import MemoryRepo
 from bot.memfs.sync import transport
-from bot.memfs.sync.push import LAST_SYNC_KEY
+from bot.memfs.sync.push import last_sync
 from bot.memfs.sync.redaction import redact
 from bot.memfs.sync.replay import SetAside, backups, count_commits, set_aside_commits
 from bot.memfs.sync.transport import TRACKING_REF, remote_url
@@ -86,7 +86,7 @@ def status(repo: MemoryRepo, fetch: bool = False) -> RepoStatus:
         remote_head=remote_head,
         ahead=ahead,
         behind=behind,
-        last_sync=repo.get_config(LAST_SYNC_KEY),
+        last_sync=last_sync(repo),
         backups=backups(repo),
         set_aside=set_aside_commits(repo),
         fetched=fetched,
