@@ -10,6 +10,7 @@ import json
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import github
 import pytest
@@ -43,14 +44,23 @@ class World(ReviewWorld):
         return super().propose(said, env or {"GITHUB_TOKEN": self.token})
 
 
-@pytest.fixture
-def world(localhub: LocalhubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
-    world = memory_on_localhub(localhub, tmp_path, monkeypatch, World)
+W = TypeVar("W", bound=World)
+
+
+def alice_and_ada(localhub: LocalhubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: type[W]) -> W:
+    """alice/memory, with alice's own token in her shell for everything, and ada-bot a writer of it."""
+    world = memory_on_localhub(localhub, tmp_path, monkeypatch, kind)
     for name in ("MEMREPO_REVIEW_TOKEN", "GH_TOKEN"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("GITHUB_TOKEN", world.token)  # the person's shell: her own token, for everything
+    monkeypatch.setenv("GITHUB_TOKEN", world.token)
     world.agent = localhub_token(localhub, "ada-bot")
     world.gh().get_repo(REPO).add_to_collaborators("ada-bot", "push")
+    return world
+
+
+@pytest.fixture
+def world(localhub: LocalhubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+    world = alice_and_ada(localhub, tmp_path, monkeypatch, World)
     yield world
     world.store.close()
 

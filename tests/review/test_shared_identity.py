@@ -20,9 +20,9 @@ from bot.agent import AgentSession
 from bot.memfs import MemoryRepo, sync
 from bot.memfs import shared_projection as shared
 from localhub.server import LocalhubServer
-from tests.conftest import git, localhub_token, memory_on_localhub, operator_headers, run_cli
+from tests.conftest import git, operator_headers, run_cli
 from tests.memfs.test_shared_follow import NOTE, _commit_in, _team
-from tests.review.test_agent_identity import World, _app
+from tests.review.test_agent_identity import World, _app, alice_and_ada
 from tests.review.test_review_cli import FAST
 
 TEAM = "carol/team"
@@ -63,12 +63,7 @@ class Shared(World):
 @pytest.fixture
 def world(localhub: LocalhubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Shared]:
     """alice/memory with carol/team attached by alice's token; ada-bot may write to both."""
-    world = memory_on_localhub(localhub, tmp_path, monkeypatch, Shared)
-    for name in ("MEMREPO_REVIEW_TOKEN", "GH_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("GITHUB_TOKEN", world.token)  # the person's shell: her own token, for everything
-    world.agent = localhub_token(localhub, "ada-bot")
-    world.gh().get_repo("alice/memory").add_to_collaborators("ada-bot", "push")
+    world = alice_and_ada(localhub, tmp_path, monkeypatch, Shared)
     assert sync.push(world.memory).pushed
     world.team_url, _team_clone, world.carol = _team(localhub, tmp_path, "alice")
     world.gh(world.carol).get_repo(TEAM).add_to_collaborators("ada-bot", "push")
