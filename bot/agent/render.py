@@ -109,8 +109,7 @@ def provenance(ctx: EditContext) -> Provenance:
     `agent-edit`); each changed path rests on what the user said in the turn (on the whole turn
     when they said nothing in it, so nothing is hidden)."""
     window = ctx.window
-    transcript = None if not window else TranscriptRange(
-        window[0].message_id, window[-1].message_id, window[0].captured_at, window[-1].captured_at, len(window))
+    transcript = TranscriptRange.of(window) if window else None
     rests_on = tuple(m.message_id for m in (ctx.said or window))
     summary = " ".join(ctx.reason.split()) or ctx.command
     return Provenance(dream_id=None, agent_id=ctx.agent_id, conversation_id=ctx.conversation_id or None,
@@ -175,8 +174,7 @@ def with_turn(text: str, unknown_start: str, linked: str, conversation_id: str,
         return None
     parts = _turn_parts(window, conversation_id, 0)
     rests_on = tuple(m.message_id for m in ([m for m in window if starts_turn(m.kind, m.source)] or window))
-    named = replace(block, conversation_id=conversation_id, transcript=TranscriptRange(
-        window[0].message_id, window[-1].message_id, window[0].captured_at, window[-1].captured_at, len(window)),
+    named = replace(block, conversation_id=conversation_id, transcript=TranscriptRange.of(window),
         changes=tuple(replace(c, summary=c.summary.replace(" ".join(unknown.split()), " ".join(linked.split())),
                               message_ids=rests_on) for c in block.changes))
     after = {"unknown": safe_text(linked.strip()), "said": render("pr/agent-edit-said.md.j2", **parts),

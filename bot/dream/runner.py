@@ -149,11 +149,6 @@ def text_files(repo: MemoryRepo, rev: str) -> dict[str, str]:
     return out
 
 
-def transcript_range(window: Sequence[Message]) -> TranscriptRange:
-    return TranscriptRange(window[0].message_id, window[-1].message_id, window[0].captured_at,
-                           window[-1].captured_at, len(window))
-
-
 def _already_open(open_dream: OpenDream, window_range: TranscriptRange) -> DreamResult:
     p, pr = open_dream.provenance, open_dream.pr
     same = (p.transcript.first_message_id, p.transcript.last_message_id) == \
@@ -260,7 +255,7 @@ def _run(repo: MemoryRepo, agent_id: str, conversation_id: str | None, trigger: 
         text = DREAM_NOTHING_NEW.format(agent=agent_id, conversation=conversation_id,
                                               cursor=after or "the start")
         return DreamResult(triggers.NOTHING, text, base_commit=base)
-    window_range = transcript_range(window)
+    window_range = TranscriptRange.of(window)
     open_dream = find_open_dream(client, agent_id, conversation_id)
     if open_dream is not None:
         return _already_open(open_dream, window_range)
@@ -293,7 +288,7 @@ def _dream(repo: MemoryRepo, client: ForgeClient, chosen: Strategy, dream: Dream
         text = DREAM_NOTHING_TO_CHANGE.format(count=len(window), conversation=dream.conversation_id,
                                                     strategy=chosen.name, summary=proposal.summary)
         return DreamResult(triggers.NOTHING, text, base_commit=base)
-    window_range = transcript_range(window)
+    window_range = TranscriptRange.of(window)
     provenance = Provenance(dream_id, dream.agent_id, dream.conversation_id, base, trigger, chosen.name,
                             proposal.model, window_range, _provenance_changes(applied, net))
     cursor_file = cursor_path(dream.agent_id, dream.conversation_id)

@@ -22,6 +22,7 @@ than being half-trusted.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +31,7 @@ import yaml
 from bot.config import load_yaml
 from bot.contracts import check_id, is_dream_id, is_object_name
 from bot.errors import MemrepoError
-from bot.transcript.model import parse_time
+from bot.transcript.model import Message, parse_time
 
 # What is wrong with a provenance block (the {problem} of DREAM_PROVENANCE_BAD); {where} names the field.
 PROVENANCE_NOT_CLOSED = "the block is not closed with -->"
@@ -70,6 +71,12 @@ class TranscriptRange:
     def text(self) -> str:
         """`<first-id>..<last-id>`, the Transcript-Range trailer's value."""
         return f"{self.first_message_id}..{self.last_message_id}"
+
+    @classmethod
+    def of(cls, window: Sequence[Message]) -> TranscriptRange:
+        """The range of a non-empty window of messages, first to last."""
+        return cls(window[0].message_id, window[-1].message_id, window[0].captured_at, window[-1].captured_at,
+                   len(window))
 
 
 @dataclass(frozen=True)
