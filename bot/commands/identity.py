@@ -37,7 +37,6 @@ RECORDED = ("The agent writes to {repository} as {login} from now on ({kind}, re
 SHOW_RECORDED = "The agent writes to {repository} as {login} ({kind} recorded in {path}, from {source})."
 SHOW_FALLBACK = ("No agent identity recorded for {repository}: the agent writes with {found}. "
                  "`memrepo identity set` gives it an account of its own.")
-FALLBACK_NONE = "no token (set MEMREPO_FORGE_TOKEN, or `memrepo identity set`)"
 CLEARED = "Forgot the agent identity of {repository}: the agent writes with {found}."
 PROJECTION = ("{path} is a shared memory's projection, and it writes as the memory it is attached to: "
               "run `memrepo identity set --repo {owner}` instead; nothing recorded")
@@ -189,13 +188,9 @@ def _target(repo: MemoryRepo, env: Mapping[str, str]) -> ForgeTarget:
 
 def _fallback(repo: MemoryRepo, env: Mapping[str, str]) -> str:
     """Where the agent's token comes from without a recorded identity, named, never shown."""
-    from bot import settings
-    from bot.memfs.sync import remote_url
+    from bot.review.accounts import source
 
-    name = next((n for n in settings.AGENT_FORGE_TOKENS if settings.value(n, env)), None)
-    if name:
-        return name
-    return "the token in origin's URL" if agent_credential.url_token(remote_url(repo)) else FALLBACK_NONE
+    return source(repo, env)[1]
 
 
 # ------------------------------------------------------------------------------------ the actions

@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.errors import MemrepoError
 
+NO_TOKEN = "no token (set MEMREPO_FORGE_TOKEN, or `memrepo identity set`)"
 SAME_ACCOUNT = ("warning: the agent writes as {agent}, the account you review with: you cannot approve what it "
                 "proposes; `memrepo identity set` gives the agent an account of its own")
 
@@ -18,7 +19,7 @@ SAME_ACCOUNT = ("warning: the agent writes as {agent}, the account you review wi
 @dataclass(frozen=True)
 class Accounts:
     agent: str | None  # the login the agent writes as (None: not known without asking the forge)
-    source: str  # where its credential comes from: "recorded identity", a variable's name, "origin's URL"
+    source: str  # where its credential comes from: "recorded identity", a variable's name, origin's URL
     reviewer: str | None  # the login of the person's own token (None: no token, or not asked)
 
     @property
@@ -48,7 +49,7 @@ def source(repo: Any, env: Mapping[str, str]) -> tuple[str | None, str]:
     name = next((n for n in settings.AGENT_FORGE_TOKENS if settings.value(n, env)), None)
     if name:
         return None, name
-    return None, "origin's URL" if agent_credential.url_token(remote_url(repo)) else "no token"
+    return None, "the token in origin's URL" if agent_credential.url_token(remote_url(repo)) else NO_TOKEN
 
 
 def find(repo: Any, environ: Mapping[str, str] | None = None, *, ask: bool = True
