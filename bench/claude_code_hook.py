@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -44,6 +45,40 @@ def timed(argv: list[str], stdin: str, cwd: Path, env: dict[str, str]) -> tuple[
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv[:4])} ... exited {done.returncode}: {done.stderr.strip()}")
     return elapsed, done.stdout
+
+
+Run = Callable[[int], tuple[list[str], str]]
+
+
+def interleaved(runs: dict[str, Run], rounds: int, cwd: Path, env: dict[str, str]) -> dict[str, list[float]]:
+    """Each run's milliseconds over `rounds` rounds, every run once a round in an order rotating
+    each round, so a drift of the machine falls on all of them alike."""
+    names = list(runs)
+    ms: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(rounds):
+        for name in names[i % len(names):] + names[:i % len(names)]:
+            ms[name].append(timed(*runs[name](i), cwd, env)[0])
+    return ms
+
+
+def report(bench: str, rounds: int, ms: dict[str, list[float]]) -> None:
+    """Readable lines (median, p99, ratio to "baseline", TARGETS_MS met), then one line of JSON."""
+    figures: dict[str, object] = {"bench": bench, "rounds": rounds, "files": SYSTEM_BLOCKS + EXTERNAL_FILES + 4}
+    base = statistics.median(ms["baseline"])
+    print(f"memory: {figures['files']} files; {rounds} rounds of whole processes")
+    for name in ms:
+        median, p99 = statistics.median(ms[name]), percentile(ms[name], 0.99)
+        figures[f"{name}_median_ms"] = round(median, 1)
+        figures[f"{name}_p99_ms"] = round(p99, 1)
+        line = f"{name:<10} median {median:7.1f} ms, p99 {p99:7.1f} ms"
+        if name != "baseline":
+            figures[f"{name}_ratio_to_baseline"] = round(median / base, 2)
+            line += f", {median / base:.2f}x the baseline"
+        if name in TARGETS_MS:
+            figures[f"{name}_met"] = median <= TARGETS_MS[name]
+            line += f"  (target: median <= {TARGETS_MS[name]:g} ms)"
+        print(line)
+    print(json.dumps(figures))
 
 
 def main() -> None:
@@ -74,28 +109,8 @@ def main() -> None:
                 raise SystemExit(f"{name}: a prompt where nothing moved printed {len(out)} characters")
             if name in ("inject", "moved") and "<memory>" not in out:
                 raise SystemExit(f"{name}: no memory in the hook's output")
-        ms: dict[str, list[float]] = {name: [] for name in names}
-        for i in range(rounds):
-            for name in names[i % len(names):] + names[:i % len(names)]:
-                ms[name].append(timed(*runs[name](i), Path(tmp), env)[0])
-
-    figures: dict[str, object] = {"bench": "claude_code_hook", "rounds": rounds,
-                                  "files": SYSTEM_BLOCKS + EXTERNAL_FILES + 4}
-    base = statistics.median(ms["baseline"])
-    print(f"memory: {figures['files']} files; {rounds} rounds of whole processes")
-    for name in names:
-        median, p99 = statistics.median(ms[name]), percentile(ms[name], 0.99)
-        figures[f"{name}_median_ms"] = round(median, 1)
-        figures[f"{name}_p99_ms"] = round(p99, 1)
-        line = f"{name:<10} median {median:7.1f} ms, p99 {p99:7.1f} ms"
-        if name != "baseline":
-            figures[f"{name}_ratio_to_baseline"] = round(median / base, 2)
-            line += f", {median / base:.2f}x the baseline"
-        if name in TARGETS_MS:
-            figures[f"{name}_met"] = median <= TARGETS_MS[name]
-            line += f"  (target: median <= {TARGETS_MS[name]:g} ms)"
-        print(line)
-    print(json.dumps(figures))
+        ms = interleaved(runs, rounds, Path(tmp), env)
+    report("claude_code_hook", rounds, ms)
 
 
 if __name__ == "__main__":

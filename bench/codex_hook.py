@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.claude_code_hook import TARGETS_MS, timed
-from bench.edit import EXTERNAL_FILES, SYSTEM_BLOCKS, build, percentile
+from bench.claude_code_hook import interleaved, report, timed
+from bench.edit import build
 from bench.startup import environment
 
 
@@ -58,28 +57,8 @@ def main() -> None:
                 raise SystemExit(f"{name}: a hook where nothing moved printed {len(out)} characters")
             if name in ("inject", "moved") and "<memory>" not in out:
                 raise SystemExit(f"{name}: no memory in the hook's output")
-        ms: dict[str, list[float]] = {name: [] for name in names}
-        for i in range(rounds):
-            for name in names[i % len(names):] + names[:i % len(names)]:
-                ms[name].append(timed(*runs[name](i), Path(tmp), env)[0])
-
-    figures: dict[str, object] = {"bench": "codex_hook", "rounds": rounds,
-                                  "files": SYSTEM_BLOCKS + EXTERNAL_FILES + 4}
-    base = statistics.median(ms["baseline"])
-    print(f"memory: {figures['files']} files; {rounds} rounds of whole processes")
-    for name in names:
-        median, p99 = statistics.median(ms[name]), percentile(ms[name], 0.99)
-        figures[f"{name}_median_ms"] = round(median, 1)
-        figures[f"{name}_p99_ms"] = round(p99, 1)
-        line = f"{name:<10} median {median:7.1f} ms, p99 {p99:7.1f} ms"
-        if name != "baseline":
-            figures[f"{name}_ratio_to_baseline"] = round(median / base, 2)
-            line += f", {median / base:.2f}x the baseline"
-        if name in TARGETS_MS:
-            figures[f"{name}_met"] = median <= TARGETS_MS[name]
-            line += f"  (target: median <= {TARGETS_MS[name]:g} ms)"
-        print(line)
-    print(json.dumps(figures))
+        ms = interleaved(runs, rounds, Path(tmp), env)
+    report("codex_hook", rounds, ms)
 
 
 if __name__ == "__main__":

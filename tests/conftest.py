@@ -118,6 +118,21 @@ def localhub_token(server, login: str) -> str:  # type: ignore[no-untyped-def]
     return resp.json()["token"]
 
 
+def localhub_app(server, owner: str, name: str = "memrepo") -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """A new GitHub App of `owner`'s, installed on `owner`'s account, as the operator makes one:
+    its id and private_key, and its installation's id as "installation"."""
+    import requests
+
+    made = requests.post(f"{server.url}/_localhub/apps", json={"name": name, "owner": owner},
+                         headers=operator_headers(server), timeout=30)
+    assert made.status_code == 201, made.text
+    app = made.json()
+    installed = requests.post(f"{server.url}/_localhub/apps/{app['id']}/installations", json={"account": owner},
+                              headers=operator_headers(server), timeout=10)
+    installed.raise_for_status()
+    return {**app, "installation": installed.json()["id"]}
+
+
 def arm_fault(server, **spec: Any) -> int:  # type: ignore[no-untyped-def]
     """Arm a localhub fault (POST /_localhub/faults, see localhub/faults.py); its id."""
     import requests

@@ -11,113 +11,21 @@ workflow changed on `main`, and a fresh clone is `git fsck` clean.
 from __future__ import annotations
 
 import subprocess
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import github
 import pytest
 import requests
-from rq.registry import StartedJobRegistry
 
-from bot.agent.session import AgentSession
 from bot.contracts import LABEL_AGENT_EDIT, LABEL_DREAM, LABEL_NEEDS_REVIEW, LABEL_UNTRUSTED, STATUS_CONTEXT
-from bot.memfs import sync
-from bot.memfs.create import init_repository
-from bot.queue import QUEUE, connect, get_queue
-from bot.serve.local import LocalStack
-from tests.conftest import git, operator_headers
+from tests.abuse.stack_world import PERSONA, REPO, WAIT, World, persona_pull, stack_world
+from tests.conftest import git
 from tests.waiting import wait_until
-
-REPO = "sam/memory"
-PERSONA = "system/persona.md"
-WAIT = 30.0
-
-
-@dataclass
-class World:
-    stack: LocalStack
-    tokens: dict[str, str]
-    ada: AgentSession
-    tmp: Path
-
-    def gh(self, login: str) -> github.Github:
-        return github.Github(auth=github.Auth.Token(self.tokens[login]), base_url=self.stack.localhub.api_url,
-                             retry=None)
-
-    def repo(self, login: str = "sam"):  # type: ignore[no-untyped-def]
-        return self.gh(login).get_repo(REPO)
-
-    def url(self, login: str) -> str:
-        return self.stack.localhub.url.replace("http://", f"http://x-access-token:{self.tokens[login]}@") + \
-            f"/{REPO}.git"
-
-    def api(self, verb: str, path: str, login: str, **kwargs) -> requests.Response:  # type: ignore[no-untyped-def]
-        return requests.request(verb, f"{self.stack.localhub.api_url}{path}",
-                                headers={"Authorization": f"token {self.tokens[login]}"}, timeout=10, **kwargs)
-
-    def settled(self) -> None:
-        """Wait until the integrator has nothing queued or running, twice in a row a moment
-        apart (a webhook may still be on its way when the first look finds nothing)."""
-        redis = connect(self.stack.redis.url)
-        queue = get_queue(redis)
-        started = StartedJobRegistry(QUEUE, connection=redis)
-        calm = 0
-        deadline = time.monotonic() + WAIT
-        while calm < 3:
-            assert time.monotonic() < deadline, "the integrator never went idle"
-            calm = calm + 1 if queue.count == 0 and started.count == 0 else 0
-            time.sleep(0.3)
-        redis.close()
-
-    def main_file(self, path: str) -> bytes | None:
-        try:
-            return self.repo().get_contents(path, ref="main").decoded_content
-        except github.UnknownObjectException:
-            return None
-
-
-def _mint(stack: LocalStack, login: str) -> str:
-    resp = requests.post(f"{stack.localhub.url}/_localhub/tokens", json={"login": login},
-                         headers=operator_headers(stack.localhub), timeout=10)
-    assert resp.status_code in (200, 201), resp.text
-    return str(resp.json()["token"])
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    tmp = tmp_path_factory.mktemp("abuse")
-    stack = LocalStack(tmp / "stack").start()
-    ada = None
-    try:
-        tokens = {login: _mint(stack, login) for login in ("sam", "ada", "eve")}
-        owner = github.Github(auth=github.Auth.Token(tokens["sam"]), base_url=stack.localhub.api_url, retry=None)
-        forge_repo = owner.get_user().create_repo("memory", private=False)
-        forge_repo.add_to_collaborators("ada", "push")
-        memory = init_repository(tmp / "ada", "ada", "Ada")
-        url = stack.localhub.url.replace("http://", f"http://x-access-token:{tokens['ada']}@") + f"/{REPO}.git"
-        sync.set_remote(memory, url)
-        ada = AgentSession(memory, "c-ada-1", home=tmp / "ada-home", env={}, background_dreams=False)
-        world = World(stack, tokens, ada, tmp)
-        wait_until(lambda: list(forge_repo.get_hooks()), WAIT, "the integrator's webhook on the repository")
-        yield world
-    finally:
-        if ada is not None:
-            ada.close()
-        stack.stop()
-
-
-def _persona_pull(world: World, text: str) -> int:
-    """The agent changes its persona: a protected path, so a pull request for a person."""
-    world.ada.record("user", f"Please remember: {text}")
-    result = world.ada.handle_tool_call({"command": "insert", "path": PERSONA, "insert_line": -1,
-                                         "insert_text": text, "reason": "The user asked"})
-    assert result.ok and result.route == "pull-request" and result.pull_request, result.message
-    number = int(result.pull_request)
-    wait_until(lambda: LABEL_NEEDS_REVIEW in [lb.name for lb in world.repo().get_issue(number).get_labels()], WAIT,
-               f"#{number} waiting for review")
-    return number
+    yield from stack_world(tmp_path_factory.mktemp("abuse"), writers=(), others=("eve",))
 
 
 def _push_branch(world: World, login: str, branch: str, files: dict[str, bytes], *, author: str, message: str,
@@ -141,7 +49,7 @@ def _push_branch(world: World, login: str, branch: str, files: dict[str, bytes],
 
 # ------------------------------------------------------------------------------ approval
 def test_a_strangers_approval_does_not_merge_a_protected_change(world: World) -> None:
-    number = _persona_pull(world, "I answer in French.")
+    number = persona_pull(world, "I answer in French.")
     world.repo("eve").get_pull(number).create_review(event="APPROVE", body="LGTM")
     world.settled()
     pull = world.repo().get_pull(number)
@@ -157,7 +65,7 @@ def test_a_strangers_approval_does_not_merge_a_protected_change(world: World) ->
 
 
 def test_an_approval_before_a_push_does_not_cover_the_new_head(world: World) -> None:
-    number = _persona_pull(world, "I sign with a wave.")
+    number = persona_pull(world, "I sign with a wave.")
     pull = world.repo().get_pull(number)
     world.repo("sam").get_pull(number).create_review(event="APPROVE", body="ok")
     wait_until(lambda: world.repo().get_pull(number).merged, WAIT, f"#{number} merged")
@@ -166,7 +74,7 @@ def test_an_approval_before_a_push_does_not_cover_the_new_head(world: World) -> 
 
 # ------------------------------------------------------------------------------ labels and access
 def test_an_outsider_cannot_label_push_or_mint_tokens(world: World) -> None:
-    number = _persona_pull(world, "I like haiku.")
+    number = persona_pull(world, "I like haiku.")
     eve = world.repo("eve")
     with pytest.raises(github.GithubException) as refused:
         eve.get_issue(number).remove_from_labels(LABEL_NEEDS_REVIEW)

@@ -7,20 +7,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-import time
 from pathlib import Path
 
-import github
 import pytest
 
 from bot.memfs.store.repo import MemoryRepo
 from bot.trailers import parse_trailers
 from bot.transcript import TranscriptStore
 from tests.claude_code_conformance.endpoint import Endpoint
-from tests.conftest import LocalhubMemory, git, memory_on_localhub
-
-MEMREPO = [sys.executable, "-m", "bot.cli"]
+from tests.conftest import git
+from tests.harness_cli import MEMREPO, compiled, dreaming_memory, the_dream_pull
 
 
 def claude_env(home: Path, endpoint: Endpoint) -> dict[str, str]:
@@ -49,19 +45,9 @@ def texts_of(request: dict) -> list[str]:
     return found
 
 
-def compiled(root: Path) -> str:
-    done = subprocess.run([*MEMREPO, "compile", "--repo", str(root)], capture_output=True, text=True, check=True)
-    return done.stdout.rstrip("\n")
-
-
 def test_claude_code_sees_its_memory_and_a_change_at_the_next_prompt(claude: Path, memory: MemoryRepo,
                                                                     tmp_path: Path) -> None:
-    project, home = tmp_path / "project", tmp_path / "claude-home"
-    project.mkdir()
-    home.mkdir()
-    done = subprocess.run([*MEMREPO, "claude-code", "install", "--repo", str(memory.root), "--project", str(project)],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    project, home = installed(memory.root, tmp_path)
     with Endpoint(["Noted."]) as endpoint:
         env = claude_env(home, endpoint)
         first = ask(claude, project, env, "What do you remember about me?")
@@ -126,26 +112,14 @@ def test_a_write_names_the_session_and_its_turn_and_why_quotes_the_user(claude: 
 
 def test_a_session_dreams_into_a_pull_request(claude: Path, localhub, tmp_path: Path,  # type: ignore[no-untyped-def]
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    world = memory_on_localhub(localhub, tmp_path, monkeypatch, LocalhubMemory)
-    world.store.close()
-    config = world.memory.root / ".memrepo" / "config.yml"
-    config.write_text(config.read_text().replace("steps: 25", "steps: 1"))
-    git(world.memory.root, "commit", "-qam", "Dream after every step")
-    git(world.memory.root, "push", "-q", "origin", "main")
+    world = dreaming_memory(localhub, tmp_path, monkeypatch)
     project, home = installed(world.memory.root, tmp_path)
     said = "I moved to Lisbon last week."
     with Endpoint(["Noted: Lisbon."]) as endpoint:
         session = ask(claude, project, {**claude_env(home, endpoint), "MEMREPO_HOME": str(world.home)},
                       said)["session_id"]
 
-    repo = github.Github(auth=github.Auth.Token(world.token), base_url=localhub.api_url, retry=None) \
-        .get_repo("alice/memory")
-    deadline = time.monotonic() + 60
-    while not (pulls := list(repo.get_pulls(state="open"))) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    log = (world.memory.root / ".git" / "memrepo" / "claude-code" / f"{session}.log")
-    assert pulls, f"no dream pull request; the triggers' log: {log.read_text() if log.exists() else 'none'}"
-    (pull,) = pulls
+    pull = the_dream_pull(world, localhub, world.memory.root / ".git" / "memrepo" / "claude-code" / f"{session}.log")
     assert pull.head.ref.startswith("memrepo/dream/")  # a dream: its branch says so, with no label
     assert session in pull.body and said in pull.body
 

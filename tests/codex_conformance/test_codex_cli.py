@@ -8,21 +8,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-import time
 import tomllib
 from pathlib import Path
 
-import github
 import pytest
 
 from bot.memfs.store.repo import MemoryRepo
 from bot.trailers import parse_trailers
 from bot.transcript import TranscriptStore
 from tests.codex_conformance.endpoint import Endpoint
-from tests.conftest import LocalhubMemory, git, memory_on_localhub
+from tests.conftest import git
+from tests.harness_cli import MEMREPO, compiled, dreaming_memory, the_dream_pull
 
-MEMREPO = [sys.executable, "-m", "bot.cli"]
 PROVIDER = """\
 # the scripted endpoint stands in for OpenAI's
 model = "gpt-5"
@@ -73,11 +70,6 @@ def texts_of(request: dict) -> list[str]:
     """Every text the model is sent in one request's input items."""
     return [part.get("text", "") for item in request.get("input", []) if isinstance(item, dict)
             for part in item.get("content") or [] if isinstance(part, dict)]
-
-
-def compiled(root: Path) -> str:
-    done = subprocess.run([*MEMREPO, "compile", "--repo", str(root)], capture_output=True, text=True, check=True)
-    return done.stdout.rstrip("\n")
 
 
 def test_codex_sees_its_memory_and_tools_first_and_a_change_once_at_the_next_prompt(
@@ -139,25 +131,13 @@ def test_a_write_names_the_session_and_its_turn_and_the_rollout_is_searchable(
 
 def test_a_codex_session_dreams_into_a_pull_request(codex: Path, localhub, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    world = memory_on_localhub(localhub, tmp_path, monkeypatch, LocalhubMemory)
-    world.store.close()
-    config = world.memory.root / ".memrepo" / "config.yml"
-    config.write_text(config.read_text().replace("steps: 25", "steps: 1"))
-    git(world.memory.root, "commit", "-qam", "Dream after every step")
-    git(world.memory.root, "push", "-q", "origin", "main")
+    world = dreaming_memory(localhub, tmp_path, monkeypatch)
     said = "I moved to Lisbon last week."
     with Endpoint(["Noted: Lisbon."]) as endpoint:
         project, home = installed(world.memory.root, tmp_path, endpoint)
         session = ask(codex, project, codex_env(home, tmp_path, MEMREPO_HOME=str(world.home)), said)
 
-    repo = github.Github(auth=github.Auth.Token(world.token), base_url=localhub.api_url, retry=None) \
-        .get_repo("alice/memory")
-    deadline = time.monotonic() + 60
-    while not (pulls := list(repo.get_pulls(state="open"))) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    log = world.memory.root / ".git" / "memrepo" / "codex" / f"{session}.log"
-    assert pulls, f"no dream pull request; the triggers' log: {log.read_text() if log.exists() else 'none'}"
-    (pull,) = pulls
+    pull = the_dream_pull(world, localhub, world.memory.root / ".git" / "memrepo" / "codex" / f"{session}.log")
     assert pull.head.ref.startswith("memrepo/dream/")  # a dream: its branch says so, with no label
     assert session in pull.body and said in pull.body
 

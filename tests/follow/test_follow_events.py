@@ -10,39 +10,17 @@ from pathlib import Path
 
 import github
 
-from bot.contracts import LABEL_DREAM
-from bot.forge.client import ForgeClient
-from bot.forge.credentials import TokenCredentials
-from bot.forge.shapes import NewPullRequest
 from bot.memfs import sync
 from bot.memfs.create import init_repository
 from tests.conftest import git
 from tests.follow.test_follow import Follow, converged, forge_main, harness_commit, note
-from tests.memory_forge import FAST, as_dreamer, dream_body
+from tests.memory_forge import open_dream
 from tests.served import LocalStack
 from tests.waiting import wait_until
 
 MERGE_TIMEOUT = 45.0
 FACTS = "reference/facts.md"
 FACTS_TEXT = "---\ndescription: Facts about the person.\n---\n# Facts\n\n- lives in Berlin\n"
-
-
-def open_dream(served: LocalStack, token: str, clone: Path) -> int:
-    """A dream's pull request with one valid change, as a teammate's dreamer opens it: its number."""
-    base = git(clone, "rev-parse", "HEAD").strip()
-    dream_id = "20260314T090001Z-00000001"
-    branch = f"memrepo/dream/{dream_id}"
-    git(clone, "checkout", "-q", "-b", branch)
-    (clone / FACTS).parent.mkdir(parents=True, exist_ok=True)
-    (clone / FACTS).write_text(FACTS_TEXT)
-    git(clone, "add", "-A")
-    git(clone, *as_dreamer(dream_id, "dream: facts"))
-    git(clone, "push", "-q", "origin", f"HEAD:refs/heads/{branch}")
-    client = ForgeClient("alice/memory", TokenCredentials(token), base_url=served.api, policy=FAST,
-                         min_write_interval=0.0, timeout=10)
-    pull = client.open_pull_request(NewPullRequest(head=branch, base="main", title=f"Dream {dream_id}",
-                                                   body=dream_body(dream_id, base, FACTS), labels=(LABEL_DREAM,)))
-    return pull.number
 
 
 def test_a_merged_dream_reaches_the_folder_through_the_event_stream(served: LocalStack, tmp_path: Path) -> None:
@@ -59,7 +37,7 @@ def test_a_merged_dream_reaches_the_folder_through_the_event_stream(served: Loca
         wait_until(lambda: follow.said("memrepo follow: following"), 20, follow.output)
         assert f"head events from {events}" in follow.out[0]
 
-        open_dream(served, token, clone)
+        open_dream(served.api, token, clone, FACTS, FACTS_TEXT)
         wait_until(lambda: (folder.root / FACTS).exists(), MERGE_TIMEOUT,
                    lambda: follow.output() + "the stack said:\n" + "".join(served.output)
                    + served.worker_log.read_text()[-3000:])

@@ -31,7 +31,7 @@ from bot.forge.errors import (
 from bot.forge.retry import MergeOutcome, RetryPolicy
 from bot.forge.shapes import NewPullRequest, StatusUpdate
 from localhub.server import LocalhubServer
-from tests.conftest import arm_fault, fault_hits, git, localhub_token, operator_headers
+from tests.conftest import arm_fault, fault_hits, git, localhub_app, localhub_token, operator_headers
 from tests.memory_forge import FAST, REPO
 from tests.waiting import wait_until
 
@@ -301,13 +301,7 @@ def test_an_unreachable_forge_gives_up_in_bounded_time_and_a_merge_is_not_sent(w
 
 # ------------------------------------------------------------------------------------ GitHub App
 def _app(world: World) -> dict[str, Any]:
-    resp = requests.post(f"{world.server.url}/_localhub/apps", json={"name": "memrepo", "owner": "alice"},
-                         headers=operator_headers(world.server), timeout=30)
-    assert resp.status_code == 201, resp.text
-    app = resp.json()
-    requests.post(f"{world.server.url}/_localhub/apps/{app['id']}/installations", json={"account": "alice"},
-                  headers=operator_headers(world.server), timeout=10).raise_for_status()
-    return app
+    return localhub_app(world.server, "alice")
 
 
 def _token_grants(world: World) -> int:

@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from localhub.server import LocalhubServer
-from tests.conftest import localhub_token, operator_headers
+from tests.conftest import localhub_app, localhub_token
 
 
 def client(server: LocalhubServer, token: str) -> github.Github:
@@ -92,10 +92,7 @@ def test_rest_responses_carry_githubs_headers(localhub: LocalhubServer) -> None:
 def test_github_app_flow_gives_an_installation_token(localhub: LocalhubServer) -> None:
     owner_token = localhub_token(localhub, "acme")
     client(localhub, owner_token).get_user().create_repo("memory", auto_init=True)
-    app = requests.post(f"{localhub.url}/_localhub/apps", json={"name": "memrepo", "owner": "acme"},
-                        headers=operator_headers(localhub), timeout=30).json()
-    requests.post(f"{localhub.url}/_localhub/apps/{app['id']}/installations", json={"account": "acme"},
-                  headers=operator_headers(localhub), timeout=10).raise_for_status()
+    app = localhub_app(localhub, "acme")
     auth = github.Auth.AppAuth(app["id"], app["private_key"])
     integration = github.GithubIntegration(auth=auth, base_url=localhub.api_url)
     installation = integration.get_repo_installation("acme", "memory")

@@ -14,7 +14,6 @@ import pytest
 import yaml
 
 from bot import ci_pin, config
-from bot.commands.init import INIT_DONE
 from bot.config import DEFAULT_POLICY, Policy, parse_policy
 from bot.errors import MemrepoError
 from bot.memfs import create
@@ -30,8 +29,6 @@ FILES = {"system/persona.md", "system/human.md", ".memrepo/config.yml", ".github
          ".memfs.config.json"}
 
 
-
-
 def snapshot(base: Path) -> dict[str, bytes | None]:
     """Every path under `base` (folders as None), .git internals included."""
     return {p.relative_to(base).as_posix(): (p.read_bytes() if p.is_file() else None)
@@ -44,15 +41,6 @@ def working_files(root: Path) -> set[str]:
 
 
 # -------------------------------------------------------------------- a new repository
-
-@pytest.fixture
-def created(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    root = tmp_path / "mem"
-    code, out, err = run(capsys, "init", str(root), "--agent-id", "a1", "--agent-name", "Ada")
-    assert (code, err) == (0, ""), err
-    head = git(root, "rev-parse", "HEAD").strip()
-    assert out == INIT_DONE.format(path=root.resolve(), agent_id="a1", commit=head[:12]) + "\n"
-    return root
 
 
 def test_init_creates_the_template_files(created: Path) -> None:

@@ -89,13 +89,6 @@ def test_files_next_to_a_read_only_one_stay_writable(memory: MemoryRepo) -> None
 
 # -------------------------------------------------------------------------------- the hook
 
-@pytest.fixture
-def created(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    root = tmp_path / "mem"
-    code, _, err = run(capsys, "init", str(root), "--agent-id", "a1", "--agent-name", "Ada")
-    assert code == 0, err
-    return root
-
 
 HOOK_EDITS = {
     "change": lambda root, path: ((root / path).write_text(LOCKED.replace("kind", "rude")),

@@ -132,14 +132,6 @@ def ids(rows: list[Row]) -> list[str]:
     return [row.id for row in rows]
 
 
-@pytest.fixture
-def created(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    root = tmp_path / "mem"
-    code, _, err = run(capsys, "init", str(root), "--agent-id", "a1", "--agent-name", "Ada")
-    assert code == 0, err
-    return root
-
-
 def person_commits(root: Path, files: dict[str, str]) -> None:
     """What a person committed before the change (past the hook, as a person may)."""
     if not files:

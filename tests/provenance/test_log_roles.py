@@ -26,9 +26,9 @@ from tests.conftest import (
     PERSON_NAME,
     LocalhubMemory,
     git,
+    localhub_app,
     localhub_token,
     memory_on_localhub,
-    operator_headers,
 )
 from tests.conftest import run_cli as run
 from tests.memory_forge import FAST, REPO
@@ -75,12 +75,7 @@ class World(LocalhubMemory):
         return result.sha
 
     def app(self) -> AppCredentials:
-        resp = requests.post(f"{self.server.url}/_localhub/apps", json={"name": "memrepo", "owner": "alice"},
-                             headers=operator_headers(self.server), timeout=30)
-        assert resp.status_code == 201, resp.text
-        app = resp.json()
-        requests.post(f"{self.server.url}/_localhub/apps/{app['id']}/installations", json={"account": "alice"},
-                      headers=operator_headers(self.server), timeout=10).raise_for_status()
+        app = localhub_app(self.server, "alice")
         return AppCredentials(app["id"], app["private_key"])
 
 

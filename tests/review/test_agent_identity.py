@@ -19,7 +19,7 @@ import requests
 from bot import agent_credential
 from bot.agent import AgentSession
 from localhub.server import LocalhubServer
-from tests.conftest import git, localhub_token, memory_on_localhub, operator_headers, run_cli
+from tests.conftest import git, localhub_app, localhub_token, memory_on_localhub, run_cli
 from tests.letta_conformance.test_letta_memory import integrate
 from tests.review.test_review_cli import REPO
 from tests.review.test_review_cli import World as ReviewWorld
@@ -133,14 +133,7 @@ def test_the_recorded_identity_pushes_the_agents_commits(world: World, capsys: p
 
 
 def _app(world: World) -> dict:
-    made = requests.post(f"{world.server.url}/_localhub/apps", json={"name": "ada-app", "owner": "alice"},
-                         headers=operator_headers(world.server), timeout=30)
-    assert made.status_code == 201, made.text
-    app = made.json()
-    installed = requests.post(f"{world.server.url}/_localhub/apps/{app['id']}/installations",
-                              json={"account": "alice"}, headers=operator_headers(world.server), timeout=10)
-    installed.raise_for_status()
-    return {**app, "installation": installed.json()["id"]}
+    return localhub_app(world.server, "alice", "ada-app")
 
 
 def test_a_github_app_installation_is_recorded_and_opens_the_proposal(

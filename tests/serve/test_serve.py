@@ -22,15 +22,11 @@ import github
 import pytest
 import requests
 
-from bot.contracts import LABEL_DREAM
-from bot.forge.client import ForgeClient
-from bot.forge.credentials import TokenCredentials
-from bot.forge.shapes import NewPullRequest
 from bot.memfs import sync
 from bot.memfs.create import init_repository
 from bot.serve.local import PORTS_FILE, choose_ports, ephemeral_range
 from tests.conftest import git, run_cli
-from tests.memory_forge import FAST, as_dreamer, dream_body
+from tests.memory_forge import open_dream
 from tests.processes import alive, command_line, descendants
 from tests.served import SERVICE_ENV, LocalStack
 from tests.waiting import wait_until
@@ -79,7 +75,6 @@ def test_serve_local_merges_a_dream_announces_it_and_stops_cleanly(served: Local
     sync.set_remote(memory, url)
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", url, str(clone))
-    base = git(clone, "rev-parse", "HEAD").strip()
 
     # The webhook was installed on the new repository by its first event (the push).
     hooks = requests.get(f"{served.api}/repos/alice/memory/hooks", headers={"Authorization": f"token {token}"},
@@ -95,22 +90,10 @@ def test_serve_local_merges_a_dream_announces_it_and_stops_cleanly(served: Local
     assert found.get(timeout=10) == {"connected": True}
 
     # A dream pull request with a valid memory change.
-    dream_id = "20260314T090001Z-00000001"
-    branch = f"memrepo/dream/{dream_id}"
-    git(clone, "checkout", "-q", "-b", branch)
-    (clone / FACTS).parent.mkdir(parents=True, exist_ok=True)
-    (clone / FACTS).write_text(FACTS_TEXT)
-    git(clone, "add", "-A")
-    git(clone, *as_dreamer(dream_id, "dream: facts"))
-    git(clone, "push", "-q", "origin", f"HEAD:refs/heads/{branch}")
-    client = ForgeClient("alice/memory", TokenCredentials(token), base_url=served.api,
-                         policy=FAST,
-                         min_write_interval=0.0, timeout=10)
-    pr = client.open_pull_request(NewPullRequest(head=branch, base="main", title=f"Dream {dream_id}",
-                                                 body=dream_body(dream_id, base, FACTS), labels=(LABEL_DREAM,)))
+    client, number = open_dream(served.api, token, clone, FACTS, FACTS_TEXT)
 
     # The integrator merges it, and the agent hears of it.
-    wait_until(lambda: client.get_pull_request(pr.number).merged, MERGE_TIMEOUT,
+    wait_until(lambda: client.get_pull_request(number).merged, MERGE_TIMEOUT,
                lambda: "the merge; the stack said:\n" + "".join(served.output) +
                (tmp_path / "data" / "logs" / "worker.log").read_text()[-3000:])
     git(clone, "fetch", "-q", "origin")
