@@ -29,6 +29,7 @@ from bot.transcript.model import Message
 
 if TYPE_CHECKING:
     from bot.memfs import MemoryRepo
+    from bot.transcript import TranscriptStore
 
 HOOK_NO_SESSION = "the hook input names no session_id and transcript_path"
 NO_AGENT = "{repo} has no agent (memrepo.agentId in its git config): run `memrepo init` or `memrepo clone` for one"
@@ -53,8 +54,6 @@ def agent_of(repo: MemoryRepo) -> str:
 
 def after_turn(root: Path, hook_input: dict, spawn: Spawn | None = None) -> list[str]:
     """Import the session's transcript and hand the new trigger events on; the events."""
-    from bot.memfs import MemoryRepo
-    from bot.transcript import TranscriptStore
     from bot.transcript.claude_code_import import import_claude_code
 
     session, transcript = hook_input.get("session_id"), hook_input.get("transcript_path")
@@ -65,18 +64,29 @@ def after_turn(root: Path, hook_input: dict, spawn: Spawn | None = None) -> list
     problem = transcript_problem(transcript, hook_input.get("cwd"), os.environ)
     if problem is not None:  # another project's session, or a file that is none: nothing read, nothing kept
         raise MemrepoError(problem)
-    where = state.state_file(root, session)
+    return hand_on(root, session, transcript, state.state_file(root, session),
+                   lambda store, agent: import_claude_code(store, agent, transcript), spawn or spawn_triggers)
+
+
+def hand_on(root: Path, session: str, transcript: str, where: Path,
+            importer: Callable[[TranscriptStore, str], object], spawn: Spawn) -> list[str]:
+    """Import the session's transcript (`importer`, as the memory's agent) and hand on the
+    trigger events of the rows no turn's end counted yet, the count kept in the session's
+    state file `where`; the events. Both harnesses' Stop hooks end here."""
+    from bot.memfs import MemoryRepo
+    from bot.transcript import TranscriptStore
+
     state.remember(where, transcript=transcript)
     agent = agent_of(MemoryRepo.open(root))
     with TranscriptStore() as store:
-        import_claude_code(store, agent, transcript)
+        importer(store, agent)
         known = session in store.conversations(agent)
         rows = store.read(agent, session, after=state.seen_fact(where, "counted")) if known else []
     if not rows:
         return []
     events = events_of(rows)
     if events:  # handed on before they are marked counted: a failed start loses no trigger
-        (spawn or spawn_triggers)(root, session, events)
+        spawn(root, session, events)
     state.remember(where, counted=rows[-1].message_id)
     return events
 

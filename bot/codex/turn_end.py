@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bot.claude_code import state as seen
 from bot.claude_code import turn_end as shared
 from bot.codex import state
 from bot.errors import MemrepoError
@@ -17,8 +16,6 @@ from bot.errors import MemrepoError
 
 def after_turn(root: Path, hook_input: dict, sessions: Path, spawn: shared.Spawn | None = None) -> list[str]:
     """Import the session's rollout and hand the new trigger events on; the events."""
-    from bot.memfs import MemoryRepo
-    from bot.transcript import TranscriptStore
     from bot.transcript.codex_import import import_codex
 
     session, transcript = hook_input.get("session_id"), hook_input.get("transcript_path")
@@ -27,20 +24,8 @@ def after_turn(root: Path, hook_input: dict, sessions: Path, spawn: shared.Spawn
     problem = state.transcript_problem(transcript, sessions, os.environ)
     if problem is not None:  # nothing read, nothing kept
         raise MemrepoError(problem)
-    where = state.state_file(root, session)
-    seen.remember(where, transcript=transcript)
-    agent = shared.agent_of(MemoryRepo.open(root))
-    with TranscriptStore() as store:
-        import_codex(store, agent, transcript)
-        known = session in store.conversations(agent)
-        rows = store.read(agent, session, after=seen.seen_fact(where, "counted")) if known else []
-    if not rows:
-        return []
-    events = shared.events_of(rows)
-    if events:  # handed on before they are marked counted: a failed start loses no trigger
-        (spawn or _spawn)(root, session, events)
-    seen.remember(where, counted=rows[-1].message_id)
-    return events
+    return shared.hand_on(root, session, transcript, state.state_file(root, session),
+                          lambda store, agent: import_codex(store, agent, transcript), spawn or _spawn)
 
 
 def _spawn(root: Path, session: str, events: list[str]) -> None:

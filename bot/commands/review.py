@@ -165,10 +165,10 @@ def _entry(desk: Desk, pull: Any) -> dict[str, Any]:
 
 
 def _memory_pull(desk: Desk, number: int, *, open_only: bool = True) -> Any:
-    from bot.review import queue
+    from bot.integrator.decide import is_memrepo_pull
 
     pull = desk.ask(WHAT_READ, number, lambda: desk.client.get_pull_request(number))
-    if not queue.is_memory_pull(pull.head_ref, pull.labels):
+    if not is_memrepo_pull(pull.head_ref, pull.labels):
         raise MemrepoError(NOT_MEMORY.format(number=number, repository=desk.repository),
                            exit_code=EXIT_NO_SUCH_PULL)
     if open_only and pull.state != "open":
@@ -182,12 +182,12 @@ def _memory_pull(desk: Desk, number: int, *, open_only: bool = True) -> Any:
 def pending(root: str, environ: dict[str, str] | None = None) -> tuple[str, list[dict[str, Any]]]:
     """(the forge repository, every open memory pull request of it) for the clone at `root`,
     as `review list` shows them."""
-    from bot.review import queue
+    from bot.integrator.decide import is_memrepo_pull
 
     desk = Desk(root, environ)
     try:
         pulls = desk.ask("list the pull requests of", 0, lambda: desk.client.list_open_pull_requests())
-        memory = [p for p in pulls if queue.is_memory_pull(p.head_ref, p.labels)]
+        memory = [p for p in pulls if is_memrepo_pull(p.head_ref, p.labels)]
         full = [desk.ask(WHAT_READ, p.number, lambda p=p: desk.client.get_pull_request(p.number)) for p in memory]
         return desk.repository, [_entry(desk, p) for p in sorted(full, key=lambda p: p.number)]
     finally:

@@ -41,7 +41,7 @@ Decisions beyond the table (documented in the report and tests):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import replace
 
 from bot.config import Policy, protected_paths, rule_files
@@ -177,25 +177,34 @@ def _branch(ref: str) -> str:
     return ref.removeprefix("refs/heads/")
 
 
-def is_memrepo(state: PullState) -> bool:
-    """Opened by memrepo: any `memrepo:` label, or a dream or agent-edit branch."""
-    branch = _branch(state.head_ref)
-    return any(label.startswith(LABEL_PREFIX) for label in state.labels) or branch.startswith(
+def is_memrepo_pull(head_ref: str, labels: Iterable[str]) -> bool:
+    """Opened by memrepo: any `memrepo:` label, or a dream or agent-edit branch (over plain
+    data: the review queue sorts with the integrator's own test)."""
+    return any(label.startswith(LABEL_PREFIX) for label in labels) or _branch(head_ref).startswith(
         (DREAM_BRANCH_PREFIX, EDIT_BRANCH_PREFIX))
 
 
+def writer_claims(head_ref: str, labels: Collection[str]) -> tuple[bool, bool]:
+    """(says it is a dream, says it is an agent's edit), each by a label or a branch. Claims
+    only: anyone who may open a pull request can make them."""
+    branch = _branch(head_ref)
+    return (LABEL_DREAM in labels or branch.startswith(DREAM_BRANCH_PREFIX),
+            LABEL_AGENT_EDIT in labels or branch.startswith(EDIT_BRANCH_PREFIX))
+
+
+def is_memrepo(state: PullState) -> bool:
+    return is_memrepo_pull(state.head_ref, state.labels)
+
+
 def claims_dream(state: PullState) -> bool:
-    """Says it is a dream (labelled or branched as one) and not also an agent's edit (which
-    nothing would redo). A claim only: anyone who may open a pull request can make it."""
-    dream = LABEL_DREAM in state.labels or _branch(state.head_ref).startswith(DREAM_BRANCH_PREFIX)
-    edit = LABEL_AGENT_EDIT in state.labels or _branch(state.head_ref).startswith(EDIT_BRANCH_PREFIX)
+    """Says it is a dream and not also an agent's edit (which nothing would redo)."""
+    dream, edit = writer_claims(state.head_ref, state.labels)
     return dream and not edit
 
 
 def claims_writer(state: PullState) -> bool:
     """Says it is a dream's or an agent edit's (a label or a branch)."""
-    return any(label in state.labels for label in (LABEL_DREAM, LABEL_AGENT_EDIT)) or _branch(
-        state.head_ref).startswith((DREAM_BRANCH_PREFIX, EDIT_BRANCH_PREFIX))
+    return any(writer_claims(state.head_ref, state.labels))
 
 
 def is_dream(state: PullState) -> bool:

@@ -92,6 +92,19 @@ class ResolveOutcome:
     notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class _Merge:
+    """A three-way merge of the trees: the tree the rules make on the head's (None when a file
+    stays in conflict), the conflicts (path -> why) and the rules' notes, the files both sides
+    changed and the files written."""
+
+    tree_id: pygit2.Oid | None
+    conflicts: dict[str, tuple[str, ...]]
+    notes: dict[str, tuple[str, ...]]
+    both: list[str] = field(default_factory=list)
+    written: tuple[str, ...] = ()
+
+
 def _text(data: bytes) -> str:
     """Memory files are UTF-8; anything else goes through the resolver byte-for-byte."""
     return data.decode("utf-8", "surrogateescape")
@@ -180,32 +193,21 @@ class Workspace:
         same markdown-aware merge a branch resolution uses, and its message says what
         conflicted and how, under GitHub's own merge title. (None, why) when the rules cannot
         resolve it or what it makes does not validate."""
-        repo = self.memory()
-        git = repo.git
+        git = self.memory().git
         head = git[head_sha].peel(pygit2.Commit)
         onto = git[tip].peel(pygit2.Commit)
         index = git.merge_commits(onto.id, head.id)
-        notes: dict[str, tuple[str, ...]] = {}
-        both: list[str] = []
+        message = title
         if index.conflicts is None:
             tree_id = index.write_tree(git)
         else:
-            since = self.merge_base(tip, head_sha)
-            base_files = repo.files(since) if since else {}
-            ours, theirs = repo.files(head_sha), repo.files(tip)
-            tree = resolve_tree({p: _text(d) for p, d in base_files.items()}, {p: _text(d) for p, d in ours.items()},
-                                {p: _text(d) for p, d in theirs.items()}, policy.merge_instructions,
-                                resolver=resolver, policy=policy)
-            if not tree.clean:
-                return None, [f"{path}: {why}" for path, whys in sorted(tree.conflicts.items()) for why in whys]
-            writes = {p: (None if t is None else _bytes(t))
-                      for p, t in tree.writes({p: _text(d) for p, d in ours.items()}).items()}
-            tree_id = repo.build_tree(head.tree, writes)
-            notes = dict(tree.notes)
-            both = [p for p in sorted(set(ours) | set(theirs))
-                    if base_files.get(p) not in (ours.get(p), theirs.get(p)) and ours.get(p) != theirs.get(p)]
-        message = title if not both else INTEGRATOR_BATCH_RESOLVED.format(
-            title=title, paths=_listed(both), notes=_notes(notes))
+            merge = self._three_way(tip, head_sha, policy, resolver)
+            if merge.tree_id is None:
+                return None, [f"{path}: {why}" for path, whys in sorted(merge.conflicts.items()) for why in whys]
+            tree_id = merge.tree_id
+            if merge.both:
+                message = INTEGRATOR_BATCH_RESOLVED.format(title=title, paths=_listed(merge.both),
+                                                           notes=_notes(merge.notes))
         who = pygit2.Signature(INTEGRATOR.name, INTEGRATOR.email, int(time.time()), 0)
         merged = str(git.create_commit(None, who, who, message.rstrip("\n") + "\n", tree_id, [onto.id, head.id]))
         verdict = self.validate(tip, merged)
@@ -277,42 +279,49 @@ class Workspace:
         return Validation(head_sha, not problems, tuple(f"{p.path}: {p.message}" for p in problems))
 
     # ------------------------------------------------------------------------------ resolving
+    def _three_way(self, base_sha: str, head_sha: str, policy: Policy, resolver: Resolver | None) -> _Merge:
+        """The markdown-aware three-way merge of `base_sha` into `head_sha` (`resolve_tree`),
+        built on the head's tree when the rules resolve every file: what a branch resolution
+        and a batch's merge commit both commit."""
+        repo = self.memory()
+        since = self.merge_base(base_sha, head_sha)
+        base_files = repo.files(since) if since else {}
+        ours, theirs = repo.files(head_sha), repo.files(base_sha)
+        ours_text = {p: _text(d) for p, d in ours.items()}
+        tree = resolve_tree({p: _text(d) for p, d in base_files.items()}, ours_text,
+                            {p: _text(d) for p, d in theirs.items()}, policy.merge_instructions,
+                            resolver=resolver, policy=policy)
+        if not tree.clean:
+            return _Merge(None, dict(tree.conflicts), dict(tree.notes))
+        both = [p for p in sorted(set(ours) | set(theirs))
+                if base_files.get(p) not in (ours.get(p), theirs.get(p)) and ours.get(p) != theirs.get(p)]
+        writes = {p: (None if t is None else _bytes(t)) for p, t in tree.writes(ours_text).items()}
+        head = repo.git[head_sha].peel(pygit2.Commit)
+        return _Merge(repo.build_tree(head.tree, writes), {}, dict(tree.notes), both, tuple(sorted(writes)))
+
     def resolve(self, base_sha: str, head_sha: str, head_ref: str, policy: Policy,
                 resolver: Resolver | None = None) -> ResolveOutcome:
         """Bring `base_sha` into the pull request's branch at `head_sha`: a markdown-aware
         three-way merge of the trees (`resolve_tree`), committed by the integrator with both
         parents, validated, and pushed to `head_ref` (never forced)."""
-        repo = self.memory()
-        git = repo.git
-        since = self.merge_base(base_sha, head_sha)
-        base_files = repo.files(since) if since else {}
-        ours = repo.files(head_sha)
-        theirs = repo.files(base_sha)
-        tree = resolve_tree({p: _text(d) for p, d in base_files.items()}, {p: _text(d) for p, d in ours.items()},
-                            {p: _text(d) for p, d in theirs.items()}, policy.merge_instructions,
-                            resolver=resolver, policy=policy)
-        if not tree.clean:
-            return ResolveOutcome(conflicts=dict(tree.conflicts), notes=dict(tree.notes))
-        ours_text = {p: _text(d) for p, d in ours.items()}
-        writes = {p: (None if t is None else _bytes(t)) for p, t in tree.writes(ours_text).items()}
-        head = git[head_sha].peel(pygit2.Commit)
-        tree_id = repo.build_tree(head.tree, writes)
+        git = self.memory().git
+        merge = self._three_way(base_sha, head_sha, policy, resolver)
+        if merge.tree_id is None:
+            return ResolveOutcome(conflicts=merge.conflicts, notes=merge.notes)
         now = (int(time.time()), 0)
         who = pygit2.Signature(INTEGRATOR.name, INTEGRATOR.email, *now)
-        both = [p for p in sorted(set(ours) | set(theirs))
-                if base_files.get(p) not in (ours.get(p), theirs.get(p)) and ours.get(p) != theirs.get(p)]
         message = INTEGRATOR_RESOLUTION_COMMIT.format(branch=head_ref, base=base_sha[:12],
-                                                            paths=_listed(both or sorted(writes)),
-                                                            notes=_notes(tree.notes))
-        merged = str(git.create_commit(None, who, who, message, tree_id, [head.id, git[base_sha].peel(
-            pygit2.Commit).id]))
+                                                      paths=_listed(merge.both or sorted(merge.written)),
+                                                      notes=_notes(merge.notes))
+        merged = str(git.create_commit(None, who, who, message, merge.tree_id, [
+            git[head_sha].peel(pygit2.Commit).id, git[base_sha].peel(pygit2.Commit).id]))
         verdict = self.validate(base_sha, merged)
         if not verdict.valid:
-            return ResolveOutcome(problems=verdict.problems, notes=dict(tree.notes))
+            return ResolveOutcome(problems=verdict.problems, notes=merge.notes)
         pushed = self.push(merged, head_ref)
         if not pushed:
             return ResolveOutcome(stale=True)
-        return ResolveOutcome(pushed=merged, validation=verdict, notes=dict(tree.notes))
+        return ResolveOutcome(pushed=merged, validation=verdict, notes=merge.notes)
 
     def push(self, sha: str, branch: str) -> bool:
         """Push `sha` to `branch` as a fast-forward; False when the forge refuses it because the

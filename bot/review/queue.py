@@ -13,16 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bot.contracts import (
-    DREAM_BRANCH_PREFIX,
-    EDIT_BRANCH_PREFIX,
-    LABEL_AGENT_EDIT,
-    LABEL_CONFLICT,
-    LABEL_DREAM,
-    LABEL_NEEDS_REVIEW,
-    LABEL_PREFIX,
-)
-from bot.integrator.decide import latest_reviews
+from bot.contracts import LABEL_CONFLICT, LABEL_NEEDS_REVIEW
+from bot.integrator.decide import latest_reviews, writer_claims
 from bot.integrator.state import Review as Reviewed  # one review as the forge lists it, in its order
 from bot.pullrequest.provenance import EDIT_STRATEGY, Provenance
 
@@ -50,22 +42,9 @@ class Waiting:
     changes_requested: bool = False
 
 
-def _branch(head_ref: str) -> str:
-    return head_ref.removeprefix("refs/heads/")
-
-
-def is_memory_pull(head_ref: str, labels: Iterable[str]) -> bool:
-    """Opened by memrepo's writers: a `memrepo:` label, or a dream or agent-edit branch (the
-    integrator's own test, bot.integrator.decide.is_memrepo, over plain data)."""
-    return any(label.startswith(LABEL_PREFIX) for label in labels) or _branch(head_ref).startswith(
-        (DREAM_BRANCH_PREFIX, EDIT_BRANCH_PREFIX))
-
-
 def kind_of(head_ref: str, labels: Sequence[str], provenance: Provenance | None) -> str:
     """dream, agent edit, harness commit, or memory change (memrepo's label, neither writer's)."""
-    branch = _branch(head_ref)
-    dream = LABEL_DREAM in labels or branch.startswith(DREAM_BRANCH_PREFIX)
-    edit = LABEL_AGENT_EDIT in labels or branch.startswith(EDIT_BRANCH_PREFIX)
+    dream, edit = writer_claims(head_ref, labels)
     if provenance is not None and provenance.is_dream and not edit:
         return KIND_DREAM
     if dream and not edit:

@@ -10,8 +10,8 @@ from typing import Any
 
 from bot.contracts import LABEL_CONFLICT, LABEL_NEEDS_REVIEW
 from bot.errors import MemrepoError
+from bot.integrator.decide import is_memrepo_pull
 from bot.review import texts
-from bot.review.queue import is_memory_pull
 from bot.texts import Text
 
 WAITING = Text("{count:|open memory pull request|open memory pull requests} in {repository}: {review} wait for "
@@ -28,7 +28,7 @@ class Counted:
 
 def counted(repository: str, pulls: Iterable[Any]) -> Counted:
     """The open memory pull requests among `pulls` (the forge's list), and what waits."""
-    memory = [p for p in pulls if is_memory_pull(p.head_ref, p.labels)]
+    memory = [p for p in pulls if is_memrepo_pull(p.head_ref, p.labels)]
     return Counted(repository, len(memory), sum(LABEL_NEEDS_REVIEW in p.labels for p in memory),
                    sum(LABEL_CONFLICT in p.labels for p in memory))
 

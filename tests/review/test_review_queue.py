@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from bot.integrator.decide import is_memrepo_pull
 from bot.pullrequest.provenance import EDIT_STRATEGY, Provenance
 from bot.review import queue
 from bot.review.queue import (
@@ -49,7 +50,7 @@ def test_kind(head_ref: str, labels: tuple[str, ...], provenance: Provenance | N
     ("feature", ("bug",), False), ("memrepo-edit", (), False), ("feature/memrepo/edit/a1/x", (), False),
 ])
 def test_is_memory_pull(head_ref: str, labels: tuple[str, ...], memory: bool) -> None:
-    assert queue.is_memory_pull(head_ref, labels) is memory
+    assert is_memrepo_pull(head_ref, labels) is memory
 
 
 def test_proposed_by() -> None:
