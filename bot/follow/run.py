@@ -275,6 +275,9 @@ class Follower:
             return
         self._settle_projection(projection, attachment.name)
         head = projection.head_sha()
+        known = projection.resolve(TRACKING_REF)  # the forge's main as last fetched
+        if head is None or (known is not None and contains(projection, known, head)):
+            return  # the harness committed nothing here: no fetch of ours (sync_one's follows)
         base = memfs_sync.status(projection, fetch=True).remote_head
         if head is None or base is None or contains(projection, base, head):
             return
