@@ -10,8 +10,6 @@ import contextlib
 import os
 import re
 import time
-import urllib.error
-import urllib.request
 from urllib.parse import unquote, urlsplit
 
 import pygit2
@@ -102,7 +100,11 @@ def refused_by_localhub(url: str, data: str) -> str:
 
 def localhub_data(url: str) -> str | None:
     """The data folder a localhub names on its 401 to this clone's token (one request for
-    `info/refs`, as git's first), or None: another forge, or no answer."""
+    `info/refs`, as git's first), or None: another forge, or no answer. The HTTP client is
+    loaded here, after git was refused: every `memrepo tool` call imports this module."""
+    import urllib.error
+    import urllib.request
+
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https"):
         return None
