@@ -156,7 +156,8 @@ def test_a_github_app_installation_is_recorded_and_opens_the_proposal(
     assert world.gh().get_repo(REPO).get_pull(number).user.login == "ada-app[bot]"
 
 
-@pytest.mark.parametrize("case", ["unreadable key file", "unreadable token file", "no write permission",
+@pytest.mark.parametrize("case", ["unreadable key file", "a key that is no key", "unreadable token file",
+                                  "no write permission",
                                   "unknown installation", "the person's own login", "no memory", "no credential"])
 def test_bad_input_is_one_line_and_records_nothing(
         world: World, capsys: pytest.CaptureFixture[str], case: str) -> None:
@@ -164,6 +165,9 @@ def test_bad_input_is_one_line_and_records_nothing(
     if case == "unreadable key file":
         argv = ["--app-id", "1", "--app-key-file", str(world.tmp / "missing.pem"), "--installation-id", "1"]
         said = "cannot be read"
+    elif case == "a key that is no key":
+        key = world.token_file("not a PEM key", "app.pem")
+        argv, said = ["--app-id", "1", "--app-key-file", str(key), "--installation-id", "1"], "private key cannot sign"
     elif case == "unreadable token file":
         argv, said = ["--token-file", str(world.tmp / "missing")], "cannot be read"
     elif case == "no write permission":
