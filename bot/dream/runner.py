@@ -61,7 +61,6 @@ from bot.forge.retry import RetryPolicy
 from bot.forge.shapes import NewPullRequest, PullRequest
 from bot.memfs import MemoryRepo, MemoryTool, ToolResult, checks, configured_agent_id, shared_projection, validate
 from bot.memfs.sync import BRANCH, REMOTE, delete_branch, remote_url
-from bot.pullrequest import texts as pullrequest_texts
 from bot.pullrequest.branch import fetch_base, push_branch, worktree
 from bot.pullrequest.provenance import Change, Provenance, TranscriptRange
 from bot.pullrequest.target import clone_target, forge_target, make_client
@@ -70,6 +69,10 @@ from bot.transcript import MessageNotFoundError, TranscriptStore
 from bot.transcript import texts as transcript_texts
 from bot.transcript.model import Message
 
+DREAM_NO_REMOTE = (
+    "the memory repository has no remote, so a dream has nowhere to open its pull request; "
+    "connect one with `memrepo repository set URL`"
+)
 DREAM_BAD_TRIGGER = "dream trigger {trigger!r} is not one of step-count, compaction, manual"
 DREAM_WHICH_CONVERSATION = ("agent {agent} has several conversations; name one with --conversation, or dream "
                             "each that has something new with --all: {known}")
@@ -218,7 +221,7 @@ def run_dream(
         raise MemrepoError(DREAM_BAD_TRIGGER.format(trigger=trigger))
     origin = remote_url(repo)
     if not origin:
-        raise MemrepoError(pullrequest_texts.DREAM_NO_REMOTE)
+        raise MemrepoError(DREAM_NO_REMOTE)
     own_client = client is None
     client = client or make_client(forge_target(origin, env, agent_credential.read(repo.root)), retry, shared=env)
     try:

@@ -465,7 +465,8 @@ class ForgeClient:
         op = f"ask the forge which account acts for {self.repository}"
         if self._app_token is not None:
             integration = self._app_token.integration
-            slug = self._http.run(op, OpKind.READ, lambda: integration.get_app().slug, credentials=False)
+            slug = self._app_token.as_app(
+                lambda: self._http.run(op, OpKind.READ, lambda: integration.get_app().slug, credentials=False))
             return f"{slug}[bot]"
         _, data = self._http.run(op, OpKind.READ, self._http.call("GET", "/user"))
         return self._http.parse(op, lambda d: str(d["login"]), data)

@@ -122,11 +122,17 @@ class InstallationToken:
                 if shared is not None:  # another job's token, still good
                     self.live.value, self._expires = shared
                     return
-            try:
-                self._mint(send)
-            except (ValueError, TypeError, jwt.PyJWTError) as exc:  # the key cannot sign a JWT
-                raise ForgeConfigError(FORGE_BAD_APP_KEY.format(app_id=self.app.app_id,
-                                                                problem=type(exc).__name__)) from None
+            self.as_app(lambda: self._mint(send))
+
+    def as_app(self, call: Callable[[], T]) -> T:
+        """`call`, which sends a request as the App itself (signed with its private key: finding
+        its installation, minting a token, its own name); a key that cannot sign a JWT is a
+        ForgeConfigError in one line rather than the signer's own exception."""
+        try:
+            return call()
+        except (ValueError, TypeError, jwt.PyJWTError) as exc:
+            raise ForgeConfigError(FORGE_BAD_APP_KEY.format(app_id=self.app.app_id,
+                                                            problem=type(exc).__name__)) from None
 
     @property
     def expires_at(self) -> float | None:

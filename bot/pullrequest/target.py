@@ -29,14 +29,17 @@ from bot.forge.retry import RetryPolicy
 from bot.forge.shared import env_budget
 from bot.memfs import MemoryRepo
 from bot.memfs.sync import redact, remote_url
-from bot.pullrequest import texts
 from bot.settings import DEFAULT_FORGE_URL, is_repo_name
 
-DREAM_REMOTE_NOT_FORGE = (
-    "origin ({url}) is not a GitHub-style repository URL (https://host/owner/name or git@host:owner/name); "
-    "dreams open pull requests there"
+NO_REMOTE = (
+    "the memory repository has no remote, so there is no forge for its pull requests; "
+    "connect one with `memrepo repository set URL`"
 )
-DREAM_NO_TOKEN = (
+REMOTE_NOT_FORGE = (
+    "origin ({url}) is not a GitHub-style repository URL (https://host/owner/name or git@host:owner/name), "
+    "where the memory's pull requests are opened and reviewed"
+)
+NO_TOKEN = (
     "no token for {repository}: set MEMREPO_FORGE_TOKEN (or GITHUB_TOKEN), or use a remote URL with "
     "x-access-token"
 )
@@ -64,10 +67,10 @@ class ForgeTarget:
 def _repository(path: str, shown: str) -> str:
     parts = [p for p in path.strip("/").split("/") if p]
     if len(parts) != 2:
-        raise MemrepoError(DREAM_REMOTE_NOT_FORGE.format(url=shown))
+        raise MemrepoError(REMOTE_NOT_FORGE.format(url=shown))
     owner, name = parts[0], parts[1].removesuffix(".git")
     if not is_repo_name(f"{owner}/{name}"):
-        raise MemrepoError(DREAM_REMOTE_NOT_FORGE.format(url=shown))
+        raise MemrepoError(REMOTE_NOT_FORGE.format(url=shown))
     return f"{owner}/{name}"
 
 
@@ -75,7 +78,7 @@ def forge_target(remote_url: str | None, env: Mapping[str, str], recorded: Recor
     """The forge of `remote_url` (origin's URL) and the agent's credential for it (`recorded`
     first), or a MemrepoError saying why there is none."""
     if not remote_url:
-        raise MemrepoError(texts.DREAM_NO_REMOTE)
+        raise MemrepoError(NO_REMOTE)
     shown = redact(remote_url)
     parsed = urllib.parse.urlsplit(remote_url)
     if parsed.scheme in ("http", "https"):
@@ -89,13 +92,13 @@ def forge_target(remote_url: str | None, env: Mapping[str, str], recorded: Recor
     elif not parsed.scheme or len(parsed.scheme) == 1:  # scp-like git@host:owner/name.git (C: is a drive)
         match = _SCP.fullmatch(remote_url)
         if match is None or "/" in match.group("host") or len(match.group("host")) == 1:
-            raise MemrepoError(DREAM_REMOTE_NOT_FORGE.format(url=shown))
+            raise MemrepoError(REMOTE_NOT_FORGE.format(url=shown))
         host, port, scheme = match.group("host").lower(), None, "https"
         repository = _repository(match.group("path"), shown)
     else:
-        raise MemrepoError(DREAM_REMOTE_NOT_FORGE.format(url=shown))
+        raise MemrepoError(REMOTE_NOT_FORGE.format(url=shown))
     if not host:
-        raise MemrepoError(DREAM_REMOTE_NOT_FORGE.format(url=shown))
+        raise MemrepoError(REMOTE_NOT_FORGE.format(url=shown))
     override = settings.value(settings.FORGE_API_URL, env)
     if override:
         api_url = override.rstrip("/")
@@ -118,7 +121,7 @@ def credentials(target: ForgeTarget) -> Credentials:
     if target.app is not None and target.app.app_id and target.app.private_key:
         return AppCredentials(target.app.app_id, target.app.private_key, target.app.installation_id)
     if not target.token:
-        raise MemrepoError(DREAM_NO_TOKEN.format(repository=target.repository))
+        raise MemrepoError(NO_TOKEN.format(repository=target.repository))
     return TokenCredentials(target.token)
 
 

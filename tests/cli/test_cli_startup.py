@@ -54,8 +54,10 @@ def commands(modules: list[str]) -> list[str]:
 # GitPython (only a sync starts git processes), the three-way merge of a sync, secrets (only a
 # dream id draws), logging (only an unexpected error is logged), the integrator (routing needs
 # only the policy's protected paths), and the forge, transcripts, dreams, pull requests, web
-# stack and MCP above the write path.
-NOT_FOR_A_TOOL_CALL = ("git", "gitdb", "github", "redis", "rq", "flask", "werkzeug", "jinja2", "requests", "mcp",
+# stack and MCP above the write path; and the HTTP client (with the email parser it loads), which
+# only a sync's failed authentication asks a localhub with.
+NOT_FOR_A_TOOL_CALL = ("git", "gitdb", "urllib.request", "http.client", "email", "tempfile",
+                       "github", "redis", "rq", "flask", "werkzeug", "jinja2", "requests", "mcp",
                        "jsonschema", "tqdm", "secrets", "logging", "bot.memfs.merge.markdown", "bot.integrator",
                        "bot.dream",
                        "bot.transcript", "bot.forge", "bot.serve", "bot.palace", "bot.provenance", "bot.mcp",

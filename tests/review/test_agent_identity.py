@@ -18,6 +18,7 @@ import requests
 
 from bot import agent_credential
 from bot.agent import AgentSession
+from bot.memfs import MemoryRepo
 from localhub.server import LocalhubServer
 from tests.conftest import git, localhub_app, localhub_token, memory_on_localhub, run_cli
 from tests.letta_conformance.test_letta_memory import integrate
@@ -148,7 +149,8 @@ def test_a_github_app_installation_is_recorded_and_opens_the_proposal(
     assert world.gh().get_repo(REPO).get_pull(number).user.login == "ada-app[bot]"
 
 
-@pytest.mark.parametrize("case", ["unreadable key file", "unreadable token file", "no write permission",
+@pytest.mark.parametrize("case", ["unreadable key file", "a key that is no key", "unreadable token file",
+                                  "no write permission",
                                   "unknown installation", "the person's own login", "no memory", "no credential"])
 def test_bad_input_is_one_line_and_records_nothing(
         world: World, capsys: pytest.CaptureFixture[str], case: str) -> None:
@@ -156,6 +158,9 @@ def test_bad_input_is_one_line_and_records_nothing(
     if case == "unreadable key file":
         argv = ["--app-id", "1", "--app-key-file", str(world.tmp / "missing.pem"), "--installation-id", "1"]
         said = "cannot be read"
+    elif case == "a key that is no key":
+        key = world.token_file("not a PEM key", "app.pem")
+        argv, said = ["--app-id", "1", "--app-key-file", str(key), "--installation-id", "1"], "private key cannot sign"
     elif case == "unreadable token file":
         argv, said = ["--token-file", str(world.tmp / "missing")], "cannot be read"
     elif case == "no write permission":
@@ -203,3 +208,17 @@ def test_status_and_doctor_name_the_agents_account_and_warn_when_it_is_the_revie
         report = s.doctor()
     assert "the agent writes as ada-bot (recorded identity); you review as alice" in report
     assert "account you review with" not in report
+
+
+@pytest.mark.parametrize("argv", [["identity", "show"], ["identity", "set", "--token-env", "GITHUB_TOKEN"],
+                                  ["review", "list"]], ids=["identity show", "identity set", "review list"])
+def test_a_memory_without_a_remote_is_named_in_one_line_for_what_the_command_does(
+        memory: MemoryRepo, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        argv: list[str]) -> None:
+    """The forge is found from origin for an identity and for a review as for a dream: the line
+    says the memory has no remote and how to connect one, not that a dream has nowhere to go."""
+    monkeypatch.setenv("GITHUB_TOKEN", "not-a-real-token")
+    code, out, err = run_cli(capsys, *argv, "--repo", str(memory.root))
+    assert code != 0 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "has no remote" in err and "memrepo repository set URL" in err and "dream" not in err, err
+    assert not agent_credential.record_path(memory.root).exists()

@@ -10,8 +10,6 @@ import contextlib
 import os
 import re
 import time
-import urllib.error
-import urllib.request
 from urllib.parse import unquote, urlsplit
 
 import pygit2
@@ -90,23 +88,33 @@ def auth_header(repo: MemoryRepo) -> str | None:
     return identity_header(repo) or basic_auth_header(remote_url(repo))
 
 
+def without_credentials(url: str) -> str:
+    """`url` with no user or password before its host (the rest as it was)."""
+    parts = urlsplit(url)
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+
+
 def refused_by_localhub(url: str, data: str) -> str:
     """What to say when a localhub whose data is in `data` refused the token of a clone of
     `url`: a token is known only to the localhub whose data made it, and git and libgit2 say
     no more than "authentication failed", so this names the folder and the two ways out."""
-    parts = urlsplit(url)
-    base = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"  # without the credentials
+    parts = urlsplit(without_credentials(url))
+    base = f"{parts.scheme}://{parts.netloc}"
     repo = parts.path.strip("/").removesuffix(".git") or "OWNER/NAME"
     return SYNC_OTHER_LOCALHUB.format(base=base, data=data, repo=repo)
 
 
 def localhub_data(url: str) -> str | None:
     """The data folder a localhub names on its 401 to this clone's token (one request for
-    `info/refs`, as git's first), or None: another forge, or no answer."""
+    `info/refs`, as git's first), or None: another forge, or no answer. The HTTP client is
+    loaded here, after git was refused: every `memrepo tool` call imports this module."""
+    import urllib.error
+    import urllib.request
+
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https"):
         return None
-    bare = parts._replace(netloc=parts.netloc.rpartition("@")[2], query="", fragment="").geturl()
+    bare = without_credentials(parts._replace(query="", fragment="").geturl())
     request = urllib.request.Request(f"{bare.rstrip('/')}/info/refs?service=git-upload-pack")
     header = basic_auth_header(url)
     if header:
@@ -136,17 +144,15 @@ def remote_env(repo: MemoryRepo) -> dict[str, str]:
     # without them: a round trip more on every fetch an agent makes when HEAD moves. Sending
     # them at once (through the environment, never a config file or the process list) saves
     # it, unless the configuration already sets headers of its own.
+    url = remote_url(repo) or ""
     own = identity_header(repo)
-    header = own or basic_auth_header(remote_url(repo))
+    header = own or basic_auth_header(url)
     if header and not has_extra_headers(repo):
         entries = [("http.extraHeader", header)]
-        url = remote_url(repo) or ""
         if own is not None and agent_credential.url_token(url):
             # git would answer with the URL's own credentials (the person's, often) rather than
             # the recorded identity's header: the URL is rewritten without them for this command.
-            parts = urlsplit(url)
-            bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-            entries.append((f"url.{bare}.insteadOf", url))
+            entries.append((f"url.{without_credentials(url)}.insteadOf", url))
         index = int(os.environ.get("GIT_CONFIG_COUNT", "0") or 0)
         for offset, (key, value) in enumerate(entries):
             env.update({f"GIT_CONFIG_KEY_{index + offset}": key, f"GIT_CONFIG_VALUE_{index + offset}": value})
